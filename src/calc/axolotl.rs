@@ -1,0 +1,1007 @@
+//! axolotl 0.19.0 (current) and 0.14.0 (legacy: before PRs #3444 and #3462).
+//!
+//! Mirrors, in this order of execution:
+//! - the batch-field validators, `src/axolotl/utils/schemas/validation.py`
+//!   (`check_batch_size_fields`, `check_gas_bsz`, `check_warmup`, `check_context_parallel_size`);
+//! - `normalize_config`, `src/axolotl/utils/config/__init__.py` (GA, batch, the DP factor,
+//!   saves/evals per epoch);
+//! - `calculate_total_num_steps`, `src/axolotl/utils/trainer.py`, and the `min(·, max_steps)` of
+//!   `src/axolotl/utils/data/sft.py`;
+//! - `_configure_warmup_and_logging` and `max_steps = cfg.max_steps or total_num_steps or -1`,
+//!   `src/axolotl/core/builders/base.py`;
+//! - what transformers 5.x then does with those (`get_warmup_steps`, `TrainerState.compute_steps`)
+//!   and what accelerate 1.13's `ParallelismConfig` refuses at launch.
+//!
+//! Every float operation keeps the source's order (`ceil((N*E)/B)`, not `ceil(N*(E/B))`), because
+//! the results differ by one at rounding boundaries. The spec is `shared/spec/batch_math.md` §1 as
+//! corrected by its §0.1.
+
+use super::field::{count, flag, real};
+use super::num::{self, Num, NumError};
+use super::{Diag, Field, Level, Output, Param, RawInputs, Report};
+
+/// The inputs, typed. Absent fields take axolotl's schema defaults when used.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Inputs {
+    pub nodes: Param<u64>,
+    pub gpus_per_node: Param<u64>,
+    pub world_size: Param<u64>,
+    pub tensor_parallel_size: Param<u64>,
+    pub context_parallel_size: Param<u64>,
+    pub micro_batch_size: Param<u64>,
+    pub gradient_accumulation_steps: Param<u64>,
+    pub batch_size: Param<u64>,
+    pub num_samples: Param<u64>,
+    pub num_epochs: Param<f64>,
+    pub max_steps: Param<u64>,
+    pub sequence_len: Param<u64>,
+    pub sample_packing: Param<bool>,
+    pub sample_packing_eff_est: Param<f64>,
+    pub total_num_tokens: Param<u64>,
+    pub warmup_steps: Param<u64>,
+    pub warmup_ratio: Param<f64>,
+    pub val_set_size: Param<f64>,
+    pub evals_per_epoch: Param<u64>,
+    pub saves_per_epoch: Param<u64>,
+}
+
+/// dpcalc's cluster default: one node of eight GPUs.
+pub const DEFAULT_NODES: u64 = 1;
+pub const DEFAULT_GPUS_PER_NODE: u64 = 8;
+/// axolotl's schema default for `sequence_len` (`schemas/config.py`).
+pub const DEFAULT_SEQUENCE_LEN: u64 = 512;
+
+impl Inputs {
+    /// Parses every field; unreadable ones become [`Param::Invalid`] with an error at the field.
+    pub fn parse(raw: &RawInputs, report: &mut Report) -> Inputs {
+        let d = &mut report.diags;
+        let c = |f: Field, d: &mut Vec<_>| conflict(raw, f, d).unwrap_or_else(|| count(f, raw.get(f), d));
+        let r = |f: Field, d: &mut Vec<_>| conflict(raw, f, d).unwrap_or_else(|| real(f, raw.get(f), d));
+        Inputs {
+            nodes: c(Field::Nodes, d),
+            gpus_per_node: c(Field::GpusPerNode, d),
+            world_size: c(Field::WorldSize, d),
+            tensor_parallel_size: c(Field::TensorParallelSize, d),
+            context_parallel_size: c(Field::ContextParallelSize, d),
+            micro_batch_size: c(Field::MicroBatchSize, d),
+            gradient_accumulation_steps: c(Field::GradientAccumulationSteps, d),
+            batch_size: c(Field::BatchSize, d),
+            num_samples: c(Field::NumSamples, d),
+            num_epochs: r(Field::NumEpochs, d),
+            max_steps: c(Field::MaxSteps, d),
+            sequence_len: c(Field::SequenceLen, d),
+            sample_packing: conflict(raw, Field::SamplePacking, d)
+                .unwrap_or_else(|| flag(Field::SamplePacking, raw.get(Field::SamplePacking), d)),
+            sample_packing_eff_est: r(Field::SamplePackingEffEst, d),
+            total_num_tokens: c(Field::TotalNumTokens, d),
+            warmup_steps: c(Field::WarmupSteps, d),
+            warmup_ratio: r(Field::WarmupRatio, d),
+            val_set_size: r(Field::ValSetSize, d),
+            evals_per_epoch: c(Field::EvalsPerEpoch, d),
+            saves_per_epoch: c(Field::SavesPerEpoch, d),
+        }
+    }
+}
+
+/// A field given several times is invalid, with every value shown.
+fn conflict<T>(raw: &RawInputs, field: Field, diags: &mut Vec<Diag>) -> Option<Param<T>> {
+    let values = raw.conflict(field)?;
+    let shown: Vec<String> = values.iter().map(|v| format!("\u{201c}{}\u{201d}", super::field::shorten(v))).collect();
+    diags.push(Diag::new(
+        field,
+        Level::Error,
+        format!("{} is given {} times in the link ({}); keep one", field.key(), values.len(), shown.join(", ")),
+    ));
+    Some(Param::Invalid)
+}
+
+/// Which axolotl release's rules to apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// 0.19.0: `dp = world_size // cp // tp`; no extra factor in steps.
+    Current,
+    /// 0.14.0: batch scaled by the whole world size, steps multiplied by `cp * tp`.
+    Legacy,
+}
+
+/// The message Python prints for an arithmetic failure inside `calculate_total_num_steps`.
+fn crash(e: NumError) -> String {
+    match e {
+        NumError::ZeroDivision(_) | NumError::NotFinite => format!("axolotl stops in calculate_total_num_steps with {e}"),
+        NumError::TooLarge => "the step count is too large to represent exactly".to_string(),
+    }
+}
+
+/// Computes everything for one set of inputs.
+pub fn compute(raw: &RawInputs) -> Report {
+    let mut report = Report::default();
+    let i = Inputs::parse(raw, &mut report);
+    Calc { i, r: &mut report }.run();
+    report
+}
+
+struct Calc<'a> {
+    i: Inputs,
+    r: &'a mut Report,
+}
+
+/// The cluster as axolotl sees it.
+struct Cluster {
+    world_size: u64,
+    tp: u64,
+    cp: u64,
+    /// The factor the batch is multiplied by (1 when world_size is 1: no scaling branch).
+    dp: u64,
+}
+
+/// The batch after `normalize_config`.
+struct Batch {
+    micro: u64,
+    /// `cfg.batch_size` (global).
+    global: u64,
+}
+
+impl Calc<'_> {
+    fn run(mut self) {
+        let cluster = self.cluster();
+        self.parallel_checks(cluster.as_ref());
+        let current = self.batch(Version::Current, cluster.as_ref());
+        let legacy = self.batch(Version::Legacy, cluster.as_ref());
+        let epochs = self.epochs();
+        let steps = self.steps(Version::Current, current.as_ref(), cluster.as_ref(), epochs);
+        let legacy_steps = self.steps(Version::Legacy, legacy.as_ref(), cluster.as_ref(), epochs);
+        if let (Some(c), Some(l)) = (&current, &legacy) {
+            self.compare_legacy(c.global, l.global, steps, legacy_steps);
+        }
+        if let Some(b) = &current {
+            self.tokens(b);
+        }
+        let trainer_max = self.max_steps(steps, current.as_ref(), epochs);
+        self.warmup(steps.map(|s| s.total), trainer_max);
+        self.save_eval(trainer_max, epochs);
+    }
+
+    // ---- cluster -------------------------------------------------------------------------
+
+    fn cluster(&mut self) -> Option<Cluster> {
+        let world_size = self.world_size()?;
+        let tp = self.parallel_size(Field::TensorParallelSize, self.i.tensor_parallel_size)?;
+        let cp = self.parallel_size(Field::ContextParallelSize, self.i.context_parallel_size)?;
+        let dp = if world_size == 1 {
+            self.r.explain(
+                Output::DpWorldSize,
+                "world_size 1: normalize_config skips the data-parallel scaling",
+                "dp_world_size = 1",
+            );
+            1
+        } else {
+            let dp = world_size / cp / tp;
+            self.r.explain(
+                Output::DpWorldSize,
+                "dp_world_size = world_size // context_parallel_size // tensor_parallel_size",
+                format!("dp_world_size = {world_size} // {cp} // {tp} = {dp}"),
+            );
+            dp
+        };
+        self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
+        Some(Cluster { world_size, tp, cp, dp })
+    }
+
+    fn world_size(&mut self) -> Option<u64> {
+        let nodes = self.positive(Field::Nodes, self.i.nodes.or(DEFAULT_NODES));
+        let gpus = self.positive(Field::GpusPerNode, self.i.gpus_per_node.or(DEFAULT_GPUS_PER_NODE));
+        let product = match (nodes, gpus) {
+            (Some(n), Some(g)) => match n.checked_mul(g) {
+                Some(p) => Some((n, g, p)),
+                None => {
+                    self.r.diag(
+                        Field::GpusPerNode,
+                        Level::Error,
+                        format!("nodes × gpus_per_node = {n} × {g} is more GPUs than dpcalc can count (at most {})", u64::MAX),
+                    );
+                    None
+                }
+            },
+            _ => None,
+        };
+        let world_size = match self.i.world_size {
+            Param::Given(0) => {
+                self.r.diag(Field::WorldSize, Level::Error, "world_size must be at least 1");
+                return None;
+            }
+            Param::Given(ws) => {
+                let shape_given = self.i.nodes.is_given() || self.i.gpus_per_node.is_given();
+                if let Some((n, g, p)) = product.filter(|&(_, _, p)| shape_given && p != ws) {
+                    self.r.diag(
+                        Field::WorldSize,
+                        Level::Error,
+                        format!(
+                            "world_size {ws} does not match nodes × gpus_per_node = {n} × {g} = {p}. \
+                             dpcalc uses world_size {ws}; remove one or make them agree."
+                        ),
+                    );
+                }
+                self.r.explain(Output::WorldSize, "world_size (WORLD_SIZE, as given)", format!("world_size = {ws}"));
+                ws
+            }
+            Param::Invalid => return None,
+            Param::Absent => {
+                let (n, g, p) = product?;
+                self.r.explain(
+                    Output::WorldSize,
+                    "world_size = nodes × gpus_per_node",
+                    format!("world_size = {n} × {g} = {p}"),
+                );
+                p
+            }
+        };
+        self.r.set(Output::WorldSize, Num::Int(world_size.into()));
+        Some(world_size)
+    }
+
+    /// A cluster count that must be at least 1.
+    fn positive(&mut self, field: Field, value: Option<u64>) -> Option<u64> {
+        match value {
+            Some(0) => {
+                self.r.diag(field, Level::Error, format!("{} must be at least 1", field.key()));
+                None
+            }
+            v => v,
+        }
+    }
+
+    /// tp or cp after axolotl's after-validators, which turn a missing or 0 size into 1.
+    fn parallel_size(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
+        match p {
+            Param::Given(0) => {
+                self.r.diag(
+                    field,
+                    Level::Warning,
+                    format!("{} 0 is read by axolotl as unset, that is 1 (no parallelism)", field.key()),
+                );
+                Some(1)
+            }
+            p => p.or(1),
+        }
+    }
+
+    /// Launch-time refusals and requirements that depend on the cluster shape.
+    fn parallel_checks(&mut self, cluster: Option<&Cluster>) {
+        let Some(&Cluster { world_size: ws, tp, cp, .. }) = cluster else { return };
+        if cp > 1 {
+            self.r.diag(
+                Field::ContextParallelSize,
+                Level::Note,
+                "context_parallel_size > 1 requires attn_implementation: flash_attention_2. \
+                 Ring attention only supports the flash attention 2 backend. (axolotl 0.19.0; \
+                 0.14.0 asked for flash_attention: true.) With sample_packing, micro_batch_size must be 1.",
+            );
+        }
+        let Some(model) = tp.checked_mul(cp) else {
+            self.r.diag(
+                Field::TensorParallelSize,
+                Level::Error,
+                "tensor_parallel_size × context_parallel_size is too large to count",
+            );
+            return;
+        };
+        if model == 1 || ws % model == 0 {
+            return;
+        }
+        // accelerate's ParallelismConfig gets tp, cp and, when something is left, dp_shard:
+        // axolotl utils/distributed.py::_get_parallel_config_kwargs (floor divisions).
+        let rest = ws / tp / cp;
+        let total = model.saturating_mul(rest.max(1));
+        let launch = format!(
+            "The launch fails at accelerate's check: \u{201c}ParallelismConfig total_size ({total}) does not match \
+             num_processes ({ws}). Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size.\u{201d}"
+        );
+        let fix = nearest_valid(ws, model);
+        let what = if ws == 1 {
+            format!(
+                "world_size 1 with tensor_parallel_size × context_parallel_size = {model}: axolotl skips the batch \
+                 scaling, but builds a parallelism config for tp/cp > 1. {launch} {fix}"
+            )
+        } else if ws < model {
+            format!(
+                "world_size {ws} is smaller than tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}: \
+                 dp_world_size = {ws} // {cp} // {tp} = 0, so the global batch is 0 and axolotl stops in \
+                 calculate_total_num_steps with ZeroDivisionError: float division by zero. {fix}"
+            )
+        } else {
+            format!(
+                "world_size {ws} is not divisible by tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}. \
+                 axolotl floors silently (dp_world_size = {ws} // {cp} // {tp} = {rest}) and logs the values shown, \
+                 but no run starts. {launch} {fix}"
+            )
+        };
+        self.r.diag(Field::WorldSize, Level::Error, what);
+        let at = if tp > 1 { Field::TensorParallelSize } else { Field::ContextParallelSize };
+        self.r.diag(
+            at,
+            Level::Error,
+            format!("tensor_parallel_size × context_parallel_size = {model} must divide world_size {ws} (see world_size)"),
+        );
+    }
+
+    // ---- batch ---------------------------------------------------------------------------
+
+    fn batch(&mut self, version: Version, cluster: Option<&Cluster>) -> Option<Batch> {
+        let i = self.i;
+        let (mbs_p, ga_p, bs_p) = (i.micro_batch_size, i.gradient_accumulation_steps, i.batch_size);
+        if [mbs_p, ga_p, bs_p].contains(&Param::Invalid) {
+            return None;
+        }
+        let truthy = |p: Param<u64>| p.given().is_some_and(|v| v != 0);
+        let (mbs_t, ga_t, bs_t) = (truthy(mbs_p), truthy(ga_p), truthy(bs_p));
+        let legacy = version == Version::Legacy;
+
+        // Validators run on the raw config (pydantic mode="before"), so they see only what was given.
+        let refusal = if legacy && [mbs_t, ga_t, bs_t].iter().filter(|&&t| t).count() < 2 {
+            Some("At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set")
+        } else if !legacy && !(mbs_t || ga_t) && bs_t {
+            Some("At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set")
+        } else if ga_t && bs_t {
+            Some("please set only one of gradient_accumulation_steps or batch_size")
+        } else {
+            None
+        };
+        // check_context_parallel_size (after-validator): cp > 1 with packing needs mbs 1.
+        let cp_packing = cluster.is_some_and(|c| c.cp > 1)
+            && i.sample_packing.given() == Some(true)
+            && mbs_p.or(1).is_some_and(|m| m > 1);
+        if cp_packing && refusal.is_none() {
+            let text = "micro_batch_size must be set to 1 when sample_packing is enabled due to a `ring-flash-attn` requirement";
+            if legacy {
+                self.r.legacy_notes.push(format!("axolotl 0.14.0 refuses this config: \u{201c}{text}\u{201d}"));
+            } else {
+                self.r.diag(Field::MicroBatchSize, Level::Error, format!("axolotl refuses this config: \u{201c}{text}\u{201d}"));
+            }
+            return None;
+        }
+        if let Some(text) = refusal {
+            if legacy {
+                self.r.legacy_notes.push(format!("axolotl 0.14.0 refuses this config: \u{201c}{text}\u{201d}"));
+            } else {
+                self.r.diag(Field::BatchSize, Level::Error, format!("axolotl refuses this config: \u{201c}{text}\u{201d}"));
+            }
+            return None;
+        }
+        if !legacy {
+            self.batch_field_warnings();
+        }
+
+        // Schema defaults: micro_batch_size 1, gradient_accumulation_steps 1, batch_size None.
+        let mbs = mbs_p.or(1)?;
+        let ga_user = ga_p.or(1)?;
+        let bs_user = bs_p.given().filter(|&b| b != 0);
+
+        // normalize_config: GA = GA or batch_size // micro_batch_size.
+        let ga = if ga_user != 0 {
+            ga_user
+        } else {
+            match bs_p.given() {
+                None => {
+                    if !legacy {
+                        self.r.diag(
+                            Field::GradientAccumulationSteps,
+                            Level::Error,
+                            "gradient_accumulation_steps 0: axolotl accepts it, then stops in normalize_config with \
+                             TypeError: unsupported operand type(s) for //: 'NoneType' and 'int'",
+                        );
+                    }
+                    return None;
+                }
+                Some(_) if mbs == 0 => {
+                    if !legacy {
+                        self.r.diag(
+                            Field::MicroBatchSize,
+                            Level::Error,
+                            "micro_batch_size 0: axolotl stops in normalize_config with ZeroDivisionError: integer division or modulo by zero",
+                        );
+                    }
+                    return None;
+                }
+                Some(b) => {
+                    let ga = b / mbs;
+                    if !legacy {
+                        self.r.diag(
+                            Field::GradientAccumulationSteps,
+                            Level::Warning,
+                            format!(
+                                "gradient_accumulation_steps 0 is read as unset, so axolotl derives it: batch_size // micro_batch_size = {b} // {mbs} = {ga}"
+                            ),
+                        );
+                        if ga == 0 {
+                            self.r.diag(
+                                Field::GradientAccumulationSteps,
+                                Level::Error,
+                                format!("the derived gradient_accumulation_steps is 0 (batch_size {b} < micro_batch_size {mbs}): nothing would train"),
+                            );
+                            return None;
+                        }
+                    }
+                    ga
+                }
+            }
+        };
+        let (local, local_worked) = match bs_user {
+            Some(b) => (b, format!("batch_size (as given) = {b}")),
+            None => {
+                let Some(l) = mbs.checked_mul(ga) else {
+                    self.r.diag(Field::GradientAccumulationSteps, Level::Error, "micro_batch_size × gradient_accumulation_steps is too large to count");
+                    return None;
+                };
+                (l, format!("{mbs} × {ga} = {l}"))
+            }
+        };
+        if mbs == 0 && !legacy {
+            self.r.diag(
+                Field::MicroBatchSize,
+                Level::Error,
+                "micro_batch_size 0: axolotl accepts it, so the global batch is 0, then stops in calculate_total_num_steps \
+                 with ZeroDivisionError: float division by zero",
+            );
+        }
+        let cluster = cluster?;
+        let factor = match version {
+            Version::Current => cluster.dp,
+            Version::Legacy => cluster.world_size,
+        };
+        let Some(global) = local.checked_mul(factor) else {
+            if !legacy {
+                self.r.diag(Field::MicroBatchSize, Level::Error, "the global batch is too large to count");
+            }
+            return None;
+        };
+        let (out_ga, out_global) = match version {
+            Version::Current => (Some(Output::GradientAccumulationSteps), Output::GlobalBatchSize),
+            Version::Legacy => (None, Output::LegacyGlobalBatchSize),
+        };
+        if let Some(o) = out_ga {
+            self.r.set(o, Num::Int(ga.into()));
+            self.r.explain(
+                o,
+                "gradient_accumulation_steps = gradient_accumulation_steps or batch_size // micro_batch_size",
+                format!("gradient_accumulation_steps = {ga}"),
+            );
+        }
+        self.r.set(out_global, Num::Int(global.into()));
+        let (rule, worked) = if cluster.world_size == 1 {
+            (
+                "batch_size = micro_batch_size × gradient_accumulation_steps (world_size 1: not scaled)".to_string(),
+                format!("batch_size = {local_worked}"),
+            )
+        } else {
+            match version {
+                Version::Current => (
+                    "batch_size = micro_batch_size × gradient_accumulation_steps × dp_world_size".to_string(),
+                    format!("batch_size = {local_worked} × {factor} = {global}"),
+                ),
+                Version::Legacy => (
+                    "0.14.0: batch_size = micro_batch_size × gradient_accumulation_steps × world_size".to_string(),
+                    format!("batch_size = {local_worked} × {factor} = {global}"),
+                ),
+            }
+        };
+        self.r.explain(out_global, rule, worked);
+        Some(Batch { micro: mbs, global })
+    }
+
+    /// What 0.19.0 accepts but will not do what the user means.
+    fn batch_field_warnings(&mut self) {
+        let i = self.i;
+        if let Param::Given(0) = i.batch_size {
+            self.r.diag(Field::BatchSize, Level::Warning, "batch_size 0 is read by axolotl as unset");
+        }
+        let (Some(mbs), Some(bs)) = (i.micro_batch_size.given(), i.batch_size.given()) else { return };
+        if mbs == 0 || bs == 0 || i.gradient_accumulation_steps.is_given() {
+            return;
+        }
+        // validation.py passes (mbs, batch_size); model_dump then fills GA's default 1, and
+        // normalize_config's `GA or batch_size // mbs` keeps the 1.
+        self.r.diag(
+            Field::BatchSize,
+            Level::Warning,
+            format!(
+                "axolotl accepts batch_size with micro_batch_size but keeps gradient_accumulation_steps at 1: each optimizer \
+                 step trains micro_batch_size {mbs} per GPU, while the step count is computed as if it were batch_size {bs} \
+                 per GPU, so the run covers only {mbs}/{bs} of the data per epoch. For {bs} samples per GPU set \
+                 gradient_accumulation_steps: {} instead of batch_size.",
+                (bs / mbs).max(1)
+            ),
+        );
+    }
+
+    // ---- steps ---------------------------------------------------------------------------
+
+    fn epochs(&mut self) -> Option<f64> {
+        match self.i.num_epochs {
+            Param::Given(e) if e == 0.0 => {
+                self.r.diag(
+                    Field::NumEpochs,
+                    Level::Error,
+                    "num_epochs 0 trains nothing: axolotl computes 0 steps and passes max_steps -1 to the Trainer",
+                );
+                None
+            }
+            // pydantic stores num_epochs as a float (schema default 1.0).
+            p => p.or(1.0),
+        }
+    }
+
+    fn steps(&mut self, version: Version, batch: Option<&Batch>, cluster: Option<&Cluster>, epochs: Option<f64>) -> Option<StepCount> {
+        let legacy = version == Version::Legacy;
+        let packing = self.i.sample_packing.or(false)?;
+        let e = epochs?;
+        let batch = batch?;
+        let cluster = cluster?;
+        let out = if legacy { Output::LegacyTotalNumSteps } else { Output::TotalNumSteps };
+        // 0.14.0 multiplies by the (validated) cp and tp; 0.19.0 does not.
+        let extra = if legacy { Some((cluster.cp, cluster.tp)) } else { None };
+        let b = batch.global;
+        let result = if packing {
+            self.packed_steps(out, b, e, extra)
+        } else {
+            self.plain_steps(out, b, e, extra)
+        };
+        match result {
+            Ok(Some(s)) => {
+                self.r.set(out, s.total);
+                if !legacy {
+                    self.r.set(Output::StepsPerEpoch, s.per_epoch);
+                }
+                Some(s)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                if legacy {
+                    self.r.legacy_notes.push(format!("axolotl 0.14.0: {}", crash(e)));
+                } else {
+                    let field = if batch.micro == 0 { Field::MicroBatchSize } else { Field::WorldSize };
+                    // The cause is already reported at the field when the batch is 0.
+                    if b != 0 {
+                        self.r.diag(field, Level::Error, crash(e));
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// `int(math.ceil(len(train_dataset) * cfg.num_epochs / cfg.batch_size))`.
+    fn plain_steps(&mut self, out: Output, b: u64, e: f64, extra: Option<(u64, u64)>) -> Result<Option<StepCount>, NumError> {
+        let Some(n) = self.samples() else { return Ok(None) };
+        let nf = n as f64;
+        let mut numerator = nf * e;
+        let mut shown = format!("{n} × {}", num::float_repr(e));
+        if let Some((cp, tp)) = extra {
+            numerator = numerator * cp as f64 * tp as f64;
+            shown = format!("{shown} × {cp} × {tp}");
+        }
+        let total = num::ceil(num::fdiv(numerator, b as f64)?)?;
+        let per_epoch = num::ceil(num::fdiv(nf * 1.0, b as f64)?)?;
+        let rule = match extra {
+            None => "total_num_steps = ceil(num_samples × num_epochs / batch_size)",
+            Some(_) => "0.14.0: total_num_steps = ceil(num_samples × num_epochs × context_parallel_size × tensor_parallel_size / batch_size)",
+        };
+        self.r.explain(out, rule, format!("total_num_steps = ceil({shown} / {b}) = {}", total.raw()));
+        if extra.is_none() {
+            self.r.explain(
+                Output::StepsPerEpoch,
+                "steps_per_epoch = ceil(num_samples / batch_size)",
+                format!("steps_per_epoch = ceil({n} / {b}) = {}", per_epoch.raw()),
+            );
+        }
+        Ok(Some(StepCount { total, per_epoch }))
+    }
+
+    /// The `sample_packing_eff_est` path:
+    /// `int(math.floor(0.99 * T / eff / L // batch_size) - 1) * num_epochs`.
+    fn packed_steps(&mut self, out: Output, b: u64, e: f64, extra: Option<(u64, u64)>) -> Result<Option<StepCount>, NumError> {
+        let legacy = extra.is_some();
+        let eff = match self.i.sample_packing_eff_est {
+            Param::Given(x) if x > 0.0 => x,
+            Param::Invalid => return Ok(None),
+            given => {
+                if !legacy {
+                    let zero = if given.is_given() { "sample_packing_eff_est 0 is read by axolotl as unset. " } else { "" };
+                    self.r.diag(
+                        Field::SamplePackingEffEst,
+                        Level::Warning,
+                        format!(
+                            "{zero}With sample_packing and no sample_packing_eff_est, axolotl packs the real sequences \
+                             (MultipackBatchSampler over their lengths) to count steps, which a browser cannot see. \
+                             Enter the sample_packing_eff_est axolotl logged for this dataset (and total_num_tokens) \
+                             to get the step count."
+                        ),
+                    );
+                }
+                return Ok(None);
+            }
+        };
+        let t = match self.i.total_num_tokens {
+            Param::Given(t) if t > 0 => t,
+            Param::Invalid => return Ok(None),
+            given => {
+                if !legacy {
+                    let zero = if given.is_given() { "total_num_tokens 0 is read by axolotl as unset (it counts the dataset). " } else { "" };
+                    self.r.diag(
+                        Field::TotalNumTokens,
+                        Level::Hint,
+                        format!("{zero}Enter total_num_tokens (the tokens in the training set) to compute the packed step count."),
+                    );
+                }
+                return Ok(None);
+            }
+        };
+        let l = self.i.sequence_len.or(DEFAULT_SEQUENCE_LEN).unwrap_or(0);
+        if l == 0 {
+            return Ok(None); // reported by `tokens`
+        }
+        let x = num::fdiv(num::fdiv(0.99 * t as f64, eff)?, l as f64)?;
+        let q = num::ffloordiv(x, b as f64)?;
+        let bins = num::sub(num::floor(q)?, Num::Int(1))?;
+        let per_epoch = bins;
+        let mut total = num::mul(bins, Num::Float(e))?;
+        let mut factor = String::new();
+        if let Some((cp, tp)) = extra {
+            total = num::mul(num::mul(total, Num::Int(cp.into()))?, Num::Int(tp.into()))?;
+            factor = format!(" × {cp} × {tp}");
+        }
+        let rule = if legacy {
+            "0.14.0: total_num_steps = int(floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1) × num_epochs × context_parallel_size × tensor_parallel_size"
+        } else {
+            "total_num_steps = int(floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1) × num_epochs"
+        };
+        self.r.explain(
+            out,
+            rule,
+            format!(
+                "total_num_steps = (floor(0.99 × {t} / {} / {l} // {b}) − 1) × {}{factor} = ({} − 1) × {}{factor} = {}",
+                num::float_repr(eff),
+                num::float_repr(e),
+                Num::Float(q).raw(),
+                num::float_repr(e),
+                total.raw()
+            ),
+        );
+        if !legacy {
+            self.r.explain(
+                Output::StepsPerEpoch,
+                "steps_per_epoch = floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1",
+                format!("steps_per_epoch = {}", per_epoch.raw()),
+            );
+            if total.to_f64() <= 0.0 {
+                self.r.diag(
+                    Field::TotalNumTokens,
+                    Level::Warning,
+                    format!(
+                        "so few tokens for this batch that axolotl's estimate is {}: the Trainer receives max_steps {} \
+                         and falls back on its own epoch count",
+                        total.raw(),
+                        if total.truthy() { total.raw() } else { "-1".into() }
+                    ),
+                );
+            }
+        }
+        Ok(Some(StepCount { total, per_epoch }))
+    }
+
+    fn samples(&mut self) -> Option<u64> {
+        match self.i.num_samples {
+            Param::Given(n) => Some(n),
+            Param::Absent => {
+                if !self.r.diags.iter().any(|d| d.field == Field::NumSamples) {
+                    self.r.diag(
+                        Field::NumSamples,
+                        Level::Hint,
+                        "Enter num_samples (training rows after axolotl's filtering and the val_set_size split) to compute the step counts.",
+                    );
+                }
+                None
+            }
+            Param::Invalid => None,
+        }
+    }
+
+    fn compare_legacy(&mut self, current: u64, legacy: u64, steps: Option<StepCount>, legacy_steps: Option<StepCount>) {
+        if current != legacy {
+            self.r.legacy_notes.push(format!(
+                "axolotl 0.14.0 logged batch_size {} where 0.19.0 logs {} ({} more).",
+                Num::Int(legacy.into()).pretty(),
+                Num::Int(current.into()).pretty(),
+                Num::Int(legacy as i128 - current as i128).pretty(),
+            ));
+        }
+        if let (Some(s), Some(l)) = (steps, legacy_steps) {
+            let same = num::cmp(s.total, l.total) == std::cmp::Ordering::Equal;
+            self.r.legacy_notes.push(if same {
+                format!("Both versions compute {} steps.", s.total.pretty())
+            } else {
+                format!(
+                    "axolotl 0.14.0 computed {} steps where 0.19.0 computes {} (difference {}).",
+                    l.total.pretty(),
+                    s.total.pretty(),
+                    num::sub(l.total, s.total).map(Num::pretty).unwrap_or_else(|_| "too large".into()),
+                )
+            });
+        }
+    }
+
+    fn tokens(&mut self, b: &Batch) {
+        let l = match self.i.sequence_len {
+            Param::Given(0) => {
+                self.r.diag(Field::SequenceLen, Level::Error, "sequence_len must be at least 1");
+                return;
+            }
+            p => match p.or(DEFAULT_SEQUENCE_LEN) {
+                Some(l) => l,
+                None => return,
+            },
+        };
+        let Some(t) = i128::from(b.global).checked_mul(i128::from(l)) else {
+            self.r.diag(Field::SequenceLen, Level::Error, "batch_size × sequence_len is too large to count");
+            return;
+        };
+        self.r.set(Output::TokensPerStep, Num::Int(t));
+        self.r.explain(
+            Output::TokensPerStep,
+            "tokens_per_step = batch_size × sequence_len (token slots; padding or packing fills them)",
+            format!("tokens_per_step = {} × {l} = {t}", b.global),
+        );
+    }
+
+    // ---- what the Trainer receives -------------------------------------------------------
+
+    /// Sets `total_num_steps` (after `min(·, max_steps)`) and returns the Trainer's `max_steps`.
+    fn max_steps(&mut self, steps: Option<StepCount>, batch: Option<&Batch>, epochs: Option<f64>) -> Option<Num> {
+        let cap = match self.i.max_steps {
+            Param::Given(0) => {
+                self.r.diag(Field::MaxSteps, Level::Warning, "max_steps 0 is read by axolotl as unset");
+                None
+            }
+            Param::Given(m) => Some(Num::Int(m.into())),
+            Param::Absent => None,
+            Param::Invalid => return None,
+        };
+        let computed = steps.map(|s| s.total);
+        let logged = match (computed, cap) {
+            (Some(c), Some(m)) => {
+                let t = num::min(c, m);
+                self.r.explain(
+                    Output::TotalNumSteps,
+                    "sft.py: total_num_steps = min(calculate_total_num_steps(...), max_steps)",
+                    format!("total_num_steps = min({}, {}) = {}", c.raw(), m.raw(), t.raw()),
+                );
+                Some(t)
+            }
+            (c, _) => c,
+        };
+        if let Some(t) = logged {
+            self.r.set(Output::TotalNumSteps, t);
+        }
+        // core/builders/base.py: max_steps = cfg.max_steps or total_num_steps or -1
+        let trainer = match (cap, logged) {
+            (Some(m), _) => m,
+            (None, Some(t)) if t.truthy() => t,
+            (None, Some(_)) => Num::Int(-1),
+            (None, None) => return None,
+        };
+        self.r.set(Output::MaxSteps, trainer);
+        self.r.explain(
+            Output::MaxSteps,
+            "Trainer max_steps = cfg.max_steps or total_num_steps or -1",
+            format!("max_steps = {}", trainer.raw()),
+        );
+        if let (Some(m), Some(s), Some(b), Some(e)) = (cap, steps, batch, epochs) {
+            self.max_steps_effect(m, s, b, e);
+        }
+        Some(trainer)
+    }
+
+    fn max_steps_effect(&mut self, m: Num, s: StepCount, b: &Batch, e: f64) {
+        let epochs = match (self.i.sample_packing.or(false), self.i.num_samples.given()) {
+            (Some(false), Some(n)) if n > 0 => Some(m.to_f64() * b.global as f64 / n as f64),
+            (Some(true), _) if s.per_epoch.to_f64() > 0.0 => Some(m.to_f64() / s.per_epoch.to_f64()),
+            _ => None,
+        };
+        let epochs = epochs.map(|x| format!(" ≈ {x:.2} epochs")).unwrap_or_default();
+        match num::cmp(m, s.total) {
+            std::cmp::Ordering::Greater => self.r.diag(
+                Field::MaxSteps,
+                Level::Warning,
+                format!(
+                    "max_steps {} is more than the {} steps num_epochs {} gives: axolotl logs {} but the Trainer runs \
+                     {} optimizer steps, repeating the data past num_epochs:{epochs} in all.",
+                    m.pretty(),
+                    s.total.pretty(),
+                    num::float_repr(e),
+                    s.total.pretty(),
+                    m.pretty()
+                ),
+            ),
+            std::cmp::Ordering::Less => self.r.diag(
+                Field::MaxSteps,
+                Level::Note,
+                format!(
+                    "max_steps {} stops the run before the {} steps of num_epochs {}:{epochs}.",
+                    m.pretty(),
+                    s.total.pretty(),
+                    num::float_repr(e)
+                ),
+            ),
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+
+    /// axolotl's `_configure_warmup_and_logging`, then transformers 5's `get_warmup_steps`.
+    fn warmup(&mut self, computed: Option<Num>, trainer_max: Option<Num>) {
+        let i = self.i;
+        if matches!(i.warmup_steps, Param::Invalid) || matches!(i.warmup_ratio, Param::Invalid) {
+            return;
+        }
+        if i.warmup_steps.given().is_some_and(|w| w != 0) && i.warmup_ratio.given().is_some_and(|r| r != 0.0) {
+            self.r.diag(
+                Field::WarmupRatio,
+                Level::Error,
+                "axolotl refuses this config: \u{201c}warmup_steps and warmup_ratio are mutually exclusive\u{201d}",
+            );
+            return;
+        }
+        // `total_num_steps` here is the value after min(·, max_steps).
+        let total = self.r.value(Output::TotalNumSteps).or(computed);
+        let (Some(total), Some(trainer_max)) = (total, trainer_max) else { return };
+        let mut ratio = 0.0;
+        let (mut w, rule) = if let Some(ws) = i.warmup_steps.given() {
+            (Num::Int(ws.into()), format!("warmup_steps (as given) = {ws}"))
+        } else if let Some(r) = i.warmup_ratio.given() {
+            if total.truthy() {
+                let Ok(v) = num::mul(Num::Float(r), total).and_then(|p| num::int_of(p.to_f64())) else { return };
+                let v = if num::cmp(v, Num::Int(0)).is_lt() { Num::Int(0) } else { v };
+                (v, format!("max(int({} × {}), 0) = {}", num::float_repr(r), total.raw(), v.raw()))
+            } else {
+                ratio = r;
+                (Num::Int(0), format!("warmup_ratio {} passed through", num::float_repr(r)))
+            }
+        } else if total.truthy() {
+            let Ok(v) = num::int_of(0.03 * total.to_f64()) else { return };
+            let v = num::min(v, Num::Int(100));
+            (v, format!("min(int(0.03 × {}), 100) = {}", total.raw(), v.raw()))
+        } else {
+            ratio = 0.03;
+            (Num::Int(0), "warmup_ratio 0.03 passed through".to_string())
+        };
+        let mut rule = rule;
+        if ratio > 0.0 && !w.truthy() {
+            w = Num::Float(ratio);
+        }
+        if num::cmp(w, Num::Int(1)).is_eq() {
+            w = Num::Int(2);
+            rule.push_str(" → 1 becomes 2");
+        }
+        // transformers 5 get_warmup_steps: int(w) if w >= 1 else ceil(num_training_steps * w).
+        let used = if num::cmp(w, Num::Int(1)).is_ge() {
+            num::int_of(w.to_f64())
+        } else if trainer_max.to_f64() > 0.0 {
+            num::mul(trainer_max, w).and_then(|p| num::ceil(p.to_f64()))
+        } else {
+            return;
+        };
+        let Ok(used) = used else { return };
+        self.r.set(Output::WarmupSteps, used);
+        self.r.explain(
+            Output::WarmupSteps,
+            "axolotl: warmup_steps, else int(warmup_ratio × total_num_steps), else min(int(0.03 × total_num_steps), 100); 1 → 2; \
+             transformers: a value below 1 is a ratio of max_steps (ceil)",
+            format!("warmup_steps = {rule}; the Trainer uses {}", used.raw()),
+        );
+    }
+
+    /// normalize_config's `saves_per_epoch` / `evals_per_epoch` fractions, then transformers'
+    /// `compute_steps`: `ceil(max_steps × fraction)`.
+    fn save_eval(&mut self, trainer_max: Option<Num>, epochs: Option<f64>) {
+        let i = self.i;
+        let val = i.val_set_size.or(0.0);
+        let eval_dataset = val.map(|v| v != 0.0);
+        if eval_dataset == Some(false) && i.evals_per_epoch.given().is_some_and(|n| n > 0) {
+            self.r.diag(
+                Field::EvalsPerEpoch,
+                Level::Warning,
+                "evals_per_epoch is ignored without val_set_size: axolotl evaluates only with an eval split (eval_strategy \"no\")",
+            );
+        }
+        let Some(e) = epochs else { return };
+        let plans = [
+            (Field::SavesPerEpoch, Output::SaveSteps, i.saves_per_epoch, Some(true), "save_steps", "Saving at training end only."),
+            (Field::EvalsPerEpoch, Output::EvalSteps, i.evals_per_epoch, eval_dataset, "eval_steps", "Skipping evaluations."),
+        ];
+        for (field, out, per_epoch, enabled, key, invalid_tail) in plans {
+            let Some(n) = per_epoch.given().filter(|&n| n > 0) else { continue };
+            if enabled != Some(true) {
+                continue;
+            }
+            let frac = 1.0 / (n as f64 * e);
+            if frac > 1.0 {
+                self.r.diag(
+                    field,
+                    Level::Warning,
+                    format!(
+                        "axolotl: \u{201c}Invalid value for {key} ({}) from {}s_per_epoch and/or num_epochs. {invalid_tail}\u{201d}",
+                        num::float_repr(frac),
+                        key.trim_end_matches("_steps"),
+                    ),
+                );
+                continue;
+            }
+            if frac == 1.0 {
+                self.r.diag(
+                    field,
+                    Level::Note,
+                    format!("1 / ({n} × {}) is exactly 1: axolotl leaves {key} unset, so the default strategy applies", num::float_repr(e)),
+                );
+                continue;
+            }
+            let Some(m) = trainer_max.filter(|m| m.to_f64() > 0.0) else { continue };
+            let Ok(steps) = num::mul(m, Num::Float(frac)).and_then(|p| num::ceil(p.to_f64())) else { continue };
+            self.r.set(out, steps);
+            self.r.explain(
+                out,
+                format!("{key} = 1 / ({}s_per_epoch × num_epochs), then the Trainer's ceil(max_steps × fraction)", key.trim_end_matches("_steps")),
+                format!("{key} = ceil({} × {}) = {}", m.raw(), num::float_repr(frac), steps.raw()),
+            );
+        }
+    }
+}
+
+/// A step count and the steps in one pass over the data.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct StepCount {
+    total: Num,
+    per_epoch: Num,
+}
+
+/// The world sizes nearest to `ws` that `model` (= tp × cp) divides, and the tp × cp products
+/// nearest to `model` that divide `ws`.
+fn nearest_valid(ws: u64, model: u64) -> String {
+    let below = ws / model * model;
+    let above = (ws / model).checked_add(1).and_then(|k| k.checked_mul(model));
+    let mut sizes: Vec<String> = Vec::new();
+    if below >= model {
+        sizes.push(below.to_string());
+    }
+    if let Some(a) = above {
+        sizes.push(a.to_string());
+    }
+    // Scan a bounded distance for divisors of ws around model, so a huge ws costs nothing.
+    const SCAN: u64 = 100_000;
+    let lower = (1..model).rev().take(SCAN as usize).find(|d| ws % d == 0);
+    let upper = (model + 1..=ws.min(model.saturating_add(SCAN))).find(|d| ws % d == 0);
+    let products: Vec<String> = lower.into_iter().chain(upper).map(|d| d.to_string()).collect();
+    let mut fix = format!("Nearest valid: world_size {}", sizes.join(" or "));
+    if !products.is_empty() {
+        fix.push_str(&format!(
+            ", or keep {ws} GPUs with tensor_parallel_size × context_parallel_size = {}",
+            products.join(" or ")
+        ));
+    }
+    fix.push('.');
+    fix
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_valid_sizes() {
+        assert_eq!(
+            nearest_valid(6, 4),
+            "Nearest valid: world_size 4 or 8, or keep 6 GPUs with tensor_parallel_size × context_parallel_size = 3 or 6."
+        );
+        assert_eq!(nearest_valid(2, 4), "Nearest valid: world_size 4, or keep 2 GPUs with tensor_parallel_size × context_parallel_size = 2.");
+        // a prime world size far from model: no divisor scan result above
+        let big = nearest_valid(u64::MAX, 7);
+        assert!(big.starts_with("Nearest valid: world_size"), "{big}");
+    }
+}

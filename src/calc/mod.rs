@@ -1,0 +1,188 @@
+//! The calculation core: inputs in, every number a framework would compute out, with the reasons.
+//!
+//! This module tree is plain Rust. It never imports `yew`, `web_sys`, `gloo` or `wasm_bindgen`, so
+//! it compiles and is tested natively, and the page renders exactly what it returns: the UI holds
+//! no arithmetic of its own. It does not know URLs either (see `crate::query`).
+//!
+//! - [`field`]: the inputs and their parsing;
+//! - [`num`]: Python's integer/float semantics (floor, ceil, `//`, `min`, printing);
+//! - [`axolotl`]: axolotl 0.19.0, with 0.14.0 alongside as the legacy reference.
+
+pub mod axolotl;
+pub mod field;
+pub mod num;
+
+pub use field::{Field, Kind, Param};
+pub use num::Num;
+
+/// How serious a message is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// The framework refuses or crashes, or the input is unreadable.
+    Error,
+    /// The framework accepts it, but the run will not do what the user most likely means.
+    Warning,
+    /// A requirement or a fact worth knowing; nothing is wrong.
+    Note,
+    /// An input is needed before some value can be computed.
+    Hint,
+}
+
+/// A message attached to the input it concerns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diag {
+    pub field: Field,
+    pub level: Level,
+    pub message: String,
+}
+
+impl Diag {
+    pub fn new(field: Field, level: Level, message: impl Into<String>) -> Self {
+        Diag { field, level, message: message.into() }
+    }
+}
+
+macro_rules! outputs {
+    ($($variant:ident => $name:literal;)*) => {
+        /// A computed value, named as in the page's `data-output` contract.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Output { $($variant),* }
+
+        impl Output {
+            pub const ALL: &'static [Output] = &[$(Output::$variant),*];
+
+            /// The `data-output` name.
+            pub const fn name(self) -> &'static str {
+                match self { $(Output::$variant => $name),* }
+            }
+        }
+    };
+}
+
+outputs! {
+    WorldSize => "world_size";
+    DpWorldSize => "dp_world_size";
+    GradientAccumulationSteps => "gradient_accumulation_steps";
+    GlobalBatchSize => "global_batch_size";
+    TotalNumSteps => "total_num_steps";
+    MaxSteps => "max_steps";
+    StepsPerEpoch => "steps_per_epoch";
+    WarmupSteps => "warmup_steps";
+    EvalSteps => "eval_steps";
+    SaveSteps => "save_steps";
+    TokensPerStep => "tokens_per_step";
+    LegacyGlobalBatchSize => "legacy_global_batch_size";
+    LegacyTotalNumSteps => "legacy_total_num_steps";
+}
+
+impl Output {
+    pub const COUNT: usize = Output::ALL.len();
+
+    pub fn from_name(name: &str) -> Option<Output> {
+        Output::ALL.iter().copied().find(|o| o.name() == name)
+    }
+}
+
+/// What the user typed, one text per field (empty = not given). The form and the URL both fill
+/// this; nothing here is interpreted yet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RawInputs {
+    values: Vec<String>,
+    /// Fields given more than once (a hand-edited link): every value, in order. Such a field is
+    /// an error until one value is chosen; dpcalc never picks one silently.
+    conflicts: Vec<(Field, Vec<String>)>,
+}
+
+impl RawInputs {
+    pub fn get(&self, field: Field) -> &str {
+        self.values.get(field.index()).map_or("", String::as_str)
+    }
+
+    /// Sets a field's text; this also settles a conflict at that field.
+    pub fn set(&mut self, field: Field, value: impl Into<String>) {
+        if self.values.len() < Field::COUNT {
+            self.values.resize(Field::COUNT, String::new());
+        }
+        self.values[field.index()] = value.into();
+        self.conflicts.retain(|(f, _)| *f != field);
+    }
+
+    /// Records that a field was given several values; its text becomes empty.
+    pub fn set_conflict(&mut self, field: Field, values: Vec<String>) {
+        self.set(field, "");
+        self.conflicts.push((field, values));
+    }
+
+    /// The values of a field given more than once, if it was.
+    pub fn conflict(&self, field: Field) -> Option<&[String]> {
+        self.conflicts.iter().find(|(f, _)| *f == field).map(|(_, v)| v.as_slice())
+    }
+
+    /// Builds inputs from `(field, text)` pairs.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (Field, &'a str)>) -> Self {
+        let mut raw = RawInputs::default();
+        for (f, v) in pairs {
+            raw.set(f, v);
+        }
+        raw
+    }
+
+    /// The given (non-empty) fields in form order.
+    pub fn given(&self) -> impl Iterator<Item = (Field, &str)> {
+        Field::ALL.iter().map(|&f| (f, self.get(f))).filter(|(_, v)| !v.trim().is_empty())
+    }
+}
+
+/// One line of the "how this is computed" panel: the rule, and the same rule with the user's
+/// numbers substituted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub output: Output,
+    pub rule: String,
+    pub worked: String,
+}
+
+/// Everything the page shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    values: [Option<Num>; Output::COUNT],
+    pub diags: Vec<Diag>,
+    pub steps: Vec<Step>,
+    /// Lines about the legacy (0.14.0) computation that belong to no single field.
+    pub legacy_notes: Vec<String>,
+}
+
+impl Default for Report {
+    fn default() -> Self {
+        Report { values: [None; Output::COUNT], diags: Vec::new(), steps: Vec::new(), legacy_notes: Vec::new() }
+    }
+}
+
+impl Report {
+    pub fn value(&self, output: Output) -> Option<Num> {
+        self.values[output as usize]
+    }
+
+    pub(crate) fn set(&mut self, output: Output, value: Num) {
+        self.values[output as usize] = Some(value);
+    }
+
+    pub(crate) fn diag(&mut self, field: Field, level: Level, message: impl Into<String>) {
+        self.diags.push(Diag::new(field, level, message));
+    }
+
+    pub(crate) fn explain(&mut self, output: Output, rule: impl Into<String>, worked: impl Into<String>) {
+        self.steps.push(Step { output, rule: rule.into(), worked: worked.into() });
+    }
+
+    /// Messages at one field, most serious first.
+    pub fn diags_for(&self, field: Field) -> impl Iterator<Item = &Diag> {
+        let mut found: Vec<&Diag> = self.diags.iter().filter(move |d| d.field == field).collect();
+        found.sort_by_key(|d| d.level);
+        found.into_iter()
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.diags.iter().any(|d| d.level == Level::Error)
+    }
+}
