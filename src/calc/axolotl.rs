@@ -337,9 +337,13 @@ impl Calc<'_> {
         let legacy = version == Version::Legacy;
 
         // Validators run on the raw config (pydantic mode="before"), so they see only what was given.
-        let refusal = if legacy && [mbs_t, ga_t, bs_t].iter().filter(|&&t| t).count() < 2 {
-            Some("At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set")
-        } else if !legacy && !(mbs_t || ga_t) && bs_t {
+        // 0.14.0 counts the given fields; 0.19.0 refuses only batch_size without either other.
+        let too_few = if legacy {
+            [mbs_t, ga_t, bs_t].iter().filter(|&&t| t).count() < 2
+        } else {
+            bs_t && !(mbs_t || ga_t)
+        };
+        let refusal = if too_few {
             Some("At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set")
         } else if ga_t && bs_t {
             Some("please set only one of gradient_accumulation_steps or batch_size")
@@ -517,7 +521,7 @@ impl Calc<'_> {
 
     fn epochs(&mut self) -> Option<f64> {
         match self.i.num_epochs {
-            Param::Given(e) if e == 0.0 => {
+            Param::Given(0.0) => {
                 self.r.diag(
                     Field::NumEpochs,
                     Level::Error,

@@ -1,0 +1,70 @@
+//! Messages at a field, and notices about the link itself.
+
+use yew::prelude::*;
+
+use crate::calc::{Diag, Field, Level};
+
+/// The id of the n-th message at a field, for `aria-describedby`.
+pub fn message_id(field: Field, n: usize) -> String {
+    format!("msg-{}-{n}", field.key())
+}
+
+#[derive(Properties, PartialEq)]
+pub struct FieldMessagesProps {
+    pub field: Field,
+    pub diags: Vec<Diag>,
+}
+
+/// Every message at one field: errors carry `data-error` and `role="alert"`, warnings
+/// `data-warning`, notes `data-note`, hints `data-hint` (the attribute value is the field key).
+#[function_component(FieldMessages)]
+pub fn field_messages(props: &FieldMessagesProps) -> Html {
+    let key = props.field.key();
+    props
+        .diags
+        .iter()
+        .enumerate()
+        .map(|(n, d)| {
+            let id = message_id(props.field, n);
+            let text = d.message.clone();
+            match d.level {
+                Level::Error => html! { <p {id} class="msg error" data-error={key} role="alert">{ text }</p> },
+                Level::Warning => html! { <p {id} class="msg warning" data-warning={key}>{ text }</p> },
+                Level::Note => html! { <p {id} class="msg note" data-note={key}>{ text }</p> },
+                Level::Hint => html! { <p {id} class="msg hint" data-hint={key}>{ text }</p> },
+            }
+        })
+        .collect()
+}
+
+#[derive(Properties, PartialEq)]
+pub struct NoticesProps {
+    pub unknown: Vec<(String, String)>,
+}
+
+/// Parameters of the link that dpcalc does not know: kept in the share link, otherwise ignored.
+#[function_component(Notices)]
+pub fn notices(props: &NoticesProps) -> Html {
+    if props.unknown.is_empty() {
+        return html! {};
+    }
+    html! {
+        <section class="notices" aria-label="Link notices">
+            { for props.unknown.iter().map(|(k, v)| html! {
+                <p class="msg notice" data-notice={k.clone()}>
+                    { format!("Unknown parameter \u{201c}{k}\u{201d}") }
+                    { if v.is_empty() { String::new() } else { format!(" (value \u{201c}{}\u{201d})", short(v)) } }
+                    { " is ignored, and kept in the link you share." }
+                </p>
+            }) }
+        </section>
+    }
+}
+
+fn short(v: &str) -> String {
+    if v.chars().count() > 40 {
+        format!("{}\u{2026}", v.chars().take(40).collect::<String>())
+    } else {
+        v.to_string()
+    }
+}

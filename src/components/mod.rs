@@ -1,0 +1,14 @@
+//! The visible parts of the page. Each renders what the core computed and emits input changes;
+//! none computes a number.
+
+mod explain;
+mod form;
+mod messages;
+mod results;
+mod share;
+
+pub use explain::{Explain, Legacy};
+pub use form::Form;
+pub use messages::{FieldMessages, Notices};
+pub use results::Results;
+pub use share::Share;
