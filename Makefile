@@ -1,0 +1,41 @@
+# dpcalc: the two commands a newcomer runs are `make serve` and `make test`.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/.tools/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+export CHROMEDRIVER ?= /usr/bin/chromedriver
+
+.PHONY: serve test dist tools tools-test native browser e2e lint clean
+
+## serve: install what is missing, build, and serve at http://127.0.0.1:8080
+serve: tools
+	trunk serve
+
+## test: native core tests, browser tests (headless Chromium), end-to-end test of the release build
+test: tools-test native browser e2e
+
+## dist: the optimized release (LTO, opt-level z, wasm-opt -Oz) into dist/, relative asset paths
+dist: tools
+	trunk build --release
+
+tools:
+	@scripts/tools.sh build
+
+tools-test:
+	@scripts/tools.sh test
+
+native:
+	cargo test
+
+browser:
+	cargo test --target wasm32-unknown-unknown --test web
+
+e2e: dist
+	node tests/e2e/run.mjs
+
+lint:
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+	cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
+
+clean:
+	cargo clean
+	rm -rf dist

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, skipping what is already there at the right version.
+#   scripts/tools.sh build   -> wasm32 target, trunk, wasm-bindgen-cli (= Cargo.lock), wasm-opt (binaryen 132, npm)
+#   scripts/tools.sh test    -> the above, plus Debian's chromium + chromium-driver and playwright-core (npm)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLS="$PWD/.tools"
+TRUNK_VERSION=0.21.14
+BINARYEN_VERSION=132.0.0
+PLAYWRIGHT_VERSION=1.65.1
+what="${1:-build}"
+
+say() { printf '\033[1m[tools]\033[0m %s\n' "$*"; }
+
+# The wasm-bindgen the crate is locked to; the CLI must be exactly this version.
+[ -f Cargo.lock ] || cargo generate-lockfile --offline 2>/dev/null || cargo generate-lockfile
+WBG=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if [ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]; then
+  say "installing trunk $TRUNK_VERSION (about 10 minutes, once)"
+  cargo install trunk --version "$TRUNK_VERSION" --locked
+fi
+
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WBG" ] || ! command -v wasm-bindgen-test-runner >/dev/null; then
+  say "installing wasm-bindgen-cli $WBG (matches Cargo.lock)"
+  cargo install wasm-bindgen-cli --version "$WBG" --force
+fi
+
+npm_tool() { # package version
+  local dir="$TOOLS/node_modules/$1"
+  if [ ! -f "$dir/package.json" ] || ! grep -q "\"version\": \"$2\"" "$dir/package.json"; then
+    say "installing $1@$2 (npm, into .tools)"
+    mkdir -p "$TOOLS"
+    npm install --prefix "$TOOLS" --no-audit --no-fund --no-save "$1@$2" >/dev/null
+  fi
+}
+npm_tool binaryen "$BINARYEN_VERSION"
+
+if [ "$what" = test ]; then
+  if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    say "installing chromium and chromium-driver (Debian)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+  npm_tool playwright-core "$PLAYWRIGHT_VERSION"
+fi
+say "tools ready (wasm-bindgen $WBG, $(trunk --version), wasm-opt $("$TOOLS/node_modules/.bin/wasm-opt" --version | awk '{print $3}'))"

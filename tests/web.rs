@@ -1,0 +1,179 @@
+//! Browser tests: the real page in headless Chromium (wasm-bindgen-test). Each test puts a link
+//! in the address bar, mounts the app, and reads the DOM contract (`data-output`, `data-value`,
+//! `data-error`, `data-notice`) the way embedders and the end-to-end test do.
+#![cfg(target_arch = "wasm32")]
+
+use dpcalc::App;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use web_sys::{Element, HtmlInputElement};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+struct Mounted {
+    root: Element,
+    handle: Option<yew::AppHandle<App>>,
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        if let Some(h) = self.handle.take() {
+            h.destroy();
+        }
+        self.root.remove();
+    }
+}
+
+fn document() -> web_sys::Document {
+    web_sys::window().unwrap().document().unwrap()
+}
+
+async fn mount(query: &str) -> Mounted {
+    let window = web_sys::window().unwrap();
+    let path = window.location().pathname().unwrap();
+    let url = if query.is_empty() { path } else { format!("{path}?{query}") };
+    window.history().unwrap().replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)).unwrap();
+    let root = document().create_element("div").unwrap();
+    document().body().unwrap().append_child(&root).unwrap();
+    let handle = yew::Renderer::<App>::with_root(root.clone()).render();
+    yew::scheduler::flush().await;
+    Mounted { root, handle: Some(handle) }
+}
+
+impl Mounted {
+    fn q(&self, selector: &str) -> Option<Element> {
+        self.root.query_selector(selector).unwrap()
+    }
+
+    fn value(&self, output: &str) -> Option<String> {
+        let el = self.q(&format!("[data-output=\"{output}\"]")).unwrap_or_else(|| panic!("no {output} element"));
+        el.get_attribute("data-value")
+    }
+
+    fn input(&self, key: &str) -> HtmlInputElement {
+        self.q(&format!("#in-{key}")).unwrap().dyn_into().unwrap()
+    }
+
+    async fn type_into(&self, key: &str, text: &str) {
+        let input = self.input(key);
+        input.set_value(text);
+        let init = web_sys::InputEventInit::new();
+        init.set_bubbles(true);
+        let ev = web_sys::InputEvent::new_with_event_init_dict("input", &init).unwrap();
+        input.dispatch_event(&ev).unwrap();
+        yew::scheduler::flush().await;
+    }
+}
+
+fn search() -> String {
+    web_sys::window().unwrap().location().search().unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn renders_the_values_of_a_link() {
+    let page = mount("world_size=4&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000").await;
+    assert_eq!(page.value("world_size").as_deref(), Some("4"));
+    assert_eq!(page.value("dp_world_size").as_deref(), Some("2"));
+    assert_eq!(page.value("global_batch_size").as_deref(), Some("16"));
+    assert_eq!(page.value("total_num_steps").as_deref(), Some("63"));
+    assert_eq!(page.value("legacy_global_batch_size").as_deref(), Some("32"));
+    let share = page.value("share_url").unwrap();
+    assert!(share.ends_with("?world_size=4&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000"), "{share}");
+}
+
+#[wasm_bindgen_test]
+async fn typing_updates_results_and_the_url() {
+    let page = mount("nodes=2&micro_batch_size=2&gradient_accumulation_steps=4").await;
+    assert_eq!(page.value("total_num_steps"), None); // no num_samples yet
+    assert!(page.q("[data-hint=\"num_samples\"]").is_some());
+    page.type_into("num_samples", "10000").await;
+    assert_eq!(page.value("global_batch_size").as_deref(), Some("128"));
+    assert_eq!(page.value("total_num_steps").as_deref(), Some("79"));
+    assert!(search().contains("num_samples=10000"), "{}", search());
+    page.type_into("tensor_parallel_size", "2").await;
+    assert_eq!(page.value("global_batch_size").as_deref(), Some("64"));
+    assert_eq!(page.value("total_num_steps").as_deref(), Some("157"));
+    assert!(search().contains("tensor_parallel_size=2"));
+    // clearing a field drops it from the link and restores the default
+    page.type_into("tensor_parallel_size", "").await;
+    assert!(!search().contains("tensor_parallel_size"));
+    assert_eq!(page.value("global_batch_size").as_deref(), Some("128"));
+}
+
+#[wasm_bindgen_test]
+async fn a_link_with_every_input_round_trips() {
+    let every = "nodes=2&gpus_per_node=4&world_size=8&tensor_parallel_size=2&context_parallel_size=2\
+        &micro_batch_size=1&gradient_accumulation_steps=8&num_samples=123456&num_epochs=2.5&max_steps=900\
+        &sequence_len=4096&sample_packing=true&sample_packing_eff_est=0.93&total_num_tokens=987654321\
+        &warmup_steps=10&val_set_size=0.05&evals_per_epoch=3&saves_per_epoch=2";
+    // batch_size and warmup_ratio exclude GA and warmup_steps; they round-trip in a second link
+    let page = mount(every).await;
+    let first: Vec<Option<String>> = outputs().iter().map(|o| page.value(o)).collect();
+    assert_eq!(search(), format!("?{every}"));
+    for key in ["nodes", "world_size", "num_epochs", "sample_packing_eff_est", "saves_per_epoch"] {
+        assert!(!page.input(key).value().is_empty() || key == "sample_packing", "{key}");
+    }
+    drop(page);
+    let again = mount(&search()[1..]).await;
+    let second: Vec<Option<String>> = outputs().iter().map(|o| again.value(o)).collect();
+    assert_eq!(first, second);
+    assert_eq!(again.value("total_num_steps").as_deref(), Some("900"));
+    drop(again);
+    let other = "micro_batch_size=2&batch_size=16&num_samples=1000&warmup_ratio=0.1";
+    let page = mount(other).await;
+    assert_eq!(search(), format!("?{other}"));
+    assert!(page.q("[data-warning=\"batch_size\"]").is_some());
+}
+
+fn outputs() -> [&'static str; 13] {
+    [
+        "world_size",
+        "dp_world_size",
+        "gradient_accumulation_steps",
+        "global_batch_size",
+        "total_num_steps",
+        "max_steps",
+        "steps_per_epoch",
+        "warmup_steps",
+        "eval_steps",
+        "save_steps",
+        "tokens_per_step",
+        "legacy_global_batch_size",
+        "legacy_total_num_steps",
+    ]
+}
+
+#[wasm_bindgen_test]
+async fn bad_values_are_field_errors_and_the_rest_computes() {
+    let page = mount("nodes=two&micro_batch_size=2&micro_batch_size=4&num_samples=1000&gradient_accumulation_steps=1.5&colour=blue").await;
+    let err = page.q("[data-error=\"nodes\"]").expect("error at nodes");
+    assert_eq!(err.get_attribute("role").as_deref(), Some("alert"));
+    assert_eq!(page.input("nodes").get_attribute("aria-invalid").as_deref(), Some("true"));
+    let described = page.input("nodes").get_attribute("aria-describedby").unwrap();
+    assert!(described.split(' ').any(|id| Some(id.to_string()) == err.get_attribute("id")));
+    // the bad text is kept in the field and in the link
+    assert_eq!(page.input("nodes").value(), "two");
+    assert!(search().contains("nodes=two"));
+    let dup = page.q("[data-error=\"micro_batch_size\"]").unwrap().text_content().unwrap();
+    assert!(dup.contains('2') && dup.contains('4'), "{dup}");
+    assert!(page.q("[data-error=\"gradient_accumulation_steps\"]").is_some());
+    assert!(page.q("[data-notice=\"colour\"]").is_some());
+    assert!(search().contains("colour=blue"));
+    // world_size needs nodes: no value; the parallelism group still renders and tokens need the batch
+    assert_eq!(page.value("world_size"), None);
+    assert_eq!(page.value("global_batch_size"), None);
+    // fixing the field clears the error
+    page.type_into("nodes", "2").await;
+    assert!(page.q("[data-error=\"nodes\"]").is_none());
+    assert_eq!(page.value("world_size").as_deref(), Some("16"));
+}
+
+#[wasm_bindgen_test]
+async fn hostile_values_are_text() {
+    let page = mount("nodes=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&%3Cscript%3E=1").await;
+    assert!(page.q("img").is_none());
+    assert!(page.q("script").is_none());
+    assert!(page.q("[data-error=\"nodes\"]").unwrap().text_content().unwrap().contains("<img"));
+    assert_eq!(page.value("dp_world_size"), None);
+    assert_eq!(page.value("tokens_per_step"), None);
+}
