@@ -36,7 +36,7 @@ npm_tool() { # package version
   if [ ! -f "$dir/package.json" ] || ! grep -q "\"version\": \"$2\"" "$dir/package.json"; then
     say "installing $1@$2 (npm, into .tools)"
     mkdir -p "$TOOLS"
-    npm install --prefix "$TOOLS" --no-audit --no-fund --no-save "$1@$2" >/dev/null
+    npm install --prefix "$TOOLS" --no-audit --no-fund "$1@$2" >/dev/null
   fi
 }
 npm_tool binaryen "$BINARYEN_VERSION"

@@ -26,7 +26,11 @@ impl State {
     fn from_link(link: Link) -> Self {
         let report = Rc::new(axolotl::compute(&link.inputs));
         let query = query::encode(&link);
-        State { link, query, report }
+        State {
+            link,
+            query,
+            report,
+        }
     }
 }
 
@@ -40,7 +44,9 @@ impl Reducible for State {
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         match action {
             Action::Set(field, value) => {
-                if self.link.inputs.get(field) == value && self.link.inputs.conflict(field).is_none() {
+                if self.link.inputs.get(field) == value
+                    && self.link.inputs.conflict(field).is_none()
+                {
                     return self; // nothing changed: no recomputation, no render
                 }
                 let mut link = self.link.clone();
@@ -70,7 +76,10 @@ fn share_url(query: &str) -> String {
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(|| {
-        let search = gloo::utils::window().location().search().unwrap_or_default();
+        let search = gloo::utils::window()
+            .location()
+            .search()
+            .unwrap_or_default();
         State::from_query(&search)
     });
 
@@ -80,14 +89,17 @@ pub fn app() -> Html {
             let url = share_url(q);
             if let Ok(history) = gloo::utils::window().history() {
                 // The current URL may already be this one (first render); replacing is harmless.
-                let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+                let _ =
+                    history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
             }
         });
     }
 
     let on_input = {
         let state = state.dispatcher();
-        Callback::from(move |(field, value): (Field, String)| state.dispatch(Action::Set(field, value)))
+        Callback::from(move |(field, value): (Field, String)| {
+            state.dispatch(Action::Set(field, value))
+        })
     };
     let url = share_url(&state.query);
 

@@ -91,7 +91,10 @@ mod tests {
         assert_eq!(link.inputs.get(Field::Nodes), "2");
         assert_eq!(link.inputs.get(Field::NumEpochs), "1.5");
         assert_eq!(link.inputs.get(Field::MicroBatchSize), "");
-        assert_eq!(link.inputs.conflict(Field::MicroBatchSize), Some(&["2".to_string(), "4".to_string()][..]));
+        assert_eq!(
+            link.inputs.conflict(Field::MicroBatchSize),
+            Some(&["2".to_string(), "4".to_string()][..])
+        );
         assert_eq!(link.unknown, vec![("foo".to_string(), "bar".to_string())]);
     }
 
@@ -99,7 +102,10 @@ mod tests {
     fn encodes_canonically_and_round_trips() {
         let link = decode("foo=bar&tensor_parallel_size=1&nodes=2&micro_batch_size=2&micro_batch_size=4&num_samples=x%20y");
         let q = encode(&link);
-        assert_eq!(q, "nodes=2&micro_batch_size=2&micro_batch_size=4&num_samples=x+y&foo=bar");
+        assert_eq!(
+            q,
+            "nodes=2&micro_batch_size=2&micro_batch_size=4&num_samples=x+y&foo=bar"
+        );
         assert_eq!(decode(&q), decode(&encode(&decode(&q))));
     }
 
@@ -112,7 +118,15 @@ mod tests {
 
     #[test]
     fn hostile_input_never_panics() {
-        for q in ["%", "%zz=1", "a=%ff%fe", "=&=&&", "nodes=%E2%80%AE", "nodes=1;nodes=2", "\u{0}"] {
+        for q in [
+            "%",
+            "%zz=1",
+            "a=%ff%fe",
+            "=&=&&",
+            "nodes=%E2%80%AE",
+            "nodes=1;nodes=2",
+            "\u{0}",
+        ] {
             let link = decode(q);
             let _ = encode(&link);
         }

@@ -5,7 +5,11 @@
 use dpcalc::calc::{axolotl, Field, Level, Num, Output, RawInputs, Report};
 
 fn run(pairs: &[(&str, &str)]) -> Report {
-    let raw = RawInputs::from_pairs(pairs.iter().map(|&(k, v)| (Field::from_key(k).expect(k), v)));
+    let raw = RawInputs::from_pairs(
+        pairs
+            .iter()
+            .map(|&(k, v)| (Field::from_key(k).expect(k), v)),
+    );
     axolotl::compute(&raw)
 }
 
@@ -18,11 +22,17 @@ fn v(r: &Report, o: Output) -> String {
 }
 
 fn errors_at(r: &Report, f: Field) -> Vec<String> {
-    r.diags_for(f).filter(|d| d.level == Level::Error).map(|d| d.message.clone()).collect()
+    r.diags_for(f)
+        .filter(|d| d.level == Level::Error)
+        .map(|d| d.message.clone())
+        .collect()
 }
 
 fn warnings_at(r: &Report, f: Field) -> Vec<String> {
-    r.diags_for(f).filter(|d| d.level == Level::Warning).map(|d| d.message.clone()).collect()
+    r.diags_for(f)
+        .filter(|d| d.level == Level::Warning)
+        .map(|d| d.message.clone())
+        .collect()
 }
 
 // ---- the seed tables: PR #3462 (tp) and PR #3444 (cp) -----------------------------------------
@@ -37,8 +47,16 @@ fn seed_table_tensor_parallel() {
             ("gradient_accumulation_steps", "4"),
             ("sequence_len", "2048"),
         ]);
-        assert_eq!(v(&r, Output::GlobalBatchSize), batch.to_string(), "ws {ws} tp {tp}");
-        assert_eq!(v(&r, Output::LegacyGlobalBatchSize), legacy.to_string(), "ws {ws} tp {tp}");
+        assert_eq!(
+            v(&r, Output::GlobalBatchSize),
+            batch.to_string(),
+            "ws {ws} tp {tp}"
+        );
+        assert_eq!(
+            v(&r, Output::LegacyGlobalBatchSize),
+            legacy.to_string(),
+            "ws {ws} tp {tp}"
+        );
         assert_eq!(v(&r, Output::GradientAccumulationSteps), "4");
         assert_eq!(v(&r, Output::DpWorldSize), (ws / tp).to_string());
         assert!(!r.has_errors(), "{:#?}", r.diags);
@@ -54,8 +72,16 @@ fn seed_table_context_parallel() {
             ("micro_batch_size", "2"),
             ("gradient_accumulation_steps", "4"),
         ]);
-        assert_eq!(v(&r, Output::GlobalBatchSize), batch.to_string(), "ws {ws} cp {cp}");
-        assert_eq!(v(&r, Output::LegacyGlobalBatchSize), legacy.to_string(), "ws {ws} cp {cp}");
+        assert_eq!(
+            v(&r, Output::GlobalBatchSize),
+            batch.to_string(),
+            "ws {ws} cp {cp}"
+        );
+        assert_eq!(
+            v(&r, Output::LegacyGlobalBatchSize),
+            legacy.to_string(),
+            "ws {ws} cp {cp}"
+        );
         assert!(!r.has_errors(), "{:#?}", r.diags);
     }
 }
@@ -64,7 +90,12 @@ fn seed_table_context_parallel() {
 
 #[test]
 fn non_packing_table() {
-    for (ws, tp, cp, batch, steps) in [(1, 1, 1, 8, 125), (4, 1, 1, 32, 32), (4, 2, 1, 16, 63), (8, 2, 2, 16, 63)] {
+    for (ws, tp, cp, batch, steps) in [
+        (1, 1, 1, 8, 125),
+        (4, 1, 1, 32, 32),
+        (4, 2, 1, 16, 63),
+        (8, 2, 2, 16, 63),
+    ] {
         let r = run(&[
             ("world_size", &ws.to_string()),
             ("tensor_parallel_size", &tp.to_string()),
@@ -95,7 +126,10 @@ fn not_divisible_floors_and_is_an_error_with_accelerates_text() {
     assert_eq!(v(&r, Output::GlobalBatchSize), "8");
     assert_eq!(v(&r, Output::TotalNumSteps), "125");
     let e = errors_at(&r, Field::WorldSize).join(" ");
-    assert!(e.contains("ParallelismConfig total_size (4) does not match num_processes (6)"), "{e}");
+    assert!(
+        e.contains("ParallelismConfig total_size (4) does not match num_processes (6)"),
+        "{e}"
+    );
     assert!(e.contains("world_size 4 or 8"), "{e}");
     assert!(!errors_at(&r, Field::TensorParallelSize).is_empty());
 }
@@ -103,11 +137,19 @@ fn not_divisible_floors_and_is_an_error_with_accelerates_text() {
 #[test]
 fn world_smaller_than_model_parallel_is_a_division_by_zero() {
     // §0.1 item 4: 1 < ws < tp·cp gives dp 0, batch 0, then float division by zero.
-    let r = run(&[("world_size", "2"), ("context_parallel_size", "4"), ("micro_batch_size", "2"), ("gradient_accumulation_steps", "4"), ("num_samples", "1000")]);
+    let r = run(&[
+        ("world_size", "2"),
+        ("context_parallel_size", "4"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+    ]);
     assert_eq!(v(&r, Output::DpWorldSize), "0");
     assert_eq!(v(&r, Output::GlobalBatchSize), "0");
     assert_eq!(raw(&r, Output::TotalNumSteps), None);
-    assert!(errors_at(&r, Field::WorldSize).join(" ").contains("float division by zero"));
+    assert!(errors_at(&r, Field::WorldSize)
+        .join(" ")
+        .contains("float division by zero"));
     // 0.14.0 computed it silently: batch 16, 250 steps.
     assert_eq!(v(&r, Output::LegacyGlobalBatchSize), "16");
     assert_eq!(v(&r, Output::LegacyTotalNumSteps), "250");
@@ -115,10 +157,18 @@ fn world_smaller_than_model_parallel_is_a_division_by_zero() {
 
 #[test]
 fn world_size_one_ignores_tp_but_the_launch_fails() {
-    let r = run(&[("world_size", "1"), ("tensor_parallel_size", "2"), ("micro_batch_size", "2"), ("gradient_accumulation_steps", "4"), ("num_samples", "1000")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("tensor_parallel_size", "2"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+    ]);
     assert_eq!(v(&r, Output::GlobalBatchSize), "8");
     assert_eq!(v(&r, Output::TotalNumSteps), "125");
-    assert!(errors_at(&r, Field::WorldSize).join(" ").contains("total_size (2) does not match num_processes (1)"));
+    assert!(errors_at(&r, Field::WorldSize)
+        .join(" ")
+        .contains("total_size (2) does not match num_processes (1)"));
 }
 
 // ---- batch fields, 0.19.0 vs 0.14.0 (§0.1 items 1-3) ------------------------------------------
@@ -126,20 +176,37 @@ fn world_size_one_ignores_tp_but_the_launch_fails() {
 #[test]
 fn three_thousand_rows_batch_two() {
     // tests/test_calculate_total_num_steps.py: batch_size 2 (global) on one GPU → 1500.
-    let r = run(&[("world_size", "1"), ("micro_batch_size", "1"), ("gradient_accumulation_steps", "2"), ("num_samples", "3000")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", "1"),
+        ("gradient_accumulation_steps", "2"),
+        ("num_samples", "3000"),
+    ]);
     assert_eq!(v(&r, Output::TotalNumSteps), "1500");
-    let r = run(&[("world_size", "1"), ("micro_batch_size", "1"), ("gradient_accumulation_steps", "2"), ("num_samples", "0")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", "1"),
+        ("gradient_accumulation_steps", "2"),
+        ("num_samples", "0"),
+    ]);
     assert_eq!(v(&r, Output::TotalNumSteps), "0");
     assert_eq!(v(&r, Output::MaxSteps), "-1");
 }
 
 #[test]
 fn only_ga_is_accepted_by_019_refused_by_014() {
-    let r = run(&[("world_size", "4"), ("gradient_accumulation_steps", "4"), ("num_samples", "1000")]);
+    let r = run(&[
+        ("world_size", "4"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+    ]);
     assert_eq!(v(&r, Output::GlobalBatchSize), "16");
     assert_eq!(v(&r, Output::TotalNumSteps), "63");
     assert_eq!(raw(&r, Output::LegacyGlobalBatchSize), None);
-    assert!(r.legacy_notes.iter().any(|n| n.contains("At least two of micro_batch_size")));
+    assert!(r
+        .legacy_notes
+        .iter()
+        .any(|n| n.contains("At least two of micro_batch_size")));
     // neither: defaults 1 and 1
     let r = run(&[("world_size", "4"), ("num_samples", "1000")]);
     assert_eq!(v(&r, Output::GlobalBatchSize), "4");
@@ -149,17 +216,25 @@ fn only_ga_is_accepted_by_019_refused_by_014() {
 #[test]
 fn refusals_quote_axolotl() {
     let r = run(&[("batch_size", "32")]);
-    assert!(errors_at(&r, Field::BatchSize)[0].contains("At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set"));
+    assert!(errors_at(&r, Field::BatchSize)[0].contains(
+        "At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set"
+    ));
     assert_eq!(raw(&r, Output::GlobalBatchSize), None);
     assert_eq!(v(&r, Output::WorldSize), "8"); // the rest still computes
     let r = run(&[("gradient_accumulation_steps", "4"), ("batch_size", "32")]);
-    assert!(errors_at(&r, Field::BatchSize)[0].contains("please set only one of gradient_accumulation_steps or batch_size"));
+    assert!(errors_at(&r, Field::BatchSize)[0]
+        .contains("please set only one of gradient_accumulation_steps or batch_size"));
 }
 
 #[test]
 fn batch_size_with_micro_batch_size_keeps_ga_one() {
     // §0.1 item 2: world 4, mbs 2, batch_size 16 → GA 1, batch_size 64, 16 steps for 1000 rows.
-    let r = run(&[("world_size", "4"), ("micro_batch_size", "2"), ("batch_size", "16"), ("num_samples", "1000")]);
+    let r = run(&[
+        ("world_size", "4"),
+        ("micro_batch_size", "2"),
+        ("batch_size", "16"),
+        ("num_samples", "1000"),
+    ]);
     assert_eq!(v(&r, Output::GradientAccumulationSteps), "1");
     assert_eq!(v(&r, Output::GlobalBatchSize), "64");
     assert_eq!(v(&r, Output::TotalNumSteps), "16");
@@ -170,19 +245,37 @@ fn batch_size_with_micro_batch_size_keeps_ga_one() {
 
 #[test]
 fn zero_batch_fields() {
-    let r = run(&[("micro_batch_size", "0"), ("gradient_accumulation_steps", "4"), ("num_samples", "1000")]);
-    assert!(errors_at(&r, Field::MicroBatchSize).join(" ").contains("float division by zero"));
+    let r = run(&[
+        ("micro_batch_size", "0"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+    ]);
+    assert!(errors_at(&r, Field::MicroBatchSize)
+        .join(" ")
+        .contains("float division by zero"));
     assert_eq!(raw(&r, Output::TotalNumSteps), None);
-    let r = run(&[("gradient_accumulation_steps", "0"), ("num_samples", "1000")]);
+    let r = run(&[
+        ("gradient_accumulation_steps", "0"),
+        ("num_samples", "1000"),
+    ]);
     assert!(errors_at(&r, Field::GradientAccumulationSteps)[0].contains("'NoneType' and 'int'"));
     assert_eq!(raw(&r, Output::GlobalBatchSize), None);
     // GA 0 with batch_size: `0 or batch_size // mbs` derives it.
-    let r = run(&[("world_size", "1"), ("micro_batch_size", "2"), ("gradient_accumulation_steps", "0"), ("batch_size", "16"), ("num_samples", "1000")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "0"),
+        ("batch_size", "16"),
+        ("num_samples", "1000"),
+    ]);
     assert_eq!(v(&r, Output::GradientAccumulationSteps), "8");
     assert_eq!(v(&r, Output::GlobalBatchSize), "16");
     for key in ["nodes", "gpus_per_node", "world_size"] {
         let r = run(&[(key, "0")]);
-        assert!(!errors_at(&r, Field::from_key(key).unwrap()).is_empty(), "{key}");
+        assert!(
+            !errors_at(&r, Field::from_key(key).unwrap()).is_empty(),
+            "{key}"
+        );
     }
     // tp 0 is 1 to axolotl's validators
     let r = run(&[("world_size", "4"), ("tensor_parallel_size", "0")]);
@@ -195,25 +288,55 @@ fn zero_batch_fields() {
 #[test]
 fn fractional_epochs_ceil() {
     // N 1000, E 1.5, batch 16 → ceil(1500/16) = 94.
-    let r = run(&[("world_size", "4"), ("tensor_parallel_size", "2"), ("micro_batch_size", "2"), ("gradient_accumulation_steps", "4"), ("num_samples", "1000"), ("num_epochs", "1.5")]);
+    let r = run(&[
+        ("world_size", "4"),
+        ("tensor_parallel_size", "2"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+        ("num_epochs", "1.5"),
+    ]);
     assert_eq!(v(&r, Output::TotalNumSteps), "94");
     assert_eq!(v(&r, Output::StepsPerEpoch), "63");
     // boundary: exactly divisible stays, one more row adds a step
-    let r = run(&[("world_size", "1"), ("micro_batch_size", "16"), ("num_samples", "1600")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", "16"),
+        ("num_samples", "1600"),
+    ]);
     assert_eq!(v(&r, Output::TotalNumSteps), "100");
-    let r = run(&[("world_size", "1"), ("micro_batch_size", "16"), ("num_samples", "1601")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", "16"),
+        ("num_samples", "1601"),
+    ]);
     assert_eq!(v(&r, Output::TotalNumSteps), "101");
     // order of operations: (N*E)/B in floats. Python: 50 * 1.1 = 55.00000000000001 → ceil 56.
-    let r = run(&[("world_size", "1"), ("micro_batch_size", "1"), ("num_samples", "50"), ("num_epochs", "1.1")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", "1"),
+        ("num_samples", "50"),
+        ("num_epochs", "1.1"),
+    ]);
     assert_eq!(v(&r, Output::TotalNumSteps), "56");
     // (N*E)/B, not N*(E/B): Python gives ceil(70 * 1.1 / 7) = 11 but ceil(70 * (1.1 / 7)) = 12.
-    let r = run(&[("world_size", "1"), ("micro_batch_size", "7"), ("num_samples", "70"), ("num_epochs", "1.1")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", "7"),
+        ("num_samples", "70"),
+        ("num_epochs", "1.1"),
+    ]);
     assert_eq!(v(&r, Output::TotalNumSteps), "11");
 }
 
 #[test]
 fn max_steps_min_and_trainer() {
-    let base = [("world_size", "4"), ("micro_batch_size", "2"), ("gradient_accumulation_steps", "4"), ("num_samples", "1000")];
+    let base = [
+        ("world_size", "4"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+    ];
     let mut p = base.to_vec();
     p.push(("max_steps", "10"));
     let r = run(&p);
@@ -246,9 +369,18 @@ fn packed(ws: &str, tp: &str, mbs: &str, ga: &str, epochs: &str) -> Report {
 
 #[test]
 fn eff_est_vectors() {
-    assert_eq!(v(&packed("4", "1", "2", "4", "1"), Output::TotalNumSteps), "158.0");
-    assert_eq!(v(&packed("4", "1", "2", "4", "3"), Output::TotalNumSteps), "474.0");
-    assert_eq!(v(&packed("4", "1", "2", "4", "1.5"), Output::TotalNumSteps), "237.0");
+    assert_eq!(
+        v(&packed("4", "1", "2", "4", "1"), Output::TotalNumSteps),
+        "158.0"
+    );
+    assert_eq!(
+        v(&packed("4", "1", "2", "4", "3"), Output::TotalNumSteps),
+        "474.0"
+    );
+    assert_eq!(
+        v(&packed("4", "1", "2", "4", "1.5"), Output::TotalNumSteps),
+        "237.0"
+    );
     let r = packed("4", "2", "2", "4", "1");
     assert_eq!(v(&r, Output::TotalNumSteps), "317.0");
     assert_eq!(v(&r, Output::LegacyTotalNumSteps), "316.0");
@@ -272,7 +404,12 @@ fn eff_est_float_results_reach_the_trainer() {
     assert_eq!(v(&r, Output::TotalNumSteps), "466.79999999999995");
     assert_eq!(v(&r, Output::MaxSteps), "466.79999999999995");
     // tiny data: floor(...) − 1 = −1 → −1.0
-    let r = run(&[("world_size", "1"), ("sample_packing", "true"), ("sample_packing_eff_est", "0.95"), ("total_num_tokens", "10")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("sample_packing", "true"),
+        ("sample_packing_eff_est", "0.95"),
+        ("total_num_tokens", "10"),
+    ]);
     assert_eq!(v(&r, Output::TotalNumSteps), "-1.0");
     assert_eq!(v(&r, Output::MaxSteps), "-1.0");
 }
@@ -309,26 +446,51 @@ fn packing_without_estimate_asks_for_it() {
 
 #[test]
 fn cp_with_packing_requires_micro_batch_one() {
-    let r = run(&[("context_parallel_size", "2"), ("sample_packing", "true"), ("micro_batch_size", "2")]);
-    assert!(errors_at(&r, Field::MicroBatchSize).join(" ").contains("ring-flash-attn"));
+    let r = run(&[
+        ("context_parallel_size", "2"),
+        ("sample_packing", "true"),
+        ("micro_batch_size", "2"),
+    ]);
+    assert!(errors_at(&r, Field::MicroBatchSize)
+        .join(" ")
+        .contains("ring-flash-attn"));
     let r = run(&[("context_parallel_size", "2")]);
-    assert!(r.diags_for(Field::ContextParallelSize).any(|d| d.message.contains("flash_attention_2")));
+    assert!(r
+        .diags_for(Field::ContextParallelSize)
+        .any(|d| d.message.contains("flash_attention_2")));
 }
 
 // ---- warmup, eval, save -----------------------------------------------------------------------
 
 fn one_gpu_steps(total: u64, extra: &[(&str, &str)]) -> Report {
     let n = total.to_string();
-    let mut p = vec![("world_size", "1"), ("micro_batch_size", "1"), ("num_samples", n.as_str())];
+    let mut p = vec![
+        ("world_size", "1"),
+        ("micro_batch_size", "1"),
+        ("num_samples", n.as_str()),
+    ];
     p.extend_from_slice(extra);
     run(&p)
 }
 
 #[test]
 fn warmup_defaults() {
-    for (total, warmup) in [(1000, 30), (5000, 100), (40, 2), (50, 2), (33, 0), (34, 2), (3333, 99), (3334, 100)] {
+    for (total, warmup) in [
+        (1000, 30),
+        (5000, 100),
+        (40, 2),
+        (50, 2),
+        (33, 0),
+        (34, 2),
+        (3333, 99),
+        (3334, 100),
+    ] {
         let r = one_gpu_steps(total, &[]);
-        assert_eq!(v(&r, Output::WarmupSteps), warmup.to_string(), "total {total}");
+        assert_eq!(
+            v(&r, Output::WarmupSteps),
+            warmup.to_string(),
+            "total {total}"
+        );
     }
     let r = one_gpu_steps(125, &[("warmup_ratio", "0.1")]);
     assert_eq!(v(&r, Output::WarmupSteps), "12");
@@ -340,7 +502,14 @@ fn warmup_defaults() {
 
 #[test]
 fn save_and_eval_steps() {
-    let r = one_gpu_steps(1000, &[("saves_per_epoch", "4"), ("evals_per_epoch", "4"), ("val_set_size", "0.05")]);
+    let r = one_gpu_steps(
+        1000,
+        &[
+            ("saves_per_epoch", "4"),
+            ("evals_per_epoch", "4"),
+            ("val_set_size", "0.05"),
+        ],
+    );
     assert_eq!(v(&r, Output::SaveSteps), "250");
     assert_eq!(v(&r, Output::EvalSteps), "250");
     // fraction from 1/(n·E) with E 2: 1/8 of 2000 steps
@@ -379,16 +548,38 @@ fn cluster_shape() {
 #[test]
 fn huge_values_never_wrap() {
     let max = u64::MAX.to_string();
-    let r = run(&[("world_size", &max), ("micro_batch_size", &max), ("gradient_accumulation_steps", &max), ("num_samples", &max), ("num_epochs", "1e300")]);
+    let r = run(&[
+        ("world_size", &max),
+        ("micro_batch_size", &max),
+        ("gradient_accumulation_steps", &max),
+        ("num_samples", &max),
+        ("num_epochs", "1e300"),
+    ]);
     assert_eq!(raw(&r, Output::GlobalBatchSize), None);
     assert!(r.has_errors());
-    let r = run(&[("world_size", "1"), ("micro_batch_size", "1"), ("num_samples", &max), ("num_epochs", "1e300")]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", "1"),
+        ("num_samples", &max),
+        ("num_epochs", "1e300"),
+    ]);
     assert_eq!(raw(&r, Output::TotalNumSteps), None);
     assert!(r.has_errors());
     // tokens_per_step widens beyond u64, and refuses beyond i128
-    let r = run(&[("world_size", "1"), ("micro_batch_size", &max), ("sequence_len", "4")]);
-    assert_eq!(v(&r, Output::TokensPerStep), (u64::MAX as u128 * 4).to_string());
-    let r = run(&[("world_size", "1"), ("micro_batch_size", &max), ("sequence_len", &max)]);
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", &max),
+        ("sequence_len", "4"),
+    ]);
+    assert_eq!(
+        v(&r, Output::TokensPerStep),
+        (u64::MAX as u128 * 4).to_string()
+    );
+    let r = run(&[
+        ("world_size", "1"),
+        ("micro_batch_size", &max),
+        ("sequence_len", &max),
+    ]);
     assert_eq!(raw(&r, Output::TokensPerStep), None);
     assert!(!errors_at(&r, Field::SequenceLen).is_empty());
 }

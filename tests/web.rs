@@ -31,13 +31,24 @@ fn document() -> web_sys::Document {
 async fn mount(query: &str) -> Mounted {
     let window = web_sys::window().unwrap();
     let path = window.location().pathname().unwrap();
-    let url = if query.is_empty() { path } else { format!("{path}?{query}") };
-    window.history().unwrap().replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)).unwrap();
+    let url = if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{query}")
+    };
+    window
+        .history()
+        .unwrap()
+        .replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url))
+        .unwrap();
     let root = document().create_element("div").unwrap();
     document().body().unwrap().append_child(&root).unwrap();
     let handle = yew::Renderer::<App>::with_root(root.clone()).render();
     yew::scheduler::flush().await;
-    Mounted { root, handle: Some(handle) }
+    Mounted {
+        root,
+        handle: Some(handle),
+    }
 }
 
 impl Mounted {
@@ -46,7 +57,9 @@ impl Mounted {
     }
 
     fn value(&self, output: &str) -> Option<String> {
-        let el = self.q(&format!("[data-output=\"{output}\"]")).unwrap_or_else(|| panic!("no {output} element"));
+        let el = self
+            .q(&format!("[data-output=\"{output}\"]"))
+            .unwrap_or_else(|| panic!("no {output} element"));
         el.get_attribute("data-value")
     }
 
@@ -76,7 +89,10 @@ async fn renders_the_values_of_a_link() {
     assert_eq!(page.value("dp_world_size").as_deref(), Some("2"));
     assert_eq!(page.value("global_batch_size").as_deref(), Some("16"));
     assert_eq!(page.value("total_num_steps").as_deref(), Some("63"));
-    assert_eq!(page.value("legacy_global_batch_size").as_deref(), Some("32"));
+    assert_eq!(
+        page.value("legacy_global_batch_size").as_deref(),
+        Some("32")
+    );
     let share = page.value("share_url").unwrap();
     assert!(share.ends_with("?world_size=4&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000"), "{share}");
 }
@@ -110,8 +126,17 @@ async fn a_link_with_every_input_round_trips() {
     let page = mount(every).await;
     let first: Vec<Option<String>> = outputs().iter().map(|o| page.value(o)).collect();
     assert_eq!(search(), format!("?{every}"));
-    for key in ["nodes", "world_size", "num_epochs", "sample_packing_eff_est", "saves_per_epoch"] {
-        assert!(!page.input(key).value().is_empty() || key == "sample_packing", "{key}");
+    for key in [
+        "nodes",
+        "world_size",
+        "num_epochs",
+        "sample_packing_eff_est",
+        "saves_per_epoch",
+    ] {
+        assert!(
+            !page.input(key).value().is_empty() || key == "sample_packing",
+            "{key}"
+        );
     }
     drop(page);
     let again = mount(&search()[1..]).await;
@@ -148,15 +173,29 @@ async fn bad_values_are_field_errors_and_the_rest_computes() {
     let page = mount("nodes=two&micro_batch_size=2&micro_batch_size=4&num_samples=1000&gradient_accumulation_steps=1.5&colour=blue").await;
     let err = page.q("[data-error=\"nodes\"]").expect("error at nodes");
     assert_eq!(err.get_attribute("role").as_deref(), Some("alert"));
-    assert_eq!(page.input("nodes").get_attribute("aria-invalid").as_deref(), Some("true"));
-    let described = page.input("nodes").get_attribute("aria-describedby").unwrap();
-    assert!(described.split(' ').any(|id| Some(id.to_string()) == err.get_attribute("id")));
+    assert_eq!(
+        page.input("nodes").get_attribute("aria-invalid").as_deref(),
+        Some("true")
+    );
+    let described = page
+        .input("nodes")
+        .get_attribute("aria-describedby")
+        .unwrap();
+    assert!(described
+        .split(' ')
+        .any(|id| Some(id.to_string()) == err.get_attribute("id")));
     // the bad text is kept in the field and in the link
     assert_eq!(page.input("nodes").value(), "two");
     assert!(search().contains("nodes=two"));
-    let dup = page.q("[data-error=\"micro_batch_size\"]").unwrap().text_content().unwrap();
+    let dup = page
+        .q("[data-error=\"micro_batch_size\"]")
+        .unwrap()
+        .text_content()
+        .unwrap();
     assert!(dup.contains('2') && dup.contains('4'), "{dup}");
-    assert!(page.q("[data-error=\"gradient_accumulation_steps\"]").is_some());
+    assert!(page
+        .q("[data-error=\"gradient_accumulation_steps\"]")
+        .is_some());
     assert!(page.q("[data-notice=\"colour\"]").is_some());
     assert!(search().contains("colour=blue"));
     // world_size needs nodes: no value; the parallelism group still renders and tokens need the batch
@@ -173,7 +212,12 @@ async fn hostile_values_are_text() {
     let page = mount("nodes=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&%3Cscript%3E=1").await;
     assert!(page.q("img").is_none());
     assert!(page.q("script").is_none());
-    assert!(page.q("[data-error=\"nodes\"]").unwrap().text_content().unwrap().contains("<img"));
+    assert!(page
+        .q("[data-error=\"nodes\"]")
+        .unwrap()
+        .text_content()
+        .unwrap()
+        .contains("<img"));
     assert_eq!(page.value("dp_world_size"), None);
     assert_eq!(page.value("tokens_per_step"), None);
 }

@@ -55,8 +55,12 @@ impl Inputs {
     /// Parses every field; unreadable ones become [`Param::Invalid`] with an error at the field.
     pub fn parse(raw: &RawInputs, report: &mut Report) -> Inputs {
         let d = &mut report.diags;
-        let c = |f: Field, d: &mut Vec<_>| conflict(raw, f, d).unwrap_or_else(|| count(f, raw.get(f), d));
-        let r = |f: Field, d: &mut Vec<_>| conflict(raw, f, d).unwrap_or_else(|| real(f, raw.get(f), d));
+        let c = |f: Field, d: &mut Vec<_>| {
+            conflict(raw, f, d).unwrap_or_else(|| count(f, raw.get(f), d))
+        };
+        let r = |f: Field, d: &mut Vec<_>| {
+            conflict(raw, f, d).unwrap_or_else(|| real(f, raw.get(f), d))
+        };
         Inputs {
             nodes: c(Field::Nodes, d),
             gpus_per_node: c(Field::GpusPerNode, d),
@@ -86,11 +90,19 @@ impl Inputs {
 /// A field given several times is invalid, with every value shown.
 fn conflict<T>(raw: &RawInputs, field: Field, diags: &mut Vec<Diag>) -> Option<Param<T>> {
     let values = raw.conflict(field)?;
-    let shown: Vec<String> = values.iter().map(|v| format!("\u{201c}{}\u{201d}", super::field::shorten(v))).collect();
+    let shown: Vec<String> = values
+        .iter()
+        .map(|v| format!("\u{201c}{}\u{201d}", super::field::shorten(v)))
+        .collect();
     diags.push(Diag::new(
         field,
         Level::Error,
-        format!("{} is given {} times in the link ({}); keep one", field.key(), values.len(), shown.join(", ")),
+        format!(
+            "{} is given {} times in the link ({}); keep one",
+            field.key(),
+            values.len(),
+            shown.join(", ")
+        ),
     ));
     Some(Param::Invalid)
 }
@@ -107,7 +119,9 @@ pub enum Version {
 /// The message Python prints for an arithmetic failure inside `calculate_total_num_steps`.
 fn crash(e: NumError) -> String {
     match e {
-        NumError::ZeroDivision(_) | NumError::NotFinite => format!("axolotl stops in calculate_total_num_steps with {e}"),
+        NumError::ZeroDivision(_) | NumError::NotFinite => {
+            format!("axolotl stops in calculate_total_num_steps with {e}")
+        }
         NumError::TooLarge => "the step count is too large to represent exactly".to_string(),
     }
 }
@@ -184,12 +198,20 @@ impl Calc<'_> {
             dp
         };
         self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
-        Some(Cluster { world_size, tp, cp, dp })
+        Some(Cluster {
+            world_size,
+            tp,
+            cp,
+            dp,
+        })
     }
 
     fn world_size(&mut self) -> Option<u64> {
         let nodes = self.positive(Field::Nodes, self.i.nodes.or(DEFAULT_NODES));
-        let gpus = self.positive(Field::GpusPerNode, self.i.gpus_per_node.or(DEFAULT_GPUS_PER_NODE));
+        let gpus = self.positive(
+            Field::GpusPerNode,
+            self.i.gpus_per_node.or(DEFAULT_GPUS_PER_NODE),
+        );
         let product = match (nodes, gpus) {
             (Some(n), Some(g)) => match n.checked_mul(g) {
                 Some(p) => Some((n, g, p)),
@@ -206,7 +228,11 @@ impl Calc<'_> {
         };
         let world_size = match self.i.world_size {
             Param::Given(0) => {
-                self.r.diag(Field::WorldSize, Level::Error, "world_size must be at least 1");
+                self.r.diag(
+                    Field::WorldSize,
+                    Level::Error,
+                    "world_size must be at least 1",
+                );
                 return None;
             }
             Param::Given(ws) => {
@@ -221,7 +247,11 @@ impl Calc<'_> {
                         ),
                     );
                 }
-                self.r.explain(Output::WorldSize, "world_size (WORLD_SIZE, as given)", format!("world_size = {ws}"));
+                self.r.explain(
+                    Output::WorldSize,
+                    "world_size (WORLD_SIZE, as given)",
+                    format!("world_size = {ws}"),
+                );
                 ws
             }
             Param::Invalid => return None,
@@ -243,7 +273,11 @@ impl Calc<'_> {
     fn positive(&mut self, field: Field, value: Option<u64>) -> Option<u64> {
         match value {
             Some(0) => {
-                self.r.diag(field, Level::Error, format!("{} must be at least 1", field.key()));
+                self.r.diag(
+                    field,
+                    Level::Error,
+                    format!("{} must be at least 1", field.key()),
+                );
                 None
             }
             v => v,
@@ -257,7 +291,10 @@ impl Calc<'_> {
                 self.r.diag(
                     field,
                     Level::Warning,
-                    format!("{} 0 is read by axolotl as unset, that is 1 (no parallelism)", field.key()),
+                    format!(
+                        "{} 0 is read by axolotl as unset, that is 1 (no parallelism)",
+                        field.key()
+                    ),
                 );
                 Some(1)
             }
@@ -267,7 +304,15 @@ impl Calc<'_> {
 
     /// Launch-time refusals and requirements that depend on the cluster shape.
     fn parallel_checks(&mut self, cluster: Option<&Cluster>) {
-        let Some(&Cluster { world_size: ws, tp, cp, .. }) = cluster else { return };
+        let Some(&Cluster {
+            world_size: ws,
+            tp,
+            cp,
+            ..
+        }) = cluster
+        else {
+            return;
+        };
         if cp > 1 {
             self.r.diag(
                 Field::ContextParallelSize,
@@ -316,7 +361,11 @@ impl Calc<'_> {
             )
         };
         self.r.diag(Field::WorldSize, Level::Error, what);
-        let at = if tp > 1 { Field::TensorParallelSize } else { Field::ContextParallelSize };
+        let at = if tp > 1 {
+            Field::TensorParallelSize
+        } else {
+            Field::ContextParallelSize
+        };
         self.r.diag(
             at,
             Level::Error,
@@ -328,7 +377,11 @@ impl Calc<'_> {
 
     fn batch(&mut self, version: Version, cluster: Option<&Cluster>) -> Option<Batch> {
         let i = self.i;
-        let (mbs_p, ga_p, bs_p) = (i.micro_batch_size, i.gradient_accumulation_steps, i.batch_size);
+        let (mbs_p, ga_p, bs_p) = (
+            i.micro_batch_size,
+            i.gradient_accumulation_steps,
+            i.batch_size,
+        );
         if [mbs_p, ga_p, bs_p].contains(&Param::Invalid) {
             return None;
         }
@@ -357,17 +410,29 @@ impl Calc<'_> {
         if cp_packing && refusal.is_none() {
             let text = "micro_batch_size must be set to 1 when sample_packing is enabled due to a `ring-flash-attn` requirement";
             if legacy {
-                self.r.legacy_notes.push(format!("axolotl 0.14.0 refuses this config: \u{201c}{text}\u{201d}"));
+                self.r.legacy_notes.push(format!(
+                    "axolotl 0.14.0 refuses this config: \u{201c}{text}\u{201d}"
+                ));
             } else {
-                self.r.diag(Field::MicroBatchSize, Level::Error, format!("axolotl refuses this config: \u{201c}{text}\u{201d}"));
+                self.r.diag(
+                    Field::MicroBatchSize,
+                    Level::Error,
+                    format!("axolotl refuses this config: \u{201c}{text}\u{201d}"),
+                );
             }
             return None;
         }
         if let Some(text) = refusal {
             if legacy {
-                self.r.legacy_notes.push(format!("axolotl 0.14.0 refuses this config: \u{201c}{text}\u{201d}"));
+                self.r.legacy_notes.push(format!(
+                    "axolotl 0.14.0 refuses this config: \u{201c}{text}\u{201d}"
+                ));
             } else {
-                self.r.diag(Field::BatchSize, Level::Error, format!("axolotl refuses this config: \u{201c}{text}\u{201d}"));
+                self.r.diag(
+                    Field::BatchSize,
+                    Level::Error,
+                    format!("axolotl refuses this config: \u{201c}{text}\u{201d}"),
+                );
             }
             return None;
         }
@@ -433,7 +498,11 @@ impl Calc<'_> {
             Some(b) => (b, format!("batch_size (as given) = {b}")),
             None => {
                 let Some(l) = mbs.checked_mul(ga) else {
-                    self.r.diag(Field::GradientAccumulationSteps, Level::Error, "micro_batch_size × gradient_accumulation_steps is too large to count");
+                    self.r.diag(
+                        Field::GradientAccumulationSteps,
+                        Level::Error,
+                        "micro_batch_size × gradient_accumulation_steps is too large to count",
+                    );
                     return None;
                 };
                 (l, format!("{mbs} × {ga} = {l}"))
@@ -454,12 +523,19 @@ impl Calc<'_> {
         };
         let Some(global) = local.checked_mul(factor) else {
             if !legacy {
-                self.r.diag(Field::MicroBatchSize, Level::Error, "the global batch is too large to count");
+                self.r.diag(
+                    Field::MicroBatchSize,
+                    Level::Error,
+                    "the global batch is too large to count",
+                );
             }
             return None;
         };
         let (out_ga, out_global) = match version {
-            Version::Current => (Some(Output::GradientAccumulationSteps), Output::GlobalBatchSize),
+            Version::Current => (
+                Some(Output::GradientAccumulationSteps),
+                Output::GlobalBatchSize,
+            ),
             Version::Legacy => (None, Output::LegacyGlobalBatchSize),
         };
         if let Some(o) = out_ga {
@@ -496,9 +572,15 @@ impl Calc<'_> {
     fn batch_field_warnings(&mut self) {
         let i = self.i;
         if let Param::Given(0) = i.batch_size {
-            self.r.diag(Field::BatchSize, Level::Warning, "batch_size 0 is read by axolotl as unset");
+            self.r.diag(
+                Field::BatchSize,
+                Level::Warning,
+                "batch_size 0 is read by axolotl as unset",
+            );
         }
-        let (Some(mbs), Some(bs)) = (i.micro_batch_size.given(), i.batch_size.given()) else { return };
+        let (Some(mbs), Some(bs)) = (i.micro_batch_size.given(), i.batch_size.given()) else {
+            return;
+        };
         if mbs == 0 || bs == 0 || i.gradient_accumulation_steps.is_given() {
             return;
         }
@@ -534,15 +616,29 @@ impl Calc<'_> {
         }
     }
 
-    fn steps(&mut self, version: Version, batch: Option<&Batch>, cluster: Option<&Cluster>, epochs: Option<f64>) -> Option<StepCount> {
+    fn steps(
+        &mut self,
+        version: Version,
+        batch: Option<&Batch>,
+        cluster: Option<&Cluster>,
+        epochs: Option<f64>,
+    ) -> Option<StepCount> {
         let legacy = version == Version::Legacy;
         let packing = self.i.sample_packing.or(false)?;
         let e = epochs?;
         let batch = batch?;
         let cluster = cluster?;
-        let out = if legacy { Output::LegacyTotalNumSteps } else { Output::TotalNumSteps };
+        let out = if legacy {
+            Output::LegacyTotalNumSteps
+        } else {
+            Output::TotalNumSteps
+        };
         // 0.14.0 multiplies by the (validated) cp and tp; 0.19.0 does not.
-        let extra = if legacy { Some((cluster.cp, cluster.tp)) } else { None };
+        let extra = if legacy {
+            Some((cluster.cp, cluster.tp))
+        } else {
+            None
+        };
         let b = batch.global;
         let result = if packing {
             self.packed_steps(out, b, e, extra)
@@ -560,9 +656,15 @@ impl Calc<'_> {
             Ok(None) => None,
             Err(e) => {
                 if legacy {
-                    self.r.legacy_notes.push(format!("axolotl 0.14.0: {}", crash(e)));
+                    self.r
+                        .legacy_notes
+                        .push(format!("axolotl 0.14.0: {}", crash(e)));
                 } else {
-                    let field = if batch.micro == 0 { Field::MicroBatchSize } else { Field::WorldSize };
+                    let field = if batch.micro == 0 {
+                        Field::MicroBatchSize
+                    } else {
+                        Field::WorldSize
+                    };
                     // The cause is already reported at the field when the batch is 0.
                     if b != 0 {
                         self.r.diag(field, Level::Error, crash(e));
@@ -574,8 +676,16 @@ impl Calc<'_> {
     }
 
     /// `int(math.ceil(len(train_dataset) * cfg.num_epochs / cfg.batch_size))`.
-    fn plain_steps(&mut self, out: Output, b: u64, e: f64, extra: Option<(u64, u64)>) -> Result<Option<StepCount>, NumError> {
-        let Some(n) = self.samples() else { return Ok(None) };
+    fn plain_steps(
+        &mut self,
+        out: Output,
+        b: u64,
+        e: f64,
+        extra: Option<(u64, u64)>,
+    ) -> Result<Option<StepCount>, NumError> {
+        let Some(n) = self.samples() else {
+            return Ok(None);
+        };
         let nf = n as f64;
         let mut numerator = nf * e;
         let mut shown = format!("{n} × {}", num::float_repr(e));
@@ -589,7 +699,11 @@ impl Calc<'_> {
             None => "total_num_steps = ceil(num_samples × num_epochs / batch_size)",
             Some(_) => "0.14.0: total_num_steps = ceil(num_samples × num_epochs × context_parallel_size × tensor_parallel_size / batch_size)",
         };
-        self.r.explain(out, rule, format!("total_num_steps = ceil({shown} / {b}) = {}", total.raw()));
+        self.r.explain(
+            out,
+            rule,
+            format!("total_num_steps = ceil({shown} / {b}) = {}", total.raw()),
+        );
         if extra.is_none() {
             self.r.explain(
                 Output::StepsPerEpoch,
@@ -602,14 +716,24 @@ impl Calc<'_> {
 
     /// The `sample_packing_eff_est` path:
     /// `int(math.floor(0.99 * T / eff / L // batch_size) - 1) * num_epochs`.
-    fn packed_steps(&mut self, out: Output, b: u64, e: f64, extra: Option<(u64, u64)>) -> Result<Option<StepCount>, NumError> {
+    fn packed_steps(
+        &mut self,
+        out: Output,
+        b: u64,
+        e: f64,
+        extra: Option<(u64, u64)>,
+    ) -> Result<Option<StepCount>, NumError> {
         let legacy = extra.is_some();
         let eff = match self.i.sample_packing_eff_est {
             Param::Given(x) if x > 0.0 => x,
             Param::Invalid => return Ok(None),
             given => {
                 if !legacy {
-                    let zero = if given.is_given() { "sample_packing_eff_est 0 is read by axolotl as unset. " } else { "" };
+                    let zero = if given.is_given() {
+                        "sample_packing_eff_est 0 is read by axolotl as unset. "
+                    } else {
+                        ""
+                    };
                     self.r.diag(
                         Field::SamplePackingEffEst,
                         Level::Warning,
@@ -629,7 +753,11 @@ impl Calc<'_> {
             Param::Invalid => return Ok(None),
             given => {
                 if !legacy {
-                    let zero = if given.is_given() { "total_num_tokens 0 is read by axolotl as unset (it counts the dataset). " } else { "" };
+                    let zero = if given.is_given() {
+                        "total_num_tokens 0 is read by axolotl as unset (it counts the dataset). "
+                    } else {
+                        ""
+                    };
                     self.r.diag(
                         Field::TotalNumTokens,
                         Level::Hint,
@@ -709,7 +837,13 @@ impl Calc<'_> {
         }
     }
 
-    fn compare_legacy(&mut self, current: u64, legacy: u64, steps: Option<StepCount>, legacy_steps: Option<StepCount>) {
+    fn compare_legacy(
+        &mut self,
+        current: u64,
+        legacy: u64,
+        steps: Option<StepCount>,
+        legacy_steps: Option<StepCount>,
+    ) {
         if current != legacy {
             self.r.legacy_notes.push(format!(
                 "axolotl 0.14.0 logged batch_size {} where 0.19.0 logs {} ({} more).",
@@ -727,7 +861,9 @@ impl Calc<'_> {
                     "axolotl 0.14.0 computed {} steps where 0.19.0 computes {} (difference {}).",
                     l.total.pretty(),
                     s.total.pretty(),
-                    num::sub(l.total, s.total).map(Num::pretty).unwrap_or_else(|_| "too large".into()),
+                    num::sub(l.total, s.total)
+                        .map(Num::pretty)
+                        .unwrap_or_else(|_| "too large".into()),
                 )
             });
         }
@@ -736,7 +872,11 @@ impl Calc<'_> {
     fn tokens(&mut self, b: &Batch) {
         let l = match self.i.sequence_len {
             Param::Given(0) => {
-                self.r.diag(Field::SequenceLen, Level::Error, "sequence_len must be at least 1");
+                self.r.diag(
+                    Field::SequenceLen,
+                    Level::Error,
+                    "sequence_len must be at least 1",
+                );
                 return;
             }
             p => match p.or(DEFAULT_SEQUENCE_LEN) {
@@ -745,7 +885,11 @@ impl Calc<'_> {
             },
         };
         let Some(t) = i128::from(b.global).checked_mul(i128::from(l)) else {
-            self.r.diag(Field::SequenceLen, Level::Error, "batch_size × sequence_len is too large to count");
+            self.r.diag(
+                Field::SequenceLen,
+                Level::Error,
+                "batch_size × sequence_len is too large to count",
+            );
             return;
         };
         self.r.set(Output::TokensPerStep, Num::Int(t));
@@ -759,10 +903,19 @@ impl Calc<'_> {
     // ---- what the Trainer receives -------------------------------------------------------
 
     /// Sets `total_num_steps` (after `min(·, max_steps)`) and returns the Trainer's `max_steps`.
-    fn max_steps(&mut self, steps: Option<StepCount>, batch: Option<&Batch>, epochs: Option<f64>) -> Option<Num> {
+    fn max_steps(
+        &mut self,
+        steps: Option<StepCount>,
+        batch: Option<&Batch>,
+        epochs: Option<f64>,
+    ) -> Option<Num> {
         let cap = match self.i.max_steps {
             Param::Given(0) => {
-                self.r.diag(Field::MaxSteps, Level::Warning, "max_steps 0 is read by axolotl as unset");
+                self.r.diag(
+                    Field::MaxSteps,
+                    Level::Warning,
+                    "max_steps 0 is read by axolotl as unset",
+                );
                 None
             }
             Param::Given(m) => Some(Num::Int(m.into())),
@@ -776,7 +929,12 @@ impl Calc<'_> {
                 self.r.explain(
                     Output::TotalNumSteps,
                     "sft.py: total_num_steps = min(calculate_total_num_steps(...), max_steps)",
-                    format!("total_num_steps = min({}, {}) = {}", c.raw(), m.raw(), t.raw()),
+                    format!(
+                        "total_num_steps = min({}, {}) = {}",
+                        c.raw(),
+                        m.raw(),
+                        t.raw()
+                    ),
                 );
                 Some(t)
             }
@@ -807,10 +965,14 @@ impl Calc<'_> {
     fn max_steps_effect(&mut self, m: Num, s: StepCount, b: &Batch, e: f64) {
         let epochs = match (self.i.sample_packing.or(false), self.i.num_samples.given()) {
             (Some(false), Some(n)) if n > 0 => Some(m.to_f64() * b.global as f64 / n as f64),
-            (Some(true), _) if s.per_epoch.to_f64() > 0.0 => Some(m.to_f64() / s.per_epoch.to_f64()),
+            (Some(true), _) if s.per_epoch.to_f64() > 0.0 => {
+                Some(m.to_f64() / s.per_epoch.to_f64())
+            }
             _ => None,
         };
-        let epochs = epochs.map(|x| format!(" ≈ {x:.2} epochs")).unwrap_or_default();
+        let epochs = epochs
+            .map(|x| format!(" ≈ {x:.2} epochs"))
+            .unwrap_or_default();
         match num::cmp(m, s.total) {
             std::cmp::Ordering::Greater => self.r.diag(
                 Field::MaxSteps,
@@ -845,7 +1007,9 @@ impl Calc<'_> {
         if matches!(i.warmup_steps, Param::Invalid) || matches!(i.warmup_ratio, Param::Invalid) {
             return;
         }
-        if i.warmup_steps.given().is_some_and(|w| w != 0) && i.warmup_ratio.given().is_some_and(|r| r != 0.0) {
+        if i.warmup_steps.given().is_some_and(|w| w != 0)
+            && i.warmup_ratio.given().is_some_and(|r| r != 0.0)
+        {
             self.r.diag(
                 Field::WarmupRatio,
                 Level::Error,
@@ -855,23 +1019,51 @@ impl Calc<'_> {
         }
         // `total_num_steps` here is the value after min(·, max_steps).
         let total = self.r.value(Output::TotalNumSteps).or(computed);
-        let (Some(total), Some(trainer_max)) = (total, trainer_max) else { return };
+        let (Some(total), Some(trainer_max)) = (total, trainer_max) else {
+            return;
+        };
         let mut ratio = 0.0;
         let (mut w, rule) = if let Some(ws) = i.warmup_steps.given() {
-            (Num::Int(ws.into()), format!("warmup_steps (as given) = {ws}"))
+            (
+                Num::Int(ws.into()),
+                format!("warmup_steps (as given) = {ws}"),
+            )
         } else if let Some(r) = i.warmup_ratio.given() {
             if total.truthy() {
-                let Ok(v) = num::mul(Num::Float(r), total).and_then(|p| num::int_of(p.to_f64())) else { return };
-                let v = if num::cmp(v, Num::Int(0)).is_lt() { Num::Int(0) } else { v };
-                (v, format!("max(int({} × {}), 0) = {}", num::float_repr(r), total.raw(), v.raw()))
+                let Ok(v) = num::mul(Num::Float(r), total).and_then(|p| num::int_of(p.to_f64()))
+                else {
+                    return;
+                };
+                let v = if num::cmp(v, Num::Int(0)).is_lt() {
+                    Num::Int(0)
+                } else {
+                    v
+                };
+                (
+                    v,
+                    format!(
+                        "max(int({} × {}), 0) = {}",
+                        num::float_repr(r),
+                        total.raw(),
+                        v.raw()
+                    ),
+                )
             } else {
                 ratio = r;
-                (Num::Int(0), format!("warmup_ratio {} passed through", num::float_repr(r)))
+                (
+                    Num::Int(0),
+                    format!("warmup_ratio {} passed through", num::float_repr(r)),
+                )
             }
         } else if total.truthy() {
-            let Ok(v) = num::int_of(0.03 * total.to_f64()) else { return };
+            let Ok(v) = num::int_of(0.03 * total.to_f64()) else {
+                return;
+            };
             let v = num::min(v, Num::Int(100));
-            (v, format!("min(int(0.03 × {}), 100) = {}", total.raw(), v.raw()))
+            (
+                v,
+                format!("min(int(0.03 × {}), 100) = {}", total.raw(), v.raw()),
+            )
         } else {
             ratio = 0.03;
             (Num::Int(0), "warmup_ratio 0.03 passed through".to_string())
@@ -917,11 +1109,27 @@ impl Calc<'_> {
         }
         let Some(e) = epochs else { return };
         let plans = [
-            (Field::SavesPerEpoch, Output::SaveSteps, i.saves_per_epoch, Some(true), "save_steps", "Saving at training end only."),
-            (Field::EvalsPerEpoch, Output::EvalSteps, i.evals_per_epoch, eval_dataset, "eval_steps", "Skipping evaluations."),
+            (
+                Field::SavesPerEpoch,
+                Output::SaveSteps,
+                i.saves_per_epoch,
+                Some(true),
+                "save_steps",
+                "Saving at training end only.",
+            ),
+            (
+                Field::EvalsPerEpoch,
+                Output::EvalSteps,
+                i.evals_per_epoch,
+                eval_dataset,
+                "eval_steps",
+                "Skipping evaluations.",
+            ),
         ];
         for (field, out, per_epoch, enabled, key, invalid_tail) in plans {
-            let Some(n) = per_epoch.given().filter(|&n| n > 0) else { continue };
+            let Some(n) = per_epoch.given().filter(|&n| n > 0) else {
+                continue;
+            };
             if enabled != Some(true) {
                 continue;
             }
@@ -946,8 +1154,13 @@ impl Calc<'_> {
                 );
                 continue;
             }
-            let Some(m) = trainer_max.filter(|m| m.to_f64() > 0.0) else { continue };
-            let Ok(steps) = num::mul(m, Num::Float(frac)).and_then(|p| num::ceil(p.to_f64())) else { continue };
+            let Some(m) = trainer_max.filter(|m| m.to_f64() > 0.0) else {
+                continue;
+            };
+            let Ok(steps) = num::mul(m, Num::Float(frac)).and_then(|p| num::ceil(p.to_f64()))
+            else {
+                continue;
+            };
             self.r.set(out, steps);
             self.r.explain(
                 out,
@@ -969,7 +1182,9 @@ struct StepCount {
 /// nearest to `model` that divide `ws`.
 fn nearest_valid(ws: u64, model: u64) -> String {
     let below = ws / model * model;
-    let above = (ws / model).checked_add(1).and_then(|k| k.checked_mul(model));
+    let above = (ws / model)
+        .checked_add(1)
+        .and_then(|k| k.checked_mul(model));
     let mut sizes: Vec<String> = Vec::new();
     if below >= model {
         sizes.push(below.to_string());
@@ -981,7 +1196,11 @@ fn nearest_valid(ws: u64, model: u64) -> String {
     const SCAN: u64 = 100_000;
     let lower = (1..model).rev().take(SCAN as usize).find(|d| ws % d == 0);
     let upper = (model + 1..=ws.min(model.saturating_add(SCAN))).find(|d| ws % d == 0);
-    let products: Vec<String> = lower.into_iter().chain(upper).map(|d| d.to_string()).collect();
+    let products: Vec<String> = lower
+        .into_iter()
+        .chain(upper)
+        .map(|d| d.to_string())
+        .collect();
     let mut fix = format!("Nearest valid: world_size {}", sizes.join(" or "));
     if !products.is_empty() {
         fix.push_str(&format!(

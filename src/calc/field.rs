@@ -130,7 +130,11 @@ pub fn count(field: Field, raw: &str, diags: &mut Vec<Diag>) -> Param<u64> {
     } else {
         "is not a number".to_string()
     };
-    diags.push(Diag::new(field, Level::Error, format!("{} {msg}: \u{201c}{}\u{201d}", field.key(), shorten(text))));
+    diags.push(Diag::new(
+        field,
+        Level::Error,
+        format!("{} {msg}: \u{201c}{}\u{201d}", field.key(), shorten(text)),
+    ));
     Param::Invalid
 }
 
@@ -142,7 +146,9 @@ pub fn real(field: Field, raw: &str, diags: &mut Vec<Diag>) -> Param<f64> {
     }
     // Rust accepts "inf", "NaN" and "infinity"; only digits, a point, a sign and an exponent are numbers here.
     let plain = text.len() <= MAX_LEN
-        && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'));
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'));
     let msg = match text.parse::<f64>() {
         Ok(v) if plain && v.is_finite() && v >= 0.0 => return Param::Given(v),
         Ok(v) if plain && v.is_finite() => "cannot be negative",
@@ -150,7 +156,11 @@ pub fn real(field: Field, raw: &str, diags: &mut Vec<Diag>) -> Param<f64> {
         _ if text.len() > MAX_LEN => "is far too long to be a number",
         _ => "is not a number",
     };
-    diags.push(Diag::new(field, Level::Error, format!("{} {msg}: \u{201c}{}\u{201d}", field.key(), shorten(text))));
+    diags.push(Diag::new(
+        field,
+        Level::Error,
+        format!("{} {msg}: \u{201c}{}\u{201d}", field.key(), shorten(text)),
+    ));
     Param::Invalid
 }
 
@@ -167,7 +177,11 @@ pub fn flag(field: Field, raw: &str, diags: &mut Vec<Diag>) -> Param<bool> {
             diags.push(Diag::new(
                 field,
                 Level::Error,
-                format!("{} must be true or false: \u{201c}{}\u{201d}", field.key(), shorten(text)),
+                format!(
+                    "{} must be true or false: \u{201c}{}\u{201d}",
+                    field.key(),
+                    shorten(text)
+                ),
             ));
             Param::Invalid
         }
@@ -237,7 +251,10 @@ mod tests {
     #[test]
     fn flags() {
         let mut d = Vec::new();
-        assert_eq!(flag(Field::SamplePacking, "True", &mut d), Param::Given(true));
+        assert_eq!(
+            flag(Field::SamplePacking, "True", &mut d),
+            Param::Given(true)
+        );
         assert_eq!(flag(Field::SamplePacking, "0", &mut d), Param::Given(false));
         assert_eq!(flag(Field::SamplePacking, "maybe", &mut d), Param::Invalid);
         assert_eq!(d.len(), 1);

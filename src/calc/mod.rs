@@ -38,7 +38,11 @@ pub struct Diag {
 
 impl Diag {
     pub fn new(field: Field, level: Level, message: impl Into<String>) -> Self {
-        Diag { field, level, message: message.into() }
+        Diag {
+            field,
+            level,
+            message: message.into(),
+        }
     }
 }
 
@@ -115,7 +119,10 @@ impl RawInputs {
 
     /// The values of a field given more than once, if it was.
     pub fn conflict(&self, field: Field) -> Option<&[String]> {
-        self.conflicts.iter().find(|(f, _)| *f == field).map(|(_, v)| v.as_slice())
+        self.conflicts
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, v)| v.as_slice())
     }
 
     /// Builds inputs from `(field, text)` pairs.
@@ -129,7 +136,10 @@ impl RawInputs {
 
     /// The given (non-empty) fields in form order.
     pub fn given(&self) -> impl Iterator<Item = (Field, &str)> {
-        Field::ALL.iter().map(|&f| (f, self.get(f))).filter(|(_, v)| !v.trim().is_empty())
+        Field::ALL
+            .iter()
+            .map(|&f| (f, self.get(f)))
+            .filter(|(_, v)| !v.trim().is_empty())
     }
 }
 
@@ -154,7 +164,12 @@ pub struct Report {
 
 impl Default for Report {
     fn default() -> Self {
-        Report { values: [None; Output::COUNT], diags: Vec::new(), steps: Vec::new(), legacy_notes: Vec::new() }
+        Report {
+            values: [None; Output::COUNT],
+            diags: Vec::new(),
+            steps: Vec::new(),
+            legacy_notes: Vec::new(),
+        }
     }
 }
 
@@ -171,13 +186,26 @@ impl Report {
         self.diags.push(Diag::new(field, level, message));
     }
 
-    pub(crate) fn explain(&mut self, output: Output, rule: impl Into<String>, worked: impl Into<String>) {
-        self.steps.push(Step { output, rule: rule.into(), worked: worked.into() });
+    pub(crate) fn explain(
+        &mut self,
+        output: Output,
+        rule: impl Into<String>,
+        worked: impl Into<String>,
+    ) {
+        self.steps.push(Step {
+            output,
+            rule: rule.into(),
+            worked: worked.into(),
+        });
     }
 
     /// Messages at one field, most serious first.
     pub fn diags_for(&self, field: Field) -> impl Iterator<Item = &Diag> {
-        let mut found: Vec<&Diag> = self.diags.iter().filter(move |d| d.field == field).collect();
+        let mut found: Vec<&Diag> = self
+            .diags
+            .iter()
+            .filter(move |d| d.field == field)
+            .collect();
         found.sort_by_key(|d| d.level);
         found.into_iter()
     }

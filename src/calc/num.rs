@@ -34,7 +34,9 @@ impl fmt::Display for NumError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NumError::ZeroDivision(msg) => write!(f, "ZeroDivisionError: {msg}"),
-            NumError::NotFinite => f.write_str("OverflowError: cannot convert float infinity to integer"),
+            NumError::NotFinite => {
+                f.write_str("OverflowError: cannot convert float infinity to integer")
+            }
             NumError::TooLarge => f.write_str("the result is too large to represent exactly"),
         }
     }
@@ -113,10 +115,20 @@ pub fn float_raw(x: f64) -> String {
 /// Python's `str(float)`/`repr(float)` for messages quoted from a framework (`4.0`, `0.25`, `1e-05`).
 pub fn float_repr(x: f64) -> String {
     if !x.is_finite() {
-        return if x.is_nan() { "nan".into() } else if x > 0.0 { "inf".into() } else { "-inf".into() };
+        return if x.is_nan() {
+            "nan".into()
+        } else if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     let exp = x.abs().log10().floor() as i32;
     if (-4..16).contains(&exp) {
@@ -317,12 +329,18 @@ mod tests {
         assert_eq!(min(Num::Float(158.0), Num::Int(100)), Num::Int(100));
         // 2^53 + 1 is not equal to the float 2^53.
         let big = (1i128 << 53) + 1;
-        assert_eq!(cmp(Num::Int(big), Num::Float((1u64 << 53) as f64)), Ordering::Greater);
+        assert_eq!(
+            cmp(Num::Int(big), Num::Float((1u64 << 53) as f64)),
+            Ordering::Greater
+        );
     }
 
     #[test]
     fn checked_int_arithmetic() {
-        assert_eq!(mul(Num::Int(i128::MAX), Num::Int(2)), Err(NumError::TooLarge));
+        assert_eq!(
+            mul(Num::Int(i128::MAX), Num::Int(2)),
+            Err(NumError::TooLarge)
+        );
         assert_eq!(mul(Num::Int(158), Num::Float(1.0)), Ok(Num::Float(158.0)));
         assert_eq!(sub(Num::Int(0), Num::Int(1)), Ok(Num::Int(-1)));
         assert_eq!(ifloordiv(7, 2), Ok(Num::Int(3)));

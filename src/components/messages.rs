@@ -28,8 +28,12 @@ pub fn field_messages(props: &FieldMessagesProps) -> Html {
             let id = message_id(props.field, n);
             let text = d.message.clone();
             match d.level {
-                Level::Error => html! { <p {id} class="msg error" data-error={key} role="alert">{ text }</p> },
-                Level::Warning => html! { <p {id} class="msg warning" data-warning={key}>{ text }</p> },
+                Level::Error => {
+                    html! { <p {id} class="msg error" data-error={key} role="alert">{ text }</p> }
+                }
+                Level::Warning => {
+                    html! { <p {id} class="msg warning" data-warning={key}>{ text }</p> }
+                }
                 Level::Note => html! { <p {id} class="msg note" data-note={key}>{ text }</p> },
                 Level::Hint => html! { <p {id} class="msg hint" data-hint={key}>{ text }</p> },
             }

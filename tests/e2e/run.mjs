@@ -1,0 +1,77 @@
+// End-to-end test of the release build: serves dist/ from a local static server under a
+// sub-path (as a docs site would), opens links in headless Chromium and reads the data-output
+// contract. Run by `make e2e` (after `make dist`).
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { extname, join, normalize } from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { chromium } = require('../../.tools/node_modules/playwright-core');
+
+const DIST = new URL('../../dist/', import.meta.url).pathname;
+const BASE = '/docs/tools/dpcalc/';
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
+
+const server = createServer(async (req, res) => {
+  const url = new URL(req.url, 'http://x');
+  if (!url.pathname.startsWith(BASE)) { res.writeHead(404).end(); return; }
+  let rel = url.pathname.slice(BASE.length) || 'index.html';
+  const file = normalize(join(DIST, rel));
+  if (!file.startsWith(DIST)) { res.writeHead(403).end(); return; }
+  try {
+    const body = await readFile(file);
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] || 'application/octet-stream' }).end(body);
+  } catch { res.writeHead(404).end(); }
+});
+await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+const origin = `http://127.0.0.1:${server.address().port}`;
+
+// Each case: a link and the data-values it must show (null = no data-value).
+const cases = [
+  ['world_size=4&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000',
+    { world_size: '4', dp_world_size: '2', global_batch_size: '16', total_num_steps: '63', max_steps: '63',
+      steps_per_epoch: '63', warmup_steps: '2', legacy_global_batch_size: '32', legacy_total_num_steps: '63' }],
+  ['world_size=4&micro_batch_size=2&gradient_accumulation_steps=4&sequence_len=2048&sample_packing=true&sample_packing_eff_est=0.95&total_num_tokens=10000000',
+    { global_batch_size: '32', total_num_steps: '158.0', max_steps: '158.0', tokens_per_step: '65536' }],
+  ['', { world_size: '8', dp_world_size: '8', global_batch_size: '8', total_num_steps: null, legacy_total_num_steps: null }],
+  ['nodes=16&gpus_per_node=8&tensor_parallel_size=8&micro_batch_size=4&gradient_accumulation_steps=16&num_samples=500000&num_epochs=3&saves_per_epoch=2',
+    { world_size: '128', dp_world_size: '16', global_batch_size: '1024', total_num_steps: '1465', save_steps: '245', warmup_steps: '43' }],
+  ['world_size=6&tensor_parallel_size=4&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000',
+    { dp_world_size: '1', global_batch_size: '8', total_num_steps: '125' }, ['world_size']],
+];
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--no-first-run'],
+});
+let failures = 0;
+try {
+  for (const [query, expected, errors = []] of cases) {
+    const page = await browser.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    const url = `${origin}${BASE}${query ? '?' + query : ''}`;
+    await page.goto(url);
+    await page.waitForSelector('[data-output="global_batch_size"][data-value]', { timeout: 15000 });
+    for (const [name, want] of Object.entries(expected)) {
+      const got = await page.getAttribute(`[data-output="${name}"]`, 'data-value');
+      if (got !== want) problems.push(`${name}: got ${got}, want ${want}`);
+    }
+    for (const field of errors) {
+      if (!(await page.$(`[data-error="${field}"][role="alert"]`))) problems.push(`no error at ${field}`);
+    }
+    const share = await page.getAttribute('[data-output="share_url"]', 'data-value');
+    if (!share.startsWith(`${origin}${BASE}`)) problems.push(`share_url ${share}`);
+    console.log(`${problems.length ? 'FAIL' : 'ok  '} ?${query}`);
+    for (const p of problems) console.log(`     ${p}`);
+    failures += problems.length ? 1 : 0;
+    await page.close();
+  }
+} finally {
+  await browser.close();
+  server.close();
+}
+if (failures) { console.log(`${failures} end-to-end case(s) failed`); process.exit(1); }
+console.log(`end-to-end: ${cases.length} links computed as expected from ${BASE}`);
