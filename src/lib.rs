@@ -5,6 +5,7 @@
 //! - `app` and `components` (wasm only): the Yew page, which renders a [`calc::Report`].
 
 pub mod calc;
+pub mod embed;
 pub mod query;
 
 #[cfg(target_arch = "wasm32")]

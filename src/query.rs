@@ -6,15 +6,66 @@
 //! twice keeps every value (an error at that field), and an unknown parameter is kept and carried
 //! into every re-shared link, so a link made by a newer dpcalc survives an edit by an older one.
 //! Parsing and escaping are serde_urlencoded's (form_urlencoded), not hand-written.
+//!
+//! The schema is versioned: `v` absent means 1, and links leave `v` out while it is 1. A renamed
+//! parameter keeps its old name as an alias forever ([`ALIASES`]); `tests/links.txt` holds links
+//! in every accepted form with what they must decode to.
 
 use crate::calc::{Field, RawInputs};
+
+/// The schema version this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Old or alternative parameter names, read as the field they name. axolotl itself still
+/// accepts `sequence_parallel_degree` as the deprecated name of `context_parallel_size`.
+pub const ALIASES: &[(&str, Field)] = &[("sequence_parallel_degree", Field::ContextParallelSize)];
+
+/// How the page is shown; not an input of the calculation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Theme {
+    #[default]
+    Auto,
+    Light,
+    Dark,
+}
+
+impl Theme {
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::Auto => "auto",
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+}
+
+/// The view parameters: `embed=1`, `theme=light|dark|auto`, `readonly=1`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct View {
+    pub embed: bool,
+    pub readonly: bool,
+    pub theme: Theme,
+}
 
 /// A decoded link.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Link {
     pub inputs: RawInputs,
-    /// Parameters dpcalc does not know, in their original order, with their values.
+    pub view: View,
+    /// Parameters dpcalc does not know, in their original order, with their values. They are
+    /// carried into every re-shared link unchanged.
     pub unknown: Vec<(String, String)>,
+    /// Things about the link itself worth telling the user (a newer schema version, a view
+    /// parameter with a value dpcalc does not read), as `(parameter, message)`.
+    pub notices: Vec<(String, String)>,
+}
+
+fn flag_value(v: &str) -> Option<bool> {
+    match v {
+        "1" | "true" => Some(true),
+        "0" | "false" | "" => Some(false),
+        _ => None,
+    }
 }
 
 /// Decodes a query string, with or without its leading `?`. Never fails: undecodable escapes
@@ -25,12 +76,18 @@ pub fn decode(query: &str) -> Link {
     let mut seen: Vec<(Field, Vec<String>)> = Vec::new();
     let mut link = Link::default();
     for (key, value) in pairs {
-        match Field::from_key(&key) {
+        let field = Field::from_key(&key)
+            .or_else(|| ALIASES.iter().find(|(a, _)| *a == key).map(|&(_, f)| f));
+        match field {
             Some(field) => match seen.iter_mut().find(|(f, _)| *f == field) {
                 Some((_, values)) => values.push(value),
                 None => seen.push((field, vec![value])),
             },
-            None => link.unknown.push((key, value)),
+            None => {
+                if !link.read_view(&key, &value) {
+                    link.unknown.push((key, value));
+                }
+            }
         }
     }
     for (field, mut values) in seen {
@@ -43,6 +100,52 @@ pub fn decode(query: &str) -> Link {
         }
     }
     link
+}
+
+impl Link {
+    /// Reads a view or schema parameter; false when `key` is not one.
+    fn read_view(&mut self, key: &str, value: &str) -> bool {
+        let ok = match key {
+            "embed" => flag_value(value).map(|b| self.view.embed = b).is_some(),
+            "readonly" => flag_value(value).map(|b| self.view.readonly = b).is_some(),
+            "theme" => match value {
+                "auto" => Some(Theme::Auto),
+                "light" => Some(Theme::Light),
+                "dark" => Some(Theme::Dark),
+                _ => None,
+            }
+            .map(|t| self.view.theme = t)
+            .is_some(),
+            "v" => {
+                if value.parse::<u32>().is_ok_and(|v| v > VERSION) {
+                    self.notices.push((
+                        key.into(),
+                        format!("This link was made by a newer dpcalc (schema v{value}); it is read as v{VERSION}, and parameters this version does not know are kept."),
+                    ));
+                    // kept so the newer version reads it back the same way
+                    self.unknown.push((key.into(), value.into()));
+                    return true;
+                }
+                value.parse::<u32>().is_ok()
+            }
+            _ => return false,
+        };
+        if !ok {
+            self.notices.push((
+                key.into(),
+                format!("{key}={value} is not a value dpcalc reads; it is ignored."),
+            ));
+        }
+        true
+    }
+
+    /// The same link with other view parameters.
+    pub fn with_view(&self, view: View) -> Link {
+        Link {
+            view,
+            ..self.clone()
+        }
+    }
 }
 
 /// Whether a given text is the value dpcalc assumes when the parameter is absent, so the link
@@ -76,6 +179,16 @@ pub fn encode(link: &Link) -> String {
         if !text.trim().is_empty() && !is_default(inputs, field, text) {
             pairs.push((field.key(), text));
         }
+    }
+    let view = link.view;
+    if view.embed {
+        pairs.push(("embed", "1"));
+    }
+    if view.readonly {
+        pairs.push(("readonly", "1"));
+    }
+    if view.theme != Theme::Auto {
+        pairs.push(("theme", view.theme.name()));
     }
     pairs.extend(link.unknown.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     serde_urlencoded::to_string(&pairs).unwrap_or_default()
@@ -114,6 +227,43 @@ mod tests {
         let link = decode("nodes=1&world_size=4");
         assert_eq!(encode(&link), "nodes=1&world_size=4");
         assert_eq!(encode(&decode("nodes=1&gpus_per_node=8")), "");
+    }
+
+    #[test]
+    fn view_parameters_and_version() {
+        let link = decode("nodes=2&embed=1&theme=dark&readonly=1&v=1");
+        assert_eq!(
+            link.view,
+            View {
+                embed: true,
+                readonly: true,
+                theme: Theme::Dark
+            }
+        );
+        assert!(link.notices.is_empty() && link.unknown.is_empty());
+        assert_eq!(encode(&link), "nodes=2&embed=1&readonly=1&theme=dark");
+        assert_eq!(
+            encode(&link.with_view(View {
+                theme: Theme::Dark,
+                ..View::default()
+            })),
+            "nodes=2&theme=dark"
+        );
+        let newer = decode("v=2&nodes=2&future_knob=7");
+        assert_eq!(newer.notices.len(), 1);
+        assert_eq!(encode(&newer), "nodes=2&v=2&future_knob=7");
+        let bad = decode("theme=purple&embed=yes");
+        assert_eq!(bad.notices.len(), 2);
+        assert_eq!(bad.view, View::default());
+    }
+
+    #[test]
+    fn aliases_read_as_their_field() {
+        let link = decode("sequence_parallel_degree=4");
+        assert_eq!(link.inputs.get(Field::ContextParallelSize), "4");
+        assert_eq!(encode(&link), "context_parallel_size=4");
+        let both = decode("sequence_parallel_degree=4&context_parallel_size=2");
+        assert!(both.inputs.conflict(Field::ContextParallelSize).is_some());
     }
 
     #[test]
