@@ -8,7 +8,9 @@ use yew::prelude::*;
 
 use crate::calc::{axolotl, Field, Report};
 use crate::components::{Explain, Form, Legacy, Notices, Results, Share};
-use crate::query::{self, Link};
+use crate::query::{self, Link, View};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// The whole state: the link and the report computed from it.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,12 +67,75 @@ fn base_url() -> String {
     format!("{origin}{path}")
 }
 
-fn share_url(query: &str) -> String {
-    if query.is_empty() {
+fn url_of(link: &Link) -> String {
+    let q = query::encode(link);
+    if q.is_empty() {
         base_url()
     } else {
-        format!("{}?{query}", base_url())
+        format!("{}?{q}", base_url())
     }
+}
+
+/// The links the page offers for the current state.
+#[derive(Clone, PartialEq)]
+pub struct Urls {
+    /// Reproduces this view: `embed`, `theme` and `readonly` as given.
+    pub share: String,
+    /// The full calculator in a new tab: same inputs and theme, without embed and readonly.
+    pub full: String,
+    /// What an iframe should load: this view with `embed=1`.
+    pub embed: String,
+}
+
+fn urls(link: &Link) -> Urls {
+    let view = link.view;
+    Urls {
+        share: url_of(link),
+        full: url_of(&link.with_view(View {
+            theme: view.theme,
+            ..View::default()
+        })),
+        embed: url_of(&link.with_view(View {
+            embed: true,
+            ..view
+        })),
+    }
+}
+
+/// Tells a host page (when framed) how tall the content is:
+/// `{ type: "dpcalc:height", height: <CSS px>, href: <this page> }`.
+fn post_height() {
+    let window = gloo::utils::window();
+    let Ok(Some(parent)) = window.parent() else {
+        return;
+    };
+    if js_sys::Object::is(&parent, &window) {
+        return;
+    }
+    let Some(root) = gloo::utils::document().document_element() else {
+        return;
+    };
+    let message = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| js_sys::Reflect::set(&message, &JsValue::from_str(k), &v);
+    let _ = set("type", JsValue::from_str("dpcalc:height"));
+    let _ = set("height", JsValue::from_f64(f64::from(root.scroll_height())));
+    let _ = set(
+        "href",
+        JsValue::from_str(&window.location().href().unwrap_or_default()),
+    );
+    let _ = parent.post_message(&message, "*");
+}
+
+/// Posts the height again whenever the content box changes size (a details element opening, a
+/// message appearing, the iframe getting narrower).
+fn observe_height() {
+    let callback = Closure::<dyn FnMut()>::new(post_height);
+    if let Ok(observer) = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()) {
+        if let Some(body) = gloo::utils::document().body() {
+            observer.observe(&body);
+        }
+    }
+    callback.forget(); // lives as long as the page
 }
 
 #[function_component(App)]
@@ -82,18 +147,30 @@ pub fn app() -> Html {
             .unwrap_or_default();
         State::from_query(&search)
     });
+    let view = state.link.view;
 
     {
         let q = state.query.clone();
-        use_effect_with(q, move |q| {
-            let url = share_url(q);
+        let link = state.link.clone();
+        use_effect_with(q, move |_| {
+            let url = url_of(&link);
             if let Ok(history) = gloo::utils::window().history() {
                 // The current URL may already be this one (first render); replacing is harmless.
-                let _ =
-                    history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+                let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
             }
         });
     }
+    use_effect_with(view.theme, |theme| {
+        if let Some(root) = gloo::utils::document().document_element() {
+            let _ = root.set_attribute("data-theme", theme.name());
+        }
+    });
+    use_effect_with(view.embed, |&embed| {
+        if embed {
+            observe_height();
+        }
+    });
+    use_effect(post_height);
 
     let on_input = {
         let state = state.dispatcher();
@@ -101,7 +178,30 @@ pub fn app() -> Html {
             state.dispatch(Action::Set(field, value))
         })
     };
-    let url = share_url(&state.query);
+    let urls = urls(&state.link);
+    let inputs = state.link.inputs.clone();
+    let report = state.report.clone();
+    let notices = html! { <Notices unknown={state.link.unknown.clone()} link={state.link.notices.clone()} /> };
+
+    if view.embed {
+        return html! {
+            <main class="page embed">
+                { notices }
+                <div class="layout">
+                    <Form {inputs} report={report.clone()} {on_input} readonly={view.readonly} compact=true />
+                    <div class="side">
+                        <Results report={report.clone()} />
+                        <p class="full-link">
+                            <a href={urls.full.clone()} target="_blank" rel="noopener" data-output="full_url" data-value={urls.full.clone()}>
+                                { "Open full calculator \u{2197}" }
+                            </a>
+                        </p>
+                        <span hidden=true data-output="share_url" data-value={urls.share.clone()}></span>
+                    </div>
+                </div>
+            </main>
+        };
+    }
 
     html! {
         <main class="page">
@@ -113,14 +213,14 @@ pub fn app() -> Html {
                     { " run gets: computed in your browser, exactly as axolotl does it." }
                 </p>
             </header>
-            <Notices unknown={state.link.unknown.clone()} />
+            { notices }
             <div class="layout">
-                <Form inputs={state.link.inputs.clone()} report={state.report.clone()} {on_input} />
+                <Form inputs={inputs.clone()} report={report.clone()} {on_input} readonly={view.readonly} compact=false />
                 <div class="side">
-                    <Results report={state.report.clone()} />
-                    <Share url={url} />
-                    <Legacy report={state.report.clone()} />
-                    <Explain report={state.report.clone()} />
+                    <Results report={report.clone()} />
+                    <Share urls={urls} {inputs} report={report.clone()} />
+                    <Legacy report={report.clone()} />
+                    <Explain {report} />
                 </div>
             </div>
         </main>

@@ -9,7 +9,7 @@ pub mod embed;
 pub mod query;
 
 #[cfg(target_arch = "wasm32")]
-mod app;
+pub mod app;
 #[cfg(target_arch = "wasm32")]
 pub mod components;
 

@@ -73,7 +73,7 @@ fn describe(field: Field) -> (&'static str, &'static str, &'static str) {
         Field::WarmupSteps => (
             "Warmup steps",
             "3 % of steps, ≤ 100",
-            "Cannot be combined with warmup_ratio.",
+            "Default: 3 % of the steps, at most 100. Not with warmup_ratio.",
         ),
         Field::WarmupRatio => ("Warmup ratio", "unset", "Fraction of the steps."),
         Field::ValSetSize => (
@@ -127,6 +127,30 @@ pub struct FormProps {
     pub inputs: RawInputs,
     pub report: Rc<Report>,
     pub on_input: Callback<(Field, String)>,
+    /// `readonly=1`: shown, not editable.
+    pub readonly: bool,
+    /// `embed=1`: the key inputs, plus any other field that is given or has a message.
+    pub compact: bool,
+}
+
+/// The inputs an embedded view always shows.
+const KEY_FIELDS: &[Field] = &[
+    Field::Nodes,
+    Field::GpusPerNode,
+    Field::TensorParallelSize,
+    Field::ContextParallelSize,
+    Field::MicroBatchSize,
+    Field::GradientAccumulationSteps,
+    Field::NumSamples,
+    Field::NumEpochs,
+];
+
+fn shown(field: Field, props: &FormProps) -> bool {
+    !props.compact
+        || KEY_FIELDS.contains(&field)
+        || !props.inputs.get(field).is_empty()
+        || props.inputs.conflict(field).is_some()
+        || props.report.diags_for(field).next().is_some()
 }
 
 #[function_component(Form)]
@@ -136,7 +160,7 @@ pub fn form(props: &FormProps) -> Html {
             { for GROUPS.iter().map(|(title, fields)| html! {
                 <fieldset class="group">
                     <legend>{ *title }</legend>
-                    { for fields.iter().map(|&f| field_row(f, props)) }
+                    { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props)) }
                 </fieldset>
             }) }
         </form>
@@ -156,6 +180,7 @@ fn field_row(field: Field, props: &FormProps) -> Html {
     let described = described.join(" ");
     let value = props.inputs.get(field).to_string();
     let on_input = props.on_input.clone();
+    let readonly = props.readonly;
 
     let control = if field.kind() == Kind::Flag {
         let checked = matches!(
@@ -174,7 +199,7 @@ fn field_row(field: Field, props: &FormProps) -> Html {
             ));
         });
         html! {
-            <input type="checkbox" id={id.clone()} name={key} {checked} {onchange}
+            <input type="checkbox" id={id.clone()} name={key} {checked} {onchange} disabled={readonly}
                 aria-invalid={invalid.to_string()} aria-describedby={described} />
         }
     } else {
@@ -188,7 +213,7 @@ fn field_row(field: Field, props: &FormProps) -> Html {
             "decimal"
         };
         html! {
-            <input type="text" id={id.clone()} name={key} {value} {placeholder} inputmode={mode}
+            <input type="text" id={id.clone()} name={key} {value} {placeholder} inputmode={mode} {readonly}
                 autocomplete="off" spellcheck="false" {oninput}
                 aria-invalid={invalid.to_string()} aria-describedby={described} />
         }

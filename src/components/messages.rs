@@ -44,17 +44,22 @@ pub fn field_messages(props: &FieldMessagesProps) -> Html {
 #[derive(Properties, PartialEq)]
 pub struct NoticesProps {
     pub unknown: Vec<(String, String)>,
+    /// Notices about the link's own parameters (`v`, `theme`, …).
+    pub link: Vec<(String, String)>,
 }
 
 /// Parameters of the link that dpcalc does not know: kept in the share link, otherwise ignored.
 #[function_component(Notices)]
 pub fn notices(props: &NoticesProps) -> Html {
-    if props.unknown.is_empty() {
+    if props.unknown.is_empty() && props.link.is_empty() {
         return html! {};
     }
     html! {
         <section class="notices" aria-label="Link notices">
-            { for props.unknown.iter().map(|(k, v)| html! {
+            { for props.link.iter().map(|(k, text)| html! {
+                <p class="msg notice" data-notice={k.clone()}>{ text.clone() }</p>
+            }) }
+            { for props.unknown.iter().filter(|(k, _)| k != "v").map(|(k, v)| html! {
                 <p class="msg notice" data-notice={k.clone()}>
                     { format!("Unknown parameter \u{201c}{k}\u{201d}") }
                     { if v.is_empty() { String::new() } else { format!(" (value \u{201c}{}\u{201d})", short(v)) } }

@@ -1,13 +1,21 @@
 //! The share link and its Copy button (Clipboard API, with a selectable fallback when the
 //! clipboard is refused, as in cross-origin iframes).
 
+use std::rc::Rc;
+
 use wasm_bindgen::JsValue;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
+use crate::app::Urls;
+use crate::calc::{RawInputs, Report};
+use crate::embed;
+
 #[derive(Properties, PartialEq)]
 pub struct ShareProps {
-    pub url: String,
+    pub urls: Urls,
+    pub inputs: RawInputs,
+    pub report: Rc<Report>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -20,13 +28,15 @@ enum Copied {
 #[function_component(Share)]
 pub fn share(props: &ShareProps) -> Html {
     let status = use_state(|| Copied::Idle);
+    let show_embed = use_state(|| false);
     let field = use_node_ref();
+    let url = props.urls.share.clone();
     {
         let status = status.clone();
-        use_effect_with(props.url.clone(), move |_| status.set(Copied::Idle));
+        use_effect_with(url.clone(), move |_| status.set(Copied::Idle));
     }
     let onclick = {
-        let url = props.url.clone();
+        let url = url.clone();
         let status = status.clone();
         let field = field.clone();
         Callback::from(move |_: MouseEvent| {
@@ -56,15 +66,71 @@ pub fn share(props: &ShareProps) -> Html {
             <span class="copied" role="status">{ "The browser refused the clipboard here; the link is selected: press Ctrl+C (⌘C)." }</span>
         },
     };
+    let toggle = {
+        let show_embed = show_embed.clone();
+        Callback::from(move |_: MouseEvent| show_embed.set(!*show_embed))
+    };
+    let snippets = show_embed.then(|| {
+        let s = embed::snippets(
+            &props.urls.embed,
+            &props.urls.full,
+            &props.inputs,
+            &props.report,
+        );
+        html! {
+            <div class="snippets" id="embed-snippets">
+                <Snippet id="snippet-iframe" label="HTML (iframe)" text={s.iframe} />
+                <Snippet id="snippet-markdown" label="Markdown link" text={s.markdown} />
+                <Snippet id="snippet-text" label="Plain text" text={s.text} />
+                <p class="help">
+                    { "To size the iframe to its content, add to the host page: " }
+                    <code>{ HOST_SNIPPET }</code>
+                </p>
+            </div>
+        }
+    });
     html! {
         <section class="share" aria-label="Share">
             <h2><label for="share-url">{ "Link to these inputs" }</label></h2>
-            <div class="share-row" data-output="share_url" data-value={props.url.clone()}>
-                <input id="share-url" type="text" readonly=true value={props.url.clone()} ref={field} {onfocus} />
+            <div class="share-row" data-output="share_url" data-value={url.clone()}>
+                <input id="share-url" type="text" readonly=true value={url} ref={field} {onfocus} />
                 <button type="button" {onclick}>{ "Copy link" }</button>
+                <button type="button" class="secondary" onclick={toggle} aria-expanded={show_embed.to_string()}
+                    aria-controls="embed-snippets">{ "Embed" }</button>
             </div>
             { message }
+            { for snippets }
+            <p class="full-link">
+                <a href={props.urls.full.clone()} target="_blank" rel="noopener" data-output="full_url"
+                    data-value={props.urls.full.clone()}>{ "Open in a new tab \u{2197}" }</a>
+            </p>
         </section>
+    }
+}
+
+/// The host-page script that sizes `iframe.dpcalc` from dpcalc's height messages.
+pub const HOST_SNIPPET: &str = "<script>addEventListener(\"message\", (e) => { if (e.data && e.data.type === \"dpcalc:height\") \
+for (const f of document.querySelectorAll(\"iframe.dpcalc\")) if (f.contentWindow === e.source) f.style.height = e.data.height + \"px\"; });</script>";
+
+#[derive(Properties, PartialEq)]
+struct SnippetProps {
+    id: &'static str,
+    label: &'static str,
+    text: String,
+}
+
+/// A read-only text area that selects itself on focus.
+#[function_component(Snippet)]
+fn snippet(props: &SnippetProps) -> Html {
+    let onfocus = Callback::from(|e: FocusEvent| {
+        let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
+        area.select();
+    });
+    html! {
+        <div class="snippet">
+            <label for={props.id}>{ props.label }</label>
+            <textarea id={props.id} readonly=true rows="3" value={props.text.clone()} {onfocus} data-snippet={props.id} />
+        </div>
     }
 }
 

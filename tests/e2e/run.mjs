@@ -10,18 +10,23 @@ const require = createRequire(import.meta.url);
 const { chromium } = require('../../.tools/node_modules/playwright-core');
 
 const DIST = new URL('../../dist/', import.meta.url).pathname;
+const HOST = new URL('../host/', import.meta.url).pathname;
 const BASE = '/docs/tools/dpcalc/';
+// The strict policy the page must run under: no inline script or style.
+const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
 
 const server = createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
-  if (!url.pathname.startsWith(BASE)) { res.writeHead(404).end(); return; }
-  let rel = url.pathname.slice(BASE.length) || 'index.html';
-  const file = normalize(join(DIST, rel));
-  if (!file.startsWith(DIST)) { res.writeHead(403).end(); return; }
+  const [root, prefix] = url.pathname.startsWith(BASE) ? [DIST, BASE] : url.pathname.startsWith('/host/') ? [HOST, '/host/'] : [];
+  if (!root) { res.writeHead(404).end(); return; }
+  const rel = url.pathname.slice(prefix.length) || 'index.html';
+  const file = normalize(join(root, rel));
+  if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
   try {
     const body = await readFile(file);
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] || 'application/octet-stream' }).end(body);
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] || 'application/octet-stream',
+      'content-security-policy': CSP }).end(body);
   } catch { res.writeHead(404).end(); }
 });
 await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
@@ -52,6 +57,7 @@ try {
     const page = await browser.newPage();
     const problems = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) problems.push(`CSP: ${m.text()}`); });
     const url = `${origin}${BASE}${query ? '?' + query : ''}`;
     await page.goto(url);
     await page.waitForSelector('[data-output="global_batch_size"][data-value]', { timeout: 15000 });
@@ -63,15 +69,54 @@ try {
       if (!(await page.$(`[data-error="${field}"][role="alert"]`))) problems.push(`no error at ${field}`);
     }
     const share = await page.getAttribute('[data-output="share_url"]', 'data-value');
+    // the share link is this page's own canonical link: it reloads to the same values
     if (!share.startsWith(`${origin}${BASE}`)) problems.push(`share_url ${share}`);
     console.log(`${problems.length ? 'FAIL' : 'ok  '} ?${query}`);
     for (const p of problems) console.log(`     ${p}`);
     failures += problems.length ? 1 : 0;
     await page.close();
   }
+  failures += await embedded(browser);
 } finally {
   await browser.close();
   server.close();
 }
+// The host page: dpcalc in an iframe, read-only, auto-sized by its height messages, under the CSP.
+async function embedded(browser) {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 900 } });
+  const problems = [];
+  page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) problems.push(`CSP: ${m.text()}`); });
+  await page.goto(`${origin}/host/`);
+  const frame = page.frameLocator('iframe.dpcalc');
+  await frame.locator('[data-output="global_batch_size"][data-value]').waitFor({ state: 'attached', timeout: 15000 })
+    .catch(async (e) => { await page.screenshot({ path: '/tmp/host-fail.png' }); throw e; });
+  const want = { dp_world_size: '16', global_batch_size: '256', max_steps: '1954' };
+  for (const [name, v] of Object.entries(want)) {
+    const got = await frame.locator(`[data-output="${name}"]`).getAttribute('data-value');
+    if (got !== v) problems.push(`embedded ${name}: got ${got}, want ${v}`);
+  }
+  // auto-sized: the host script set the iframe's height from the message, and no scrollbar remains
+  await page.waitForFunction(() => document.getElementById('calc').style.height !== '', null, { timeout: 5000 })
+    .catch(() => problems.push('the host never received a height message'));
+  const sizes = await page.evaluate(() => {
+    const f = document.getElementById('calc');
+    return { iframe: f.getBoundingClientRect().height, content: f.contentDocument.documentElement.scrollHeight };
+  });
+  if (Math.abs(sizes.iframe - sizes.content) > 2) problems.push(`iframe ${sizes.iframe}px for content ${sizes.content}px`);
+  const readonly = await frame.locator('#in-nodes').getAttribute('readonly');
+  if (readonly === null) problems.push('readonly=1 left inputs editable');
+  const chrome = await frame.locator('header.top').count();
+  if (chrome) problems.push('embed=1 still shows the page header');
+  const full = await frame.locator('[data-output="full_url"]').getAttribute('data-value');
+  if (!full || /embed|readonly/.test(full) || !full.includes('theme=light')) problems.push(`full_url ${full}`);
+  const theme = await frame.locator('html').getAttribute('data-theme');
+  if (theme !== 'light') problems.push(`theme ${theme}`);
+  if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
+  console.log(`${problems.length ? 'FAIL' : 'ok  '} host page with an embedded, read-only, auto-sized dpcalc (${Math.round(sizes.iframe)}px) under CSP`);
+  for (const p of problems) console.log(`     ${p}`);
+  await page.close();
+  return problems.length ? 1 : 0;
+}
+
 if (failures) { console.log(`${failures} end-to-end case(s) failed`); process.exit(1); }
 console.log(`end-to-end: ${cases.length} links computed as expected from ${BASE}`);
