@@ -221,3 +221,89 @@ async fn hostile_values_are_text() {
     assert_eq!(page.value("dp_world_size"), None);
     assert_eq!(page.value("tokens_per_step"), None);
 }
+
+#[wasm_bindgen_test]
+async fn embed_readonly_and_theme() {
+    let page = mount("nodes=16&tensor_parallel_size=8&micro_batch_size=2&gradient_accumulation_steps=8&num_samples=500000&embed=1&readonly=1&theme=dark").await;
+    assert!(page.q("header.top").is_none(), "embed=1 has no page chrome");
+    assert!(page.q(".legacy").is_none() && page.q(".explain").is_none());
+    assert!(page.input("nodes").read_only());
+    assert!(
+        page.q("#in-sequence_len").is_none(),
+        "only key inputs (and given ones) in embed"
+    );
+    assert_eq!(page.value("max_steps").as_deref(), Some("1954"));
+    let root = document().document_element().unwrap();
+    assert_eq!(root.get_attribute("data-theme").as_deref(), Some("dark"));
+    let full = page.value("full_url").unwrap();
+    assert!(full.ends_with("?nodes=16&tensor_parallel_size=8&micro_batch_size=2&gradient_accumulation_steps=8&num_samples=500000&theme=dark"), "{full}");
+    let share = page.value("share_url").unwrap();
+    assert!(share.ends_with("&embed=1&readonly=1&theme=dark"), "{share}");
+    // a field with a message is shown even when it is not a key input
+    drop(page);
+    let page = mount("embed=1&sequence_len=0").await;
+    assert!(page.q("[data-error=\"sequence_len\"]").is_some());
+    drop(page);
+    let page = mount("theme=light").await;
+    assert_eq!(
+        document()
+            .document_element()
+            .unwrap()
+            .get_attribute("data-theme")
+            .as_deref(),
+        Some("light")
+    );
+    assert!(!page.input("nodes").read_only());
+    assert!(page.q("header.top").is_some());
+}
+
+#[wasm_bindgen_test]
+async fn embed_button_shows_snippets_for_the_state() {
+    let page = mount("nodes=16&tensor_parallel_size=8&micro_batch_size=2&gradient_accumulation_steps=8&num_samples=500000").await;
+    assert!(page.q("[data-snippet]").is_none());
+    let button: web_sys::HtmlElement = page
+        .root
+        .query_selector_all(".share button")
+        .unwrap()
+        .item(1)
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    assert_eq!(button.text_content().as_deref(), Some("Embed"));
+    button.click();
+    yew::scheduler::flush().await;
+    let text = |id: &str| -> String {
+        let area: web_sys::HtmlTextAreaElement =
+            page.q(&format!("#{id}")).unwrap().dyn_into().unwrap();
+        area.value()
+    };
+    assert_eq!(
+        text("snippet-text"),
+        "16×8 GPUs, TP 8 → dp 16, global batch 256, 1,954 steps"
+    );
+    let iframe = text("snippet-iframe");
+    assert!(
+        iframe.starts_with("<iframe class=\"dpcalc\" src=\"http"),
+        "{iframe}"
+    );
+    assert!(
+        iframe.contains("num_samples=500000&amp;embed=1\""),
+        "{iframe}"
+    );
+    assert!(
+        iframe.contains("allow=\"clipboard-write\"")
+            && iframe.contains("title=\"dpcalc: 16×8 GPUs")
+    );
+    let md = text("snippet-markdown");
+    assert!(
+        md.starts_with("[dpcalc: 16×8 GPUs, TP 8 → dp 16, global batch 256, 1,954 steps](http"),
+        "{md}"
+    );
+    assert!(!md.contains("embed=1"));
+    // the snippets follow the state
+    page.type_into("tensor_parallel_size", "4").await;
+    assert_eq!(
+        text("snippet-text"),
+        "16×8 GPUs, TP 4 → dp 32, global batch 512, 977 steps"
+    );
+}
