@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 export CHROMEDRIVER ?= /usr/bin/chromedriver
 
-.PHONY: serve test dist tools tools-test native browser e2e lint clean
+.PHONY: serve test dist tools tools-test native browser e2e lint clean bench baseline
 
 ## serve: install what is missing, build, and serve at http://127.0.0.1:8080
 serve: tools
@@ -30,6 +30,13 @@ browser:
 
 e2e: dist
 	node tests/e2e/run.mjs
+
+## bench: release sizes, cold load, interaction latency, against the minimal Yew baseline
+bench: tools-test dist baseline
+	node bench/run.mjs
+
+baseline: tools
+	cd bench/baseline && trunk build --release
 
 lint:
 	cargo fmt --check

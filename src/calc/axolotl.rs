@@ -396,40 +396,41 @@ impl Calc<'_> {
         } else {
             bs_t && !(mbs_t || ga_t)
         };
-        let refusal = if too_few {
-            Some("At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set")
-        } else if ga_t && bs_t {
-            Some("please set only one of gradient_accumulation_steps or batch_size")
-        } else {
-            None
-        };
+        let warmup_both = i.warmup_steps.given().is_some_and(|w| w != 0)
+            && i.warmup_ratio.given().is_some_and(|r| r != 0.0);
         // check_context_parallel_size (after-validator): cp > 1 with packing needs mbs 1.
         let cp_packing = cluster.is_some_and(|c| c.cp > 1)
             && i.sample_packing.given() == Some(true)
             && mbs_p.or(1).is_some_and(|m| m > 1);
-        if cp_packing && refusal.is_none() {
-            let text = "micro_batch_size must be set to 1 when sample_packing is enabled due to a `ring-flash-attn` requirement";
+        let refusal = if too_few {
+            Some((Field::BatchSize, "At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set"))
+        } else if ga_t && bs_t {
+            Some((
+                Field::BatchSize,
+                "please set only one of gradient_accumulation_steps or batch_size",
+            ))
+        } else if warmup_both {
+            Some((
+                Field::WarmupRatio,
+                "warmup_steps and warmup_ratio are mutually exclusive",
+            ))
+        } else if cp_packing {
+            Some((
+                Field::MicroBatchSize,
+                "micro_batch_size must be set to 1 when sample_packing is enabled due to a `ring-flash-attn` requirement",
+            ))
+        } else {
+            None
+        };
+        // A validation error: axolotl does not start, so nothing downstream has a value.
+        if let Some((field, text)) = refusal {
             if legacy {
                 self.r.legacy_notes.push(format!(
                     "axolotl 0.14.0 refuses this config: \u{201c}{text}\u{201d}"
                 ));
             } else {
                 self.r.diag(
-                    Field::MicroBatchSize,
-                    Level::Error,
-                    format!("axolotl refuses this config: \u{201c}{text}\u{201d}"),
-                );
-            }
-            return None;
-        }
-        if let Some(text) = refusal {
-            if legacy {
-                self.r.legacy_notes.push(format!(
-                    "axolotl 0.14.0 refuses this config: \u{201c}{text}\u{201d}"
-                ));
-            } else {
-                self.r.diag(
-                    Field::BatchSize,
+                    field,
                     Level::Error,
                     format!("axolotl refuses this config: \u{201c}{text}\u{201d}"),
                 );
@@ -1007,16 +1008,6 @@ impl Calc<'_> {
         if matches!(i.warmup_steps, Param::Invalid) || matches!(i.warmup_ratio, Param::Invalid) {
             return;
         }
-        if i.warmup_steps.given().is_some_and(|w| w != 0)
-            && i.warmup_ratio.given().is_some_and(|r| r != 0.0)
-        {
-            self.r.diag(
-                Field::WarmupRatio,
-                Level::Error,
-                "axolotl refuses this config: \u{201c}warmup_steps and warmup_ratio are mutually exclusive\u{201d}",
-            );
-            return;
-        }
         // `total_num_steps` here is the value after min(·, max_steps).
         let total = self.r.value(Output::TotalNumSteps).or(computed);
         let (Some(total), Some(trainer_max)) = (total, trainer_max) else {
@@ -1079,6 +1070,8 @@ impl Calc<'_> {
         // transformers 5 get_warmup_steps: int(w) if w >= 1 else ceil(num_training_steps * w).
         let used = if num::cmp(w, Num::Int(1)).is_ge() {
             num::int_of(w.to_f64())
+        } else if !w.truthy() {
+            Ok(Num::Int(0)) // ceil(anything × 0), whatever max_steps the Trainer ends up with
         } else if trainer_max.to_f64() > 0.0 {
             num::mul(trainer_max, w).and_then(|p| num::ceil(p.to_f64()))
         } else {
