@@ -564,7 +564,11 @@ fn huge_values_never_wrap() {
         ("num_epochs", "1e300"),
     ]);
     assert_eq!(raw(&r, Output::TotalNumSteps), None);
-    assert!(r.has_errors());
+    assert!(
+        !errors_at(&r, Field::NumSamples).is_empty(),
+        "{:#?}",
+        r.diags
+    );
     // tokens_per_step widens beyond u64, and refuses beyond i128
     let r = run(&[
         ("world_size", "1"),

@@ -150,7 +150,6 @@ struct Cluster {
 
 /// The batch after `normalize_config`.
 struct Batch {
-    micro: u64,
     /// `cfg.batch_size` (global).
     global: u64,
 }
@@ -566,7 +565,7 @@ impl Calc<'_> {
             }
         };
         self.r.explain(out_global, rule, worked);
-        Some(Batch { micro: mbs, global })
+        Some(Batch { global })
     }
 
     /// What 0.19.0 accepts but will not do what the user means.
@@ -661,10 +660,12 @@ impl Calc<'_> {
                         .legacy_notes
                         .push(format!("axolotl 0.14.0: {}", crash(e)));
                 } else {
-                    let field = if batch.micro == 0 {
-                        Field::MicroBatchSize
+                    // A zero batch (dp 0, micro_batch_size 0) is already reported where it comes
+                    // from; what is left is a value too large, at the input that makes it so.
+                    let field = if packing {
+                        Field::TotalNumTokens
                     } else {
-                        Field::WorldSize
+                        Field::NumSamples
                     };
                     // The cause is already reported at the field when the batch is 0.
                     if b != 0 {
