@@ -229,5 +229,39 @@ pub fn app() -> Html {
 
 /// Mounts the app on `<body>`.
 pub fn mount() {
+    yew::set_custom_panic_hook(Box::new(on_panic));
     yew::Renderer::<App>::new().render();
+}
+
+/// A panic must never leave a blank or frozen page: say so, keep the link the user had (nothing
+/// typed is lost) and offer a reset to defaults. Text only; nothing from the link is parsed as HTML.
+fn on_panic(info: &std::panic::PanicHookInfo<'_>) {
+    web_sys::console::error_1(&JsValue::from_str(&format!("dpcalc panicked: {info}")));
+    let document = gloo::utils::document();
+    let Some(body) = document.body() else { return };
+    let href = gloo::utils::window().location().href().unwrap_or_default();
+    let make = |tag: &str, text: &str| {
+        let el = document.create_element(tag).ok()?;
+        el.set_text_content(Some(text));
+        Some(el)
+    };
+    let (Some(box_), Some(title), Some(link), Some(kept)) = (
+        make("section", ""),
+        make("p", "dpcalc hit an internal error and stopped computing. This is a bug; your link is kept here:"),
+        make("a", "Start again with the defaults"),
+        document.create_element("input").ok(),
+    ) else {
+        return;
+    };
+    let _ = box_.set_attribute("class", "crashed");
+    let _ = box_.set_attribute("role", "alert");
+    let _ = box_.set_attribute("data-crash", "");
+    let _ = kept.set_attribute("readonly", "");
+    let _ = kept.set_attribute("value", &href);
+    let _ = kept.set_attribute("aria-label", "The link you had");
+    let _ = link.set_attribute("href", &base_url());
+    for child in [&title, &kept, &link] {
+        let _ = box_.append_child(child);
+    }
+    let _ = body.insert_before(&box_, body.first_child().as_ref());
 }

@@ -1188,14 +1188,23 @@ fn nearest_valid(ws: u64, model: u64) -> String {
     }
     // Scan a bounded distance for divisors of ws around model, so a huge ws costs nothing.
     const SCAN: u64 = 100_000;
-    let lower = (1..model).rev().take(SCAN as usize).find(|d| ws % d == 0);
-    let upper = (model + 1..=ws.min(model.saturating_add(SCAN))).find(|d| ws % d == 0);
+    let lower = (1..model.min(ws.saturating_add(1)))
+        .rev()
+        .take(SCAN as usize)
+        .find(|d| ws % d == 0);
+    let upper = model
+        .checked_add(1)
+        .and_then(|from| (from..=ws.min(model.saturating_add(SCAN))).find(|d| ws % d == 0));
     let products: Vec<String> = lower
         .into_iter()
         .chain(upper)
         .map(|d| d.to_string())
         .collect();
-    let mut fix = format!("Nearest valid: world_size {}", sizes.join(" or "));
+    let mut fix = if sizes.is_empty() {
+        "Nearest valid:".to_string()
+    } else {
+        format!("Nearest valid: world_size {}", sizes.join(" or "))
+    };
     if !products.is_empty() {
         fix.push_str(&format!(
             ", or keep {ws} GPUs with tensor_parallel_size × context_parallel_size = {}",
@@ -1217,8 +1226,13 @@ mod tests {
             "Nearest valid: world_size 4 or 8, or keep 6 GPUs with tensor_parallel_size × context_parallel_size = 3 or 6."
         );
         assert_eq!(nearest_valid(2, 4), "Nearest valid: world_size 4, or keep 2 GPUs with tensor_parallel_size × context_parallel_size = 2.");
-        // a prime world size far from model: no divisor scan result above
+        // a huge world size: the divisor scan is bounded
         let big = nearest_valid(u64::MAX, 7);
         assert!(big.starts_with("Nearest valid: world_size"), "{big}");
+        // found by proptest: tp × cp = u64::MAX overflowed `model + 1`
+        assert_eq!(
+            nearest_valid(3, u64::MAX),
+            "Nearest valid: world_size 18446744073709551615, or keep 3 GPUs with tensor_parallel_size × context_parallel_size = 3."
+        );
     }
 }
