@@ -8,6 +8,7 @@ TOOLS="$PWD/.tools"
 TRUNK_VERSION=0.21.14
 BINARYEN_VERSION=132.0.0
 PLAYWRIGHT_VERSION=1.65.1
+AXE_VERSION=4.11.4
 what="${1:-build}"
 
 say() { printf '\033[1m[tools]\033[0m %s\n' "$*"; }
@@ -49,5 +50,6 @@ if [ "$what" = test ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
   fi
   npm_tool playwright-core "$PLAYWRIGHT_VERSION"
+  npm_tool axe-core "$AXE_VERSION"
 fi
 say "tools ready (wasm-bindgen $WBG, $(trunk --version), wasm-opt $("$TOOLS/node_modules/.bin/wasm-opt" --version | awk '{print $3}'))"

@@ -186,6 +186,7 @@ pub fn app() -> Html {
     if view.embed {
         return html! {
             <main class="page embed">
+                <h1 class="sr-only">{ "dpcalc: batch size and optimizer steps" }</h1>
                 { notices }
                 <div class="layout">
                     <Form {inputs} report={report.clone()} {on_input} readonly={view.readonly} compact=true />

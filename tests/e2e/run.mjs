@@ -77,6 +77,8 @@ try {
     await page.close();
   }
   failures += await embedded(browser);
+  failures += await hostile(browser);
+  failures += await accessibility(browser);
 } finally {
   await browser.close();
   server.close();
@@ -116,6 +118,75 @@ async function embedded(browser) {
   for (const p of problems) console.log(`     ${p}`);
   await page.close();
   return problems.length ? 1 : 0;
+}
+
+// Links carrying HTML or script: shown as text or rejected, never interpreted; the page still computes.
+async function hostile(browser) {
+  const payloads = [
+    '<img src=x onerror="window.__pwned=1">',
+    '"><script>window.__pwned=1</script>',
+    '<svg onload="window.__pwned=1"></svg>',
+    'javascript:window.__pwned=1',
+  ];
+  let failed = 0;
+  for (const p of payloads) {
+    const e = encodeURIComponent(p);
+    const query = `num_samples=${e}&max_steps=${e}&${e}=${e}&theme=${e}&micro_batch_size=2&gradient_accumulation_steps=4`;
+    const page = await browser.newPage();
+    const problems = [];
+    page.on('dialog', (d) => { problems.push('a dialog opened'); d.dismiss(); });
+    await page.goto(`${origin}${BASE}?${query}`);
+    await page.waitForSelector('[data-output="global_batch_size"][data-value]', { timeout: 15000 })
+      .catch(() => problems.push('the page did not compute'));
+    const found = await page.evaluate(() => ({
+      pwned: window.__pwned !== undefined,
+      injected: document.querySelectorAll('main img, main svg, main script, main iframe').length,
+      scripts: [...document.scripts].map((s) => s.src.split('/').pop()),
+      error: !!document.querySelector('[data-error="num_samples"][role="alert"]'),
+      notice: document.querySelectorAll('[data-notice]').length,
+    }));
+    if (found.pwned) problems.push('injected script ran');
+    if (found.injected) problems.push(`${found.injected} injected element(s)`);
+    if (found.scripts.join(',') !== 'boot.js') problems.push(`scripts: ${found.scripts}`);
+    if (!found.error) problems.push('no error at num_samples');
+    if (!found.notice) problems.push('no notice for the unknown parameter');
+    console.log(`${problems.length ? 'FAIL' : 'ok  '} hostile link ${p}`);
+    for (const x of problems) console.log(`     ${x}`);
+    failed += problems.length ? 1 : 0;
+    await page.close();
+  }
+  return failed;
+}
+
+// axe-core in each mode; the target is zero serious or critical violations.
+async function accessibility(browser) {
+  const axe = await readFile(new URL('../../.tools/node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
+  const base = 'nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=10000';
+  const modes = [
+    ['full, light', `${base}&theme=light`],
+    ['full, dark', `${base}&theme=dark`],
+    ['full, with errors and warnings', 'world_size=6&tensor_parallel_size=4&micro_batch_size=2&batch_size=16&num_samples=abc&foo=1'],
+    ['embed', `${base}&embed=1`],
+    ['embed, read-only, dark', `${base}&embed=1&readonly=1&theme=dark`],
+  ];
+  let failed = 0;
+  // axe is injected through the devtools protocol, which the page's CSP does not govern
+  const context = await browser.newContext({ bypassCSP: true });
+  for (const [name, query] of modes) {
+    const page = await context.newPage();
+    await page.goto(`${origin}${BASE}?${query}`);
+    await page.waitForSelector('[data-output="world_size"][data-value]', { timeout: 15000 });
+    await page.evaluate(axe);
+    const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    const minor = result.violations.length - bad.length;
+    console.log(`${bad.length ? 'FAIL' : 'ok  '} axe-core, ${name}: ${bad.length} serious/critical, ${minor} minor/moderate`);
+    for (const v of result.violations) console.log(`     ${v.impact} ${v.id}: ${v.help} (${v.nodes.length}) ${v.nodes[0]?.target}`);
+    failed += bad.length ? 1 : 0;
+    await page.close();
+  }
+  await context.close();
+  return failed;
 }
 
 if (failures) { console.log(`${failures} end-to-end case(s) failed`); process.exit(1); }
