@@ -3,13 +3,14 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 export CHROMEDRIVER ?= /usr/bin/chromedriver
 
-.PHONY: serve test dist tools tools-test native browser e2e lint clean bench baseline
+.PHONY: serve test dist tools tools-test native browser e2e lint clean bench baseline fuzz
 
 ## serve: install what is missing, build, and serve at http://127.0.0.1:8080
 serve: tools
 	trunk serve
 
-## test: native core tests, browser tests (headless Chromium), end-to-end test of the release build
+## test: native core and property tests, browser tests (headless Chromium and Firefox ESR),
+## end-to-end tests of the release build (links, embed under CSP, hostile links, axe-core; Firefox too)
 test: tools-test native browser e2e
 
 ## dist: the optimized release (LTO, opt-level z, wasm-opt -Oz) into dist/, relative asset paths
@@ -27,9 +28,15 @@ native:
 
 browser:
 	cargo test --target wasm32-unknown-unknown --test web
+	env -u CHROMEDRIVER GECKODRIVER=$$(command -v geckodriver) cargo test --target wasm32-unknown-unknown --test web
 
 e2e: dist
 	node tests/e2e/run.mjs
+	GECKODRIVER=$$(command -v geckodriver) node tests/e2e/firefox.mjs
+
+## fuzz: the cargo-fuzz target for FUZZ_SECONDS (default 600); needs `cargo install cargo-fuzz`
+fuzz:
+	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run query -- -max_total_time=$${FUZZ_SECONDS:-600} -max_len=4096
 
 ## bench: release sizes, cold load, interaction latency, against the minimal Yew baseline
 bench: tools-test dist baseline

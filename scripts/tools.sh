@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, skipping what is already there at the right version.
 #   scripts/tools.sh build   -> wasm32 target, trunk, wasm-bindgen-cli (= Cargo.lock), wasm-opt (binaryen 132, npm)
-#   scripts/tools.sh test    -> the above, plus Debian's chromium + chromium-driver and playwright-core (npm)
+#   scripts/tools.sh test    -> the above, plus Debian's chromium, chromium-driver and firefox-esr, geckodriver
+#                               (cargo), playwright-core and axe-core (npm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS="$PWD/.tools"
@@ -48,6 +49,16 @@ if [ "$what" = test ]; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+  if ! command -v firefox-esr >/dev/null; then
+    say "installing firefox-esr (Debian)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq firefox-esr >/dev/null
+  fi
+  if ! command -v geckodriver >/dev/null; then
+    say "installing geckodriver (cargo, a few minutes once)"
+    cargo install geckodriver --locked
   fi
   npm_tool playwright-core "$PLAYWRIGHT_VERSION"
   npm_tool axe-core "$AXE_VERSION"

@@ -1,50 +1,15 @@
 // End-to-end test of the release build: serves dist/ from a local static server under a
 // sub-path (as a docs site would), opens links in headless Chromium and reads the data-output
 // contract. Run by `make e2e` (after `make dist`).
-import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { extname, join, normalize } from 'node:path';
 import { createRequire } from 'node:module';
+import { serve, BASE } from './server.mjs';
+import { cases, payloads, hostileQuery } from './cases.mjs';
 
 const require = createRequire(import.meta.url);
 const { chromium } = require('../../.tools/node_modules/playwright-core');
 
-const DIST = new URL('../../dist/', import.meta.url).pathname;
-const HOST = new URL('../host/', import.meta.url).pathname;
-const BASE = '/docs/tools/dpcalc/';
-// The strict policy the page must run under: no inline script or style.
-const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
-
-const server = createServer(async (req, res) => {
-  const url = new URL(req.url, 'http://x');
-  const [root, prefix] = url.pathname.startsWith(BASE) ? [DIST, BASE] : url.pathname.startsWith('/host/') ? [HOST, '/host/'] : [];
-  if (!root) { res.writeHead(404).end(); return; }
-  const rel = url.pathname.slice(prefix.length) || 'index.html';
-  const file = normalize(join(root, rel));
-  if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
-  try {
-    const body = await readFile(file);
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] || 'application/octet-stream',
-      'content-security-policy': CSP }).end(body);
-  } catch { res.writeHead(404).end(); }
-});
-await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-const origin = `http://127.0.0.1:${server.address().port}`;
-
-// Each case: a link and the data-values it must show (null = no data-value).
-const cases = [
-  ['world_size=4&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000',
-    { world_size: '4', dp_world_size: '2', global_batch_size: '16', total_num_steps: '63', max_steps: '63',
-      steps_per_epoch: '63', warmup_steps: '2', legacy_global_batch_size: '32', legacy_total_num_steps: '63' }],
-  ['world_size=4&micro_batch_size=2&gradient_accumulation_steps=4&sequence_len=2048&sample_packing=true&sample_packing_eff_est=0.95&total_num_tokens=10000000',
-    { global_batch_size: '32', total_num_steps: '158.0', max_steps: '158.0', tokens_per_step: '65536' }],
-  ['', { world_size: '8', dp_world_size: '8', global_batch_size: '8', total_num_steps: null, legacy_total_num_steps: null }],
-  ['nodes=16&gpus_per_node=8&tensor_parallel_size=8&micro_batch_size=4&gradient_accumulation_steps=16&num_samples=500000&num_epochs=3&saves_per_epoch=2',
-    { world_size: '128', dp_world_size: '16', global_batch_size: '1024', total_num_steps: '1465', save_steps: '245', warmup_steps: '43' }],
-  ['world_size=6&tensor_parallel_size=4&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000',
-    { dp_world_size: '1', global_batch_size: '8', total_num_steps: '125' }, ['world_size']],
-];
+const { origin, close } = await serve();
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -81,7 +46,7 @@ try {
   failures += await accessibility(browser);
 } finally {
   await browser.close();
-  server.close();
+  close();
 }
 // The host page: dpcalc in an iframe, read-only, auto-sized by its height messages, under the CSP.
 async function embedded(browser) {
@@ -122,16 +87,9 @@ async function embedded(browser) {
 
 // Links carrying HTML or script: shown as text or rejected, never interpreted; the page still computes.
 async function hostile(browser) {
-  const payloads = [
-    '<img src=x onerror="window.__pwned=1">',
-    '"><script>window.__pwned=1</script>',
-    '<svg onload="window.__pwned=1"></svg>',
-    'javascript:window.__pwned=1',
-  ];
   let failed = 0;
   for (const p of payloads) {
-    const e = encodeURIComponent(p);
-    const query = `num_samples=${e}&max_steps=${e}&${e}=${e}&theme=${e}&micro_batch_size=2&gradient_accumulation_steps=4`;
+    const query = hostileQuery(p);
     const page = await browser.newPage();
     const problems = [];
     page.on('dialog', (d) => { problems.push('a dialog opened'); d.dismiss(); });
