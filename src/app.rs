@@ -234,10 +234,16 @@ pub fn mount() {
     yew::Renderer::<App>::new().render();
 }
 
-/// A panic must never leave a blank or frozen page: say so, keep the link the user had (nothing
-/// typed is lost) and offer a reset to defaults. Text only; nothing from the link is parsed as HTML.
+/// A panic must never leave a blank or frozen page: the hook logs it and shows [`show_crash`].
 fn on_panic(info: &std::panic::PanicHookInfo<'_>) {
     web_sys::console::error_1(&JsValue::from_str(&format!("dpcalc panicked: {info}")));
+    show_crash();
+}
+
+/// Puts a message at the top of the page saying that dpcalc stopped, with the link the user had
+/// (nothing typed is lost) and a link that resets to the defaults. Text only; nothing from the
+/// link is parsed as HTML. Public so the browser tests can check it without panicking.
+pub fn show_crash() {
     let document = gloo::utils::document();
     let Some(body) = document.body() else { return };
     let href = gloo::utils::window().location().href().unwrap_or_default();
@@ -246,7 +252,7 @@ fn on_panic(info: &std::panic::PanicHookInfo<'_>) {
         el.set_text_content(Some(text));
         Some(el)
     };
-    let (Some(box_), Some(title), Some(link), Some(kept)) = (
+    let (Some(notice), Some(title), Some(link), Some(kept)) = (
         make("section", ""),
         make("p", "dpcalc hit an internal error and stopped computing. This is a bug; your link is kept here:"),
         make("a", "Start again with the defaults"),
@@ -254,15 +260,15 @@ fn on_panic(info: &std::panic::PanicHookInfo<'_>) {
     ) else {
         return;
     };
-    let _ = box_.set_attribute("class", "crashed");
-    let _ = box_.set_attribute("role", "alert");
-    let _ = box_.set_attribute("data-crash", "");
+    let _ = notice.set_attribute("class", "crashed");
+    let _ = notice.set_attribute("role", "alert");
+    let _ = notice.set_attribute("data-crash", "");
     let _ = kept.set_attribute("readonly", "");
     let _ = kept.set_attribute("value", &href);
     let _ = kept.set_attribute("aria-label", "The link you had");
     let _ = link.set_attribute("href", &base_url());
     for child in [&title, &kept, &link] {
-        let _ = box_.append_child(child);
+        let _ = notice.append_child(child);
     }
-    let _ = body.insert_before(&box_, body.first_child().as_ref());
+    let _ = body.insert_before(&notice, body.first_child().as_ref());
 }

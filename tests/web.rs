@@ -307,3 +307,34 @@ async fn embed_button_shows_snippets_for_the_state() {
         "16×8 GPUs, TP 4 → dp 32, global batch 512, 977 steps"
     );
 }
+
+#[wasm_bindgen_test]
+async fn a_crash_keeps_the_link_and_offers_a_reset() {
+    let _page = mount("nodes=2&x=%3Cb%3Ehi%3C%2Fb%3E").await;
+    let before = web_sys::window().unwrap().location().href().unwrap();
+    dpcalc::app::show_crash();
+    let notice = document()
+        .query_selector("[data-crash]")
+        .unwrap()
+        .expect("crash notice");
+    assert_eq!(notice.get_attribute("role").as_deref(), Some("alert"));
+    let kept: HtmlInputElement = notice
+        .query_selector("input")
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    assert_eq!(kept.value(), before);
+    let reset = notice
+        .query_selector("a")
+        .unwrap()
+        .unwrap()
+        .get_attribute("href")
+        .unwrap();
+    assert!(!reset.contains('?'), "{reset}");
+    assert!(
+        notice.query_selector("b").unwrap().is_none(),
+        "link text is never parsed as HTML"
+    );
+    notice.remove();
+}
