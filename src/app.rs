@@ -68,7 +68,11 @@ fn base_url() -> String {
 }
 
 fn url_of(link: &Link) -> String {
-    let q = query::encode(link);
+    url_with(&query::encode(link))
+}
+
+/// This page with a query string (already encoded).
+fn url_with(q: &str) -> String {
     if q.is_empty() {
         base_url()
     } else {
@@ -150,10 +154,9 @@ pub fn app() -> Html {
     let view = state.link.view;
 
     {
-        let q = state.query.clone();
-        let link = state.link.clone();
-        use_effect_with(q, move |_| {
-            let url = url_of(&link);
+        // `State::query` is the link already encoded; it is both the key and the URL's query.
+        use_effect_with(state.query.clone(), |q| {
+            let url = url_with(q);
             if let Ok(history) = gloo::utils::window().history() {
                 // The current URL may already be this one (first render); replacing is harmless.
                 let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));

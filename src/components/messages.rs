@@ -2,6 +2,7 @@
 
 use yew::prelude::*;
 
+use crate::calc::field::shorten;
 use crate::calc::{Diag, Field, Level};
 
 /// The id of the n-th message at a field, for `aria-describedby`.
@@ -59,21 +60,14 @@ pub fn notices(props: &NoticesProps) -> Html {
             { for props.link.iter().map(|(k, text)| html! {
                 <p class="msg notice" data-notice={k.clone()}>{ text.clone() }</p>
             }) }
-            { for props.unknown.iter().filter(|(k, _)| k != "v").map(|(k, v)| html! {
+            // a parameter with a notice of its own (e.g. a newer `v`) is not listed twice
+            { for props.unknown.iter().filter(|(k, _)| !props.link.iter().any(|(n, _)| n == k)).map(|(k, v)| html! {
                 <p class="msg notice" data-notice={k.clone()}>
                     { format!("Unknown parameter \u{201c}{k}\u{201d}") }
-                    { if v.is_empty() { String::new() } else { format!(" (value \u{201c}{}\u{201d})", short(v)) } }
+                    { if v.is_empty() { String::new() } else { format!(" (value \u{201c}{}\u{201d})", shorten(v)) } }
                     { " is ignored, and kept in the link you share." }
                 </p>
             }) }
         </section>
-    }
-}
-
-fn short(v: &str) -> String {
-    if v.chars().count() > 40 {
-        format!("{}\u{2026}", v.chars().take(40).collect::<String>())
-    } else {
-        v.to_string()
     }
 }

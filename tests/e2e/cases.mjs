@@ -24,3 +24,24 @@ export const hostileQuery = (p) => {
   const e = encodeURIComponent(p);
   return `num_samples=${e}&max_steps=${e}&${e}=${e}&theme=${e}&micro_batch_size=2&gradient_accumulation_steps=4`;
 };
+
+// What a hostile link must not have done, read in the page (the body of a function returning an
+// object; both the Chromium and the Firefox run evaluate this same text).
+export const hostileProbe = `return {
+  pwned: window.__pwned !== undefined,
+  injected: document.querySelectorAll('main img, main svg, main script, main iframe').length,
+  scripts: [...document.scripts].map((s) => s.src.split('/').pop()),
+  alert: !!document.querySelector('[data-error="num_samples"][role="alert"]'),
+  notice: document.querySelectorAll('[data-notice]').length,
+};`;
+
+/** The problems a probe result shows, as messages. */
+export function hostileProblems(found) {
+  const problems = [];
+  if (found.pwned) problems.push('injected script ran');
+  if (found.injected) problems.push(`${found.injected} injected element(s)`);
+  if (found.scripts.join(',') !== 'boot.js') problems.push(`scripts: ${found.scripts}`);
+  if (!found.alert) problems.push('no error at num_samples');
+  if (!found.notice) problems.push('no notice for the unknown parameter');
+  return problems;
+}

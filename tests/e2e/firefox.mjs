@@ -2,7 +2,7 @@
 // WebDriver over HTTP), so the app is not accidentally Chromium-only. Run by `make e2e`.
 import { spawn } from 'node:child_process';
 import { serve, BASE } from './server.mjs';
-import { cases, payloads, hostileQuery } from './cases.mjs';
+import { cases, payloads, hostileQuery, hostileProbe, hostileProblems } from './cases.mjs';
 
 const GECKODRIVER = process.env.GECKODRIVER || 'geckodriver';
 const PORT = 4444 + Math.floor(Math.random() * 1000);
@@ -48,12 +48,7 @@ try {
   for (const p of payloads) {
     const problems = [];
     if (!(await open(hostileQuery(p)))) problems.push('the page did not compute');
-    const found = await run(`return { pwned: window.__pwned !== undefined,
-      injected: document.querySelectorAll('main img, main svg, main script, main iframe').length,
-      alert: !!document.querySelector('[data-error="num_samples"][role="alert"]') }`);
-    if (found.pwned) problems.push('injected script ran');
-    if (found.injected) problems.push(`${found.injected} injected element(s)`);
-    if (!found.alert) problems.push('no error at num_samples');
+    problems.push(...hostileProblems(await run(hostileProbe)));
     console.log(`${problems.length ? 'FAIL' : 'ok  '} firefox hostile link ${p}`);
     for (const x of problems) console.log(`     ${x}`);
     failures += problems.length ? 1 : 0;

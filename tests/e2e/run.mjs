@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { serve, BASE } from './server.mjs';
-import { cases, payloads, hostileQuery } from './cases.mjs';
+import { cases, payloads, hostileQuery, hostileProbe, hostileProblems } from './cases.mjs';
 
 const require = createRequire(import.meta.url);
 const { chromium } = require('../../.tools/node_modules/playwright-core');
@@ -96,18 +96,7 @@ async function hostile(browser) {
     await page.goto(`${origin}${BASE}?${query}`);
     await page.waitForSelector('[data-output="global_batch_size"][data-value]', { timeout: 15000 })
       .catch(() => problems.push('the page did not compute'));
-    const found = await page.evaluate(() => ({
-      pwned: window.__pwned !== undefined,
-      injected: document.querySelectorAll('main img, main svg, main script, main iframe').length,
-      scripts: [...document.scripts].map((s) => s.src.split('/').pop()),
-      error: !!document.querySelector('[data-error="num_samples"][role="alert"]'),
-      notice: document.querySelectorAll('[data-notice]').length,
-    }));
-    if (found.pwned) problems.push('injected script ran');
-    if (found.injected) problems.push(`${found.injected} injected element(s)`);
-    if (found.scripts.join(',') !== 'boot.js') problems.push(`scripts: ${found.scripts}`);
-    if (!found.error) problems.push('no error at num_samples');
-    if (!found.notice) problems.push('no notice for the unknown parameter');
+    problems.push(...hostileProblems(await page.evaluate(`(() => { ${hostileProbe} })()`)));
     console.log(`${problems.length ? 'FAIL' : 'ok  '} hostile link ${p}`);
     for (const x of problems) console.log(`     ${x}`);
     failed += problems.length ? 1 : 0;
