@@ -11,14 +11,18 @@
 //! parameter keeps its old name as an alias forever ([`ALIASES`]); `tests/links.txt` holds links
 //! in every accepted form with what they must decode to.
 
-use crate::calc::{Field, RawInputs};
+use crate::calc::{Field, Framework, RawInputs, Release};
 
 /// The schema version this build writes and reads.
 pub const VERSION: u32 = 1;
 
 /// Old or alternative parameter names, read as the field they name. axolotl itself still
 /// accepts `sequence_parallel_degree` as the deprecated name of `context_parallel_size`.
-pub const ALIASES: &[(&str, Field)] = &[("sequence_parallel_degree", Field::ContextParallelSize)];
+pub const ALIASES: &[(Framework, &str, Field)] = &[(
+    Framework::Axolotl,
+    "sequence_parallel_degree",
+    Field::ContextParallelSize,
+)];
 
 /// How the page is shown; not an input of the calculation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,6 +54,10 @@ pub struct View {
 /// A decoded link.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Link {
+    /// `framework=`; absent means axolotl.
+    pub framework: Framework,
+    /// `version=`; absent means the framework's newest modelled release.
+    pub release: Option<&'static Release>,
     pub inputs: RawInputs,
     pub view: View,
     /// Parameters dpcalc does not know, in their original order, with their values. They are
@@ -73,11 +81,43 @@ fn flag_value(v: &str) -> Option<bool> {
 pub fn decode(query: &str) -> Link {
     let query = query.strip_prefix('?').unwrap_or(query);
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap_or_default();
-    let mut seen: Vec<(Field, Vec<String>)> = Vec::new();
     let mut link = Link::default();
+    // The framework decides what every other key means, wherever it stands in the query.
+    let mut frameworks = pairs.iter().filter(|(k, _)| k == "framework");
+    if let Some((_, id)) = frameworks.next() {
+        match Framework::from_id(id) {
+            Some(f) if frameworks.next().is_none() => link.framework = f,
+            _ => link.notices.push((
+                "framework".into(),
+                format!(
+                    "framework={} is not a framework dpcalc knows ({}); axolotl is shown.",
+                    crate::calc::field::shorten(id),
+                    Framework::ALL
+                        .iter()
+                        .map(|f| f.id())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    }
+    let framework = link.framework;
+    let frameworks_ok = !link.notices.iter().any(|(k, _)| k == "framework");
+    let mut seen: Vec<(Field, Vec<String>)> = Vec::new();
     for (key, value) in pairs {
-        let field = Field::from_key(&key)
-            .or_else(|| ALIASES.iter().find(|(a, _)| *a == key).map(|&(_, f)| f));
+        if key == "framework" {
+            // read above when it is the only one and known; otherwise kept for a newer dpcalc
+            if !(frameworks_ok && value == framework.id()) {
+                link.unknown.push((key, value));
+            }
+            continue;
+        }
+        let field = framework.field(&key).or_else(|| {
+            ALIASES
+                .iter()
+                .find(|(fw, a, _)| *fw == framework && *a == key)
+                .map(|&(_, _, f)| f)
+        });
         match field {
             Some(field) => match seen.iter_mut().find(|(f, _)| *f == field) {
                 Some((_, values)) => values.push(value),
@@ -85,6 +125,15 @@ pub fn decode(query: &str) -> Link {
             },
             None => {
                 if !link.read_view(&key, &value) {
+                    if Field::ALL.iter().any(|f| f.key() == key) {
+                        link.notices.push((
+                            key.clone(),
+                            format!(
+                                "{key} is not a {} setting; it is ignored (and kept in the link).",
+                                framework.name()
+                            ),
+                        ));
+                    }
                     link.unknown.push((key, value));
                 }
             }
@@ -116,6 +165,30 @@ impl Link {
             }
             .map(|t| self.view.theme = t)
             .is_some(),
+            "version" => {
+                let releases = self.framework.releases();
+                match self.framework.release(value) {
+                    Some(r) => {
+                        self.release = Some(r);
+                        return true;
+                    }
+                    None => {
+                        let known: Vec<&str> = releases.iter().map(|r| r.id).collect();
+                        self.notices.push((
+                            key.into(),
+                            format!(
+                                "version={} is not a {} release dpcalc models ({}); {} is shown.",
+                                crate::calc::field::shorten(value),
+                                self.framework.name(),
+                                known.join(", "),
+                                releases[0].id
+                            ),
+                        ));
+                        self.unknown.push((key.into(), value.into()));
+                        return true;
+                    }
+                }
+            }
             "v" => {
                 if value.parse::<u32>().is_ok_and(|v| v > VERSION) {
                     self.notices.push((
@@ -139,6 +212,17 @@ impl Link {
         true
     }
 
+    /// Computes the report this link describes.
+    pub fn report(&self) -> crate::calc::Report {
+        self.framework.compute(self.release().id, &self.inputs)
+    }
+
+    /// The release whose rules apply.
+    pub fn release(&self) -> &'static Release {
+        self.release
+            .unwrap_or_else(|| self.framework.default_release())
+    }
+
     /// The same link with other view parameters.
     pub fn with_view(&self, view: View) -> Link {
         Link {
@@ -152,8 +236,15 @@ impl Link {
 /// can leave it out. Only fields whose presence means nothing by itself qualify: axolotl's
 /// validators count `micro_batch_size`, `gradient_accumulation_steps` and `batch_size` when they
 /// are present, and `nodes`/`gpus_per_node` are checked against `world_size` when present.
-fn is_default(inputs: &RawInputs, field: Field, text: &str) -> bool {
+fn is_default(framework: Framework, inputs: &RawInputs, field: Field, text: &str) -> bool {
     let text = text.trim();
+    if framework != Framework::Axolotl {
+        return match field {
+            Field::Nodes => text == "1" && inputs.get(Field::WorldSize).is_empty(),
+            Field::GpusPerNode => text == "8" && inputs.get(Field::WorldSize).is_empty(),
+            _ => false,
+        };
+    }
     match field {
         Field::Nodes => text == "1" && inputs.get(Field::WorldSize).is_empty(),
         Field::GpusPerNode => text == "8" && inputs.get(Field::WorldSize).is_empty(),
@@ -170,13 +261,23 @@ fn is_default(inputs: &RawInputs, field: Field, text: &str) -> bool {
 pub fn encode(link: &Link) -> String {
     let inputs = &link.inputs;
     let mut pairs: Vec<(&str, &str)> = Vec::new();
-    for &field in Field::ALL {
+    let framework = link.framework;
+    if framework != Framework::default() {
+        pairs.push(("framework", framework.id()));
+    }
+    if let Some(r) = link
+        .release
+        .filter(|r| r.id != framework.default_release().id)
+    {
+        pairs.push(("version", r.id));
+    }
+    for field in framework.fields() {
         if let Some(values) = inputs.conflict(field) {
             pairs.extend(values.iter().map(|v| (field.key(), v.as_str())));
             continue;
         }
         let text = inputs.get(field);
-        if !text.trim().is_empty() && !is_default(inputs, field, text) {
+        if !text.trim().is_empty() && !is_default(framework, inputs, field, text) {
             pairs.push((field.key(), text));
         }
     }

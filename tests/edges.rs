@@ -2,11 +2,15 @@
 //! error at that field, never a panic or a silently wrong number.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dpcalc::calc::{axolotl, Field, Kind, Level};
+use dpcalc::calc::{axolotl, Field, Framework, Kind, Level, Report};
 use dpcalc::query;
 
+fn compute(q: &str) -> Report {
+    query::decode(q).report()
+}
+
 fn errors_at(q: &str, field: Field) -> usize {
-    let report = axolotl::compute(&query::decode(q).inputs);
+    let report = compute(q);
     report
         .diags_for(field)
         .filter(|d| d.level == Level::Error)
@@ -16,7 +20,17 @@ fn errors_at(q: &str, field: Field) -> usize {
 #[test]
 fn every_field_rejects_what_is_not_its_kind() {
     let long = "9".repeat(100 * 1024);
-    for &f in Field::ALL {
+    for &fw in Framework::ALL {
+        for f in fw.fields() {
+            rejects(fw, f, &long);
+        }
+    }
+}
+
+fn rejects(fw: Framework, f: Field, long: &str) {
+    let long = long.to_string();
+    let p = format!("framework={}&", fw.id());
+    {
         let k = f.key();
         let rejected: Vec<String> = match f.kind() {
             Kind::Count => vec![
@@ -39,14 +53,24 @@ fn every_field_rejects_what_is_not_its_kind() {
                 "1,5".into(),
             ],
             Kind::Flag => vec!["maybe".into(), "%ff".into(), long.clone()],
+            Kind::Int => vec![
+                "1.5".into(),
+                "NaN".into(),
+                "1e309".into(),
+                "9223372036854775808".into(),
+                long.clone(),
+                "%ff".into(),
+                "-".into(),
+            ],
+            Kind::Text => vec![],
         };
         for bad in rejected {
-            let q = format!("{k}={bad}");
-            assert_eq!(errors_at(&q, f), 1, "{k}={}", &bad[..bad.len().min(30)]);
+            let q = format!("{p}{k}={bad}");
+            assert_eq!(errors_at(&q, f), 1, "{q:.60}");
         }
         // repeated keys are an error at the field, with both values
-        let q = format!("{k}=1&{k}=2");
-        let report = axolotl::compute(&query::decode(&q).inputs);
+        let q = format!("{p}{k}=1&{k}=2");
+        let report = compute(&q);
         let msg: Vec<_> = report
             .diags_for(f)
             .filter(|d| d.level == Level::Error)
@@ -60,18 +84,37 @@ fn every_field_rejects_what_is_not_its_kind() {
             msg[0].message
         );
         // an empty value is absent, not an error
-        assert_eq!(errors_at(&format!("{k}="), f), 0, "{k}=");
+        assert_eq!(errors_at(&format!("{p}{k}="), f), 0, "{p}{k}=");
     }
 }
 
 #[test]
 fn counts_accept_their_extremes_without_wrapping() {
     let max = u64::MAX.to_string();
-    for &f in Field::ALL.iter().filter(|f| f.kind() == Kind::Count) {
-        for v in ["0", "1", max.as_str()] {
-            // computes (possibly with an error explaining what axolotl does), never panics
-            let _ = axolotl::compute(&query::decode(&format!("{}={v}", f.key())).inputs);
+    for &fw in Framework::ALL {
+        for f in fw
+            .fields()
+            .filter(|f| matches!(f.kind(), Kind::Count | Kind::Int))
+        {
+            for v in [
+                "0",
+                "1",
+                "-1",
+                max.as_str(),
+                "9223372036854775807",
+                "-9223372036854775808",
+            ] {
+                // computes (possibly with an error explaining what the framework does), never panics
+                let _ = compute(&format!("framework={}&{}={v}", fw.id(), f.key()));
+            }
         }
+        // all counts at u64::MAX at once
+        let q: Vec<String> = fw
+            .fields()
+            .filter(|f| f.kind() == Kind::Count)
+            .map(|f| format!("{}={max}", f.key()))
+            .collect();
+        let _ = compute(&format!("framework={}&{}", fw.id(), q.join("&")));
     }
     // all counts at u64::MAX at once
     let q: Vec<String> = Field::ALL

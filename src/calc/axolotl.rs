@@ -16,9 +16,11 @@
 //! the results differ by one at rounding boundaries. The spec is `shared/spec/batch_math.md` §1 as
 //! corrected by its §0.1.
 
-use super::field::{count, flag, real};
+use super::cluster;
+use super::field::Reader;
+use super::framework::{Release, CLUSTER};
 use super::num::{self, Num, NumError};
-use super::{Diag, Field, Level, Output, Param, RawInputs, Report};
+use super::{Field, Level, Output, Param, RawInputs, Report};
 
 /// The inputs, typed. Absent fields take axolotl's schema defaults when used.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,66 +47,39 @@ pub struct Inputs {
     pub saves_per_epoch: Param<u64>,
 }
 
-/// dpcalc's cluster default: one node of eight GPUs.
-pub const DEFAULT_NODES: u64 = 1;
-pub const DEFAULT_GPUS_PER_NODE: u64 = 8;
 /// axolotl's schema default for `sequence_len` (`schemas/config.py`).
 pub const DEFAULT_SEQUENCE_LEN: u64 = 512;
 
 impl Inputs {
     /// Parses every field; unreadable ones become [`Param::Invalid`] with an error at the field.
     pub fn parse(raw: &RawInputs, report: &mut Report) -> Inputs {
-        let d = &mut report.diags;
-        let c = |f: Field, d: &mut Vec<_>| {
-            conflict(raw, f, d).unwrap_or_else(|| count(f, raw.get(f), d))
-        };
-        let r = |f: Field, d: &mut Vec<_>| {
-            conflict(raw, f, d).unwrap_or_else(|| real(f, raw.get(f), d))
+        let mut r = Reader {
+            raw,
+            diags: &mut report.diags,
         };
         Inputs {
-            nodes: c(Field::Nodes, d),
-            gpus_per_node: c(Field::GpusPerNode, d),
-            world_size: c(Field::WorldSize, d),
-            tensor_parallel_size: c(Field::TensorParallelSize, d),
-            context_parallel_size: c(Field::ContextParallelSize, d),
-            micro_batch_size: c(Field::MicroBatchSize, d),
-            gradient_accumulation_steps: c(Field::GradientAccumulationSteps, d),
-            batch_size: c(Field::BatchSize, d),
-            num_samples: c(Field::NumSamples, d),
-            num_epochs: r(Field::NumEpochs, d),
-            max_steps: c(Field::MaxSteps, d),
-            sequence_len: c(Field::SequenceLen, d),
-            sample_packing: conflict(raw, Field::SamplePacking, d)
-                .unwrap_or_else(|| flag(Field::SamplePacking, raw.get(Field::SamplePacking), d)),
-            sample_packing_eff_est: r(Field::SamplePackingEffEst, d),
-            total_num_tokens: c(Field::TotalNumTokens, d),
-            warmup_steps: c(Field::WarmupSteps, d),
-            warmup_ratio: r(Field::WarmupRatio, d),
-            val_set_size: r(Field::ValSetSize, d),
-            evals_per_epoch: c(Field::EvalsPerEpoch, d),
-            saves_per_epoch: c(Field::SavesPerEpoch, d),
+            nodes: r.count(Field::Nodes),
+            gpus_per_node: r.count(Field::GpusPerNode),
+            world_size: r.count(Field::WorldSize),
+            tensor_parallel_size: r.count(Field::TensorParallelSize),
+            context_parallel_size: r.count(Field::ContextParallelSize),
+            micro_batch_size: r.count(Field::MicroBatchSize),
+            gradient_accumulation_steps: r.count(Field::GradientAccumulationSteps),
+            batch_size: r.count(Field::BatchSize),
+            num_samples: r.count(Field::NumSamples),
+            num_epochs: r.real(Field::NumEpochs),
+            max_steps: r.count(Field::MaxSteps),
+            sequence_len: r.count(Field::SequenceLen),
+            sample_packing: r.flag(Field::SamplePacking),
+            sample_packing_eff_est: r.real(Field::SamplePackingEffEst),
+            total_num_tokens: r.count(Field::TotalNumTokens),
+            warmup_steps: r.count(Field::WarmupSteps),
+            warmup_ratio: r.real(Field::WarmupRatio),
+            val_set_size: r.real(Field::ValSetSize),
+            evals_per_epoch: r.count(Field::EvalsPerEpoch),
+            saves_per_epoch: r.count(Field::SavesPerEpoch),
         }
     }
-}
-
-/// A field given several times is invalid, with every value shown.
-fn conflict<T>(raw: &RawInputs, field: Field, diags: &mut Vec<Diag>) -> Option<Param<T>> {
-    let values = raw.conflict(field)?;
-    let shown: Vec<String> = values
-        .iter()
-        .map(|v| format!("\u{201c}{}\u{201d}", super::field::shorten(v)))
-        .collect();
-    diags.push(Diag::new(
-        field,
-        Level::Error,
-        format!(
-            "{} is given {} times in the link ({}); keep one",
-            field.key(),
-            values.len(),
-            shown.join(", ")
-        ),
-    ));
-    Some(Param::Invalid)
 }
 
 /// Which axolotl release's rules to apply.
@@ -124,6 +99,95 @@ fn crash(e: NumError) -> String {
         }
         NumError::TooLarge => "the step count is too large to represent exactly".to_string(),
     }
+}
+
+/// The form.
+pub const GROUPS: &[(&str, &[Field])] = &[
+    ("Cluster", CLUSTER),
+    (
+        "Parallelism",
+        &[Field::TensorParallelSize, Field::ContextParallelSize],
+    ),
+    (
+        "Batch",
+        &[
+            Field::MicroBatchSize,
+            Field::GradientAccumulationSteps,
+            Field::BatchSize,
+        ],
+    ),
+    (
+        "Data & schedule",
+        &[
+            Field::NumSamples,
+            Field::NumEpochs,
+            Field::MaxSteps,
+            Field::SequenceLen,
+            Field::SamplePacking,
+            Field::SamplePackingEffEst,
+            Field::TotalNumTokens,
+            Field::WarmupSteps,
+            Field::WarmupRatio,
+            Field::ValSetSize,
+            Field::EvalsPerEpoch,
+            Field::SavesPerEpoch,
+        ],
+    ),
+];
+
+/// The results, in page order.
+pub const OUTPUTS: &[Output] = &[
+    Output::WorldSize,
+    Output::DpWorldSize,
+    Output::GradientAccumulationSteps,
+    Output::GlobalBatchSize,
+    Output::TotalNumSteps,
+    Output::MaxSteps,
+    Output::StepsPerEpoch,
+    Output::WarmupSteps,
+    Output::EvalSteps,
+    Output::SaveSteps,
+    Output::TokensPerStep,
+];
+
+/// axolotl's names for its results.
+pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
+    Some(match output {
+        Output::GlobalBatchSize => ("Global batch (samples per optimizer step)", "batch_size"),
+        Output::LegacyGlobalBatchSize => ("Global batch", "batch_size"),
+        Output::MaxSteps => ("Optimizer steps the run takes", "Trainer max_steps"),
+        Output::LegacyTotalNumSteps => ("Total steps", "total_num_steps"),
+        _ => return None,
+    })
+}
+
+/// The inputs an embedded view always shows.
+pub const KEY_FIELDS: &[Field] = &[
+    Field::Nodes,
+    Field::GpusPerNode,
+    Field::TensorParallelSize,
+    Field::ContextParallelSize,
+    Field::MicroBatchSize,
+    Field::GradientAccumulationSteps,
+    Field::NumSamples,
+    Field::NumEpochs,
+];
+
+/// The releases dpcalc models, newest (the default) first.
+pub const RELEASES: &[Release] = &[
+    Release {
+        id: "0.19.0",
+        label: "0.19.0 (after #3462)",
+    },
+    Release {
+        id: "0.14.0",
+        label: "0.14.0 (before #3444 and #3462)",
+    },
+];
+
+/// Computes everything for one set of inputs, by the rules of `release` (an id of [`RELEASES`]).
+pub fn compute_release(_release: &str, raw: &RawInputs) -> Report {
+    compute(raw)
 }
 
 /// Computes everything for one set of inputs.
@@ -206,81 +270,8 @@ impl Calc<'_> {
     }
 
     fn world_size(&mut self) -> Option<u64> {
-        let nodes = self.positive(Field::Nodes, self.i.nodes.or(DEFAULT_NODES));
-        let gpus = self.positive(
-            Field::GpusPerNode,
-            self.i.gpus_per_node.or(DEFAULT_GPUS_PER_NODE),
-        );
-        let product = match (nodes, gpus) {
-            (Some(n), Some(g)) => match n.checked_mul(g) {
-                Some(p) => Some((n, g, p)),
-                None => {
-                    self.r.diag(
-                        Field::GpusPerNode,
-                        Level::Error,
-                        format!("nodes × gpus_per_node = {n} × {g} is more GPUs than dpcalc can count (at most {})", u64::MAX),
-                    );
-                    None
-                }
-            },
-            _ => None,
-        };
-        let world_size = match self.i.world_size {
-            Param::Given(0) => {
-                self.r.diag(
-                    Field::WorldSize,
-                    Level::Error,
-                    "world_size must be at least 1",
-                );
-                return None;
-            }
-            Param::Given(ws) => {
-                let shape_given = self.i.nodes.is_given() || self.i.gpus_per_node.is_given();
-                if let Some((n, g, p)) = product.filter(|&(_, _, p)| shape_given && p != ws) {
-                    self.r.diag(
-                        Field::WorldSize,
-                        Level::Error,
-                        format!(
-                            "world_size {ws} does not match nodes × gpus_per_node = {n} × {g} = {p}. \
-                             dpcalc uses world_size {ws}; remove one or make them agree."
-                        ),
-                    );
-                }
-                self.r.explain(
-                    Output::WorldSize,
-                    "world_size (WORLD_SIZE, as given)",
-                    format!("world_size = {ws}"),
-                );
-                ws
-            }
-            Param::Invalid => return None,
-            Param::Absent => {
-                let (n, g, p) = product?;
-                self.r.explain(
-                    Output::WorldSize,
-                    "world_size = nodes × gpus_per_node",
-                    format!("world_size = {n} × {g} = {p}"),
-                );
-                p
-            }
-        };
-        self.r.set(Output::WorldSize, Num::Int(world_size.into()));
-        Some(world_size)
-    }
-
-    /// A cluster count that must be at least 1.
-    fn positive(&mut self, field: Field, value: Option<u64>) -> Option<u64> {
-        match value {
-            Some(0) => {
-                self.r.diag(
-                    field,
-                    Level::Error,
-                    format!("{} must be at least 1", field.key()),
-                );
-                None
-            }
-            v => v,
-        }
+        let i = self.i;
+        cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.r)
     }
 
     /// tp or cp after axolotl's after-validators, which turn a missing or 0 size into 1.
@@ -340,7 +331,7 @@ impl Calc<'_> {
             "The launch fails at accelerate's check: \u{201c}ParallelismConfig total_size ({total}) does not match \
              num_processes ({ws}). Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size.\u{201d}"
         );
-        let fix = nearest_valid(ws, model);
+        let fix = cluster::nearest_valid(ws, model, "tensor_parallel_size × context_parallel_size");
         let what = if ws == 1 {
             format!(
                 "world_size 1 with tensor_parallel_size × context_parallel_size = {model}: axolotl skips the batch \
@@ -1174,65 +1165,8 @@ struct StepCount {
 
 /// The world sizes nearest to `ws` that `model` (= tp × cp) divides, and the tp × cp products
 /// nearest to `model` that divide `ws`.
-fn nearest_valid(ws: u64, model: u64) -> String {
-    let below = ws / model * model;
-    let above = (ws / model)
-        .checked_add(1)
-        .and_then(|k| k.checked_mul(model));
-    let mut sizes: Vec<String> = Vec::new();
-    if below >= model {
-        sizes.push(below.to_string());
-    }
-    if let Some(a) = above {
-        sizes.push(a.to_string());
-    }
-    // Scan a bounded distance for divisors of ws around model, so a huge ws costs nothing.
-    const SCAN: u64 = 100_000;
-    let lower = (1..model.min(ws.saturating_add(1)))
-        .rev()
-        .take(SCAN as usize)
-        .find(|d| ws % d == 0);
-    let upper = model
-        .checked_add(1)
-        .and_then(|from| (from..=ws.min(model.saturating_add(SCAN))).find(|d| ws % d == 0));
-    let products: Vec<String> = lower
-        .into_iter()
-        .chain(upper)
-        .map(|d| d.to_string())
-        .collect();
-    let mut fix = if sizes.is_empty() {
-        "Nearest valid:".to_string()
-    } else {
-        format!("Nearest valid: world_size {}", sizes.join(" or "))
-    };
-    if !products.is_empty() {
-        fix.push_str(&format!(
-            ", or keep {ws} GPUs with tensor_parallel_size × context_parallel_size = {}",
-            products.join(" or ")
-        ));
-    }
-    fix.push('.');
-    fix
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nearest_valid_sizes() {
-        assert_eq!(
-            nearest_valid(6, 4),
-            "Nearest valid: world_size 4 or 8, or keep 6 GPUs with tensor_parallel_size × context_parallel_size = 3 or 6."
-        );
-        assert_eq!(nearest_valid(2, 4), "Nearest valid: world_size 4, or keep 2 GPUs with tensor_parallel_size × context_parallel_size = 2.");
-        // a huge world size: the divisor scan is bounded
-        let big = nearest_valid(u64::MAX, 7);
-        assert!(big.starts_with("Nearest valid: world_size"), "{big}");
-        // found by proptest: tp × cp = u64::MAX overflowed `model + 1`
-        assert_eq!(
-            nearest_valid(3, u64::MAX),
-            "Nearest valid: world_size 18446744073709551615, or keep 3 GPUs with tensor_parallel_size × context_parallel_size = 3."
-        );
-    }
 }

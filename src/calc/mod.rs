@@ -9,10 +9,18 @@
 //! - [`axolotl`]: axolotl 0.19.0, with 0.14.0 alongside as the legacy reference.
 
 pub mod axolotl;
+pub mod cluster;
+pub mod deepspeed;
 pub mod field;
+pub mod framework;
+pub mod hf;
+pub mod megatron;
+pub mod nanotron;
 pub mod num;
+pub mod torchtitan;
 
 pub use field::{Field, Kind, Param};
+pub use framework::{Framework, Release};
 pub use num::Num;
 
 /// How serious a message is.
@@ -47,7 +55,7 @@ impl Diag {
 }
 
 macro_rules! outputs {
-    ($($variant:ident => $name:literal;)*) => {
+    ($($variant:ident => $name:literal, $label:literal;)*) => {
         /// A computed value, named as in the page's `data-output` contract.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Output { $($variant),* }
@@ -59,24 +67,45 @@ macro_rules! outputs {
             pub const fn name(self) -> &'static str {
                 match self { $(Output::$variant => $name),* }
             }
+
+            /// What the results list calls it (a framework may say it its own way, see
+            /// [`Framework::label`]).
+            pub const fn label(self) -> &'static str {
+                match self { $(Output::$variant => $label),* }
+            }
         }
     };
 }
 
 outputs! {
-    WorldSize => "world_size";
-    DpWorldSize => "dp_world_size";
-    GradientAccumulationSteps => "gradient_accumulation_steps";
-    GlobalBatchSize => "global_batch_size";
-    TotalNumSteps => "total_num_steps";
-    MaxSteps => "max_steps";
-    StepsPerEpoch => "steps_per_epoch";
-    WarmupSteps => "warmup_steps";
-    EvalSteps => "eval_steps";
-    SaveSteps => "save_steps";
-    TokensPerStep => "tokens_per_step";
-    LegacyGlobalBatchSize => "legacy_global_batch_size";
-    LegacyTotalNumSteps => "legacy_total_num_steps";
+    WorldSize => "world_size", "GPUs";
+    DpWorldSize => "dp_world_size", "Data-parallel replicas";
+    GradientAccumulationSteps => "gradient_accumulation_steps", "Gradient accumulation steps";
+    GlobalBatchSize => "global_batch_size", "Global batch (samples per optimizer step)";
+    TotalNumSteps => "total_num_steps", "Total steps axolotl logs";
+    MaxSteps => "max_steps", "Optimizer steps the run takes";
+    StepsPerEpoch => "steps_per_epoch", "Steps per epoch";
+    WarmupSteps => "warmup_steps", "Warmup steps";
+    EvalSteps => "eval_steps", "Evaluate every";
+    SaveSteps => "save_steps", "Save every";
+    TokensPerStep => "tokens_per_step", "Token slots per step";
+    LegacyGlobalBatchSize => "legacy_global_batch_size", "Global batch";
+    LegacyTotalNumSteps => "legacy_total_num_steps", "Total steps";
+
+    // ---- framework-specific values, under the framework's own names ----------------------
+    NumMicrobatches => "num_microbatches", "Microbatches per step";
+    // (hf: add outputs above this line)
+
+    // (deepspeed: add outputs above this line)
+
+    // (megatron: add outputs above this line)
+
+    // (torchtitan: add outputs above this line)
+
+    // (nanotron: add outputs above this line)
+
+    // ---- tokens and time (issue 5) -------------------------------------------------------
+    // (time: add outputs above this line)
 }
 
 impl Output {

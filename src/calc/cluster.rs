@@ -1,0 +1,162 @@
+//! The cluster every framework starts from: `nodes × gpus_per_node`, or `world_size` as given
+//! (what `WORLD_SIZE` holds at launch), and the nearest valid sizes when a layout does not fit.
+
+use super::{Field, Level, Num, Output, Param, Report};
+
+/// dpcalc's cluster default: one node of eight GPUs.
+pub const DEFAULT_NODES: u64 = 1;
+pub const DEFAULT_GPUS_PER_NODE: u64 = 8;
+
+/// The world size: `world_size` when given (an error when it contradicts a given shape), else
+/// `nodes × gpus_per_node`. Sets [`Output::WorldSize`] and explains it.
+pub fn world_size(
+    nodes: Param<u64>,
+    gpus_per_node: Param<u64>,
+    world_size: Param<u64>,
+    report: &mut Report,
+) -> Option<u64> {
+    let shape_given = nodes.is_given() || gpus_per_node.is_given();
+    let nodes = positive(report, Field::Nodes, nodes.or(DEFAULT_NODES));
+    let gpus = positive(
+        report,
+        Field::GpusPerNode,
+        gpus_per_node.or(DEFAULT_GPUS_PER_NODE),
+    );
+    let product = match (nodes, gpus) {
+        (Some(n), Some(g)) => match n.checked_mul(g) {
+            Some(p) => Some((n, g, p)),
+            None => {
+                report.diag(
+                    Field::GpusPerNode,
+                    Level::Error,
+                    format!("nodes × gpus_per_node = {n} × {g} is more GPUs than dpcalc can count (at most {})", u64::MAX),
+                );
+                None
+            }
+        },
+        _ => None,
+    };
+    let world_size = match world_size {
+        Param::Given(0) => {
+            report.diag(
+                Field::WorldSize,
+                Level::Error,
+                "world_size must be at least 1",
+            );
+            return None;
+        }
+        Param::Given(ws) => {
+            if let Some((n, g, p)) = product.filter(|&(_, _, p)| shape_given && p != ws) {
+                report.diag(
+                    Field::WorldSize,
+                    Level::Error,
+                    format!(
+                        "world_size {ws} does not match nodes × gpus_per_node = {n} × {g} = {p}. \
+                         dpcalc uses world_size {ws}; remove one or make them agree."
+                    ),
+                );
+            }
+            report.explain(
+                Output::WorldSize,
+                "world_size (WORLD_SIZE, as given)",
+                format!("world_size = {ws}"),
+            );
+            ws
+        }
+        Param::Invalid => return None,
+        Param::Absent => {
+            let (n, g, p) = product?;
+            report.explain(
+                Output::WorldSize,
+                "world_size = nodes × gpus_per_node",
+                format!("world_size = {n} × {g} = {p}"),
+            );
+            p
+        }
+    };
+    report.set(Output::WorldSize, Num::Int(world_size.into()));
+    Some(world_size)
+}
+
+/// A cluster count that must be at least 1.
+fn positive(report: &mut Report, field: Field, value: Option<u64>) -> Option<u64> {
+    match value {
+        Some(0) => {
+            report.diag(
+                field,
+                Level::Error,
+                format!("{} must be at least 1", field.key()),
+            );
+            None
+        }
+        v => v,
+    }
+}
+
+/// The fix for a model-parallel product `model` that does not divide `ws`: the nearest world
+/// sizes it divides, and the nearest divisors of `ws` (`product` names the product, e.g.
+/// `tensor_parallel_size × context_parallel_size`).
+pub fn nearest_valid(ws: u64, model: u64, product: &str) -> String {
+    let below = ws / model * model;
+    let above = (ws / model)
+        .checked_add(1)
+        .and_then(|k| k.checked_mul(model));
+    let mut sizes: Vec<String> = Vec::new();
+    if below >= model {
+        sizes.push(below.to_string());
+    }
+    if let Some(a) = above {
+        sizes.push(a.to_string());
+    }
+    // Scan a bounded distance for divisors of ws around model, so a huge ws costs nothing.
+    const SCAN: u64 = 100_000;
+    let lower = (1..model.min(ws.saturating_add(1)))
+        .rev()
+        .take(SCAN as usize)
+        .find(|d| ws % d == 0);
+    let upper = model
+        .checked_add(1)
+        .and_then(|from| (from..=ws.min(model.saturating_add(SCAN))).find(|d| ws % d == 0));
+    let products: Vec<String> = lower
+        .into_iter()
+        .chain(upper)
+        .map(|d| d.to_string())
+        .collect();
+    let mut fix = if sizes.is_empty() {
+        "Nearest valid:".to_string()
+    } else {
+        format!("Nearest valid: world_size {}", sizes.join(" or "))
+    };
+    if !products.is_empty() {
+        fix.push_str(&format!(
+            ", or keep {ws} GPUs with {product} = {}",
+            products.join(" or ")
+        ));
+    }
+    fix.push('.');
+    fix
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &str = "tensor_parallel_size × context_parallel_size";
+
+    #[test]
+    fn nearest_valid_sizes() {
+        assert_eq!(
+            nearest_valid(6, 4, P),
+            "Nearest valid: world_size 4 or 8, or keep 6 GPUs with tensor_parallel_size × context_parallel_size = 3 or 6."
+        );
+        assert_eq!(nearest_valid(2, 4, P), "Nearest valid: world_size 4, or keep 2 GPUs with tensor_parallel_size × context_parallel_size = 2.");
+        // a huge world size: the divisor scan is bounded
+        let big = nearest_valid(u64::MAX, 7, P);
+        assert!(big.starts_with("Nearest valid: world_size"), "{big}");
+        // found by proptest: tp × cp = u64::MAX overflowed `model + 1`
+        assert_eq!(
+            nearest_valid(3, u64::MAX, P),
+            "Nearest valid: world_size 18446744073709551615, or keep 3 GPUs with tensor_parallel_size × context_parallel_size = 3."
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! The frameworks dpcalc models, the releases of each whose math differs, and what each one's
+//! form shows: its own config keys, grouped, in the order its documentation uses.
+//!
+//! This is the dispatch table and nothing else: every rule lives in the framework's own module.
+
+use super::{axolotl, deepspeed, hf, megatron, nanotron, torchtitan};
+use super::{Field, Output, RawInputs, Report};
+
+/// A release whose batch math differs from its neighbours'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Release {
+    /// The `version=` value in a link.
+    pub id: &'static str,
+    /// What the version picker shows.
+    pub label: &'static str,
+}
+
+macro_rules! frameworks {
+    ($($variant:ident => $id:literal, $name:literal, $module:ident;)*) => {
+        /// A training framework, `framework=` in a link.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Framework {
+            #[default]
+            $($variant),*
+        }
+
+        impl Framework {
+            pub const ALL: &'static [Framework] = &[$(Framework::$variant),*];
+
+            /// The `framework=` value.
+            pub const fn id(self) -> &'static str {
+                match self { $(Framework::$variant => $id),* }
+            }
+
+            /// The name people call it.
+            pub const fn name(self) -> &'static str {
+                match self { $(Framework::$variant => $name),* }
+            }
+
+            /// The releases modelled, newest (the default) first.
+            pub fn releases(self) -> &'static [Release] {
+                match self { $(Framework::$variant => $module::RELEASES),* }
+            }
+
+            /// The form: titled groups of this framework's fields.
+            pub fn groups(self) -> &'static [(&'static str, &'static [Field])] {
+                match self { $(Framework::$variant => $module::GROUPS),* }
+            }
+
+            /// The results this framework's page shows, in order.
+            pub fn outputs(self) -> &'static [Output] {
+                match self { $(Framework::$variant => $module::OUTPUTS),* }
+            }
+
+            /// The inputs an embedded (compact) view always shows.
+            pub fn key_fields(self) -> &'static [Field] {
+                match self { $(Framework::$variant => $module::KEY_FIELDS),* }
+            }
+
+            /// The label and config name the results list shows for `output`.
+            pub fn label(self, output: Output) -> (&'static str, &'static str) {
+                let own = match self { $(Framework::$variant => $module::output_label(output)),* };
+                own.unwrap_or((output.label(), output.name()))
+            }
+
+            /// Computes everything by the rules of `release` (an id from [`Framework::releases`]).
+            pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
+                match self { $(Framework::$variant => $module::compute_release(release, raw)),* }
+            }
+        }
+    };
+}
+
+frameworks! {
+    Axolotl => "axolotl", "axolotl", axolotl;
+    Hf => "hf", "Hugging Face Trainer", hf;
+    DeepSpeed => "deepspeed", "DeepSpeed", deepspeed;
+    Megatron => "megatron", "Megatron-LM", megatron;
+    Torchtitan => "torchtitan", "torchtitan", torchtitan;
+    Nanotron => "nanotron", "nanotron", nanotron;
+}
+
+impl Framework {
+    pub fn from_id(id: &str) -> Option<Framework> {
+        Framework::ALL.iter().copied().find(|f| f.id() == id)
+    }
+
+    /// The default release: the newest.
+    pub fn default_release(self) -> &'static Release {
+        &self.releases()[0]
+    }
+
+    pub fn release(self, id: &str) -> Option<&'static Release> {
+        self.releases().iter().find(|r| r.id == id)
+    }
+
+    /// Every field this framework reads, in form order.
+    pub fn fields(self) -> impl Iterator<Item = Field> {
+        self.groups().iter().flat_map(|(_, f)| f.iter().copied())
+    }
+
+    pub fn has(self, field: Field) -> bool {
+        self.fields().any(|f| f == field)
+    }
+
+    /// This framework's field with config key `key`.
+    pub fn field(self, key: &str) -> Option<Field> {
+        self.fields().find(|f| f.key() == key)
+    }
+}
+
+/// The cluster group every framework's form starts with.
+pub const CLUSTER: &[Field] = &[Field::Nodes, Field::GpusPerNode, Field::WorldSize];
+
+/// What a field means across frameworks, so a switch of framework (and the compare view) can
+/// carry a value to the other framework's key for the same thing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Concept {
+    Nodes,
+    GpusPerNode,
+    WorldSize,
+    /// Tensor parallel size (shares the data).
+    Tp,
+    /// Context parallel size (shares the data).
+    Cp,
+    /// Sequence parallel size, Ulysses-style (shares the data).
+    Sp,
+    /// Pipeline parallel size.
+    Pp,
+    /// Expert parallel size (folded into the data-parallel ranks).
+    Ep,
+    /// Samples per GPU per forward pass.
+    Micro,
+    /// Micro batches per optimizer step.
+    Accum,
+    /// Samples per optimizer step, all GPUs.
+    Global,
+    /// Rows in the training set.
+    Samples,
+    /// Passes over the data.
+    Epochs,
+    /// Optimizer steps of the run, when set directly.
+    Steps,
+    /// Tokens per sample.
+    SeqLen,
+    /// Warmup, in optimizer steps.
+    WarmupSteps,
+    TokensPerSecondPerGpu,
+    SecondsPerStep,
+}
+
+impl Field {
+    /// What this field means in any framework, if it has an equivalent elsewhere.
+    pub const fn concept(self) -> Option<Concept> {
+        use Concept as C;
+        Some(match self {
+            Field::Nodes => C::Nodes,
+            Field::GpusPerNode => C::GpusPerNode,
+            Field::WorldSize => C::WorldSize,
+            Field::TensorParallelSize
+            | Field::TpSize
+            | Field::AutotpSize
+            | Field::TensorModelParallelSize
+            | Field::TensorParallelDegree
+            | Field::Tp => C::Tp,
+            Field::ContextParallelSize | Field::CpSize | Field::ContextParallelDegree => C::Cp,
+            Field::SpSize | Field::SequenceParallelSize => C::Sp,
+            Field::PipelineModelParallelSize | Field::PipelineParallelDegree | Field::Pp => C::Pp,
+            Field::ExpertModelParallelSize
+            | Field::ExpertParallelDegree
+            | Field::ExpertParallelSize => C::Ep,
+            Field::MicroBatchSize
+            | Field::PerDeviceTrainBatchSize
+            | Field::TrainMicroBatchSizePerGpu
+            | Field::LocalBatchSize => C::Micro,
+            Field::GradientAccumulationSteps | Field::BatchAccumulationPerReplica => C::Accum,
+            Field::TrainBatchSize | Field::GlobalBatchSize => C::Global,
+            Field::NumSamples => C::Samples,
+            Field::NumEpochs | Field::NumTrainEpochs => C::Epochs,
+            Field::MaxSteps | Field::TrainIters | Field::Steps | Field::TrainSteps => C::Steps,
+            Field::SequenceLen
+            | Field::MaxLength
+            | Field::SeqLength
+            | Field::SeqLen
+            | Field::SequenceLength => C::SeqLen,
+            Field::WarmupSteps | Field::LrWarmupIters => C::WarmupSteps,
+            Field::TokensPerSecondPerGpu => C::TokensPerSecondPerGpu,
+            Field::SecondsPerStep => C::SecondsPerStep,
+            _ => return None,
+        })
+    }
+}
+
+impl Framework {
+    /// This framework's field for `concept`, if it has one.
+    pub fn field_for(self, concept: Concept) -> Option<Field> {
+        self.fields().find(|f| f.concept() == Some(concept))
+    }
+}
