@@ -6,8 +6,8 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::{axolotl, Field, Report};
-use crate::components::{Explain, Form, Legacy, Notices, Results, Share};
+use crate::calc::{framework, Field, Framework, Report};
+use crate::components::{Explain, Form, Legacy, Notices, Picker, Results, Share};
 use crate::query::{self, Link, View};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -26,7 +26,7 @@ impl State {
     }
 
     fn from_link(link: Link) -> Self {
-        let report = Rc::new(axolotl::compute(&link.inputs));
+        let report = Rc::new(link.report());
         let query = query::encode(&link);
         State {
             link,
@@ -38,6 +38,9 @@ impl State {
 
 pub enum Action {
     Set(Field, String),
+    /// Another framework: the values carry across by meaning, the release is its newest.
+    Framework(Framework),
+    Release(&'static str),
 }
 
 impl Reducible for State {
@@ -53,6 +56,21 @@ impl Reducible for State {
                 }
                 let mut link = self.link.clone();
                 link.inputs.set(field, value);
+                Rc::new(State::from_link(link))
+            }
+            Action::Framework(fw) => {
+                if fw == self.link.framework {
+                    return self;
+                }
+                let mut link = self.link.clone();
+                link.inputs = framework::carry(link.framework, &link.inputs, fw);
+                link.framework = fw;
+                link.release = None;
+                Rc::new(State::from_link(link))
+            }
+            Action::Release(id) => {
+                let mut link = self.link.clone();
+                link.release = link.framework.release(id);
                 Rc::new(State::from_link(link))
             }
         }
@@ -181,6 +199,19 @@ pub fn app() -> Html {
             state.dispatch(Action::Set(field, value))
         })
     };
+    let on_framework = {
+        let state = state.dispatcher();
+        Callback::from(move |fw| state.dispatch(Action::Framework(fw)))
+    };
+    let on_release = {
+        let state = state.dispatcher();
+        Callback::from(move |id| state.dispatch(Action::Release(id)))
+    };
+    let fw = state.link.framework;
+    let release = state.link.release();
+    let picker = html! {
+        <Picker framework={fw} {release} {on_framework} {on_release} readonly={view.readonly} />
+    };
     let urls = urls(&state.link);
     let inputs = state.link.inputs.clone();
     let report = state.report.clone();
@@ -192,9 +223,12 @@ pub fn app() -> Html {
                 <h1 class="sr-only">{ "dpcalc: batch size and optimizer steps" }</h1>
                 { notices }
                 <div class="layout">
-                    <Form {inputs} report={report.clone()} {on_input} readonly={view.readonly} compact=true />
+                    <div class="main">
+                        { picker }
+                        <Form framework={fw} {inputs} report={report.clone()} {on_input} readonly={view.readonly} compact=true />
+                    </div>
                     <div class="side">
-                        <Results report={report.clone()} />
+                        <Results framework={fw} release={release.id} report={report.clone()} />
                         <p class="full-link">
                             <a href={urls.full.clone()} target="_blank" rel="noopener" data-output="full_url" data-value={urls.full.clone()}>
                                 { "Open full calculator \u{2197}" }
@@ -213,17 +247,20 @@ pub fn app() -> Html {
                 <h1>{ "dpcalc" }</h1>
                 <p class="lede">
                     { "What batch size and how many optimizer steps your distributed " }
-                    <strong>{ "axolotl 0.19.0" }</strong>
-                    { " run gets: computed in your browser, exactly as axolotl does it." }
+                    <strong>{ format!("{} {}", fw.name(), release.id) }</strong>
+                    { " run gets: computed in your browser, exactly as the framework does it." }
                 </p>
             </header>
             { notices }
             <div class="layout">
-                <Form inputs={inputs.clone()} report={report.clone()} {on_input} readonly={view.readonly} compact=false />
+                <div class="main">
+                    { picker }
+                    <Form framework={fw} inputs={inputs.clone()} report={report.clone()} {on_input} readonly={view.readonly} compact=false />
+                </div>
                 <div class="side">
-                    <Results report={report.clone()} />
+                    <Results framework={fw} release={release.id} report={report.clone()} />
                     <Share urls={urls} {inputs} report={report.clone()} />
-                    <Legacy report={report.clone()} />
+                    if fw == Framework::Axolotl { <Legacy report={report.clone()} /> }
                     <Explain {report} />
                 </div>
             </div>

@@ -94,9 +94,12 @@ impl Framework {
         self.releases().iter().find(|r| r.id == id)
     }
 
-    /// Every field this framework reads, in form order.
+    /// Every field this framework reads, in form order (its groups, then [`THROUGHPUT`]).
     pub fn fields(self) -> impl Iterator<Item = Field> {
-        self.groups().iter().flat_map(|(_, f)| f.iter().copied())
+        self.groups()
+            .iter()
+            .chain(std::iter::once(&THROUGHPUT))
+            .flat_map(|(_, f)| f.iter().copied())
     }
 
     pub fn has(self, field: Field) -> bool {
@@ -108,6 +111,12 @@ impl Framework {
         self.fields().find(|f| f.key() == key)
     }
 }
+
+/// The group every framework's form ends with: measured speed, for the time estimates.
+pub const THROUGHPUT: (&str, &[Field]) = (
+    "Throughput (optional)",
+    &[Field::TokensPerSecondPerGpu, Field::SecondsPerStep],
+);
 
 /// The cluster group every framework's form starts with.
 pub const CLUSTER: &[Field] = &[Field::Nodes, Field::GpusPerNode, Field::WorldSize];
@@ -195,5 +204,75 @@ impl Framework {
     /// This framework's field for `concept`, if it has one.
     pub fn field_for(self, concept: Concept) -> Option<Field> {
         self.fields().find(|f| f.concept() == Some(concept))
+    }
+}
+
+/// The inputs for `to` that mean what `raw` meant for `from`: a field both frameworks have is
+/// copied, and a field of `to` takes the value of `from`'s field for the same [`Concept`].
+/// Nothing is invented: a value with no equivalent is left out, and the new framework's own
+/// defaults apply.
+pub fn carry(from: Framework, raw: &RawInputs, to: Framework) -> RawInputs {
+    let mut out = RawInputs::default();
+    for field in to.fields() {
+        let source = if from.has(field) {
+            Some(field)
+        } else {
+            field.concept().and_then(|c| from.field_for(c))
+        };
+        if let Some(source) = source {
+            let text = raw.get(source);
+            if !text.trim().is_empty() {
+                out.set(field, text);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_fields_are_unique_per_framework() {
+        for &fw in Framework::ALL {
+            assert_eq!(Framework::from_id(fw.id()), Some(fw));
+            let keys: Vec<&str> = fw.fields().map(Field::key).collect();
+            let mut sorted = keys.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), keys.len(), "{}: a field listed twice", fw.id());
+            assert!(!fw.releases().is_empty());
+            for c in [Concept::Nodes, Concept::GpusPerNode, Concept::WorldSize] {
+                assert!(fw.field_for(c).is_some(), "{} lacks {c:?}", fw.id());
+            }
+        }
+        // every field belongs to some framework's form
+        for &f in Field::ALL {
+            assert!(
+                Framework::ALL.iter().any(|fw| fw.has(f)),
+                "{} is in no form",
+                f.key()
+            );
+        }
+    }
+
+    #[test]
+    fn carry_maps_by_concept_and_invents_nothing() {
+        let raw = RawInputs::from_pairs([
+            (Field::Nodes, "2"),
+            (Field::TensorParallelSize, "4"),
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "8"),
+            (Field::SamplePacking, "true"),
+        ]);
+        let m = carry(Framework::Axolotl, &raw, Framework::Megatron);
+        assert_eq!(m.get(Field::Nodes), "2");
+        assert_eq!(m.get(Field::TensorModelParallelSize), "4");
+        assert_eq!(m.get(Field::MicroBatchSize), "2");
+        assert_eq!(m.get(Field::SamplePacking), "");
+        let back = carry(Framework::Megatron, &m, Framework::Axolotl);
+        assert_eq!(back.get(Field::TensorParallelSize), "4");
+        assert_eq!(back.get(Field::GradientAccumulationSteps), "");
     }
 }

@@ -5,7 +5,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use super::results::value_row;
-use crate::calc::{Output, Report};
+use crate::calc::{Framework, Output, Report};
 
 #[derive(Properties, PartialEq)]
 pub struct ReportProps {
@@ -27,10 +27,6 @@ pub fn explain(props: &ReportProps) -> Html {
                     </li>
                 }) }
             </ol>
-            <p class="source">
-                { "Rules from axolotl 0.19.0 (normalize_config, calculate_total_num_steps, the trainer builder) and \
-                   transformers 5 (get_warmup_steps, compute_steps); see the README for the source files." }
-            </p>
         </details>
     }
 }
@@ -47,8 +43,8 @@ pub fn legacy(props: &ReportProps) -> Html {
                    Use these to audit an older run." }
             </p>
             <dl>
-                { value_row(r, Output::LegacyGlobalBatchSize) }
-                { value_row(r, Output::LegacyTotalNumSteps) }
+                { value_row(Framework::Axolotl, r, Output::LegacyGlobalBatchSize) }
+                { value_row(Framework::Axolotl, r, Output::LegacyTotalNumSteps) }
             </dl>
             { for r.legacy_notes.iter().map(|n| html! { <p class="msg note">{ n.clone() }</p> }) }
         </section>

@@ -1,4 +1,4 @@
-//! The form, grouped as Cluster / Parallelism / Batch / Data & schedule.
+//! The form: the selected framework's fields under its own config keys, in its groups.
 
 use std::rc::Rc;
 
@@ -6,124 +6,12 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use super::messages::{message_id, FieldMessages};
-use crate::calc::{Field, Kind, RawInputs, Report};
-
-/// Label, placeholder (what an empty field means) and a one-line help for each field.
-fn describe(field: Field) -> (&'static str, &'static str, &'static str) {
-    match field {
-        Field::Nodes => ("Nodes", "1", "Machines in the job."),
-        Field::GpusPerNode => ("GPUs per node", "8", "GPUs on each machine."),
-        Field::WorldSize => (
-            "World size",
-            "nodes × GPUs",
-            "All GPUs (WORLD_SIZE). Optional: overrides nodes × GPUs per node.",
-        ),
-        Field::TensorParallelSize => (
-            "Tensor parallel size",
-            "1",
-            "GPUs sharing one replica's layers; they see the same data.",
-        ),
-        Field::ContextParallelSize => (
-            "Context parallel size",
-            "1",
-            "GPUs splitting one sequence; they see the same data.",
-        ),
-        Field::MicroBatchSize => ("Micro batch size", "1", "Samples per GPU per forward pass."),
-        Field::GradientAccumulationSteps => (
-            "Gradient accumulation steps",
-            "1",
-            "Micro batches per optimizer step.",
-        ),
-        Field::BatchSize => (
-            "Batch size (discouraged)",
-            "unset",
-            "Per-GPU batch; axolotl prefers gradient_accumulation_steps.",
-        ),
-        Field::NumSamples => (
-            "Training rows",
-            "required for steps",
-            "Rows after axolotl's filtering and the val_set_size split.",
-        ),
-        Field::NumEpochs => ("Epochs", "1", "May be fractional."),
-        Field::MaxSteps => (
-            "Max steps",
-            "unset",
-            "Caps the logged step count; the Trainer runs exactly this many.",
-        ),
-        Field::SequenceLen => (
-            "Sequence length",
-            "512",
-            "Tokens per sample (per packed bin with packing).",
-        ),
-        Field::SamplePacking => (
-            "Sample packing",
-            "",
-            "Pack several samples into each sequence.",
-        ),
-        Field::SamplePackingEffEst => (
-            "Packing efficiency estimate",
-            "unset",
-            "sample_packing_eff_est that axolotl logged (0–1).",
-        ),
-        Field::TotalNumTokens => (
-            "Total tokens",
-            "unset",
-            "Tokens in the training set (needed with the estimate).",
-        ),
-        Field::WarmupSteps => (
-            "Warmup steps",
-            "3 % of steps, ≤ 100",
-            "Default: 3 % of the steps, at most 100. Not with warmup_ratio.",
-        ),
-        Field::WarmupRatio => ("Warmup ratio", "unset", "Fraction of the steps."),
-        Field::ValSetSize => (
-            "Validation split",
-            "0",
-            "val_set_size; evaluations need it.",
-        ),
-        Field::EvalsPerEpoch => ("Evaluations per epoch", "unset", "Turned into eval_steps."),
-        Field::SavesPerEpoch => ("Saves per epoch", "unset", "Turned into save_steps."),
-    }
-}
-
-const GROUPS: &[(&str, &[Field])] = &[
-    (
-        "Cluster",
-        &[Field::Nodes, Field::GpusPerNode, Field::WorldSize],
-    ),
-    (
-        "Parallelism",
-        &[Field::TensorParallelSize, Field::ContextParallelSize],
-    ),
-    (
-        "Batch",
-        &[
-            Field::MicroBatchSize,
-            Field::GradientAccumulationSteps,
-            Field::BatchSize,
-        ],
-    ),
-    (
-        "Data & schedule",
-        &[
-            Field::NumSamples,
-            Field::NumEpochs,
-            Field::MaxSteps,
-            Field::SequenceLen,
-            Field::SamplePacking,
-            Field::SamplePackingEffEst,
-            Field::TotalNumTokens,
-            Field::WarmupSteps,
-            Field::WarmupRatio,
-            Field::ValSetSize,
-            Field::EvalsPerEpoch,
-            Field::SavesPerEpoch,
-        ],
-    ),
-];
+use crate::calc::framework::THROUGHPUT;
+use crate::calc::{Field, Framework, Kind, RawInputs, Report};
 
 #[derive(Properties, PartialEq)]
 pub struct FormProps {
+    pub framework: Framework,
     pub inputs: RawInputs,
     pub report: Rc<Report>,
     pub on_input: Callback<(Field, String)>,
@@ -133,21 +21,9 @@ pub struct FormProps {
     pub compact: bool,
 }
 
-/// The inputs an embedded view always shows.
-const KEY_FIELDS: &[Field] = &[
-    Field::Nodes,
-    Field::GpusPerNode,
-    Field::TensorParallelSize,
-    Field::ContextParallelSize,
-    Field::MicroBatchSize,
-    Field::GradientAccumulationSteps,
-    Field::NumSamples,
-    Field::NumEpochs,
-];
-
 fn shown(field: Field, props: &FormProps) -> bool {
     !props.compact
-        || KEY_FIELDS.contains(&field)
+        || props.framework.key_fields().contains(&field)
         || !props.inputs.get(field).is_empty()
         || props.inputs.conflict(field).is_some()
         || props.report.diags_for(field).next().is_some()
@@ -157,7 +33,7 @@ fn shown(field: Field, props: &FormProps) -> bool {
 pub fn form(props: &FormProps) -> Html {
     html! {
         <form class="inputs" aria-label="Run configuration" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-            { for GROUPS.iter().map(|(title, fields)| html! {
+            { for props.framework.groups().iter().chain(std::iter::once(&THROUGHPUT)).map(|(title, fields)| html! {
                 <fieldset class="group">
                     <legend>{ *title }</legend>
                     { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props)) }
@@ -168,7 +44,7 @@ pub fn form(props: &FormProps) -> Html {
 }
 
 fn field_row(field: Field, props: &FormProps) -> Html {
-    let (label, placeholder, help) = describe(field);
+    let (label, placeholder, help) = field.describe();
     let key = field.key();
     let id = format!("in-{key}");
     let diags: Vec<_> = props.report.diags_for(field).cloned().collect();
@@ -207,10 +83,10 @@ fn field_row(field: Field, props: &FormProps) -> Html {
             let el: HtmlInputElement = e.target_unchecked_into();
             on_input.emit((field, el.value()));
         });
-        let mode = if field.kind() == Kind::Count {
-            "numeric"
-        } else {
-            "decimal"
+        let mode = match field.kind() {
+            Kind::Count => "numeric",
+            Kind::Text => "text",
+            _ => "decimal",
         };
         html! {
             <input type="text" id={id.clone()} name={key} {value} {placeholder} inputmode={mode} {readonly}

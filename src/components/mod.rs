@@ -4,11 +4,13 @@
 mod explain;
 mod form;
 mod messages;
+mod picker;
 mod results;
 mod share;
 
 pub use explain::{Explain, Legacy};
 pub use form::Form;
 pub use messages::{FieldMessages, Notices};
+pub use picker::Picker;
 pub use results::Results;
 pub use share::Share;

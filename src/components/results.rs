@@ -5,59 +5,18 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::{Output, Report};
-
-fn label(output: Output) -> &'static str {
-    match output {
-        Output::WorldSize => "GPUs",
-        Output::DpWorldSize => "Data-parallel replicas",
-        Output::GradientAccumulationSteps => "Gradient accumulation steps",
-        Output::GlobalBatchSize => "Global batch (samples per optimizer step)",
-        Output::TotalNumSteps => "Total steps axolotl logs",
-        Output::MaxSteps => "Optimizer steps the run takes",
-        Output::StepsPerEpoch => "Steps per epoch",
-        Output::WarmupSteps => "Warmup steps",
-        Output::EvalSteps => "Evaluate every",
-        Output::SaveSteps => "Save every",
-        Output::TokensPerStep => "Token slots per step",
-        Output::LegacyGlobalBatchSize => "Global batch",
-        Output::LegacyTotalNumSteps => "Total steps",
-    }
-}
-
-/// The config name shown beside a value.
-fn config_name(output: Output) -> &'static str {
-    match output {
-        Output::GlobalBatchSize | Output::LegacyGlobalBatchSize => "batch_size",
-        Output::MaxSteps => "Trainer max_steps",
-        Output::LegacyTotalNumSteps => "total_num_steps",
-        o => o.name(),
-    }
-}
-
-const MAIN: &[Output] = &[
-    Output::WorldSize,
-    Output::DpWorldSize,
-    Output::GradientAccumulationSteps,
-    Output::GlobalBatchSize,
-    Output::TotalNumSteps,
-    Output::MaxSteps,
-    Output::StepsPerEpoch,
-    Output::WarmupSteps,
-    Output::EvalSteps,
-    Output::SaveSteps,
-    Output::TokensPerStep,
-];
+use crate::calc::{Framework, Output, Report};
 
 /// One value: `<div data-output=NAME data-value=RAW>`; without `data-value` when not computable.
-pub fn value_row(report: &Report, output: Output) -> Html {
+pub fn value_row(framework: Framework, report: &Report, output: Output) -> Html {
+    let (label, config_name) = framework.label(output);
     let value = report.value(output);
     let raw = value.map(|v| AttrValue::from(v.raw()));
     let shown = value.map_or_else(|| "—".to_string(), |v| v.pretty());
     let class = classes!("value", value.is_none().then_some("missing"));
     html! {
         <div {class}>
-            <dt>{ label(output) }<code class="key">{ config_name(output) }</code></dt>
+            <dt>{ label }<code class="key">{ config_name }</code></dt>
             <dd data-output={output.name()} data-value={raw}>{ shown }</dd>
         </div>
     }
@@ -65,6 +24,8 @@ pub fn value_row(report: &Report, output: Output) -> Html {
 
 #[derive(Properties, PartialEq)]
 pub struct ResultsProps {
+    pub framework: Framework,
+    pub release: &'static str,
     pub report: Rc<Report>,
 }
 
@@ -72,8 +33,8 @@ pub struct ResultsProps {
 pub fn results(props: &ResultsProps) -> Html {
     html! {
         <section class="results" aria-label="Results" aria-live="polite">
-            <h2>{ "What axolotl computes" }</h2>
-            <dl>{ for MAIN.iter().map(|&o| value_row(&props.report, o)) }</dl>
+            <h2>{ format!("What {} {} computes", props.framework.name(), props.release) }</h2>
+            <dl>{ for props.framework.outputs().iter().map(|&o| value_row(props.framework, &props.report, o)) }</dl>
         </section>
     }
 }
