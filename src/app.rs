@@ -7,7 +7,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::calc::{framework, Field, Framework, Report};
-use crate::components::{Explain, Form, Legacy, Notices, Picker, Results, Share};
+use crate::components::{Compare, Explain, Form, Legacy, Notices, Picker, Results, Share};
 use crate::query::{self, Link, View};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -259,11 +259,12 @@ pub fn app() -> Html {
                 </div>
                 <div class="side">
                     <Results framework={fw} release={release.id} report={report.clone()} />
-                    <Share urls={urls} {inputs} report={report.clone()} />
+                    <Share framework={fw} urls={urls} {inputs} report={report.clone()} />
                     if fw == Framework::Axolotl { <Legacy report={report.clone()} /> }
-                    <Explain {report} />
+                    <Explain report={report.clone()} />
                 </div>
             </div>
+            <Compare framework={fw} inputs={state.link.inputs.clone()} {report} />
         </main>
     }
 }

@@ -2,7 +2,8 @@
 //! ("16×8 GPUs, TP 8 → dp 16, global batch 256, 1,954 steps"). Plain text work on a computed
 //! report; no arithmetic happens here and nothing here touches the browser.
 
-use crate::calc::{Field, Output, RawInputs, Report};
+use crate::calc::framework::Concept;
+use crate::calc::{Field, Framework, Output, RawInputs, Report};
 
 /// The snippets for one state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,8 +13,9 @@ pub struct Snippets {
     pub text: String,
 }
 
-/// The one-line summary of a configuration and what it computes.
-pub fn summary(inputs: &RawInputs, report: &Report) -> String {
+/// The one-line summary of a configuration and what it computes (prefixed by the framework's
+/// name unless it is axolotl, the default).
+pub fn summary(framework: Framework, inputs: &RawInputs, report: &Report) -> String {
     let given = |f: Field| Some(inputs.get(f).trim()).filter(|t| !t.is_empty());
     let value = |o: Output| report.value(o).map(|v| v.pretty());
     let cluster = match (
@@ -28,15 +30,21 @@ pub fn summary(inputs: &RawInputs, report: &Report) -> String {
         ),
     };
     let mut parallel: Vec<String> = Vec::new();
-    for (f, tag) in [
-        (Field::TensorParallelSize, "TP"),
-        (Field::ContextParallelSize, "CP"),
+    for (c, tag) in [
+        (Concept::Tp, "TP"),
+        (Concept::Cp, "CP"),
+        (Concept::Sp, "SP"),
+        (Concept::Pp, "PP"),
     ] {
-        if let Some(t) = given(f).filter(|t| *t != "1") {
+        if let Some(t) = framework.field_for(c).and_then(given).filter(|t| *t != "1") {
             parallel.push(format!("{tag} {t}"));
         }
     }
-    let mut head = cluster;
+    let mut head = if framework == Framework::Axolotl {
+        cluster
+    } else {
+        format!("{}: {cluster}", framework.name())
+    };
     if !parallel.is_empty() {
         head = format!("{head}, {}", parallel.join(", "));
     }
@@ -72,8 +80,14 @@ fn md_text(text: &str) -> String {
 }
 
 /// The snippets for a state: `embed_url` goes into the iframe, `full_url` into the Markdown link.
-pub fn snippets(embed_url: &str, full_url: &str, inputs: &RawInputs, report: &Report) -> Snippets {
-    let text = summary(inputs, report);
+pub fn snippets(
+    framework: Framework,
+    embed_url: &str,
+    full_url: &str,
+    inputs: &RawInputs,
+    report: &Report,
+) -> Snippets {
+    let text = summary(framework, inputs, report);
     let iframe = format!(
         "<iframe class=\"dpcalc\" src=\"{}\" title=\"dpcalc: {}\" width=\"100%\" height=\"480\" style=\"border:0\" allow=\"clipboard-write\" loading=\"lazy\"></iframe>",
         attr(embed_url),
@@ -111,7 +125,7 @@ mod tests {
         ]);
         let report = axolotl::compute(&inputs);
         assert_eq!(
-            summary(&inputs, &report),
+            summary(Framework::Axolotl, &inputs, &report),
             "16×8 GPUs, TP 8 → dp 16, global batch 256, 1,954 steps"
         );
     }
@@ -121,6 +135,7 @@ mod tests {
         let inputs = raw(&[(Field::Nodes, "2")]);
         let report = axolotl::compute(&inputs);
         let s = snippets(
+            Framework::Axolotl,
             "https://x/?nodes=2&embed=1",
             "https://x/?nodes=2",
             &inputs,
@@ -140,7 +155,7 @@ mod tests {
             "[dpcalc: 2×8 GPUs → dp 16, global batch 16](https://x/?nodes=2)"
         );
         let bad = raw(&[(Field::Nodes, "[x]")]);
-        let s = snippets("u", "v", &bad, &axolotl::compute(&bad));
+        let s = snippets(Framework::Axolotl, "u", "v", &bad, &axolotl::compute(&bad));
         assert!(
             s.markdown.starts_with("[dpcalc: \\[x\\]×8 GPUs"),
             "{}",

@@ -2,14 +2,15 @@
 //! must never panic, and the canonical link must mean the same thing.
 #![no_main]
 
-use dpcalc::{calc::axolotl, embed, query};
+use dpcalc::{embed, query};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let link = query::decode(&text);
-    let report = axolotl::compute(&link.inputs);
+    let report = link.report();
     let again = query::decode(&query::encode(&link));
-    assert_eq!(axolotl::compute(&again.inputs), report);
-    let _ = embed::snippets("u", "v", &link.inputs, &report);
+    assert_eq!(again.framework, link.framework);
+    assert_eq!(again.report(), report);
+    let _ = embed::snippets(link.framework, "u", "v", &link.inputs, &report);
 });

@@ -10,6 +10,7 @@
 
 pub mod axolotl;
 pub mod cluster;
+pub mod compare;
 pub mod deepspeed;
 pub mod field;
 pub mod framework;

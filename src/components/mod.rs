@@ -1,6 +1,7 @@
 //! The visible parts of the page. Each renders what the core computed and emits input changes;
 //! none computes a number.
 
+mod compare;
 mod explain;
 mod form;
 mod messages;
@@ -8,6 +9,7 @@ mod picker;
 mod results;
 mod share;
 
+pub use compare::Compare;
 pub use explain::{Explain, Legacy};
 pub use form::Form;
 pub use messages::{FieldMessages, Notices};

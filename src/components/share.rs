@@ -8,11 +8,12 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use crate::app::Urls;
-use crate::calc::{RawInputs, Report};
+use crate::calc::{Framework, RawInputs, Report};
 use crate::embed;
 
 #[derive(Properties, PartialEq)]
 pub struct ShareProps {
+    pub framework: Framework,
     pub urls: Urls,
     pub inputs: RawInputs,
     pub report: Rc<Report>,
@@ -72,6 +73,7 @@ pub fn share(props: &ShareProps) -> Html {
     };
     let snippets = show_embed.then(|| {
         let s = embed::snippets(
+            props.framework,
             &props.urls.embed,
             &props.urls.full,
             &props.inputs,
