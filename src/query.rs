@@ -368,6 +368,58 @@ mod tests {
     }
 
     #[test]
+    fn framework_and_version() {
+        let link = decode(
+            "micro_batch_size=2&framework=megatron&version=head&tensor_model_parallel_size=2",
+        );
+        assert_eq!(link.framework, Framework::Megatron);
+        assert_eq!(link.release().id, "head");
+        assert_eq!(link.inputs.get(Field::MicroBatchSize), "2");
+        assert!(link.notices.is_empty(), "{:?}", link.notices);
+        assert_eq!(
+            encode(&link),
+            "framework=megatron&version=head&tensor_model_parallel_size=2&micro_batch_size=2"
+        );
+        // the default release is left out
+        let newest = Framework::Megatron.default_release().id;
+        assert_eq!(
+            encode(&decode(&format!("framework=megatron&version={newest}"))),
+            "framework=megatron"
+        );
+        // another framework's key is kept, with a notice, and never read as this one's
+        let foreign = decode("framework=megatron&tensor_parallel_size=4");
+        assert_eq!(foreign.inputs.get(Field::TensorParallelSize), "");
+        assert_eq!(foreign.notices.len(), 1);
+        assert_eq!(
+            encode(&foreign),
+            "framework=megatron&tensor_parallel_size=4"
+        );
+        // an alias belongs to its framework
+        assert_eq!(
+            decode("framework=megatron&sequence_parallel_degree=2")
+                .inputs
+                .get(Field::ContextParallelSize),
+            ""
+        );
+    }
+
+    #[test]
+    fn unknown_framework_or_version_is_a_notice_and_kept() {
+        let link = decode("framework=jax&nodes=2");
+        assert_eq!(link.framework, Framework::Axolotl);
+        assert_eq!(link.notices[0].0, "framework");
+        assert_eq!(encode(&link), "nodes=2&framework=jax");
+        let twice = decode("framework=hf&framework=megatron");
+        assert_eq!(twice.framework, Framework::Axolotl);
+        assert_eq!(twice.unknown.len(), 2);
+        let v = decode("framework=hf&version=9.9");
+        assert_eq!(v.framework, Framework::Hf);
+        assert_eq!(v.release().id, Framework::Hf.default_release().id);
+        assert_eq!(v.notices[0].0, "version");
+        assert_eq!(encode(&v), "framework=hf&version=9.9");
+    }
+
+    #[test]
     fn hostile_input_never_panics() {
         for q in [
             "%",

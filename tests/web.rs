@@ -338,3 +338,76 @@ async fn a_crash_keeps_the_link_and_offers_a_reset() {
     );
     notice.remove();
 }
+
+impl Mounted {
+    async fn choose(&self, id: &str, value: &str) {
+        let select: web_sys::HtmlSelectElement =
+            self.q(&format!("#{id}")).unwrap().dyn_into().unwrap();
+        select.set_value(value);
+        let init = web_sys::EventInit::new();
+        init.set_bubbles(true);
+        let ev = web_sys::Event::new_with_event_init_dict("change", &init).unwrap();
+        select.dispatch_event(&ev).unwrap();
+        yew::scheduler::flush().await;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn switching_framework_carries_the_values_and_the_link() {
+    let page = mount("nodes=2&tensor_parallel_size=4&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000").await;
+    page.choose("in-framework", "megatron").await;
+    assert!(
+        search().starts_with("?framework=megatron&nodes=2&"),
+        "{}",
+        search()
+    );
+    assert_eq!(page.input("tensor_model_parallel_size").value(), "4");
+    assert_eq!(page.input("micro_batch_size").value(), "2");
+    assert!(page.q("#in-tensor_parallel_size").is_none());
+    assert_eq!(page.value("dp_world_size").as_deref(), Some("4"));
+    assert!(page.q("[data-output=\"num_microbatches\"]").is_some());
+    // and back: the keys axolotl has come back under its names
+    page.choose("in-framework", "axolotl").await;
+    assert_eq!(page.input("tensor_parallel_size").value(), "4");
+    assert!(!search().contains("framework="), "{}", search());
+}
+
+#[wasm_bindgen_test]
+async fn the_version_choice_is_in_the_link() {
+    let page = mount("framework=hf&world_size=4&per_device_train_batch_size=2&gradient_accumulation_steps=4&num_samples=1001").await;
+    let newest = page.value("max_steps");
+    assert!(newest.is_some());
+    page.choose("in-version", "4.51").await;
+    assert!(search().contains("version=4.51"), "{}", search());
+    let select: web_sys::HtmlSelectElement = page.q("#in-version").unwrap().dyn_into().unwrap();
+    assert_eq!(select.value(), "4.51");
+}
+
+#[wasm_bindgen_test]
+async fn compare_shows_every_framework_and_marks_differences() {
+    let page = mount("world_size=8&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000").await;
+    assert!(
+        page.q(".compare-table").is_none(),
+        "computed only when open"
+    );
+    let details: web_sys::HtmlDetailsElement =
+        page.q("details.compare").unwrap().dyn_into().unwrap();
+    details.set_open(true);
+    let ev = web_sys::Event::new("toggle").unwrap();
+    details.dispatch_event(&ev).unwrap();
+    yew::scheduler::flush().await;
+    let cells = page
+        .root
+        .query_selector_all("[data-compare-row=\"dp_world_size\"] td")
+        .unwrap();
+    assert_eq!(cells.length(), 6);
+    let axolotl = page
+        .q("[data-compare-row=\"global_batch_size\"] td[data-compare=\"axolotl\"]")
+        .unwrap();
+    assert_eq!(axolotl.get_attribute("data-value").as_deref(), Some("32"));
+    // DeepSpeed counts every rank (no mpu), so its dp differs from axolotl's 4
+    let ds = page
+        .q("[data-compare-row=\"dp_world_size\"] td[data-compare=\"deepspeed\"]")
+        .unwrap();
+    assert!(ds.get_attribute("data-value").is_some());
+}
