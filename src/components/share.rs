@@ -137,7 +137,7 @@ fn snippet(props: &SnippetProps) -> Html {
 }
 
 /// Writes to the clipboard; false when the API is missing or the browser refuses.
-async fn copy(text: &str) -> bool {
+pub(crate) async fn copy(text: &str) -> bool {
     let navigator = gloo::utils::window().navigator();
     let has_clipboard = js_sys::Reflect::get(&navigator, &JsValue::from_str("clipboard"))
         .map(|c| !c.is_undefined() && !c.is_null())

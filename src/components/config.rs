@@ -1,0 +1,132 @@
+//! Export (the selected framework's config fragment, from `calc::export`, with a Copy button)
+//! and import (paste a config; `calc::import` reads it, the form fills in, ignored keys are
+//! listed). Both are computed only while the panel is open.
+
+use std::rc::Rc;
+
+use web_sys::{HtmlSelectElement, HtmlTextAreaElement};
+use yew::prelude::*;
+
+use super::share::copy;
+use crate::calc::import::{self, Imported};
+use crate::calc::{export, Framework, RawInputs, Report};
+
+#[derive(Properties, PartialEq)]
+pub struct ConfigProps {
+    pub framework: Framework,
+    pub release: &'static str,
+    pub inputs: RawInputs,
+    pub report: Rc<Report>,
+    /// Applies an import: its framework and inputs replace the current ones.
+    pub on_import: Callback<(Framework, RawInputs)>,
+    pub readonly: bool,
+}
+
+#[function_component(Config)]
+pub fn config(props: &ConfigProps) -> Html {
+    let open = use_state(|| false);
+    let copied = use_state(|| None::<bool>);
+    let result = use_state(|| None::<Rc<Imported>>);
+    let text_ref = use_node_ref();
+    let as_ref = use_node_ref();
+    let ontoggle = {
+        let open = open.clone();
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlDetailsElement = e.target_unchecked_into();
+            open.set(el.open());
+        })
+    };
+    let exported = (*open).then(|| {
+        export::export(props.framework, props.release, &props.inputs, &props.report)
+    });
+    {
+        let copied = copied.clone();
+        use_effect_with(props.inputs.clone(), move |_| copied.set(None));
+    }
+    let on_copy = {
+        let text = exported.as_ref().map(|e| e.text.clone()).unwrap_or_default();
+        let copied = copied.clone();
+        Callback::from(move |_: MouseEvent| {
+            let text = text.clone();
+            let copied = copied.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                copied.set(Some(copy(&text).await));
+            });
+        })
+    };
+    let on_import = {
+        let (text_ref, as_ref) = (text_ref.clone(), as_ref.clone());
+        let result = result.clone();
+        let apply = props.on_import.clone();
+        Callback::from(move |_: MouseEvent| {
+            let Some(area) = text_ref.cast::<HtmlTextAreaElement>() else {
+                return;
+            };
+            let forced = as_ref
+                .cast::<HtmlSelectElement>()
+                .and_then(|s| Framework::from_id(&s.value()));
+            let imported = match forced {
+                Some(fw) => import::import_as(fw, &area.value()),
+                None => import::import(&area.value()),
+            };
+            if imported.errors.is_empty() {
+                apply.emit((imported.framework, imported.raw()));
+            }
+            result.set(Some(Rc::new(imported)));
+        })
+    };
+    let status = match *copied {
+        None => html! {},
+        Some(true) => html! { <span class="copied" role="status">{ "Copied." }</span> },
+        Some(false) => html! {
+            <span class="copied" role="status">{ "The browser refused the clipboard here; select the text and copy it." }</span>
+        },
+    };
+    let import_result = (*result).as_ref().map(|r| {
+        html! {
+            <div class="import-result" data-import-framework={r.framework.id()}>
+                { for r.errors.iter().map(|e| html! { <p class="msg error" role="alert" data-import-error="">{ e.clone() }</p> }) }
+                if r.errors.is_empty() {
+                    <p class="msg note" role="status">
+                        { format!("Read as {}: {} setting(s) filled in.", r.framework.name(), r.inputs.len()) }
+                    </p>
+                }
+                if !r.unknown.is_empty() {
+                    <p class="msg hint" data-import-ignored={r.unknown.join(" ")}>
+                        { format!("Ignored (not batch or step settings dpcalc reads): {}", r.unknown.join(", ")) }
+                    </p>
+                }
+            </div>
+        }
+    });
+    html! {
+        <details class="config" {ontoggle} open={*open}>
+            <summary>{ "Export or import a config" }</summary>
+            if let Some(e) = exported {
+                <h3>{ format!("{} config", props.framework.name()) }</h3>
+                <pre class="export" data-export={e.lang}><code>{ e.text.clone() }</code></pre>
+                <button type="button" onclick={on_copy}>{ "Copy config" }</button>
+                { status }
+            }
+            if !props.readonly {
+                <h3><label for="import-text">{ "Import" }</label></h3>
+                <p class="help">
+                    { "Paste an axolotl YAML, a DeepSpeed JSON or a Megatron command line; the form fills in. \
+                       Keys dpcalc does not read are listed and ignored." }
+                </p>
+                <textarea id="import-text" rows="6" spellcheck="false" ref={text_ref}></textarea>
+                <div class="import-row">
+                    <label for="import-as">{ "Read as" }</label>
+                    <select id="import-as" ref={as_ref}>
+                        <option value="" selected=true>{ "detect" }</option>
+                        { for [Framework::Axolotl, Framework::DeepSpeed, Framework::Megatron].iter().map(|f| html! {
+                            <option value={f.id()}>{ f.name() }</option>
+                        }) }
+                    </select>
+                    <button type="button" onclick={on_import}>{ "Import" }</button>
+                </div>
+                { for import_result }
+            }
+        </details>
+    }
+}
