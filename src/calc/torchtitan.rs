@@ -98,7 +98,10 @@ pub const KEY_FIELDS: &[Field] = &[
 /// torchtitan's names for its results.
 pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
     Some(match output {
-        Output::DpWorldSize => ("Data-parallel degree (batch mesh)", "dp_replicate × dp_shard"),
+        Output::DpWorldSize => (
+            "Data-parallel degree (batch mesh)",
+            "dp_replicate × dp_shard",
+        ),
         Output::GlobalBatchSize => (
             "Global batch (samples per optimizer step)",
             "training.global_batch_size",
@@ -381,7 +384,9 @@ impl Calc<'_> {
                     );
                     return;
                 }
-                let (Some(_), Some(lbs)) = (pp, self.i.local_batch_size.or(DEFAULT_LOCAL_BATCH_SIZE)) else {
+                let (Some(_), Some(lbs)) =
+                    (pp, self.i.local_batch_size.or(DEFAULT_LOCAL_BATCH_SIZE))
+                else {
                     return;
                 };
                 if lbs % mbs != 0 {
@@ -535,7 +540,8 @@ impl Calc<'_> {
             );
             return None;
         }
-        self.r.set(Output::DataParallelShardDegree, Num::Int(dp_shard.into()));
+        self.r
+            .set(Output::DataParallelShardDegree, Num::Int(dp_shard.into()));
         let d = Dims {
             dp_replicate,
             dp_shard,
@@ -603,17 +609,15 @@ impl Calc<'_> {
         let Some(sp) = self.i.sequence_parallel.or(true) else {
             return;
         };
-        let divisor = u128::from(if sp { d.tp } else { 1 })
-            * if d.cp > 1 {
-                2 * u128::from(d.cp)
-            } else {
-                1
-            };
+        let divisor =
+            u128::from(if sp { d.tp } else { 1 }) * if d.cp > 1 { 2 * u128::from(d.cp) } else { 1 };
         let (field, n) = match self.v {
             Version::Batch => (Field::SeqLen, self.i.seq_len.or(DEFAULT_SEQ_LEN)),
             Version::Tokens => (
                 Field::NumTokensPerMicrobatchPerDpRank,
-                self.i.tokens_per_microbatch.or(DEFAULT_TOKENS_PER_MICROBATCH),
+                self.i
+                    .tokens_per_microbatch
+                    .or(DEFAULT_TOKENS_PER_MICROBATCH),
             ),
         };
         let Some(n) = n else { return };
@@ -631,7 +635,10 @@ impl Calc<'_> {
             ),
         };
         let why = if sp && d.tp > 1 {
-            format!(" The divisor is tensor_parallel_degree {} (sequence parallel on)", d.tp)
+            format!(
+                " The divisor is tensor_parallel_degree {} (sequence parallel on)",
+                d.tp
+            )
         } else {
             " The divisor is".to_string()
         };
@@ -762,7 +769,9 @@ impl Calc<'_> {
     fn tokens(&mut self, d: Dims) {
         let deg = d.batch_degree();
         let (Some(per_mb), Some(npp), Some(step_in)) = (
-            self.i.tokens_per_microbatch.or(DEFAULT_TOKENS_PER_MICROBATCH),
+            self.i
+                .tokens_per_microbatch
+                .or(DEFAULT_TOKENS_PER_MICROBATCH),
             self.i.num_pp_microbatches.or(1),
             self.i.tokens_per_train_step.or(-1),
         ) else {
