@@ -165,6 +165,10 @@ fields! {
         "training.num_tokens_per_train_step; -1 means one microbatch per DP rank.";
     MaxContextLength => "max_context_length", Count, "Max context length", "2048", "training.max_context_length.";
     NumPpMicrobatches => "num_pp_microbatches", Count, "PP microbatches", "1", "parallelism.num_pp_microbatches.";
+    EnableSequenceParallel => "enable_sequence_parallel", Flag, "Sequence parallel (with TP)", "true",
+        "parallelism.enable_sequence_parallel: the sequence must then divide by the TP degree.";
+    DisableCudaGraphs => "disable_cuda_graphs", Flag, "Disable CUDA graphs", "false",
+        "training.disable_cuda_graphs; pipeline parallelism needs it set.";
     // (torchtitan: add fields above this line)
 
     // ---- nanotron (config YAML: parallelism, tokens) --------------------------------------

@@ -101,6 +101,8 @@ outputs! {
 
     // (megatron: add outputs above this line)
 
+    DataParallelShardDegree => "data_parallel_shard_degree", "DP shard degree (after the -1 fill)";
+    NumPpMicrobatches => "num_pp_microbatches", "Pipeline microbatches per gradient-accumulation step";
     // (torchtitan: add outputs above this line)
 
     // (nanotron: add outputs above this line)
