@@ -724,10 +724,16 @@ impl Calc<'_> {
             return;
         }
         let ga = gbs / per_step;
-        if let (Some(g), Some(a)) = (int(gbs), int(ga)) {
-            self.r.set(Output::GlobalBatchSize, g);
-            self.r.set(Output::GradientAccumulationSteps, a);
-        }
+        let (Some(g), Some(a)) = (int(gbs), int(ga)) else {
+            self.r.diag(
+                Field::LocalBatchSize,
+                Level::Error,
+                format!("local_batch_size × dp = {lbs} × {deg} is too large for dpcalc to count exactly"),
+            );
+            return;
+        };
+        self.r.set(Output::GlobalBatchSize, g);
+        self.r.set(Output::GradientAccumulationSteps, a);
         self.r.explain(
             Output::GradientAccumulationSteps,
             "gradient_accumulation_steps = global_batch_size // (local_batch_size × dp)",
