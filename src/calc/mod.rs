@@ -102,6 +102,7 @@ outputs! {
 
     // (torchtitan: add outputs above this line)
 
+    TotalTokens => "total_tokens", "Tokens the run trains on";
     // (nanotron: add outputs above this line)
 
     // ---- tokens and time (issue 5) -------------------------------------------------------
