@@ -171,3 +171,20 @@ fn one_f_one_b_needs_enough_micro_batches() {
     let r = report("world_size=8&dp=2&tp=1&pp=4&micro_batch_size=1&batch_accumulation_per_replica=3&sequence_length=1&train_steps=1");
     assert_eq!(r.diags_for(Field::BatchAccumulationPerReplica).count(), 0);
 }
+
+#[test]
+fn world_check_shows_before_the_tokens_are_filled() {
+    // oracle: head, ws 6, tp 4, dp 1 -> TP*CP*DP*PP=4*1*1*1=4 != WORLD_SIZE=6
+    let r = report("version=head&world_size=6&dp=1&tp=4&pp=1");
+    let e = errors(&r, Field::Tp);
+    assert_eq!(e.len(), 1, "{:?}", r.diags);
+    assert!(
+        e[0].contains("TP*CP*DP*PP=4*1*1*1=4 != WORLD_SIZE=6"),
+        "{}",
+        e[0]
+    );
+    assert_eq!(r.value(Output::GlobalBatchSize), None);
+    assert!(r
+        .diags_for(Field::TrainSteps)
+        .any(|d| d.level == Level::Hint && d.message.contains("\"tokens.train_steps\"")));
+}

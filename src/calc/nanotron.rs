@@ -163,14 +163,22 @@ impl Inputs {
     }
 }
 
-/// The config after nanotron parsed it.
+/// The `parallelism` section after nanotron parsed it.
 #[derive(Clone, Copy, Debug)]
-struct Config {
+struct Par {
     dp: u64,
     tp: u64,
     pp: u64,
     /// 1 in 0.4 (it has no such key).
     cp: u64,
+    ep: u64,
+}
+
+/// The config after nanotron parsed it.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    dp: u64,
+    pp: u64,
     ep: u64,
     mbs: u64,
     accum: u64,
@@ -184,15 +192,17 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let i = Inputs::parse(raw, &mut report);
     let version = Version::from_id(release);
     let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, &mut report);
-    let config = parse_config(version, &i, &mut report);
+    let (par, config) = parse_config(version, &i, &mut report);
     if let Some(c) = config {
         batch(&c, &mut report);
         tokens_checks(version, &c, &mut report);
-        if let Some(ws) = ws {
-            match version {
-                Version::V04 => world_checks_04(ws, &c, &mut report),
-                Version::Head => world_check_head(ws, &c, &mut report),
-            }
+    }
+    // nanotron parses the whole config first; the world check is shown as soon as the
+    // parallelism section is complete, so a layout that cannot launch is visible early.
+    if let (Some(p), Some(ws)) = (par, ws) {
+        match version {
+            Version::V04 => world_checks_04(ws, &p, &mut report),
+            Version::Head => world_check_head(ws, &p, &mut report),
         }
     }
     report
@@ -200,7 +210,7 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
 
 /// `get_config_from_dict`: dacite with `strict=True`. A missing required key stops nanotron
 /// before anything is computed; so does a key the release does not have.
-fn parse_config(version: Version, i: &Inputs, r: &mut Report) -> Option<Config> {
+fn parse_config(version: Version, i: &Inputs, r: &mut Report) -> (Option<Par>, Option<Config>) {
     let mut ok = true;
     let mut required = |field: Field, section: &str, p: Param<u64>, r: &mut Report| match p {
         Param::Given(v) => Some(v),
@@ -248,18 +258,29 @@ fn parse_config(version: Version, i: &Inputs, r: &mut Report) -> Option<Config> 
         (Version::V04, p) => p.or(1),
         (Version::Head, p) => p.or(1),
     };
-    Some(Config {
-        dp: dp?,
-        tp: tp?,
-        pp: pp?,
-        cp: cp?,
-        ep: ep?,
-        mbs: mbs?,
-        accum: accum?,
-        seq: seq?,
-        steps: steps?,
-    })
-    .filter(|_| ok)
+    let par = (|| {
+        Some(Par {
+            dp: dp?,
+            tp: tp?,
+            pp: pp?,
+            cp: cp?,
+            ep: ep?,
+        })
+    })();
+    let config = (|| {
+        let p = par?;
+        Some(Config {
+            dp: p.dp,
+            pp: p.pp,
+            ep: p.ep,
+            mbs: mbs?,
+            accum: accum?,
+            seq: seq?,
+            steps: steps?,
+        })
+    })()
+    .filter(|_| ok);
+    (par, config)
 }
 
 /// A product too large for dpcalc to count (Python's integers are unbounded).
@@ -415,7 +436,7 @@ fn product(factors: &[u64]) -> Option<u64> {
 }
 
 /// The field to blame for a model-parallel product (the first factor above 1).
-fn model_field(c: &Config, version: Version) -> Field {
+fn model_field(c: &Par, version: Version) -> Field {
     let candidates: &[(Field, u64)] = match version {
         Version::V04 => &[
             (Field::Tp, c.tp),
@@ -451,7 +472,7 @@ fn dp_fix(ws: u64, model: Option<u64>, product: &str) -> String {
 }
 
 /// nanotron 0.4, `ParallelContext.__init__`: three checks, in this order.
-fn world_checks_04(ws: u64, c: &Config, r: &mut Report) {
+fn world_checks_04(ws: u64, c: &Par, r: &mut Report) {
     const PRODUCT: &str = "tp × pp × expert_parallel_size";
     let model = product(&[c.tp, c.pp, c.ep]);
     // 1. world_size % data_parallel_size
@@ -537,7 +558,7 @@ fn world_checks_04(ws: u64, c: &Config, r: &mut Report) {
 
 /// nanotron HEAD, `ParallelContext.__init__` (dense models): one assertion. Its message labels
 /// the factors TP*CP*DP*PP but prints them in the order tp, pp, cp, dp.
-fn world_check_head(ws: u64, c: &Config, r: &mut Report) {
+fn world_check_head(ws: u64, c: &Par, r: &mut Report) {
     const PRODUCT: &str = "tp × pp × context_parallel_size";
     let all = product_text(&[c.tp, c.pp, c.cp, c.dp]);
     if all == ws.to_string() {
