@@ -172,15 +172,15 @@ fields! {
     // (torchtitan: add fields above this line)
 
     // ---- nanotron (config YAML: parallelism, tokens) --------------------------------------
-    Dp => "dp", Count, "Data parallel size", "required", "parallelism.dp.";
-    Tp => "tp", Count, "Tensor parallel size", "1", "parallelism.tp.";
-    Pp => "pp", Count, "Pipeline parallel size", "1", "parallelism.pp.";
+    Dp => "dp", Count, "Data parallel size", "required", "parallelism.dp: model replicas, each fed its own data.";
+    Tp => "tp", Count, "Tensor parallel size", "required", "parallelism.tp.";
+    Pp => "pp", Count, "Pipeline parallel size", "required", "parallelism.pp.";
     ExpertParallelSize => "expert_parallel_size", Count, "Expert parallel size", "1",
-        "parallelism.expert_parallel_size (not in the world-size product).";
-    BatchAccumulationPerReplica => "batch_accumulation_per_replica", Count, "Batch accumulation per replica", "1",
-        "tokens.batch_accumulation_per_replica.";
-    SequenceLength => "sequence_length", Count, "Sequence length", "unset", "tokens.sequence_length.";
-    TrainSteps => "train_steps", Count, "Train steps", "required", "tokens.train_steps.";
+        "parallelism.expert_parallel_size (0.4 counts it in the GPUs per model; HEAD does not).";
+    BatchAccumulationPerReplica => "batch_accumulation_per_replica", Count, "Batch accumulation per replica", "required",
+        "tokens.batch_accumulation_per_replica: micro batches per optimizer step.";
+    SequenceLength => "sequence_length", Count, "Sequence length", "required", "tokens.sequence_length.";
+    TrainSteps => "train_steps", Count, "Train steps", "required", "tokens.train_steps: optimizer steps of the run.";
     // (nanotron: add fields above this line)
 
     // ---- throughput (dpcalc's own, for time estimates) -----------------------------------

@@ -1,0 +1,190 @@
+//! dpcalc against nanotron's own code: `tests/nanotron_oracle.txt` records what nanotron 0.4's
+//! `ParallelContext` checks, its `Config.global_batch_size` and its dacite config parsing did when
+//! run, and what HEAD's world-size assertion did (run verbatim); every value and every message must
+//! match exactly.
+#![cfg(not(target_arch = "wasm32"))]
+
+use dpcalc::calc::{Field, Level, Num, Output, Report};
+use dpcalc::query;
+
+fn report(q: &str) -> Report {
+    query::decode(&format!("framework=nanotron&{q}")).report()
+}
+
+#[test]
+fn matches_nanotron_when_run() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for line in include_str!("nanotron_oracle.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (q, rest) = line.split_once(" => ").expect("=>");
+        let (want, outcome) = rest.split_once(" ; ").expect(";");
+        let report = report(q);
+        for item in want.split_whitespace() {
+            let (key, value) = item.split_once('=').expect("key=value");
+            let output = Output::from_name(key).unwrap_or_else(|| panic!("unknown output {key}"));
+            let got = report.value(output).map(Num::raw);
+            let want = (value != "none").then(|| value.to_string());
+            if got != want {
+                failures.push(format!("{q}: {key} got {got:?}, nanotron {want:?}"));
+            }
+            checked += 1;
+        }
+        let stops: Vec<&str> = report
+            .diags
+            .iter()
+            .filter(|d| matches!(d.level, Level::Error | Level::Hint))
+            .map(|d| d.message.as_str())
+            .filter(|m| m.contains("nanotron stops with") || m.contains("dacite.exceptions"))
+            .collect();
+        match outcome.strip_prefix("raises ") {
+            None => {
+                assert_eq!(outcome, "ok");
+                if !stops.is_empty() {
+                    failures.push(format!("{q}: nanotron runs, dpcalc says {stops:?}"));
+                }
+            }
+            Some(text) => {
+                if !stops.iter().any(|m| m.contains(text)) {
+                    failures.push(format!(
+                        "{q}: nanotron raises {text}, dpcalc says {stops:?}"
+                    ));
+                }
+                // a missing key is a hint (an empty field is never an error); the rest are errors
+                if !text.contains("MissingValueError") && !report.has_errors() {
+                    failures.push(format!("{q}: no error"));
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(checked > 1000, "only {checked} values checked");
+}
+
+fn errors(r: &Report, f: Field) -> Vec<String> {
+    r.diags_for(f)
+        .filter(|d| d.level == Level::Error)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+#[test]
+fn default_release_is_0_4() {
+    // 0.4 counts expert_parallel_size: 8 GPUs, ep 2, dp 8 -> 16 != 8 (oracle: ValueError)
+    let r = report("world_size=8&dp=8&tp=1&pp=1&expert_parallel_size=2&micro_batch_size=1&batch_accumulation_per_replica=1&sequence_length=1&train_steps=1");
+    let e = errors(&r, Field::Dp);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].contains("replicas (16)"), "{}", e[0]);
+    assert!(
+        e[0].contains(
+            "The dp that fits: world_size // (tp × pp × expert_parallel_size) = 8 // 2 = 4."
+        ),
+        "{}",
+        e[0]
+    );
+}
+
+#[test]
+fn fixes_name_the_dp_that_fits_and_the_nearest_world_sizes() {
+    // spec §6 / HEAD: label order TP*CP*DP*PP, values tp, pp, cp, dp
+    let r = report("version=head&world_size=8&dp=4&tp=2&pp=1&context_parallel_size=2&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10");
+    let e = errors(&r, Field::Dp);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("TP*CP*DP*PP=2*1*2*4=16 != WORLD_SIZE=8"),
+        "{}",
+        e[0]
+    );
+    assert!(e[0].contains("= 8 // 4 = 2."), "{}", e[0]);
+    // no dp fits: tp 3 on 8 GPUs -> nearest world sizes 6 or 9, or tp 2 or 4
+    let r = report("world_size=8&dp=2&tp=3&pp=1&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10");
+    let e = errors(&r, Field::Tp);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("divisible bythe number of GPUs per model"),
+        "{}",
+        e[0]
+    );
+    assert!(e[0].contains("world_size 6 or 9"), "{}", e[0]);
+    // the batch still shows (nanotron computes it from the config)
+    assert_eq!(r.value(Output::GlobalBatchSize), Some(Num::Int(16)));
+}
+
+#[test]
+fn huge_products_print_like_python() {
+    let max = u64::MAX;
+    let r = report(&format!("version=head&world_size=8&dp={max}&tp={max}&pp=1&micro_batch_size=1&batch_accumulation_per_replica=1&sequence_length=1&train_steps=1"));
+    let all: Vec<String> = r.diags.iter().map(|d| d.message.clone()).collect();
+    assert!(
+        all.iter().any(|m| m.contains(&format!(
+            "TP*CP*DP*PP={max}*1*1*{max}=340282366920938463426481119284349108225 != WORLD_SIZE=8"
+        ))),
+        "{all:?}"
+    );
+}
+
+#[test]
+fn zero_values_are_errors_at_their_field() {
+    let base = "world_size=8&dp=8&tp=1&pp=1&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10";
+    for (key, field) in [
+        ("micro_batch_size", Field::MicroBatchSize),
+        (
+            "batch_accumulation_per_replica",
+            Field::BatchAccumulationPerReplica,
+        ),
+        ("sequence_length", Field::SequenceLength),
+        ("dp", Field::Dp),
+        ("tp", Field::Tp),
+        ("pp", Field::Pp),
+    ] {
+        let q = base.replace(&format!("{key}="), &format!("{key}=0&x_{key}="));
+        for v in ["0.4", "head"] {
+            let r = report(&format!("version={v}&{q}"));
+            assert_eq!(errors(&r, field).len(), 1, "{v} {q}: {:?}", r.diags);
+        }
+    }
+    // train_steps 0 runs no step: a warning, and max_steps 0
+    let r = report(&base.replace("train_steps=10", "train_steps=0"));
+    assert!(!r.has_errors());
+    assert_eq!(r.value(Output::MaxSteps), Some(Num::Int(0)));
+}
+
+#[test]
+fn one_f_one_b_needs_enough_micro_batches() {
+    let r = report("world_size=8&dp=2&tp=1&pp=4&micro_batch_size=1&batch_accumulation_per_replica=2&sequence_length=1&train_steps=1");
+    let w: Vec<_> = r
+        .diags_for(Field::BatchAccumulationPerReplica)
+        .filter(|d| d.level == Level::Warning)
+        .collect();
+    assert_eq!(w.len(), 1);
+    assert!(w[0]
+        .message
+        .contains("Number of microbatches (2) must be at least PP_SIZE-1=3"));
+    let r = report("world_size=8&dp=2&tp=1&pp=4&micro_batch_size=1&batch_accumulation_per_replica=3&sequence_length=1&train_steps=1");
+    assert_eq!(r.diags_for(Field::BatchAccumulationPerReplica).count(), 0);
+}
+
+#[test]
+fn world_check_shows_before_the_tokens_are_filled() {
+    // oracle: head, ws 6, tp 4, dp 1 -> TP*CP*DP*PP=4*1*1*1=4 != WORLD_SIZE=6
+    let r = report("version=head&world_size=6&dp=1&tp=4&pp=1");
+    let e = errors(&r, Field::Tp);
+    assert_eq!(e.len(), 1, "{:?}", r.diags);
+    assert!(
+        e[0].contains("TP*CP*DP*PP=4*1*1*1=4 != WORLD_SIZE=6"),
+        "{}",
+        e[0]
+    );
+    assert_eq!(r.value(Output::GlobalBatchSize), None);
+    assert!(r
+        .diags_for(Field::TrainSteps)
+        .any(|d| d.level == Level::Hint && d.message.contains("\"tokens.train_steps\"")));
+}
