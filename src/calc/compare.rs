@@ -146,6 +146,12 @@ fn intent(from: Framework, raw: &RawInputs, report: &Report, to: Framework) -> R
             fill(&mut inputs, Concept::Steps, int(Output::MaxSteps));
         }
     }
+    // nanotron has no defaults for its sizes: the intent's are 1 unless carried
+    for f in [Field::Tp, Field::Pp] {
+        if to.has(f) && inputs.get(f).trim().is_empty() {
+            inputs.set(f, "1");
+        }
+    }
     if to.has(Field::Dp) && inputs.get(Field::Dp).trim().is_empty() {
         let world = int(Output::WorldSize);
         let size = |f: Field| inputs.get(f).trim().parse::<u64>().unwrap_or(1).max(1);

@@ -221,7 +221,14 @@ pub fn carry(from: Framework, raw: &RawInputs, to: Framework) -> RawInputs {
         };
         if let Some(source) = source {
             let text = raw.get(source);
-            if !text.trim().is_empty() {
+            // A parallel size of 1 is every framework's "none", except that nanotron 0.4 has no
+            // context_parallel_size key at all: such a 1 carries nothing.
+            let none = text.trim() == "1"
+                && matches!(
+                    field.concept(),
+                    Some(Concept::Tp | Concept::Cp | Concept::Sp | Concept::Pp | Concept::Ep)
+                );
+            if !text.trim().is_empty() && !none {
                 out.set(field, text);
             }
         }
