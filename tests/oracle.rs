@@ -1,13 +1,16 @@
 //! dpcalc against axolotl's own code: `tests/oracle.txt` records what axolotl 0.19.0 and 0.14.0
-//! computed when run (see `scripts/oracle_to_fixture.py`); every value must match exactly.
+//! computed when run (see `scripts/oracle_to_fixture.py`); every value must match exactly, for the
+//! default link (0.19.0 main, 0.14.0 as `legacy_*`) and for `version=0.14.0` (0.14.0 main, 0.19.0
+//! as `legacy_*`).
 #![cfg(not(target_arch = "wasm32"))]
 
-use dpcalc::calc::{axolotl, Num, Output};
+use dpcalc::calc::{Framework, Num, Output};
 use dpcalc::query;
 
 #[test]
 fn matches_axolotl_when_run() {
     let mut checked = 0;
+    let mut releases_14 = 0;
     let mut failures = Vec::new();
     for line in include_str!("oracle.txt")
         .lines()
@@ -15,7 +18,14 @@ fn matches_axolotl_when_run() {
     {
         let (q, rest) = line.split_once(" => ").expect("=>");
         let (want, name) = rest.split_once("  # ").unwrap_or((rest, "?"));
-        let report = axolotl::compute(&query::decode(q).inputs);
+        let link = query::decode(q);
+        assert_eq!(link.framework, Framework::Axolotl, "{q}");
+        assert!(link.notices.is_empty(), "{q}: {:?}", link.notices);
+        if q.starts_with("version=") {
+            assert_ne!(link.release().id, "0.19.0", "{q}");
+            releases_14 += 1;
+        }
+        let report = link.report();
         for item in want.split_whitespace() {
             if item == "error" {
                 if !report.has_errors() {
@@ -41,5 +51,6 @@ fn matches_axolotl_when_run() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(checked > 500, "only {checked} values checked");
+    assert!(checked > 1000, "only {checked} values checked");
+    assert!(releases_14 > 100, "only {releases_14} version=0.14.0 lines");
 }
