@@ -12,8 +12,12 @@ fn matches_axolotl_when_run() {
     let mut checked = 0;
     let mut releases_14 = 0;
     let mut failures = Vec::new();
+    // oracle.txt: the first oracle run; axolotl_oracle_boundaries.txt: cases added near the
+    // boundaries between the releases (world_size 1 with tp/cp, non-divisible world sizes,
+    // packed × cp × tp, max_steps caps, warmup and save/eval from 0.14.0's step counts).
     for line in include_str!("oracle.txt")
         .lines()
+        .chain(include_str!("axolotl_oracle_boundaries.txt").lines())
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
     {
         let (q, rest) = line.split_once(" => ").expect("=>");
