@@ -281,6 +281,13 @@ struct Batch {
 impl Calc<'_> {
     fn run(mut self) {
         let (main, other) = (self.main, self.main.other());
+        if main == Version::V0_14_0 {
+            // The comparison box is titled for 0.14.0 under the default release; say which it is.
+            self.r.legacy_notes.push(
+                "Comparison: these are axolotl 0.19.0's values (after PRs #3444 and #3462), with 0.14.0's as the main results."
+                    .to_string(),
+            );
+        }
         let cluster = self.cluster();
         self.parallel_checks(cluster.as_ref());
         let batch = self.batch(main, cluster.as_ref());
@@ -431,9 +438,12 @@ impl Calc<'_> {
             }
         } else {
             let floors = match self.main {
-                Version::V0_19_0 => format!("axolotl floors silently (dp_world_size = {ws} // {cp} // {tp} = {rest})"),
+                Version::V0_19_0 => format!(
+                    "axolotl floors silently (dp_world_size = {ws} // {cp} // {tp} = {rest})"
+                ),
                 Version::V0_14_0 => {
-                    "axolotl 0.14.0 scales batch_size by the whole world_size without complaint".to_string()
+                    "axolotl 0.14.0 scales batch_size by the whole world_size without complaint"
+                        .to_string()
                 }
             };
             format!(
@@ -607,7 +617,9 @@ impl Calc<'_> {
             Version::V0_19_0 => cluster.dp,
             Version::V0_14_0 => cluster.world_size,
         };
-        let (Some(global), Some(physical)) = (local.checked_mul(factor), local.checked_mul(cluster.dp)) else {
+        let (Some(global), Some(physical)) =
+            (local.checked_mul(factor), local.checked_mul(cluster.dp))
+        else {
             if main {
                 self.r.diag(
                     Field::MicroBatchSize,
@@ -820,7 +832,10 @@ impl Calc<'_> {
             self.r.explain(
                 Output::StepsPerEpoch,
                 rule,
-                format!("steps_per_epoch = ceil({shown_one} / {b}) = {}", per_epoch.raw()),
+                format!(
+                    "steps_per_epoch = ceil({shown_one} / {b}) = {}",
+                    per_epoch.raw()
+                ),
             );
         }
         Ok(Some(StepCount { total, per_epoch }))
@@ -828,7 +843,12 @@ impl Calc<'_> {
 
     /// The `sample_packing_eff_est` path:
     /// `int(math.floor(0.99 * T / eff / L // batch_size) - 1) * num_epochs`.
-    fn packed_steps(&mut self, ctx: StepCtx, b: u64, e: f64) -> Result<Option<StepCount>, NumError> {
+    fn packed_steps(
+        &mut self,
+        ctx: StepCtx,
+        b: u64,
+        e: f64,
+    ) -> Result<Option<StepCount>, NumError> {
         let StepCtx { out, main, extra } = ctx;
         let eff = match self.i.sample_packing_eff_est {
             Param::Given(x) if x > 0.0 => x,
@@ -1310,10 +1330,18 @@ struct StepCount {
     per_epoch: Num,
 }
 
-/// The world sizes nearest to `ws` that `model` (= tp × cp) divides, and the tp × cp products
-/// nearest to `model` that divide `ws`.
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn version_ids_round_trip_and_match_releases() {
+        for r in RELEASES {
+            let v = Version::from_id(r.id).expect(r.id);
+            assert_eq!(v.id(), r.id);
+            assert_eq!(v.other().other(), v);
+            assert_ne!(v.other(), v);
+        }
+        assert_eq!(Version::from_id("0.16.0"), None);
+    }
 }
