@@ -590,13 +590,17 @@ fn huge_values_never_wrap() {
 
 // ---- version=0.14.0: 0.14.0's rules as the main outputs, 0.19.0 as the comparison ----------
 
-fn run14(pairs: &[(&str, &str)]) -> Report {
+fn run_release(release: &str, pairs: &[(&str, &str)]) -> Report {
     let raw = RawInputs::from_pairs(
         pairs
             .iter()
             .map(|&(k, v)| (Field::from_key(k).expect(k), v)),
     );
-    axolotl::compute_release("0.14.0", &raw)
+    axolotl::compute_release(release, &raw)
+}
+
+fn run14(pairs: &[(&str, &str)]) -> Report {
+    run_release("0.14.0", pairs)
 }
 
 fn notes_at(r: &Report, f: Field) -> Vec<String> {
@@ -609,7 +613,7 @@ fn notes_at(r: &Report, f: Field) -> Vec<String> {
 #[test]
 fn releases_are_real_choices() {
     let ids: Vec<&str> = axolotl::RELEASES.iter().map(|r| r.id).collect();
-    assert_eq!(ids, ["0.19.0", "0.14.0"]);
+    assert_eq!(ids, ["0.19.0", "0.18.0", "0.14.0"]);
     let pairs = [
         ("world_size", "4"),
         ("tensor_parallel_size", "2"),
@@ -860,7 +864,8 @@ fn each_release_is_the_others_comparison() {
                         .collect();
                         let r19 = run(&pairs);
                         let r14 = run14(&pairs);
-                        for (a, b) in [(&r19, &r14), (&r14, &r19)] {
+                        let r18 = run_release("0.18.0", &pairs);
+                        for (a, b) in [(&r19, &r14), (&r14, &r19), (&r14, &r18)] {
                             assert_eq!(
                                 raw(a, Output::GlobalBatchSize),
                                 raw(b, Output::LegacyGlobalBatchSize),
@@ -872,6 +877,17 @@ fn each_release_is_the_others_comparison() {
                                 "{pairs:?}"
                             );
                         }
+                        // 0.18.0 computes 0.19.0's numbers whenever it accepts the config.
+                        if raw(&r18, Output::GlobalBatchSize).is_some() {
+                            for o in [
+                                Output::GlobalBatchSize,
+                                Output::TotalNumSteps,
+                                Output::MaxSteps,
+                                Output::WarmupSteps,
+                            ] {
+                                assert_eq!(raw(&r18, o), raw(&r19, o), "{pairs:?}");
+                            }
+                        }
                         compared += 1;
                     }
                 }
@@ -882,8 +898,13 @@ fn each_release_is_the_others_comparison() {
 }
 
 #[test]
-fn edges_under_014() {
-    // tests/edges.rs runs the default release; the same for version=0.14.0.
+fn edges_under_014_and_018() {
+    edges_for("0.14.0");
+    edges_for("0.18.0");
+}
+
+/// tests/edges.rs runs the default release; the same for the others.
+fn edges_for(rel: &str) {
     use dpcalc::calc::{Framework, Kind};
     use dpcalc::query;
     let max = u64::MAX.to_string();
@@ -897,7 +918,7 @@ fn edges_under_014() {
             Kind::Text => &[],
         };
         for b in bad {
-            let q = format!("version=0.14.0&{k}={b}");
+            let q = format!("version={rel}&{k}={b}");
             let r = query::decode(&q).report();
             assert_eq!(
                 r.diags_for(f).filter(|d| d.level == Level::Error).count(),
@@ -905,16 +926,16 @@ fn edges_under_014() {
                 "{q}"
             );
         }
-        let q = format!("version=0.14.0&{k}=1&{k}=2");
+        let q = format!("version={rel}&{k}=1&{k}=2");
         let r = query::decode(&q).report();
         assert_eq!(
             r.diags_for(f).filter(|d| d.level == Level::Error).count(),
             1,
             "{q}"
         );
-        // Empty is absent, not an error; with no batch field given, 0.14.0's own count rule
+        // Empty is absent, not an error; with no batch field given, the release's own count rule
         // ("At least two of ...") is the one error at batch_size.
-        let q = format!("version=0.14.0&{k}=");
+        let q = format!("version={rel}&{k}=");
         let r = query::decode(&q).report();
         let errors: Vec<_> = r
             .diags_for(f)
@@ -923,7 +944,7 @@ fn edges_under_014() {
         assert!(errors.is_empty(), "{q}: {errors:?}");
         if matches!(f.kind(), Kind::Count | Kind::Int) {
             for x in ["0", "1", max.as_str(), "9223372036854775807"] {
-                let _ = query::decode(&format!("version=0.14.0&{k}={x}")).report();
+                let _ = query::decode(&format!("version={rel}&{k}={x}")).report();
             }
         }
     }
@@ -932,6 +953,52 @@ fn edges_under_014() {
         .filter(|f| f.kind() == Kind::Count)
         .map(|f| format!("{}={max}", f.key()))
         .collect();
-    let r = query::decode(&format!("version=0.14.0&{}", all.join("&"))).report();
+    let r = query::decode(&format!("version={rel}&{}", all.join("&"))).report();
     assert!(r.has_errors());
+}
+
+#[test]
+fn release_018_has_019s_math_and_014s_count_rule() {
+    // Run (0.18.0, oracle E_only_GA4_ws4 / T_all_absent): only GA, or nothing, is refused.
+    for pairs in [
+        vec![("world_size", "4"), ("gradient_accumulation_steps", "4")],
+        vec![("world_size", "4")],
+    ] {
+        let r = run_release("0.18.0", &pairs);
+        assert!(errors_at(&r, Field::BatchSize).join(" ").contains(
+            "At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set"
+        ));
+        assert_eq!(raw(&r, Output::GlobalBatchSize), None);
+        assert!(raw(&run(&pairs), Output::GlobalBatchSize).is_some());
+    }
+    // 0.19.0's batch: ws 4, tp 2, mbs 2, GA 4 → 16 (0.14.0, the comparison, 32).
+    let pairs = [
+        ("world_size", "4"),
+        ("tensor_parallel_size", "2"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+    ];
+    let r = run_release("0.18.0", &pairs);
+    assert_eq!(v(&r, Output::GlobalBatchSize), "16");
+    assert_eq!(v(&r, Output::TotalNumSteps), "63");
+    assert_eq!(v(&r, Output::LegacyGlobalBatchSize), "32");
+    assert!(r
+        .legacy_notes
+        .iter()
+        .any(|n| n == "axolotl 0.14.0 logged batch_size 32 where 0.18.0 logs 16 (16 more)."));
+    // its CP message (run: V_cp2_no_flash_ws4)
+    let r = run_release(
+        "0.18.0",
+        &[
+            ("world_size", "4"),
+            ("context_parallel_size", "2"),
+            ("micro_batch_size", "1"),
+        ],
+    );
+    let n = notes_at(&r, Field::ContextParallelSize).join(" ");
+    assert!(
+        n.contains("\u{201c}context_parallel_size > 1 requires flash attention (attn_implementation: flash_attention_2 or flash_attention_3).\u{201d}"),
+        "{n}"
+    );
 }

@@ -1,7 +1,7 @@
 //! dpcalc against axolotl's own code: `tests/oracle.txt` records what axolotl 0.19.0 and 0.14.0
 //! computed when run (see `scripts/oracle_to_fixture.py`); every value must match exactly, for the
-//! default link (0.19.0 main, 0.14.0 as `legacy_*`) and for `version=0.14.0` (0.14.0 main, 0.19.0
-//! as `legacy_*`).
+//! default link (0.19.0 main, 0.14.0 as `legacy_*`), for `version=0.14.0` (0.14.0 main, 0.19.0
+//! as `legacy_*`) and for `version=0.18.0` (0.18.0 main, 0.14.0 as `legacy_*`).
 #![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{Framework, Num, Output};
@@ -10,7 +10,7 @@ use dpcalc::query;
 #[test]
 fn matches_axolotl_when_run() {
     let mut checked = 0;
-    let mut releases_14 = 0;
+    let mut per_release = [0; 2];
     let mut failures = Vec::new();
     // oracle.txt: the first oracle run; axolotl_oracle_boundaries.txt: cases added near the
     // boundaries between the releases (world_size 1 with tp/cp, non-divisible world sizes,
@@ -25,9 +25,11 @@ fn matches_axolotl_when_run() {
         let link = query::decode(q);
         assert_eq!(link.framework, Framework::Axolotl, "{q}");
         assert!(link.notices.is_empty(), "{q}: {:?}", link.notices);
-        if q.starts_with("version=") {
-            assert_ne!(link.release().id, "0.19.0", "{q}");
-            releases_14 += 1;
+        for (i, id) in ["0.14.0", "0.18.0"].iter().enumerate() {
+            if q.starts_with(&format!("version={id}&")) {
+                assert_eq!(link.release().id, *id, "{q}");
+                per_release[i] += 1;
+            }
         }
         let report = link.report();
         for item in want.split_whitespace() {
@@ -55,6 +57,9 @@ fn matches_axolotl_when_run() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(checked > 1000, "only {checked} values checked");
-    assert!(releases_14 > 100, "only {releases_14} version=0.14.0 lines");
+    assert!(checked > 2000, "only {checked} values checked");
+    assert!(
+        per_release.iter().all(|&n| n > 120),
+        "version=0.14.0 / 0.18.0 lines: {per_release:?}"
+    );
 }

@@ -1,20 +1,25 @@
-//! axolotl 0.19.0 (current, the default) and 0.14.0 (before PRs #3444 and #3462), each computable
-//! as the main release (`version=0.19.0` / `version=0.14.0`), with the other release's numbers
-//! alongside as the comparison. The comparison values keep the output names
-//! `legacy_global_batch_size` / `legacy_total_num_steps` (and the notes go to
-//! `Report::legacy_notes`): under 0.19.0 they hold 0.14.0's numbers, under 0.14.0 they hold
-//! 0.19.0's.
+//! axolotl 0.19.0 (current, the default), 0.18.0 (which stands for 0.15.0 – 0.18.0) and 0.14.0
+//! (before PRs #3444 and #3462), each computable as the main release (`version=0.19.0` /
+//! `version=0.18.0` / `version=0.14.0`), with another release's numbers alongside as the
+//! comparison. The comparison values keep the output names `legacy_global_batch_size` /
+//! `legacy_total_num_steps` (and the notes go to `Report::legacy_notes`): under 0.19.0 and 0.18.0
+//! they hold 0.14.0's numbers, under 0.14.0 they hold 0.19.0's.
 //!
-//! What differs between the two (read in each release's source and confirmed by running it):
-//! - the batch factor: 0.19.0 `world_size // cp // tp`; 0.14.0 the whole `world_size`;
-//! - the step count: 0.14.0 multiplies each of the three step formulas by `cp * tp`;
-//! - `check_batch_size_fields`: 0.14.0 refuses fewer than two truthy of micro_batch_size,
-//!   gradient_accumulation_steps, batch_size; 0.19.0 only batch_size without either of the others;
-//! - the CP > 1 requirement: 0.14.0 `flash_attention: true`, 0.19.0
-//!   `attn_implementation: flash_attention_2`.
+//! What differs (read in each release's source and confirmed by running it):
+//! - the batch factor: 0.15.0 – 0.19.0 `world_size // cp // tp`; 0.14.0 the whole `world_size`
+//!   (`utils/config/__init__.py::normalize_config`);
+//! - the step count: 0.14.0 multiplies each of the three step formulas by `cp * tp`
+//!   (`utils/trainer.py::calculate_total_num_steps`);
+//! - `check_batch_size_fields` (`utils/schemas/validation.py`): 0.14.0 – 0.18.0 refuse fewer than
+//!   two truthy of micro_batch_size, gradient_accumulation_steps, batch_size; 0.19.0 only
+//!   batch_size without either of the others;
+//! - the CP > 1 requirement (`check_context_parallel_size`): 0.14.0 – 0.16.x `flash_attention:
+//!   true`, 0.17.0 – 0.18.0 `attn_implementation: flash_attention_2 or flash_attention_3`, 0.19.0
+//!   `attn_implementation: flash_attention_2`. dpcalc has no attention field, so this is a note.
 //!
 //! The main-line state between #3444 and #3462 (`world_size // cp`, steps × tp) is not modelled:
-//! its source could not be obtained here, and no release on PyPI has it (0.15.0 already has #3462).
+//! its source could not be obtained here (no GitHub access), and no release on PyPI has it
+//! (0.15.0, the first release after 0.14.0, already has #3462).
 //!
 //! Mirrors, in this order of execution:
 //! - the batch-field validators, `src/axolotl/utils/schemas/validation.py`
@@ -103,6 +108,8 @@ impl Inputs {
 pub enum Version {
     /// 0.19.0: `dp = world_size // cp // tp`; no extra factor in steps.
     V0_19_0,
+    /// 0.18.0 (0.15.0 – 0.18.0): 0.19.0's batch and step math with 0.14.0's batch-field count.
+    V0_18_0,
     /// 0.14.0: batch scaled by the whole world size, steps multiplied by `cp * tp`.
     V0_14_0,
 }
@@ -112,6 +119,7 @@ impl Version {
     pub fn from_id(id: &str) -> Option<Version> {
         match id {
             "0.19.0" => Some(Version::V0_19_0),
+            "0.18.0" => Some(Version::V0_18_0),
             "0.14.0" => Some(Version::V0_14_0),
             _ => None,
         }
@@ -121,16 +129,24 @@ impl Version {
     pub fn id(self) -> &'static str {
         match self {
             Version::V0_19_0 => "0.19.0",
+            Version::V0_18_0 => "0.18.0",
             Version::V0_14_0 => "0.14.0",
         }
     }
 
-    /// The release shown alongside as the comparison.
+    /// The release shown alongside as the comparison: 0.14.0 (before the batch fix) for the
+    /// releases after it, 0.19.0 for 0.14.0.
     pub fn other(self) -> Version {
         match self {
-            Version::V0_19_0 => Version::V0_14_0,
+            Version::V0_19_0 | Version::V0_18_0 => Version::V0_14_0,
             Version::V0_14_0 => Version::V0_19_0,
         }
+    }
+
+    /// 0.15.0 – 0.19.0 scale the batch by `world_size // cp // tp` and add no step factor
+    /// (PRs #3444 and #3462); 0.14.0 scales by `world_size` and multiplies steps by `cp * tp`.
+    fn dp_batch(self) -> bool {
+        self != Version::V0_14_0
     }
 }
 
@@ -221,6 +237,10 @@ pub const RELEASES: &[Release] = &[
     Release {
         id: "0.19.0",
         label: "0.19.0 (after #3462)",
+    },
+    Release {
+        id: "0.18.0",
+        label: "0.15.0 – 0.18.0 (after #3462; batch-field rule of 0.14.0)",
     },
     Release {
         id: "0.14.0",
@@ -322,7 +342,7 @@ impl Calc<'_> {
         } else {
             let dp = world_size / cp / tp;
             let rule = match self.main {
-                Version::V0_19_0 => {
+                Version::V0_19_0 | Version::V0_18_0 => {
                     "dp_world_size = world_size // context_parallel_size // tensor_parallel_size"
                 }
                 Version::V0_14_0 => {
@@ -383,6 +403,12 @@ impl Calc<'_> {
         if cp > 1 {
             // schemas/validation.py check_context_parallel_size (after-validator).
             let text = match self.main {
+                Version::V0_18_0 => {
+                    "context_parallel_size > 1 requires flash attention; otherwise axolotl 0.18.0 refuses the config with \
+                     \u{201c}context_parallel_size > 1 requires flash attention (attn_implementation: flash_attention_2 or \
+                     flash_attention_3).\u{201d} (0.17.0 says the same; 0.15.0 and 0.16.x say \u{201c}flash_attention: true must \
+                     be set with context_parallel_size > 1\u{201d}.) With sample_packing, micro_batch_size must be 1."
+                }
                 Version::V0_19_0 => {
                     "context_parallel_size > 1 requires attn_implementation: flash_attention_2. \
                      Ring attention only supports the flash attention 2 backend. (axolotl 0.19.0; \
@@ -424,7 +450,7 @@ impl Calc<'_> {
             )
         } else if ws < model {
             match self.main {
-                Version::V0_19_0 => format!(
+                Version::V0_19_0 | Version::V0_18_0 => format!(
                     "world_size {ws} is smaller than tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}: \
                      dp_world_size = {ws} // {cp} // {tp} = 0, so the global batch is 0 and axolotl stops in \
                      calculate_total_num_steps with ZeroDivisionError: float division by zero. {fix}"
@@ -438,7 +464,7 @@ impl Calc<'_> {
             }
         } else {
             let floors = match self.main {
-                Version::V0_19_0 => format!(
+                Version::V0_19_0 | Version::V0_18_0 => format!(
                     "axolotl floors silently (dp_world_size = {ws} // {cp} // {tp} = {rest})"
                 ),
                 Version::V0_14_0 => {
@@ -485,7 +511,9 @@ impl Calc<'_> {
         // check_batch_size_fields: 0.14.0 counts the truthy fields; 0.19.0 refuses only batch_size
         // without either other.
         let too_few = match version {
-            Version::V0_14_0 => [mbs_t, ga_t, bs_t].iter().filter(|&&t| t).count() < 2,
+            Version::V0_14_0 | Version::V0_18_0 => {
+                [mbs_t, ga_t, bs_t].iter().filter(|&&t| t).count() < 2
+            }
             Version::V0_19_0 => bs_t && !(mbs_t || ga_t),
         };
         let warmup_both = i.warmup_steps.given().is_some_and(|w| w != 0)
@@ -613,9 +641,10 @@ impl Calc<'_> {
         let cluster = cluster?;
         // normalize_config: 0.19.0 `batch_size * (world_size // cp // tp)`, 0.14.0
         // `batch_size * world_size` (both only when world_size != 1).
-        let factor = match version {
-            Version::V0_19_0 => cluster.dp,
-            Version::V0_14_0 => cluster.world_size,
+        let factor = if version.dp_batch() {
+            cluster.dp
+        } else {
+            cluster.world_size
         };
         let (Some(global), Some(physical)) =
             (local.checked_mul(factor), local.checked_mul(cluster.dp))
@@ -653,7 +682,7 @@ impl Calc<'_> {
             )
         } else {
             match version {
-                Version::V0_19_0 => (
+                Version::V0_19_0 | Version::V0_18_0 => (
                     "batch_size = micro_batch_size × gradient_accumulation_steps × dp_world_size".to_string(),
                     format!("batch_size = {local_worked} × {factor} = {global}"),
                 ),
@@ -752,10 +781,7 @@ impl Calc<'_> {
             Output::LegacyTotalNumSteps
         };
         // utils/trainer.py: 0.14.0 multiplies by the (validated) cp and tp; 0.19.0 does not.
-        let extra = match version {
-            Version::V0_14_0 => Some((cluster.cp, cluster.tp)),
-            Version::V0_19_0 => None,
-        };
+        let extra = (!version.dp_batch()).then_some((cluster.cp, cluster.tp));
         let ctx = StepCtx { out, main, extra };
         let b = batch.global;
         let result = if packing {
@@ -981,7 +1007,7 @@ impl Calc<'_> {
         let (m_id, o_id) = (self.main.id(), self.main.other().id());
         // The older release in the past tense.
         let (logs_m, logs_o, computes_m, computes_o) = match self.main {
-            Version::V0_19_0 => ("logs", "logged", "computes", "computed"),
+            Version::V0_19_0 | Version::V0_18_0 => ("logs", "logged", "computes", "computed"),
             Version::V0_14_0 => ("logged", "logs", "computed", "computes"),
         };
         if main != other {
