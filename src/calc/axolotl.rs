@@ -1365,8 +1365,8 @@ mod tests {
         for r in RELEASES {
             let v = Version::from_id(r.id).expect(r.id);
             assert_eq!(v.id(), r.id);
-            assert_eq!(v.other().other(), v);
             assert_ne!(v.other(), v);
+            assert!(RELEASES.iter().any(|r| r.id == v.other().id()));
         }
         assert_eq!(Version::from_id("0.16.0"), None);
     }
