@@ -587,3 +587,418 @@ fn huge_values_never_wrap() {
     assert_eq!(raw(&r, Output::TokensPerStep), None);
     assert!(!errors_at(&r, Field::SequenceLen).is_empty());
 }
+
+// ---- version=0.14.0: 0.14.0's rules as the main outputs, 0.19.0 as the comparison ----------
+
+fn run_release(release: &str, pairs: &[(&str, &str)]) -> Report {
+    let raw = RawInputs::from_pairs(
+        pairs
+            .iter()
+            .map(|&(k, v)| (Field::from_key(k).expect(k), v)),
+    );
+    axolotl::compute_release(release, &raw)
+}
+
+fn run14(pairs: &[(&str, &str)]) -> Report {
+    run_release("0.14.0", pairs)
+}
+
+fn notes_at(r: &Report, f: Field) -> Vec<String> {
+    r.diags_for(f)
+        .filter(|d| d.level == Level::Note)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+#[test]
+fn releases_are_real_choices() {
+    let ids: Vec<&str> = axolotl::RELEASES.iter().map(|r| r.id).collect();
+    assert_eq!(ids, ["0.19.0", "0.18.0", "0.14.0"]);
+    let pairs = [
+        ("world_size", "4"),
+        ("tensor_parallel_size", "2"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "4"),
+    ];
+    let raw = RawInputs::from_pairs(pairs.iter().map(|&(k, v)| (Field::from_key(k).unwrap(), v)));
+    let r19 = axolotl::compute_release("0.19.0", &raw);
+    let r14 = axolotl::compute_release("0.14.0", &raw);
+    assert_eq!(v(&r19, Output::GlobalBatchSize), "16");
+    assert_eq!(v(&r14, Output::GlobalBatchSize), "32");
+    // an unknown id gets the default release
+    let other = axolotl::compute_release("0.99.0", &raw);
+    assert_eq!(v(&other, Output::GlobalBatchSize), "16");
+    assert_eq!(axolotl::compute(&raw), r19);
+}
+
+#[test]
+fn seed_tables_under_014() {
+    // §1.7: before the PRs the tp and the cp tables both give 32, 32, 32, 16; the comparison
+    // (legacy_*) is then 0.19.0's 32, 16, 8, 8.
+    for key in ["tensor_parallel_size", "context_parallel_size"] {
+        for (ws, size, batch, other) in
+            [(4, 1, 32, 32), (4, 2, 32, 16), (4, 4, 32, 8), (2, 2, 16, 8)]
+        {
+            let (ws, size) = (ws.to_string(), size.to_string());
+            let r = run14(&[
+                ("world_size", &ws),
+                (key, &size),
+                ("micro_batch_size", "2"),
+                ("gradient_accumulation_steps", "4"),
+                ("sequence_len", "2048"),
+            ]);
+            assert_eq!(
+                v(&r, Output::GlobalBatchSize),
+                batch.to_string(),
+                "{key} {ws} {size}"
+            );
+            assert_eq!(
+                v(&r, Output::LegacyGlobalBatchSize),
+                other.to_string(),
+                "{key} {ws} {size}"
+            );
+            assert_eq!(v(&r, Output::GradientAccumulationSteps), "4");
+            // tokens are what a step really trains, the same run in both releases
+            assert_eq!(
+                v(&r, Output::TokensPerStep),
+                (other * 2048).to_string(),
+                "{key} {ws} {size}"
+            );
+        }
+    }
+}
+
+#[test]
+fn steps_times_cp_tp_under_014() {
+    // §1.7 table: same steps when world_size is divisible by tp·cp (0.14.0 batch 32/64).
+    for (ws, tp, cp, batch, steps) in [(4, 2, 1, 32, 63), (8, 2, 2, 64, 63), (4, 1, 1, 32, 32)] {
+        let r = run14(&[
+            ("world_size", &ws.to_string()),
+            ("tensor_parallel_size", &tp.to_string()),
+            ("context_parallel_size", &cp.to_string()),
+            ("micro_batch_size", "2"),
+            ("gradient_accumulation_steps", "4"),
+            ("num_samples", "1000"),
+        ]);
+        assert_eq!(v(&r, Output::GlobalBatchSize), batch.to_string());
+        assert_eq!(v(&r, Output::TotalNumSteps), steps.to_string());
+        assert_eq!(v(&r, Output::MaxSteps), steps.to_string());
+        assert_eq!(v(&r, Output::StepsPerEpoch), steps.to_string());
+        assert_eq!(v(&r, Output::LegacyTotalNumSteps), steps.to_string());
+        if tp * cp > 1 {
+            let at = if tp > 1 {
+                Field::TensorParallelSize
+            } else {
+                Field::ContextParallelSize
+            };
+            let n = notes_at(&r, at).join(" ");
+            assert!(n.contains("counts each sample"), "{n}");
+        }
+    }
+    // §0.1 item 4: ws 2, cp 4 → 0.14.0 silently gives batch 16, 250 steps; the launch still fails.
+    let r = run14(&[
+        ("world_size", "2"),
+        ("context_parallel_size", "4"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+    ]);
+    assert_eq!(v(&r, Output::GlobalBatchSize), "16");
+    assert_eq!(v(&r, Output::TotalNumSteps), "250");
+    assert_eq!(v(&r, Output::LegacyGlobalBatchSize), "0");
+    assert_eq!(raw(&r, Output::LegacyTotalNumSteps), None);
+    let e = errors_at(&r, Field::WorldSize).join(" ");
+    assert!(!e.contains("division by zero"), "{e}");
+    assert!(
+        e.contains("ParallelismConfig total_size (4) does not match num_processes (2)"),
+        "{e}"
+    );
+    assert!(r
+        .legacy_notes
+        .iter()
+        .any(|n| n.contains("axolotl 0.19.0") && n.contains("float division by zero")));
+}
+
+#[test]
+fn eff_est_under_014() {
+    // §1.7: before #3462, ws 4 tp 2 mbs 2 GA 4: batch 32, (159 − 1) × 1.0 × 1 × 2 = 316.0.
+    let raw = RawInputs::from_pairs(
+        [
+            ("world_size", "4"),
+            ("tensor_parallel_size", "2"),
+            ("micro_batch_size", "2"),
+            ("gradient_accumulation_steps", "4"),
+            ("num_epochs", "1"),
+            ("sample_packing", "true"),
+            ("sample_packing_eff_est", "0.95"),
+            ("total_num_tokens", "10000000"),
+            ("sequence_len", "2048"),
+        ]
+        .iter()
+        .map(|&(k, v)| (Field::from_key(k).unwrap(), v)),
+    );
+    let r = axolotl::compute_release("0.14.0", &raw);
+    assert_eq!(v(&r, Output::GlobalBatchSize), "32");
+    assert_eq!(v(&r, Output::TotalNumSteps), "316.0");
+    assert_eq!(v(&r, Output::StepsPerEpoch), "316");
+    assert_eq!(v(&r, Output::MaxSteps), "316.0");
+    assert_eq!(v(&r, Output::LegacyTotalNumSteps), "317.0");
+    assert!(r.legacy_notes.iter().any(|n| n
+        == "axolotl 0.19.0 computes 317.0 steps where 0.14.0 computed 316.0 (difference 1.0)."));
+    assert!(r
+        .legacy_notes
+        .iter()
+        .any(|n| n == "axolotl 0.19.0 logs batch_size 16 where 0.14.0 logged 32 (16 fewer)."));
+}
+
+#[test]
+fn count_rule_under_014() {
+    // §0.1 item 1: 0.14.0 refuses any input with fewer than two truthy batch fields.
+    for pairs in [
+        vec![("world_size", "4"), ("gradient_accumulation_steps", "4")],
+        vec![("world_size", "4"), ("micro_batch_size", "2")],
+        vec![("world_size", "4")],
+        vec![
+            ("micro_batch_size", "0"),
+            ("gradient_accumulation_steps", "4"),
+        ],
+        vec![
+            ("micro_batch_size", "2"),
+            ("gradient_accumulation_steps", "0"),
+        ],
+    ] {
+        let mut p = pairs.clone();
+        p.push(("num_samples", "1000"));
+        let r = run14(&p);
+        let e = errors_at(&r, Field::BatchSize).join(" ");
+        assert!(
+            e.contains("At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set"),
+            "{pairs:?}: {e}"
+        );
+        assert_eq!(raw(&r, Output::GlobalBatchSize), None);
+        assert_eq!(raw(&r, Output::TotalNumSteps), None);
+        // 0.19.0 is the comparison and accepts only-GA / only-mbs / neither
+        if !pairs.iter().any(|&(_, v)| v == "0") {
+            assert!(
+                raw(&r, Output::LegacyGlobalBatchSize).is_some(),
+                "{pairs:?}"
+            );
+        }
+    }
+    // 0.19.0's refusals are 0.14.0's too.
+    let r = run14(&[("batch_size", "16"), ("gradient_accumulation_steps", "4")]);
+    assert!(errors_at(&r, Field::BatchSize)
+        .join(" ")
+        .contains("please set only one of gradient_accumulation_steps or batch_size"));
+}
+
+#[test]
+fn cp_message_is_the_releases_own() {
+    let pairs = [
+        ("world_size", "4"),
+        ("context_parallel_size", "2"),
+        ("micro_batch_size", "1"),
+        ("gradient_accumulation_steps", "4"),
+    ];
+    let n14 = notes_at(&run14(&pairs), Field::ContextParallelSize).join(" ");
+    assert!(
+        n14.contains(
+            "\u{201c}flash_attention: true must be set with context_parallel_size > 1\u{201d}"
+        ),
+        "{n14}"
+    );
+    let n19 = notes_at(&run(&pairs), Field::ContextParallelSize).join(" ");
+    assert!(
+        n19.contains("context_parallel_size > 1 requires attn_implementation: flash_attention_2."),
+        "{n19}"
+    );
+}
+
+#[test]
+fn world_size_one_with_tp_under_014() {
+    // Run: ws 1, tp 2 → 0.14.0 batch 8 (no scaling), steps ceil(1000 × 1 × 1 × 2 / 8) = 250.
+    let r = run14(&[
+        ("world_size", "1"),
+        ("tensor_parallel_size", "2"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+    ]);
+    assert_eq!(v(&r, Output::GlobalBatchSize), "8");
+    assert_eq!(v(&r, Output::TotalNumSteps), "250");
+    assert_eq!(v(&r, Output::StepsPerEpoch), "250");
+    assert_eq!(v(&r, Output::LegacyTotalNumSteps), "125");
+    assert!(!errors_at(&r, Field::WorldSize).is_empty());
+}
+
+/// Whatever the inputs, the main outputs of one release are the comparison of the other.
+#[test]
+fn each_release_is_the_others_comparison() {
+    let mut compared = 0;
+    for ws in ["1", "2", "3", "4", "6", "8"] {
+        for tp in ["", "1", "2", "4"] {
+            for cp in ["", "2"] {
+                for (mbs, ga, bs) in [
+                    ("2", "4", ""),
+                    ("", "4", ""),
+                    ("2", "", "16"),
+                    ("0", "4", ""),
+                    ("", "", ""),
+                ] {
+                    for packing in ["", "true"] {
+                        let pairs: Vec<(&str, &str)> = [
+                            ("world_size", ws),
+                            ("tensor_parallel_size", tp),
+                            ("context_parallel_size", cp),
+                            ("micro_batch_size", mbs),
+                            ("gradient_accumulation_steps", ga),
+                            ("batch_size", bs),
+                            ("sample_packing", packing),
+                            ("sample_packing_eff_est", "0.95"),
+                            ("total_num_tokens", "3000000"),
+                            ("num_samples", "999"),
+                            ("num_epochs", "1.5"),
+                        ]
+                        .into_iter()
+                        .filter(|&(_, v)| !v.is_empty())
+                        .collect();
+                        let r19 = run(&pairs);
+                        let r14 = run14(&pairs);
+                        let r18 = run_release("0.18.0", &pairs);
+                        for (a, b) in [(&r19, &r14), (&r14, &r19), (&r14, &r18)] {
+                            assert_eq!(
+                                raw(a, Output::GlobalBatchSize),
+                                raw(b, Output::LegacyGlobalBatchSize),
+                                "{pairs:?}"
+                            );
+                            assert_eq!(
+                                raw(a, Output::TotalNumSteps),
+                                raw(b, Output::LegacyTotalNumSteps),
+                                "{pairs:?}"
+                            );
+                        }
+                        // 0.18.0 computes 0.19.0's numbers whenever it accepts the config.
+                        if raw(&r18, Output::GlobalBatchSize).is_some() {
+                            for o in [
+                                Output::GlobalBatchSize,
+                                Output::TotalNumSteps,
+                                Output::MaxSteps,
+                                Output::WarmupSteps,
+                            ] {
+                                assert_eq!(raw(&r18, o), raw(&r19, o), "{pairs:?}");
+                            }
+                        }
+                        compared += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 6 * 4 * 2 * 5 * 2);
+}
+
+#[test]
+fn edges_under_014_and_018() {
+    edges_for("0.14.0");
+    edges_for("0.18.0");
+}
+
+/// tests/edges.rs runs the default release; the same for the others.
+fn edges_for(rel: &str) {
+    use dpcalc::calc::{Framework, Kind};
+    use dpcalc::query;
+    let max = u64::MAX.to_string();
+    for f in Framework::Axolotl.fields() {
+        let k = f.key();
+        let bad: &[&str] = match f.kind() {
+            Kind::Count => &["-1", "1.5", "NaN", "18446744073709551616", "%ff"],
+            Kind::Real => &["-1", "NaN", "inf", "1e309", "1,5"],
+            Kind::Flag => &["maybe", "%ff"],
+            Kind::Int => &["1.5", "NaN", "9223372036854775808"],
+            Kind::Text => &[],
+        };
+        for b in bad {
+            let q = format!("version={rel}&{k}={b}");
+            let r = query::decode(&q).report();
+            assert_eq!(
+                r.diags_for(f).filter(|d| d.level == Level::Error).count(),
+                1,
+                "{q}"
+            );
+        }
+        let q = format!("version={rel}&{k}=1&{k}=2");
+        let r = query::decode(&q).report();
+        assert_eq!(
+            r.diags_for(f).filter(|d| d.level == Level::Error).count(),
+            1,
+            "{q}"
+        );
+        // Empty is absent, not an error; with no batch field given, the release's own count rule
+        // ("At least two of ...") is the one error at batch_size.
+        let q = format!("version={rel}&{k}=");
+        let r = query::decode(&q).report();
+        let errors: Vec<_> = r
+            .diags_for(f)
+            .filter(|d| d.level == Level::Error && !d.message.contains("At least two of"))
+            .collect();
+        assert!(errors.is_empty(), "{q}: {errors:?}");
+        if matches!(f.kind(), Kind::Count | Kind::Int) {
+            for x in ["0", "1", max.as_str(), "9223372036854775807"] {
+                let _ = query::decode(&format!("version={rel}&{k}={x}")).report();
+            }
+        }
+    }
+    let all: Vec<String> = Framework::Axolotl
+        .fields()
+        .filter(|f| f.kind() == Kind::Count)
+        .map(|f| format!("{}={max}", f.key()))
+        .collect();
+    let r = query::decode(&format!("version={rel}&{}", all.join("&"))).report();
+    assert!(r.has_errors());
+}
+
+#[test]
+fn release_018_has_019s_math_and_014s_count_rule() {
+    // Run (0.18.0, oracle E_only_GA4_ws4 / T_all_absent): only GA, or nothing, is refused.
+    for pairs in [
+        vec![("world_size", "4"), ("gradient_accumulation_steps", "4")],
+        vec![("world_size", "4")],
+    ] {
+        let r = run_release("0.18.0", &pairs);
+        assert!(errors_at(&r, Field::BatchSize).join(" ").contains(
+            "At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set"
+        ));
+        assert_eq!(raw(&r, Output::GlobalBatchSize), None);
+        assert!(raw(&run(&pairs), Output::GlobalBatchSize).is_some());
+    }
+    // 0.19.0's batch: ws 4, tp 2, mbs 2, GA 4 → 16 (0.14.0, the comparison, 32).
+    let pairs = [
+        ("world_size", "4"),
+        ("tensor_parallel_size", "2"),
+        ("micro_batch_size", "2"),
+        ("gradient_accumulation_steps", "4"),
+        ("num_samples", "1000"),
+    ];
+    let r = run_release("0.18.0", &pairs);
+    assert_eq!(v(&r, Output::GlobalBatchSize), "16");
+    assert_eq!(v(&r, Output::TotalNumSteps), "63");
+    assert_eq!(v(&r, Output::LegacyGlobalBatchSize), "32");
+    assert!(r
+        .legacy_notes
+        .iter()
+        .any(|n| n == "axolotl 0.14.0 logged batch_size 32 where 0.18.0 logs 16 (16 more)."));
+    // its CP message (run: V_cp2_no_flash_ws4)
+    let r = run_release(
+        "0.18.0",
+        &[
+            ("world_size", "4"),
+            ("context_parallel_size", "2"),
+            ("micro_batch_size", "1"),
+        ],
+    );
+    let n = notes_at(&r, Field::ContextParallelSize).join(" ");
+    assert!(
+        n.contains("\u{201c}context_parallel_size > 1 requires flash attention (attn_implementation: flash_attention_2 or flash_attention_3).\u{201d}"),
+        "{n}"
+    );
+}

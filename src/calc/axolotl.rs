@@ -1,4 +1,25 @@
-//! axolotl 0.19.0 (current) and 0.14.0 (legacy: before PRs #3444 and #3462).
+//! axolotl 0.19.0 (current, the default), 0.18.0 (which stands for 0.15.0 – 0.18.0) and 0.14.0
+//! (before PRs #3444 and #3462), each computable as the main release (`version=0.19.0` /
+//! `version=0.18.0` / `version=0.14.0`), with another release's numbers alongside as the
+//! comparison. The comparison values keep the output names `legacy_global_batch_size` /
+//! `legacy_total_num_steps` (and the notes go to `Report::legacy_notes`): under 0.19.0 and 0.18.0
+//! they hold 0.14.0's numbers, under 0.14.0 they hold 0.19.0's.
+//!
+//! What differs (read in each release's source and confirmed by running it):
+//! - the batch factor: 0.15.0 – 0.19.0 `world_size // cp // tp`; 0.14.0 the whole `world_size`
+//!   (`utils/config/__init__.py::normalize_config`);
+//! - the step count: 0.14.0 multiplies each of the three step formulas by `cp * tp`
+//!   (`utils/trainer.py::calculate_total_num_steps`);
+//! - `check_batch_size_fields` (`utils/schemas/validation.py`): 0.14.0 – 0.18.0 refuse fewer than
+//!   two truthy of micro_batch_size, gradient_accumulation_steps, batch_size; 0.19.0 only
+//!   batch_size without either of the others;
+//! - the CP > 1 requirement (`check_context_parallel_size`): 0.14.0 – 0.16.x `flash_attention:
+//!   true`, 0.17.0 – 0.18.0 `attn_implementation: flash_attention_2 or flash_attention_3`, 0.19.0
+//!   `attn_implementation: flash_attention_2`. dpcalc has no attention field, so this is a note.
+//!
+//! The main-line state between #3444 and #3462 (`world_size // cp`, steps × tp) is not modelled:
+//! its source could not be obtained here (no GitHub access), and no release on PyPI has it
+//! (0.15.0, the first release after 0.14.0, already has #3462).
 //!
 //! Mirrors, in this order of execution:
 //! - the batch-field validators, `src/axolotl/utils/schemas/validation.py`
@@ -86,9 +107,47 @@ impl Inputs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Version {
     /// 0.19.0: `dp = world_size // cp // tp`; no extra factor in steps.
-    Current,
+    V0_19_0,
+    /// 0.18.0 (0.15.0 – 0.18.0): 0.19.0's batch and step math with 0.14.0's batch-field count.
+    V0_18_0,
     /// 0.14.0: batch scaled by the whole world size, steps multiplied by `cp * tp`.
-    Legacy,
+    V0_14_0,
+}
+
+impl Version {
+    /// The release with this `version=` id.
+    pub fn from_id(id: &str) -> Option<Version> {
+        match id {
+            "0.19.0" => Some(Version::V0_19_0),
+            "0.18.0" => Some(Version::V0_18_0),
+            "0.14.0" => Some(Version::V0_14_0),
+            _ => None,
+        }
+    }
+
+    /// The `version=` id (also how messages name the release).
+    pub fn id(self) -> &'static str {
+        match self {
+            Version::V0_19_0 => "0.19.0",
+            Version::V0_18_0 => "0.18.0",
+            Version::V0_14_0 => "0.14.0",
+        }
+    }
+
+    /// The release shown alongside as the comparison: 0.14.0 (before the batch fix) for the
+    /// releases after it, 0.19.0 for 0.14.0.
+    pub fn other(self) -> Version {
+        match self {
+            Version::V0_19_0 | Version::V0_18_0 => Version::V0_14_0,
+            Version::V0_14_0 => Version::V0_19_0,
+        }
+    }
+
+    /// 0.15.0 – 0.19.0 scale the batch by `world_size // cp // tp` and add no step factor
+    /// (PRs #3444 and #3462); 0.14.0 scales by `world_size` and multiplies steps by `cp * tp`.
+    fn dp_batch(self) -> bool {
+        self != Version::V0_14_0
+    }
 }
 
 /// The message Python prints for an arithmetic failure inside `calculate_total_num_steps`.
@@ -180,27 +239,44 @@ pub const RELEASES: &[Release] = &[
         label: "0.19.0 (after #3462)",
     },
     Release {
+        id: "0.18.0",
+        label: "0.15.0 – 0.18.0 (after #3462; batch-field rule of 0.14.0)",
+    },
+    Release {
         id: "0.14.0",
         label: "0.14.0 (before #3444 and #3462)",
     },
 ];
 
-/// Computes everything for one set of inputs, by the rules of `release` (an id of [`RELEASES`]).
-pub fn compute_release(_release: &str, raw: &RawInputs) -> Report {
-    compute(raw)
+/// Computes everything for one set of inputs, by the rules of `release` (an id of [`RELEASES`];
+/// an unknown id gets the default, 0.19.0).
+pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
+    compute_version(Version::from_id(release).unwrap_or(Version::V0_19_0), raw)
 }
 
-/// Computes everything for one set of inputs.
+/// Computes everything for one set of inputs by 0.19.0's rules (0.14.0's alongside).
 pub fn compute(raw: &RawInputs) -> Report {
+    compute_version(Version::V0_19_0, raw)
+}
+
+/// Computes everything by `main`'s rules, with [`Version::other`]'s numbers as the comparison.
+pub fn compute_version(main: Version, raw: &RawInputs) -> Report {
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
-    Calc { i, r: &mut report }.run();
+    Calc {
+        i,
+        r: &mut report,
+        main,
+    }
+    .run();
     report
 }
 
 struct Calc<'a> {
     i: Inputs,
     r: &'a mut Report,
+    /// The release whose numbers are the main outputs.
+    main: Version,
 }
 
 /// The cluster as axolotl sees it.
@@ -214,26 +290,38 @@ struct Cluster {
 
 /// The batch after `normalize_config`.
 struct Batch {
-    /// `cfg.batch_size` (global).
+    /// `cfg.batch_size` (global, as this release logs it and divides by).
     global: u64,
+    /// The samples one optimizer step really trains: per-device batch × dp_world_size (the data
+    /// accelerate shards over). Equal to `global` in 0.19.0; 0.14.0's `global` counts each sample
+    /// tp × cp times.
+    physical: u64,
 }
 
 impl Calc<'_> {
     fn run(mut self) {
+        let (main, other) = (self.main, self.main.other());
+        if main == Version::V0_14_0 {
+            // The comparison box is titled for 0.14.0 under the default release; say which it is.
+            self.r.legacy_notes.push(
+                "Comparison: these are axolotl 0.19.0's values (after PRs #3444 and #3462), with 0.14.0's as the main results."
+                    .to_string(),
+            );
+        }
         let cluster = self.cluster();
         self.parallel_checks(cluster.as_ref());
-        let current = self.batch(Version::Current, cluster.as_ref());
-        let legacy = self.batch(Version::Legacy, cluster.as_ref());
+        let batch = self.batch(main, cluster.as_ref());
+        let other_batch = self.batch(other, cluster.as_ref());
         let epochs = self.epochs();
-        let steps = self.steps(Version::Current, current.as_ref(), cluster.as_ref(), epochs);
-        let legacy_steps = self.steps(Version::Legacy, legacy.as_ref(), cluster.as_ref(), epochs);
-        if let (Some(c), Some(l)) = (&current, &legacy) {
-            self.compare_legacy(c.global, l.global, steps, legacy_steps);
+        let steps = self.steps(main, batch.as_ref(), cluster.as_ref(), epochs);
+        let other_steps = self.steps(other, other_batch.as_ref(), cluster.as_ref(), epochs);
+        if let (Some(c), Some(l)) = (&batch, &other_batch) {
+            self.compare(c.global, l.global, steps, other_steps);
         }
-        if let Some(b) = &current {
+        if let Some(b) = &batch {
             self.tokens(b);
         }
-        let trainer_max = self.max_steps(steps, current.as_ref(), epochs);
+        let trainer_max = self.max_steps(steps, batch.as_ref(), epochs);
         self.warmup(steps.map(|s| s.total), trainer_max);
         self.save_eval(trainer_max, epochs);
     }
@@ -253,9 +341,18 @@ impl Calc<'_> {
             1
         } else {
             let dp = world_size / cp / tp;
+            let rule = match self.main {
+                Version::V0_19_0 | Version::V0_18_0 => {
+                    "dp_world_size = world_size // context_parallel_size // tensor_parallel_size"
+                }
+                Version::V0_14_0 => {
+                    "dp_world_size = world_size // context_parallel_size // tensor_parallel_size (the ranks accelerate \
+                     shards data over; 0.14.0's normalize_config scales batch_size by the whole world_size instead)"
+                }
+            };
             self.r.explain(
                 Output::DpWorldSize,
-                "dp_world_size = world_size // context_parallel_size // tensor_parallel_size",
+                rule,
                 format!("dp_world_size = {world_size} // {cp} // {tp} = {dp}"),
             );
             dp
@@ -304,13 +401,27 @@ impl Calc<'_> {
             return;
         };
         if cp > 1 {
-            self.r.diag(
-                Field::ContextParallelSize,
-                Level::Note,
-                "context_parallel_size > 1 requires attn_implementation: flash_attention_2. \
-                 Ring attention only supports the flash attention 2 backend. (axolotl 0.19.0; \
-                 0.14.0 asked for flash_attention: true.) With sample_packing, micro_batch_size must be 1.",
-            );
+            // schemas/validation.py check_context_parallel_size (after-validator).
+            let text = match self.main {
+                Version::V0_18_0 => {
+                    "context_parallel_size > 1 requires flash attention; otherwise axolotl 0.18.0 refuses the config with \
+                     \u{201c}context_parallel_size > 1 requires flash attention (attn_implementation: flash_attention_2 or \
+                     flash_attention_3).\u{201d} (0.17.0 says the same; 0.15.0 and 0.16.x say \u{201c}flash_attention: true must \
+                     be set with context_parallel_size > 1\u{201d}.) With sample_packing, micro_batch_size must be 1."
+                }
+                Version::V0_19_0 => {
+                    "context_parallel_size > 1 requires attn_implementation: flash_attention_2. \
+                     Ring attention only supports the flash attention 2 backend. (axolotl 0.19.0; \
+                     0.14.0 asked for flash_attention: true.) With sample_packing, micro_batch_size must be 1."
+                }
+                Version::V0_14_0 => {
+                    "context_parallel_size > 1 requires flash_attention: true; without it axolotl 0.14.0 refuses the \
+                     config with \u{201c}flash_attention: true must be set with context_parallel_size > 1\u{201d}. \
+                     (0.19.0 asks for attn_implementation: flash_attention_2 instead.) With sample_packing, \
+                     micro_batch_size must be 1."
+                }
+            };
+            self.r.diag(Field::ContextParallelSize, Level::Note, text);
         }
         let Some(model) = tp.checked_mul(cp) else {
             self.r.diag(
@@ -338,16 +449,32 @@ impl Calc<'_> {
                  scaling, but builds a parallelism config for tp/cp > 1. {launch} {fix}"
             )
         } else if ws < model {
-            format!(
-                "world_size {ws} is smaller than tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}: \
-                 dp_world_size = {ws} // {cp} // {tp} = 0, so the global batch is 0 and axolotl stops in \
-                 calculate_total_num_steps with ZeroDivisionError: float division by zero. {fix}"
-            )
+            match self.main {
+                Version::V0_19_0 | Version::V0_18_0 => format!(
+                    "world_size {ws} is smaller than tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}: \
+                     dp_world_size = {ws} // {cp} // {tp} = 0, so the global batch is 0 and axolotl stops in \
+                     calculate_total_num_steps with ZeroDivisionError: float division by zero. {fix}"
+                ),
+                // 0.14.0 scales by the whole world_size, so nothing is 0 and it logs the values shown.
+                Version::V0_14_0 => format!(
+                    "world_size {ws} is smaller than tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}. \
+                     axolotl 0.14.0 scales batch_size by the whole world_size and logs the values shown without \
+                     complaint, but no run starts. {launch} {fix}"
+                ),
+            }
         } else {
+            let floors = match self.main {
+                Version::V0_19_0 | Version::V0_18_0 => format!(
+                    "axolotl floors silently (dp_world_size = {ws} // {cp} // {tp} = {rest})"
+                ),
+                Version::V0_14_0 => {
+                    "axolotl 0.14.0 scales batch_size by the whole world_size without complaint"
+                        .to_string()
+                }
+            };
             format!(
                 "world_size {ws} is not divisible by tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}. \
-                 axolotl floors silently (dp_world_size = {ws} // {cp} // {tp} = {rest}) and logs the values shown, \
-                 but no run starts. {launch} {fix}"
+                 {floors} and logs the values shown, but no run starts. {launch} {fix}"
             )
         };
         self.r.diag(Field::WorldSize, Level::Error, what);
@@ -377,14 +504,17 @@ impl Calc<'_> {
         }
         let truthy = |p: Param<u64>| p.given().is_some_and(|v| v != 0);
         let (mbs_t, ga_t, bs_t) = (truthy(mbs_p), truthy(ga_p), truthy(bs_p));
-        let legacy = version == Version::Legacy;
+        // The main release reports at the fields; the comparison only leaves notes.
+        let main = version == self.main;
 
         // Validators run on the raw config (pydantic mode="before"), so they see only what was given.
-        // 0.14.0 counts the given fields; 0.19.0 refuses only batch_size without either other.
-        let too_few = if legacy {
-            [mbs_t, ga_t, bs_t].iter().filter(|&&t| t).count() < 2
-        } else {
-            bs_t && !(mbs_t || ga_t)
+        // check_batch_size_fields: 0.14.0 counts the truthy fields; 0.19.0 refuses only batch_size
+        // without either other.
+        let too_few = match version {
+            Version::V0_14_0 | Version::V0_18_0 => {
+                [mbs_t, ga_t, bs_t].iter().filter(|&&t| t).count() < 2
+            }
+            Version::V0_19_0 => bs_t && !(mbs_t || ga_t),
         };
         let warmup_both = i.warmup_steps.given().is_some_and(|w| w != 0)
             && i.warmup_ratio.given().is_some_and(|r| r != 0.0);
@@ -414,9 +544,10 @@ impl Calc<'_> {
         };
         // A validation error: axolotl does not start, so nothing downstream has a value.
         if let Some((field, text)) = refusal {
-            if legacy {
+            if !main {
                 self.r.legacy_notes.push(format!(
-                    "axolotl 0.14.0 refuses this config: \u{201c}{text}\u{201d}"
+                    "axolotl {} refuses this config: \u{201c}{text}\u{201d}",
+                    version.id()
                 ));
             } else {
                 self.r.diag(
@@ -427,7 +558,7 @@ impl Calc<'_> {
             }
             return None;
         }
-        if !legacy {
+        if main {
             self.batch_field_warnings();
         }
 
@@ -442,7 +573,7 @@ impl Calc<'_> {
         } else {
             match bs_p.given() {
                 None => {
-                    if !legacy {
+                    if main {
                         self.r.diag(
                             Field::GradientAccumulationSteps,
                             Level::Error,
@@ -453,7 +584,7 @@ impl Calc<'_> {
                     return None;
                 }
                 Some(_) if mbs == 0 => {
-                    if !legacy {
+                    if main {
                         self.r.diag(
                             Field::MicroBatchSize,
                             Level::Error,
@@ -464,7 +595,7 @@ impl Calc<'_> {
                 }
                 Some(b) => {
                     let ga = b / mbs;
-                    if !legacy {
+                    if main {
                         self.r.diag(
                             Field::GradientAccumulationSteps,
                             Level::Warning,
@@ -499,7 +630,7 @@ impl Calc<'_> {
                 (l, format!("{mbs} × {ga} = {l}"))
             }
         };
-        if mbs == 0 && !legacy {
+        if mbs == 0 && main {
             self.r.diag(
                 Field::MicroBatchSize,
                 Level::Error,
@@ -508,12 +639,17 @@ impl Calc<'_> {
             );
         }
         let cluster = cluster?;
-        let factor = match version {
-            Version::Current => cluster.dp,
-            Version::Legacy => cluster.world_size,
+        // normalize_config: 0.19.0 `batch_size * (world_size // cp // tp)`, 0.14.0
+        // `batch_size * world_size` (both only when world_size != 1).
+        let factor = if version.dp_batch() {
+            cluster.dp
+        } else {
+            cluster.world_size
         };
-        let Some(global) = local.checked_mul(factor) else {
-            if !legacy {
+        let (Some(global), Some(physical)) =
+            (local.checked_mul(factor), local.checked_mul(cluster.dp))
+        else {
+            if main {
                 self.r.diag(
                     Field::MicroBatchSize,
                     Level::Error,
@@ -522,12 +658,13 @@ impl Calc<'_> {
             }
             return None;
         };
-        let (out_ga, out_global) = match version {
-            Version::Current => (
+        let (out_ga, out_global) = if main {
+            (
                 Some(Output::GradientAccumulationSteps),
                 Output::GlobalBatchSize,
-            ),
-            Version::Legacy => (None, Output::LegacyGlobalBatchSize),
+            )
+        } else {
+            (None, Output::LegacyGlobalBatchSize)
         };
         if let Some(o) = out_ga {
             self.r.set(o, Num::Int(ga.into()));
@@ -545,18 +682,37 @@ impl Calc<'_> {
             )
         } else {
             match version {
-                Version::Current => (
+                Version::V0_19_0 | Version::V0_18_0 => (
                     "batch_size = micro_batch_size × gradient_accumulation_steps × dp_world_size".to_string(),
                     format!("batch_size = {local_worked} × {factor} = {global}"),
                 ),
-                Version::Legacy => (
+                Version::V0_14_0 => (
                     "0.14.0: batch_size = micro_batch_size × gradient_accumulation_steps × world_size".to_string(),
                     format!("batch_size = {local_worked} × {factor} = {global}"),
                 ),
             }
         };
         self.r.explain(out_global, rule, worked);
-        Some(Batch { global })
+        let model = cluster.tp.saturating_mul(cluster.cp);
+        if main && global != physical && model > 1 && cluster.world_size % model == 0 {
+            let at = if cluster.tp > 1 {
+                Field::TensorParallelSize
+            } else {
+                Field::ContextParallelSize
+            };
+            self.r.diag(
+                at,
+                Level::Note,
+                format!(
+                    "axolotl 0.14.0 scales batch_size by the whole world_size {}, so the batch_size {global} it logs counts \
+                     each sample tensor_parallel_size × context_parallel_size = {model} times: one optimizer step trains \
+                     {physical} samples ({local} per data-parallel rank × dp_world_size {}). It multiplies the step count \
+                     by {model} to make up for it.",
+                    cluster.world_size, cluster.dp
+                ),
+            );
+        }
+        Some(Batch { global, physical })
     }
 
     /// What 0.19.0 accepts but will not do what the user means.
@@ -614,42 +770,39 @@ impl Calc<'_> {
         cluster: Option<&Cluster>,
         epochs: Option<f64>,
     ) -> Option<StepCount> {
-        let legacy = version == Version::Legacy;
+        let main = version == self.main;
         let packing = self.i.sample_packing.or(false)?;
         let e = epochs?;
         let batch = batch?;
         let cluster = cluster?;
-        let out = if legacy {
-            Output::LegacyTotalNumSteps
-        } else {
+        let out = if main {
             Output::TotalNumSteps
-        };
-        // 0.14.0 multiplies by the (validated) cp and tp; 0.19.0 does not.
-        let extra = if legacy {
-            Some((cluster.cp, cluster.tp))
         } else {
-            None
+            Output::LegacyTotalNumSteps
         };
+        // utils/trainer.py: 0.14.0 multiplies by the (validated) cp and tp; 0.19.0 does not.
+        let extra = (!version.dp_batch()).then_some((cluster.cp, cluster.tp));
+        let ctx = StepCtx { out, main, extra };
         let b = batch.global;
         let result = if packing {
-            self.packed_steps(out, b, e, extra)
+            self.packed_steps(ctx, b, e)
         } else {
-            self.plain_steps(out, b, e, extra)
+            self.plain_steps(ctx, b, e)
         };
         match result {
             Ok(Some(s)) => {
                 self.r.set(out, s.total);
-                if !legacy {
+                if main {
                     self.r.set(Output::StepsPerEpoch, s.per_epoch);
                 }
                 Some(s)
             }
             Ok(None) => None,
             Err(e) => {
-                if legacy {
+                if !main {
                     self.r
                         .legacy_notes
-                        .push(format!("axolotl 0.14.0: {}", crash(e)));
+                        .push(format!("axolotl {}: {}", version.id(), crash(e)));
                 } else {
                     // A zero batch (dp 0, micro_batch_size 0) is already reported where it comes
                     // from; what is left is a value too large, at the input that makes it so.
@@ -669,25 +822,25 @@ impl Calc<'_> {
     }
 
     /// `int(math.ceil(len(train_dataset) * cfg.num_epochs / cfg.batch_size))`.
-    fn plain_steps(
-        &mut self,
-        out: Output,
-        b: u64,
-        e: f64,
-        extra: Option<(u64, u64)>,
-    ) -> Result<Option<StepCount>, NumError> {
+    fn plain_steps(&mut self, ctx: StepCtx, b: u64, e: f64) -> Result<Option<StepCount>, NumError> {
+        let StepCtx { out, main, extra } = ctx;
         let Some(n) = self.samples() else {
             return Ok(None);
         };
         let nf = n as f64;
         let mut numerator = nf * e;
+        let mut one_epoch = nf;
         let mut shown = format!("{n} × {}", num::float_repr(e));
+        let mut shown_one = n.to_string();
         if let Some((cp, tp)) = extra {
+            // 0.14.0: len(train_dataset) * num_epochs * cp * tp / batch_size, left to right.
             numerator = numerator * cp as f64 * tp as f64;
+            one_epoch = one_epoch * cp as f64 * tp as f64;
             shown = format!("{shown} × {cp} × {tp}");
+            shown_one = format!("{n} × {cp} × {tp}");
         }
         let total = num::ceil(num::fdiv(numerator, b as f64)?)?;
-        let per_epoch = num::ceil(num::fdiv(nf * 1.0, b as f64)?)?;
+        let per_epoch = num::ceil(num::fdiv(one_epoch, b as f64)?)?;
         let rule = match extra {
             None => "total_num_steps = ceil(num_samples × num_epochs / batch_size)",
             Some(_) => "0.14.0: total_num_steps = ceil(num_samples × num_epochs × context_parallel_size × tensor_parallel_size / batch_size)",
@@ -697,11 +850,18 @@ impl Calc<'_> {
             rule,
             format!("total_num_steps = ceil({shown} / {b}) = {}", total.raw()),
         );
-        if extra.is_none() {
+        if main {
+            let rule = match extra {
+                None => "steps_per_epoch = ceil(num_samples / batch_size)",
+                Some(_) => "0.14.0: steps_per_epoch = ceil(num_samples × context_parallel_size × tensor_parallel_size / batch_size)",
+            };
             self.r.explain(
                 Output::StepsPerEpoch,
-                "steps_per_epoch = ceil(num_samples / batch_size)",
-                format!("steps_per_epoch = ceil({n} / {b}) = {}", per_epoch.raw()),
+                rule,
+                format!(
+                    "steps_per_epoch = ceil({shown_one} / {b}) = {}",
+                    per_epoch.raw()
+                ),
             );
         }
         Ok(Some(StepCount { total, per_epoch }))
@@ -711,17 +871,16 @@ impl Calc<'_> {
     /// `int(math.floor(0.99 * T / eff / L // batch_size) - 1) * num_epochs`.
     fn packed_steps(
         &mut self,
-        out: Output,
+        ctx: StepCtx,
         b: u64,
         e: f64,
-        extra: Option<(u64, u64)>,
     ) -> Result<Option<StepCount>, NumError> {
-        let legacy = extra.is_some();
+        let StepCtx { out, main, extra } = ctx;
         let eff = match self.i.sample_packing_eff_est {
             Param::Given(x) if x > 0.0 => x,
             Param::Invalid => return Ok(None),
             given => {
-                if !legacy {
+                if main {
                     let zero = if given.is_given() {
                         "sample_packing_eff_est 0 is read by axolotl as unset. "
                     } else {
@@ -745,7 +904,7 @@ impl Calc<'_> {
             Param::Given(t) if t > 0 => t,
             Param::Invalid => return Ok(None),
             given => {
-                if !legacy {
+                if main {
                     let zero = if given.is_given() {
                         "total_num_tokens 0 is read by axolotl as unset (it counts the dataset). "
                     } else {
@@ -767,14 +926,16 @@ impl Calc<'_> {
         let x = num::fdiv(num::fdiv(0.99 * t as f64, eff)?, l as f64)?;
         let q = num::ffloordiv(x, b as f64)?;
         let bins = num::sub(num::floor(q)?, Num::Int(1))?;
-        let per_epoch = bins;
+        let mut per_epoch = bins;
         let mut total = num::mul(bins, Num::Float(e))?;
         let mut factor = String::new();
         if let Some((cp, tp)) = extra {
+            // 0.14.0: `int(...) * num_epochs * context_parallel_size * tensor_parallel_size`.
             total = num::mul(num::mul(total, Num::Int(cp.into()))?, Num::Int(tp.into()))?;
+            per_epoch = num::mul(num::mul(bins, Num::Int(cp.into()))?, Num::Int(tp.into()))?;
             factor = format!(" × {cp} × {tp}");
         }
-        let rule = if legacy {
+        let rule = if extra.is_some() {
             "0.14.0: total_num_steps = int(floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1) × num_epochs × context_parallel_size × tensor_parallel_size"
         } else {
             "total_num_steps = int(floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1) × num_epochs"
@@ -791,10 +952,15 @@ impl Calc<'_> {
                 total.raw()
             ),
         );
-        if !legacy {
+        if main {
+            let rule = if extra.is_some() {
+                "0.14.0: steps_per_epoch = (floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1) × context_parallel_size × tensor_parallel_size"
+            } else {
+                "steps_per_epoch = floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1"
+            };
             self.r.explain(
                 Output::StepsPerEpoch,
-                "steps_per_epoch = floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1",
+                rule,
                 format!("steps_per_epoch = {}", per_epoch.raw()),
             );
             if total.to_f64() <= 0.0 {
@@ -830,31 +996,40 @@ impl Calc<'_> {
         }
     }
 
-    fn compare_legacy(
+    /// The comparison notes: the other release's numbers against the main release's.
+    fn compare(
         &mut self,
-        current: u64,
-        legacy: u64,
+        main: u64,
+        other: u64,
         steps: Option<StepCount>,
-        legacy_steps: Option<StepCount>,
+        other_steps: Option<StepCount>,
     ) {
-        if current != legacy {
+        let (m_id, o_id) = (self.main.id(), self.main.other().id());
+        // The older release in the past tense.
+        let (logs_m, logs_o, computes_m, computes_o) = match self.main {
+            Version::V0_19_0 | Version::V0_18_0 => ("logs", "logged", "computes", "computed"),
+            Version::V0_14_0 => ("logged", "logs", "computed", "computes"),
+        };
+        if main != other {
+            let d = other as i128 - main as i128;
             self.r.legacy_notes.push(format!(
-                "axolotl 0.14.0 logged batch_size {} where 0.19.0 logs {} ({} more).",
-                Num::Int(legacy.into()).pretty(),
-                Num::Int(current.into()).pretty(),
-                Num::Int(legacy as i128 - current as i128).pretty(),
+                "axolotl {o_id} {logs_o} batch_size {} where {m_id} {logs_m} {} ({} {}).",
+                Num::Int(other.into()).pretty(),
+                Num::Int(main.into()).pretty(),
+                Num::Int(d.abs()).pretty(),
+                if d > 0 { "more" } else { "fewer" },
             ));
         }
-        if let (Some(s), Some(l)) = (steps, legacy_steps) {
-            let same = num::cmp(s.total, l.total) == std::cmp::Ordering::Equal;
+        if let (Some(s), Some(o)) = (steps, other_steps) {
+            let same = num::cmp(s.total, o.total) == std::cmp::Ordering::Equal;
             self.r.legacy_notes.push(if same {
                 format!("Both versions compute {} steps.", s.total.pretty())
             } else {
                 format!(
-                    "axolotl 0.14.0 computed {} steps where 0.19.0 computes {} (difference {}).",
-                    l.total.pretty(),
+                    "axolotl {o_id} {computes_o} {} steps where {m_id} {computes_m} {} (difference {}).",
+                    o.total.pretty(),
                     s.total.pretty(),
-                    num::sub(l.total, s.total)
+                    num::sub(o.total, s.total)
                         .map(Num::pretty)
                         .unwrap_or_else(|_| "too large".into()),
                 )
@@ -877,7 +1052,8 @@ impl Calc<'_> {
                 None => return,
             },
         };
-        let Some(t) = i128::from(b.global).checked_mul(i128::from(l)) else {
+        // The samples a step really trains (0.14.0's batch_size counts each tp × cp times).
+        let Some(t) = i128::from(b.physical).checked_mul(i128::from(l)) else {
             self.r.diag(
                 Field::SequenceLen,
                 Level::Error,
@@ -886,10 +1062,16 @@ impl Calc<'_> {
             return;
         };
         self.r.set(Output::TokensPerStep, Num::Int(t));
+        let rule = if b.physical == b.global {
+            "tokens_per_step = batch_size × sequence_len (token slots; padding or packing fills them)"
+        } else {
+            "tokens_per_step = micro_batch_size × gradient_accumulation_steps × dp_world_size × sequence_len (token slots; \
+             0.14.0's batch_size counts each sample tensor_parallel_size × context_parallel_size times)"
+        };
         self.r.explain(
             Output::TokensPerStep,
-            "tokens_per_step = batch_size × sequence_len (token slots; padding or packing fills them)",
-            format!("tokens_per_step = {} × {l} = {t}", b.global),
+            rule,
+            format!("tokens_per_step = {} × {l} = {t}", b.physical),
         );
     }
 
@@ -957,7 +1139,7 @@ impl Calc<'_> {
 
     fn max_steps_effect(&mut self, m: Num, s: StepCount, b: &Batch, e: f64) {
         let epochs = match (self.i.sample_packing.or(false), self.i.num_samples.given()) {
-            (Some(false), Some(n)) if n > 0 => Some(m.to_f64() * b.global as f64 / n as f64),
+            (Some(false), Some(n)) if n > 0 => Some(m.to_f64() * b.physical as f64 / n as f64),
             (Some(true), _) if s.per_epoch.to_f64() > 0.0 => {
                 Some(m.to_f64() / s.per_epoch.to_f64())
             }
@@ -1156,6 +1338,17 @@ impl Calc<'_> {
     }
 }
 
+/// Where a step count goes and by which release's formula.
+#[derive(Clone, Copy)]
+struct StepCtx {
+    /// `total_num_steps` (main release) or `legacy_total_num_steps` (the comparison).
+    out: Output,
+    /// Whether this is the main release (which reports at the fields and sets steps_per_epoch).
+    main: bool,
+    /// 0.14.0's extra `(context_parallel_size, tensor_parallel_size)` factor.
+    extra: Option<(u64, u64)>,
+}
+
 /// A step count and the steps in one pass over the data.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct StepCount {
@@ -1163,10 +1356,18 @@ struct StepCount {
     per_epoch: Num,
 }
 
-/// The world sizes nearest to `ws` that `model` (= tp × cp) divides, and the tp × cp products
-/// nearest to `model` that divide `ws`.
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn version_ids_round_trip_and_match_releases() {
+        for r in RELEASES {
+            let v = Version::from_id(r.id).expect(r.id);
+            assert_eq!(v.id(), r.id);
+            assert_ne!(v.other(), v);
+            assert!(RELEASES.iter().any(|r| r.id == v.other().id()));
+        }
+        assert_eq!(Version::from_id("0.16.0"), None);
+    }
 }
