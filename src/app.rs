@@ -260,7 +260,7 @@ pub fn app() -> Html {
                 <div class="side">
                     <Results framework={fw} release={release.id} report={report.clone()} />
                     <Share framework={fw} urls={urls} {inputs} report={report.clone()} />
-                    if fw == Framework::Axolotl { <Legacy report={report.clone()} /> }
+                    if fw == Framework::Axolotl { <Legacy release={release.id} report={report.clone()} /> }
                     <Explain report={report.clone()} />
                 </div>
             </div>

@@ -301,13 +301,6 @@ struct Batch {
 impl Calc<'_> {
     fn run(mut self) {
         let (main, other) = (self.main, self.main.other());
-        if main == Version::V0_14_0 {
-            // The comparison box is titled for 0.14.0 under the default release; say which it is.
-            self.r.legacy_notes.push(
-                "Comparison: these are axolotl 0.19.0's values (after PRs #3444 and #3462), with 0.14.0's as the main results."
-                    .to_string(),
-            );
-        }
         let cluster = self.cluster();
         self.parallel_checks(cluster.as_ref());
         let batch = self.batch(main, cluster.as_ref());
