@@ -58,13 +58,17 @@ fn matches_deepspeed_when_run() {
                 let (key, want) = item.split_once('=').expect("key=value");
                 let got = value(&report, output(key));
                 if got.as_deref() != Some(want) {
-                    failures.push(format!("{name}: {key} got {got:?}, DeepSpeed {want}  ({q})"));
+                    failures.push(format!(
+                        "{name}: {key} got {got:?}, DeepSpeed {want}  ({q})"
+                    ));
                 }
                 checked += 1;
             }
         } else {
             if !errs.iter().any(|e| e.contains(error)) {
-                failures.push(format!("{name}: DeepSpeed says {error:?}; dpcalc errors {errs:?}"));
+                failures.push(format!(
+                    "{name}: DeepSpeed says {error:?}; dpcalc errors {errs:?}"
+                ));
             }
             for o in [
                 Output::TrainBatchSize,
@@ -73,7 +77,10 @@ fn matches_deepspeed_when_run() {
                 Output::MaxSteps,
             ] {
                 if let Some(v) = value(&report, o) {
-                    failures.push(format!("{name}: DeepSpeed stops, dpcalc shows {} = {v}", o.name()));
+                    failures.push(format!(
+                        "{name}: DeepSpeed stops, dpcalc shows {} = {v}",
+                        o.name()
+                    ));
                 }
             }
             checked += 1;
@@ -124,34 +131,66 @@ fn spec_section_3_vectors() {
     let e = error_text("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=18&gradient_accumulation_steps=1");
     assert!(e.iter().any(|m| m.contains("32 != 18 * 1 * 2")), "{e:?}");
     // [V] the other rows
-    assert_eq!(triple("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=8"), (s("32"), s("8"), s("2")));
-    assert_eq!(triple("world_size=2&train_batch_size=32&gradient_accumulation_steps=2"), (s("32"), s("8"), s("2")));
-    assert_eq!(triple("world_size=2&train_micro_batch_size_per_gpu=8&gradient_accumulation_steps=2"), (s("32"), s("8"), s("2")));
-    assert_eq!(triple("world_size=2&train_batch_size=32"), (s("32"), s("16"), s("1")));
-    assert_eq!(triple("world_size=2&train_micro_batch_size_per_gpu=16"), (s("32"), s("16"), s("1")));
+    assert_eq!(
+        triple("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=8"),
+        (s("32"), s("8"), s("2"))
+    );
+    assert_eq!(
+        triple("world_size=2&train_batch_size=32&gradient_accumulation_steps=2"),
+        (s("32"), s("8"), s("2"))
+    );
+    assert_eq!(
+        triple("world_size=2&train_micro_batch_size_per_gpu=8&gradient_accumulation_steps=2"),
+        (s("32"), s("8"), s("2"))
+    );
+    assert_eq!(
+        triple("world_size=2&train_batch_size=32"),
+        (s("32"), s("16"), s("1"))
+    );
+    assert_eq!(
+        triple("world_size=2&train_micro_batch_size_per_gpu=16"),
+        (s("32"), s("16"), s("1"))
+    );
     let e = error_text("world_size=2&gradient_accumulation_steps=2");
-    assert!(e.iter().any(|m| m.contains("Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided")), "{e:?}");
-    assert_eq!(triple("world_size=8&train_batch_size=64&train_micro_batch_size_per_gpu=2"), (s("64"), s("2"), s("4")));
+    assert!(
+        e.iter().any(|m| m.contains(
+            "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
+        )),
+        "{e:?}"
+    );
+    assert_eq!(
+        triple("world_size=8&train_batch_size=64&train_micro_batch_size_per_gpu=2"),
+        (s("64"), s("2"), s("4"))
+    );
     let e = error_text("world_size=8&train_batch_size=60&train_micro_batch_size_per_gpu=2");
     let m = e
         .iter()
         .find(|m| m.contains("world_size 60 != 2 * 3 * 8"))
         .unwrap_or_else(|| panic!("{e:?}"));
     // the fix: the nearest multiples of micro × world_size
-    assert!(m.contains("Nearest valid: train_batch_size 48 or 64"), "{m}");
+    assert!(
+        m.contains("Nearest valid: train_batch_size 48 or 64"),
+        "{m}"
+    );
 }
 
 #[test]
 fn fractional_world_size_under_ulysses() {
     let r = compute("framework=deepspeed&world_size=8&sequence_parallel_size=3&train_batch_size=32&train_micro_batch_size_per_gpu=2");
-    assert_eq!(value(&r, Output::BatchCheckWorldSize), s("2.6666666666666665"));
+    assert_eq!(
+        value(&r, Output::BatchCheckWorldSize),
+        s("2.6666666666666665")
+    );
     assert_eq!(value(&r, Output::GradientAccumulationSteps), s("6.0"));
     // the Ulysses groups cannot be built: exact text of initialize_sequence_parallel
-    assert!(errors(&r).iter().any(|m| m.contains(
-        "RuntimeError: world_size (8) is not divisible by sequence_parallel_size 3)"
-    )));
+    assert!(errors(&r).iter().any(|m| m
+        .contains("RuntimeError: world_size (8) is not divisible by sequence_parallel_size 3)")));
     let e = error_text("world_size=7&sequence_parallel_size=3&train_batch_size=100");
-    assert!(e.iter().any(|m| m.contains("100 != 42.0 * 1 * 2.3333333333333335")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("100 != 42.0 * 1 * 2.3333333333333335")),
+        "{e:?}"
+    );
     // divisible: still a float world size, integer replicas
     let r = compute("framework=deepspeed&world_size=8&sequence_parallel_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=4");
     assert_eq!(value(&r, Output::BatchCheckWorldSize), s("4.0"));
@@ -175,7 +214,11 @@ fn autotp_counts_the_batch_per_tp_rank() {
         .diags_for(Field::AutotpSize)
         .any(|d| d.level == Level::Warning && d.message.contains("per TP rank")));
     let e = error_text("world_size=6&autotp_size=4&train_micro_batch_size_per_gpu=1");
-    assert!(e.iter().any(|m| m.contains("autotp_size 4 does not divide world_size 6")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("autotp_size 4 does not divide world_size 6")),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -187,20 +230,37 @@ fn steps_carry_across_epochs_and_need_whole_epochs() {
     // 13 is not a multiple of 3: no single per-epoch count
     assert_eq!(value(&r, Output::StepsPerEpoch), None);
     let r = compute("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2&num_samples=100&num_epochs=1.5");
-    assert_eq!(r.diags_for(Field::NumEpochs).filter(|d| d.level == Level::Error).count(), 1);
+    assert_eq!(
+        r.diags_for(Field::NumEpochs)
+            .filter(|d| d.level == Level::Error)
+            .count(),
+        1
+    );
     assert_eq!(value(&r, Output::MaxSteps), None);
     // without rows: a hint, no steps
     let r = compute("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2");
     assert_eq!(value(&r, Output::MaxSteps), None);
-    assert!(r.diags_for(Field::NumSamples).any(|d| d.level == Level::Hint));
+    assert!(r
+        .diags_for(Field::NumSamples)
+        .any(|d| d.level == Level::Hint));
 }
 
 #[test]
 fn zero_and_fixes() {
     let e = error_text("world_size=8&train_batch_size=32&train_micro_batch_size_per_gpu=8");
-    assert!(e.iter().any(|m| m.contains("Gradient accumulation steps: 0 has to be greater than 0") && m.contains("at least train_micro_batch_size_per_gpu × world_size = 8 × 8 = 64")), "{e:?}");
+    assert!(
+        e.iter().any(
+            |m| m.contains("Gradient accumulation steps: 0 has to be greater than 0")
+                && m.contains("at least train_micro_batch_size_per_gpu × world_size = 8 × 8 = 64")
+        ),
+        "{e:?}"
+    );
     let e = error_text("world_size=4&train_batch_size=32&train_micro_batch_size_per_gpu=0");
-    assert!(e.iter().any(|m| m.contains("ZeroDivisionError: integer division or modulo by zero")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("ZeroDivisionError: integer division or modulo by zero")),
+        "{e:?}"
+    );
     let e = error_text("world_size=2&mpu_data_parallel_world_size=0&train_batch_size=4");
     assert_eq!(e.len(), 1, "{e:?}");
     // an empty form: a hint, no error

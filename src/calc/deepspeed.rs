@@ -146,7 +146,13 @@ pub fn compute(raw: &RawInputs) -> Report {
         drop_last: r.flag(Field::DataloaderDropLast),
         max_length: r.count(Field::MaxLength),
     };
-    Calc { i, r: &mut report }.run();
+    let anything = raw.given().next().is_some();
+    Calc {
+        i,
+        anything,
+        r: &mut report,
+    }
+    .run();
     report
 }
 
@@ -200,6 +206,8 @@ struct Batch {
 
 struct Calc<'a> {
     i: Inputs,
+    /// Some field is filled in (an empty form is waiting for input, not refused).
+    anything: bool,
     r: &'a mut Report,
 }
 
@@ -515,6 +523,15 @@ impl Calc<'_> {
                              not enough. Set train_micro_batch_size_per_gpu (DeepSpeed then derives train_batch_size)."
                         ),
                     );
+                } else if self.anything {
+                    self.r.diag(
+                        Field::TrainBatchSize,
+                        Level::Error,
+                        format!(
+                            "DeepSpeed stops with \u{201c}AssertionError: {EITHER}\u{201d}. Set train_micro_batch_size_per_gpu \
+                             (and gradient_accumulation_steps), or train_batch_size."
+                        ),
+                    );
                 } else {
                     self.r.diag(
                         Field::TrainBatchSize,
@@ -587,7 +604,8 @@ impl Calc<'_> {
             let fix = if i.train.is_given() {
                 "Set train_batch_size to at least 1.".to_string()
             } else {
-                "train_micro_batch_size_per_gpu and gradient_accumulation_steps must be at least 1.".to_string()
+                "train_micro_batch_size_per_gpu and gradient_accumulation_steps must be at least 1."
+                    .to_string()
             };
             let at = if i.train.is_given() {
                 Field::TrainBatchSize
@@ -623,7 +641,10 @@ impl Calc<'_> {
                 } else {
                     Field::TrainBatchSize
                 },
-                format!("Micro batch size per gpu: {} has to be greater than 0", py(m)),
+                format!(
+                    "Micro batch size per gpu: {} has to be greater than 0",
+                    py(m)
+                ),
                 fix,
             );
             return None;
@@ -647,7 +668,10 @@ impl Calc<'_> {
                 } else {
                     Field::TrainBatchSize
                 },
-                format!("Gradient accumulation steps: {} has to be greater than 0", py(g)),
+                format!(
+                    "Gradient accumulation steps: {} has to be greater than 0",
+                    py(g)
+                ),
                 fix,
             );
             return None;
@@ -718,10 +742,7 @@ impl Calc<'_> {
                 m.checked_mul(w),
                 "train_micro_batch_size_per_gpu × world_size",
             ),
-            (false, true) => (
-                g.checked_mul(w),
-                "gradient_accumulation_steps × world_size",
-            ),
+            (false, true) => (g.checked_mul(w), "gradient_accumulation_steps × world_size"),
             (false, false) => (Some(w), "world_size"),
         };
         let Some(unit) = unit.filter(|&u| u > 0) else {
@@ -746,8 +767,7 @@ impl Calc<'_> {
 
     fn global(&mut self, c: &Cluster, b: &Batch) {
         let Some(dp) = c.replicas else { return };
-        let Ok(global) =
-            num::mul(b.micro, b.ga).and_then(|p| num::mul(p, Num::Int(dp.into())))
+        let Ok(global) = num::mul(b.micro, b.ga).and_then(|p| num::mul(p, Num::Int(dp.into())))
         else {
             return;
         };
@@ -882,7 +902,8 @@ impl Calc<'_> {
         } else {
             (per_rank as f64 / micro as f64).ceil() as u64
         };
-        self.r.set(Output::MicroBatchesPerEpoch, Num::Int(len.into()));
+        self.r
+            .set(Output::MicroBatchesPerEpoch, Num::Int(len.into()));
         self.r.explain(
             Output::MicroBatchesPerEpoch,
             if drop_last {
