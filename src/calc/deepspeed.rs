@@ -283,7 +283,7 @@ impl Calc<'_> {
                 self.r.explain(
                     Output::BatchCheckWorldSize,
                     "with an mpu: world_size = mpu.get_data_parallel_world_size()",
-                    format!("world_size = {dp}"),
+                    format!("DeepSpeedConfig.world_size = {dp}"),
                 );
                 Num::Int(dp.into())
             }
@@ -311,7 +311,7 @@ impl Calc<'_> {
                 self.r.explain(
                     Output::BatchCheckWorldSize,
                     "no mpu, sequence_parallel_size in the config: world_size = dist.get_world_size() / sequence_parallel_size (a float)",
-                    format!("world_size = {world} / {s} = {}", num::float_repr(w)),
+                    format!("DeepSpeedConfig.world_size = {world} / {s} = {}", num::float_repr(w)),
                 );
                 if world % s != 0 {
                     self.r.diag(
@@ -342,7 +342,7 @@ impl Calc<'_> {
                 self.r.explain(
                     Output::BatchCheckWorldSize,
                     "no mpu and no sequence_parallel_size: world_size = dist.get_world_size() (TP ranks included)",
-                    format!("world_size = {world}"),
+                    format!("DeepSpeedConfig.world_size = {world}"),
                 );
                 Num::Int(world.into())
             }
