@@ -116,6 +116,8 @@ fields! {
     AutotpSize => "autotp_size", Count, "AutoTP size", "1", "tensor_parallel.autotp_size.";
     SequenceParallelSize => "sequence_parallel_size", Count, "Sequence parallel size", "1",
         "sequence_parallel_size (Ulysses).";
+    MpuDataParallelWorldSize => "mpu_data_parallel_world_size", Count, "mpu data-parallel size", "no mpu",
+        "Only with deepspeed.initialize(mpu=…) (Megatron-DeepSpeed: world ÷ (tp × pp)) or mesh_param=(dp, sp): its data-parallel size, which DeepSpeed checks the batch against instead of world_size.";
     // (deepspeed: add fields above this line)
 
     // ---- Megatron-LM (command-line arguments, as args names) -----------------------------

@@ -97,6 +97,10 @@ outputs! {
     NumMicrobatches => "num_microbatches", "Microbatches per step";
     // (hf: add outputs above this line)
 
+    TrainBatchSize => "train_batch_size", "train_batch_size";
+    TrainMicroBatchSizePerGpu => "train_micro_batch_size_per_gpu", "Micro batch per GPU";
+    BatchCheckWorldSize => "batch_check_world_size", "World size the batch check uses";
+    MicroBatchesPerEpoch => "micro_batches_per_epoch", "Micro batches per epoch (each GPU)";
     // (deepspeed: add outputs above this line)
 
     // (megatron: add outputs above this line)

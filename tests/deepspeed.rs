@@ -1,0 +1,268 @@
+//! dpcalc against DeepSpeed 0.19.8's own code: `tests/deepspeed_oracle.txt` records what
+//! `DeepSpeedConfig` (world size, `_set_batch_related_parameters`, `_batch_assertion`),
+//! `DeepSpeedDataLoader.__len__` and `is_gradient_accumulation_boundary` gave when run
+//! (script: /work/scratch/deepspeed/oracle.py); every value and every refusal must match exactly.
+//! Also the spec's §3 vectors (shared/spec/batch_math.md) and DeepSpeed's own unit-test tuples.
+#![cfg(not(target_arch = "wasm32"))]
+
+use dpcalc::calc::{Field, Level, Num, Output, Report};
+use dpcalc::query;
+
+fn compute(q: &str) -> Report {
+    query::decode(q).report()
+}
+
+fn value(r: &Report, o: Output) -> Option<String> {
+    r.value(o).map(Num::raw)
+}
+
+fn errors(r: &Report) -> Vec<&str> {
+    r.diags
+        .iter()
+        .filter(|d| d.level == Level::Error)
+        .map(|d| d.message.as_str())
+        .collect()
+}
+
+fn output(key: &str) -> Output {
+    match key {
+        "W" => Output::BatchCheckWorldSize,
+        k => Output::from_name(k).unwrap_or_else(|| panic!("unknown output {k}")),
+    }
+}
+
+#[test]
+fn matches_deepspeed_when_run() {
+    let mut cases = 0;
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for line in include_str!("deepspeed_oracle.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [name, q, values, error] = cols[..] else {
+            panic!("bad fixture line {line}");
+        };
+        cases += 1;
+        let report = compute(q);
+        let errs = errors(&report);
+        if error.is_empty() {
+            if let Some(e) = errs
+                .iter()
+                .find(|e| e.contains("AssertionError") || e.contains("ZeroDivisionError"))
+            {
+                failures.push(format!("{name}: DeepSpeed accepts, dpcalc refuses: {e}"));
+            }
+            for item in values.split_whitespace() {
+                let (key, want) = item.split_once('=').expect("key=value");
+                let got = value(&report, output(key));
+                if got.as_deref() != Some(want) {
+                    failures.push(format!(
+                        "{name}: {key} got {got:?}, DeepSpeed {want}  ({q})"
+                    ));
+                }
+                checked += 1;
+            }
+        } else {
+            if !errs.iter().any(|e| e.contains(error)) {
+                failures.push(format!(
+                    "{name}: DeepSpeed says {error:?}; dpcalc errors {errs:?}"
+                ));
+            }
+            for o in [
+                Output::TrainBatchSize,
+                Output::TrainMicroBatchSizePerGpu,
+                Output::GradientAccumulationSteps,
+                Output::MaxSteps,
+            ] {
+                if let Some(v) = value(&report, o) {
+                    failures.push(format!(
+                        "{name}: DeepSpeed stops, dpcalc shows {} = {v}",
+                        o.name()
+                    ));
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(cases >= 60, "only {cases} cases");
+    assert!(checked > 250, "only {checked} values checked");
+}
+
+/// `(train, micro, ga)` as dpcalc derives them.
+fn triple(q: &str) -> (Option<String>, Option<String>, Option<String>) {
+    let r = compute(&format!("framework=deepspeed&{q}"));
+    (
+        value(&r, Output::TrainBatchSize),
+        value(&r, Output::TrainMicroBatchSizePerGpu),
+        value(&r, Output::GradientAccumulationSteps),
+    )
+}
+
+fn s(v: &str) -> Option<String> {
+    Some(v.to_string())
+}
+
+fn error_text(q: &str) -> Vec<String> {
+    let r = compute(&format!("framework=deepspeed&{q}"));
+    errors(&r).into_iter().map(str::to_string).collect()
+}
+
+#[test]
+fn spec_section_3_vectors() {
+    // [T] tests/unit/runtime/test_ds_config_dict.py::TestBatchConfig, W = 2
+    assert_eq!(
+        triple("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=16&gradient_accumulation_steps=1"),
+        (s("32"), s("16"), s("1"))
+    );
+    assert_eq!(
+        triple("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=8&gradient_accumulation_steps=2"),
+        (s("32"), s("8"), s("2"))
+    );
+    let e = error_text("world_size=2&train_batch_size=33&train_micro_batch_size_per_gpu=17&gradient_accumulation_steps=2");
+    assert!(e.iter().any(|m| m.contains("Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 33 != 17 * 2 * 2")), "{e:?}");
+    let e = error_text("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=18&gradient_accumulation_steps=1");
+    assert!(e.iter().any(|m| m.contains("32 != 18 * 1 * 2")), "{e:?}");
+    // [V] the other rows
+    assert_eq!(
+        triple("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=8"),
+        (s("32"), s("8"), s("2"))
+    );
+    assert_eq!(
+        triple("world_size=2&train_batch_size=32&gradient_accumulation_steps=2"),
+        (s("32"), s("8"), s("2"))
+    );
+    assert_eq!(
+        triple("world_size=2&train_micro_batch_size_per_gpu=8&gradient_accumulation_steps=2"),
+        (s("32"), s("8"), s("2"))
+    );
+    assert_eq!(
+        triple("world_size=2&train_batch_size=32"),
+        (s("32"), s("16"), s("1"))
+    );
+    assert_eq!(
+        triple("world_size=2&train_micro_batch_size_per_gpu=16"),
+        (s("32"), s("16"), s("1"))
+    );
+    let e = error_text("world_size=2&gradient_accumulation_steps=2");
+    assert!(
+        e.iter().any(|m| m.contains(
+            "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
+        )),
+        "{e:?}"
+    );
+    assert_eq!(
+        triple("world_size=8&train_batch_size=64&train_micro_batch_size_per_gpu=2"),
+        (s("64"), s("2"), s("4"))
+    );
+    let e = error_text("world_size=8&train_batch_size=60&train_micro_batch_size_per_gpu=2");
+    let m = e
+        .iter()
+        .find(|m| m.contains("world_size 60 != 2 * 3 * 8"))
+        .unwrap_or_else(|| panic!("{e:?}"));
+    // the fix: the nearest multiples of micro × world_size
+    assert!(
+        m.contains("Nearest valid: train_batch_size 48 or 64"),
+        "{m}"
+    );
+}
+
+#[test]
+fn fractional_world_size_under_ulysses() {
+    let r = compute("framework=deepspeed&world_size=8&sequence_parallel_size=3&train_batch_size=32&train_micro_batch_size_per_gpu=2");
+    assert_eq!(
+        value(&r, Output::BatchCheckWorldSize),
+        s("2.6666666666666665")
+    );
+    assert_eq!(value(&r, Output::GradientAccumulationSteps), s("6.0"));
+    // the Ulysses groups cannot be built: exact text of initialize_sequence_parallel
+    assert!(errors(&r).iter().any(|m| m
+        .contains("RuntimeError: world_size (8) is not divisible by sequence_parallel_size 3)")));
+    let e = error_text("world_size=7&sequence_parallel_size=3&train_batch_size=100");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("100 != 42.0 * 1 * 2.3333333333333335")),
+        "{e:?}"
+    );
+    // divisible: still a float world size, integer replicas
+    let r = compute("framework=deepspeed&world_size=8&sequence_parallel_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=4");
+    assert_eq!(value(&r, Output::BatchCheckWorldSize), s("4.0"));
+    assert_eq!(value(&r, Output::GradientAccumulationSteps), s("2.0"));
+    assert_eq!(value(&r, Output::DpWorldSize), s("4"));
+    assert!(errors(&r).is_empty(), "{:?}", errors(&r));
+}
+
+#[test]
+fn autotp_counts_the_batch_per_tp_rank() {
+    let r = compute("framework=deepspeed&world_size=8&autotp_size=2&train_micro_batch_size_per_gpu=4&gradient_accumulation_steps=2&num_samples=1000");
+    assert_eq!(value(&r, Output::TrainBatchSize), s("64"));
+    assert_eq!(value(&r, Output::BatchCheckWorldSize), s("8"));
+    assert_eq!(value(&r, Output::DpWorldSize), s("4"));
+    // 4 × 2 × 4 samples per optimizer step, independently: the TP pair shares its samples
+    assert_eq!(value(&r, Output::GlobalBatchSize), s("32"));
+    // ceil(ceil(1000/4)/4) = 63 micro batches; 63 // 2 = 31 steps
+    assert_eq!(value(&r, Output::MicroBatchesPerEpoch), s("63"));
+    assert_eq!(value(&r, Output::MaxSteps), s("31"));
+    assert!(r
+        .diags_for(Field::AutotpSize)
+        .any(|d| d.level == Level::Warning && d.message.contains("per TP rank")));
+    let e = error_text("world_size=6&autotp_size=4&train_micro_batch_size_per_gpu=1");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("autotp_size 4 does not divide world_size 6")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn steps_carry_across_epochs_and_need_whole_epochs() {
+    // 100 rows, dp 4 → 25 per rank → ceil(25/2) = 13 micro batches; 3 epochs → 39 // 3 = 13 steps
+    let r = compute("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2&gradient_accumulation_steps=3&num_samples=100&num_epochs=3");
+    assert_eq!(value(&r, Output::MicroBatchesPerEpoch), s("13"));
+    assert_eq!(value(&r, Output::MaxSteps), s("13"));
+    // 13 is not a multiple of 3: no single per-epoch count
+    assert_eq!(value(&r, Output::StepsPerEpoch), None);
+    let r = compute("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2&num_samples=100&num_epochs=1.5");
+    assert_eq!(
+        r.diags_for(Field::NumEpochs)
+            .filter(|d| d.level == Level::Error)
+            .count(),
+        1
+    );
+    assert_eq!(value(&r, Output::MaxSteps), None);
+    // without rows: a hint, no steps
+    let r = compute("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2");
+    assert_eq!(value(&r, Output::MaxSteps), None);
+    assert!(r
+        .diags_for(Field::NumSamples)
+        .any(|d| d.level == Level::Hint));
+}
+
+#[test]
+fn zero_and_fixes() {
+    let e = error_text("world_size=8&train_batch_size=32&train_micro_batch_size_per_gpu=8");
+    assert!(
+        e.iter().any(
+            |m| m.contains("Gradient accumulation steps: 0 has to be greater than 0")
+                && m.contains("at least train_micro_batch_size_per_gpu × world_size = 8 × 8 = 64")
+        ),
+        "{e:?}"
+    );
+    let e = error_text("world_size=4&train_batch_size=32&train_micro_batch_size_per_gpu=0");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("ZeroDivisionError: integer division or modulo by zero")),
+        "{e:?}"
+    );
+    let e = error_text("world_size=2&mpu_data_parallel_world_size=0&train_batch_size=4");
+    assert_eq!(e.len(), 1, "{e:?}");
+    // an empty form: a hint, no error
+    assert!(error_text("").is_empty());
+}
