@@ -11,9 +11,11 @@
 pub mod axolotl;
 pub mod cluster;
 pub mod deepspeed;
+pub mod export;
 pub mod field;
 pub mod framework;
 pub mod hf;
+pub mod import;
 pub mod megatron;
 pub mod nanotron;
 pub mod num;
