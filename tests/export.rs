@@ -39,6 +39,7 @@ fn config_pairs<'a>(pairs: &[(Field, &'a str)]) -> Vec<(Field, &'a str)> {
                     | Field::WorldSize
                     | Field::TokensPerSecondPerGpu
                     | Field::SecondsPerStep
+                    | Field::NumSamples
             )
         })
         .collect()
@@ -79,8 +80,9 @@ fn axolotl_yaml_has_the_keys_typed_and_the_launcher() {
     // the cluster and the throughput are not axolotl keys: the cluster is the launcher comment
     assert!(y["nodes"].is_badvalue() && y["tokens_per_second_per_gpu"].is_badvalue());
     assert!(
-        e.text
-            .contains("# launch: torchrun --nnodes 2 --nproc-per-node 8 -m axolotl.cli.train config.yml\n"),
+        e.text.contains(
+            "# launch: torchrun --nnodes 2 --nproc-per-node 8 -m axolotl.cli.train config.yml\n"
+        ),
         "{}",
         e.text
     );
@@ -94,12 +96,15 @@ fn axolotl_round_trips_through_import_with_the_same_numbers() {
     let (raw, e) = ex(Framework::Axolotl, AXOLOTL);
     let back = import(&e.text);
     assert_eq!(back.framework, Framework::Axolotl);
-    assert!(back.errors.is_empty() && back.unknown.is_empty(), "{back:?}");
+    assert!(
+        back.errors.is_empty() && back.unknown.is_empty(),
+        "{back:?}"
+    );
     let want = RawInputs::from_pairs(config_pairs(AXOLOTL));
     assert_eq!(back.raw(), want);
     // with the cluster put back, axolotl computes the same report
     let mut again = back.raw();
-    for f in [Field::Nodes, Field::GpusPerNode] {
+    for f in [Field::Nodes, Field::GpusPerNode, Field::NumSamples] {
         again.set(f, raw.get(f));
     }
     again.set(Field::TokensPerSecondPerGpu, "3000");
@@ -125,21 +130,32 @@ fn invalid_fields_are_left_out_with_a_note() {
     assert!(y["micro_batch_size"].is_badvalue());
     assert!(y["num_epochs"].is_badvalue());
     assert_eq!(y["gradient_accumulation_steps"], Yaml::Integer(4));
-    assert!(e.text.contains("# micro_batch_size left out: micro_batch_size is not a number"));
-    assert!(e.text.contains("# num_epochs left out: num_epochs cannot be negative"));
+    assert!(e
+        .text
+        .contains("# micro_batch_size left out: micro_batch_size is not a number"));
+    assert!(e
+        .text
+        .contains("# num_epochs left out: num_epochs cannot be negative"));
     // a refused combination (axolotl's own text) leaves the field it is reported at out
     let (_, e) = ex(
         Framework::Axolotl,
-        &[(Field::GradientAccumulationSteps, "4"), (Field::BatchSize, "16")],
+        &[
+            (Field::GradientAccumulationSteps, "4"),
+            (Field::BatchSize, "16"),
+        ],
     );
     assert!(!e.text.contains("\nbatch_size:"), "{}", e.text);
-    assert!(e.text.contains("please set only one of gradient_accumulation_steps or batch_size"));
+    assert!(e
+        .text
+        .contains("please set only one of gradient_accumulation_steps or batch_size"));
     // a conflicting (repeated) link value is not picked
     let mut raw = RawInputs::default();
     raw.set_conflict(Field::MicroBatchSize, vec!["1".into(), "2".into()]);
     let r = Framework::Axolotl.compute("0.19.0", &raw);
     let e = export(Framework::Axolotl, "0.19.0", &raw, &r);
-    assert!(e.text.contains("# micro_batch_size left out: micro_batch_size is given 2 times"));
+    assert!(e
+        .text
+        .contains("# micro_batch_size left out: micro_batch_size is given 2 times"));
     // a bad cluster: no launcher line, and why
     let (_, e) = ex(Framework::Axolotl, &[(Field::Nodes, "0")]);
     assert!(e.text.contains("# no launcher line: "), "{}", e.text);
@@ -171,7 +187,8 @@ fn deepspeed_json_parses_and_nests_autotp() {
     assert!(e
         .notes
         .iter()
-        .any(|n| n == "launch: deepspeed --num_nodes 2 --num_gpus 8 train.py --deepspeed ds_config.json"));
+        .any(|n| n
+            == "launch: deepspeed --num_nodes 2 --num_gpus 8 train.py --deepspeed ds_config.json"));
 }
 
 #[test]
@@ -179,7 +196,10 @@ fn deepspeed_round_trips() {
     let (_, e) = ex(Framework::DeepSpeed, DEEPSPEED);
     let back = import(&e.text);
     assert_eq!(back.framework, Framework::DeepSpeed);
-    assert!(back.errors.is_empty() && back.unknown.is_empty(), "{back:?}");
+    assert!(
+        back.errors.is_empty() && back.unknown.is_empty(),
+        "{back:?}"
+    );
     assert_eq!(back.raw(), RawInputs::from_pairs(config_pairs(DEEPSPEED)));
 }
 
@@ -220,7 +240,10 @@ fn megatron_round_trips_with_the_cluster() {
     let (_, e) = ex(Framework::Megatron, MEGATRON);
     let back = import(&e.text);
     assert_eq!(back.framework, Framework::Megatron);
-    assert!(back.errors.is_empty() && back.unknown.is_empty(), "{back:?}");
+    assert!(
+        back.errors.is_empty() && back.unknown.is_empty(),
+        "{back:?}"
+    );
     let want: Vec<(Field, &str)> = MEGATRON
         .iter()
         .copied()
@@ -230,22 +253,46 @@ fn megatron_round_trips_with_the_cluster() {
     // a schedule with spaces is one quoted word, and comes back whole
     let (_, e) = ex(
         Framework::Megatron,
-        &[(Field::StepBatchSizeSchedule, "0:256 200000:512"), (Field::MicroBatchSize, "1")],
+        &[
+            (Field::StepBatchSizeSchedule, "0:256 200000:512"),
+            (Field::MicroBatchSize, "1"),
+        ],
     );
-    assert!(e.text.contains("--step-batch-size-schedule '0:256 200000:512'"), "{}", e.text);
+    assert!(
+        e.text
+            .contains("--step-batch-size-schedule '0:256 200000:512'"),
+        "{}",
+        e.text
+    );
     let back = import(&e.text);
-    assert_eq!(back.get(Field::StepBatchSizeSchedule), Some("0:256 200000:512"));
+    assert_eq!(
+        back.get(Field::StepBatchSizeSchedule),
+        Some("0:256 200000:512")
+    );
 }
 
 #[test]
 fn world_size_goes_into_the_launcher() {
     let (_, e) = ex(
         Framework::Megatron,
-        &[(Field::WorldSize, "12"), (Field::GpusPerNode, "4"), (Field::MicroBatchSize, "1")],
+        &[
+            (Field::WorldSize, "12"),
+            (Field::GpusPerNode, "4"),
+            (Field::MicroBatchSize, "1"),
+        ],
     );
-    assert!(e.text.contains("torchrun --nnodes 3 --nproc-per-node 4 pretrain_gpt.py"), "{}", e.text);
+    assert!(
+        e.text
+            .contains("torchrun --nnodes 3 --nproc-per-node 4 pretrain_gpt.py"),
+        "{}",
+        e.text
+    );
     let (_, e) = ex(Framework::Megatron, &[(Field::WorldSize, "6")]);
-    assert!(e.text.contains("torchrun --nnodes 1 --nproc-per-node 6 "), "{}", e.text);
+    assert!(
+        e.text.contains("torchrun --nnodes 1 --nproc-per-node 6 "),
+        "{}",
+        e.text
+    );
 }
 
 #[test]
@@ -270,14 +317,19 @@ fn torchtitan_toml_parses_with_a_toml_parser() {
     assert_eq!(par["data_parallel_replicate_degree"].as_integer(), Some(2));
     assert_eq!(par["data_parallel_shard_degree"].as_integer(), Some(-1));
     assert_eq!(par["tensor_parallel_degree"].as_integer(), Some(2));
-    assert_eq!(par["pipeline_parallel_microbatch_size"].as_integer(), Some(1));
+    assert_eq!(
+        par["pipeline_parallel_microbatch_size"].as_integer(),
+        Some(1)
+    );
     let tr = t["training"].as_table().unwrap();
     assert_eq!(tr["local_batch_size"].as_integer(), Some(8));
     assert_eq!(tr["global_batch_size"].as_integer(), Some(128));
     assert_eq!(tr["seq_len"].as_integer(), Some(8192));
     assert_eq!(tr["steps"].as_integer(), Some(1000));
     assert_eq!(t.len(), 2);
-    assert!(e.text.contains("# launch: torchrun --nnodes 2 --nproc-per-node 8 -m torchtitan.train"));
+    assert!(e
+        .text
+        .contains("# launch: torchrun --nnodes 2 --nproc-per-node 8 -m torchtitan.train"));
 }
 
 #[test]
@@ -300,7 +352,10 @@ fn nanotron_yaml_sections() {
     assert_eq!(y["parallelism"]["tp"], Yaml::Integer(4));
     assert_eq!(y["parallelism"]["expert_parallel_size"], Yaml::Integer(1));
     assert_eq!(y["tokens"]["micro_batch_size"], Yaml::Integer(2));
-    assert_eq!(y["tokens"]["batch_accumulation_per_replica"], Yaml::Integer(8));
+    assert_eq!(
+        y["tokens"]["batch_accumulation_per_replica"],
+        Yaml::Integer(8)
+    );
     assert_eq!(y["tokens"]["sequence_length"], Yaml::Integer(2048));
     assert_eq!(y["tokens"]["train_steps"], Yaml::Integer(5000));
 }
@@ -334,7 +389,7 @@ fn hf_training_arguments() {
         "    save_steps=0.25,\n",
         "    # parallelism_config=ParallelismConfig(tp_size=2, cp_size=2),",
         "    # max_length=2048 goes in trl.SFTConfig",
-        "    # training rows: len(train_dataset) = 10000\n",
+        "# num_samples 10000: training rows, dpcalc's input (not a config key)\n",
     ] {
         assert!(e.text.contains(line), "{line}\n{}", e.text);
     }
@@ -351,13 +406,27 @@ fn hf_training_arguments() {
             child.wait_with_output()
         })
     {
-        assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), e.text);
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            e.text
+        );
     }
 }
 
 #[test]
 fn floats_parse_back_to_the_same_double_in_every_format() {
-    for x in [0.1, 1.5, 1e-5, 3.0, 2.5e-7, 0.30000000000000004, 123456789.125, 1e300] {
+    for x in [
+        0.1,
+        1.5,
+        1e-5,
+        3.0,
+        2.5e-7,
+        0.30000000000000004,
+        123456789.125,
+        1e300,
+    ] {
         let lit = float_lit(x);
         // YAML 1.2 (yaml-rust2), TOML, JSON and Rust all read it back exactly
         assert_eq!(yaml(&format!("v: {lit}"))["v"].as_f64(), Some(x), "{lit}");
@@ -380,7 +449,14 @@ fn floats_parse_back_to_the_same_double_in_every_format() {
 #[test]
 fn every_framework_exports_parseable_text_for_hostile_field_values() {
     // every field of every framework gets a nasty value: nothing panics, formats stay valid
-    let nasty = ["\"quoted\"\n# x", "1e309", "-0", "18446744073709551616", "\u{7}", "true"];
+    let nasty = [
+        "\"quoted\"\n# x",
+        "1e309",
+        "-0",
+        "18446744073709551616",
+        "\u{7}",
+        "true",
+    ];
     for &fw in Framework::ALL {
         for bad in nasty {
             let pairs: Vec<(Field, &str)> = Field::ALL.iter().map(|&f| (f, bad)).collect();
@@ -392,7 +468,11 @@ fn every_framework_exports_parseable_text_for_hostile_field_values() {
                 _ => {}
             }
             // no comment line is broken by a newline in a message
-            assert!(e.text.lines().all(|l| !l.starts_with("\"quoted")), "{}", e.text);
+            assert!(
+                e.text.lines().all(|l| !l.starts_with("\"quoted")),
+                "{}",
+                e.text
+            );
         }
     }
 }

@@ -254,6 +254,16 @@ fn given(
         }
         let mut diags = Vec::new();
         let value = parse(field, raw, &mut diags);
+        if field == Field::NumSamples {
+            // dpcalc's own input (the rows the dataloader sees), not a key of any config
+            if let Some(v) = &value {
+                notes.push(format!(
+                    "num_samples {}: training rows, dpcalc's input (not a config key)",
+                    plain_lit(v)
+                ));
+            }
+            continue;
+        }
         let why = error_at(report, field).or_else(|| diags.first().map(|d| d.message.clone()));
         match (value, why) {
             (Some(value), None) => entries.push(Entry {
@@ -286,10 +296,14 @@ fn parse(field: Field, raw: &RawInputs, diags: &mut Vec<super::Diag>) -> Option<
             let text = raw.get(field).trim();
             // a whole number stays one (`num_epochs: 3`), as the user wrote it
             match r.real(field) {
-                Param::Given(_) if raw.conflict(field).is_none() && text.bytes().all(|b| b.is_ascii_digit()) => {
-                    text.parse::<u64>().ok().map(|v| Value::Int(v.into())).or_else(|| {
-                        text.parse::<f64>().ok().map(Value::Float)
-                    })
+                Param::Given(_)
+                    if raw.conflict(field).is_none()
+                        && text.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    text.parse::<u64>()
+                        .ok()
+                        .map(|v| Value::Int(v.into()))
+                        .or_else(|| text.parse::<f64>().ok().map(Value::Float))
                 }
                 Param::Given(v) => Some(Value::Float(v)),
                 _ => None,
@@ -309,18 +323,23 @@ fn derive(
     let has = |entries: &[Entry], f: Field| entries.iter().any(|e| e.field == f);
     let untouched = |f: Field| raw.get(f).trim().is_empty() && raw.conflict(f).is_none();
     let count = |o: Output| {
-        report
-            .value(o)
-            .filter(|n| !n.is_float())
-            .and_then(|n| u64::try_from(n.to_f64() as i128).ok().filter(|&v| v as f64 == n.to_f64()))
+        report.value(o).filter(|n| !n.is_float()).and_then(|n| {
+            u64::try_from(n.to_f64() as i128)
+                .ok()
+                .filter(|&v| v as f64 == n.to_f64())
+        })
     };
     match framework {
         Framework::DeepSpeed => deepspeed_triple(raw, report, entries, notes),
         Framework::Megatron => {
             // --global-batch-size is required without a schedule; the default is one microbatch
             // per replica (arguments.py). Not with a ramp-up or schedule (they set it per step).
-            let schedule = !untouched(Field::RampupBatchSize) || !untouched(Field::StepBatchSizeSchedule);
-            if untouched(Field::GlobalBatchSize) && !schedule && error_at(report, Field::GlobalBatchSize).is_none() {
+            let schedule =
+                !untouched(Field::RampupBatchSize) || !untouched(Field::StepBatchSizeSchedule);
+            if untouched(Field::GlobalBatchSize)
+                && !schedule
+                && error_at(report, Field::GlobalBatchSize).is_none()
+            {
                 if let Some(g) = count(Output::GlobalBatchSize) {
                     let at = entries
                         .iter()
@@ -339,7 +358,10 @@ fn derive(
         }
         Framework::Nanotron => {
             // parallelism.dp is required: dp × tp × pp must equal the world size
-            if untouched(Field::Dp) && !has(entries, Field::Dp) && error_at(report, Field::Dp).is_none() {
+            if untouched(Field::Dp)
+                && !has(entries, Field::Dp)
+                && error_at(report, Field::Dp).is_none()
+            {
                 if let Some(dp) = count(Output::DpWorldSize) {
                     entries.insert(
                         0,
@@ -363,19 +385,30 @@ fn derive(
 /// from gradient_accumulation_steps) or, for the micro batch, `train // (GA × W)` when exact;
 /// the three are written only if they pass DeepSpeed's own equality, with `W = world_size /
 /// sequence_parallel_size` (config.py, no mpu). Otherwise only the given keys are written.
-fn deepspeed_triple(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, notes: &mut Vec<String>) {
+fn deepspeed_triple(
+    raw: &RawInputs,
+    report: &Report,
+    entries: &mut Vec<Entry>,
+    notes: &mut Vec<String>,
+) {
     let batch = [
         Field::TrainBatchSize,
         Field::TrainMicroBatchSizePerGpu,
         Field::GradientAccumulationSteps,
     ];
     let get = |entries: &[Entry], f: Field| {
-        entries.iter().find(|e| e.field == f).and_then(|e| match e.value {
-            Value::Int(v) => u64::try_from(v).ok(),
-            _ => None,
-        })
+        entries
+            .iter()
+            .find(|e| e.field == f)
+            .and_then(|e| match e.value {
+                Value::Int(v) => u64::try_from(v).ok(),
+                _ => None,
+            })
     };
-    if batch.iter().any(|&f| !raw.get(f).trim().is_empty() && get(entries, f).is_none()) {
+    if batch
+        .iter()
+        .any(|&f| !raw.get(f).trim().is_empty() && get(entries, f).is_none())
+    {
         return; // a batch key is invalid: DeepSpeed would refuse; write what is valid only
     }
     if batch.iter().all(|&f| get(entries, f).is_some()) {
@@ -490,11 +523,13 @@ fn launcher(framework: Framework, shape: Option<(u64, u64)>) -> Option<String> {
     Some(match framework {
         Framework::Axolotl => format!("{torchrun} -m axolotl.cli.train config.yml"),
         Framework::Hf => format!("{torchrun} train.py"),
-        Framework::DeepSpeed => format!(
-            "deepspeed --num_nodes {n} --num_gpus {g} train.py --deepspeed ds_config.json"
-        ),
+        Framework::DeepSpeed => {
+            format!("deepspeed --num_nodes {n} --num_gpus {g} train.py --deepspeed ds_config.json")
+        }
         Framework::Megatron => format!("{torchrun} pretrain_gpt.py"),
-        Framework::Torchtitan => format!("{torchrun} -m torchtitan.train --job.config_file train.toml"),
+        Framework::Torchtitan => {
+            format!("{torchrun} -m torchtitan.train --job.config_file train.toml")
+        }
         Framework::Nanotron => format!("{torchrun} run_train.py --config-file config.yaml"),
     })
 }
@@ -673,7 +708,8 @@ fn toml(entries: &[Entry]) -> String {
 /// max_length and the training-set size as comments (they are not TrainingArguments).
 fn python(entries: &[Entry], notes: &mut Vec<String>) -> String {
     let pc = [Field::TpSize, Field::CpSize, Field::SpSize];
-    let mut out = String::from("from transformers import TrainingArguments\n\nargs = TrainingArguments(\n");
+    let mut out =
+        String::from("from transformers import TrainingArguments\n\nargs = TrainingArguments(\n");
     let mut parallel = Vec::new();
     for e in entries {
         if pc.contains(&e.field) {
@@ -681,11 +717,6 @@ fn python(entries: &[Entry], notes: &mut Vec<String>) -> String {
         } else if e.field == Field::MaxLength {
             out.push_str(&format!(
                 "    # max_length={} goes in trl.SFTConfig (a TrainingArguments subclass)\n",
-                python_lit(&e.value)
-            ));
-        } else if e.field == Field::NumSamples {
-            out.push_str(&format!(
-                "    # training rows: len(train_dataset) = {}\n",
                 python_lit(&e.value)
             ));
         } else {
@@ -697,7 +728,10 @@ fn python(entries: &[Entry], notes: &mut Vec<String>) -> String {
         }
     }
     if !parallel.is_empty() {
-        let pcline = format!("parallelism_config=ParallelismConfig({})", parallel.join(", "));
+        let pcline = format!(
+            "parallelism_config=ParallelismConfig({})",
+            parallel.join(", ")
+        );
         out.push_str(&format!(
             "    # {pcline},  # from accelerate import ParallelismConfig\n"
         ));
@@ -709,12 +743,13 @@ fn python(entries: &[Entry], notes: &mut Vec<String>) -> String {
 
 /// Megatron: the launcher, then one flag a line with `\` continuations.
 fn megatron(entries: &[Entry], shape: Option<(u64, u64)>) -> String {
-    let mut lines = vec![launcher(Framework::Megatron, shape).unwrap_or_else(|| "python pretrain_gpt.py".into())];
+    let mut lines = vec![
+        launcher(Framework::Megatron, shape).unwrap_or_else(|| "python pretrain_gpt.py".into())
+    ];
     for e in entries {
         let flag = format!("--{}", e.field.key().replace('_', "-"));
-        let word = |s: &str| {
-            shlex::try_quote(s).map_or_else(|_| "''".to_string(), |c| c.into_owned())
-        };
+        let word =
+            |s: &str| shlex::try_quote(s).map_or_else(|_| "''".to_string(), |c| c.into_owned());
         let line = match &e.value {
             Value::Bool(true) => flag,
             // store_true: false is the default, so the flag is simply absent
@@ -787,7 +822,10 @@ mod tests {
         assert_eq!(j["train_batch_size"], 32);
         assert_eq!(j["train_micro_batch_size_per_gpu"], 8);
         assert_eq!(j["gradient_accumulation_steps"], 2);
-        assert!(e.notes.iter().any(|n| n.contains("derived") && n.contains("gradient_accumulation_steps")));
+        assert!(e
+            .notes
+            .iter()
+            .any(|n| n.contains("derived") && n.contains("gradient_accumulation_steps")));
         // train + GA (32, _, 2), W 2 → micro 8 (spec §3 [V])
         let raw = RawInputs::from_pairs([
             (Field::GpusPerNode, "2"),
@@ -818,7 +856,10 @@ mod tests {
             (Field::TrainBatchSize, "33"),
             (Field::TrainMicroBatchSizePerGpu, "17"),
         ]);
-        let r = report(&[(Output::WorldSize, 2), (Output::GradientAccumulationSteps, 2)]);
+        let r = report(&[
+            (Output::WorldSize, 2),
+            (Output::GradientAccumulationSteps, 2),
+        ]);
         let e = export(Framework::DeepSpeed, "newest", &raw, &r);
         let j = json_of(&e);
         assert_eq!(j.get("gradient_accumulation_steps"), None);
@@ -831,25 +872,52 @@ mod tests {
     #[test]
     fn megatron_gets_the_global_batch_and_nanotron_dp() {
         let raw = RawInputs::from_pairs([(Field::MicroBatchSize, "2")]);
-        let r = report(&[(Output::WorldSize, 8), (Output::GlobalBatchSize, 16), (Output::DpWorldSize, 8)]);
+        let r = report(&[
+            (Output::WorldSize, 8),
+            (Output::GlobalBatchSize, 16),
+            (Output::DpWorldSize, 8),
+        ]);
         let e = export(Framework::Megatron, "newest", &raw, &r);
-        assert!(e.text.contains("    --micro-batch-size 2 \\\n    --global-batch-size 16\n"), "{}", e.text);
+        assert!(
+            e.text
+                .contains("    --micro-batch-size 2 \\\n    --global-batch-size 16\n"),
+            "{}",
+            e.text
+        );
         // not with a ramp-up, which sets the batch per step
-        let raw2 = RawInputs::from_pairs([(Field::MicroBatchSize, "2"), (Field::RampupBatchSize, "4 4 100")]);
-        assert!(!export(Framework::Megatron, "newest", &raw2, &r).text.contains("--global-batch-size"));
+        let raw2 = RawInputs::from_pairs([
+            (Field::MicroBatchSize, "2"),
+            (Field::RampupBatchSize, "4 4 100"),
+        ]);
+        assert!(!export(Framework::Megatron, "newest", &raw2, &r)
+            .text
+            .contains("--global-batch-size"));
         let e = export(Framework::Nanotron, "newest", &RawInputs::default(), &r);
         assert!(e.text.contains("parallelism:\n  dp: 8\n"), "{}", e.text);
     }
 
     #[test]
     fn an_error_in_the_report_leaves_the_field_out() {
-        let raw = RawInputs::from_pairs([(Field::MicroBatchSize, "2"), (Field::GradientAccumulationSteps, "4")]);
+        let raw = RawInputs::from_pairs([
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "4"),
+        ]);
         let mut r = Report::default();
-        r.diag(Field::MicroBatchSize, Level::Error, "micro_batch_size is\nbad");
-        r.diag(Field::GradientAccumulationSteps, Level::Warning, "only a warning");
+        r.diag(
+            Field::MicroBatchSize,
+            Level::Error,
+            "micro_batch_size is\nbad",
+        );
+        r.diag(
+            Field::GradientAccumulationSteps,
+            Level::Warning,
+            "only a warning",
+        );
         let e = export(Framework::Axolotl, "0.19.0", &raw, &r);
         assert!(!e.text.contains("micro_batch_size: 2"));
-        assert!(e.text.contains("# micro_batch_size left out: micro_batch_size is bad\n"));
+        assert!(e
+            .text
+            .contains("# micro_batch_size left out: micro_batch_size is bad\n"));
         assert!(e.text.contains("\ngradient_accumulation_steps: 4\n"));
     }
 }

@@ -241,7 +241,12 @@ mod tests {
             let mut sorted = keys.clone();
             sorted.sort_unstable();
             sorted.dedup();
-            assert_eq!(sorted.len(), keys.len(), "{}: a field listed twice", fw.id());
+            assert_eq!(
+                sorted.len(),
+                keys.len(),
+                "{}: a field listed twice",
+                fw.id()
+            );
             assert!(!fw.releases().is_empty());
             for c in [Concept::Nodes, Concept::GpusPerNode, Concept::WorldSize] {
                 assert!(fw.field_for(c).is_some(), "{} lacks {c:?}", fw.id());

@@ -378,7 +378,9 @@ fn json(text: &str, out: &mut Imported) {
                     }
                 }
                 serde_json::Value::Null => {}
-                _ => out.error("tensor_parallel is not an object; DeepSpeed reads tensor_parallel.autotp_size"),
+                _ => out.error(
+                    "tensor_parallel is not an object; DeepSpeed reads tensor_parallel.autotp_size",
+                ),
             },
             // autotp_size is only read inside tensor_parallel
             "autotp_size" => out.unknown(key.clone()),
