@@ -6,10 +6,6 @@ use dpcalc::calc::import::{detect, import, import_as, MAX_INPUT};
 use dpcalc::calc::{Field, Framework};
 use std::time::{Duration, Instant};
 
-fn inputs(text: &str) -> Vec<(Field, String)> {
-    import(text).inputs
-}
-
 // ---- axolotl YAML ------------------------------------------------------------------------
 
 const AXOLOTL_YML: &str = r#"base_model: NousResearch/Meta-Llama-3-8B

@@ -322,12 +322,9 @@ fn derive(
 ) {
     let has = |entries: &[Entry], f: Field| entries.iter().any(|e| e.field == f);
     let untouched = |f: Field| raw.get(f).trim().is_empty() && raw.conflict(f).is_none();
-    let count = |o: Output| {
-        report.value(o).filter(|n| !n.is_float()).and_then(|n| {
-            u64::try_from(n.to_f64() as i128)
-                .ok()
-                .filter(|&v| v as f64 == n.to_f64())
-        })
+    let count = |o: Output| match report.value(o)? {
+        super::Num::Int(i) => u64::try_from(i).ok(),
+        super::Num::Float(_) => None,
     };
     match framework {
         Framework::DeepSpeed => deepspeed_triple(raw, report, entries, notes),
@@ -356,22 +353,21 @@ fn derive(
                 }
             }
         }
-        Framework::Nanotron => {
-            // parallelism.dp is required: dp × tp × pp must equal the world size
+        // parallelism.dp is required: dp × tp × pp must equal the world size
+        Framework::Nanotron
             if untouched(Field::Dp)
                 && !has(entries, Field::Dp)
-                && error_at(report, Field::Dp).is_none()
-            {
-                if let Some(dp) = count(Output::DpWorldSize) {
-                    entries.insert(
-                        0,
-                        Entry {
-                            field: Field::Dp,
-                            value: Value::Int(dp.into()),
-                            derived: true,
-                        },
-                    );
-                }
+                && error_at(report, Field::Dp).is_none() =>
+        {
+            if let Some(dp) = count(Output::DpWorldSize) {
+                entries.insert(
+                    0,
+                    Entry {
+                        field: Field::Dp,
+                        value: Value::Int(dp.into()),
+                        derived: true,
+                    },
+                );
             }
         }
         _ => {}
