@@ -485,3 +485,131 @@ fn forced_import_of_an_export() {
     let other = import_as(Framework::Torchtitan, &e.text);
     assert!(other.errors[0].contains("cannot be imported"));
 }
+
+/// Format fidelity, for any values of the right kinds: export (with no report, so nothing is
+/// left out or derived) → import gives back every value, as the same number.
+#[cfg(not(target_arch = "wasm32"))]
+mod round_trip_properties {
+    use super::*;
+    use dpcalc::calc::{Kind, Report};
+    use proptest::prelude::*;
+
+    const FIELDS: &[(Framework, &[Field])] = &[
+        (
+            Framework::Axolotl,
+            &[
+                Field::TensorParallelSize,
+                Field::ContextParallelSize,
+                Field::MicroBatchSize,
+                Field::GradientAccumulationSteps,
+                Field::BatchSize,
+                Field::NumEpochs,
+                Field::MaxSteps,
+                Field::SequenceLen,
+                Field::SamplePacking,
+                Field::SamplePackingEffEst,
+                Field::TotalNumTokens,
+                Field::WarmupSteps,
+                Field::WarmupRatio,
+                Field::ValSetSize,
+                Field::EvalsPerEpoch,
+                Field::SavesPerEpoch,
+            ],
+        ),
+        (
+            Framework::DeepSpeed,
+            &[
+                Field::TrainBatchSize,
+                Field::TrainMicroBatchSizePerGpu,
+                Field::GradientAccumulationSteps,
+                Field::AutotpSize,
+                Field::SequenceParallelSize,
+            ],
+        ),
+        (
+            Framework::Megatron,
+            &[
+                Field::TensorModelParallelSize,
+                Field::PipelineModelParallelSize,
+                Field::ContextParallelSize,
+                Field::ExpertModelParallelSize,
+                Field::MicroBatchSize,
+                Field::GlobalBatchSize,
+                Field::RampupBatchSize,
+                Field::StepBatchSizeSchedule,
+                Field::DecreaseBatchSizeIfNeeded,
+                Field::TrainIters,
+                Field::TrainSamples,
+                Field::SeqLength,
+                Field::LrWarmupIters,
+                Field::LrWarmupFraction,
+                Field::LrWarmupSamples,
+            ],
+        ),
+    ];
+
+    /// A value's meaning: numbers compare as numbers, flags as booleans (a Megatron store_true
+    /// flag that is false is simply absent), text as words.
+    fn meaning(fw: Framework, f: Field, text: &str) -> Option<String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return None;
+        }
+        Some(match f.kind() {
+            Kind::Real => format!("{:?}", t.parse::<f64>().unwrap()),
+            Kind::Flag if fw == Framework::Megatron && t == "false" => return None,
+            Kind::Text => t.split_whitespace().collect::<Vec<_>>().join(" "),
+            _ => t.to_string(),
+        })
+    }
+
+    fn value(kind: Kind) -> BoxedStrategy<String> {
+        match kind {
+            Kind::Count => any::<u64>().prop_map(|v| v.to_string()).boxed(),
+            Kind::Int => any::<i64>().prop_map(|v| v.to_string()).boxed(),
+            Kind::Flag => prop_oneof![Just("true".to_string()), Just("false".to_string())].boxed(),
+            Kind::Real => prop_oneof![
+                (0.0f64..1e6).prop_map(|x| x.to_string()),
+                (0u32..1000).prop_map(|x| x.to_string()),
+                (1e-300f64..1e300).prop_map(|x| format!("{x:e}")),
+            ]
+            .boxed(),
+            Kind::Text => proptest::collection::vec("[0-9:KM]{1,6}", 1..4)
+                .prop_map(|w| w.join(" "))
+                .boxed(),
+        }
+    }
+
+    fn inputs() -> impl Strategy<Value = (Framework, Vec<(Field, Option<String>)>)> {
+        (0..FIELDS.len()).prop_flat_map(|i| {
+            let (fw, fields) = FIELDS[i];
+            let each: Vec<_> = fields
+                .iter()
+                .map(|&f| proptest::option::of(value(f.kind())).prop_map(move |v| (f, v)))
+                .collect();
+            (Just(fw), each)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn export_then_import_keeps_every_value((fw, pairs) in inputs()) {
+            let mut raw = RawInputs::default();
+            for (f, v) in &pairs {
+                if let Some(v) = v {
+                    raw.set(*f, v.as_str());
+                }
+            }
+            let e = export(fw, fw.default_release().id, &raw, &Report::default());
+            let back = import(&e.text);
+            prop_assert_eq!(back.framework, fw);
+            prop_assert!(back.errors.is_empty() && back.unknown.is_empty(), "{:?}\n{}", back, e.text);
+            for (f, _) in &pairs {
+                let want = meaning(fw, *f, raw.get(*f));
+                let got = back.get(*f).and_then(|t| meaning(fw, *f, t));
+                prop_assert_eq!(&got, &want, "{}\n{}", f.key(), e.text);
+            }
+        }
+    }
+}
