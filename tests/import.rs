@@ -323,6 +323,14 @@ fn detection() {
     );
     assert_eq!(detect("---\nmicro_batch_size: 1\n"), Framework::Axolotl);
     assert_eq!(detect("run_name: a--b\n"), Framework::Axolotl);
+    assert_eq!(
+        detect("# cfg\nbase_model: x\nextra_args: --foo 1\n"),
+        Framework::Axolotl
+    );
+    assert_eq!(
+        detect("#!/bin/bash\nexport X=1\ntorchrun x.py --micro-batch-size 1"),
+        Framework::Megatron
+    );
     // forcing a format
     let got = import_as(Framework::Axolotl, "{micro_batch_size: 2}");
     assert_eq!(got.get(Field::MicroBatchSize), Some("2"));

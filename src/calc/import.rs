@@ -64,7 +64,7 @@ impl Imported {
 
     fn unknown(&mut self, key: impl Into<String>) {
         if self.unknown.len() < MAX_LISTED {
-            self.unknown.push(key.into());
+            self.unknown.push(super::field::shorten(&key.into()));
         } else {
             self.more_unknown += 1;
         }
@@ -108,21 +108,38 @@ impl Imported {
     }
 }
 
-/// The format of a pasted text: DeepSpeed JSON when it starts with `{`, a Megatron-LM command
-/// line when a word outside a comment starts with `--` and a letter, else axolotl YAML.
+/// The format of a pasted text: DeepSpeed JSON when it starts with `{`; a Megatron-LM command
+/// line when a word outside a comment starts with `--` and a letter and the first line is not a
+/// YAML `key:`; else axolotl YAML.
 pub fn detect(text: &str) -> Framework {
     let text = text.trim_start_matches('\u{feff}');
     if text.trim_start().starts_with('{') {
         return Framework::DeepSpeed;
     }
-    let flag = text.lines().any(|line| {
-        let line = line.trim_start();
-        !line.starts_with('#')
-            && line.split_whitespace().any(|w| {
-                w.strip_prefix("--")
-                    .and_then(|r| r.chars().next())
-                    .is_some_and(|c| c.is_ascii_alphabetic())
-            })
+    let mut lines = text
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let yaml_key = |line: &str| {
+        line.split_once(':').is_some_and(|(k, rest)| {
+            !k.is_empty()
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && (rest.is_empty() || rest.starts_with([' ', '\t']))
+        })
+    };
+    if lines
+        .clone()
+        .next()
+        .is_some_and(|l| yaml_key(l) || l.starts_with("---"))
+    {
+        return Framework::Axolotl;
+    }
+    let flag = lines.any(|line| {
+        line.split_whitespace().any(|w| {
+            w.strip_prefix("--")
+                .and_then(|r| r.chars().next())
+                .is_some_and(|c| c.is_ascii_alphabetic())
+        })
     });
     if flag {
         Framework::Megatron
