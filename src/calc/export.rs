@@ -1,0 +1,919 @@
+//! Config export: the selected framework's config fragment, generated from the same inputs and
+//! [`Report`] the page shows, in the framework's own format and key names:
+//!
+//! - axolotl: config YAML (`src/axolotl/utils/schemas/config.py` keys);
+//! - Hugging Face Trainer: `TrainingArguments(...)` (`transformers/training_args.py`), with
+//!   accelerate's `ParallelismConfig` (`accelerate/parallelism_config.py`) as a comment;
+//! - DeepSpeed: `ds_config.json` batch keys (`deepspeed/runtime/config.py`,
+//!   `_set_batch_related_parameters`, `tensor_parallel.autotp_size`, `sequence_parallel_size`);
+//! - Megatron-LM: `pretrain_gpt.py` flags (`megatron/training/arguments.py`);
+//! - torchtitan: job TOML tables `[parallelism]` and `[training]` (`torchtitan/config/job_config.py`);
+//! - nanotron: config YAML `parallelism:` and `tokens:` (`src/nanotron/config/config.py`).
+//!
+//! Emitted: every key the user gave (in form order), plus the derived values the framework needs
+//! to reproduce the same numbers (DeepSpeed's three batch keys, Megatron's `--global-batch-size`,
+//! nanotron's `dp`), taken from the report only. A value with an error in the report, or one that
+//! does not parse, is left out with a note saying why. The cluster shape goes into the launcher
+//! line (a comment, except in the Megatron shell command, where it is the command). Every value is
+//! a literal of its format: integers as digits, booleans as `true`/`True`, floats in a form every
+//! reader (YAML 1.1 and 1.2, TOML, JSON, Python) parses back to the same double (`1.0e-05`, never
+//! PyYAML's string `1e-5`), text quoted. JSON has no comments, so there the notes are only in
+//! [`Export::notes`] (every format also lists them there, for the page).
+
+use super::field::Reader;
+use super::framework::{CLUSTER, THROUGHPUT};
+use super::{cluster, Field, Framework, Kind, Level, Output, Param, RawInputs, Report};
+
+/// A config fragment ready to copy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Export {
+    /// The syntax: `yaml`, `json`, `sh`, `toml` or `python` (a highlighter's language name).
+    pub lang: &'static str,
+    /// The usual file name for it (`config.yml`, `ds_config.json`, …).
+    pub file_name: &'static str,
+    /// The fragment. Its comments repeat [`Export::notes`] (not in JSON, which has none).
+    pub text: String,
+    /// What the page should say beside it: the launcher line, left-out fields, derived keys,
+    /// the numbers dpcalc computed.
+    pub notes: Vec<String>,
+}
+
+/// A value in the fragment.
+#[derive(Clone, Debug, PartialEq)]
+enum Value {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+/// One key of the fragment.
+struct Entry {
+    field: Field,
+    value: Value,
+    /// Not typed by the user: derived from the report.
+    derived: bool,
+}
+
+/// Builds the fragment for `framework` at `release` from the inputs and the report computed
+/// from them (`framework.compute(release, raw)`).
+pub fn export(framework: Framework, release: &str, raw: &RawInputs, report: &Report) -> Export {
+    let mut notes = Vec::new();
+    let label = framework
+        .release(release)
+        .map_or(release, |r| r.id)
+        .to_string();
+    notes.push(format!(
+        "{} {} config from dpcalc (the fields given, and values the framework derives)",
+        framework.name(),
+        label
+    ));
+    let mut entries = given(framework, raw, report, &mut notes);
+    derive(framework, raw, report, &mut entries, &mut notes);
+    let shape = cluster_shape(raw, report, &mut notes);
+    let derived: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.derived)
+        .map(|e| e.field.key())
+        .collect();
+    if !derived.is_empty() {
+        notes.push(format!(
+            "derived from the other values, as {} would: {}",
+            framework.name(),
+            derived.join(", ")
+        ));
+    }
+    let computed = results(framework, report);
+    let (lang, file_name, body) = match framework {
+        Framework::Axolotl => ("yaml", "config.yml", yaml_flat(&entries)),
+        Framework::Nanotron => ("yaml", "config.yaml", yaml_nanotron(&entries)),
+        Framework::DeepSpeed => ("json", "ds_config.json", json(&entries)),
+        Framework::Megatron => ("sh", "train.sh", String::new()),
+        Framework::Torchtitan => ("toml", "train.toml", toml(&entries)),
+        Framework::Hf => ("python", "train.py", python(&entries, &mut notes)),
+    };
+    if let Some(line) = launcher(framework, shape) {
+        if framework != Framework::Megatron {
+            notes.insert(1, format!("launch: {line}"));
+        }
+    }
+    if !computed.is_empty() {
+        notes.push(format!("dpcalc computed: {}", computed.join(", ")));
+    }
+    let text = match framework {
+        Framework::DeepSpeed => body,
+        Framework::Megatron => {
+            let mut t = comments(&notes, "# ");
+            t.push_str(&megatron(&entries, shape));
+            t
+        }
+        Framework::Hf => {
+            let mut t = comments(&notes, "# ");
+            t.push_str(&body);
+            t
+        }
+        _ => {
+            let mut t = comments(&notes, "# ");
+            t.push_str(&body);
+            t
+        }
+    };
+    Export {
+        lang,
+        file_name,
+        text,
+        notes,
+    }
+}
+
+// ---- what goes in ------------------------------------------------------------------------
+
+/// The framework's config keys (no cluster shape, no measured throughput).
+fn config_fields(framework: Framework) -> Vec<Field> {
+    let mut out: Vec<Field> = Vec::new();
+    for f in layout(framework).iter().copied().chain(framework.fields()) {
+        if !CLUSTER.contains(&f) && !THROUGHPUT.1.contains(&f) && !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The keys each format knows, in its documentation's order; the form's other fields follow.
+fn layout(framework: Framework) -> &'static [Field] {
+    use Field as F;
+    match framework {
+        Framework::Axolotl => &[
+            F::TensorParallelSize,
+            F::ContextParallelSize,
+            F::MicroBatchSize,
+            F::GradientAccumulationSteps,
+            F::BatchSize,
+            F::NumEpochs,
+            F::MaxSteps,
+            F::SequenceLen,
+            F::SamplePacking,
+            F::SamplePackingEffEst,
+            F::WarmupSteps,
+            F::WarmupRatio,
+            F::ValSetSize,
+            F::EvalsPerEpoch,
+            F::SavesPerEpoch,
+        ],
+        Framework::Hf => &[
+            F::PerDeviceTrainBatchSize,
+            F::GradientAccumulationSteps,
+            F::NumTrainEpochs,
+            F::MaxSteps,
+            F::DataloaderDropLast,
+            F::WarmupSteps,
+            F::WarmupRatio,
+            F::EvalSteps,
+            F::SaveSteps,
+            F::LoggingSteps,
+            F::TpSize,
+            F::CpSize,
+            F::SpSize,
+            F::MaxLength,
+            F::NumSamples,
+        ],
+        Framework::DeepSpeed => &[
+            F::TrainBatchSize,
+            F::TrainMicroBatchSizePerGpu,
+            F::GradientAccumulationSteps,
+            F::AutotpSize,
+            F::SequenceParallelSize,
+        ],
+        Framework::Megatron => &[
+            F::TensorModelParallelSize,
+            F::PipelineModelParallelSize,
+            F::ContextParallelSize,
+            F::ExpertModelParallelSize,
+            F::MicroBatchSize,
+            F::GlobalBatchSize,
+            F::RampupBatchSize,
+            F::StepBatchSizeSchedule,
+            F::DecreaseBatchSizeIfNeeded,
+            F::TrainIters,
+            F::TrainSamples,
+            F::SeqLength,
+            F::LrWarmupIters,
+            F::LrWarmupFraction,
+            F::LrWarmupSamples,
+        ],
+        Framework::Torchtitan => &[
+            F::DataParallelReplicateDegree,
+            F::DataParallelShardDegree,
+            F::TensorParallelDegree,
+            F::ContextParallelDegree,
+            F::PipelineParallelDegree,
+            F::ExpertParallelDegree,
+            F::PipelineParallelMicrobatchSize,
+            F::NumPpMicrobatches,
+            F::LocalBatchSize,
+            F::GlobalBatchSize,
+            F::SeqLen,
+            F::Steps,
+            F::NumTokensPerMicrobatchPerDpRank,
+            F::NumTokensPerTrainStep,
+            F::MaxContextLength,
+        ],
+        Framework::Nanotron => &[
+            F::Dp,
+            F::Tp,
+            F::Pp,
+            F::ExpertParallelSize,
+            F::MicroBatchSize,
+            F::BatchAccumulationPerReplica,
+            F::SequenceLength,
+            F::TrainSteps,
+        ],
+    }
+}
+
+/// The first error the report has at `field`.
+fn error_at(report: &Report, field: Field) -> Option<String> {
+    report
+        .diags_for(field)
+        .find(|d| d.level == Level::Error)
+        .map(|d| d.message.clone())
+}
+
+/// The given fields, typed; an invalid one is left out with a note.
+fn given(
+    framework: Framework,
+    raw: &RawInputs,
+    report: &Report,
+    notes: &mut Vec<String>,
+) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for field in config_fields(framework) {
+        let text = raw.get(field).trim();
+        if text.is_empty() && raw.conflict(field).is_none() {
+            continue;
+        }
+        let mut diags = Vec::new();
+        let value = parse(field, raw, &mut diags);
+        if field == Field::NumSamples {
+            // dpcalc's own input (the rows the dataloader sees), not a key of any config
+            if let Some(v) = &value {
+                notes.push(format!(
+                    "num_samples {}: training rows, dpcalc's input (not a config key)",
+                    plain_lit(v)
+                ));
+            }
+            continue;
+        }
+        let why = error_at(report, field).or_else(|| diags.first().map(|d| d.message.clone()));
+        match (value, why) {
+            (Some(value), None) => entries.push(Entry {
+                field,
+                value,
+                derived: false,
+            }),
+            (_, why) => notes.push(format!(
+                "{} left out: {}",
+                field.key(),
+                why.unwrap_or_else(|| "it has an error".into())
+            )),
+        }
+    }
+    entries
+}
+
+/// A field's text as a typed value (parsed by its kind, as the framework modules do).
+fn parse(field: Field, raw: &RawInputs, diags: &mut Vec<super::Diag>) -> Option<Value> {
+    let mut r = Reader { raw, diags };
+    match field.kind() {
+        Kind::Count => r.count(field).given().map(|v| Value::Int(v.into())),
+        Kind::Int => r.int(field).given().map(|v| Value::Int(v.into())),
+        Kind::Flag => r.flag(field).given().map(Value::Bool),
+        Kind::Text => match r.text(field) {
+            Param::Given(t) => Some(Value::Text(t)),
+            _ => None,
+        },
+        Kind::Real => {
+            let text = raw.get(field).trim();
+            // a whole number stays one (`num_epochs: 3`), as the user wrote it
+            match r.real(field) {
+                Param::Given(_)
+                    if raw.conflict(field).is_none()
+                        && text.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    text.parse::<u64>()
+                        .ok()
+                        .map(|v| Value::Int(v.into()))
+                        .or_else(|| text.parse::<f64>().ok().map(Value::Float))
+                }
+                Param::Given(v) => Some(Value::Float(v)),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Adds what the framework derives and needs written down to give the same numbers.
+fn derive(
+    framework: Framework,
+    raw: &RawInputs,
+    report: &Report,
+    entries: &mut Vec<Entry>,
+    notes: &mut Vec<String>,
+) {
+    let has = |entries: &[Entry], f: Field| entries.iter().any(|e| e.field == f);
+    let untouched = |f: Field| raw.get(f).trim().is_empty() && raw.conflict(f).is_none();
+    let count = |o: Output| match report.value(o)? {
+        super::Num::Int(i) => u64::try_from(i).ok(),
+        super::Num::Float(_) => None,
+    };
+    match framework {
+        Framework::DeepSpeed => deepspeed_triple(raw, report, entries, notes),
+        Framework::Megatron => {
+            // --global-batch-size is required without a schedule; the default is one microbatch
+            // per replica (arguments.py). Not with a ramp-up or schedule (they set it per step).
+            let schedule =
+                !untouched(Field::RampupBatchSize) || !untouched(Field::StepBatchSizeSchedule);
+            if untouched(Field::GlobalBatchSize)
+                && !schedule
+                && error_at(report, Field::GlobalBatchSize).is_none()
+            {
+                if let Some(g) = count(Output::GlobalBatchSize) {
+                    let at = entries
+                        .iter()
+                        .position(|e| e.field == Field::MicroBatchSize)
+                        .map_or(entries.len(), |i| i + 1);
+                    entries.insert(
+                        at,
+                        Entry {
+                            field: Field::GlobalBatchSize,
+                            value: Value::Int(g.into()),
+                            derived: true,
+                        },
+                    );
+                }
+            }
+        }
+        // parallelism.dp is required: dp × tp × pp must equal the world size
+        Framework::Nanotron
+            if untouched(Field::Dp)
+                && !has(entries, Field::Dp)
+                && error_at(report, Field::Dp).is_none() =>
+        {
+            if let Some(dp) = count(Output::DpWorldSize) {
+                entries.insert(
+                    0,
+                    Entry {
+                        field: Field::Dp,
+                        value: Value::Int(dp.into()),
+                        derived: true,
+                    },
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// DeepSpeed: all three batch keys when they are consistent. With all three given, DeepSpeed
+/// derives nothing and asserts `train_batch_size == micro × GA × world_size` at launch, so the
+/// same file on another GPU count fails loudly instead of silently changing the batch (or the
+/// accumulation). The third value is the report's (train_batch_size from global_batch_size, GA
+/// from gradient_accumulation_steps) or, for the micro batch, `train // (GA × W)` when exact;
+/// the three are written only if they pass DeepSpeed's own equality, with `W = world_size /
+/// sequence_parallel_size` (config.py, no mpu). Otherwise only the given keys are written.
+fn deepspeed_triple(
+    raw: &RawInputs,
+    report: &Report,
+    entries: &mut Vec<Entry>,
+    notes: &mut Vec<String>,
+) {
+    let batch = [
+        Field::TrainBatchSize,
+        Field::TrainMicroBatchSizePerGpu,
+        Field::GradientAccumulationSteps,
+    ];
+    let get = |entries: &[Entry], f: Field| {
+        entries
+            .iter()
+            .find(|e| e.field == f)
+            .and_then(|e| match e.value {
+                Value::Int(v) => u64::try_from(v).ok(),
+                _ => None,
+            })
+    };
+    if batch
+        .iter()
+        .any(|&f| !raw.get(f).trim().is_empty() && get(entries, f).is_none())
+    {
+        return; // a batch key is invalid: DeepSpeed would refuse; write what is valid only
+    }
+    if batch.iter().all(|&f| get(entries, f).is_some()) {
+        return;
+    }
+    let report_int = |o: Output| {
+        report.value(o).and_then(|n| match n {
+            super::Num::Int(i) => u64::try_from(i).ok(),
+            super::Num::Float(_) => None,
+        })
+    };
+    let Some(world) = report_int(Output::WorldSize) else {
+        return;
+    };
+    let sp = get(entries, Field::SequenceParallelSize).unwrap_or(1);
+    if sp == 0 || world % sp != 0 {
+        return;
+    }
+    let w = world / sp;
+    let train = get(entries, Field::TrainBatchSize).or_else(|| report_int(Output::GlobalBatchSize));
+    let ga = get(entries, Field::GradientAccumulationSteps)
+        .or_else(|| report_int(Output::GradientAccumulationSteps));
+    let micro = get(entries, Field::TrainMicroBatchSizePerGpu).or_else(|| {
+        let (t, g) = (train?, ga?);
+        let per = g.checked_mul(w).filter(|&p| p > 0)?;
+        (t % per == 0).then_some(t / per)
+    });
+    let (Some(t), Some(m), Some(g)) = (train, micro, ga) else {
+        return;
+    };
+    let consistent = m
+        .checked_mul(g)
+        .and_then(|x| x.checked_mul(w))
+        .is_some_and(|x| x == t && t > 0);
+    if !consistent {
+        notes.push(format!(
+            "DeepSpeed derives the missing batch keys itself: dpcalc's values (train {t}, micro {m}, GA {g}, world {w}) do not satisfy train = micro × GA × world"
+        ));
+        return;
+    }
+    for (f, v) in batch.iter().zip([t, m, g]) {
+        if get(entries, *f).is_none() {
+            let at = entries
+                .iter()
+                .position(|e| !batch.contains(&e.field))
+                .unwrap_or(entries.len());
+            let at = batch
+                .iter()
+                .position(|b| b == f)
+                .map_or(at, |i| i.min(entries.len()));
+            entries.insert(
+                at,
+                Entry {
+                    field: *f,
+                    value: Value::Int(v.into()),
+                    derived: true,
+                },
+            );
+        }
+    }
+}
+
+/// The cluster shape for the launcher: `world_size` when given (split over the given nodes or
+/// GPUs per node when it divides, else one node), else nodes × GPUs per node with dpcalc's
+/// defaults. `None` (with a note) when the cluster fields have errors.
+fn cluster_shape(raw: &RawInputs, report: &Report, notes: &mut Vec<String>) -> Option<(u64, u64)> {
+    let mut diags = Vec::new();
+    let mut r = Reader {
+        raw,
+        diags: &mut diags,
+    };
+    let (n, g, w) = (
+        r.count(Field::Nodes),
+        r.count(Field::GpusPerNode),
+        r.count(Field::WorldSize),
+    );
+    if let Some(msg) = CLUSTER
+        .iter()
+        .find_map(|&f| error_at(report, f))
+        .or_else(|| diags.first().map(|d| d.message.clone()))
+    {
+        notes.push(format!("no launcher line: {msg}"));
+        return None;
+    }
+    let positive = |p: Param<u64>| p.given().filter(|&v| v > 0);
+    let shape = match positive(w) {
+        Some(ws) => match (positive(n), positive(g)) {
+            (Some(n), _) if ws % n == 0 => (n, ws / n),
+            (_, Some(g)) if ws % g == 0 => (ws / g, g),
+            _ => (1, ws),
+        },
+        None => (
+            positive(n).unwrap_or(cluster::DEFAULT_NODES),
+            positive(g).unwrap_or(cluster::DEFAULT_GPUS_PER_NODE),
+        ),
+    };
+    if w.is_given() {
+        notes.push(format!(
+            "world_size {}: {} node(s) × {} GPUs",
+            shape.0 * shape.1,
+            shape.0,
+            shape.1
+        ));
+    }
+    Some(shape)
+}
+
+/// The launch command for the cluster shape.
+fn launcher(framework: Framework, shape: Option<(u64, u64)>) -> Option<String> {
+    let (n, g) = shape?;
+    let torchrun = format!("torchrun --nnodes {n} --nproc-per-node {g}");
+    Some(match framework {
+        Framework::Axolotl => format!("{torchrun} -m axolotl.cli.train config.yml"),
+        Framework::Hf => format!("{torchrun} train.py"),
+        Framework::DeepSpeed => {
+            format!("deepspeed --num_nodes {n} --num_gpus {g} train.py --deepspeed ds_config.json")
+        }
+        Framework::Megatron => format!("{torchrun} pretrain_gpt.py"),
+        Framework::Torchtitan => {
+            format!("{torchrun} -m torchtitan.train --job.config_file train.toml")
+        }
+        Framework::Nanotron => format!("{torchrun} run_train.py --config-file config.yaml"),
+    })
+}
+
+/// The report's values, under the framework's names.
+fn results(framework: Framework, report: &Report) -> Vec<String> {
+    framework
+        .outputs()
+        .iter()
+        .filter_map(|&o| {
+            let v = report.value(o)?;
+            Some(format!("{} {}", framework.label(o).1, v.raw()))
+        })
+        .collect()
+}
+
+// ---- literals ----------------------------------------------------------------------------
+
+/// A float every reader takes back as the same double: Rust's shortest round-trip digits,
+/// always with a point, and an exponent with a sign (`1.0e-05`, `1.5`, `3.0`, `1.0e+300`).
+/// PyYAML (YAML 1.1) reads `1e-5` as a string, so the point is required.
+pub fn float_lit(x: f64) -> String {
+    let s = format!("{x:?}");
+    let Some(e) = s.find('e') else {
+        return if s.contains('.') { s } else { format!("{s}.0") };
+    };
+    let (mant, exp) = s.split_at(e);
+    let exp = &exp[1..];
+    let mant = if mant.contains('.') {
+        mant.to_string()
+    } else {
+        format!("{mant}.0")
+    };
+    let (sign, digits) = match exp.strip_prefix('-') {
+        Some(d) => ('-', d),
+        None => ('+', exp.strip_prefix('+').unwrap_or(exp)),
+    };
+    format!("{mant}e{sign}{digits:0>2}")
+}
+
+/// A double-quoted string: JSON's escapes, which YAML, TOML and Python read the same way.
+fn quoted(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+/// The value as a YAML or TOML literal.
+fn plain_lit(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Float(x) => float_lit(*x),
+        Value::Bool(b) => b.to_string(),
+        Value::Text(t) => quoted(t),
+    }
+}
+
+fn python_lit(v: &Value) -> String {
+    match v {
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        other => plain_lit(other),
+    }
+}
+
+/// Comment lines (control characters become spaces, so a message cannot end a comment).
+fn comments(notes: &[String], prefix: &str) -> String {
+    let mut out = String::new();
+    for n in notes {
+        let clean: String = n
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        out.push_str(prefix);
+        out.push_str(&clean);
+        out.push('\n');
+    }
+    out
+}
+
+// ---- formats -----------------------------------------------------------------------------
+
+fn yaml_flat(entries: &[Entry]) -> String {
+    let mut out = String::new();
+    for e in entries {
+        out.push_str(&format!("{}: {}\n", e.field.key(), plain_lit(&e.value)));
+    }
+    out
+}
+
+/// nanotron's sections: `parallelism` holds the parallel sizes, `tokens` the batch and steps.
+fn yaml_nanotron(entries: &[Entry]) -> String {
+    let par = [
+        Field::Dp,
+        Field::Tp,
+        Field::Pp,
+        Field::ExpertParallelSize,
+        Field::ContextParallelSize,
+    ];
+    let mut out = String::new();
+    for (title, inside) in [("parallelism", true), ("tokens", false)] {
+        let rows: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| par.contains(&e.field) == inside)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        out.push_str(title);
+        out.push_str(":\n");
+        for e in rows {
+            out.push_str(&format!("  {}: {}\n", e.field.key(), plain_lit(&e.value)));
+        }
+    }
+    out
+}
+
+fn json(entries: &[Entry]) -> String {
+    use serde_json::{Map, Value as J};
+    let lit = |v: &Value| match v {
+        Value::Int(i) => u64::try_from(*i)
+            .map(J::from)
+            .or_else(|_| i64::try_from(*i).map(J::from))
+            .unwrap_or_else(|_| J::String(i.to_string())),
+        Value::Float(x) => serde_json::Number::from_f64(*x).map_or(J::Null, J::Number),
+        Value::Bool(b) => J::Bool(*b),
+        Value::Text(t) => J::String(t.clone()),
+    };
+    let mut top = Map::new();
+    for e in entries {
+        if e.field == Field::AutotpSize {
+            let mut tp = Map::new();
+            tp.insert("autotp_size".into(), lit(&e.value));
+            top.insert("tensor_parallel".into(), J::Object(tp));
+        } else {
+            top.insert(e.field.key().into(), lit(&e.value));
+        }
+    }
+    let mut s = serde_json::to_string_pretty(&J::Object(top)).unwrap_or_else(|_| "{}".into());
+    s.push('\n');
+    s
+}
+
+/// torchtitan: `[parallelism]` for the parallel sizes and pipeline microbatching, `[training]`
+/// for the rest.
+fn toml(entries: &[Entry]) -> String {
+    let par = [
+        Field::DataParallelReplicateDegree,
+        Field::DataParallelShardDegree,
+        Field::TensorParallelDegree,
+        Field::ContextParallelDegree,
+        Field::PipelineParallelDegree,
+        Field::ExpertParallelDegree,
+        Field::PipelineParallelMicrobatchSize,
+        Field::NumPpMicrobatches,
+    ];
+    let mut out = String::new();
+    for (title, inside) in [("parallelism", true), ("training", false)] {
+        let rows: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| par.contains(&e.field) == inside)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("[{title}]\n"));
+        for e in rows {
+            out.push_str(&format!("{} = {}\n", e.field.key(), plain_lit(&e.value)));
+        }
+    }
+    out
+}
+
+/// HF: the TrainingArguments keyword arguments; accelerate's ParallelismConfig, TRL's
+/// max_length and the training-set size as comments (they are not TrainingArguments).
+fn python(entries: &[Entry], notes: &mut Vec<String>) -> String {
+    let pc = [Field::TpSize, Field::CpSize, Field::SpSize];
+    let mut out =
+        String::from("from transformers import TrainingArguments\n\nargs = TrainingArguments(\n");
+    let mut parallel = Vec::new();
+    for e in entries {
+        if pc.contains(&e.field) {
+            parallel.push(format!("{}={}", e.field.key(), python_lit(&e.value)));
+        } else if e.field == Field::MaxLength {
+            out.push_str(&format!(
+                "    # max_length={} goes in trl.SFTConfig (a TrainingArguments subclass)\n",
+                python_lit(&e.value)
+            ));
+        } else {
+            out.push_str(&format!(
+                "    {}={},\n",
+                e.field.key(),
+                python_lit(&e.value)
+            ));
+        }
+    }
+    if !parallel.is_empty() {
+        let pcline = format!(
+            "parallelism_config=ParallelismConfig({})",
+            parallel.join(", ")
+        );
+        out.push_str(&format!(
+            "    # {pcline},  # from accelerate import ParallelismConfig\n"
+        ));
+        notes.push(format!("accelerate: {pcline}"));
+    }
+    out.push_str(")\n");
+    out
+}
+
+/// Megatron: the launcher, then one flag a line with `\` continuations.
+fn megatron(entries: &[Entry], shape: Option<(u64, u64)>) -> String {
+    let mut lines = vec![
+        launcher(Framework::Megatron, shape).unwrap_or_else(|| "python pretrain_gpt.py".into())
+    ];
+    for e in entries {
+        let flag = format!("--{}", e.field.key().replace('_', "-"));
+        let word =
+            |s: &str| shlex::try_quote(s).map_or_else(|_| "''".to_string(), |c| c.into_owned());
+        let line = match &e.value {
+            Value::Bool(true) => flag,
+            // store_true: false is the default, so the flag is simply absent
+            Value::Bool(false) => continue,
+            Value::Int(i) => format!("{flag} {i}"),
+            Value::Float(x) => format!("{flag} {}", float_lit(*x)),
+            // nargs='*' lists are words; other text is one argument
+            Value::Text(t) if e.field == Field::RampupBatchSize => {
+                let w: Vec<String> = t.split_whitespace().map(word).collect();
+                format!("{flag} {}", w.join(" "))
+            }
+            Value::Text(t) => format!("{flag} {}", word(t)),
+        };
+        lines.push(format!("    {line}"));
+    }
+    let mut out = lines.join(" \\\n");
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calc::Num;
+
+    fn report(values: &[(Output, i128)]) -> Report {
+        let mut r = Report::default();
+        for &(o, v) in values {
+            r.set(o, Num::Int(v));
+        }
+        r
+    }
+
+    fn json_of(e: &Export) -> serde_json::Value {
+        serde_json::from_str(&e.text).expect("valid JSON")
+    }
+
+    #[test]
+    fn floats_keep_a_point_and_a_signed_exponent() {
+        for (x, s) in [
+            (1.5, "1.5"),
+            (3.0, "3.0"),
+            (1e-5, "1.0e-05"),
+            (1e300, "1.0e+300"),
+            (0.1, "0.1"),
+            (2.5e-7, "2.5e-07"),
+        ] {
+            assert_eq!(float_lit(x), s);
+            assert_eq!(float_lit(x).parse::<f64>(), Ok(x));
+        }
+    }
+
+    /// DeepSpeed's table (spec §3, with W = 2): train + micro → GA = train // micro // W, so
+    /// (32, 8) gives GA 2 — the export writes all three, and they satisfy DeepSpeed's equality.
+    #[test]
+    fn deepspeed_writes_all_three_when_consistent() {
+        let raw = RawInputs::from_pairs([
+            (Field::Nodes, "1"),
+            (Field::GpusPerNode, "2"),
+            (Field::TrainBatchSize, "32"),
+            (Field::TrainMicroBatchSizePerGpu, "8"),
+        ]);
+        let r = report(&[
+            (Output::WorldSize, 2),
+            (Output::GlobalBatchSize, 32),
+            (Output::GradientAccumulationSteps, 2),
+        ]);
+        let e = export(Framework::DeepSpeed, "newest", &raw, &r);
+        let j = json_of(&e);
+        assert_eq!(j["train_batch_size"], 32);
+        assert_eq!(j["train_micro_batch_size_per_gpu"], 8);
+        assert_eq!(j["gradient_accumulation_steps"], 2);
+        assert!(e
+            .notes
+            .iter()
+            .any(|n| n.contains("derived") && n.contains("gradient_accumulation_steps")));
+        // train + GA (32, _, 2), W 2 → micro 8 (spec §3 [V])
+        let raw = RawInputs::from_pairs([
+            (Field::GpusPerNode, "2"),
+            (Field::TrainBatchSize, "32"),
+            (Field::GradientAccumulationSteps, "2"),
+        ]);
+        let j = json_of(&export(Framework::DeepSpeed, "newest", &raw, &r));
+        assert_eq!(j["train_micro_batch_size_per_gpu"], 8);
+        // with Ulysses sp 2 on 4 GPUs, W = 4 / 2 = 2
+        let raw = RawInputs::from_pairs([
+            (Field::GpusPerNode, "4"),
+            (Field::TrainMicroBatchSizePerGpu, "8"),
+            (Field::GradientAccumulationSteps, "2"),
+            (Field::SequenceParallelSize, "2"),
+        ]);
+        let r4 = report(&[(Output::WorldSize, 4), (Output::GlobalBatchSize, 32)]);
+        let j = json_of(&export(Framework::DeepSpeed, "newest", &raw, &r4));
+        assert_eq!(j["train_batch_size"], 32);
+        assert_eq!(j["sequence_parallel_size"], 2);
+    }
+
+    /// (33, 17, 2) on W 2 is DeepSpeed's refused triple: when the report's numbers do not satisfy
+    /// the equality, nothing is derived and DeepSpeed is left to derive (and refuse) itself.
+    #[test]
+    fn deepspeed_inconsistent_values_are_not_written() {
+        let raw = RawInputs::from_pairs([
+            (Field::GpusPerNode, "2"),
+            (Field::TrainBatchSize, "33"),
+            (Field::TrainMicroBatchSizePerGpu, "17"),
+        ]);
+        let r = report(&[
+            (Output::WorldSize, 2),
+            (Output::GradientAccumulationSteps, 2),
+        ]);
+        let e = export(Framework::DeepSpeed, "newest", &raw, &r);
+        let j = json_of(&e);
+        assert_eq!(j.get("gradient_accumulation_steps"), None);
+        assert!(e.notes.iter().any(|n| n.contains("do not satisfy")));
+        // no report values at all (a module that computed nothing): only the given keys
+        let e = export(Framework::DeepSpeed, "newest", &raw, &Report::default());
+        assert_eq!(json_of(&e).as_object().map(|o| o.len()), Some(2));
+    }
+
+    #[test]
+    fn megatron_gets_the_global_batch_and_nanotron_dp() {
+        let raw = RawInputs::from_pairs([(Field::MicroBatchSize, "2")]);
+        let r = report(&[
+            (Output::WorldSize, 8),
+            (Output::GlobalBatchSize, 16),
+            (Output::DpWorldSize, 8),
+        ]);
+        let e = export(Framework::Megatron, "newest", &raw, &r);
+        assert!(
+            e.text
+                .contains("    --micro-batch-size 2 \\\n    --global-batch-size 16\n"),
+            "{}",
+            e.text
+        );
+        // not with a ramp-up, which sets the batch per step
+        let raw2 = RawInputs::from_pairs([
+            (Field::MicroBatchSize, "2"),
+            (Field::RampupBatchSize, "4 4 100"),
+        ]);
+        assert!(!export(Framework::Megatron, "newest", &raw2, &r)
+            .text
+            .contains("--global-batch-size"));
+        let e = export(Framework::Nanotron, "newest", &RawInputs::default(), &r);
+        assert!(e.text.contains("parallelism:\n  dp: 8\n"), "{}", e.text);
+    }
+
+    #[test]
+    fn an_error_in_the_report_leaves_the_field_out() {
+        let raw = RawInputs::from_pairs([
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "4"),
+        ]);
+        let mut r = Report::default();
+        r.diag(
+            Field::MicroBatchSize,
+            Level::Error,
+            "micro_batch_size is\nbad",
+        );
+        r.diag(
+            Field::GradientAccumulationSteps,
+            Level::Warning,
+            "only a warning",
+        );
+        let e = export(Framework::Axolotl, "0.19.0", &raw, &r);
+        assert!(!e.text.contains("micro_batch_size: 2"));
+        assert!(e
+            .text
+            .contains("# micro_batch_size left out: micro_batch_size is bad\n"));
+        assert!(e.text.contains("\ngradient_accumulation_steps: 4\n"));
+    }
+}

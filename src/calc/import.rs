@@ -1,0 +1,650 @@
+//! Config import: a pasted axolotl YAML, DeepSpeed JSON or Megatron-LM command line becomes form
+//! inputs, with every key dpcalc does not read listed and ignored.
+//!
+//! The parsers are maintained crates, not hand-written ones: `serde_json` for DeepSpeed's
+//! `ds_config.json` (the keys `deepspeed/runtime/config.py` reads: `train_batch_size`,
+//! `train_micro_batch_size_per_gpu`, `gradient_accumulation_steps`, `tensor_parallel.autotp_size`,
+//! `sequence_parallel_size`), `yaml-rust2`'s event parser for axolotl's config YAML (the keys of
+//! `src/axolotl/utils/schemas/config.py` that dpcalc has as fields) and `shlex` for the shell words
+//! of a Megatron-LM launch (`megatron/training/arguments.py`: `--flag value`, `--flag=value`,
+//! `store_true` flags, `nargs='*'` lists such as `--rampup-batch-size`).
+//!
+//! Nothing here interprets a value: each is handed to the form as text and the framework module
+//! parses it, so a bad value shows its usual message at its field. Hostile input is bounded: the
+//! text is capped at [`MAX_INPUT`] bytes; YAML is read as events (iterative, no tree is built and
+//! aliases are never expanded, so an alias bomb costs nothing); JSON nesting stops at
+//! serde_json's recursion limit (128); the lists of unknown keys and errors are capped.
+
+use super::framework::{CLUSTER, THROUGHPUT};
+use super::{Field, Framework, RawInputs};
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// The largest text accepted (a real config is a few KB).
+pub const MAX_INPUT: usize = 256 * 1024;
+
+/// At most this many unknown keys or errors are listed; the rest are counted.
+const MAX_LISTED: usize = 100;
+
+/// What a pasted config gave.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// The framework the text is for (detected, or the one forced).
+    pub framework: Framework,
+    /// The fields filled, in the order the text gave them, each at most once.
+    pub inputs: Vec<(Field, String)>,
+    /// Keys (or flags, as written) that dpcalc does not read; they are ignored.
+    pub unknown: Vec<String>,
+    /// Why something could not be read, with the line and column where the parser knows them.
+    pub errors: Vec<String>,
+    more_unknown: usize,
+    more_errors: usize,
+}
+
+impl Imported {
+    fn new(framework: Framework) -> Self {
+        Imported {
+            framework,
+            ..Imported::default()
+        }
+    }
+
+    /// The inputs as the form holds them.
+    pub fn raw(&self) -> RawInputs {
+        RawInputs::from_pairs(self.inputs.iter().map(|(f, v)| (*f, v.as_str())))
+    }
+
+    /// The text of `field`, if the config gave it.
+    pub fn get(&self, field: Field) -> Option<&str> {
+        self.inputs
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn unknown(&mut self, key: impl Into<String>) {
+        if self.unknown.len() < MAX_LISTED {
+            self.unknown.push(super::field::shorten(&key.into()));
+        } else {
+            self.more_unknown += 1;
+        }
+    }
+
+    fn error(&mut self, message: impl Into<String>) {
+        if self.errors.len() < MAX_LISTED {
+            self.errors.push(message.into());
+        } else {
+            self.more_errors += 1;
+        }
+    }
+
+    /// Records a value; a key given twice is an error and neither value is taken (the framework
+    /// would keep the last one silently, and dpcalc never picks one for the user).
+    fn input(&mut self, field: Field, value: String, seen: &mut Vec<(Field, String)>, at: &str) {
+        if let Some((_, first)) = seen.iter().find(|(f, _)| *f == field) {
+            let first = first.clone();
+            self.inputs.retain(|(f, _)| *f != field);
+            self.error(format!(
+                "{}: {} is given again (first {first}); the field is left empty, keep one",
+                at,
+                field.key()
+            ));
+            return;
+        }
+        seen.push((field, at.to_string()));
+        self.inputs.push((field, value));
+    }
+
+    fn finish(mut self) -> Self {
+        if self.more_unknown > 0 {
+            let more = std::mem::take(&mut self.more_unknown);
+            self.unknown.push(format!("\u{2026} and {more} more"));
+        }
+        if self.more_errors > 0 {
+            let more = std::mem::take(&mut self.more_errors);
+            self.errors.push(format!("\u{2026} and {more} more errors"));
+        }
+        self
+    }
+}
+
+/// The format of a pasted text: DeepSpeed JSON when it starts with `{`; a Megatron-LM command
+/// line when a word outside a comment starts with `--` and a letter and the first line is not a
+/// YAML `key:`; else axolotl YAML.
+pub fn detect(text: &str) -> Framework {
+    let text = text.trim_start_matches('\u{feff}');
+    if text.trim_start().starts_with('{') {
+        return Framework::DeepSpeed;
+    }
+    let mut lines = text
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let yaml_key = |line: &str| {
+        line.split_once(':').is_some_and(|(k, rest)| {
+            !k.is_empty()
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && (rest.is_empty() || rest.starts_with([' ', '\t']))
+        })
+    };
+    if lines
+        .clone()
+        .next()
+        .is_some_and(|l| yaml_key(l) || l.starts_with("---"))
+    {
+        return Framework::Axolotl;
+    }
+    let flag = lines.any(|line| {
+        line.split_whitespace().any(|w| {
+            w.strip_prefix("--")
+                .and_then(|r| r.chars().next())
+                .is_some_and(|c| c.is_ascii_alphabetic())
+        })
+    });
+    if flag {
+        Framework::Megatron
+    } else {
+        Framework::Axolotl
+    }
+}
+
+/// Reads a pasted config, detecting its format with [`detect`].
+pub fn import(text: &str) -> Imported {
+    import_as(detect(text), text)
+}
+
+/// Reads a pasted config as `framework`'s format: axolotl YAML, DeepSpeed JSON or a Megatron-LM
+/// command line. Any other framework gives an error saying which formats are read.
+pub fn import_as(framework: Framework, text: &str) -> Imported {
+    let mut out = Imported::new(framework);
+    if text.len() > MAX_INPUT {
+        out.error(format!(
+            "the text is {} KB; at most {} KB is read (a config is a few KB)",
+            text.len() / 1024,
+            MAX_INPUT / 1024
+        ));
+        return out;
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match framework {
+        Framework::Axolotl => yaml(text, &mut out),
+        Framework::DeepSpeed => json(text, &mut out),
+        Framework::Megatron => cli(text, &mut out),
+        other => out.error(format!(
+            "{} configs cannot be imported; paste an axolotl YAML, a DeepSpeed JSON or a Megatron-LM command line",
+            other.name()
+        )),
+    }
+    out.finish()
+}
+
+/// A config key of `framework` that a config file can hold (the cluster shape and the measured
+/// throughput are dpcalc's own inputs, not config keys).
+fn config_field(framework: Framework, key: &str) -> Option<Field> {
+    framework
+        .field(key)
+        .filter(|f| !CLUSTER.contains(f) && !THROUGHPUT.1.contains(f))
+}
+
+fn at(mark: &Marker) -> String {
+    format!("line {}, column {}", mark.line(), mark.col() + 1)
+}
+
+// ---- axolotl YAML ------------------------------------------------------------------------
+
+/// The axolotl key for `key`, with axolotl's deprecated alias (`sequence_parallel_degree`, renamed
+/// `context_parallel_size` in `schemas/config.py`).
+fn axolotl_field(key: &str) -> Option<Field> {
+    match key {
+        "sequence_parallel_degree" => Some(Field::ContextParallelSize),
+        _ => config_field(Framework::Axolotl, key),
+    }
+}
+
+/// Plain scalars YAML reads as null (`null`, `~`, nothing): the key is unset.
+fn is_null(value: &str, style: TScalarStyle) -> bool {
+    style == TScalarStyle::Plain && matches!(value, "" | "~" | "null" | "Null" | "NULL")
+}
+
+/// The text a plain YAML boolean stands for (`True` → `true`); other scalars as written.
+fn scalar_text(value: String, style: TScalarStyle) -> String {
+    if style == TScalarStyle::Plain {
+        match value.as_str() {
+            "true" | "True" | "TRUE" => return "true".into(),
+            "false" | "False" | "FALSE" => return "false".into(),
+            _ => {}
+        }
+    }
+    value
+}
+
+/// A complete value inside the top mapping.
+enum Node {
+    Scalar(String, TScalarStyle),
+    Alias(usize),
+    Collection,
+}
+
+fn yaml(text: &str, out: &mut Imported) {
+    let mut parser = Parser::new_from_str(text);
+    // Collections open (the top mapping is depth 1). Inside the top mapping, nodes alternate
+    // key, value; a nested value is skipped whole. Scalar anchors are kept so a scalar alias is
+    // resolved; an alias of a collection is never expanded.
+    let mut depth = 0usize;
+    let mut documents = 0usize;
+    let mut expect_key = true;
+    let mut pending: Option<(String, Marker)> = None;
+    let mut nested_at: Option<Marker> = None;
+    let mut anchors: Vec<(usize, String, TScalarStyle)> = Vec::new();
+    let mut seen = Vec::new();
+    loop {
+        let (event, mark) = match parser.next_token() {
+            Ok(e) => e,
+            Err(e) => {
+                out.error(format!("YAML error at {}: {}", at(e.marker()), e.info()));
+                return;
+            }
+        };
+        let node = match event {
+            Event::StreamEnd => break,
+            Event::StreamStart | Event::Nothing | Event::DocumentEnd => continue,
+            Event::DocumentStart => {
+                documents += 1;
+                if documents > 1 {
+                    out.error(format!(
+                        "{}: a second YAML document (---); only the first is read",
+                        at(&mark)
+                    ));
+                    return;
+                }
+                continue;
+            }
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                depth += 1;
+                if depth == 1 && matches!(event, Event::SequenceStart(..)) {
+                    out.error(format!(
+                        "{}: the YAML is a list; an axolotl config is a mapping of keys",
+                        at(&mark)
+                    ));
+                    return;
+                }
+                if depth == 2 {
+                    nested_at = Some(mark);
+                }
+                continue;
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                depth = depth.saturating_sub(1);
+                if depth != 1 {
+                    continue;
+                }
+                Node::Collection
+            }
+            Event::Scalar(value, style, anchor, _tag) => {
+                if anchor != 0 && anchors.len() < 4096 {
+                    anchors.push((anchor, value.clone(), style));
+                }
+                if depth == 0 {
+                    if !is_null(&value, style) {
+                        out.error(format!(
+                            "{}: the YAML is a single value; an axolotl config is a mapping of keys",
+                            at(&mark)
+                        ));
+                        return;
+                    }
+                    continue;
+                }
+                if depth > 1 {
+                    continue;
+                }
+                Node::Scalar(value, style)
+            }
+            Event::Alias(id) => {
+                if depth != 1 {
+                    continue;
+                }
+                Node::Alias(id)
+            }
+        };
+        // a node of the top mapping is complete
+        let node = match node {
+            Node::Alias(id) => match anchors.iter().find(|(a, _, _)| *a == id) {
+                Some((_, v, s)) => Node::Scalar(v.clone(), *s),
+                None => Node::Alias(id),
+            },
+            n => n,
+        };
+        let node_mark = match node {
+            Node::Collection => nested_at.take().unwrap_or(mark),
+            _ => mark,
+        };
+        if expect_key {
+            expect_key = false;
+            pending = match node {
+                Node::Scalar(k, _) => Some((k, node_mark)),
+                _ => {
+                    out.unknown(format!("a key that is not text, at {}", at(&node_mark)));
+                    None
+                }
+            };
+        } else {
+            expect_key = true;
+            let Some((key, kmark)) = pending.take() else {
+                continue;
+            };
+            match node {
+                Node::Scalar(value, style) => yaml_value(out, &mut seen, key, &kmark, value, style),
+                // a nested mapping or list, or an alias of one (`<<: *base`): not read
+                _ => out.unknown(key),
+            }
+        }
+    }
+}
+
+fn yaml_value(
+    out: &mut Imported,
+    seen: &mut Vec<(Field, String)>,
+    key: String,
+    kmark: &Marker,
+    value: String,
+    style: TScalarStyle,
+) {
+    match axolotl_field(&key) {
+        None => out.unknown(key),
+        Some(_) if is_null(&value, style) => {}
+        Some(field) => {
+            let text = scalar_text(value, style);
+            out.input(field, text, seen, &at(kmark));
+        }
+    }
+}
+
+// ---- DeepSpeed JSON ----------------------------------------------------------------------
+
+fn json(text: &str, out: &mut Imported) {
+    let top: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            out.error(format!(
+                "JSON error at line {}, column {}: {}",
+                e.line(),
+                e.column(),
+                json_reason(&e)
+            ));
+            return;
+        }
+    };
+    let serde_json::Value::Object(map) = top else {
+        out.error("the JSON is not an object; a DeepSpeed config is { \"key\": value, … }");
+        return;
+    };
+    // serde_json keeps the last of a repeated key; the duplicates check is in `json_duplicates`.
+    let mut seen = Vec::new();
+    json_duplicates(text, out);
+    for (key, value) in &map {
+        match key.as_str() {
+            "tensor_parallel" => match value {
+                serde_json::Value::Object(tp) => {
+                    for (k, v) in tp {
+                        let name = format!("tensor_parallel.{k}");
+                        if k == "autotp_size" {
+                            json_value(out, &mut seen, Field::AutotpSize, &name, v);
+                        } else {
+                            out.unknown(name);
+                        }
+                    }
+                }
+                serde_json::Value::Null => {}
+                _ => out.error(
+                    "tensor_parallel is not an object; DeepSpeed reads tensor_parallel.autotp_size",
+                ),
+            },
+            // autotp_size is only read inside tensor_parallel
+            "autotp_size" => out.unknown(key.clone()),
+            k => match config_field(Framework::DeepSpeed, k).or_else(|| deepspeed_field(k)) {
+                Some(field) => json_value(out, &mut seen, field, k, value),
+                None => out.unknown(key.clone()),
+            },
+        }
+    }
+}
+
+/// The DeepSpeed keys dpcalc reads, also before the DeepSpeed form lists them.
+fn deepspeed_field(key: &str) -> Option<Field> {
+    Some(match key {
+        "train_batch_size" => Field::TrainBatchSize,
+        "train_micro_batch_size_per_gpu" => Field::TrainMicroBatchSizePerGpu,
+        "gradient_accumulation_steps" => Field::GradientAccumulationSteps,
+        "sequence_parallel_size" => Field::SequenceParallelSize,
+        _ => return None,
+    })
+}
+
+fn json_reason(e: &serde_json::Error) -> String {
+    // serde_json's Display ends with " at line L column C"; the position is given separately
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+fn json_value(
+    out: &mut Imported,
+    seen: &mut Vec<(Field, String)>,
+    field: Field,
+    name: &str,
+    value: &serde_json::Value,
+) {
+    use serde_json::Value;
+    match value {
+        // DeepSpeed's get_scalar_param returns None for null: the key counts as not given
+        Value::Null => {}
+        Value::Number(n) => out.input(field, n.to_string(), seen, name),
+        Value::String(s) if s == "auto" => out.error(format!(
+            "{name} is \"auto\": the Hugging Face Trainer fills it in from its TrainingArguments \
+             (transformers integrations/deepspeed.py), so this file alone does not say it; \
+             the field is left empty (use the Hugging Face Trainer form, or type the number)"
+        )),
+        Value::String(s) => out.error(format!(
+            "{name} is the string \"{}\", not a number; DeepSpeed needs a number, so the field is left empty",
+            super::field::shorten(s)
+        )),
+        other => out.error(format!(
+            "{name} is {}, not a number; the field is left empty",
+            match other {
+                Value::Bool(_) => "a boolean",
+                Value::Array(_) => "a list",
+                _ => "an object",
+            }
+        )),
+    }
+}
+
+/// Reports a top-level key given twice (serde_json keeps the last silently, as Python's `json`
+/// does for DeepSpeed). Reads the text again with serde_json's streaming visitor.
+fn json_duplicates(text: &str, out: &mut Imported) {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+            let mut keys = Vec::new();
+            while let Some(k) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                keys.push(k);
+            }
+            Ok(keys)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let Ok(keys) = de.deserialize_map(Keys) else {
+        return;
+    };
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    let mut reported: Vec<&str> = Vec::new();
+    for pair in sorted.windows(2) {
+        if pair[0] == pair[1] && !reported.contains(&pair[0].as_str()) {
+            reported.push(&pair[0]);
+            out.error(format!(
+                "\"{}\" is given more than once; DeepSpeed would keep the last one silently",
+                super::field::shorten(&pair[0])
+            ));
+        }
+    }
+}
+
+// ---- Megatron-LM command line ------------------------------------------------------------
+
+/// torchrun's flags for the cluster shape (`torch/distributed/run.py`).
+fn launcher_field(flag: &str) -> Option<Field> {
+    match flag {
+        "nnodes" => Some(Field::Nodes),
+        "nproc-per-node" | "nproc_per_node" => Some(Field::GpusPerNode),
+        _ => None,
+    }
+}
+
+fn cli(text: &str, out: &mut Imported) {
+    let mut lexer = shlex::Shlex::new(text);
+    // shlex yields an empty word for a `\` line continuation after a space; an empty word is
+    // never a value dpcalc could use, so empty words are dropped
+    let words: Vec<String> = lexer.by_ref().filter(|w| !w.is_empty()).collect();
+    if lexer.had_error {
+        out.error(format!(
+            "the command line has an unclosed quote or a trailing backslash (line {})",
+            lexer.line_no
+        ));
+        return;
+    }
+    // The script (…/pretrain_gpt.py) splits the launcher's flags from Megatron's; without one,
+    // every flag is Megatron's.
+    let script = words.iter().position(|w| w.ends_with(".py"));
+    let (launcher, megatron) = match script {
+        Some(i) => (&words[..i], &words[i + 1..]),
+        None => (&words[..0], &words[..]),
+    };
+    let mut seen = Vec::new();
+    for (flag, values) in flags(launcher) {
+        if flag.is_empty() {
+            continue; // torchrun, python -m torch.distributed.run, …
+        }
+        let name = flag.split_once('=').map_or(flag, |(n, _)| n);
+        match (launcher_field(name), one_value(flag, &values)) {
+            (Some(field), Some(v)) => out.input(field, v, &mut seen, &format!("--{name}")),
+            (Some(_), None) => out.error(format!("--{name} needs one value")),
+            (None, _) => out.unknown(format!("--{name}")),
+        }
+    }
+    let mut leading = true;
+    for (flag, values) in flags(megatron) {
+        if flag.is_empty() {
+            // words before the first flag: positional arguments Megatron does not take
+            if leading {
+                for v in values {
+                    out.unknown(v.to_string());
+                }
+            }
+            continue;
+        }
+        leading = false;
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (flag, None),
+        };
+        let key = name.replace('-', "_");
+        let shown = format!("--{name}");
+        let Some(field) = config_field(Framework::Megatron, &key).or_else(|| megatron_field(&key))
+        else {
+            out.unknown(shown);
+            continue;
+        };
+        let value = match (inline, field.kind()) {
+            (Some(v), _) if values.is_empty() => v.to_string(),
+            (Some(_), _) => {
+                out.error(format!(
+                    "{shown}= is followed by more words ({}); the field is left empty",
+                    values.join(" ")
+                ));
+                continue;
+            }
+            // a store_true flag takes no value; words after it are positional
+            (None, super::Kind::Flag) => {
+                for v in values {
+                    out.unknown(v.to_string());
+                }
+                "true".to_string()
+            }
+            (None, _) if values.is_empty() => {
+                out.error(format!("{shown} needs a value"));
+                continue;
+            }
+            (None, _) => values.join(" "),
+        };
+        if value.contains('$') || value.contains('`') {
+            out.error(format!(
+                "{shown} {value}: a shell variable or substitution; dpcalc cannot know its value, so the field is left empty"
+            ));
+            continue;
+        }
+        out.input(field, value, &mut seen, &shown);
+    }
+}
+
+/// The Megatron-LM arguments dpcalc reads, also before the Megatron form lists them.
+fn megatron_field(key: &str) -> Option<Field> {
+    Field::from_key(key).filter(|f| {
+        matches!(
+            f,
+            Field::TensorModelParallelSize
+                | Field::PipelineModelParallelSize
+                | Field::ExpertModelParallelSize
+                | Field::ContextParallelSize
+                | Field::MicroBatchSize
+                | Field::GlobalBatchSize
+                | Field::RampupBatchSize
+                | Field::StepBatchSizeSchedule
+                | Field::DecreaseBatchSizeIfNeeded
+                | Field::TrainIters
+                | Field::TrainSamples
+                | Field::SeqLength
+                | Field::LrWarmupIters
+                | Field::LrWarmupFraction
+                | Field::LrWarmupSamples
+        )
+    })
+}
+
+/// One value for a launcher flag (`--nnodes 2` or `--nnodes=2`).
+fn one_value(flag: &str, values: &[&str]) -> Option<String> {
+    match (flag.split_once('='), values) {
+        (Some((_, v)), []) => Some(v.to_string()),
+        (None, [v]) => Some(v.to_string()),
+        _ => None,
+    }
+}
+
+/// Groups words into `(flag without "--", following words)`; words before the first flag come
+/// with an empty flag. A word is a flag when it starts with `--` and is longer than that, so
+/// negative numbers (`-1`) are values.
+fn flags(words: &[String]) -> Vec<(&str, Vec<&str>)> {
+    let mut groups: Vec<(&str, Vec<&str>)> = vec![("", Vec::new())];
+    for w in words {
+        match w.strip_prefix("--").filter(|r| !r.is_empty()) {
+            Some(flag) => groups.push((flag, Vec::new())),
+            None => {
+                if let Some(last) = groups.last_mut() {
+                    last.1.push(w);
+                }
+            }
+        }
+    }
+    if groups[0].1.is_empty() {
+        groups.remove(0);
+    }
+    groups
+}

@@ -1,0 +1,480 @@
+//! Config import: real-world axolotl YAML, DeepSpeed JSON and Megatron-LM command lines fill the
+//! form; unknown keys are listed; parse errors say where; hostile texts (huge, deeply nested,
+//! alias bombs, control characters) never panic, hang or blow up memory.
+
+use dpcalc::calc::import::{detect, import, import_as, MAX_INPUT};
+use dpcalc::calc::{Field, Framework};
+use std::time::{Duration, Instant};
+
+// ---- axolotl YAML ------------------------------------------------------------------------
+
+const AXOLOTL_YML: &str = r#"base_model: NousResearch/Meta-Llama-3-8B
+# a comment with --dashes-in-it
+load_in_8bit: false
+datasets:
+  - path: mhenrichsen/alpaca_2k_test
+    type: alpaca
+val_set_size: 0.05
+sequence_len: 4096
+sample_packing: True
+pad_to_sequence_len: true
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+num_epochs: 1.5
+max_steps: null
+warmup_ratio: 0.1
+evals_per_epoch: 4
+saves_per_epoch: ~
+sequence_parallel_degree: 2
+tensor_parallel_size: "2"
+fsdp_config:
+  fsdp_offload_params: true
+special_tokens: {pad_token: "<|end_of_text|>"}
+"#;
+
+#[test]
+fn axolotl_yaml_fills_its_fields() {
+    let got = import(AXOLOTL_YML);
+    assert_eq!(got.framework, Framework::Axolotl);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    let want: Vec<(Field, String)> = [
+        (Field::ValSetSize, "0.05"),
+        (Field::SequenceLen, "4096"),
+        (Field::SamplePacking, "true"),
+        (Field::MicroBatchSize, "2"),
+        (Field::GradientAccumulationSteps, "4"),
+        (Field::NumEpochs, "1.5"),
+        (Field::WarmupRatio, "0.1"),
+        (Field::EvalsPerEpoch, "4"),
+        // the deprecated alias of context_parallel_size
+        (Field::ContextParallelSize, "2"),
+        // a quoted number is text; the form's parser reads it (pydantic coerces "2" too)
+        (Field::TensorParallelSize, "2"),
+    ]
+    .iter()
+    .map(|(f, v)| (*f, v.to_string()))
+    .collect();
+    assert_eq!(got.inputs, want);
+    // max_steps: null and saves_per_epoch: ~ are unset; nested keys and lists are unknown
+    assert_eq!(
+        got.unknown,
+        [
+            "base_model",
+            "load_in_8bit",
+            "datasets",
+            "pad_to_sequence_len",
+            "fsdp_config",
+            "special_tokens"
+        ]
+    );
+}
+
+#[test]
+fn yaml_anchors_aliases_and_merge_keys() {
+    let got = import("micro_batch_size: &m 4\ngradient_accumulation_steps: *m\nbase: &b {x: 1}\n<<: *b\nnum_epochs: *b\n");
+    assert_eq!(
+        got.inputs,
+        [
+            (Field::MicroBatchSize, "4".to_string()),
+            (Field::GradientAccumulationSteps, "4".to_string()),
+        ]
+    );
+    // an alias of a mapping is never expanded: the key is listed as unknown
+    assert_eq!(got.unknown, ["base", "<<", "num_epochs"]);
+}
+
+#[test]
+fn yaml_duplicate_keys_are_an_error_and_neither_value_is_taken() {
+    let got = import("micro_batch_size: 2\nnum_epochs: 1\nmicro_batch_size: 4\n");
+    assert_eq!(got.inputs, [(Field::NumEpochs, "1".to_string())]);
+    assert_eq!(got.errors.len(), 1);
+    assert!(
+        got.errors[0]
+            .contains("line 3, column 1: micro_batch_size is given again (first line 1, column 1)"),
+        "{:?}",
+        got.errors
+    );
+}
+
+#[test]
+fn yaml_errors_say_where() {
+    let got = import("micro_batch_size: 2\nnum_epochs: [1, 2\n");
+    assert_eq!(got.errors.len(), 1);
+    assert!(
+        got.errors[0].starts_with("YAML error at line "),
+        "{:?}",
+        got.errors
+    );
+    let got = import("micro_batch_size: 2\n  bad: indent\n");
+    assert!(got.errors[0].contains("line 2"), "{:?}", got.errors);
+    let got = import("- a\n- b\n");
+    assert!(got.errors[0].contains("is a list"));
+    let got = import("just text");
+    assert!(got.errors[0].contains("single value"));
+    let got = import("micro_batch_size: 2\n---\nmicro_batch_size: 3\n");
+    assert!(got.errors[0].contains("second YAML document"));
+    assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
+    // empty texts and comments only: nothing, and nothing wrong
+    for empty in ["", "   \n", "# only a comment\n", "---\n", "null\n"] {
+        let got = import(empty);
+        assert!(
+            got.inputs.is_empty() && got.errors.is_empty(),
+            "{empty:?}: {got:?}"
+        );
+    }
+}
+
+// ---- DeepSpeed JSON ----------------------------------------------------------------------
+
+#[test]
+fn deepspeed_json_fills_its_fields() {
+    let text = r#"{
+      "train_batch_size": 256,
+      "train_micro_batch_size_per_gpu": 4,
+      "gradient_accumulation_steps": 8,
+      "sequence_parallel_size": 2,
+      "tensor_parallel": {"autotp_size": 2, "tp_overlap_comm": true},
+      "zero_optimization": {"stage": 3, "overlap_comm": true},
+      "bf16": {"enabled": true},
+      "steps_per_print": 10
+    }"#;
+    let got = import(text);
+    assert_eq!(got.framework, Framework::DeepSpeed);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    let get = |f| got.get(f);
+    assert_eq!(get(Field::TrainBatchSize), Some("256"));
+    assert_eq!(get(Field::TrainMicroBatchSizePerGpu), Some("4"));
+    assert_eq!(get(Field::GradientAccumulationSteps), Some("8"));
+    assert_eq!(get(Field::SequenceParallelSize), Some("2"));
+    assert_eq!(get(Field::AutotpSize), Some("2"));
+    let mut unknown = got.unknown.clone();
+    unknown.sort();
+    assert_eq!(
+        unknown,
+        [
+            "bf16",
+            "steps_per_print",
+            "tensor_parallel.tp_overlap_comm",
+            "zero_optimization"
+        ]
+    );
+}
+
+#[test]
+fn deepspeed_auto_is_reported_not_taken() {
+    let got = import(
+        r#"{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 4}"#,
+    );
+    assert_eq!(
+        got.inputs,
+        [(Field::GradientAccumulationSteps, "4".to_string())]
+    );
+    assert_eq!(got.errors.len(), 2);
+    assert!(got
+        .errors
+        .iter()
+        .all(|e| e.contains("\"auto\"") && e.contains("Hugging Face Trainer")));
+}
+
+#[test]
+fn deepspeed_odd_values() {
+    let got = import(
+        r#"{"train_batch_size": "32", "gradient_accumulation_steps": null, "train_micro_batch_size_per_gpu": 2.5, "sequence_parallel_size": true}"#,
+    );
+    // a string is refused; null is unset; 2.5 is handed to the form, whose parser says what is wrong
+    assert_eq!(
+        got.inputs,
+        [(Field::TrainMicroBatchSizePerGpu, "2.5".to_string())]
+    );
+    assert!(got.errors.iter().any(|e| e.contains("the string \"32\"")));
+    assert!(got
+        .errors
+        .iter()
+        .any(|e| e.contains("sequence_parallel_size is a boolean")));
+    let got = import(r#"{"train_batch_size": 8, "train_batch_size": 16}"#);
+    assert!(
+        got.errors
+            .iter()
+            .any(|e| e.contains("given more than once")),
+        "{:?}",
+        got.errors
+    );
+}
+
+#[test]
+fn json_errors_say_where() {
+    let got = import("{\n  \"train_batch_size\": 8,\n  \"x\": [1,\n}");
+    assert_eq!(got.errors.len(), 1);
+    assert!(
+        got.errors[0].starts_with("JSON error at line 4, column 1: "),
+        "{:?}",
+        got.errors
+    );
+    let got = import_as(Framework::DeepSpeed, "[1, 2]");
+    assert!(got.errors[0].contains("not an object"));
+    // JSON with comments (which DeepSpeed's json.load refuses too)
+    let got = import("{ // batch\n \"train_batch_size\": 8 }");
+    assert!(got.errors[0].contains("line 1"), "{:?}", got.errors);
+}
+
+// ---- Megatron-LM -------------------------------------------------------------------------
+
+const MEGATRON_SH: &str = r#"#!/bin/bash
+# pretrain a GPT
+torchrun --nproc_per_node 8 --nnodes=2 --node_rank 0 --master_addr localhost \
+    pretrain_gpt.py \
+    --tensor-model-parallel-size 2 \
+    --pipeline-model-parallel-size=4 \
+    --num-layers 32 \
+    --micro-batch-size 1 \
+    --global-batch-size 512 \
+    --rampup-batch-size 32 32 1000000 \
+    --decrease-batch-size-if-needed \
+    --train-samples 10000000 \
+    --seq-length 4096 \
+    --lr 3.0e-4 \
+    --lr-warmup-fraction .01 \
+    --bf16 \
+    --data-path "$DATA_PATH" \
+    --step-batch-size-schedule "0:256 1000:512"
+"#;
+
+#[test]
+fn megatron_command_line_fills_its_fields() {
+    let got = import(MEGATRON_SH);
+    assert_eq!(got.framework, Framework::Megatron);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    let want: Vec<(Field, String)> = [
+        (Field::GpusPerNode, "8"),
+        (Field::Nodes, "2"),
+        (Field::TensorModelParallelSize, "2"),
+        (Field::PipelineModelParallelSize, "4"),
+        (Field::MicroBatchSize, "1"),
+        (Field::GlobalBatchSize, "512"),
+        (Field::RampupBatchSize, "32 32 1000000"),
+        (Field::DecreaseBatchSizeIfNeeded, "true"),
+        (Field::TrainSamples, "10000000"),
+        (Field::SeqLength, "4096"),
+        (Field::LrWarmupFraction, ".01"),
+        (Field::StepBatchSizeSchedule, "0:256 1000:512"),
+    ]
+    .iter()
+    .map(|(f, v)| (*f, v.to_string()))
+    .collect();
+    assert_eq!(got.inputs, want);
+    assert_eq!(
+        got.unknown,
+        [
+            "--node_rank",
+            "--master_addr",
+            "--num-layers",
+            "--lr",
+            "--bf16",
+            "--data-path"
+        ]
+    );
+}
+
+#[test]
+fn megatron_edge_cases() {
+    // no launcher; shell variables are not guessed
+    let got = import("--micro-batch-size $MBS --global-batch-size 64 --train-iters");
+    assert_eq!(got.inputs, [(Field::GlobalBatchSize, "64".to_string())]);
+    assert!(got
+        .errors
+        .iter()
+        .any(|e| e.contains("--micro-batch-size $MBS: a shell variable")));
+    assert!(got
+        .errors
+        .iter()
+        .any(|e| e.contains("--train-iters needs a value")));
+    // a repeated flag is an error (argparse would keep the last silently)
+    let got = import("--micro-batch-size 1 --micro-batch-size 2");
+    assert!(got.inputs.is_empty());
+    assert!(got.errors[0].contains("given again"));
+    // an unclosed quote
+    let got = import("python pretrain_gpt.py \\\n --step-batch-size-schedule \"0:16");
+    assert!(got.errors[0].contains("unclosed quote"), "{:?}", got.errors);
+    assert!(got.errors[0].contains("line 2"), "{:?}", got.errors);
+    // negative values are values, and a store_true flag followed by a word
+    let got = import("--global-batch-size -1 --decrease-batch-size-if-needed extra");
+    assert_eq!(got.get(Field::GlobalBatchSize), Some("-1"));
+    assert_eq!(got.get(Field::DecreaseBatchSizeIfNeeded), Some("true"));
+    assert_eq!(got.unknown, ["extra"]);
+    // python -m torch.distributed.run as the launcher
+    let got = import(
+        "python -m torch.distributed.run --nproc-per-node=4 pretrain_gpt.py --micro-batch-size 2",
+    );
+    assert_eq!(got.get(Field::GpusPerNode), Some("4"));
+    assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
+}
+
+#[test]
+fn detection() {
+    assert_eq!(detect("  {\"train_batch_size\": 1}"), Framework::DeepSpeed);
+    assert_eq!(detect("\u{feff}{}"), Framework::DeepSpeed);
+    assert_eq!(
+        detect("torchrun pretrain_gpt.py --micro-batch-size 1"),
+        Framework::Megatron
+    );
+    assert_eq!(
+        detect("micro_batch_size: 1\n# --not-a-flag\n"),
+        Framework::Axolotl
+    );
+    assert_eq!(detect("---\nmicro_batch_size: 1\n"), Framework::Axolotl);
+    assert_eq!(detect("run_name: a--b\n"), Framework::Axolotl);
+    assert_eq!(
+        detect("# cfg\nbase_model: x\nextra_args: --foo 1\n"),
+        Framework::Axolotl
+    );
+    assert_eq!(
+        detect("#!/bin/bash\nexport X=1\ntorchrun x.py --micro-batch-size 1"),
+        Framework::Megatron
+    );
+    // forcing a format
+    let got = import_as(Framework::Axolotl, "{micro_batch_size: 2}");
+    assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
+    let got = import_as(Framework::Nanotron, "parallelism: {dp: 2}");
+    assert!(got.errors[0].contains("nanotron configs cannot be imported"));
+}
+
+// ---- hostile input -----------------------------------------------------------------------
+
+fn quick<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{what} took {:?}",
+        start.elapsed()
+    );
+    out
+}
+
+#[test]
+fn oversized_text_is_refused_at_once() {
+    let huge = "micro_batch_size: 1\n".repeat(MAX_INPUT / 10);
+    let got = quick("huge", || import(&huge));
+    assert!(got.inputs.is_empty());
+    assert!(got.errors[0].contains("at most 256 KB"), "{:?}", got.errors);
+}
+
+#[test]
+fn deep_nesting_does_not_overflow_the_stack() {
+    let n = MAX_INPUT / 2 - 10;
+    for text in [
+        format!("a: {}{}", "[".repeat(n), "]".repeat(n)),
+        format!("a: {}", "[".repeat(MAX_INPUT - 10)),
+        format!("{}1{}", "[".repeat(n), "]".repeat(n)),
+        format!("{{\"a\": {}{}}}", "[".repeat(n), "]".repeat(n)),
+        "- ".repeat(MAX_INPUT / 2 - 1),
+        format!(
+            "a:\n{}",
+            (1..600)
+                .map(|i| format!("{}b:\n", " ".repeat(i)))
+                .collect::<String>()
+        ),
+    ] {
+        assert!(text.len() <= MAX_INPUT);
+        let got = quick("nesting", || import(&text));
+        assert!(got.inputs.is_empty());
+    }
+    // serde_json stops at its recursion limit with an error that says where
+    let got = import(&format!("{{\"a\": {}", "[".repeat(1000)));
+    assert!(
+        got.errors[0].contains("recursion limit"),
+        "{:?}",
+        got.errors
+    );
+}
+
+#[test]
+fn an_alias_bomb_is_not_expanded() {
+    // "billion laughs": each level refers to the one before nine times
+    let mut text = String::from(
+        "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    let names = ["b", "c", "d", "e", "f", "g", "h", "i"];
+    let mut prev = "a";
+    for n in names {
+        text.push_str(&format!(
+            "{n}: &{n} [{}]\n",
+            vec![format!("*{prev}"); 9].join(",")
+        ));
+        prev = n;
+    }
+    text.push_str("micro_batch_size: *i\nnum_epochs: 2\n");
+    let got = quick("billion laughs", || import(&text));
+    assert_eq!(got.inputs, [(Field::NumEpochs, "2".to_string())]);
+    assert!(got.unknown.contains(&"micro_batch_size".to_string()));
+    // the same shape, packed to the size limit with aliases
+    let many = format!("a: &a x\nb: [{}]\n", vec!["*a"; MAX_INPUT / 4].join(","));
+    assert!(many.len() <= MAX_INPUT);
+    quick("many aliases", || import(&many));
+}
+
+#[test]
+fn control_characters_and_odd_text_never_panic() {
+    let texts = [
+        "micro_batch_size: \u{0}\n".to_string(),
+        "micro_batch_size: 1\u{7}\n".to_string(),
+        "\u{1b}[31mmicro_batch_size: 1".to_string(),
+        "micro_batch_size:\t2".to_string(),
+        "\r\nmicro_batch_size: 2\r\n".to_string(),
+        "--micro-batch-size \u{0}".to_string(),
+        "--".to_string(),
+        "-- --".to_string(),
+        "--=".to_string(),
+        "{\"\u{0}\": 1}".to_string(),
+        "\"\\".to_string(),
+        "? [a]\n: 1\nmicro_batch_size: 3\n".to_string(),
+        "!!binary aGk=: 1".to_string(),
+        "%YAML 1.2\n---\nmicro_batch_size: 1\n".to_string(),
+        "micro_batch_size: |\n  8\n".to_string(),
+        "\u{feff}micro_batch_size: 5".to_string(),
+    ];
+    for t in &texts {
+        for &fw in Framework::ALL {
+            let _ = import_as(fw, t);
+        }
+        let _ = import(t);
+    }
+    // a complex key is skipped without shifting the keys after it
+    assert_eq!(import(&texts[11]).get(Field::MicroBatchSize), Some("3"));
+    assert_eq!(import(&texts[4]).get(Field::MicroBatchSize), Some("2"));
+    assert_eq!(import(&texts[15]).get(Field::MicroBatchSize), Some("5"));
+}
+
+#[test]
+fn the_lists_are_capped() {
+    let text: String = (0..5000).map(|i| format!("key_{i}: 1\n")).collect();
+    let got = import(&text);
+    assert_eq!(got.unknown.len(), 101);
+    assert_eq!(got.unknown[100], "\u{2026} and 4900 more");
+    let text: String = (0..5000).map(|_| "--micro-batch-size $X ").collect();
+    let got = import(&text);
+    assert_eq!(got.errors.len(), 101);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn import_never_panics(text in "\\PC{0,200}") {
+            for &fw in Framework::ALL {
+                let got = import_as(fw, &text);
+                prop_assert!(got.unknown.len() <= 101 && got.errors.len() <= 101);
+            }
+        }
+
+        #[test]
+        fn yaml_like_text_never_panics(text in "([a-z_]{1,8}|[:&*!|>{}\\[\\],#'\" -]|\n|[0-9]){0,120}") {
+            let _ = import(&text);
+            let _ = import_as(Framework::Megatron, &text);
+        }
+    }
+}
