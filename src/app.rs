@@ -7,7 +7,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::calc::{framework, Field, Framework, Report};
-use crate::components::{Compare, Explain, Form, Legacy, Notices, Picker, Results, Share};
+use crate::components::{Compare, Config, Explain, Form, Legacy, Notices, Picker, Results, Share};
 use crate::query::{self, Link, View};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -41,6 +41,8 @@ pub enum Action {
     /// Another framework: the values carry across by meaning, the release is its newest.
     Framework(Framework),
     Release(&'static str),
+    /// A pasted config: its framework and inputs replace the current ones (the view stays).
+    Import(Framework, crate::calc::RawInputs),
 }
 
 impl Reducible for State {
@@ -66,6 +68,15 @@ impl Reducible for State {
                 link.inputs = framework::carry(link.framework, &link.inputs, fw);
                 link.framework = fw;
                 link.release = None;
+                Rc::new(State::from_link(link))
+            }
+            Action::Import(fw, inputs) => {
+                let link = Link {
+                    framework: fw,
+                    inputs,
+                    view: self.link.view,
+                    ..Link::default()
+                };
                 Rc::new(State::from_link(link))
             }
             Action::Release(id) => {
@@ -207,6 +218,10 @@ pub fn app() -> Html {
         let state = state.dispatcher();
         Callback::from(move |id| state.dispatch(Action::Release(id)))
     };
+    let on_import = {
+        let state = state.dispatcher();
+        Callback::from(move |(fw, inputs)| state.dispatch(Action::Import(fw, inputs)))
+    };
     let fw = state.link.framework;
     let release = state.link.release();
     let picker = html! {
@@ -264,6 +279,8 @@ pub fn app() -> Html {
                     <Explain report={report.clone()} />
                 </div>
             </div>
+            <Config framework={fw} release={release.id} inputs={state.link.inputs.clone()} report={report.clone()}
+                {on_import} readonly={view.readonly} />
             <Compare framework={fw} inputs={state.link.inputs.clone()} {report} />
         </main>
     }

@@ -411,3 +411,67 @@ async fn compare_shows_every_framework_and_marks_differences() {
         .unwrap();
     assert!(ds.get_attribute("data-value").is_some());
 }
+
+async fn open_details(page: &Mounted, selector: &str) {
+    let details: web_sys::HtmlDetailsElement = page.q(selector).unwrap().dyn_into().unwrap();
+    details.set_open(true);
+    details
+        .dispatch_event(&web_sys::Event::new("toggle").unwrap())
+        .unwrap();
+    yew::scheduler::flush().await;
+}
+
+#[wasm_bindgen_test]
+async fn export_gives_the_framework_config_for_the_state() {
+    let page = mount("nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000").await;
+    assert!(page.q("[data-export]").is_none(), "computed only when open");
+    open_details(&page, "details.config").await;
+    let text = page
+        .q("[data-export=\"yaml\"]")
+        .unwrap()
+        .text_content()
+        .unwrap();
+    assert!(text.contains("tensor_parallel_size: 2"), "{text}");
+    assert!(text.contains("micro_batch_size: 2"), "{text}");
+    page.choose("in-framework", "megatron").await;
+    let text = page
+        .q("[data-export=\"sh\"]")
+        .unwrap()
+        .text_content()
+        .unwrap();
+    assert!(text.contains("--tensor-model-parallel-size 2"), "{text}");
+    assert!(text.contains("--micro-batch-size 2"), "{text}");
+}
+
+#[wasm_bindgen_test]
+async fn import_fills_the_form_and_lists_what_it_ignored() {
+    let page = mount("nodes=2").await;
+    open_details(&page, "details.config").await;
+    let area: web_sys::HtmlTextAreaElement = page.q("#import-text").unwrap().dyn_into().unwrap();
+    area.set_value(r#"{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 3}}"#);
+    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
+    button.click();
+    yew::scheduler::flush().await;
+    assert!(search().starts_with("?framework=deepspeed"), "{}", search());
+    assert_eq!(page.input("train_micro_batch_size_per_gpu").value(), "4");
+    assert_eq!(page.input("gradient_accumulation_steps").value(), "2");
+    let ignored = page
+        .q("[data-import-ignored]")
+        .unwrap()
+        .get_attribute("data-import-ignored")
+        .unwrap();
+    assert!(ignored.contains("zero_optimization"), "{ignored}");
+    // a broken paste is an error and changes nothing
+    area.set_value("{ not json");
+    let _ = area;
+    let area: web_sys::HtmlTextAreaElement = page.q("#import-text").unwrap().dyn_into().unwrap();
+    area.set_value("{\"train_batch_size\": ");
+    button.click();
+    yew::scheduler::flush().await;
+    assert!(page.q("[data-import-error]").is_some());
+    assert!(
+        search().contains("train_micro_batch_size_per_gpu=4"),
+        "{}",
+        search()
+    );
+}

@@ -36,15 +36,17 @@ pub fn config(props: &ConfigProps) -> Html {
             open.set(el.open());
         })
     };
-    let exported = (*open).then(|| {
-        export::export(props.framework, props.release, &props.inputs, &props.report)
-    });
+    let exported = (*open)
+        .then(|| export::export(props.framework, props.release, &props.inputs, &props.report));
     {
         let copied = copied.clone();
         use_effect_with(props.inputs.clone(), move |_| copied.set(None));
     }
     let on_copy = {
-        let text = exported.as_ref().map(|e| e.text.clone()).unwrap_or_default();
+        let text = exported
+            .as_ref()
+            .map(|e| e.text.clone())
+            .unwrap_or_default();
         let copied = copied.clone();
         Callback::from(move |_: MouseEvent| {
             let text = text.clone();
@@ -105,6 +107,9 @@ pub fn config(props: &ConfigProps) -> Html {
             if let Some(e) = exported {
                 <h3>{ format!("{} config", props.framework.name()) }</h3>
                 <pre class="export" data-export={e.lang}><code>{ e.text.clone() }</code></pre>
+                if e.lang == "json" {
+                    { for e.notes.iter().map(|n| html! { <p class="help">{ n.clone() }</p> }) }
+                }
                 <button type="button" onclick={on_copy}>{ "Copy config" }</button>
                 { status }
             }
@@ -114,7 +119,7 @@ pub fn config(props: &ConfigProps) -> Html {
                     { "Paste an axolotl YAML, a DeepSpeed JSON or a Megatron command line; the form fills in. \
                        Keys dpcalc does not read are listed and ignored." }
                 </p>
-                <textarea id="import-text" rows="6" spellcheck="false" ref={text_ref}></textarea>
+                <textarea id="import-text" rows="6" spellcheck="false" ref={text_ref} />
                 <div class="import-row">
                     <label for="import-as">{ "Read as" }</label>
                     <select id="import-as" ref={as_ref}>

@@ -2,6 +2,7 @@
 //! none computes a number.
 
 mod compare;
+mod config;
 mod explain;
 mod form;
 mod messages;
@@ -10,6 +11,7 @@ mod results;
 mod share;
 
 pub use compare::Compare;
+pub use config::Config;
 pub use explain::{Explain, Legacy};
 pub use form::Form;
 pub use messages::{FieldMessages, Notices};
