@@ -70,7 +70,14 @@ impl Reducible for State {
                 link.release = None;
                 Rc::new(State::from_link(link))
             }
-            Action::Import(fw, inputs) => {
+            Action::Import(fw, mut inputs) => {
+                // A config file rarely says the cluster shape: keep the current one unless it does.
+                for &f in framework::CLUSTER {
+                    let given = !inputs.get(f).trim().is_empty();
+                    if !given && !self.link.inputs.get(f).trim().is_empty() {
+                        inputs.set(f, self.link.inputs.get(f));
+                    }
+                }
                 let link = Link {
                     framework: fw,
                     inputs,
