@@ -412,6 +412,19 @@ async fn compare_shows_every_framework_and_marks_differences() {
     assert!(ds.get_attribute("data-value").is_some());
 }
 
+impl Mounted {
+    async fn paste(&self, text: &str) {
+        let area: web_sys::HtmlTextAreaElement =
+            self.q("#import-text").unwrap().dyn_into().unwrap();
+        area.set_value(text);
+        let init = web_sys::InputEventInit::new();
+        init.set_bubbles(true);
+        let ev = web_sys::InputEvent::new_with_event_init_dict("input", &init).unwrap();
+        area.dispatch_event(&ev).unwrap();
+        yew::scheduler::flush().await;
+    }
+}
+
 async fn open_details(page: &Mounted, selector: &str) {
     let details: web_sys::HtmlDetailsElement = page.q(selector).unwrap().dyn_into().unwrap();
     details.set_open(true);
@@ -447,12 +460,15 @@ async fn export_gives_the_framework_config_for_the_state() {
 async fn import_fills_the_form_and_lists_what_it_ignored() {
     let page = mount("nodes=2").await;
     open_details(&page, "details.config").await;
-    let area: web_sys::HtmlTextAreaElement = page.q("#import-text").unwrap().dyn_into().unwrap();
-    area.set_value(r#"{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 3}}"#);
+    page.paste(r#"{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 3}}"#).await;
     let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
     button.click();
     yew::scheduler::flush().await;
-    assert!(search().starts_with("?framework=deepspeed&nodes=2&"), "{}", search());
+    assert!(
+        search().starts_with("?framework=deepspeed&nodes=2&"),
+        "{}",
+        search()
+    );
     assert_eq!(page.input("train_micro_batch_size_per_gpu").value(), "4");
     assert_eq!(page.input("gradient_accumulation_steps").value(), "2");
     let ignored = page
@@ -462,7 +478,8 @@ async fn import_fills_the_form_and_lists_what_it_ignored() {
         .unwrap();
     assert!(ignored.contains("zero_optimization"), "{ignored}");
     // a broken paste is an error and changes nothing
-    area.set_value("{\"train_batch_size\": ");
+    page.paste("{\"train_batch_size\": ").await;
+    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
     button.click();
     yew::scheduler::flush().await;
     assert!(page.q("[data-import-error]").is_some());

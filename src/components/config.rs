@@ -27,7 +27,7 @@ pub fn config(props: &ConfigProps) -> Html {
     let open = use_state(|| false);
     let copied = use_state(|| None::<bool>);
     let result = use_state(|| None::<Rc<Imported>>);
-    let text_ref = use_node_ref();
+    let pasted = use_state(String::new);
     let as_ref = use_node_ref();
     let ontoggle = {
         let open = open.clone();
@@ -56,20 +56,25 @@ pub fn config(props: &ConfigProps) -> Html {
             });
         })
     };
+    let on_paste = {
+        let pasted = pasted.clone();
+        Callback::from(move |e: InputEvent| {
+            let area: HtmlTextAreaElement = e.target_unchecked_into();
+            pasted.set(area.value());
+        })
+    };
     let on_import = {
-        let (text_ref, as_ref) = (text_ref.clone(), as_ref.clone());
+        let as_ref = as_ref.clone();
+        let text = (*pasted).clone();
         let result = result.clone();
         let apply = props.on_import.clone();
         Callback::from(move |_: MouseEvent| {
-            let Some(area) = text_ref.cast::<HtmlTextAreaElement>() else {
-                return;
-            };
             let forced = as_ref
                 .cast::<HtmlSelectElement>()
                 .and_then(|s| Framework::from_id(&s.value()));
             let imported = match forced {
-                Some(fw) => import::import_as(fw, &area.value()),
-                None => import::import(&area.value()),
+                Some(fw) => import::import_as(fw, &text),
+                None => import::import(&text),
             };
             if imported.errors.is_empty() {
                 apply.emit((imported.framework, imported.raw()));
@@ -119,7 +124,7 @@ pub fn config(props: &ConfigProps) -> Html {
                     { "Paste an axolotl YAML, a DeepSpeed JSON or a Megatron command line; the form fills in. \
                        Keys dpcalc does not read are listed and ignored." }
                 </p>
-                <textarea id="import-text" rows="6" spellcheck="false" ref={text_ref} />
+                <textarea id="import-text" rows="6" spellcheck="false" value={(*pasted).clone()} oninput={on_paste} />
                 <div class="import-row">
                     <label for="import-as">{ "Read as" }</label>
                     <select id="import-as" ref={as_ref}>
