@@ -1,0 +1,234 @@
+//! The GPU map: an SVG of the cluster, nodes as rows and GPUs as cells, in the selected
+//! framework's rank order (`calc::mesh`, which cites each framework's source; the caption says
+//! which order is drawn). Colour shows the data-parallel replica and every cell also prints its
+//! replica number; tensor-parallel groups are outlined solid, context-parallel (and Ulysses
+//! sequence-parallel) groups dashed. Every cell is focusable, has a `<title>`, and carries
+//! `data-rank`, `data-dp`, `data-cp`, `data-tp` (and `data-pp`, `data-sp` where the framework
+//! has them). Groups are `<g class="tp-group">` / `<g class="cp-group">` / `<g class="sp-group">`.
+//! Above 512 GPUs one node is drawn and the rest is given as counts.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::calc::mesh::{self, Axis, Picture};
+use crate::calc::{Framework, RawInputs, Report};
+
+/// Props of [`GpuMap`].
+#[derive(Properties, PartialEq)]
+pub struct GpuMapProps {
+    pub framework: Framework,
+    pub inputs: Rc<RawInputs>,
+    pub report: Rc<Report>,
+}
+
+const CELL: u64 = 30;
+const GAP: u64 = 6;
+const LEFT: u64 = 64;
+const TOP: u64 = 8;
+
+/// A replica's colour (golden-angle hues, so neighbours differ); the number is printed too.
+fn colour(dp: u64) -> String {
+    let hue = (dp as f64 * 137.508) % 360.0;
+    format!("hsl({hue:.0}, 60%, 78%)")
+}
+
+fn x_of(gpu: u64) -> u64 {
+    LEFT + gpu * (CELL + GAP)
+}
+
+fn y_of(node: u64) -> u64 {
+    TOP + node * (CELL + GAP)
+}
+
+fn describe(p: &Picture, rank: u64) -> String {
+    let c = p.mesh.coords(rank);
+    let mut parts = vec![format!("dp {}", c.dp)];
+    let order = mesh::order(p.framework());
+    if order.contains(&Axis::Pp) {
+        parts.push(format!("pp {}", c.pp));
+    }
+    parts.push(format!("cp {}", c.cp));
+    if order.contains(&Axis::Sp) {
+        parts.push(format!("sp {}", c.sp));
+    }
+    parts.push(format!("tp {}", c.tp));
+    format!(
+        "GPU {} of node {}: global rank {rank} ({})",
+        rank % p.gpus_per_node,
+        rank / p.gpus_per_node,
+        parts.join(", ")
+    )
+}
+
+trait Fw {
+    fn framework(&self) -> Framework;
+}
+
+impl Fw for Picture {
+    fn framework(&self) -> Framework {
+        self.mesh.framework
+    }
+}
+
+/// The outlines of every group along `axis` that has a member among the drawn cells.
+fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html {
+    if p.mesh.size(axis) < 2 {
+        return html! {};
+    }
+    let drawn = |r: u64| r / p.gpus_per_node < p.drawn_nodes && r % p.gpus_per_node < p.drawn_gpus;
+    let mut out = Vec::new();
+    for node in 0..p.drawn_nodes {
+        for gpu in 0..p.drawn_gpus {
+            let r = node * p.gpus_per_node + gpu;
+            if p.mesh.coords(r).get(axis) != 0 {
+                continue;
+            }
+            let members: Vec<u64> = p.mesh.group(axis, r).into_iter().filter(|&m| drawn(m)).collect();
+            let segs = mesh::segments(&members, p.gpus_per_node);
+            let stroke = if dashed { "4 3" } else { "none" };
+            let inset = if dashed { 5 } else { 2 };
+            let rects = segs.iter().map(|&(n, a, b)| {
+                let x = x_of(a) - GAP / 2 + inset;
+                let w = (b - a + 1) * (CELL + GAP) - 2 * inset;
+                let y = y_of(n) - GAP / 2 + inset;
+                let h = CELL + GAP - 2 * inset;
+                html! { <rect x={x.to_string()} y={y.to_string()} width={w.to_string()} height={h.to_string()} rx="4" fill="none" stroke-dasharray={stroke} /> }
+            });
+            // Members apart from each other (a strided group): join their centres too.
+            let line = (segs.len() > 1).then(|| {
+                let pts: Vec<String> = members
+                    .iter()
+                    .map(|&m| format!("{},{}", x_of(m % p.gpus_per_node) + CELL / 2, y_of(m / p.gpus_per_node) + CELL - 4))
+                    .collect();
+                html! { <polyline points={pts.join(" ")} fill="none" stroke-dasharray={stroke} /> }
+            });
+            let label = format!("{} group of ranks {}", axis.short(), members.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", "));
+            out.push(html! {
+                <g class={class} data-group={r.to_string()} aria-label={label}>
+                    { for rects }
+                    { for line }
+                </g>
+            });
+        }
+    }
+    html! { <>{ for out }</> }
+}
+
+/// The cluster picture. See the module documentation for the DOM contract.
+#[function_component(GpuMap)]
+pub fn gpu_map(props: &GpuMapProps) -> Html {
+    let focused = use_state(|| None::<u64>);
+    let picture = mesh::picture(props.framework, &props.inputs, &props.report);
+    let p = match picture {
+        Ok(p) => p,
+        Err(why) => {
+            return html! {
+                <section class="gpumap" aria-label="GPU map">
+                    <h2>{ "GPU map" }</h2>
+                    <p class="note">{ why }</p>
+                </section>
+            }
+        }
+    };
+    let order = mesh::order(props.framework);
+    let width = LEFT + p.drawn_gpus * (CELL + GAP) + GAP;
+    let height = TOP + p.drawn_nodes * (CELL + GAP) + GAP;
+    let mut cells = Vec::new();
+    for node in 0..p.drawn_nodes {
+        cells.push(html! {
+            <text class="node-label" x="4" y={(y_of(node) + CELL / 2 + 4).to_string()}>{ format!("node {node}") }</text>
+        });
+        for gpu in 0..p.drawn_gpus {
+            let rank = node * p.gpus_per_node + gpu;
+            let c = p.mesh.coords(rank);
+            let text = describe(&p, rank);
+            let (onfocus, onenter) = {
+                let f = focused.clone();
+                let g = focused.clone();
+                (
+                    Callback::from(move |_: FocusEvent| f.set(Some(rank))),
+                    Callback::from(move |_: MouseEvent| g.set(Some(rank))),
+                )
+            };
+            let (x, y) = (x_of(gpu), y_of(node));
+            cells.push(html! {
+                <g class="gpu" tabindex="0" role="img" aria-label={text.clone()}
+                    data-rank={rank.to_string()} data-dp={c.dp.to_string()} data-cp={c.cp.to_string()} data-tp={c.tp.to_string()}
+                    data-pp={order.contains(&Axis::Pp).then(|| c.pp.to_string())}
+                    data-sp={order.contains(&Axis::Sp).then(|| c.sp.to_string())}
+                    {onfocus} onmouseenter={onenter}>
+                    <title>{ text }</title>
+                    <rect x={x.to_string()} y={y.to_string()} width={CELL.to_string()} height={CELL.to_string()} rx="3" fill={colour(c.dp)} />
+                    <text x={(x + CELL / 2).to_string()} y={(y + CELL / 2 + 4).to_string()} text-anchor="middle">{ c.dp }</text>
+                </g>
+            });
+        }
+    }
+    let shown_replicas = p.mesh.size(Axis::Dp).min(8);
+    let dp = p.mesh.size(Axis::Dp);
+    let sizes: Vec<String> = std::iter::once(format!("dp {dp}"))
+        .chain(p.dims.iter().map(|(a, f, s)| format!("{} {s} ({})", a.short(), f.key())))
+        .collect();
+    let details = focused
+        .map(|r| describe(&p, r))
+        .unwrap_or_else(|| "Hover or focus a GPU to see its global rank and coordinates.".into());
+    let tp_groups = p.mesh.world / p.mesh.size(Axis::Tp);
+    let cp_groups = p.mesh.world / p.mesh.size(Axis::Cp);
+    html! {
+        <section class="gpumap" aria-label="GPU map" data-world={p.mesh.world.to_string()}>
+            <h2>{ "GPU map" }</h2>
+            <p class="map-order">
+                { format!("{} nodes × {} GPUs; {}. Rank order: {} (from {}). Global rank = node × {} + local GPU.",
+                    p.nodes, p.gpus_per_node, sizes.join(", "), p.order, p.source, p.gpus_per_node) }
+            </p>
+            if let Some(c) = p.caveat { <p class="note">{ c }</p> }
+            if p.tp_crossing > 0 {
+                <p class="warning" data-warning="tp-crosses-node" role="status">
+                    { format!("{} of {tp_groups} tensor-parallel groups span more than one node: their all-reduces go over the inter-node network, a classic slowdown. Keep the tensor-parallel size a divisor of the GPUs per node ({}).",
+                        p.tp_crossing, p.gpus_per_node) }
+                </p>
+            }
+            if p.cp_crossing > 0 {
+                <p class="note" data-warning="cp-crosses-node">
+                    { format!("{} of {cp_groups} context-parallel groups span more than one node.", p.cp_crossing) }
+                </p>
+            }
+            if p.summarised {
+                <p class="map-summary" data-summary="true">
+                    { format!("{} GPUs are too many to draw one by one: node 0 is drawn{}; the other {} nodes ({} GPUs) repeat the pattern. In all: {dp} data-parallel replicas, {tp_groups} tensor-parallel groups of {}, {cp_groups} context-parallel groups of {}.",
+                        p.mesh.world,
+                        if p.drawn_gpus < p.gpus_per_node { format!(" (its first {} GPUs)", p.drawn_gpus) } else { String::new() },
+                        p.nodes - 1, p.mesh.world - p.gpus_per_node,
+                        p.mesh.size(Axis::Tp), p.mesh.size(Axis::Cp)) }
+                </p>
+            }
+            <div class="map-scroll">
+            <svg class="map" role="group" aria-label={format!("{} GPUs by node", p.mesh.world)}
+                width={width.to_string()} height={height.to_string()} viewBox={format!("0 0 {width} {height}")}>
+                { for cells }
+                <g class="outlines" aria-hidden="true">
+                    { outlines(&p, Axis::Tp, "tp-group", false) }
+                    { outlines(&p, Axis::Cp, "cp-group", true) }
+                    { outlines(&p, Axis::Sp, "sp-group", true) }
+                </g>
+            </svg>
+            </div>
+            <p class="map-details" aria-live="polite">{ details }</p>
+            <ul class="legend" aria-label="Legend">
+                { for (0..shown_replicas).map(|d| html! {
+                    <li><svg width="14" height="14" aria-hidden="true"><rect width="14" height="14" rx="2" fill={colour(d)} /></svg>{ format!(" replica {d}") }</li>
+                }) }
+                if dp > shown_replicas { <li>{ format!("… {dp} replicas in all; each cell prints its replica (dp) number") }</li> }
+                else { <li>{ "each cell prints its data-parallel replica (dp) number" }</li> }
+                <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" class="tp-swatch" /></svg>{ " solid outline: a tensor-parallel group" }</li>
+                if order.contains(&Axis::Cp) {
+                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke-dasharray="4 3" class="cp-swatch" /></svg>{ " dashed outline (joined when apart): a context-parallel group" }</li>
+                }
+                if order.contains(&Axis::Sp) {
+                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke-dasharray="4 3" class="sp-swatch" /></svg>{ " dashed outline: a sequence-parallel (Ulysses) group" }</li>
+                }
+            </ul>
+        </section>
+    }
+}
