@@ -18,7 +18,10 @@ fn brute(n: u64, k: usize) -> u64 {
         if k == 0 {
             return 1;
         }
-        (1..=rest).filter(|d| rest % d == 0).map(|d| go(rest / d, k - 1)).sum()
+        (1..=rest)
+            .filter(|d| rest % d == 0)
+            .map(|d| go(rest / d, k - 1))
+            .sum()
     }
     go(n, k)
 }
@@ -27,7 +30,11 @@ fn brute(n: u64, k: usize) -> u64 {
 fn counts_of_layouts() {
     for n in 1..=256u64 {
         for k in 1..=3u32 {
-            assert_eq!(layout::count_layouts(n, k), Some(brute(n, k as usize)), "{n} {k}");
+            assert_eq!(
+                layout::count_layouts(n, k),
+                Some(brute(n, k as usize)),
+                "{n} {k}"
+            );
         }
     }
     // 2^16: C(16+3, 3) = 969 triples, C(18, 2) = 153 pairs
@@ -65,7 +72,10 @@ fn eight_gpus_keep_the_batch() {
     assert_eq!(ex.target, Some(2 * 4 * 4));
     let cur = &ex.rows[ex.current.unwrap()];
     assert_eq!(cur.sizes, vec![2, 1]);
-    assert_eq!(ex.query(cur), "tensor_parallel_size=2&context_parallel_size=1");
+    assert_eq!(
+        ex.query(cur),
+        "tensor_parallel_size=2&context_parallel_size=1"
+    );
     // current tp 2: dp 4, batch 2 × 4 × 4 = 32; every layout can keep 32 with mbs 2
     for row in &ex.rows {
         let ga = 32 / (2 * row.dp);
@@ -118,7 +128,13 @@ fn a_layout_the_framework_refuses_says_why() {
     ]);
     let ex = layout::explore(Framework::Axolotl, "0.19.0", &r);
     for row in &ex.rows {
-        assert_eq!(row.valid(), row.sizes[1] == 1, "{:?} {:?}", row.sizes, row.problem);
+        assert_eq!(
+            row.valid(),
+            row.sizes[1] == 1,
+            "{:?} {:?}",
+            row.sizes,
+            row.problem
+        );
     }
     let bad = ex.rows.iter().find(|r| r.sizes == vec![1, 2]).unwrap();
     assert!(bad.problem.as_deref().unwrap().contains("ring-flash-attn"));
@@ -126,7 +142,11 @@ fn a_layout_the_framework_refuses_says_why() {
 
 #[test]
 fn sorting() {
-    let ex = layout::explore(Framework::Axolotl, "0.19.0", &raw(&[(Field::NumSamples, "100")]));
+    let ex = layout::explore(
+        Framework::Axolotl,
+        "0.19.0",
+        &raw(&[(Field::NumSamples, "100")]),
+    );
     let by_dp = layout::order(&ex, SortKey::Dp, true);
     let dps: Vec<u64> = by_dp.iter().map(|&i| ex.rows[i].dp).collect();
     assert!(dps.windows(2).all(|w| w[0] >= w[1]), "{dps:?}");
@@ -141,12 +161,31 @@ fn sorting() {
 fn memoised_rows_equal_direct_compute() {
     let extras: &[&[(Field, &str)]] = &[
         &[],
-        &[(Field::MicroBatchSize, "2"), (Field::GradientAccumulationSteps, "3")],
-        &[(Field::MicroBatchSize, "3"), (Field::NumSamples, "1001"), (Field::NumEpochs, "1.5")],
-        &[(Field::SamplePacking, "true"), (Field::MicroBatchSize, "2"), (Field::NumSamples, "10")],
-        &[(Field::SamplePacking, "true"), (Field::SamplePackingEffEst, "0.9"), (Field::TotalNumTokens, "123456789")],
+        &[
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "3"),
+        ],
+        &[
+            (Field::MicroBatchSize, "3"),
+            (Field::NumSamples, "1001"),
+            (Field::NumEpochs, "1.5"),
+        ],
+        &[
+            (Field::SamplePacking, "true"),
+            (Field::MicroBatchSize, "2"),
+            (Field::NumSamples, "10"),
+        ],
+        &[
+            (Field::SamplePacking, "true"),
+            (Field::SamplePackingEffEst, "0.9"),
+            (Field::TotalNumTokens, "123456789"),
+        ],
         &[(Field::BatchSize, "16"), (Field::MicroBatchSize, "4")],
-        &[(Field::MaxSteps, "7"), (Field::NumSamples, "500"), (Field::WarmupRatio, "0.1")],
+        &[
+            (Field::MaxSteps, "7"),
+            (Field::NumSamples, "500"),
+            (Field::WarmupRatio, "0.1"),
+        ],
         &[(Field::NumEpochs, "0")],
     ];
     let mut rows = 0;

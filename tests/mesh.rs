@@ -59,7 +59,11 @@ fn groups_match_the_frameworks_code() {
         for g in &want {
             for &r in g {
                 assert_eq!(m.rank(m.coords(r)), r);
-                assert_eq!(sorted(vec![m.group(a, r)]), sorted(vec![g.clone()]), "{line}");
+                assert_eq!(
+                    sorted(vec![m.group(a, r)]),
+                    sorted(vec![g.clone()]),
+                    "{line}"
+                );
             }
         }
         checked += 1;
@@ -191,6 +195,12 @@ fn segments_split_at_nodes_and_gaps() {
     assert_eq!(mesh::segments(&[0, 1, 2, 3], 8), vec![(0, 0, 3)]);
     assert_eq!(mesh::segments(&[6, 7, 8, 9], 8), vec![(0, 6, 7), (1, 0, 1)]);
     assert_eq!(mesh::segments(&[0, 2], 8), vec![(0, 0, 0), (0, 2, 2)]);
-    assert_eq!(mesh::describe(Framework::Megatron), "tp fastest, then cp, then dp, then pp");
-    assert_eq!(mesh::describe(Framework::Axolotl), "tp fastest, then cp, then dp");
+    assert_eq!(
+        mesh::describe(Framework::Megatron),
+        "tp fastest, then cp, then dp, then pp"
+    );
+    assert_eq!(
+        mesh::describe(Framework::Axolotl),
+        "tp fastest, then cp, then dp"
+    );
 }

@@ -55,10 +55,7 @@ fn time_from_tokens_per_second() {
     assert_eq!(float(&r, Output::TotalTimeSeconds), Some(256.0));
     assert_eq!(float(&r, Output::GpuHours), Some(256.0 * 8.0 / 3600.0));
     // seconds_per_step instead
-    let r = run(&[
-        (Field::NumSamples, "1000"),
-        (Field::SecondsPerStep, "1.5"),
-    ]);
+    let r = run(&[(Field::NumSamples, "1000"), (Field::SecondsPerStep, "1.5")]);
     // batch 8, ceil(1000/8) = 125 steps × 1.5 s = 187.5 s
     assert_eq!(float(&r, Output::TotalTimeSeconds), Some(187.5));
     assert_eq!(float(&r, Output::GpuHours), Some(187.5 * 8.0 / 3600.0));
@@ -85,10 +82,7 @@ fn throughput_refusals() {
     let bad = run(&[(Field::SecondsPerStep, "fast")]);
     assert_eq!(bad.diags_for(Field::SecondsPerStep).count(), 1);
     // max_steps -1 (0 steps): no totals
-    let r = run(&[
-        (Field::NumSamples, "0"),
-        (Field::SecondsPerStep, "2"),
-    ]);
+    let r = run(&[(Field::NumSamples, "0"), (Field::SecondsPerStep, "2")]);
     assert_eq!(r.value(Output::TotalTimeSeconds), None);
     assert_eq!(float(&r, Output::TimePerStepSeconds), Some(2.0));
 }

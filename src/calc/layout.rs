@@ -533,10 +533,7 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         positive(&base, Output::DpWorldSize),
         positive(&base, Output::GradientAccumulationSteps),
     ) {
-        (Some(t), Some(dp), Some(ga)) => dp
-            .checked_mul(ga)
-            .filter(|&d| t % d == 0)
-            .map(|d| t / d),
+        (Some(t), Some(dp), Some(ga)) => dp.checked_mul(ga).filter(|&d| t % d == 0).map(|d| t / d),
         _ => None,
     };
     let global_given = framework

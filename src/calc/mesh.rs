@@ -300,10 +300,9 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
     }
     let mesh = Mesh::new(framework, &axes).ok_or_else(|| "No mesh for these sizes.".to_string())?;
     let summarised = world > DRAW_LIMIT;
-    let caveat = (framework == Framework::DeepSpeed
-        && mesh.size(Axis::Tp) > 1
-        && mesh.size(Axis::Sp) > 1)
-        .then_some(
+    let caveat =
+        (framework == Framework::DeepSpeed && mesh.size(Axis::Tp) > 1 && mesh.size(Axis::Sp) > 1)
+            .then_some(
             "DeepSpeed builds the AutoTP mesh (dp, tp) and the Ulysses mesh (dp, sp) separately; \
              the picture assumes tp fastest, then sp.",
         );

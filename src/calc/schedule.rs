@@ -20,8 +20,8 @@
 //! The integer products are exact (i128, checked); the time values are `f64` (IEEE division and
 //! multiplication, correctly rounded, in the order written above).
 
-use super::framework::{Concept, Framework};
 use super::field::Reader;
+use super::framework::{Concept, Framework};
 use super::{Field, Level, Num, Output, Param, RawInputs, Report};
 
 /// Adds the token and time outputs to a framework's report (the hook in `Framework::compute`).
@@ -132,7 +132,7 @@ fn time(framework: Framework, raw: &RawInputs, report: &mut Report, tokens: Opti
     }
     let world = positive_int(report, Output::WorldSize);
     let per_step = match (tps, sps) {
-        (Param::Given(x), _) if x == 0.0 => {
+        (Param::Given(x), _) if x <= 0.0 => {
             report.diag(
                 Field::TokensPerSecondPerGpu,
                 Level::Error,
@@ -140,7 +140,7 @@ fn time(framework: Framework, raw: &RawInputs, report: &mut Report, tokens: Opti
             );
             return;
         }
-        (_, Param::Given(x)) if x == 0.0 => {
+        (_, Param::Given(x)) if x <= 0.0 => {
             report.diag(
                 Field::SecondsPerStep,
                 Level::Error,
@@ -365,9 +365,7 @@ pub fn timeline(report: &Report) -> Option<Timeline> {
     let total = positive_int(report, Output::MaxSteps)?;
     let total = u64::try_from(total).ok()?;
     let tf = total as f64;
-    let every = |o: Output| {
-        positive_int(report, o).and_then(|e| Marks::new(e as f64, tf))
-    };
+    let every = |o: Output| positive_int(report, o).and_then(|e| Marks::new(e as f64, tf));
     Some(Timeline {
         total,
         warmup: positive_int(report, Output::WarmupSteps).and_then(|w| u64::try_from(w).ok()),

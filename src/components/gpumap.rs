@@ -84,7 +84,12 @@ fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html 
             if p.mesh.coords(r).get(axis) != 0 {
                 continue;
             }
-            let members: Vec<u64> = p.mesh.group(axis, r).into_iter().filter(|&m| drawn(m)).collect();
+            let members: Vec<u64> = p
+                .mesh
+                .group(axis, r)
+                .into_iter()
+                .filter(|&m| drawn(m))
+                .collect();
             let segs = mesh::segments(&members, p.gpus_per_node);
             let stroke = if dashed { "4 3" } else { "none" };
             let inset = if dashed { 5 } else { 2 };
@@ -99,11 +104,25 @@ fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html 
             let line = (segs.len() > 1).then(|| {
                 let pts: Vec<String> = members
                     .iter()
-                    .map(|&m| format!("{},{}", x_of(m % p.gpus_per_node) + CELL / 2, y_of(m / p.gpus_per_node) + CELL - 4))
+                    .map(|&m| {
+                        format!(
+                            "{},{}",
+                            x_of(m % p.gpus_per_node) + CELL / 2,
+                            y_of(m / p.gpus_per_node) + CELL - 4
+                        )
+                    })
                     .collect();
                 html! { <polyline points={pts.join(" ")} fill="none" stroke-dasharray={stroke} /> }
             });
-            let label = format!("{} group of ranks {}", axis.short(), members.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", "));
+            let label = format!(
+                "{} group of ranks {}",
+                axis.short(),
+                members
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
             out.push(html! {
                 <g class={class} data-group={r.to_string()} aria-label={label}>
                     { for rects }
@@ -168,7 +187,11 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
     let shown_replicas = p.mesh.size(Axis::Dp).min(8);
     let dp = p.mesh.size(Axis::Dp);
     let sizes: Vec<String> = std::iter::once(format!("dp {dp}"))
-        .chain(p.dims.iter().map(|(a, f, s)| format!("{} {s} ({})", a.short(), f.key())))
+        .chain(
+            p.dims
+                .iter()
+                .map(|(a, f, s)| format!("{} {s} ({})", a.short(), f.key())),
+        )
         .collect();
     let details = focused
         .map(|r| describe(&p, r))

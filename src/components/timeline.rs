@@ -51,7 +51,13 @@ fn row(framework: Framework, report: &Report, output: Output) -> Html {
     }
 }
 
-fn marks(m: &Option<Marks>, total: u64, kind: &'static str, y: f64, shape: fn(f64, f64) -> Html) -> Html {
+fn marks(
+    m: &Option<Marks>,
+    total: u64,
+    kind: &'static str,
+    y: f64,
+    shape: fn(f64, f64) -> Html,
+) -> Html {
     let Some(m) = m else { return html! {} };
     let x = |s: f64| LEFT + (W - LEFT - RIGHT) * (s / total as f64);
     html! {
@@ -85,7 +91,10 @@ fn every(m: &Option<Marks>, what: &str) -> Option<String> {
     } else {
         format!(", the first {} drawn", m.at.len())
     };
-    Some(format!("{what} every {} steps ({} in the run{more})", m.every, m.count))
+    Some(format!(
+        "{what} every {} steps ({} in the run{more})",
+        m.every, m.count
+    ))
 }
 
 /// Tokens, time and the run's timeline. See the module documentation for the DOM contract.
