@@ -152,7 +152,10 @@ async fn clicking_an_explorer_row_applies_it() {
     // the batch is kept: dp 1, GA 4 × 8 = 32, batch 64; the map follows
     assert_eq!(m.count("svg.map .tp-group"), 2);
     assert_eq!(m.count("svg.map .cp-group"), 4);
-    let ga = current.query_selector("td:nth-child(4) [data-value]").unwrap().unwrap();
+    let ga = current
+        .query_selector("td:nth-child(4) [data-value]")
+        .unwrap()
+        .unwrap();
     assert_eq!(ga.get_attribute("data-value").as_deref(), Some("32"));
     // sorting by dp descending puts dp 8 first
     let sort: HtmlElement = m.q("th:nth-child(3) button").unwrap().dyn_into().unwrap();

@@ -316,6 +316,33 @@ fn binomial(n: u64, k: u64) -> Option<u64> {
     Some(r)
 }
 
+/// Every tuple of `k` sizes whose product divides `world`, in lexicographic order, at most
+/// [`MAX_ROWS`] (the second value says whether the list is cut); `None` above [`MAX_WORLD`].
+pub fn enumerate(world: u64, k: usize) -> Option<(Vec<Vec<u64>>, bool)> {
+    let divs = divisors(world)?;
+    Some(tuples(world, &divs, k, MAX_ROWS))
+}
+
+/// A layout the framework refuses at launch that its module may not model (it is checked only
+/// when the framework's own compute gives no error for the row).
+pub fn launch_refusal(framework: Framework, sizes: &[u64]) -> Option<String> {
+    let on = |d: Dim| {
+        dims(framework)
+            .iter()
+            .zip(sizes)
+            .any(|(&(x, _), &s)| x == d && s > 1)
+    };
+    match framework {
+        // accelerate 1.13 parallelism_config.py, ParallelismConfig.__post_init__ (run: it raises).
+        Framework::Hf if on(Dim::Cp) && on(Dim::Sp) => Some(
+            "accelerate refuses it: \u{201c}Context Parallelism (CP) and Sequence Parallelism (SP) are mutually \
+             exclusive.\u{201d} Set cp_size or sp_size to 1."
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
 /// Every tuple of `k` sizes whose product divides `world` (each taken from `divs`, the divisors
 /// of `world`), in lexicographic order, at most `limit`.
 fn tuples(world: u64, divs: &[u64], k: usize, limit: usize) -> (Vec<Vec<u64>>, bool) {
@@ -466,7 +493,8 @@ impl Context<'_> {
             .diags
             .iter()
             .find(|d| d.level == Level::Error && !self.baseline.contains(&d.message))
-            .map(|d| d.message.clone());
+            .map(|d| d.message.clone())
+            .or_else(|| launch_refusal(self.framework, sizes));
         Computed {
             ga,
             fit,

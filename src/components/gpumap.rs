@@ -92,13 +92,14 @@ fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html 
                 .collect();
             let segs = mesh::segments(&members, p.gpus_per_node);
             let stroke = if dashed { "4 3" } else { "none" };
+            let width = if dashed { "1.5" } else { "2.5" };
             let inset = if dashed { 5 } else { 2 };
             let rects = segs.iter().map(|&(n, a, b)| {
                 let x = x_of(a) - GAP / 2 + inset;
                 let w = (b - a + 1) * (CELL + GAP) - 2 * inset;
                 let y = y_of(n) - GAP / 2 + inset;
                 let h = CELL + GAP - 2 * inset;
-                html! { <rect x={x.to_string()} y={y.to_string()} width={w.to_string()} height={h.to_string()} rx="4" fill="none" stroke-dasharray={stroke} /> }
+                html! { <rect x={x.to_string()} y={y.to_string()} width={w.to_string()} height={h.to_string()} rx="4" fill="none" stroke="currentColor" stroke-width={width} stroke-dasharray={stroke} /> }
             });
             // Members apart from each other (a strided group): join their centres too.
             let line = (segs.len() > 1).then(|| {
@@ -112,7 +113,7 @@ fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html 
                         )
                     })
                     .collect();
-                html! { <polyline points={pts.join(" ")} fill="none" stroke-dasharray={stroke} /> }
+                html! { <polyline points={pts.join(" ")} fill="none" stroke="currentColor" stroke-width={width} stroke-dasharray={stroke} /> }
             });
             let label = format!(
                 "{} group of ranks {}",
@@ -156,7 +157,7 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
     let mut cells = Vec::new();
     for node in 0..p.drawn_nodes {
         cells.push(html! {
-            <text class="node-label" x="4" y={(y_of(node) + CELL / 2 + 4).to_string()}>{ format!("node {node}") }</text>
+            <text class="node-label" fill="currentColor" x="4" y={(y_of(node) + CELL / 2 + 4).to_string()}>{ format!("node {node}") }</text>
         });
         for gpu in 0..p.drawn_gpus {
             let rank = node * p.gpus_per_node + gpu;
@@ -178,8 +179,8 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
                     data-sp={order.contains(&Axis::Sp).then(|| c.sp.to_string())}
                     {onfocus} onmouseenter={onenter}>
                     <title>{ text }</title>
-                    <rect x={x.to_string()} y={y.to_string()} width={CELL.to_string()} height={CELL.to_string()} rx="3" fill={colour(c.dp)} />
-                    <text x={(x + CELL / 2).to_string()} y={(y + CELL / 2 + 4).to_string()} text-anchor="middle">{ c.dp }</text>
+                    <rect x={x.to_string()} y={y.to_string()} width={CELL.to_string()} height={CELL.to_string()} rx="3" fill={colour(c.dp)} stroke="#555" stroke-width="0.5" />
+                    <text x={(x + CELL / 2).to_string()} y={(y + CELL / 2 + 4).to_string()} text-anchor="middle" fill="#111" font-size="11">{ c.dp }</text>
                 </g>
             });
         }
@@ -244,12 +245,12 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
                 }) }
                 if dp > shown_replicas { <li>{ format!("… {dp} replicas in all; each cell prints its replica (dp) number") }</li> }
                 else { <li>{ "each cell prints its data-parallel replica (dp) number" }</li> }
-                <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" class="tp-swatch" /></svg>{ " solid outline: a tensor-parallel group" }</li>
+                <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="2.5" class="tp-swatch" /></svg>{ " solid outline: a tensor-parallel group" }</li>
                 if order.contains(&Axis::Cp) {
-                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke-dasharray="4 3" class="cp-swatch" /></svg>{ " dashed outline (joined when apart): a context-parallel group" }</li>
+                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="cp-swatch" /></svg>{ " dashed outline (joined when apart): a context-parallel group" }</li>
                 }
                 if order.contains(&Axis::Sp) {
-                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke-dasharray="4 3" class="sp-swatch" /></svg>{ " dashed outline: a sequence-parallel (Ulysses) group" }</li>
+                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="sp-swatch" /></svg>{ " dashed outline: a sequence-parallel (Ulysses) group" }</li>
                 }
             </ul>
         </section>

@@ -73,15 +73,15 @@ fn marks(
 }
 
 fn tick(x: f64, y: f64) -> Html {
-    html! { <line x1={format!("{x:.1}")} x2={format!("{x:.1}")} y1={format!("{:.1}", y - 26.0)} y2={format!("{:.1}", y + 8.0)} class="epoch-line" /> }
+    html! { <line x1={format!("{x:.1}")} x2={format!("{x:.1}")} y1={format!("{:.1}", y - 26.0)} y2={format!("{:.1}", y + 8.0)} stroke="currentColor" stroke-width="1.5" class="epoch-line" /> }
 }
 
 fn circle(x: f64, y: f64) -> Html {
-    html! { <circle cx={format!("{x:.1}")} cy={format!("{:.1}", y + 14.0)} r="3.5" class="eval-dot" /> }
+    html! { <circle cx={format!("{x:.1}")} cy={format!("{:.1}", y + 14.0)} r="3.5" fill="currentColor" class="eval-dot" /> }
 }
 
 fn square(x: f64, y: f64) -> Html {
-    html! { <rect x={format!("{:.1}", x - 3.5)} y={format!("{:.1}", y + 22.0)} width="7" height="7" class="save-box" /> }
+    html! { <rect x={format!("{:.1}", x - 3.5)} y={format!("{:.1}", y + 22.0)} width="7" height="7" fill="none" stroke="currentColor" class="save-box" /> }
 }
 
 fn every(m: &Option<Marks>, what: &str) -> Option<String> {
@@ -127,15 +127,15 @@ pub fn tokens_time(props: &TimelineProps) -> Html {
                     if let Some((w, _)) = warm {
                         <g data-mark="warmup" data-step={w.to_string()}>
                             <title>{ format!("warmup ends at step {w}") }</title>
-                            <rect x={LEFT.to_string()} y={(AXIS_Y - 10.0).to_string()} width={format!("{:.1}", x(w as f64) - LEFT)} height="10" class="warmup" />
+                            <rect x={LEFT.to_string()} y={(AXIS_Y - 10.0).to_string()} width={format!("{:.1}", x(w as f64) - LEFT)} height="10" fill="currentColor" fill-opacity="0.25" class="warmup" />
                         </g>
                     }
-                    <line x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={AXIS_Y.to_string()} y2={AXIS_Y.to_string()} class="axis" />
+                    <line x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={AXIS_Y.to_string()} y2={AXIS_Y.to_string()} stroke="currentColor" class="axis" />
                     { marks(&t.epochs, total, "epoch", AXIS_Y, tick) }
                     { marks(&t.evals, total, "eval", AXIS_Y, circle) }
                     { marks(&t.saves, total, "save", AXIS_Y, square) }
-                    <text x={LEFT.to_string()} y="14">{ "step 0" }</text>
-                    <text x={(W - RIGHT).to_string()} y="14" text-anchor="end">{ end }</text>
+                    <text x={LEFT.to_string()} y="14" fill="currentColor">{ "step 0" }</text>
+                    <text x={(W - RIGHT).to_string()} y="14" text-anchor="end" fill="currentColor">{ end }</text>
                 </svg>
                 <figcaption>{ legend.join("; ") }{ "." }</figcaption>
             </figure>
