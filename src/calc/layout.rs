@@ -144,9 +144,11 @@ impl Row {
 pub enum Mode {
     /// Each row sets gradient accumulation to keep the current global batch.
     SetAccumulation,
-    /// The global batch is an input (Megatron's `global_batch_size`, DeepSpeed's
-    /// `train_batch_size`): the framework derives the accumulation itself.
-    GlobalGiven,
+    /// Each row sets the global batch input (Megatron's `global_batch_size`, DeepSpeed's
+    /// `train_batch_size`) to `micro × dp × accumulation`, the achievable batch nearest the
+    /// current one, and the framework derives the accumulation (a given accumulation field is
+    /// set to match, as DeepSpeed checks all three).
+    SetGlobal,
     /// Only the sizes change (the framework has no accumulation input, or no current batch).
     SizesOnly,
 }
@@ -165,6 +167,9 @@ pub struct Explorer {
     /// The current per-replica samples per micro step (`global / (dp × ga)`).
     pub micro: Option<u64>,
     pub mode: Mode,
+    /// The accumulation and global-batch fields a row sets (see [`Mode`]).
+    pub accum_field: Option<Field>,
+    pub global_field: Option<Field>,
     /// Why there are no rows, or that the list is cut.
     pub note: Option<String>,
     /// How many framework computes the rows took (the memo's size).
@@ -196,9 +201,13 @@ impl Explorer {
     /// Everything applying the row sets: its sizes, the fills and the gradient accumulation.
     pub fn assignments(&self, row: &Row) -> Vec<(Field, String)> {
         let mut out = self.sizes(row);
-        if let (Some(ga), Some(f)) = (row.ga, self.framework.field_for(Concept::Accum)) {
-            out.push((f, ga.to_string()));
-        }
+        out.extend(batch_fields(
+            self.accum_field,
+            self.global_field,
+            self.micro,
+            row.dp,
+            row.ga,
+        ));
         out
     }
 
@@ -420,8 +429,35 @@ struct Context<'a> {
     mode: Mode,
     target: Option<u64>,
     micro: Option<u64>,
+    accum_field: Option<Field>,
+    global_field: Option<Field>,
     /// Errors the framework gives without any model parallelism: not a layout's fault.
     baseline: Vec<String>,
+}
+
+/// What a row sets to keep the batch: the accumulation and/or the global batch
+/// `micro × dp × ga`.
+fn batch_fields(
+    accum: Option<Field>,
+    global: Option<Field>,
+    micro: Option<u64>,
+    dp: u64,
+    ga: Option<u64>,
+) -> Vec<(Field, String)> {
+    let mut out = Vec::new();
+    let Some(ga) = ga else { return out };
+    if let Some(f) = accum {
+        out.push((f, ga.to_string()));
+    }
+    if let Some(b) = micro
+        .and_then(|m| m.checked_mul(dp))
+        .and_then(|x| x.checked_mul(ga))
+    {
+        if let Some(f) = global {
+            out.push((f, b.to_string()));
+        }
+    }
+    out
 }
 
 /// The accumulation that brings `micro × dp × ga` nearest to `target` (ties: the smaller).
@@ -461,16 +497,18 @@ impl Context<'_> {
         for (f, v) in fills(self.framework, dp) {
             raw.set(f, v);
         }
-        if let (Some(ga), Some(f)) = (ga, self.framework.field_for(Concept::Accum)) {
-            raw.set(f, ga.to_string());
+        for (f, v) in batch_fields(self.accum_field, self.global_field, self.micro, dp, ga) {
+            raw.set(f, v);
         }
         raw
     }
 
     fn ga(&self, dp: u64) -> Option<u64> {
         match self.mode {
-            Mode::SetAccumulation => accumulation_for(self.target?, self.micro?, dp),
-            _ => None,
+            Mode::SetAccumulation | Mode::SetGlobal => {
+                accumulation_for(self.target?, self.micro?, dp)
+            }
+            Mode::SizesOnly => None,
         }
     }
 
@@ -505,6 +543,18 @@ impl Context<'_> {
             problem,
         }
     }
+}
+
+/// What a row's computed numbers and messages depend on, besides the inputs every row shares:
+/// its data-parallel size and which of its dimensions are above 1. This is the one place to
+/// widen if a framework gains a rule on a dimension's value (`memoised_rows_equal_direct_compute`
+/// in `tests/layout.rs` checks every framework against the direct compute).
+fn memo_key(sizes: &[u64], dp: u64) -> (u64, u32) {
+    let mask = sizes
+        .iter()
+        .enumerate()
+        .fold(0u32, |m, (i, &s)| if s > 1 { m | (1 << i) } else { m });
+    (dp, mask)
 }
 
 /// Lists every layout for the current inputs, memoised (see the module documentation).
@@ -542,6 +592,8 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         target: positive(&base, Output::GlobalBatchSize),
         micro: None,
         mode: Mode::SizesOnly,
+        accum_field: None,
+        global_field: None,
         note: None,
         computes: 0,
     };
@@ -564,18 +616,20 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         (Some(t), Some(dp), Some(ga)) => dp.checked_mul(ga).filter(|&d| t % d == 0).map(|d| t / d),
         _ => None,
     };
-    let global_given = framework
-        .field_for(Concept::Global)
-        .is_some_and(|f| !raw.get(f).trim().is_empty());
-    ex.mode = if global_given {
-        Mode::GlobalGiven
-    } else if framework.field_for(Concept::Accum).is_some()
-        && ex.target.is_some()
-        && ex.micro.is_some()
-    {
-        Mode::SetAccumulation
+    let accum = framework.field_for(Concept::Accum);
+    let global = framework.field_for(Concept::Global);
+    let given = |f: Option<Field>| f.is_some_and(|f| !raw.get(f).trim().is_empty());
+    let known = ex.target.is_some() && ex.micro.is_some();
+    (ex.mode, ex.accum_field, ex.global_field) = if !known {
+        (Mode::SizesOnly, None, None)
+    } else if given(global) {
+        (Mode::SetGlobal, accum.filter(|&f| given(Some(f))), global)
+    } else if accum.is_some() {
+        (Mode::SetAccumulation, accum, None)
+    } else if global.is_some() {
+        (Mode::SetGlobal, None, global)
     } else {
-        Mode::SizesOnly
+        (Mode::SizesOnly, None, None)
     };
     let mut ctx = Context {
         framework,
@@ -585,6 +639,8 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         mode: ex.mode,
         target: ex.target,
         micro: ex.micro,
+        accum_field: ex.accum_field,
+        global_field: ex.global_field,
         baseline: Vec::new(),
     };
     let ones = vec![1; dims.len()];
@@ -608,13 +664,10 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     for sizes in all {
         let product: u64 = sizes.iter().product();
         let dp = world / product;
-        let mask = sizes
-            .iter()
-            .enumerate()
-            .fold(0u32, |m, (i, &s)| if s > 1 { m | (1 << i) } else { m });
+        let key = memo_key(&sizes, dp);
         let c = if memo {
             cache
-                .entry((dp, mask))
+                .entry(key)
                 .or_insert_with(|| {
                     ex.computes += 1;
                     ctx.compute(&sizes)

@@ -88,8 +88,8 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
         Mode::SetAccumulation => {
             "Each row sets gradient accumulation to keep the current global batch (exactly, or the nearest it can)."
         }
-        Mode::GlobalGiven => {
-            "The global batch is an input: each row keeps it and the framework derives its accumulation."
+        Mode::SetGlobal => {
+            "Each row sets the global batch to the achievable one nearest the current, and the framework derives its accumulation."
         }
         Mode::SizesOnly => "Each row changes only the parallel sizes.",
     };
