@@ -694,3 +694,42 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     }
     ex
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_fields_keep_the_three_consistent() {
+        // DeepSpeed with train_batch_size and gradient_accumulation_steps given: both are set,
+        // train_batch_size = micro × dp × ga
+        let f = batch_fields(
+            Some(Field::GradientAccumulationSteps),
+            Some(Field::TrainBatchSize),
+            Some(2),
+            4,
+            Some(3),
+        );
+        assert_eq!(
+            f,
+            vec![
+                (Field::GradientAccumulationSteps, "3".to_string()),
+                (Field::TrainBatchSize, "24".to_string())
+            ]
+        );
+        // Megatron: only global_batch_size
+        let f = batch_fields(None, Some(Field::GlobalBatchSize), Some(1), 8, Some(2));
+        assert_eq!(f, vec![(Field::GlobalBatchSize, "16".to_string())]);
+        assert!(batch_fields(None, Some(Field::GlobalBatchSize), Some(1), 8, None).is_empty());
+        // an overflowing batch sets nothing for it
+        let f = batch_fields(
+            None,
+            Some(Field::GlobalBatchSize),
+            Some(u64::MAX),
+            2,
+            Some(1),
+        );
+        assert!(f.is_empty());
+        assert_eq!(memo_key(&[1, 4, 1], 2), (2, 0b010));
+    }
+}

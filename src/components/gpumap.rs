@@ -37,8 +37,11 @@ fn x_of(gpu: u64) -> u64 {
     LEFT + gpu * (CELL + GAP)
 }
 
+/// Room under each row of cells for the arcs of strided groups.
+const ROW_GAP: u64 = 22;
+
 fn y_of(node: u64) -> u64 {
-    TOP + node * (CELL + GAP)
+    TOP + node * (CELL + ROW_GAP)
 }
 
 fn describe(p: &Picture, rank: u64) -> String {
@@ -90,31 +93,66 @@ fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html 
                 .into_iter()
                 .filter(|&m| drawn(m))
                 .collect();
-            let segs = mesh::segments(&members, p.gpus_per_node);
             let stroke = if dashed { "4 3" } else { "none" };
             let width = if dashed { "1.5" } else { "2.5" };
-            let inset = if dashed { 5 } else { 2 };
-            let rects = segs.iter().map(|&(n, a, b)| {
-                let x = x_of(a) - GAP / 2 + inset;
-                let w = (b - a + 1) * (CELL + GAP) - 2 * inset;
-                let y = y_of(n) - GAP / 2 + inset;
-                let h = CELL + GAP - 2 * inset;
-                html! { <rect x={x.to_string()} y={y.to_string()} width={w.to_string()} height={h.to_string()} rx="4" fill="none" stroke="currentColor" stroke-width={width} stroke-dasharray={stroke} /> }
-            });
-            // Members apart from each other (a strided group): join their centres too.
-            let line = (segs.len() > 1).then(|| {
-                let pts: Vec<String> = members
-                    .iter()
-                    .map(|&m| {
-                        format!(
-                            "{},{}",
-                            x_of(m % p.gpus_per_node) + CELL / 2,
-                            y_of(m / p.gpus_per_node) + CELL - 4
-                        )
+            let consecutive = members.windows(2).all(|w| w[1] == w[0] + 1);
+            let shapes: Vec<Html> = if consecutive {
+                // A run of neighbours: an outline around it (one per node it touches).
+                let inset = if dashed { 5 } else { 2 };
+                let segs = mesh::segments(&members, p.gpus_per_node);
+                // A group continued on the next node: a line joins its pieces.
+                let joins: Vec<Html> = segs
+                    .windows(2)
+                    .map(|w| {
+                        let (x0, y0) = (x_of(w[0].2) + CELL / 2, y_of(w[0].0) + CELL + 2);
+                        let (x1, y1) = (x_of(w[1].1) + CELL / 2, y_of(w[1].0) - 2);
+                        html! { <line class="crossing" x1={x0.to_string()} y1={y0.to_string()} x2={x1.to_string()} y2={y1.to_string()} stroke="#c00" stroke-width="2.5" /> }
                     })
                     .collect();
-                html! { <polyline points={pts.join(" ")} fill="none" stroke="currentColor" stroke-width={width} stroke-dasharray={stroke} /> }
-            });
+                segs.iter()
+                    .map(|&(n, a, b)| {
+                        let x = x_of(a) - GAP / 2 + inset;
+                        let w = (b - a + 1) * (CELL + GAP) - 2 * inset;
+                        let y = y_of(n) - GAP / 2 + inset;
+                        let h = CELL + GAP - 2 * inset;
+                        let colour = if segs.len() > 1 { "#c00" } else { "currentColor" };
+                        html! { <rect x={x.to_string()} y={y.to_string()} width={w.to_string()} height={h.to_string()} rx="4" fill="none" stroke={colour} stroke-width={width} stroke-dasharray={stroke} /> }
+                    })
+                    .chain(joins)
+                    .collect()
+            } else {
+                // Strided members: arcs under the row join each member to the next, deeper for
+                // each interleaved group so they stay apart; a dot marks every member.
+                let stride = (members[1] - members[0]).max(1);
+                let depth = 4.0 + 3.0 * ((members[0] % stride).min(4) as f64);
+                let at = |m: u64| {
+                    (
+                        (x_of(m % p.gpus_per_node) + CELL / 2) as f64,
+                        (y_of(m / p.gpus_per_node) + CELL) as f64,
+                    )
+                };
+                let mut d = String::new();
+                for w in members.windows(2) {
+                    let ((x0, y0), (x1, y1)) = (at(w[0]), at(w[1]));
+                    if y0 == y1 {
+                        d.push_str(&format!(
+                            "M{x0},{y0} Q{},{} {x1},{y1} ",
+                            (x0 + x1) / 2.0,
+                            y0 + 2.0 * depth
+                        ));
+                    } else {
+                        d.push_str(&format!("M{x0},{y0} L{x1},{} ", y1 - CELL as f64));
+                    }
+                }
+                let mut v = vec![
+                    html! { <path d={d} fill="none" stroke="currentColor" stroke-width={width} stroke-dasharray={stroke} /> },
+                ];
+                v.extend(members.iter().map(|&m| {
+                    let (x, y) = at(m);
+                    html! { <circle cx={x.to_string()} cy={(y - 3.0).to_string()} r="2" fill="currentColor" /> }
+                }));
+                v
+            };
             let label = format!(
                 "{} group of ranks {}",
                 axis.short(),
@@ -126,8 +164,7 @@ fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html 
             );
             out.push(html! {
                 <g class={class} data-group={r.to_string()} aria-label={label}>
-                    { for rects }
-                    { for line }
+                    { for shapes }
                 </g>
             });
         }
@@ -153,7 +190,7 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
     };
     let order = mesh::order(props.framework);
     let width = LEFT + p.drawn_gpus * (CELL + GAP) + GAP;
-    let height = TOP + p.drawn_nodes * (CELL + GAP) + GAP;
+    let height = TOP + p.drawn_nodes * (CELL + ROW_GAP);
     let mut cells = Vec::new();
     for node in 0..p.drawn_nodes {
         cells.push(html! {
@@ -198,13 +235,32 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
         .map(|r| describe(&p, r))
         .unwrap_or_else(|| "Hover or focus a GPU to see its global rank and coordinates.".into());
     let tp_groups = p.mesh.world / p.mesh.size(Axis::Tp);
+    let counts: Vec<String> = std::iter::once(format!("{dp} data-parallel replicas"))
+        .chain(
+            [
+                (Axis::Tp, "tensor-parallel"),
+                (Axis::Cp, "context-parallel"),
+                (Axis::Sp, "sequence-parallel"),
+                (Axis::Pp, "pipeline"),
+            ]
+            .iter()
+            .filter(|(a, _)| p.mesh.size(*a) > 1)
+            .map(|&(a, name)| {
+                format!(
+                    "{} {name} groups of {}",
+                    p.mesh.world / p.mesh.size(a),
+                    p.mesh.size(a)
+                )
+            }),
+        )
+        .collect();
     let cp_groups = p.mesh.world / p.mesh.size(Axis::Cp);
     html! {
         <section class="gpumap" aria-label="GPU map" data-world={p.mesh.world.to_string()}>
             <h2>{ "GPU map" }</h2>
             <p class="map-order">
-                { format!("{} nodes × {} GPUs; {}. Rank order: {} (from {}). Global rank = node × {} + local GPU.",
-                    p.nodes, p.gpus_per_node, sizes.join(", "), p.order, p.source, p.gpus_per_node) }
+                { format!("{} {} × {} GPUs; {}. Rank order: {} (from {}). Global rank = node × {} + local GPU.",
+                    p.nodes, if p.nodes == 1 { "node" } else { "nodes" }, p.gpus_per_node, sizes.join(", "), p.order, p.source, p.gpus_per_node) }
             </p>
             if let Some(c) = p.caveat { <p class="note">{ c }</p> }
             if p.tp_crossing > 0 {
@@ -220,11 +276,11 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
             }
             if p.summarised {
                 <p class="map-summary" data-summary="true">
-                    { format!("{} GPUs are too many to draw one by one: node 0 is drawn{}; the other {} nodes ({} GPUs) repeat the pattern. In all: {dp} data-parallel replicas, {tp_groups} tensor-parallel groups of {}, {cp_groups} context-parallel groups of {}.",
+                    { format!("{} GPUs are too many to draw one by one: node 0 is drawn{}; the other {} nodes ({} GPUs) repeat the pattern. In all: {}.",
                         p.mesh.world,
                         if p.drawn_gpus < p.gpus_per_node { format!(" (its first {} GPUs)", p.drawn_gpus) } else { String::new() },
                         p.nodes - 1, p.mesh.world - p.gpus_per_node,
-                        p.mesh.size(Axis::Tp), p.mesh.size(Axis::Cp)) }
+                        counts.join(", ")) }
                 </p>
             }
             <div class="map-scroll">
@@ -245,12 +301,12 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
                 }) }
                 if dp > shown_replicas { <li>{ format!("… {dp} replicas in all; each cell prints its replica (dp) number") }</li> }
                 else { <li>{ "each cell prints its data-parallel replica (dp) number" }</li> }
-                <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="2.5" class="tp-swatch" /></svg>{ " solid outline: a tensor-parallel group" }</li>
+                <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="2.5" class="tp-swatch" /></svg>{ " solid outline: a tensor-parallel group (red, joined by a red line, when it spans nodes)" }</li>
                 if order.contains(&Axis::Cp) {
-                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="cp-swatch" /></svg>{ " dashed outline (joined when apart): a context-parallel group" }</li>
+                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="cp-swatch" /></svg>{ " dashed outline, or dashed arcs and dots under the row when its members are apart: a context-parallel group" }</li>
                 }
                 if order.contains(&Axis::Sp) {
-                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="sp-swatch" /></svg>{ " dashed outline: a sequence-parallel (Ulysses) group" }</li>
+                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="sp-swatch" /></svg>{ " dashed outline or arcs: a sequence-parallel (Ulysses) group" }</li>
                 }
             </ul>
         </section>

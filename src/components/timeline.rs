@@ -132,6 +132,11 @@ pub fn tokens_time(props: &TimelineProps) -> Html {
                     }
                     <line x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={AXIS_Y.to_string()} y2={AXIS_Y.to_string()} stroke="currentColor" class="axis" />
                     { marks(&t.epochs, total, "epoch", AXIS_Y, tick) }
+                    if let Some(e) = t.epochs.as_ref().filter(|e| e.count <= 12) {
+                        { for e.at.iter().enumerate().map(|(k, &s)| html! {
+                            <text x={format!("{:.1}", x(s) - 3.0)} y={format!("{:.1}", AXIS_Y - 16.0)} text-anchor="end" font-size="10" fill="currentColor">{ format!("epoch {}", k + 1) }</text>
+                        }) }
+                    }
                     { marks(&t.evals, total, "eval", AXIS_Y, circle) }
                     { marks(&t.saves, total, "save", AXIS_Y, square) }
                     <text x={LEFT.to_string()} y="14" fill="currentColor">{ "step 0" }</text>
