@@ -135,7 +135,7 @@ fn tp_across_nodes_is_flagged() {
         (Field::TensorParallelSize, "8"),
     ]);
     let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
-    assert_eq!(p.tp_crossing, 1);
+    assert_eq!(p.tp_crossing, Some(1));
     // tp 4 fits a node
     let r = raw(&[
         (Field::Nodes, "2"),
@@ -143,7 +143,7 @@ fn tp_across_nodes_is_flagged() {
         (Field::TensorParallelSize, "4"),
     ]);
     let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
-    assert_eq!(p.tp_crossing, 0);
+    assert_eq!(p.tp_crossing, Some(0));
     assert!(!p.summarised);
     // 3 GPUs per node, tp 2: groups [2,3] and... straddle (6 GPUs: [0,1] [2,3] [4,5]; node 0 = 0..3)
     let r = raw(&[
@@ -152,7 +152,7 @@ fn tp_across_nodes_is_flagged() {
         (Field::TensorParallelSize, "2"),
     ]);
     let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
-    assert_eq!(p.tp_crossing, 1);
+    assert_eq!(p.tp_crossing, Some(1));
     // cp 2 × tp 4 on 8-GPU nodes: the cp groups (stride 4) stay in the node
     let r = raw(&[
         (Field::Nodes, "2"),
@@ -160,7 +160,7 @@ fn tp_across_nodes_is_flagged() {
         (Field::ContextParallelSize, "2"),
     ]);
     let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
-    assert_eq!((p.tp_crossing, p.cp_crossing), (0, 0));
+    assert_eq!((p.tp_crossing, p.cp_crossing), (Some(0), Some(0)));
     assert_eq!(p.mesh.size(Axis::Dp), 2);
 }
 
@@ -203,4 +203,51 @@ fn segments_split_at_nodes_and_gaps() {
         mesh::describe(Framework::Axolotl),
         "tp fastest, then cp, then dp"
     );
+}
+
+/// The node-crossing count walks one period of the pattern, not the cluster: checked against a
+/// walk of every group, and fast for the largest cluster.
+#[test]
+fn crossing_counts_by_period() {
+    for (tp, cp, gpn, world) in [
+        (2u64, 1u64, 3u64, 12u64),
+        (4, 2, 6, 48),
+        (8, 1, 4, 64),
+        (3, 2, 4, 48),
+        (2, 3, 8, 48),
+    ] {
+        let m = Mesh::new(
+            Framework::Megatron,
+            &[
+                (Axis::Tp, tp),
+                (Axis::Cp, cp),
+                (Axis::Dp, world / (tp * cp)),
+            ],
+        )
+        .unwrap();
+        for axis in [Axis::Tp, Axis::Cp] {
+            let walked = m
+                .groups(axis)
+                .iter()
+                .filter(|g| g.iter().map(|r| r / gpn).min() != g.iter().map(|r| r / gpn).max())
+                .count() as u64;
+            assert_eq!(
+                m.crossing(axis, gpn),
+                Some(walked),
+                "{tp} {cp} {gpn} {world} {axis:?}"
+            );
+        }
+    }
+    let fw = Framework::Axolotl;
+    let r = raw(&[
+        (Field::WorldSize, "16777216"),
+        (Field::TensorParallelSize, "16"),
+    ]);
+    let t = std::time::Instant::now();
+    let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
+    assert!(t.elapsed().as_secs_f64() < 1.0);
+    // 2^24 GPUs, 8 per node, tp 16: every TP group spans two nodes
+    assert_eq!(p.tp_crossing, Some(1 << 20));
+    let r = raw(&[(Field::WorldSize, "16777217")]);
+    assert!(mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).is_err());
 }

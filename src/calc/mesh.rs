@@ -215,22 +215,53 @@ impl Mesh {
             .collect()
     }
 
-    /// How many groups along `axis` span more than one node of `gpus_per_node` GPUs. Ranks grow
-    /// with every coordinate, so a group spans its first and last member's nodes.
-    pub fn crossing(&self, axis: Axis, gpus_per_node: u64) -> u64 {
-        if self.size(axis) == 1 || gpus_per_node == 0 {
-            return 0;
+    /// How many groups along `axis` span more than one node of `gpus_per_node` GPUs (which
+    /// divides the world). Ranks grow with every coordinate, so a group spans its first and
+    /// last member's nodes. The pattern repeats every `lcm(block, gpus_per_node)` ranks, where
+    /// `block` is the product of the sizes from `axis` to the fastest dimension, so only one
+    /// period is walked; `None` when that period is over [`MAX_WALK`] ranks.
+    pub fn crossing(&self, axis: Axis, gpus_per_node: u64) -> Option<u64> {
+        if self.size(axis) == 1 || gpus_per_node == 0 || gpus_per_node >= self.world {
+            return Some(0);
         }
-        (0..self.world)
+        let o = order(self.framework);
+        let at = o.iter().position(|&a| a == axis)?;
+        let block = o[at..]
+            .iter()
+            .try_fold(1u64, |p, &a| p.checked_mul(self.size(a)))?;
+        let period = lcm(block, gpus_per_node)?.min(self.world);
+        if period > MAX_WALK {
+            return None;
+        }
+        let in_period = (0..period)
             .filter(|&r| self.coords(r).get(axis) == 0)
             .filter(|&r| {
                 let mut c = self.coords(r);
                 c.set(axis, self.size(axis) - 1);
                 r / gpus_per_node != self.rank(c) / gpus_per_node
             })
-            .count() as u64
+            .count() as u64;
+        in_period.checked_mul(self.world / period)
     }
 }
+
+/// The most ranks [`Mesh::crossing`] walks.
+pub const MAX_WALK: u64 = 1 << 22;
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn lcm(a: u64, b: u64) -> Option<u64> {
+    (a / gcd(a, b)).checked_mul(b)
+}
+
+/// The largest cluster pictured (as the explorer's).
+pub const MAX_WORLD: u64 = layout::MAX_WORLD;
 
 /// Clusters above this many GPUs are summarised: one node drawn, the rest as counts.
 pub const DRAW_LIMIT: u64 = 512;
@@ -249,9 +280,9 @@ pub struct Picture {
     /// GPUs drawn per drawn node.
     pub drawn_gpus: u64,
     pub summarised: bool,
-    /// Tensor-parallel groups spanning more than one node.
-    pub tp_crossing: u64,
-    pub cp_crossing: u64,
+    /// Tensor-parallel groups spanning more than one node (`None`: too many to count).
+    pub tp_crossing: Option<u64>,
+    pub cp_crossing: Option<u64>,
     /// The framework's model-parallel dims with their sizes (for the legend).
     pub dims: Vec<(Axis, Field, u64)>,
     /// The rank order in words and its source.
@@ -267,6 +298,11 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
         Some(Num::Int(w)) if w > 0 => u64::try_from(w).map_err(|_| "too many GPUs".to_string())?,
         _ => return Err("The GPU map needs a valid world size.".into()),
     };
+    if world > MAX_WORLD {
+        return Err(format!(
+            "{world} GPUs: the GPU map covers clusters of up to {MAX_WORLD} GPUs."
+        ));
+    }
     let count = |f: Field, default: u64| {
         let mut scratch = Vec::new();
         match super::field::count(f, raw.get(f), &mut scratch) {

@@ -47,6 +47,9 @@ fn fit(f: Fit) -> Html {
     }
 }
 
+/// The most rows drawn (in the chosen order); 65,536 GPUs have 969 layouts of three dimensions.
+pub const SHOWN: usize = 1_000;
+
 /// The explorer table. See the module documentation for the DOM contract.
 #[function_component(LayoutExplorer)]
 pub fn layout_explorer(props: &ExplorerProps) -> Html {
@@ -55,10 +58,12 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
         |(fw, rel, raw)| layout::explore(*fw, rel, raw),
     );
     let sort = use_state(|| None::<(SortKey, bool)>);
-    let order: Vec<usize> = match *sort {
+    let mut order: Vec<usize> = match *sort {
         Some((key, desc)) => layout::order(&ex, key, desc),
         None => (0..ex.rows.len()).collect(),
     };
+    let all = order.len();
+    order.truncate(SHOWN);
     let header = |label: String, key: SortKey, code: Option<&'static str>| {
         let state = sort.clone();
         let (aria, next_desc) = match *sort {
@@ -102,6 +107,9 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                 <p class="explorer-summary">
                     { format!("{} layouts for {world} GPUs. {target} {mode}", ex.rows.len()) }
                 </p>
+                if all > SHOWN {
+                    <p class="note">{ format!("The first {SHOWN} of {all} in this order are shown; sort by a column to see others.") }</p>
+                }
                 <div class="table-scroll">
                 <table class="layouts">
                     <thead><tr>

@@ -263,15 +263,15 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
                     p.nodes, if p.nodes == 1 { "node" } else { "nodes" }, p.gpus_per_node, sizes.join(", "), p.order, p.source, p.gpus_per_node) }
             </p>
             if let Some(c) = p.caveat { <p class="note">{ c }</p> }
-            if p.tp_crossing > 0 {
+            if let Some(n) = p.tp_crossing.filter(|&n| n > 0) {
                 <p class="warning" data-warning="tp-crosses-node" role="status">
                     { format!("{} of {tp_groups} tensor-parallel groups span more than one node: their all-reduces go over the inter-node network, a classic slowdown. Keep the tensor-parallel size a divisor of the GPUs per node ({}).",
-                        p.tp_crossing, p.gpus_per_node) }
+                        n, p.gpus_per_node) }
                 </p>
             }
-            if p.cp_crossing > 0 {
+            if let Some(n) = p.cp_crossing.filter(|&n| n > 0) {
                 <p class="note" data-warning="cp-crosses-node">
-                    { format!("{} of {cp_groups} context-parallel groups span more than one node.", p.cp_crossing) }
+                    { format!("{} of {cp_groups} context-parallel groups span more than one node.", n) }
                 </p>
             }
             if p.summarised {
