@@ -81,6 +81,20 @@ fn throughput_refusals() {
         .any(|d| d.level == Level::Error));
     let bad = run(&[(Field::SecondsPerStep, "fast")]);
     assert_eq!(bad.diags_for(Field::SecondsPerStep).count(), 1);
+    // too large to represent: an error, not a missing value
+    let huge = run(&[
+        (Field::NumSamples, "1000000"),
+        (Field::SecondsPerStep, "1e308"),
+    ]);
+    assert_eq!(huge.value(Output::TotalTimeSeconds), None);
+    assert!(huge
+        .diags_for(Field::SecondsPerStep)
+        .any(|d| d.level == Level::Error));
+    let tiny = run(&[(Field::TokensPerSecondPerGpu, "1e-320")]);
+    assert_eq!(tiny.value(Output::TimePerStepSeconds), None);
+    assert!(tiny
+        .diags_for(Field::TokensPerSecondPerGpu)
+        .any(|d| d.level == Level::Error));
     // max_steps -1 (0 steps): no totals
     let r = run(&[(Field::NumSamples, "0"), (Field::SecondsPerStep, "2")]);
     assert_eq!(r.value(Output::TotalTimeSeconds), None);

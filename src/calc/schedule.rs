@@ -191,8 +191,18 @@ fn time(framework: Framework, raw: &RawInputs, report: &mut Report, tokens: Opti
     let Some(steps) = positive_int(report, Output::MaxSteps) else {
         return;
     };
+    let given = if tps.is_given() {
+        Field::TokensPerSecondPerGpu
+    } else {
+        Field::SecondsPerStep
+    };
     let total = per_step * steps as f64;
     if !total.is_finite() {
+        report.diag(
+            given,
+            Level::Error,
+            "the run's total time is too large to represent",
+        );
         return;
     }
     report.set(Output::TotalTimeSeconds, Num::Float(total));
@@ -208,7 +218,13 @@ fn time(framework: Framework, raw: &RawInputs, report: &mut Report, tokens: Opti
     );
     let Some(w) = world else { return };
     let hours = total * w as f64 / 3600.0;
-    if hours.is_finite() {
+    if !hours.is_finite() {
+        report.diag(
+            given,
+            Level::Error,
+            "the GPU-hours are too large to represent",
+        );
+    } else {
         report.set(Output::GpuHours, Num::Float(hours));
         report.explain(
             Output::GpuHours,
