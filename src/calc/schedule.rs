@@ -69,7 +69,7 @@ pub fn post_process(framework: Framework, raw: &RawInputs, report: &mut Report) 
             }
         }
     }
-    time(framework, raw, report, tokens);
+    time(raw, report, tokens);
 }
 
 /// `global_batch_size × sequence length`, when the framework module left it out and the
@@ -118,8 +118,7 @@ fn read(raw: &RawInputs, report: &mut Report, field: Field) -> Param<f64> {
     p
 }
 
-fn time(framework: Framework, raw: &RawInputs, report: &mut Report, tokens: Option<i128>) {
-    let _ = framework;
+fn time(raw: &RawInputs, report: &mut Report, tokens: Option<i128>) {
     let tps = read(raw, report, Field::TokensPerSecondPerGpu);
     let sps = read(raw, report, Field::SecondsPerStep);
     if let (Param::Given(_), Param::Given(_)) = (tps, sps) {
