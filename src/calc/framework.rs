@@ -65,7 +65,7 @@ macro_rules! frameworks {
 
             /// Computes everything by the rules of `release` (an id from [`Framework::releases`]).
             pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
-                match self { $(Framework::$variant => $module::compute_release(release, raw)),* }
+                super::schedule::finish(self, raw, match self { $(Framework::$variant => $module::compute_release(release, raw)),* })
             }
         }
     };

@@ -17,9 +17,12 @@ pub mod field;
 pub mod framework;
 pub mod hf;
 pub mod import;
+pub mod layout;
 pub mod megatron;
+pub mod mesh;
 pub mod nanotron;
 pub mod num;
+pub mod schedule;
 pub mod torchtitan;
 
 pub use field::{Field, Kind, Param};
@@ -115,6 +118,11 @@ outputs! {
     // (nanotron: add outputs above this line)
 
     // ---- tokens and time (issue 5) -------------------------------------------------------
+    TokensPerEpoch => "tokens_per_epoch", "Token slots per epoch";
+    TotalTokens => "total_tokens", "Token slots in the run";
+    TimePerStepSeconds => "time_per_step_seconds", "Time per optimizer step (s)";
+    TotalTimeSeconds => "total_time_seconds", "Wall-clock time of the run (s)";
+    GpuHours => "gpu_hours", "GPU-hours";
     // (time: add outputs above this line)
 }
 

@@ -4,17 +4,23 @@
 mod compare;
 mod config;
 mod explain;
+mod explorer;
 mod form;
+mod gpumap;
 mod messages;
 mod picker;
 mod results;
 mod share;
+mod timeline;
 
 pub use compare::Compare;
 pub use config::Config;
 pub use explain::{Explain, Legacy};
+pub use explorer::{ExplorerProps, LayoutExplorer};
 pub use form::Form;
+pub use gpumap::{GpuMap, GpuMapProps};
 pub use messages::{FieldMessages, Notices};
 pub use picker::Picker;
 pub use results::Results;
 pub use share::Share;
+pub use timeline::{TimelineProps, TokensTime};

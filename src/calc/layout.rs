@@ -1,0 +1,735 @@
+//! The layout explorer: for the current world size, every parallel layout the framework can
+//! take — each combination of its model-parallel sizes (tensor, context, sequence, pipeline,
+//! where it has them) whose product divides the world size — with the data-parallel size, the
+//! gradient accumulation that keeps the current global batch at the current micro batch, and
+//! the global batch and optimizer steps the framework then computes.
+//!
+//! Every number in a row is the framework's own: the row's inputs (the user's, with the sizes
+//! and the gradient accumulation substituted through [`Framework::field_for`]) go through
+//! [`Framework::compute`]. The compute is memoised by what differs between rows: for a fixed
+//! world, micro batch and target batch, two rows with the same data-parallel size and the same
+//! set of dimensions above 1 get the same batch, steps and messages (the per-framework rules
+//! key on `dp` and on whether a dimension is on). `tests/layout.rs` checks the memoised rows
+//! against a direct compute of every row. 65,536 GPUs (969 layouts of three dimensions) need
+//! 17 distinct data-parallel sizes.
+//!
+//! The per-framework dimensions ([`dims`]) are the framework's own config keys:
+//! axolotl `tensor_parallel_size`, `context_parallel_size`; HF Trainer (accelerate
+//! `ParallelismConfig`) `tp_size`, `cp_size`, `sp_size`; DeepSpeed `autotp_size`,
+//! `sequence_parallel_size`; Megatron `tensor_model_parallel_size`, `context_parallel_size`,
+//! `pipeline_model_parallel_size`; torchtitan `tensor_parallel_degree`,
+//! `context_parallel_degree`, `pipeline_parallel_degree` (with `data_parallel_shard_degree = -1`
+//! filling the rest); nanotron `tp`, `pp` (with `dp = world // (tp × pp)`, which nanotron needs
+//! set).
+
+use std::collections::HashMap;
+
+use super::framework::{Concept, Framework};
+use super::{Field, Level, Num, Output, RawInputs, Report};
+
+/// A model-parallel dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// Tensor parallel.
+    Tp,
+    /// Context parallel (ring attention).
+    Cp,
+    /// Sequence parallel, Ulysses-style.
+    Sp,
+    /// Pipeline parallel.
+    Pp,
+}
+
+impl Dim {
+    /// The short name (`tp`, `cp`, `sp`, `pp`).
+    pub const fn short(self) -> &'static str {
+        match self {
+            Dim::Tp => "tp",
+            Dim::Cp => "cp",
+            Dim::Sp => "sp",
+            Dim::Pp => "pp",
+        }
+    }
+}
+
+/// A framework's model-parallel dimensions and their config keys, in the order the explorer's
+/// columns (and a row's `data-layout`) list them.
+pub const fn dims(framework: Framework) -> &'static [(Dim, Field)] {
+    match framework {
+        Framework::Axolotl => &[
+            (Dim::Tp, Field::TensorParallelSize),
+            (Dim::Cp, Field::ContextParallelSize),
+        ],
+        Framework::Hf => &[
+            (Dim::Tp, Field::TpSize),
+            (Dim::Cp, Field::CpSize),
+            (Dim::Sp, Field::SpSize),
+        ],
+        Framework::DeepSpeed => &[
+            (Dim::Tp, Field::AutotpSize),
+            (Dim::Sp, Field::SequenceParallelSize),
+        ],
+        Framework::Megatron => &[
+            (Dim::Tp, Field::TensorModelParallelSize),
+            (Dim::Cp, Field::ContextParallelSize),
+            (Dim::Pp, Field::PipelineModelParallelSize),
+        ],
+        Framework::Torchtitan => &[
+            (Dim::Tp, Field::TensorParallelDegree),
+            (Dim::Cp, Field::ContextParallelDegree),
+            (Dim::Pp, Field::PipelineParallelDegree),
+        ],
+        Framework::Nanotron => &[(Dim::Tp, Field::Tp), (Dim::Pp, Field::Pp)],
+    }
+}
+
+/// What else a layout sets so the framework fills the data-parallel size: torchtitan's
+/// `data_parallel_shard_degree = -1` ("the rest of the world"), nanotron's `dp`, which has no
+/// default.
+fn fills(framework: Framework, dp: u64) -> Vec<(Field, String)> {
+    match framework {
+        Framework::Torchtitan => vec![(Field::DataParallelShardDegree, "-1".to_string())],
+        Framework::Nanotron => vec![(Field::Dp, dp.to_string())],
+        _ => Vec::new(),
+    }
+}
+
+/// The largest world the explorer enumerates (its divisors are found by trial division up to
+/// the square root, 4,096 divisions).
+pub const MAX_WORLD: u64 = 1 << 24;
+
+/// The most rows listed (a world with very many divisors is cut, and says so).
+pub const MAX_ROWS: usize = 20_000;
+
+/// How a row's global batch compares with the current one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// The same global batch.
+    Exact,
+    /// The nearest achievable; `miss` = row batch − current batch.
+    Near { miss: i128 },
+    /// No batch to compare (the framework computes none for this row, or there is no current one).
+    Unknown,
+}
+
+/// One layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// One size per [`dims`] entry.
+    pub sizes: Vec<u64>,
+    /// `world / product(sizes)`.
+    pub dp: u64,
+    /// The gradient accumulation the row sets (when the framework takes it as an input and the
+    /// current batch is known).
+    pub ga: Option<u64>,
+    pub fit: Fit,
+    /// What the framework computes for this row.
+    pub dp_world_size: Option<Num>,
+    pub gradient_accumulation_steps: Option<Num>,
+    pub global_batch_size: Option<Num>,
+    pub max_steps: Option<Num>,
+    /// The framework's first error for this layout (one the current inputs without model
+    /// parallelism do not have), if any.
+    pub problem: Option<String>,
+}
+
+impl Row {
+    pub fn valid(&self) -> bool {
+        self.problem.is_none()
+    }
+}
+
+/// How the rows keep the batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Each row sets gradient accumulation to keep the current global batch.
+    SetAccumulation,
+    /// Each row sets the global batch input (Megatron's `global_batch_size`, DeepSpeed's
+    /// `train_batch_size`) to `micro × dp × accumulation`, the achievable batch nearest the
+    /// current one, and the framework derives the accumulation (a given accumulation field is
+    /// set to match, as DeepSpeed checks all three).
+    SetGlobal,
+    /// Only the sizes change (the framework has no accumulation input, or no current batch).
+    SizesOnly,
+}
+
+/// The explorer for one set of inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explorer {
+    pub framework: Framework,
+    pub dims: &'static [(Dim, Field)],
+    pub world: Option<u64>,
+    pub rows: Vec<Row>,
+    /// The row of the current inputs.
+    pub current: Option<usize>,
+    /// The current global batch.
+    pub target: Option<u64>,
+    /// The current per-replica samples per micro step (`global / (dp × ga)`).
+    pub micro: Option<u64>,
+    pub mode: Mode,
+    /// The accumulation and global-batch fields a row sets (see [`Mode`]).
+    pub accum_field: Option<Field>,
+    pub global_field: Option<Field>,
+    /// Why there are no rows, or that the list is cut.
+    pub note: Option<String>,
+    /// How many framework computes the rows took (the memo's size).
+    pub computes: usize,
+}
+
+impl Explorer {
+    /// The row's sizes as a query fragment in the framework's own names, plus what fills the
+    /// data-parallel size (`tensor_parallel_size=2&context_parallel_size=1`).
+    pub fn query(&self, row: &Row) -> String {
+        self.sizes(row)
+            .iter()
+            .map(|(f, v)| format!("{}={v}", f.key()))
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+
+    fn sizes(&self, row: &Row) -> Vec<(Field, String)> {
+        let mut out: Vec<(Field, String)> = self
+            .dims
+            .iter()
+            .zip(&row.sizes)
+            .map(|(&(_, f), s)| (f, s.to_string()))
+            .collect();
+        out.extend(fills(self.framework, row.dp));
+        out
+    }
+
+    /// Everything applying the row sets: its sizes, the fills and the gradient accumulation.
+    pub fn assignments(&self, row: &Row) -> Vec<(Field, String)> {
+        let mut out = self.sizes(row);
+        out.extend(batch_fields(
+            self.accum_field,
+            self.global_field,
+            self.micro,
+            row.dp,
+            row.ga,
+        ));
+        out
+    }
+
+    /// The assignments as a query fragment.
+    pub fn apply_query(&self, row: &Row) -> String {
+        self.assignments(row)
+            .iter()
+            .map(|(f, v)| format!("{}={v}", f.key()))
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+}
+
+/// A column to sort by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// The n-th dimension of [`dims`].
+    Size(usize),
+    Dp,
+    Ga,
+    Miss,
+    Global,
+    Steps,
+}
+
+/// The row indices sorted by `key` (stable: ties keep the enumeration order); rows without a
+/// value go last.
+pub fn order(ex: &Explorer, key: SortKey, descending: bool) -> Vec<usize> {
+    let value = |r: &Row| -> Option<f64> {
+        match key {
+            SortKey::Size(i) => r.sizes.get(i).map(|&s| s as f64),
+            SortKey::Dp => Some(r.dp as f64),
+            SortKey::Ga => r.gradient_accumulation_steps.map(Num::to_f64),
+            SortKey::Miss => match r.fit {
+                Fit::Exact => Some(0.0),
+                Fit::Near { miss } => Some((miss as f64).abs()),
+                Fit::Unknown => None,
+            },
+            SortKey::Global => r.global_batch_size.map(Num::to_f64),
+            SortKey::Steps => r.max_steps.map(Num::to_f64),
+        }
+    };
+    let mut idx: Vec<usize> = (0..ex.rows.len()).collect();
+    idx.sort_by(|&a, &b| {
+        let (va, vb) = (value(&ex.rows[a]), value(&ex.rows[b]));
+        match (va, vb) {
+            (Some(x), Some(y)) => {
+                let o = x.total_cmp(&y);
+                if descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
+    });
+    idx
+}
+
+/// The divisors of `n` in increasing order (`None` above [`MAX_WORLD`] or for 0).
+pub fn divisors(n: u64) -> Option<Vec<u64>> {
+    if n == 0 || n > MAX_WORLD {
+        return None;
+    }
+    let mut small = Vec::new();
+    let mut large = Vec::new();
+    let mut d = 1;
+    while d * d <= n {
+        if n % d == 0 {
+            small.push(d);
+            if d * d != n {
+                large.push(n / d);
+            }
+        }
+        d += 1;
+    }
+    small.extend(large.into_iter().rev());
+    Some(small)
+}
+
+/// How many `k`-tuples of positive integers have a product dividing `n`:
+/// `∏ C(a + k, k)` over the prime powers `p^a` of `n`. Independent of the enumeration.
+pub fn count_layouts(n: u64, k: u32) -> Option<u64> {
+    if n == 0 {
+        return None;
+    }
+    let mut m = n;
+    let mut total: u64 = 1;
+    let mut p = 2;
+    while p * p <= m {
+        let mut a = 0u64;
+        while m % p == 0 {
+            m /= p;
+            a += 1;
+        }
+        if a > 0 {
+            total = total.checked_mul(binomial(a + u64::from(k), u64::from(k))?)?;
+        }
+        p += 1;
+    }
+    if m > 1 {
+        total = total.checked_mul(binomial(1 + u64::from(k), u64::from(k))?)?;
+    }
+    Some(total)
+}
+
+fn binomial(n: u64, k: u64) -> Option<u64> {
+    let mut r: u64 = 1;
+    for i in 0..k {
+        r = r.checked_mul(n - i)? / (i + 1);
+    }
+    Some(r)
+}
+
+/// Every tuple of `k` sizes whose product divides `world`, in lexicographic order, at most
+/// [`MAX_ROWS`] (the second value says whether the list is cut); `None` above [`MAX_WORLD`].
+pub fn enumerate(world: u64, k: usize) -> Option<(Vec<Vec<u64>>, bool)> {
+    let divs = divisors(world)?;
+    Some(tuples(world, &divs, k, MAX_ROWS))
+}
+
+/// A layout the framework refuses at launch that its module may not model (it is checked only
+/// when the framework's own compute gives no error for the row).
+pub fn launch_refusal(framework: Framework, sizes: &[u64]) -> Option<String> {
+    let on = |d: Dim| {
+        dims(framework)
+            .iter()
+            .zip(sizes)
+            .any(|(&(x, _), &s)| x == d && s > 1)
+    };
+    match framework {
+        // accelerate 1.13 parallelism_config.py, ParallelismConfig.__post_init__ (run: it raises).
+        Framework::Hf if on(Dim::Cp) && on(Dim::Sp) => Some(
+            "accelerate refuses it: \u{201c}Context Parallelism (CP) and Sequence Parallelism (SP) are mutually \
+             exclusive.\u{201d} Set cp_size or sp_size to 1."
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// Every tuple of `k` sizes whose product divides `world` (each taken from `divs`, the divisors
+/// of `world`), in lexicographic order, at most `limit`.
+fn tuples(world: u64, divs: &[u64], k: usize, limit: usize) -> (Vec<Vec<u64>>, bool) {
+    let mut out = Vec::new();
+    let mut cur = Vec::with_capacity(k);
+    let mut cut = false;
+    fn go(
+        rest: u64,
+        divs: &[u64],
+        k: usize,
+        cur: &mut Vec<u64>,
+        out: &mut Vec<Vec<u64>>,
+        limit: usize,
+        cut: &mut bool,
+    ) {
+        if cur.len() == k {
+            if out.len() >= limit {
+                *cut = true;
+            } else {
+                out.push(cur.clone());
+            }
+            return;
+        }
+        for &d in divs {
+            if d > rest {
+                break;
+            }
+            if rest % d == 0 {
+                cur.push(d);
+                go(rest / d, divs, k, cur, out, limit, cut);
+                cur.pop();
+                if *cut {
+                    return;
+                }
+            }
+        }
+    }
+    go(world, divs, k, &mut cur, &mut out, limit, &mut cut);
+    (out, cut)
+}
+
+/// The current size of each dimension (empty = 1; a value axolotl-style 0 counts as 1), or
+/// `None` when one is unreadable.
+pub fn current_sizes(framework: Framework, raw: &RawInputs) -> Option<Vec<u64>> {
+    dims(framework)
+        .iter()
+        .map(|&(_, f)| {
+            let mut scratch = Vec::new();
+            if raw.conflict(f).is_some() {
+                return None;
+            }
+            match super::field::count(f, raw.get(f), &mut scratch) {
+                super::Param::Absent => Some(1),
+                super::Param::Given(0) => Some(1),
+                super::Param::Given(v) => Some(v),
+                super::Param::Invalid => None,
+            }
+        })
+        .collect()
+}
+
+fn positive(report: &Report, output: Output) -> Option<u64> {
+    match report.value(output)? {
+        Num::Int(v) if v > 0 => u64::try_from(v).ok(),
+        _ => None,
+    }
+}
+
+/// What the explorer holds fixed across rows.
+struct Context<'a> {
+    framework: Framework,
+    release: &'a str,
+    raw: &'a RawInputs,
+    world: u64,
+    mode: Mode,
+    target: Option<u64>,
+    micro: Option<u64>,
+    accum_field: Option<Field>,
+    global_field: Option<Field>,
+    /// Errors the framework gives without any model parallelism: not a layout's fault.
+    baseline: Vec<String>,
+}
+
+/// What a row sets to keep the batch: the accumulation and/or the global batch
+/// `micro × dp × ga`.
+fn batch_fields(
+    accum: Option<Field>,
+    global: Option<Field>,
+    micro: Option<u64>,
+    dp: u64,
+    ga: Option<u64>,
+) -> Vec<(Field, String)> {
+    let mut out = Vec::new();
+    let Some(ga) = ga else { return out };
+    if let Some(f) = accum {
+        out.push((f, ga.to_string()));
+    }
+    if let Some(b) = micro
+        .and_then(|m| m.checked_mul(dp))
+        .and_then(|x| x.checked_mul(ga))
+    {
+        if let Some(f) = global {
+            out.push((f, b.to_string()));
+        }
+    }
+    out
+}
+
+/// The accumulation that brings `micro × dp × ga` nearest to `target` (ties: the smaller).
+pub fn accumulation_for(target: u64, micro: u64, dp: u64) -> Option<u64> {
+    let per = micro.checked_mul(dp)?;
+    if per == 0 {
+        return None;
+    }
+    let lo = (target / per).max(1);
+    let hi = lo.checked_add(1)?;
+    let err = |g: u64| (i128::from(per) * i128::from(g) - i128::from(target)).abs();
+    Some(if target % per == 0 || err(lo) <= err(hi) {
+        lo
+    } else {
+        hi
+    })
+}
+
+/// The computed part of a row (shared by rows with the same key).
+#[derive(Clone)]
+struct Computed {
+    ga: Option<u64>,
+    fit: Fit,
+    dp_world_size: Option<Num>,
+    gradient_accumulation_steps: Option<Num>,
+    global_batch_size: Option<Num>,
+    max_steps: Option<Num>,
+    problem: Option<String>,
+}
+
+impl Context<'_> {
+    fn inputs(&self, sizes: &[u64], dp: u64, ga: Option<u64>) -> RawInputs {
+        let mut raw = self.raw.clone();
+        for (&(_, f), s) in dims(self.framework).iter().zip(sizes) {
+            raw.set(f, s.to_string());
+        }
+        for (f, v) in fills(self.framework, dp) {
+            raw.set(f, v);
+        }
+        for (f, v) in batch_fields(self.accum_field, self.global_field, self.micro, dp, ga) {
+            raw.set(f, v);
+        }
+        raw
+    }
+
+    fn ga(&self, dp: u64) -> Option<u64> {
+        match self.mode {
+            Mode::SetAccumulation | Mode::SetGlobal => {
+                accumulation_for(self.target?, self.micro?, dp)
+            }
+            Mode::SizesOnly => None,
+        }
+    }
+
+    fn compute(&self, sizes: &[u64]) -> Computed {
+        let product: u64 = sizes.iter().product();
+        let dp = self.world / product;
+        let ga = self.ga(dp);
+        let report = self
+            .framework
+            .compute(self.release, &self.inputs(sizes, dp, ga));
+        let global = report.value(Output::GlobalBatchSize);
+        let fit = match (global, self.target) {
+            (Some(Num::Int(g)), Some(t)) if g == i128::from(t) => Fit::Exact,
+            (Some(Num::Int(g)), Some(t)) => Fit::Near {
+                miss: g - i128::from(t),
+            },
+            _ => Fit::Unknown,
+        };
+        let problem = report
+            .diags
+            .iter()
+            .find(|d| d.level == Level::Error && !self.baseline.contains(&d.message))
+            .map(|d| d.message.clone())
+            .or_else(|| launch_refusal(self.framework, sizes));
+        Computed {
+            ga,
+            fit,
+            dp_world_size: report.value(Output::DpWorldSize),
+            gradient_accumulation_steps: report.value(Output::GradientAccumulationSteps),
+            global_batch_size: global,
+            max_steps: report.value(Output::MaxSteps),
+            problem,
+        }
+    }
+}
+
+/// What a row's computed numbers and messages depend on, besides the inputs every row shares:
+/// its data-parallel size and which of its dimensions are above 1. This is the one place to
+/// widen if a framework gains a rule on a dimension's value (`memoised_rows_equal_direct_compute`
+/// in `tests/layout.rs` checks every framework against the direct compute).
+fn memo_key(sizes: &[u64], dp: u64) -> (u64, u32) {
+    let mask = sizes
+        .iter()
+        .enumerate()
+        .fold(0u32, |m, (i, &s)| if s > 1 { m | (1 << i) } else { m });
+    (dp, mask)
+}
+
+/// Lists every layout for the current inputs, memoised (see the module documentation).
+pub fn explore(framework: Framework, release: &str, raw: &RawInputs) -> Explorer {
+    build(framework, release, raw, true)
+}
+
+/// The same rows, each computed directly (for tests and comparisons; slower).
+pub fn explore_direct(framework: Framework, release: &str, raw: &RawInputs) -> Explorer {
+    build(framework, release, raw, false)
+}
+
+/// The benchmark hook: the explorer for `nodes × gpus_per_node` GPUs with axolotl's defaults
+/// otherwise (`num_samples` given so that steps are computed). Returns the row count.
+pub fn bench(framework: Framework, world: u64) -> usize {
+    let mut raw = RawInputs::default();
+    raw.set(Field::WorldSize, world.to_string());
+    if let Some(f) = framework.field_for(Concept::Samples) {
+        raw.set(f, "1000000");
+    }
+    explore(framework, framework.default_release().id, &raw)
+        .rows
+        .len()
+}
+
+fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Explorer {
+    let dims = dims(framework);
+    let base = framework.compute(release, raw);
+    let mut ex = Explorer {
+        framework,
+        dims,
+        world: positive(&base, Output::WorldSize),
+        rows: Vec::new(),
+        current: None,
+        target: positive(&base, Output::GlobalBatchSize),
+        micro: None,
+        mode: Mode::SizesOnly,
+        accum_field: None,
+        global_field: None,
+        note: None,
+        computes: 0,
+    };
+    let Some(world) = ex.world else {
+        ex.note = Some("The layouts need a valid world size.".into());
+        return ex;
+    };
+    let Some(divs) = divisors(world) else {
+        ex.note = Some(format!(
+            "{world} GPUs: the explorer lists layouts for up to {MAX_WORLD} GPUs."
+        ));
+        return ex;
+    };
+    // The per-replica samples of one micro step, as the framework computed them.
+    ex.micro = match (
+        ex.target,
+        positive(&base, Output::DpWorldSize),
+        positive(&base, Output::GradientAccumulationSteps),
+    ) {
+        (Some(t), Some(dp), Some(ga)) => dp.checked_mul(ga).filter(|&d| t % d == 0).map(|d| t / d),
+        _ => None,
+    };
+    let accum = framework.field_for(Concept::Accum);
+    let global = framework.field_for(Concept::Global);
+    let given = |f: Option<Field>| f.is_some_and(|f| !raw.get(f).trim().is_empty());
+    let known = ex.target.is_some() && ex.micro.is_some();
+    (ex.mode, ex.accum_field, ex.global_field) = if !known {
+        (Mode::SizesOnly, None, None)
+    } else if given(global) {
+        (Mode::SetGlobal, accum.filter(|&f| given(Some(f))), global)
+    } else if accum.is_some() {
+        (Mode::SetAccumulation, accum, None)
+    } else if global.is_some() {
+        (Mode::SetGlobal, None, global)
+    } else {
+        (Mode::SizesOnly, None, None)
+    };
+    let mut ctx = Context {
+        framework,
+        release,
+        raw,
+        world,
+        mode: ex.mode,
+        target: ex.target,
+        micro: ex.micro,
+        accum_field: ex.accum_field,
+        global_field: ex.global_field,
+        baseline: Vec::new(),
+    };
+    let ones = vec![1; dims.len()];
+    let dp1 = world;
+    let base1 = framework.compute(release, &ctx.inputs(&ones, dp1, ctx.ga(dp1)));
+    ctx.baseline = base1
+        .diags
+        .iter()
+        .filter(|d| d.level == Level::Error)
+        .map(|d| d.message.clone())
+        .collect();
+
+    let (all, cut) = tuples(world, &divs, dims.len(), MAX_ROWS);
+    if cut {
+        ex.note = Some(format!(
+            "{world} GPUs have more than {MAX_ROWS} layouts; the first {MAX_ROWS} are listed."
+        ));
+    }
+    let current = current_sizes(framework, raw);
+    let mut cache: HashMap<(u64, u32), Computed> = HashMap::new();
+    for sizes in all {
+        let product: u64 = sizes.iter().product();
+        let dp = world / product;
+        let key = memo_key(&sizes, dp);
+        let c = if memo {
+            cache
+                .entry(key)
+                .or_insert_with(|| {
+                    ex.computes += 1;
+                    ctx.compute(&sizes)
+                })
+                .clone()
+        } else {
+            ex.computes += 1;
+            ctx.compute(&sizes)
+        };
+        if current.as_deref() == Some(sizes.as_slice()) {
+            ex.current = Some(ex.rows.len());
+        }
+        ex.rows.push(Row {
+            sizes,
+            dp,
+            ga: c.ga,
+            fit: c.fit,
+            dp_world_size: c.dp_world_size,
+            gradient_accumulation_steps: c.gradient_accumulation_steps,
+            global_batch_size: c.global_batch_size,
+            max_steps: c.max_steps,
+            problem: c.problem,
+        });
+    }
+    ex
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_fields_keep_the_three_consistent() {
+        // DeepSpeed with train_batch_size and gradient_accumulation_steps given: both are set,
+        // train_batch_size = micro × dp × ga
+        let f = batch_fields(
+            Some(Field::GradientAccumulationSteps),
+            Some(Field::TrainBatchSize),
+            Some(2),
+            4,
+            Some(3),
+        );
+        assert_eq!(
+            f,
+            vec![
+                (Field::GradientAccumulationSteps, "3".to_string()),
+                (Field::TrainBatchSize, "24".to_string())
+            ]
+        );
+        // Megatron: only global_batch_size
+        let f = batch_fields(None, Some(Field::GlobalBatchSize), Some(1), 8, Some(2));
+        assert_eq!(f, vec![(Field::GlobalBatchSize, "16".to_string())]);
+        assert!(batch_fields(None, Some(Field::GlobalBatchSize), Some(1), 8, None).is_empty());
+        // an overflowing batch sets nothing for it
+        let f = batch_fields(
+            None,
+            Some(Field::GlobalBatchSize),
+            Some(u64::MAX),
+            2,
+            Some(1),
+        );
+        assert!(f.is_empty());
+        assert_eq!(memo_key(&[1, 4, 1], 2), (2, 0b010));
+    }
+}

@@ -1,0 +1,314 @@
+//! The GPU map: an SVG of the cluster, nodes as rows and GPUs as cells, in the selected
+//! framework's rank order (`calc::mesh`, which cites each framework's source; the caption says
+//! which order is drawn). Colour shows the data-parallel replica and every cell also prints its
+//! replica number; tensor-parallel groups are outlined solid, context-parallel (and Ulysses
+//! sequence-parallel) groups dashed. Every cell is focusable, has a `<title>`, and carries
+//! `data-rank`, `data-dp`, `data-cp`, `data-tp` (and `data-pp`, `data-sp` where the framework
+//! has them). Groups are `<g class="tp-group">` / `<g class="cp-group">` / `<g class="sp-group">`.
+//! Above 512 GPUs one node is drawn and the rest is given as counts.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::calc::mesh::{self, Axis, Picture};
+use crate::calc::{Framework, RawInputs, Report};
+
+/// Props of [`GpuMap`].
+#[derive(Properties, PartialEq)]
+pub struct GpuMapProps {
+    pub framework: Framework,
+    pub inputs: Rc<RawInputs>,
+    pub report: Rc<Report>,
+}
+
+const CELL: u64 = 30;
+const GAP: u64 = 6;
+const LEFT: u64 = 64;
+const TOP: u64 = 8;
+
+/// A replica's colour (golden-angle hues, so neighbours differ); the number is printed too.
+fn colour(dp: u64) -> String {
+    let hue = (dp as f64 * 137.508) % 360.0;
+    format!("hsl({hue:.0}, 60%, 78%)")
+}
+
+fn x_of(gpu: u64) -> u64 {
+    LEFT + gpu * (CELL + GAP)
+}
+
+/// Room under each row of cells for the arcs of strided groups.
+const ROW_GAP: u64 = 22;
+
+fn y_of(node: u64) -> u64 {
+    TOP + node * (CELL + ROW_GAP)
+}
+
+fn describe(p: &Picture, rank: u64) -> String {
+    let c = p.mesh.coords(rank);
+    let mut parts = vec![format!("dp {}", c.dp)];
+    let order = mesh::order(p.framework());
+    if order.contains(&Axis::Pp) {
+        parts.push(format!("pp {}", c.pp));
+    }
+    parts.push(format!("cp {}", c.cp));
+    if order.contains(&Axis::Sp) {
+        parts.push(format!("sp {}", c.sp));
+    }
+    parts.push(format!("tp {}", c.tp));
+    format!(
+        "GPU {} of node {}: global rank {rank} ({})",
+        rank % p.gpus_per_node,
+        rank / p.gpus_per_node,
+        parts.join(", ")
+    )
+}
+
+trait Fw {
+    fn framework(&self) -> Framework;
+}
+
+impl Fw for Picture {
+    fn framework(&self) -> Framework {
+        self.mesh.framework
+    }
+}
+
+/// The outlines of every group along `axis` that has a member among the drawn cells.
+fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html {
+    if p.mesh.size(axis) < 2 {
+        return html! {};
+    }
+    let drawn = |r: u64| r / p.gpus_per_node < p.drawn_nodes && r % p.gpus_per_node < p.drawn_gpus;
+    let mut out = Vec::new();
+    for node in 0..p.drawn_nodes {
+        for gpu in 0..p.drawn_gpus {
+            let r = node * p.gpus_per_node + gpu;
+            if p.mesh.coords(r).get(axis) != 0 {
+                continue;
+            }
+            let members: Vec<u64> = p
+                .mesh
+                .group(axis, r)
+                .into_iter()
+                .filter(|&m| drawn(m))
+                .collect();
+            let stroke = if dashed { "4 3" } else { "none" };
+            let width = if dashed { "1.5" } else { "2.5" };
+            let consecutive = members.windows(2).all(|w| w[1] == w[0] + 1);
+            let shapes: Vec<Html> = if consecutive {
+                // A run of neighbours: an outline around it (one per node it touches).
+                let inset = if dashed { 5 } else { 2 };
+                let segs = mesh::segments(&members, p.gpus_per_node);
+                // A group continued on the next node: a line joins its pieces.
+                let joins: Vec<Html> = segs
+                    .windows(2)
+                    .map(|w| {
+                        let (x0, y0) = (x_of(w[0].2) + CELL / 2, y_of(w[0].0) + CELL + 2);
+                        let (x1, y1) = (x_of(w[1].1) + CELL / 2, y_of(w[1].0) - 2);
+                        html! { <line class="crossing" x1={x0.to_string()} y1={y0.to_string()} x2={x1.to_string()} y2={y1.to_string()} stroke="#c00" stroke-width="2.5" /> }
+                    })
+                    .collect();
+                segs.iter()
+                    .map(|&(n, a, b)| {
+                        let x = x_of(a) - GAP / 2 + inset;
+                        let w = (b - a + 1) * (CELL + GAP) - 2 * inset;
+                        let y = y_of(n) - GAP / 2 + inset;
+                        let h = CELL + GAP - 2 * inset;
+                        let colour = if segs.len() > 1 { "#c00" } else { "currentColor" };
+                        html! { <rect x={x.to_string()} y={y.to_string()} width={w.to_string()} height={h.to_string()} rx="4" fill="none" stroke={colour} stroke-width={width} stroke-dasharray={stroke} /> }
+                    })
+                    .chain(joins)
+                    .collect()
+            } else {
+                // Strided members: arcs under the row join each member to the next, deeper for
+                // each interleaved group so they stay apart; a dot marks every member.
+                let stride = (members[1] - members[0]).max(1);
+                let depth = 4.0 + 3.0 * ((members[0] % stride).min(4) as f64);
+                let at = |m: u64| {
+                    (
+                        (x_of(m % p.gpus_per_node) + CELL / 2) as f64,
+                        (y_of(m / p.gpus_per_node) + CELL) as f64,
+                    )
+                };
+                let mut d = String::new();
+                for w in members.windows(2) {
+                    let ((x0, y0), (x1, y1)) = (at(w[0]), at(w[1]));
+                    if y0 == y1 {
+                        d.push_str(&format!(
+                            "M{x0},{y0} Q{},{} {x1},{y1} ",
+                            (x0 + x1) / 2.0,
+                            y0 + 2.0 * depth
+                        ));
+                    } else {
+                        d.push_str(&format!("M{x0},{y0} L{x1},{} ", y1 - CELL as f64));
+                    }
+                }
+                let mut v = vec![
+                    html! { <path d={d} fill="none" stroke="currentColor" stroke-width={width} stroke-dasharray={stroke} /> },
+                ];
+                v.extend(members.iter().map(|&m| {
+                    let (x, y) = at(m);
+                    html! { <circle cx={x.to_string()} cy={(y - 3.0).to_string()} r="2" fill="currentColor" /> }
+                }));
+                v
+            };
+            let label = format!(
+                "{} group of ranks {}",
+                axis.short(),
+                members
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            out.push(html! {
+                <g class={class} data-group={r.to_string()} aria-label={label}>
+                    { for shapes }
+                </g>
+            });
+        }
+    }
+    html! { <>{ for out }</> }
+}
+
+/// The cluster picture. See the module documentation for the DOM contract.
+#[function_component(GpuMap)]
+pub fn gpu_map(props: &GpuMapProps) -> Html {
+    let focused = use_state(|| None::<u64>);
+    let picture = mesh::picture(props.framework, &props.inputs, &props.report);
+    let p = match picture {
+        Ok(p) => p,
+        Err(why) => {
+            return html! {
+                <section class="gpumap" aria-label="GPU map">
+                    <h2>{ "GPU map" }</h2>
+                    <p class="note">{ why }</p>
+                </section>
+            }
+        }
+    };
+    let order = mesh::order(props.framework);
+    let width = LEFT + p.drawn_gpus * (CELL + GAP) + GAP;
+    let height = TOP + p.drawn_nodes * (CELL + ROW_GAP);
+    let mut cells = Vec::new();
+    for node in 0..p.drawn_nodes {
+        cells.push(html! {
+            <text class="node-label" fill="currentColor" x="4" y={(y_of(node) + CELL / 2 + 4).to_string()}>{ format!("node {node}") }</text>
+        });
+        for gpu in 0..p.drawn_gpus {
+            let rank = node * p.gpus_per_node + gpu;
+            let c = p.mesh.coords(rank);
+            let text = describe(&p, rank);
+            let (onfocus, onenter) = {
+                let f = focused.clone();
+                let g = focused.clone();
+                (
+                    Callback::from(move |_: FocusEvent| f.set(Some(rank))),
+                    Callback::from(move |_: MouseEvent| g.set(Some(rank))),
+                )
+            };
+            let (x, y) = (x_of(gpu), y_of(node));
+            cells.push(html! {
+                <g class="gpu" tabindex="0" role="img" aria-label={text.clone()}
+                    data-rank={rank.to_string()} data-dp={c.dp.to_string()} data-cp={c.cp.to_string()} data-tp={c.tp.to_string()}
+                    data-pp={order.contains(&Axis::Pp).then(|| c.pp.to_string())}
+                    data-sp={order.contains(&Axis::Sp).then(|| c.sp.to_string())}
+                    {onfocus} onmouseenter={onenter}>
+                    <title>{ text }</title>
+                    <rect x={x.to_string()} y={y.to_string()} width={CELL.to_string()} height={CELL.to_string()} rx="3" fill={colour(c.dp)} stroke="#555" stroke-width="0.5" />
+                    <text x={(x + CELL / 2).to_string()} y={(y + CELL / 2 + 4).to_string()} text-anchor="middle" fill="#111" font-size="11">{ c.dp }</text>
+                </g>
+            });
+        }
+    }
+    let shown_replicas = p.mesh.size(Axis::Dp).min(8);
+    let dp = p.mesh.size(Axis::Dp);
+    let sizes: Vec<String> = std::iter::once(format!("dp {dp}"))
+        .chain(
+            p.dims
+                .iter()
+                .map(|(a, f, s)| format!("{} {s} ({})", a.short(), f.key())),
+        )
+        .collect();
+    let details = focused
+        .map(|r| describe(&p, r))
+        .unwrap_or_else(|| "Hover or focus a GPU to see its global rank and coordinates.".into());
+    let tp_groups = p.mesh.world / p.mesh.size(Axis::Tp);
+    let counts: Vec<String> = std::iter::once(format!("{dp} data-parallel replicas"))
+        .chain(
+            [
+                (Axis::Tp, "tensor-parallel"),
+                (Axis::Cp, "context-parallel"),
+                (Axis::Sp, "sequence-parallel"),
+                (Axis::Pp, "pipeline"),
+            ]
+            .iter()
+            .filter(|(a, _)| p.mesh.size(*a) > 1)
+            .map(|&(a, name)| {
+                format!(
+                    "{} {name} groups of {}",
+                    p.mesh.world / p.mesh.size(a),
+                    p.mesh.size(a)
+                )
+            }),
+        )
+        .collect();
+    let cp_groups = p.mesh.world / p.mesh.size(Axis::Cp);
+    html! {
+        <section class="gpumap" aria-label="GPU map" data-world={p.mesh.world.to_string()}>
+            <h2>{ "GPU map" }</h2>
+            <p class="map-order">
+                { format!("{} {} × {} GPUs; {}. Rank order: {} (from {}). Global rank = node × {} + local GPU.",
+                    p.nodes, if p.nodes == 1 { "node" } else { "nodes" }, p.gpus_per_node, sizes.join(", "), p.order, p.source, p.gpus_per_node) }
+            </p>
+            if let Some(c) = p.caveat { <p class="note">{ c }</p> }
+            if let Some(n) = p.tp_crossing.filter(|&n| n > 0) {
+                <p class="warning" data-warning="tp-crosses-node" role="status">
+                    { format!("{} of {tp_groups} tensor-parallel groups span more than one node: their all-reduces go over the inter-node network, a classic slowdown. Keep the tensor-parallel size a divisor of the GPUs per node ({}).",
+                        n, p.gpus_per_node) }
+                </p>
+            }
+            if let Some(n) = p.cp_crossing.filter(|&n| n > 0) {
+                <p class="note" data-warning="cp-crosses-node">
+                    { format!("{} of {cp_groups} context-parallel groups span more than one node.", n) }
+                </p>
+            }
+            if p.summarised {
+                <p class="map-summary" data-summary="true">
+                    { format!("{} GPUs are too many to draw one by one: node 0 is drawn{}; the other {} nodes ({} GPUs) repeat the pattern. In all: {}.",
+                        p.mesh.world,
+                        if p.drawn_gpus < p.gpus_per_node { format!(" (its first {} GPUs)", p.drawn_gpus) } else { String::new() },
+                        p.nodes - 1, p.mesh.world - p.gpus_per_node,
+                        counts.join(", ")) }
+                </p>
+            }
+            <div class="map-scroll">
+            <svg class="map" role="group" aria-label={format!("{} GPUs by node", p.mesh.world)}
+                width={width.to_string()} height={height.to_string()} viewBox={format!("0 0 {width} {height}")}>
+                { for cells }
+                <g class="outlines" aria-hidden="true">
+                    { outlines(&p, Axis::Tp, "tp-group", false) }
+                    { outlines(&p, Axis::Cp, "cp-group", true) }
+                    { outlines(&p, Axis::Sp, "sp-group", true) }
+                </g>
+            </svg>
+            </div>
+            <p class="map-details" aria-live="polite">{ details }</p>
+            <ul class="legend" aria-label="Legend">
+                { for (0..shown_replicas).map(|d| html! {
+                    <li><svg width="14" height="14" aria-hidden="true"><rect width="14" height="14" rx="2" fill={colour(d)} /></svg>{ format!(" replica {d}") }</li>
+                }) }
+                if dp > shown_replicas { <li>{ format!("… {dp} replicas in all; each cell prints its replica (dp) number") }</li> }
+                else { <li>{ "each cell prints its data-parallel replica (dp) number" }</li> }
+                <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="2.5" class="tp-swatch" /></svg>{ " solid outline: a tensor-parallel group (red, joined by a red line, when it spans nodes)" }</li>
+                if order.contains(&Axis::Cp) {
+                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="cp-swatch" /></svg>{ " dashed outline, or dashed arcs and dots under the row when its members are apart: a context-parallel group" }</li>
+                }
+                if order.contains(&Axis::Sp) {
+                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="sp-swatch" /></svg>{ " dashed outline or arcs: a sequence-parallel (Ulysses) group" }</li>
+                }
+            </ul>
+        </section>
+    }
+}

@@ -1,0 +1,190 @@
+//! Browser tests of the layout explorer, the GPU map and the tokens/time section, each mounted
+//! directly (not through the page) in a harness that applies an explorer row to its inputs the
+//! way the page does.
+#![cfg(target_arch = "wasm32")]
+
+use std::rc::Rc;
+
+use dpcalc::calc::{Field, Framework, RawInputs};
+use dpcalc::components::{GpuMap, LayoutExplorer, TokensTime};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use web_sys::{Element, HtmlElement};
+use yew::prelude::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[derive(Properties, PartialEq)]
+struct HarnessProps {
+    pairs: Vec<(Field, String)>,
+}
+
+#[function_component(Harness)]
+fn harness(props: &HarnessProps) -> Html {
+    let raw = use_state(|| {
+        Rc::new(RawInputs::from_pairs(
+            props.pairs.iter().map(|(f, v)| (*f, v.as_str())),
+        ))
+    });
+    let fw = Framework::Axolotl;
+    let report = Rc::new(fw.compute("0.19.0", &raw));
+    let on_apply = {
+        let raw = raw.clone();
+        Callback::from(move |a: Vec<(Field, String)>| {
+            let mut r = (**raw).clone();
+            for (f, v) in a {
+                r.set(f, v);
+            }
+            raw.set(Rc::new(r));
+        })
+    };
+    html! {
+        <>
+            <LayoutExplorer framework={fw} release="0.19.0" inputs={(*raw).clone()} {on_apply} />
+            <GpuMap framework={fw} inputs={(*raw).clone()} report={report.clone()} />
+            <TokensTime framework={fw} {report} />
+        </>
+    }
+}
+
+struct Mounted {
+    root: Element,
+    handle: Option<yew::AppHandle<Harness>>,
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        if let Some(h) = self.handle.take() {
+            h.destroy();
+        }
+        self.root.remove();
+    }
+}
+
+async fn mount(pairs: &[(Field, &str)]) -> Mounted {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let root = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&root).unwrap();
+    let props = HarnessProps {
+        pairs: pairs.iter().map(|(f, v)| (*f, v.to_string())).collect(),
+    };
+    let handle = yew::Renderer::<Harness>::with_root_and_props(root.clone(), props).render();
+    yew::scheduler::flush().await;
+    Mounted {
+        root,
+        handle: Some(handle),
+    }
+}
+
+impl Mounted {
+    fn q(&self, sel: &str) -> Option<Element> {
+        self.root.query_selector(sel).unwrap()
+    }
+
+    fn count(&self, sel: &str) -> u32 {
+        self.root.query_selector_all(sel).unwrap().length()
+    }
+}
+
+#[wasm_bindgen_test]
+async fn map_of_one_node_with_tp_and_cp_groups() {
+    let m = mount(&[
+        (Field::TensorParallelSize, "2"),
+        (Field::ContextParallelSize, "2"),
+    ])
+    .await;
+    assert_eq!(m.count("svg.map .gpu"), 8);
+    assert_eq!(m.count("svg.map .tp-group"), 4);
+    assert_eq!(m.count("svg.map .cp-group"), 4);
+    // accelerate's order (dp, cp, tp), tp fastest: rank 5 = dp 1, cp 0, tp 1
+    let g = m.q("[data-rank=\"5\"]").unwrap();
+    assert_eq!(g.get_attribute("data-dp").as_deref(), Some("1"));
+    assert_eq!(g.get_attribute("data-cp").as_deref(), Some("0"));
+    assert_eq!(g.get_attribute("data-tp").as_deref(), Some("1"));
+    assert_eq!(g.get_attribute("tabindex").as_deref(), Some("0"));
+    assert!(g.query_selector("title").unwrap().is_some());
+    assert!(m.q("[data-warning=\"tp-crosses-node\"]").is_none());
+    assert!(m.q(".legend").is_some());
+}
+
+#[wasm_bindgen_test]
+async fn map_flags_tp_across_nodes_and_summarises_large_clusters() {
+    let m = mount(&[
+        (Field::Nodes, "2"),
+        (Field::GpusPerNode, "4"),
+        (Field::TensorParallelSize, "8"),
+    ])
+    .await;
+    assert!(m.q("[data-warning=\"tp-crosses-node\"]").is_some());
+    assert_eq!(m.count("svg.map .tp-group"), 1);
+    drop(m);
+    let m = mount(&[(Field::Nodes, "128")]).await;
+    assert_eq!(m.count("svg.map .gpu"), 8);
+    assert!(m.q("[data-summary]").is_some());
+}
+
+#[wasm_bindgen_test]
+async fn clicking_an_explorer_row_applies_it() {
+    let m = mount(&[
+        (Field::MicroBatchSize, "2"),
+        (Field::GradientAccumulationSteps, "4"),
+        (Field::NumSamples, "1000"),
+    ])
+    .await;
+    assert_eq!(m.count("tr[data-layout]"), 10);
+    let current = m.q("tr[aria-current=\"true\"]").unwrap();
+    assert_eq!(
+        current.get_attribute("data-layout").as_deref(),
+        Some("tensor_parallel_size=1&context_parallel_size=1")
+    );
+    let row: HtmlElement = m
+        .q("tr[data-layout=\"tensor_parallel_size=4&context_parallel_size=2\"]")
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    row.click();
+    yew::scheduler::flush().await;
+    let current = m.q("tr[aria-current=\"true\"]").unwrap();
+    assert_eq!(
+        current.get_attribute("data-layout").as_deref(),
+        Some("tensor_parallel_size=4&context_parallel_size=2")
+    );
+    // the batch is kept: dp 1, GA 4 × 8 = 32, batch 64; the map follows
+    assert_eq!(m.count("svg.map .tp-group"), 2);
+    assert_eq!(m.count("svg.map .cp-group"), 4);
+    let ga = current
+        .query_selector("td:nth-child(4) [data-value]")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ga.get_attribute("data-value").as_deref(), Some("32"));
+    // sorting by dp descending puts dp 8 first
+    let sort: HtmlElement = m.q("th:nth-child(3) button").unwrap().dyn_into().unwrap();
+    sort.click();
+    yew::scheduler::flush().await;
+    sort.click();
+    yew::scheduler::flush().await;
+    let first = m.q("tbody tr").unwrap();
+    assert_eq!(
+        first.get_attribute("data-layout").as_deref(),
+        Some("tensor_parallel_size=1&context_parallel_size=1")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn tokens_and_timeline() {
+    let m = mount(&[
+        (Field::NumSamples, "1000"),
+        (Field::NumEpochs, "3"),
+        (Field::SequenceLen, "4096"),
+        (Field::SecondsPerStep, "2"),
+    ])
+    .await;
+    // batch 8, 125 steps per epoch, 375 steps: 8 × 4096 × 125 tokens per epoch
+    let e = m.q("[data-output=\"tokens_per_epoch\"]").unwrap();
+    assert_eq!(e.get_attribute("data-value").as_deref(), Some("4096000"));
+    assert!(e.text_content().unwrap().contains("4.1 M"));
+    let t = m.q("[data-output=\"total_time_seconds\"]").unwrap();
+    assert_eq!(t.get_attribute("data-value").as_deref(), Some("750.0"));
+    assert_eq!(m.count("[data-mark=\"epoch\"]"), 3);
+    assert_eq!(m.count("[data-mark=\"warmup\"]"), 1);
+}
