@@ -7,7 +7,10 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::calc::{framework, Field, Framework, Report};
-use crate::components::{Compare, Config, Explain, Form, Legacy, Notices, Picker, Results, Share};
+use crate::components::{
+    Compare, Config, Explain, Form, GpuMap, LayoutExplorer, Legacy, Notices, Picker, Results,
+    Share, TokensTime,
+};
 use crate::query::{self, Link, View};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -38,6 +41,8 @@ impl State {
 
 pub enum Action {
     Set(Field, String),
+    /// Several fields at once (an explorer row: its sizes and the accumulation that keeps the batch).
+    SetMany(Vec<(Field, String)>),
     /// Another framework: the values carry across by meaning, the release is its newest.
     Framework(Framework),
     Release(&'static str),
@@ -58,6 +63,16 @@ impl Reducible for State {
                 }
                 let mut link = self.link.clone();
                 link.inputs.set(field, value);
+                Rc::new(State::from_link(link))
+            }
+            Action::SetMany(pairs) => {
+                let mut link = self.link.clone();
+                for (field, value) in pairs {
+                    link.inputs.set(field, value);
+                }
+                if link.inputs == self.link.inputs {
+                    return self;
+                }
                 Rc::new(State::from_link(link))
             }
             Action::Framework(fw) => {
@@ -229,6 +244,10 @@ pub fn app() -> Html {
         let state = state.dispatcher();
         Callback::from(move |(fw, inputs)| state.dispatch(Action::Import(fw, inputs)))
     };
+    let on_apply = {
+        let state = state.dispatcher();
+        Callback::from(move |pairs| state.dispatch(Action::SetMany(pairs)))
+    };
     let fw = state.link.framework;
     let release = state.link.release();
     let picker = html! {
@@ -286,6 +305,11 @@ pub fn app() -> Html {
                     <Explain report={report.clone()} />
                 </div>
             </div>
+            <section class="run" aria-label="The run">
+                <TokensTime framework={fw} report={report.clone()} />
+                <GpuMap framework={fw} inputs={Rc::new(state.link.inputs.clone())} report={report.clone()} />
+                <LayoutExplorer framework={fw} release={release.id} inputs={Rc::new(state.link.inputs.clone())} {on_apply} />
+            </section>
             <Config framework={fw} release={release.id} inputs={state.link.inputs.clone()} report={report.clone()}
                 {on_import} readonly={view.readonly} />
             <Compare framework={fw} inputs={state.link.inputs.clone()} {report} />

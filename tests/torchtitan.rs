@@ -18,7 +18,7 @@ fn run(version: &str, pairs: &[(&str, &str)]) -> Report {
     ));
     // the same through the module's own entry point
     let raw = query::decode(&format!("framework=torchtitan&{}", q.join("&"))).inputs;
-    assert_eq!(torchtitan::compute_release(version, &raw), r);
+    assert_eq!(Framework::Torchtitan.compute(version, &raw), r);
     r
 }
 

@@ -549,12 +549,22 @@ impl Context<'_> {
 /// its data-parallel size and which of its dimensions are above 1. This is the one place to
 /// widen if a framework gains a rule on a dimension's value (`memoised_rows_equal_direct_compute`
 /// in `tests/layout.rs` checks every framework against the direct compute).
-fn memo_key(sizes: &[u64], dp: u64) -> (u64, u32) {
+///
+/// torchtitan also checks the sequence length against `tp × 2·cp` (its sequence/context
+/// divisor), so there the tensor and context sizes themselves are part of the key.
+fn memo_key(framework: Framework, sizes: &[u64], dp: u64) -> (u64, u32, u64, u64) {
     let mask = sizes
         .iter()
         .enumerate()
         .fold(0u32, |m, (i, &s)| if s > 1 { m | (1 << i) } else { m });
-    (dp, mask)
+    let (a, b) = match framework {
+        Framework::Torchtitan => (
+            sizes.first().copied().unwrap_or(1),
+            sizes.get(1).copied().unwrap_or(1),
+        ),
+        _ => (1, 1),
+    };
+    (dp, mask, a, b)
 }
 
 /// Lists every layout for the current inputs, memoised (see the module documentation).
@@ -660,11 +670,11 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         ));
     }
     let current = current_sizes(framework, raw);
-    let mut cache: HashMap<(u64, u32), Computed> = HashMap::new();
+    let mut cache: HashMap<(u64, u32, u64, u64), Computed> = HashMap::new();
     for sizes in all {
         let product: u64 = sizes.iter().product();
         let dp = world / product;
-        let key = memo_key(&sizes, dp);
+        let key = memo_key(framework, &sizes, dp);
         let c = if memo {
             cache
                 .entry(key)
@@ -730,6 +740,9 @@ mod tests {
             Some(1),
         );
         assert!(f.is_empty());
-        assert_eq!(memo_key(&[1, 4, 1], 2), (2, 0b010));
+        assert_eq!(
+            memo_key(Framework::Axolotl, &[1, 4, 1], 2),
+            (2, 0b010, 1, 1)
+        );
     }
 }

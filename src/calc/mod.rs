@@ -114,7 +114,6 @@ outputs! {
     NumPpMicrobatches => "num_pp_microbatches", "Pipeline microbatches per gradient-accumulation step";
     // (torchtitan: add outputs above this line)
 
-    TotalTokens => "total_tokens", "Tokens the run trains on";
     // (nanotron: add outputs above this line)
 
     // ---- tokens and time (issue 5) -------------------------------------------------------

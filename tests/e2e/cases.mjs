@@ -29,7 +29,8 @@ export const hostileQuery = (p) => {
 // object; both the Chromium and the Firefox run evaluate this same text).
 export const hostileProbe = `return {
   pwned: window.__pwned !== undefined,
-  injected: document.querySelectorAll('main img, main svg, main script, main iframe').length,
+  // dpcalc draws its own SVGs (the GPU map, the timeline); no element may carry an event handler
+  injected: document.querySelectorAll('main img, main script, main iframe, main [onload], main [onerror]').length,
   scripts: [...document.scripts].map((s) => s.src.split('/').pop()),
   alert: !!document.querySelector('[data-error="num_samples"][role="alert"]'),
   notice: document.querySelectorAll('[data-notice]').length,
