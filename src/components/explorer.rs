@@ -53,10 +53,17 @@ pub const SHOWN: usize = 1_000;
 /// The explorer table. See the module documentation for the DOM contract.
 #[function_component(LayoutExplorer)]
 pub fn layout_explorer(props: &ExplorerProps) -> Html {
-    let ex = use_memo(
+    // The computation time is kept on the element (`data-compute-ms`) for `make bench`.
+    let memo = use_memo(
         (props.framework, props.release.clone(), props.inputs.clone()),
-        |(fw, rel, raw)| layout::explore(*fw, rel, raw),
+        |(fw, rel, raw)| {
+            let now = || gloo::utils::window().performance().map_or(0.0, |p| p.now());
+            let t0 = now();
+            let ex = layout::explore(*fw, rel, raw);
+            (ex, now() - t0)
+        },
     );
+    let (ex, compute_ms) = (&memo.0, memo.1);
     let sort = use_state(|| None::<(SortKey, bool)>);
     let mut order: Vec<usize> = match *sort {
         Some((key, desc)) => layout::order(&ex, key, desc),
@@ -100,7 +107,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
     };
     let world = ex.world.map(|w| w.to_string()).unwrap_or_default();
     html! {
-        <section class="explorer" aria-label="Layout explorer" data-world={world.clone()}>
+        <section class="explorer" aria-label="Layout explorer" data-world={world.clone()} data-compute-ms={format!("{compute_ms:.3}")}>
             <h2>{ "Parallel layouts" }</h2>
             if let Some(note) = &ex.note { <p class="note">{ note }</p> }
             if !ex.rows.is_empty() {
