@@ -1,0 +1,32 @@
+//! The README stays true: every framework, release, URL parameter and output name the code
+//! knows is documented in it.
+#![cfg(not(target_arch = "wasm32"))]
+
+use dpcalc::calc::{Framework, Output};
+
+#[test]
+fn readme_documents_every_framework_key_and_output() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut missing = Vec::new();
+    for &fw in Framework::ALL {
+        if !readme.contains(&format!("`{}`", fw.id())) {
+            missing.push(format!("framework {}", fw.id()));
+        }
+        for r in fw.releases() {
+            if !readme.contains(&format!("`{}`", r.id)) {
+                missing.push(format!("{} release {}", fw.id(), r.id));
+            }
+        }
+        for f in fw.fields() {
+            if !readme.contains(&format!("`{}`", f.key())) {
+                missing.push(format!("{} key {}", fw.id(), f.key()));
+            }
+        }
+    }
+    for &o in Output::ALL {
+        if !readme.contains(&format!("`{}`", o.name())) {
+            missing.push(format!("output {}", o.name()));
+        }
+    }
+    assert!(missing.is_empty(), "README.md does not mention: {missing:#?}");
+}
