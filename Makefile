@@ -27,8 +27,8 @@ native:
 	cargo test
 
 browser:
-	cargo test --target wasm32-unknown-unknown --test web
-	env -u CHROMEDRIVER GECKODRIVER=$$(command -v geckodriver) cargo test --target wasm32-unknown-unknown --test web
+	cargo test --target wasm32-unknown-unknown --test web --test web_layout
+	env -u CHROMEDRIVER GECKODRIVER=$$(command -v geckodriver) cargo test --target wasm32-unknown-unknown --test web --test web_layout
 
 e2e: dist
 	node tests/e2e/run.mjs
