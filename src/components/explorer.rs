@@ -126,7 +126,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                         { header("Global batch".into(), SortKey::Global, None) }
                         { header("Miss".into(), SortKey::Miss, None) }
                         { header("Steps".into(), SortKey::Steps, Some("max_steps")) }
-                        <th scope="col">{ "" }</th>
+                        <th scope="col"><span class="sr-only">{ "Apply" }</span></th>
                     </tr></thead>
                     <tbody>
                     { for order.iter().map(|&i| {

@@ -10,6 +10,14 @@ export const cases = [
     { world_size: '128', dp_world_size: '16', global_batch_size: '1024', total_num_steps: '1465', save_steps: '245', warmup_steps: '43' }],
   ['world_size=6&tensor_parallel_size=4&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000',
     { dp_world_size: '1', global_batch_size: '8', total_num_steps: '125' }, ['world_size']],
+  // spec §3: W = 8, train 64 + micro 2 → GA 4
+  ['framework=deepspeed&world_size=8&train_batch_size=64&train_micro_batch_size_per_gpu=2',
+    { gradient_accumulation_steps: '4', train_batch_size: '64', dp_world_size: '8' }],
+  // spec §5.2: (gbs 64, local 8, degree 4) → GA 2
+  ['framework=torchtitan&world_size=4&local_batch_size=8&global_batch_size=64',
+    { dp_world_size: '4', gradient_accumulation_steps: '2', global_batch_size: '64', data_parallel_shard_degree: '4' }],
+  ['framework=nanotron&world_size=8&dp=4&tp=2&pp=1&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=100',
+    { global_batch_size: '32', tokens_per_step: '65536', max_steps: '100' }],
 ];
 
 
