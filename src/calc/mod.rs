@@ -98,6 +98,14 @@ outputs! {
 
     // (deepspeed: add outputs above this line)
 
+    ExpertDataParallelSize => "expert_data_parallel_size", "Expert data-parallel replicas";
+    RunningGlobalBatchSize => "running_global_batch_size", "Global batch trained per step";
+    InitialGlobalBatchSize => "initial_global_batch_size", "Global batch at the first step";
+    InitialNumMicrobatches => "initial_num_microbatches", "Microbatches at the first step";
+    RampupSamplesPerIncrement => "rampup_samples_per_increment", "Samples per batch-size increment";
+    FullBatchIteration => "full_batch_iteration", "First iteration at the full batch";
+    TrainIters => "train_iters", "Training iterations";
+    LrWarmupSteps => "lr_warmup_steps", "Warmup length in samples";
     // (megatron: add outputs above this line)
 
     // (torchtitan: add outputs above this line)
