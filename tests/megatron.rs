@@ -50,7 +50,9 @@ fn matches_megatron_when_run() {
             let got = val(&report, output);
             let want = (value != "none").then(|| value.to_string());
             if got != want {
-                failures.push(format!("{name}: {key} got {got:?}, Megatron {want:?}  ({q})"));
+                failures.push(format!(
+                    "{name}: {key} got {got:?}, Megatron {want:?}  ({q})"
+                ));
             }
             checked += 1;
         }
@@ -102,7 +104,11 @@ fn spec_constant_vectors() {
         );
         for release in ["0.16.1", "head"] {
             let r = run(release, &q);
-            assert_eq!(val(&r, Output::NumMicrobatches), Some(micro.to_string()), "{release} {q}");
+            assert_eq!(
+                val(&r, Output::NumMicrobatches),
+                Some(micro.to_string()),
+                "{release} {q}"
+            );
             assert_eq!(
                 val(&r, Output::RunningGlobalBatchSize),
                 Some(running.to_string()),
@@ -112,13 +118,19 @@ fn spec_constant_vectors() {
         }
     }
     for (gbs, mbs, dp) in [(30, 8, 2), (8, 8, 2)] {
-        let q = format!("world_size={dp}&global_batch_size={gbs}&micro_batch_size={mbs}&train_iters=10");
+        let q = format!(
+            "world_size={dp}&global_batch_size={gbs}&micro_batch_size={mbs}&train_iters=10"
+        );
         let r = run("0.16.1", &q);
         let want = format!(
             "global batch size ({gbs}) is not divisible by micro batch size ({mbs}) times data parallel size ({dp})"
         );
         let at: Vec<_> = r.diags_for(Field::GlobalBatchSize).collect();
-        assert!(at.iter().any(|d| d.level == Level::Error && d.message.contains(&want)), "{q}: {at:?}");
+        assert!(
+            at.iter()
+                .any(|d| d.level == Level::Error && d.message.contains(&want)),
+            "{q}: {at:?}"
+        );
         assert_eq!(r.value(Output::NumMicrobatches), None);
     }
 }
@@ -131,20 +143,35 @@ fn spec_ramp_vectors() {
         "0.16.1",
         "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2096&train_samples=256",
     );
-    assert_eq!(val(&r, Output::InitialGlobalBatchSize).as_deref(), Some("16"));
-    assert_eq!(val(&r, Output::InitialNumMicrobatches).as_deref(), Some("1"));
+    assert_eq!(
+        val(&r, Output::InitialGlobalBatchSize).as_deref(),
+        Some("16")
+    );
+    assert_eq!(
+        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        Some("1")
+    );
     assert_eq!(val(&r, Output::NumMicrobatches).as_deref(), Some("2"));
     // seven iterations at 16 consume 0..96; from the 7th start (consumed 96) the batch is 32
     assert_eq!(val(&r, Output::FullBatchIteration).as_deref(), Some("7"));
-    assert_eq!(val(&r, Output::RampupSamplesPerIncrement).as_deref(), Some("96.0"));
+    assert_eq!(
+        val(&r, Output::RampupSamplesPerIncrement).as_deref(),
+        Some("96.0")
+    );
     // 256 samples: 6 × 16 + 32 (consumed 96 → 128: the loop's 7th pass) then (256 − 128) // 32 = 4
     assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("11"));
     let r = run(
         "0.16.1",
         "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2048&train_samples=1000",
     );
-    assert_eq!(val(&r, Output::InitialGlobalBatchSize).as_deref(), Some("16"));
-    assert_eq!(val(&r, Output::InitialNumMicrobatches).as_deref(), Some("1"));
+    assert_eq!(
+        val(&r, Output::InitialGlobalBatchSize).as_deref(),
+        Some("16")
+    );
+    assert_eq!(
+        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        Some("1")
+    );
     // §0.1 item 10: the message without a space, and [8,8,0] → float division by zero
     let r = run(
         "0.16.1",
@@ -157,13 +184,18 @@ fn spec_ramp_vectors() {
         "0.16.1",
         "world_size=2&global_batch_size=16&micro_batch_size=1&rampup_batch_size=8%208%200&train_samples=1000",
     );
-    assert!(errors(&r).iter().any(|m| m.contains("float division by zero")));
+    assert!(errors(&r)
+        .iter()
+        .any(|m| m.contains("float division by zero")));
     // §0.1 item 10: decrease with a start below mbs·dp → 0 microbatches, no error
     let r = run(
         "0.16.1",
         "world_size=8&micro_batch_size=2&global_batch_size=64&rampup_batch_size=8%208%201000&decrease_batch_size_if_needed=true&train_samples=100000",
     );
-    assert_eq!(val(&r, Output::InitialNumMicrobatches).as_deref(), Some("0"));
+    assert_eq!(
+        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        Some("0")
+    );
     assert!(!r.has_errors(), "{:?}", errors(&r));
     // HEAD ignores the ramp with a warning
     let r = run(
@@ -172,9 +204,9 @@ fn spec_ramp_vectors() {
     );
     assert_eq!(val(&r, Output::InitialGlobalBatchSize), None);
     assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("31"));
-    assert!(r
-        .diags_for(Field::RampupBatchSize)
-        .any(|d| d.level == Level::Warning && d.message.contains("rampup_batch_size is deprecated")));
+    assert!(r.diags_for(Field::RampupBatchSize).any(
+        |d| d.level == Level::Warning && d.message.contains("rampup_batch_size is deprecated")
+    ));
 }
 
 /// §4.5 [V]: the step schedule and train_samples → train_iters (floor vs loop).
@@ -184,29 +216,68 @@ fn spec_schedule_and_iteration_vectors() {
         "head",
         "world_size=512&micro_batch_size=1&step_batch_size_schedule=0%3A256%20200000%3A512&train_samples=1000000",
     );
-    assert_eq!(val(&r, Output::InitialGlobalBatchSize).as_deref(), Some("256"));
-    assert_eq!(val(&r, Output::InitialNumMicrobatches).as_deref(), Some("0"));
+    assert_eq!(
+        val(&r, Output::InitialGlobalBatchSize).as_deref(),
+        Some("256")
+    );
+    assert_eq!(
+        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        Some("0")
+    );
     assert_eq!(val(&r, Output::GlobalBatchSize).as_deref(), Some("512"));
     assert_eq!(val(&r, Output::NumMicrobatches).as_deref(), Some("1"));
-    let r = run("0.16.1", "world_size=1&micro_batch_size=16&global_batch_size=16&train_samples=1000");
+    let r = run(
+        "0.16.1",
+        "world_size=1&micro_batch_size=16&global_batch_size=16&train_samples=1000",
+    );
     assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("62"));
-    let r = run("head", "world_size=1&micro_batch_size=16&step_batch_size_schedule=0%3A16&train_samples=1000");
+    let r = run(
+        "head",
+        "world_size=1&micro_batch_size=16&step_batch_size_schedule=0%3A16&train_samples=1000",
+    );
     assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("63"));
     // 0.16.1 has no schedule at all
-    let r = run("0.16.1", "world_size=1&micro_batch_size=16&step_batch_size_schedule=0%3A16&train_samples=1000");
-    assert!(r.diags_for(Field::StepBatchSizeSchedule).any(|d| d.level == Level::Error));
+    let r = run(
+        "0.16.1",
+        "world_size=1&micro_batch_size=16&step_batch_size_schedule=0%3A16&train_samples=1000",
+    );
+    assert!(r
+        .diags_for(Field::StepBatchSizeSchedule)
+        .any(|d| d.level == Level::Error));
 }
 
 /// The refusals give the fix: nearest valid global batches and world sizes.
 #[test]
 fn refusals_give_the_fix() {
     let r = run("0.16.1", "world_size=16&tensor_model_parallel_size=2&micro_batch_size=4&global_batch_size=100&train_iters=10");
-    let m = r.diags_for(Field::GlobalBatchSize).next().expect("error").message.clone();
-    assert!(m.contains("Nearest valid global_batch_size: 96 or 128"), "{m}");
-    let r = run("0.16.1", "world_size=6&tensor_model_parallel_size=4&micro_batch_size=1&train_iters=10");
-    let m = r.diags_for(Field::WorldSize).next().expect("error").message.clone();
-    assert!(m.contains("world size (6) is not divisible by total_model_size (total_model_size=4)"), "{m}");
-    assert!(m.contains("RuntimeError: world_size (6) is not divisible by 4"), "{m}");
+    let m = r
+        .diags_for(Field::GlobalBatchSize)
+        .next()
+        .expect("error")
+        .message
+        .clone();
+    assert!(
+        m.contains("Nearest valid global_batch_size: 96 or 128"),
+        "{m}"
+    );
+    let r = run(
+        "0.16.1",
+        "world_size=6&tensor_model_parallel_size=4&micro_batch_size=1&train_iters=10",
+    );
+    let m = r
+        .diags_for(Field::WorldSize)
+        .next()
+        .expect("error")
+        .message
+        .clone();
+    assert!(
+        m.contains("world size (6) is not divisible by total_model_size (total_model_size=4)"),
+        "{m}"
+    );
+    assert!(
+        m.contains("RuntimeError: world_size (6) is not divisible by 4"),
+        "{m}"
+    );
     assert!(m.contains("world_size 4 or 8"), "{m}");
     assert_eq!(r.value(Output::DpWorldSize), None);
     assert_eq!(val(&r, Output::WorldSize).as_deref(), Some("6"));

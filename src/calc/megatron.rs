@@ -138,7 +138,10 @@ pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
             "Global batch trained per step",
             "current_running_global_batch_size",
         ),
-        Output::NumMicrobatches => ("Microbatches per step (full batch)", "get_num_microbatches()"),
+        Output::NumMicrobatches => (
+            "Microbatches per step (full batch)",
+            "get_num_microbatches()",
+        ),
         Output::MaxSteps => ("Optimizer steps the run takes", "train_iters"),
         Output::WarmupSteps => ("Warmup (optimizer steps)", "lr_warmup_steps ÷ batch"),
         Output::TokensPerStep => ("Token slots per step", "global batch × seq_length"),
@@ -239,7 +242,9 @@ enum Sched {
         gbs: u128,
     },
     /// `StepBatchsizeNumMicroBatchesCalculator`: `(threshold in samples, batch)`, sorted, first 0.
-    Step { levels: Vec<(u128, u128)> },
+    Step {
+        levels: Vec<(u128, u128)>,
+    },
 }
 
 impl Sched {
@@ -648,7 +653,8 @@ impl Calc<'_> {
             return;
         }
         let edp = ws / grid;
-        self.r.set(Output::ExpertDataParallelSize, Num::Int(edp as i128));
+        self.r
+            .set(Output::ExpertDataParallelSize, Num::Int(edp as i128));
         self.r.explain(
             Output::ExpertDataParallelSize,
             "expert_data_parallel_size = world_size // (expert tensor × expert model × pipeline parallel size)",
@@ -992,7 +998,8 @@ impl Calc<'_> {
             );
             return None;
         }
-        self.r.set(Output::RampupSamplesPerIncrement, Num::Float(per));
+        self.r
+            .set(Output::RampupSamplesPerIncrement, Num::Float(per));
         self.r.explain(
             Output::RampupSamplesPerIncrement,
             "rampup_samples_per_increment = ramp-up samples / ((global_batch_size − start) // increment)",
@@ -1202,16 +1209,15 @@ impl Calc<'_> {
             "num_microbatches = running global batch // (micro_batch_size × data_parallel_size)",
             format!("num_microbatches = {running} // ({mbs} × {dp}) = {nm}"),
         );
-        self.r.set(
-            Output::GradientAccumulationSteps,
-            Num::Int(nm as i128),
-        );
+        self.r
+            .set(Output::GradientAccumulationSteps, Num::Int(nm as i128));
         if !p.sched.varying() {
             return;
         }
         let b0 = p.sched.current(0);
         let r0 = p.running(b0);
-        self.r.set(Output::InitialGlobalBatchSize, Num::Int(b0 as i128));
+        self.r
+            .set(Output::InitialGlobalBatchSize, Num::Int(b0 as i128));
         self.r.explain(
             Output::InitialGlobalBatchSize,
             "the global batch after update(0 consumed samples)",
@@ -1303,7 +1309,8 @@ impl Calc<'_> {
                 ),
             );
         };
-        let ramp_active = self.v == Version::Core0161 && matches!(i.rampup_batch_size, Param::Given(_));
+        let ramp_active =
+            self.v == Version::Core0161 && matches!(i.rampup_batch_size, Param::Given(_));
         if let Some(n) = ti.given().filter(|&n| n != 0) {
             if ts.is_given() {
                 refuse(
@@ -1393,7 +1400,9 @@ impl Calc<'_> {
             self.r.diag(
                 field,
                 Level::Error,
-                format!("0 counts as not set. {text} Give a positive train_iters or train_samples."),
+                format!(
+                    "0 counts as not set. {text} Give a positive train_iters or train_samples."
+                ),
             );
         } else {
             self.r.diag(
@@ -1560,7 +1569,9 @@ impl Calc<'_> {
                 let Some(decay) = (n as u128).checked_mul(gbs) else {
                     return;
                 };
-                let dw = format!("lr_decay_steps = train_iters × global_batch_size = {n} × {gbs} = {decay}");
+                let dw = format!(
+                    "lr_decay_steps = train_iters × global_batch_size = {n} × {gbs} = {decay}"
+                );
                 match frac {
                     Some(f) => {
                         let lw = f * decay as f64;
