@@ -1720,7 +1720,10 @@ mod tests {
 
     #[test]
     fn schedule_numbers_round_like_python() {
-        assert!(matches!(schedule_number("4.35K"), Ok(4349)));
+        // Python: int(float("2.01") * 1000) == 2009, int(float("1.005") * 1000) == 1004
+        assert!(matches!(schedule_number("2.01K"), Ok(2009)));
+        assert!(matches!(schedule_number("1.005k"), Ok(1004)));
+        assert!(matches!(schedule_number("4.35K"), Ok(4350)));
         assert!(matches!(schedule_number("1.1k"), Ok(1100)));
         assert!(matches!(schedule_number("250B"), Ok(250_000_000_000)));
         assert!(matches!(schedule_number("1_000"), Ok(1000)));
