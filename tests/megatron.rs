@@ -302,3 +302,19 @@ fn extremes() {
         }
     }
 }
+
+/// A very long schedule (a hand-made link) stays cheap: bisection, not a scan per iteration.
+#[test]
+fn long_schedule_is_cheap() {
+    let entries: Vec<String> = (0..20_000)
+        .map(|k| format!("{}:{}", k * 10, 8 + 8 * (k % 3)))
+        .collect();
+    let q = format!(
+        "world_size=8&micro_batch_size=1&step_batch_size_schedule={}&train_samples=10000000",
+        entries.join("%20")
+    );
+    let t = std::time::Instant::now();
+    let r = run("head", &q);
+    assert!(t.elapsed().as_secs() < 5);
+    assert!(r.value(Output::TrainIters).is_some());
+}

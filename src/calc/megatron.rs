@@ -287,16 +287,10 @@ impl Sched {
                 }
             }
             Sched::Step { levels } => {
-                // _get_batch_size_for_samples: the last threshold ≤ consumed.
-                let mut bs = levels[0].1;
-                for &(t, b) in levels {
-                    if c >= t {
-                        bs = b;
-                    } else {
-                        break;
-                    }
-                }
-                bs
+                // _get_batch_size_for_samples: the last threshold ≤ consumed (levels are sorted,
+                // the first threshold is 0), found by bisection so a long schedule stays cheap.
+                let k = levels.partition_point(|l| l.0 <= c);
+                levels[k.saturating_sub(1)].1
             }
         }
     }
@@ -322,7 +316,9 @@ impl Sched {
                 }
                 Some(lo)
             }
-            Sched::Step { levels } => levels.iter().map(|l| l.0).find(|&t| t > c),
+            Sched::Step { levels } => levels
+                .get(levels.partition_point(|l| l.0 <= c))
+                .map(|l| l.0),
         }
     }
 }
