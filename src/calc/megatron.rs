@@ -710,8 +710,8 @@ impl Calc<'_> {
                 Field::RampupBatchSize,
                 Level::Warning,
                 "Megatron-LM HEAD ignores it and only warns: \u{201c}rampup_batch_size is deprecated and will be \
-                 removed in a future release. Use step_batch_size_schedule instead.\u{201d} The run uses a constant \
-                 global batch; for a ramp, write it as a step_batch_size_schedule.",
+                 removed in a future release. Use step_batch_size_schedule instead.\u{201d} The run uses the step \
+                 schedule if one is given, else a constant global batch; for a ramp, write it as a step_batch_size_schedule.",
             );
             ramp = Param::Absent;
         }
