@@ -1,26 +1,1743 @@
-//! megatron: not modelled yet (placeholder so the dispatch table compiles).
+//! Megatron-LM: the release built on megatron-core 0.16.1 (the default: constant calculator and
+//! the old `--rampup-batch-size`, both active) and Megatron-LM HEAD `d98e8a6` (ramp-up deprecated
+//! and ignored with a warning; `--step-batch-size-schedule` instead).
+//!
+//! Mirrors, in Megatron's order of execution:
+//! - `megatron/training/arguments.py::validate_args`: `total_model_size = TP × PP × CP` must divide
+//!   the world size, `data_parallel_size = world // total_model_size`, `--micro-batch-size` required
+//!   and positive, `--global-batch-size` defaulting to `micro_batch_size × data_parallel_size`, and
+//!   the iteration-based / sample-based assertions (`train_iters` against `train_samples`, and the
+//!   matching warmup options);
+//! - `megatron/core/parallel_state.py::initialize_model_parallel`: the same divisibility as a
+//!   `RuntimeError`, and the separate expert grid `expert_tensor × expert_model × pipeline`
+//!   (EP is not in the data-parallel size);
+//! - `megatron/core/num_microbatches_calculator.py`: `ConstantNumMicroBatchesCalculator` (with and
+//!   without `decrease_batch_size_if_needed`), `RampupBatchsizeNumMicroBatchesCalculator` (0.16.1)
+//!   and, at HEAD, `StepBatchsizeNumMicroBatchesCalculator` with its schedule parser;
+//! - `megatron/training/training.py`: `update_train_iters` (floor for a constant batch, the loops
+//!   for the ramp-up and the schedule), the training loop's per-iteration consistency check, and
+//!   `get_optimizer_param_scheduler` (warmup in samples) with `OptimizerParamScheduler`'s
+//!   `lr_warmup_steps < lr_decay_steps`.
+//!
+//! Python's float steps are kept in the source's order (`int(consumed / (samples / increments))`).
+//! The spec is `shared/spec/batch_math.md` §4 as corrected by §0.1 item 10. Not modelled:
+//! `--expert-tensor-parallel-size` (taken as TP, its default), `--lr-decay-iters/-samples` (taken
+//! as the training length, their default), HEAD's `gtp_weight_remat_size` (taken as 1).
 
+use super::cluster;
+use super::field::Reader;
 use super::framework::{Release, CLUSTER};
-use super::{Field, Level, Output, RawInputs, Report};
+use super::num::{self, Num};
+use super::{Field, Level, Output, Param, RawInputs, Report};
+use std::cmp::Ordering;
 
-pub const RELEASES: &[Release] = &[Release {
-    id: "newest",
-    label: "newest",
-}];
+/// The releases dpcalc models, newest (the default) first.
+pub const RELEASES: &[Release] = &[
+    Release {
+        id: "0.16.1",
+        label: "megatron-core 0.16.1 (ramp-up active)",
+    },
+    Release {
+        id: "head",
+        label: "Megatron-LM HEAD d98e8a6 (step schedule)",
+    },
+];
 
-pub const GROUPS: &[(&str, &[Field])] = &[("Cluster", CLUSTER)];
-
-pub const OUTPUTS: &[Output] = &[Output::WorldSize];
-
-pub const KEY_FIELDS: &[Field] = CLUSTER;
-
-pub fn compute_release(_release: &str, _raw: &RawInputs) -> Report {
-    let mut r = Report::default();
-    r.diag(Field::Nodes, Level::Hint, "megatron is not modelled yet");
-    r
+/// Which Megatron's rules to apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// megatron-core 0.16.1 and the Megatron-LM training code of its time.
+    Core0161,
+    /// Megatron-LM HEAD `d98e8a6`.
+    Head,
 }
 
-/// This framework's own label and config name for a result, where it differs from the default.
-pub fn output_label(_output: Output) -> Option<(&'static str, &'static str)> {
-    None
+impl Version {
+    pub fn from_id(id: &str) -> Version {
+        if id == "head" {
+            Version::Head
+        } else {
+            Version::Core0161
+        }
+    }
+}
+
+/// The form.
+pub const GROUPS: &[(&str, &[Field])] = &[
+    ("Cluster", CLUSTER),
+    (
+        "Parallelism",
+        &[
+            Field::TensorModelParallelSize,
+            Field::PipelineModelParallelSize,
+            Field::ContextParallelSize,
+            Field::ExpertModelParallelSize,
+        ],
+    ),
+    (
+        "Batch",
+        &[
+            Field::MicroBatchSize,
+            Field::GlobalBatchSize,
+            Field::DecreaseBatchSizeIfNeeded,
+            Field::RampupBatchSize,
+            Field::StepBatchSizeSchedule,
+        ],
+    ),
+    (
+        "Training length",
+        &[
+            Field::TrainIters,
+            Field::TrainSamples,
+            Field::SeqLength,
+            Field::LrWarmupIters,
+            Field::LrWarmupFraction,
+            Field::LrWarmupSamples,
+        ],
+    ),
+];
+
+/// The results, in page order.
+pub const OUTPUTS: &[Output] = &[
+    Output::WorldSize,
+    Output::DpWorldSize,
+    Output::ExpertDataParallelSize,
+    Output::GlobalBatchSize,
+    Output::RunningGlobalBatchSize,
+    Output::NumMicrobatches,
+    Output::InitialGlobalBatchSize,
+    Output::InitialNumMicrobatches,
+    Output::RampupSamplesPerIncrement,
+    Output::FullBatchIteration,
+    Output::TrainIters,
+    Output::LrWarmupSteps,
+    Output::WarmupSteps,
+    Output::TokensPerStep,
+];
+
+/// The inputs an embedded view always shows.
+pub const KEY_FIELDS: &[Field] = &[
+    Field::Nodes,
+    Field::GpusPerNode,
+    Field::TensorModelParallelSize,
+    Field::PipelineModelParallelSize,
+    Field::ContextParallelSize,
+    Field::MicroBatchSize,
+    Field::GlobalBatchSize,
+    Field::TrainIters,
+    Field::TrainSamples,
+    Field::SeqLength,
+];
+
+/// Megatron's names for its results.
+pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
+    Some(match output {
+        Output::DpWorldSize => ("Data-parallel size", "data_parallel_size"),
+        Output::GlobalBatchSize => ("Global batch (samples per step)", "global_batch_size"),
+        Output::RunningGlobalBatchSize => (
+            "Global batch trained per step",
+            "current_running_global_batch_size",
+        ),
+        Output::NumMicrobatches => (
+            "Microbatches per step (full batch)",
+            "get_num_microbatches()",
+        ),
+        Output::MaxSteps => ("Optimizer steps the run takes", "train_iters"),
+        Output::WarmupSteps => ("Warmup (optimizer steps)", "lr_warmup_steps ÷ batch"),
+        Output::TokensPerStep => ("Token slots per step", "global batch × seq_length"),
+        _ => return None,
+    })
+}
+
+/// The inputs, typed. Absent fields take Megatron-LM's argparse defaults when used.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inputs {
+    pub nodes: Param<u64>,
+    pub gpus_per_node: Param<u64>,
+    pub world_size: Param<u64>,
+    pub tp: Param<u64>,
+    pub pp: Param<u64>,
+    pub cp: Param<u64>,
+    pub ep: Param<u64>,
+    pub micro_batch_size: Param<u64>,
+    pub global_batch_size: Param<i64>,
+    pub rampup_batch_size: Param<String>,
+    pub step_batch_size_schedule: Param<String>,
+    pub decrease_batch_size_if_needed: Param<bool>,
+    pub train_iters: Param<u64>,
+    pub train_samples: Param<u64>,
+    pub seq_length: Param<u64>,
+    pub lr_warmup_iters: Param<u64>,
+    pub lr_warmup_fraction: Param<f64>,
+    pub lr_warmup_samples: Param<u64>,
+}
+
+impl Inputs {
+    /// Parses every field; unreadable ones become [`Param::Invalid`] with an error at the field.
+    pub fn parse(raw: &RawInputs, report: &mut Report) -> Inputs {
+        let mut r = Reader {
+            raw,
+            diags: &mut report.diags,
+        };
+        Inputs {
+            nodes: r.count(Field::Nodes),
+            gpus_per_node: r.count(Field::GpusPerNode),
+            world_size: r.count(Field::WorldSize),
+            tp: r.count(Field::TensorModelParallelSize),
+            pp: r.count(Field::PipelineModelParallelSize),
+            cp: r.count(Field::ContextParallelSize),
+            ep: r.count(Field::ExpertModelParallelSize),
+            micro_batch_size: r.count(Field::MicroBatchSize),
+            global_batch_size: r.int(Field::GlobalBatchSize),
+            rampup_batch_size: r.text(Field::RampupBatchSize),
+            step_batch_size_schedule: r.text(Field::StepBatchSizeSchedule),
+            decrease_batch_size_if_needed: r.flag(Field::DecreaseBatchSizeIfNeeded),
+            train_iters: r.count(Field::TrainIters),
+            train_samples: r.count(Field::TrainSamples),
+            seq_length: r.count(Field::SeqLength),
+            lr_warmup_iters: r.count(Field::LrWarmupIters),
+            lr_warmup_fraction: r.real(Field::LrWarmupFraction),
+            lr_warmup_samples: r.count(Field::LrWarmupSamples),
+        }
+    }
+}
+
+/// Computes everything by the rules of `release` (an id of [`RELEASES`]).
+pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
+    compute(Version::from_id(release), raw)
+}
+
+/// Computes everything for one set of inputs.
+pub fn compute(version: Version, raw: &RawInputs) -> Report {
+    let mut report = Report::default();
+    let i = Inputs::parse(raw, &mut report);
+    Calc {
+        i,
+        v: version,
+        r: &mut report,
+    }
+    .run();
+    report
+}
+
+/// The most batch-size changes dpcalc follows one by one (each costs a few float divisions).
+const MAX_SEGMENTS: u64 = 200_000;
+
+/// Python floats hold integers exactly below this.
+const EXACT_FLOAT: u128 = 1 << 53;
+
+/// The global batch over the run, as the calculator sees it (`current_global_batch_size` as a
+/// function of the samples consumed so far).
+#[derive(Clone, Debug, PartialEq)]
+enum Sched {
+    Constant {
+        gbs: u128,
+    },
+    /// `RampupBatchsizeNumMicroBatchesCalculator`: `per` is `rampup_samples_per_increment`.
+    Ramp {
+        start: u128,
+        inc: u128,
+        samples: u128,
+        per: f64,
+        gbs: u128,
+    },
+    /// `StepBatchsizeNumMicroBatchesCalculator`: `(threshold in samples, batch)`, sorted, first 0.
+    Step {
+        levels: Vec<(u128, u128)>,
+    },
+}
+
+impl Sched {
+    fn final_gbs(&self) -> u128 {
+        match self {
+            Sched::Constant { gbs } | Sched::Ramp { gbs, .. } => *gbs,
+            Sched::Step { levels } => levels.last().map_or(0, |l| l.1),
+        }
+    }
+
+    fn varying(&self) -> bool {
+        !matches!(self, Sched::Constant { .. })
+    }
+
+    /// `int(consumed_samples / self.rampup_samples_per_increment)` (consumed ≤ samples < 2^53).
+    fn ramp_level(c: u128, per: f64) -> u128 {
+        (c as f64 / per) as u128
+    }
+
+    /// The calculator's `current_global_batch_size` after `update(consumed)`.
+    fn current(&self, c: u128) -> u128 {
+        match self {
+            Sched::Constant { gbs } => *gbs,
+            Sched::Ramp {
+                start,
+                inc,
+                samples,
+                per,
+                gbs,
+            } => {
+                if c > *samples {
+                    *gbs
+                } else {
+                    let steps = Sched::ramp_level(c, *per);
+                    // Never above gbs (Megatron asserts it; float rounding cannot get there).
+                    steps
+                        .checked_mul(*inc)
+                        .and_then(|s| s.checked_add(*start))
+                        .map_or(*gbs, |b| b.min(*gbs))
+                }
+            }
+            Sched::Step { levels } => {
+                // _get_batch_size_for_samples: the last threshold ≤ consumed (levels are sorted,
+                // the first threshold is 0), found by bisection so a long schedule stays cheap.
+                let k = levels.partition_point(|l| l.0 <= c);
+                levels[k.saturating_sub(1)].1
+            }
+        }
+    }
+
+    /// The smallest consumed count above `c` where the batch may change (`None`: never again).
+    fn next_change(&self, c: u128) -> Option<u128> {
+        match self {
+            Sched::Constant { .. } => None,
+            Sched::Ramp { samples, per, .. } => {
+                if c > *samples {
+                    return None;
+                }
+                let level = Sched::ramp_level(c, *per);
+                // Binary search: the level is monotone in the consumed count.
+                let (mut lo, mut hi) = (c + 1, *samples + 1);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if Sched::ramp_level(mid, *per) > level {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                Some(lo)
+            }
+            Sched::Step { levels } => levels
+                .get(levels.partition_point(|l| l.0 <= c))
+                .map(|l| l.0),
+        }
+    }
+}
+
+/// Why a walk over the iterations stopped short.
+#[derive(Debug)]
+enum WalkError {
+    TooLong,
+    TooLarge,
+}
+
+/// Runs Megatron's loop `consumed += current(consumed)` from 0, one batch-size segment at a
+/// time: while `consumed < limit` (when given) and for at most `max_iters` iterations (when
+/// given). `visit(consumed, batch, iterations so far)` is called at the start of each segment
+/// and stops the walk by returning false. Returns `(consumed, iterations)`.
+fn walk(
+    s: &Sched,
+    limit: Option<u128>,
+    max_iters: Option<u128>,
+    mut visit: impl FnMut(u128, u128, u128) -> bool,
+) -> Result<(u128, u128), WalkError> {
+    let (mut c, mut iters) = (0u128, 0u128);
+    let mut segments = 0u64;
+    loop {
+        if limit.is_some_and(|l| c >= l) || max_iters.is_some_and(|m| iters >= m) {
+            return Ok((c, iters));
+        }
+        let cur = s.current(c);
+        if !visit(c, cur, iters) {
+            return Ok((c, iters));
+        }
+        segments += 1;
+        if segments > MAX_SEGMENTS {
+            return Err(WalkError::TooLong);
+        }
+        let end = match (s.next_change(c), limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // Iterations whose start stays below `end` (all in this segment).
+        let mut n = match end {
+            Some(e) => (e - c).div_ceil(cur),
+            None => match max_iters {
+                Some(m) => m - iters,
+                None => return Err(WalkError::TooLong),
+            },
+        };
+        if let Some(m) = max_iters {
+            n = n.min(m - iters);
+        }
+        c = n
+            .checked_mul(cur)
+            .and_then(|x| x.checked_add(c))
+            .ok_or(WalkError::TooLarge)?;
+        iters += n;
+    }
+}
+
+/// The data-parallel layout.
+#[derive(Clone, Copy, Debug)]
+struct Grid {
+    dp: u128,
+}
+
+/// The batch plan after the calculator is built.
+struct Plan {
+    sched: Sched,
+    mbs: u128,
+    dp: u128,
+    /// `micro_batch_size × data_parallel_size`.
+    m: u128,
+    decrease: bool,
+    /// `args.global_batch_size` (None at HEAD with a schedule).
+    gbs_arg: Option<u128>,
+}
+
+impl Plan {
+    /// `current_running_global_batch_size` for a current batch `b`.
+    fn running(&self, b: u128) -> u128 {
+        if self.decrease {
+            b / self.m * self.m
+        } else {
+            b
+        }
+    }
+}
+
+/// Iteration-based or sample-based, after `validate_args`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    Iters(u64),
+    Samples(u64),
+}
+
+struct Calc<'a> {
+    i: Inputs,
+    v: Version,
+    r: &'a mut Report,
+}
+
+/// Nearest multiples of `m` around `x` (for "nearest valid global batch sizes").
+fn nearest_multiples(x: u128, m: u128) -> String {
+    let below = x / m * m;
+    let above = below.checked_add(m);
+    let mut v: Vec<String> = Vec::new();
+    if below >= m {
+        v.push(below.to_string());
+    }
+    if let Some(a) = above {
+        v.push(a.to_string());
+    }
+    v.join(" or ")
+}
+
+/// A Python `int()` of one ramp-up value: optional sign, digits, single `_` between digits.
+fn python_int(token: &str) -> Option<i128> {
+    let (neg, digits) = match token.as_bytes().first() {
+        Some(b'-') => (true, &token[1..]),
+        Some(b'+') => (false, &token[1..]),
+        _ => (false, token),
+    };
+    let b = digits.as_bytes();
+    if b.is_empty() || !b[0].is_ascii_digit() || !b[b.len() - 1].is_ascii_digit() {
+        return None;
+    }
+    for w in b.windows(2) {
+        if w[0] == b'_' && w[1] == b'_' {
+            return None;
+        }
+    }
+    if !b.iter().all(|c| c.is_ascii_digit() || *c == b'_') {
+        return None;
+    }
+    let clean: String = digits.chars().filter(|c| *c != '_').collect();
+    let v: i128 = clean.parse().ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// Why a schedule number could not be read, in Python's words.
+enum NumParse {
+    Bad(String),
+    TooLarge,
+}
+
+/// `StepBatchsizeNumMicroBatchesCalculator._parse_numeric_value`:
+/// `int(float(value_str) * multiplier)` after stripping a K/M/B/T suffix.
+fn schedule_number(text: &str) -> Result<i128, NumParse> {
+    let upper = text.trim().to_uppercase();
+    let (body, mult) = match upper.chars().last() {
+        Some('T') => (&upper[..upper.len() - 1], 1e12),
+        Some('B') => (&upper[..upper.len() - 1], 1e9),
+        Some('M') => (&upper[..upper.len() - 1], 1e6),
+        Some('K') => (&upper[..upper.len() - 1], 1e3),
+        _ => (upper.as_str(), 1.0),
+    };
+    // Python's float() takes underscores between digits; Rust's parser does not.
+    let bytes = body.as_bytes();
+    let underscores_ok = bytes.iter().enumerate().all(|(k, &c)| {
+        c != b'_'
+            || (k > 0
+                && k + 1 < bytes.len()
+                && bytes[k - 1].is_ascii_digit()
+                && bytes[k + 1].is_ascii_digit())
+    });
+    let clean: String = body.chars().filter(|c| *c != '_').collect();
+    let plain = !clean.is_empty()
+        && clean.bytes().all(|c| {
+            c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+' | b'E') || c.is_ascii_alphabetic()
+        });
+    let x: f64 = match clean.parse::<f64>() {
+        Ok(x) if underscores_ok && plain => x,
+        _ => {
+            return Err(NumParse::Bad(format!(
+                "ValueError: could not convert string to float: '{}'",
+                body.trim()
+            )))
+        }
+    };
+    let v = x * mult;
+    if v.is_nan() {
+        return Err(NumParse::Bad(
+            "ValueError: cannot convert float NaN to integer".into(),
+        ));
+    }
+    if v.is_infinite() {
+        return Err(NumParse::Bad(
+            "OverflowError: cannot convert float infinity to integer".into(),
+        ));
+    }
+    let t = v.trunc();
+    if t.abs() >= 1.0e38 {
+        return Err(NumParse::TooLarge);
+    }
+    Ok(t as i128)
+}
+
+impl Calc<'_> {
+    fn run(mut self) {
+        let grid = self.grid();
+        let mbs = self.micro_batch();
+        let plan = match (grid, mbs) {
+            (Some(g), Some(m)) => self.plan(g, m),
+            _ => None,
+        };
+        if let Some(p) = &plan {
+            self.batch_outputs(p);
+        }
+        let mode = self.mode();
+        let iters = match (&plan, mode) {
+            (Some(p), Some(m)) => self.train_iters(p, m),
+            _ => None,
+        };
+        if let (Some(p), Some(n)) = (&plan, iters) {
+            self.consistency(p, n);
+        }
+        if let (Some(p), Some(m)) = (&plan, mode) {
+            self.warmup(p, m);
+        }
+        if let Some(p) = &plan {
+            self.tokens(p);
+        }
+    }
+
+    // ---- the parallel layout -------------------------------------------------------------
+
+    /// A model-parallel size: absent is 1; 0 makes Megatron divide by zero.
+    fn parallel(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
+        match p {
+            Param::Given(0) => {
+                self.r.diag(
+                    field,
+                    Level::Error,
+                    format!(
+                        "{} must be at least 1: with 0 Megatron's validate_args stops with \
+                         ZeroDivisionError: integer modulo by zero",
+                        field.key()
+                    ),
+                );
+                None
+            }
+            p => p.or(1),
+        }
+    }
+
+    fn grid(&mut self) -> Option<Grid> {
+        let i = self.i.clone();
+        let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.r);
+        let tp = self.parallel(Field::TensorModelParallelSize, i.tp);
+        let pp = self.parallel(Field::PipelineModelParallelSize, i.pp);
+        let cp = self.parallel(Field::ContextParallelSize, i.cp);
+        let ep = self.parallel(Field::ExpertModelParallelSize, i.ep);
+        let (ws, tp, pp, cp) = (ws?, tp?, pp?, cp?);
+        let (ws, tp, pp, cp) = (ws as u128, tp as u128, pp as u128, cp as u128);
+        let Some(total) = tp.checked_mul(pp).and_then(|x| x.checked_mul(cp)) else {
+            self.r.diag(
+                Field::TensorModelParallelSize,
+                Level::Error,
+                "tensor × pipeline × context parallel size is too large to count",
+            );
+            return None;
+        };
+        if ws % total != 0 {
+            let fix = if total <= u64::MAX as u128 {
+                cluster::nearest_valid(
+                    ws as u64,
+                    total as u64,
+                    "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size",
+                )
+            } else {
+                String::new()
+            };
+            self.r.diag(
+                Field::WorldSize,
+                Level::Error,
+                format!(
+                    "Megatron-LM refuses this layout in validate_args (arguments.py), before anything else runs: \
+                     \u{201c}AssertionError: world size ({ws}) is not divisible by total_model_size \
+                     (total_model_size={total})\u{201d}, where total_model_size = tensor × pipeline × context \
+                     parallel = {tp} × {pp} × {cp}. (megatron-core alone, in parallel_state.initialize_model_parallel, \
+                     raises \u{201c}RuntimeError: world_size ({ws}) is not divisible by {total}\u{201d}.) {fix}"
+                ),
+            );
+            return None;
+        }
+        let dp = ws / total;
+        self.r.set(Output::DpWorldSize, Num::Int(dp as i128));
+        self.r.explain(
+            Output::DpWorldSize,
+            "data_parallel_size = world_size // (tensor × pipeline × context parallel size); EP is not in it",
+            format!("data_parallel_size = {ws} // ({tp} × {pp} × {cp}) = {dp}"),
+        );
+        if let Some(ep) = ep {
+            self.expert_grid(ws, tp, pp, ep as u128, dp);
+        }
+        Some(Grid { dp })
+    }
+
+    /// parallel_state: the expert grid `expert_tensor × expert_model × pipeline` must divide too.
+    fn expert_grid(&mut self, ws: u128, tp: u128, pp: u128, ep: u128, dp: u128) {
+        let Some(grid) = tp.checked_mul(ep).and_then(|x| x.checked_mul(pp)) else {
+            self.r.diag(
+                Field::ExpertModelParallelSize,
+                Level::Error,
+                "tensor × expert × pipeline parallel size is too large to count",
+            );
+            return;
+        };
+        if ws % grid != 0 {
+            let fix = if grid <= u64::MAX as u128 {
+                cluster::nearest_valid(
+                    ws as u64,
+                    grid as u64,
+                    "tensor_model_parallel_size × expert_model_parallel_size × pipeline_model_parallel_size",
+                )
+            } else {
+                String::new()
+            };
+            self.r.diag(
+                Field::ExpertModelParallelSize,
+                Level::Error,
+                format!(
+                    "parallel_state.initialize_model_parallel refuses the expert grid: \u{201c}RuntimeError: \
+                     world_size ({ws}) is not divisible by expert_tensor_model_pipeline_parallel size ({grid})\u{201d} \
+                     (expert tensor parallel, which defaults to tensor parallel, × expert × pipeline = \
+                     {tp} × {ep} × {pp}). {fix}"
+                ),
+            );
+            return;
+        }
+        let edp = ws / grid;
+        self.r
+            .set(Output::ExpertDataParallelSize, Num::Int(edp as i128));
+        self.r.explain(
+            Output::ExpertDataParallelSize,
+            "expert_data_parallel_size = world_size // (expert tensor × expert model × pipeline parallel size)",
+            format!("expert_data_parallel_size = {ws} // ({tp} × {ep} × {pp}) = {edp}"),
+        );
+        if ep > 1 {
+            self.r.diag(
+                Field::ExpertModelParallelSize,
+                Level::Note,
+                format!(
+                    "Expert parallelism does not change the data-parallel size ({dp}) or the batch math; \
+                     the experts' own data-parallel groups have {edp} ranks."
+                ),
+            );
+        }
+    }
+
+    // ---- the batch -----------------------------------------------------------------------
+
+    fn micro_batch(&mut self) -> Option<u64> {
+        match self.i.micro_batch_size {
+            Param::Given(0) => {
+                self.r.diag(
+                    Field::MicroBatchSize,
+                    Level::Error,
+                    "micro_batch_size must be at least 1: Megatron's validate_args stops at \
+                     \u{201c}assert args.micro_batch_size > 0\u{201d}",
+                );
+                None
+            }
+            Param::Absent => {
+                self.r.diag(
+                    Field::MicroBatchSize,
+                    Level::Hint,
+                    "Megatron-LM requires --micro-batch-size (validate_args asserts it is set); \
+                     the values shown assume 1.",
+                );
+                Some(1)
+            }
+            p => p.or(1),
+        }
+    }
+
+    fn plan(&mut self, g: Grid, mbs: u64) -> Option<Plan> {
+        let i = self.i.clone();
+        let mbs = mbs as u128;
+        let dp = g.dp;
+        let m = mbs.checked_mul(dp)?;
+        let decrease = i.decrease_batch_size_if_needed.or(false)?;
+        let head = self.v == Version::Head;
+
+        // The release's own switches: HEAD ignores the ramp-up, 0.16.1 has no schedule.
+        let mut ramp = i.rampup_batch_size.clone();
+        let mut schedule = i.step_batch_size_schedule.clone();
+        if head && matches!(ramp, Param::Given(_)) {
+            self.r.diag(
+                Field::RampupBatchSize,
+                Level::Warning,
+                "Megatron-LM HEAD ignores it and only warns: \u{201c}rampup_batch_size is deprecated and will be \
+                 removed in a future release. Use step_batch_size_schedule instead.\u{201d} The run uses the step \
+                 schedule if one is given, else a constant global batch; for a ramp, write it as a step_batch_size_schedule.",
+            );
+            ramp = Param::Absent;
+        }
+        if !head && matches!(schedule, Param::Given(_)) {
+            self.r.diag(
+                Field::StepBatchSizeSchedule,
+                Level::Error,
+                "megatron-core 0.16.1 has no step batch-size schedule (it came with Megatron-LM #4411, when \
+                 --rampup-batch-size was deprecated): its Megatron-LM does not accept \
+                 --step-batch-size-schedule. Choose version head, or use rampup_batch_size.",
+            );
+            schedule = Param::Absent;
+        }
+        if ramp == Param::Invalid || schedule == Param::Invalid {
+            return None;
+        }
+
+        // validate_args: the global batch.
+        let gbs_given = match i.global_batch_size {
+            Param::Given(v) if v <= 0 => {
+                self.r.diag(
+                    Field::GlobalBatchSize,
+                    Level::Error,
+                    format!(
+                        "global_batch_size must be positive: Megatron's validate_args stops at \
+                         \u{201c}assert args.global_batch_size > 0\u{201d} (got {v})"
+                    ),
+                );
+                return None;
+            }
+            Param::Given(v) => Some(v as u128),
+            Param::Absent => None,
+            Param::Invalid => return None,
+        };
+
+        if let Param::Given(text) = &schedule {
+            if gbs_given.is_some() {
+                self.r.diag(
+                    Field::GlobalBatchSize,
+                    Level::Error,
+                    "Megatron-LM refuses it together with a schedule: \u{201c}ValueError: Cannot specify both \
+                     --step-batch-size-schedule and --global-batch-size\u{201d}. Remove global_batch_size: the \
+                     schedule's last batch size is the global batch.",
+                );
+                return None;
+            }
+            if decrease {
+                self.r.diag(
+                    Field::DecreaseBatchSizeIfNeeded,
+                    Level::Error,
+                    "Megatron-LM refuses it together with a schedule: \u{201c}ValueError: Cannot specify both \
+                     --step-batch-size-schedule and --decrease-batch-size-if-needed\u{201d}. Make every batch size \
+                     in the schedule a multiple of micro_batch_size × data_parallel_size instead.",
+                );
+                return None;
+            }
+            let text = text.clone();
+            let levels = self.parse_schedule(&text)?;
+            return Some(Plan {
+                sched: Sched::Step { levels },
+                mbs,
+                dp,
+                m,
+                decrease,
+                gbs_arg: None,
+            });
+        }
+
+        let gbs = match gbs_given {
+            Some(v) => v,
+            None => {
+                let v = m;
+                self.r.explain(
+                    Output::GlobalBatchSize,
+                    "global_batch_size defaults to micro_batch_size × data_parallel_size (one microbatch)",
+                    format!("global_batch_size = {mbs} × {dp} = {v}"),
+                );
+                v
+            }
+        };
+
+        if let Param::Given(text) = &ramp {
+            let text = text.clone();
+            let sched = self.parse_ramp(&text, gbs, m)?;
+            return Some(Plan {
+                sched,
+                mbs,
+                dp,
+                m,
+                decrease,
+                gbs_arg: Some(gbs),
+            });
+        }
+
+        // ConstantNumMicroBatchesCalculator.
+        if decrease {
+            let running = gbs / m * m;
+            if running / m < 1 {
+                self.r.diag(
+                    Field::GlobalBatchSize,
+                    Level::Error,
+                    format!(
+                        "megatron-core refuses it: \u{201c}AssertionError: number of microbatches should be at \
+                         least 1, got 0.\u{201d} decrease_batch_size_if_needed rounds global_batch_size {gbs} down \
+                         to a multiple of micro_batch_size × data_parallel_size = {mbs} × {dp} = {m}, which is 0. \
+                         Use a global batch of at least {m}."
+                    ),
+                );
+                return None;
+            }
+            if running != gbs {
+                self.r.diag(
+                    Field::DecreaseBatchSizeIfNeeded,
+                    Level::Warning,
+                    format!(
+                        "Megatron decreases the batch: each step trains {running} samples, not global_batch_size \
+                         {gbs} (rounded down to a multiple of micro_batch_size × data_parallel_size = {m})."
+                    ),
+                );
+            }
+        } else if gbs % m != 0 {
+            self.r.diag(
+                Field::GlobalBatchSize,
+                Level::Error,
+                format!(
+                    "megatron-core refuses it: \u{201c}AssertionError: global batch size ({gbs}) is not divisible by \
+                     micro batch size ({mbs}) times data parallel size ({dp})\u{201d}. Nearest valid global_batch_size: \
+                     {} (multiples of {mbs} × {dp} = {m}); or set decrease_batch_size_if_needed to train {} per step.",
+                    nearest_multiples(gbs, m),
+                    gbs / m * m
+                ),
+            );
+            return None;
+        }
+        Some(Plan {
+            sched: Sched::Constant { gbs },
+            mbs,
+            dp,
+            m,
+            decrease,
+            gbs_arg: Some(gbs),
+        })
+    }
+
+    /// `_build_num_microbatches_calculator` and `RampupBatchsizeNumMicroBatchesCalculator.__init__`
+    /// (0.16.1), in their order of assertions.
+    fn parse_ramp(&mut self, text: &str, gbs: u128, m: u128) -> Option<Sched> {
+        let f = Field::RampupBatchSize;
+        let body = text.trim().trim_start_matches('[').trim_end_matches(']');
+        let tokens: Vec<&str> = body
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|t| !t.is_empty())
+            .collect();
+        let refuse = |r: &mut Report, what: String, fix: &str| {
+            r.diag(
+                f,
+                Level::Error,
+                format!("megatron-core refuses this ramp-up: \u{201c}{what}\u{201d}. {fix}"),
+            );
+        };
+        if tokens.len() != 3 {
+            refuse(
+                self.r,
+                "AssertionError: expected the following format: --rampup-batch-size <start batch size> \
+                 <batch size incerement> <ramp-up samples>"
+                    .into(),
+                &format!(
+                    "Give three whole numbers, e.g. \u{201c}{} {} 100000\u{201d} (got {}).",
+                    m,
+                    m,
+                    tokens.len()
+                ),
+            );
+            return None;
+        }
+        let mut v = [0i128; 3];
+        for (k, t) in tokens.iter().enumerate() {
+            match python_int(t) {
+                Some(x) => v[k] = x,
+                None => {
+                    self.r.diag(
+                        f,
+                        Level::Error,
+                        format!(
+                            "rampup_batch_size: \u{201c}{}\u{201d} is not a whole number (Megatron reads each value \
+                             with int(): ValueError: invalid literal for int() with base 10)",
+                            super::field::shorten(t)
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        let [start, inc, samples] = v;
+        if start <= 0 {
+            refuse(
+                self.r,
+                format!("AssertionError: start batch size should be positive, got {start}."),
+                &format!("Start at a multiple of micro_batch_size × data_parallel_size = {m}."),
+            );
+            return None;
+        }
+        if inc <= 0 {
+            refuse(
+                self.r,
+                format!("AssertionError: batch size increment should be positive, got {inc}."),
+                &format!("Use an increment that is a multiple of {m}."),
+            );
+            return None;
+        }
+        if samples < 0 {
+            refuse(
+                self.r,
+                format!("AssertionError: ramp-up samples should be non-negative, got {samples}."),
+                "Give the number of samples over which the batch grows.",
+            );
+            return None;
+        }
+        let (start, inc, samples) = (start as u128, inc as u128, samples as u128);
+        if start > gbs {
+            refuse(
+                self.r,
+                format!(
+                    "AssertionError: expected global batch size to be greater than or equal to start batch size, \
+                     got {gbs} and {start}"
+                ),
+                &format!("The start batch must be at most global_batch_size {gbs}."),
+            );
+            return None;
+        }
+        let diff = gbs - start;
+        if diff % inc != 0 {
+            let below = start + diff / inc * inc;
+            let above = below + inc;
+            refuse(
+                self.r,
+                format!(
+                    "AssertionError: expected global batch size interval ({diff}) to be divisible by global batch \
+                     size increment ({inc})"
+                ),
+                &format!(
+                    "Nearest valid global_batch_size for this ramp: {}{above}; or an increment that divides {diff}.",
+                    if below > start {
+                        format!("{below} or ")
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+            return None;
+        }
+        let num_inc = diff / inc;
+        if num_inc == 0 {
+            refuse(
+                self.r,
+                "ZeroDivisionError: division by zero".into(),
+                &format!(
+                    "The ramp starts at the global batch ({gbs}), so it has no increments \
+                     (rampup_samples_per_increment = samples / 0). Remove rampup_batch_size, or start below {gbs}."
+                ),
+            );
+            return None;
+        }
+        if samples >= EXACT_FLOAT || num_inc >= EXACT_FLOAT {
+            self.r.diag(
+                f,
+                Level::Error,
+                "dpcalc follows ramp-ups of fewer than 2^53 samples only (beyond that Python's float steps are \
+                 not reproduced exactly)",
+            );
+            return None;
+        }
+        let per = samples as f64 / num_inc as f64;
+        if per == 0.0 {
+            refuse(
+                self.r,
+                "ZeroDivisionError: float division by zero".into(),
+                "With 0 ramp-up samples, rampup_samples_per_increment is 0.0 and the first update divides by it. \
+                 Give at least 1 ramp-up sample, or remove rampup_batch_size.",
+            );
+            return None;
+        }
+        self.r
+            .set(Output::RampupSamplesPerIncrement, Num::Float(per));
+        self.r.explain(
+            Output::RampupSamplesPerIncrement,
+            "rampup_samples_per_increment = ramp-up samples / ((global_batch_size − start) // increment)",
+            format!(
+                "rampup_samples_per_increment = {samples} / (({gbs} − {start}) // {inc}) = {samples} / {num_inc} = {}",
+                num::float_repr(per)
+            ),
+        );
+        Some(Sched::Ramp {
+            start,
+            inc,
+            samples,
+            per,
+            gbs,
+        })
+    }
+
+    /// HEAD's `_parse_schedule` and `_validate_schedule`.
+    fn parse_schedule(&mut self, text: &str) -> Option<Vec<(u128, u128)>> {
+        let f = Field::StepBatchSizeSchedule;
+        let seq = match self.i.seq_length {
+            Param::Given(0) => {
+                self.r.diag(
+                    Field::SeqLength,
+                    Level::Error,
+                    "seq_length 0: Megatron converts the schedule's token thresholds with threshold // seq_length \
+                     and stops with ZeroDivisionError: integer division or modulo by zero",
+                );
+                return None;
+            }
+            Param::Given(s) => Some(s as i128),
+            Param::Absent => None,
+            Param::Invalid => return None,
+        };
+        let refuse = |r: &mut Report, what: String, fix: &str| {
+            r.diag(
+                f,
+                Level::Error,
+                format!("Megatron-LM refuses this schedule: \u{201c}{what}\u{201d}. {fix}"),
+            );
+        };
+        let mut levels: Vec<(i128, i128)> = Vec::new();
+        let replaced = text.replace(',', " ");
+        for entry in replaced.split_whitespace() {
+            let Some((t, b)) = entry.split_once(':') else {
+                refuse(
+                    self.r,
+                    format!(
+                        "ValueError: Invalid schedule entry \"{}\". Expected format: \"THRESHOLD:BATCH_SIZE\"",
+                        super::field::shorten(entry)
+                    ),
+                    "Write each step as THRESHOLD:BATCH_SIZE, e.g. \u{201c}0:256 100B:512\u{201d}.",
+                );
+                return None;
+            };
+            let mut parsed = [0i128; 2];
+            for (k, part) in [t, b].iter().enumerate() {
+                match schedule_number(part) {
+                    Ok(x) => parsed[k] = x,
+                    Err(NumParse::Bad(msg)) => {
+                        refuse(
+                            self.r,
+                            super::field::shorten(&msg),
+                            "Numbers may have a K, M, B or T suffix (10^3 … 10^12).",
+                        );
+                        return None;
+                    }
+                    Err(NumParse::TooLarge) => {
+                        self.r.diag(
+                            f,
+                            Level::Error,
+                            format!(
+                                "step_batch_size_schedule: \u{201c}{}\u{201d} is too large to count",
+                                super::field::shorten(part)
+                            ),
+                        );
+                        return None;
+                    }
+                }
+            }
+            let [mut threshold, batch] = parsed;
+            if let Some(s) = seq {
+                // Python's floor division (a negative threshold rounds down).
+                threshold = threshold.div_euclid(s);
+            }
+            levels.push((threshold, batch));
+        }
+        levels.sort_by_key(|l| l.0);
+        if levels.is_empty() {
+            refuse(
+                self.r,
+                "AssertionError: schedule must have at least one entry".into(),
+                "Give at least \u{201c}0:BATCH_SIZE\u{201d}.",
+            );
+            return None;
+        }
+        if levels[0].0 != 0 {
+            refuse(
+                self.r,
+                format!(
+                    "AssertionError: first schedule entry must have threshold 0, got {}",
+                    levels[0].0
+                ),
+                "Start the schedule with \u{201c}0:BATCH_SIZE\u{201d}.",
+            );
+            return None;
+        }
+        for w in levels.windows(2) {
+            if w[1].0 <= w[0].0 {
+                let unit = if seq.is_some() {
+                    " (in samples: token thresholds are divided by seq_length)"
+                } else {
+                    ""
+                };
+                refuse(
+                    self.r,
+                    format!(
+                        "AssertionError: schedule thresholds must be strictly increasing, got {} before {}",
+                        w[0].0, w[1].0
+                    ),
+                    &format!("Make every threshold larger than the previous one{unit}."),
+                );
+                return None;
+            }
+        }
+        if let Some(&(_, b)) = levels.iter().find(|l| l.1 <= 0) {
+            refuse(
+                self.r,
+                format!("AssertionError: batch size must be positive, got {b}"),
+                "Every batch size must be at least 1.",
+            );
+            return None;
+        }
+        let unit = if seq.is_some() {
+            "tokens // seq_length"
+        } else {
+            "samples"
+        };
+        self.r.diag(
+            f,
+            Level::Note,
+            format!(
+                "Thresholds are read as {unit}; only the batch size in use is checked against micro_batch_size × \
+                 data_parallel_size (each iteration, by the training loop)."
+            ),
+        );
+        Some(
+            levels
+                .into_iter()
+                .map(|(t, b)| (t as u128, b as u128))
+                .collect(),
+        )
+    }
+
+    fn batch_outputs(&mut self, p: &Plan) {
+        let (mbs, dp, m) = (p.mbs, p.dp, p.m);
+        let fin = p.sched.final_gbs();
+        let running = p.running(fin);
+        self.r.set(Output::GlobalBatchSize, Num::Int(fin as i128));
+        match &p.sched {
+            Sched::Constant { .. } => {
+                if p.gbs_arg.is_some() && self.i.global_batch_size.is_given() {
+                    self.r.explain(
+                        Output::GlobalBatchSize,
+                        "global_batch_size (as given)",
+                        format!("global_batch_size = {fin}"),
+                    );
+                }
+            }
+            Sched::Ramp { start, inc, .. } => self.r.explain(
+                Output::GlobalBatchSize,
+                "the ramp-up grows the batch from its start to global_batch_size",
+                format!("global batch: {start} + k × {inc} … {fin}"),
+            ),
+            Sched::Step { levels } => self.r.explain(
+                Output::GlobalBatchSize,
+                "with a schedule, the global batch is its last batch size",
+                format!(
+                    "global batch: {}",
+                    levels
+                        .iter()
+                        .map(|l| l.1.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" → ")
+                ),
+            ),
+        }
+        self.r
+            .set(Output::RunningGlobalBatchSize, Num::Int(running as i128));
+        if p.decrease {
+            self.r.explain(
+                Output::RunningGlobalBatchSize,
+                "decrease_batch_size_if_needed: running batch = (global // (micro_batch_size × data_parallel_size)) × (micro_batch_size × data_parallel_size)",
+                format!("running = ({fin} // {m}) × {m} = {running}"),
+            );
+        } else {
+            self.r.explain(
+                Output::RunningGlobalBatchSize,
+                "the running batch is the global batch (no decrease_batch_size_if_needed)",
+                format!("running = {running}"),
+            );
+        }
+        let nm = running / m;
+        self.r.set(Output::NumMicrobatches, Num::Int(nm as i128));
+        self.r.explain(
+            Output::NumMicrobatches,
+            "num_microbatches = running global batch // (micro_batch_size × data_parallel_size)",
+            format!("num_microbatches = {running} // ({mbs} × {dp}) = {nm}"),
+        );
+        self.r
+            .set(Output::GradientAccumulationSteps, Num::Int(nm as i128));
+        if !p.sched.varying() {
+            return;
+        }
+        let b0 = p.sched.current(0);
+        let r0 = p.running(b0);
+        self.r
+            .set(Output::InitialGlobalBatchSize, Num::Int(b0 as i128));
+        self.r.explain(
+            Output::InitialGlobalBatchSize,
+            "the global batch after update(0 consumed samples)",
+            format!("initial global batch = {b0}"),
+        );
+        self.r
+            .set(Output::InitialNumMicrobatches, Num::Int((r0 / m) as i128));
+        self.r.explain(
+            Output::InitialNumMicrobatches,
+            "num_microbatches at the first step = running batch // (micro_batch_size × data_parallel_size)",
+            format!("initial num_microbatches = {r0} // {m} = {}", r0 / m),
+        );
+        if r0 / m == 0 {
+            let why = if p.decrease {
+                "megatron-core accepts this with no error (decrease_batch_size_if_needed rounds it to 0), so the \
+                 first steps train no microbatch"
+            } else {
+                "megatron-core builds it (the first update skips the consistency check), but the training loop's \
+                 check at the first iteration fails (see below)"
+            };
+            let field = match p.sched {
+                Sched::Step { .. } => Field::StepBatchSizeSchedule,
+                _ => Field::RampupBatchSize,
+            };
+            self.r.diag(
+                field,
+                Level::Warning,
+                format!(
+                    "The first global batch {b0} is smaller than micro_batch_size × data_parallel_size = {m}: \
+                     num_microbatches is 0. {why}."
+                ),
+            );
+        }
+        // The first iteration (1-based) whose batch is the full batch.
+        let mut first = None;
+        let res = walk(&p.sched, None, None, |_, cur, done| {
+            if cur == fin {
+                first = Some(done + 1);
+                false
+            } else {
+                true
+            }
+        });
+        match (res, first) {
+            (Ok(_), Some(k)) => {
+                self.r.set(Output::FullBatchIteration, Num::Int(k as i128));
+                self.r.explain(
+                    Output::FullBatchIteration,
+                    "iterations run with consumed_samples += current global batch until the batch is the full one",
+                    format!("the batch is {fin} from iteration {k} on"),
+                );
+            }
+            _ => self.too_long(p),
+        }
+    }
+
+    fn too_long(&mut self, p: &Plan) {
+        let field = match p.sched {
+            Sched::Step { .. } => Field::StepBatchSizeSchedule,
+            _ => Field::RampupBatchSize,
+        };
+        self.r.diag(
+            field,
+            Level::Warning,
+            format!(
+                "This batch-size ramp has more than {MAX_SEGMENTS} distinct steps; dpcalc does not follow it to \
+                 the end, so the values that need it are not shown."
+            ),
+        );
+    }
+
+    // ---- training length -----------------------------------------------------------------
+
+    /// validate_args' iteration-based / sample-based assertions, in its order.
+    fn mode(&mut self) -> Option<Mode> {
+        let i = self.i.clone();
+        let (ti, ts) = (i.train_iters, i.train_samples);
+        if ti == Param::Invalid || ts == Param::Invalid {
+            return None;
+        }
+        let (lwi, lws) = (i.lr_warmup_iters.or(0), i.lr_warmup_samples.or(0));
+        let frac = i.lr_warmup_fraction;
+        let refuse = |r: &mut Report, field: Field, text: &str, fix: &str| {
+            r.diag(
+                field,
+                Level::Error,
+                format!(
+                    "Megatron-LM refuses this in validate_args: \u{201c}AssertionError: {text}\u{201d}. {fix}"
+                ),
+            );
+        };
+        let ramp_active =
+            self.v == Version::Core0161 && matches!(i.rampup_batch_size, Param::Given(_));
+        if let Some(n) = ti.given().filter(|&n| n != 0) {
+            if ts.is_given() {
+                refuse(
+                    self.r,
+                    Field::TrainSamples,
+                    "expected iteration-based training",
+                    "Give only one of train_iters or train_samples.",
+                );
+                return None;
+            }
+            if lws != Some(0) {
+                if lws.is_some() {
+                    refuse(
+                        self.r,
+                        Field::LrWarmupSamples,
+                        "expected iteration-based learning rate warmup",
+                        "With train_iters, give the warmup as lr_warmup_iters or lr_warmup_fraction.",
+                    );
+                }
+                return None;
+            }
+            if ramp_active {
+                refuse(
+                    self.r,
+                    Field::RampupBatchSize,
+                    "expected no batch-size rampup for iteration-based training",
+                    "A ramp-up needs sample-based training: give train_samples instead of train_iters.",
+                );
+                return None;
+            }
+            if frac.is_given() && lwi != Some(0) {
+                if lwi.is_some() {
+                    refuse(
+                        self.r,
+                        Field::LrWarmupFraction,
+                        "can only specify one of lr-warmup-fraction and lr-warmup-iters",
+                        "Keep one of lr_warmup_fraction or lr_warmup_iters.",
+                    );
+                }
+                return None;
+            }
+            return Some(Mode::Iters(n));
+        }
+        if let Some(n) = ts.given().filter(|&n| n != 0) {
+            if ti.is_given() {
+                refuse(
+                    self.r,
+                    Field::TrainIters,
+                    "expected sample-based training",
+                    "train_iters 0 still counts as given here: remove it and keep train_samples.",
+                );
+                return None;
+            }
+            if lwi != Some(0) {
+                if lwi.is_some() {
+                    refuse(
+                        self.r,
+                        Field::LrWarmupIters,
+                        "expected sample-based learnig rate warmup",
+                        "With train_samples, give the warmup as lr_warmup_samples or lr_warmup_fraction.",
+                    );
+                }
+                return None;
+            }
+            if frac.is_given() && lws != Some(0) {
+                if lws.is_some() {
+                    refuse(
+                        self.r,
+                        Field::LrWarmupFraction,
+                        "can only specify one of lr-warmup-fraction and lr-warmup-samples",
+                        "Keep one of lr_warmup_fraction or lr_warmup_samples.",
+                    );
+                }
+                return None;
+            }
+            return Some(Mode::Samples(n));
+        }
+        // Neither is truthy: get_optimizer_param_scheduler raises.
+        let text = "Megatron-LM stops in get_optimizer_param_scheduler: \u{201c}Exception: either train-iters or \
+                    train-samples should be provided.\u{201d}";
+        if ti.is_given() || ts.is_given() {
+            let field = if ti.is_given() {
+                Field::TrainIters
+            } else {
+                Field::TrainSamples
+            };
+            self.r.diag(
+                field,
+                Level::Error,
+                format!(
+                    "0 counts as not set. {text} Give a positive train_iters or train_samples."
+                ),
+            );
+        } else {
+            self.r.diag(
+                Field::TrainIters,
+                Level::Hint,
+                format!("Give train_iters or train_samples for the step count. ({text})"),
+            );
+        }
+        None
+    }
+
+    /// `update_train_iters`.
+    fn train_iters(&mut self, p: &Plan, mode: Mode) -> Option<u128> {
+        let (n, rule, worked) = match mode {
+            Mode::Iters(n) => (
+                n as u128,
+                "train_iters (as given)".to_string(),
+                format!("train_iters = {n}"),
+            ),
+            Mode::Samples(ts) => {
+                let ts = ts as u128;
+                match &p.sched {
+                    Sched::Constant { gbs } => {
+                        let n = ts / gbs;
+                        (
+                            n,
+                            "train_iters = train_samples // global_batch_size".to_string(),
+                            format!("train_iters = {ts} // {gbs} = {n}"),
+                        )
+                    }
+                    Sched::Ramp { samples, gbs, .. } => {
+                        let limit = (*samples).min(ts) + 1;
+                        let Ok((c, it)) = walk(&p.sched, Some(limit), None, |_, _, _| true) else {
+                            self.too_long(p);
+                            return None;
+                        };
+                        let rest = if ts > c { (ts - c) / gbs } else { 0 };
+                        let n = it + rest;
+                        (
+                            n,
+                            "train_iters = ramp-up iterations (while consumed ≤ ramp-up samples and ≤ train_samples) \
+                             + (train_samples − consumed) // global_batch_size"
+                                .to_string(),
+                            format!(
+                                "train_iters = {it} + {} = {n} (after the ramp-up {c} samples are consumed)",
+                                if ts > c {
+                                    format!("({ts} − {c}) // {gbs}")
+                                } else {
+                                    "0".to_string()
+                                }
+                            ),
+                        )
+                    }
+                    Sched::Step { .. } => {
+                        let Ok((c, n)) = walk(&p.sched, Some(ts), None, |_, _, _| true) else {
+                            self.too_long(p);
+                            return None;
+                        };
+                        (
+                            n,
+                            "train_iters: iterations while consumed < train_samples, each consuming the scheduled batch"
+                                .to_string(),
+                            format!("train_iters = {n} ({c} samples consumed)"),
+                        )
+                    }
+                }
+            }
+        };
+        self.r.set(Output::TrainIters, Num::Int(n as i128));
+        self.r.set(Output::MaxSteps, Num::Int(n as i128));
+        self.r.explain(Output::TrainIters, rule, worked);
+        if n == 0 {
+            self.r.diag(
+                Field::TrainSamples,
+                Level::Warning,
+                "train_iters comes out 0: fewer training samples than one global batch, so Megatron trains no step.",
+            );
+        }
+        Some(n)
+    }
+
+    /// The training loop checks, every iteration, that the batch in use divides by
+    /// micro_batch_size × data_parallel_size (`update_num_microbatches(consistency_check=True)`).
+    fn consistency(&mut self, p: &Plan, n: u128) {
+        if !p.sched.varying() || p.decrease {
+            return;
+        }
+        let m = p.m;
+        let mut bad = None;
+        let res = walk(&p.sched, None, Some(n), |c, cur, done| {
+            if cur % m != 0 {
+                bad = Some((c, cur, done + 1));
+                false
+            } else {
+                true
+            }
+        });
+        if res.is_err() {
+            self.too_long(p);
+            return;
+        }
+        let Some((c, cur, k)) = bad else { return };
+        let (mbs, dp) = (p.mbs, p.dp);
+        let (field, text) = match p.sched {
+            Sched::Step { .. } => (
+                Field::StepBatchSizeSchedule,
+                format!(
+                    "current global batch size ({cur}) is not divisible by micro_batch_size ({mbs}) * \
+                     data_parallel_size ({dp})"
+                ),
+            ),
+            _ => (
+                Field::RampupBatchSize,
+                format!(
+                    "current global batch size ({cur}) is not divisible by micro-batch-size ({mbs}) \
+                     timesdata parallel size ({dp})"
+                ),
+            ),
+        };
+        let fix = match p.sched {
+            Sched::Step { .. } => format!(
+                "Nearest valid batch sizes for that step: {} (multiples of {mbs} × {dp} = {m}).",
+                nearest_multiples(cur, m)
+            ),
+            _ => format!(
+                "Every batch the ramp passes through must be a multiple of {mbs} × {dp} = {m}: make the start and \
+                 the increment multiples of {m} (nearest to {cur}: {}), or set decrease_batch_size_if_needed.",
+                nearest_multiples(cur, m)
+            ),
+        };
+        self.r.diag(
+            field,
+            Level::Error,
+            format!(
+                "The run stops at iteration {k} (after {c} samples), when the training loop checks the batch: \
+                 \u{201c}AssertionError: {text}\u{201d}. {fix}"
+            ),
+        );
+    }
+
+    /// `get_optimizer_param_scheduler`: the warmup in samples, and `OptimizerParamScheduler`'s
+    /// `assert lr_warmup_steps < lr_decay_steps`.
+    fn warmup(&mut self, p: &Plan, mode: Mode) {
+        let i = self.i.clone();
+        let frac = match i.lr_warmup_fraction {
+            Param::Invalid => return,
+            f => f.given(),
+        };
+        let (lwi, lws) = match (i.lr_warmup_iters.or(0), i.lr_warmup_samples.or(0)) {
+            (Some(a), Some(b)) => (a as u128, b as u128),
+            _ => return,
+        };
+        let (decay, decay_worked, lw, lw_worked, field) = match mode {
+            Mode::Iters(n) => {
+                let Some(gbs) = p.gbs_arg else {
+                    self.r.diag(
+                        Field::LrWarmupIters,
+                        Level::Note,
+                        "With a schedule and train_iters, Megatron counts warmup and decay as iterations × \
+                         args.global_batch_size samples; dpcalc does not show the warmup for this combination.",
+                    );
+                    return;
+                };
+                let Some(decay) = (n as u128).checked_mul(gbs) else {
+                    return;
+                };
+                let dw = format!(
+                    "lr_decay_steps = train_iters × global_batch_size = {n} × {gbs} = {decay}"
+                );
+                match frac {
+                    Some(f) => {
+                        let lw = f * decay as f64;
+                        (
+                            decay,
+                            dw,
+                            Num::Float(lw),
+                            format!(
+                                "lr_warmup_steps = lr_warmup_fraction × lr_decay_steps = {} × {decay} = {}",
+                                num::float_repr(f),
+                                num::float_repr(lw)
+                            ),
+                            Field::LrWarmupFraction,
+                        )
+                    }
+                    None => {
+                        let Some(lw) = lwi.checked_mul(gbs) else {
+                            return;
+                        };
+                        (
+                            decay,
+                            dw,
+                            Num::Int(lw as i128),
+                            format!(
+                                "lr_warmup_steps = lr_warmup_iters × global_batch_size = {lwi} × {gbs} = {lw}"
+                            ),
+                            Field::LrWarmupIters,
+                        )
+                    }
+                }
+            }
+            Mode::Samples(ts) => {
+                let decay = ts as u128;
+                let dw = format!("lr_decay_steps = train_samples = {decay}");
+                match frac {
+                    Some(f) => {
+                        let lw = f * decay as f64;
+                        (
+                            decay,
+                            dw,
+                            Num::Float(lw),
+                            format!(
+                                "lr_warmup_steps = lr_warmup_fraction × train_samples = {} × {decay} = {}",
+                                num::float_repr(f),
+                                num::float_repr(lw)
+                            ),
+                            Field::LrWarmupFraction,
+                        )
+                    }
+                    None => (
+                        decay,
+                        dw,
+                        Num::Int(lws as i128),
+                        format!("lr_warmup_steps = lr_warmup_samples = {lws}"),
+                        Field::LrWarmupSamples,
+                    ),
+                }
+            }
+        };
+        self.r.set(Output::LrWarmupSteps, lw);
+        self.r.explain(
+            Output::LrWarmupSteps,
+            "the scheduler counts samples: warmup and decay lengths are in samples",
+            format!("{lw_worked}; {decay_worked}"),
+        );
+        if num::cmp(lw, Num::Int(decay as i128)) != Ordering::Less {
+            self.r.diag(
+                field,
+                Level::Error,
+                format!(
+                    "Megatron stops building the learning-rate scheduler with a bare AssertionError \
+                     (optimizer_param_scheduler.py: assert self.lr_warmup_steps < self.lr_decay_steps): the warmup \
+                     ({} samples) is not shorter than the decay ({decay} samples, the whole run). Make the warmup \
+                     shorter than the training.",
+                    lw.raw()
+                ),
+            );
+            return;
+        }
+        // Optimizer steps until the learning rate peaks: each step adds the running batch.
+        if p.sched.varying() {
+            return;
+        }
+        let running = p.running(p.sched.final_gbs());
+        let need: u128 = match lw {
+            Num::Int(x) => x as u128,
+            Num::Float(x) => x.ceil() as u128,
+        };
+        let k = need.div_ceil(running);
+        self.r.set(Output::WarmupSteps, Num::Int(k as i128));
+        self.r.explain(
+            Output::WarmupSteps,
+            "warmup steps = ceil(lr_warmup_steps / running global batch): the scheduler advances by the samples each step trains",
+            format!("warmup steps = ceil({} / {running}) = {k}", lw.raw()),
+        );
+        if p.decrease && matches!(mode, Mode::Iters(_)) && frac.is_none() && k != lwi {
+            self.r.diag(
+                Field::LrWarmupIters,
+                Level::Warning,
+                format!(
+                    "With decrease_batch_size_if_needed the warmup is lr_warmup_iters × global_batch_size samples, \
+                     but each step trains only {running}: the learning rate peaks after {k} steps, not {lwi}."
+                ),
+            );
+        }
+    }
+
+    // ---- tokens --------------------------------------------------------------------------
+
+    fn tokens(&mut self, p: &Plan) {
+        let seq = match self.i.seq_length {
+            Param::Given(s) => s as u128,
+            _ => return,
+        };
+        if seq == 0 {
+            if !matches!(p.sched, Sched::Step { .. }) {
+                self.r.diag(
+                    Field::SeqLength,
+                    Level::Error,
+                    "seq_length must be at least 1 (tokens per sample)",
+                );
+            }
+            return;
+        }
+        let running = p.running(p.sched.final_gbs());
+        let Some(t) = running.checked_mul(seq) else {
+            self.r.diag(
+                Field::SeqLength,
+                Level::Error,
+                "tokens per step are too many to count",
+            );
+            return;
+        };
+        self.r.set(Output::TokensPerStep, Num::Int(t as i128));
+        self.r.explain(
+            Output::TokensPerStep,
+            "tokens per step = running global batch × seq_length (at the full batch)",
+            format!("tokens per step = {running} × {seq} = {t}"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_numbers_round_like_python() {
+        // Python: int(float("2.01") * 1000) == 2009, int(float("1.005") * 1000) == 1004
+        assert!(matches!(schedule_number("2.01K"), Ok(2009)));
+        assert!(matches!(schedule_number("1.005k"), Ok(1004)));
+        assert!(matches!(schedule_number("4.35K"), Ok(4350)));
+        assert!(matches!(schedule_number("1.1k"), Ok(1100)));
+        assert!(matches!(schedule_number("250B"), Ok(250_000_000_000)));
+        assert!(matches!(schedule_number("1_000"), Ok(1000)));
+        assert!(matches!(schedule_number("8.7"), Ok(8)));
+        assert!(matches!(schedule_number("-5"), Ok(-5)));
+        assert!(matches!(schedule_number("B"), Err(NumParse::Bad(_))));
+        assert!(matches!(schedule_number("1__0"), Err(NumParse::Bad(_))));
+        assert!(matches!(schedule_number("inf"), Err(NumParse::Bad(_))));
+        assert!(matches!(schedule_number("nan"), Err(NumParse::Bad(_))));
+    }
+
+    #[test]
+    fn python_ints() {
+        assert_eq!(python_int("16"), Some(16));
+        assert_eq!(python_int("-16"), Some(-16));
+        assert_eq!(python_int("1_000"), Some(1000));
+        assert_eq!(python_int("1e3"), None);
+        assert_eq!(python_int("_1"), None);
+        assert_eq!(python_int("1.0"), None);
+    }
 }

@@ -108,6 +108,14 @@ outputs! {
     MicroBatchesPerEpoch => "micro_batches_per_epoch", "Micro batches per epoch (each GPU)";
     // (deepspeed: add outputs above this line)
 
+    ExpertDataParallelSize => "expert_data_parallel_size", "Expert data-parallel replicas";
+    RunningGlobalBatchSize => "running_global_batch_size", "Global batch trained per step";
+    InitialGlobalBatchSize => "initial_global_batch_size", "Global batch at the first step";
+    InitialNumMicrobatches => "initial_num_microbatches", "Microbatches at the first step";
+    RampupSamplesPerIncrement => "rampup_samples_per_increment", "Samples per batch-size increment";
+    FullBatchIteration => "full_batch_iteration", "First iteration at the full batch";
+    TrainIters => "train_iters", "Training iterations";
+    LrWarmupSteps => "lr_warmup_steps", "Warmup length in samples";
     // (megatron: add outputs above this line)
 
     DataParallelShardDegree => "data_parallel_shard_degree", "DP shard degree (after the -1 fill)";

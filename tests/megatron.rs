@@ -1,0 +1,320 @@
+//! dpcalc against Megatron's own code: `tests/megatron_oracle.txt` records what megatron-core
+//! 0.16.1 (and a transcription of Megatron-LM HEAD) computed when run (see
+//! `scripts/megatron_oracle_to_fixture.py`); every value and every refusal must match. Then the
+//! spec's §4.5 vectors, written out by hand from `shared/spec/batch_math.md`.
+#![cfg(not(target_arch = "wasm32"))]
+
+use dpcalc::calc::megatron::{self, Version};
+use dpcalc::calc::{Field, Level, Num, Output, Report};
+use dpcalc::query;
+
+fn run(release: &str, q: &str) -> Report {
+    megatron::compute(
+        Version::from_id(release),
+        &query::decode(&format!("framework=megatron&{q}")).inputs,
+    )
+}
+
+fn val(r: &Report, o: Output) -> Option<String> {
+    r.value(o).map(Num::raw)
+}
+
+fn errors(r: &Report) -> Vec<&str> {
+    r.diags
+        .iter()
+        .filter(|d| d.level == Level::Error)
+        .map(|d| d.message.as_str())
+        .collect()
+}
+
+#[test]
+fn matches_megatron_when_run() {
+    let mut checked = 0;
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    for line in include_str!("megatron_oracle.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (head, rest) = line.split_once(" => ").expect("=>");
+        let (release, q) = head.split_once(' ').expect("release");
+        let (body, name) = rest.rsplit_once("  # ").unwrap_or((rest, "?"));
+        let mut parts = body.split(" ! ");
+        let values = parts.next().unwrap_or("");
+        let want_errors: Vec<&str> = parts.collect();
+        let report = run(release, q);
+        cases += 1;
+        for item in values.split_whitespace() {
+            let (key, value) = item.split_once('=').expect("key=value");
+            let output = Output::from_name(key).unwrap_or_else(|| panic!("unknown output {key}"));
+            let got = val(&report, output);
+            let want = (value != "none").then(|| value.to_string());
+            if got != want {
+                failures.push(format!(
+                    "{name}: {key} got {got:?}, Megatron {want:?}  ({q})"
+                ));
+            }
+            checked += 1;
+        }
+        let errs = errors(&report);
+        if want_errors.is_empty() && !errs.is_empty() {
+            failures.push(format!("{name}: Megatron runs, dpcalc says {errs:?}"));
+        }
+        for e in want_errors {
+            if let Some(hint) = e.strip_prefix("hint:") {
+                if !report
+                    .diags
+                    .iter()
+                    .any(|d| d.level == Level::Hint && d.message.contains(hint))
+                {
+                    failures.push(format!("{name}: no hint with \u{201c}{hint}\u{201d}"));
+                }
+            } else if !errs.iter().any(|m| m.contains(e)) {
+                failures.push(format!(
+                    "{name}: Megatron says \u{201c}{e}\u{201d}, dpcalc says {errs:?}"
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(cases >= 60, "only {cases} cases");
+    assert!(checked > 600, "only {checked} values checked");
+}
+
+/// §4.5 [T]/[V]: ConstantNumMicroBatchesCalculator (gbs, mbs, dp, decrease) → microbatches, running.
+#[test]
+fn spec_constant_vectors() {
+    for (gbs, mbs, dp, dec, micro, running) in [
+        (32, 8, 2, false, 2, 32),
+        (32, 8, 3, true, 1, 24),
+        (33, 8, 2, true, 2, 32),
+        (16, 8, 2, false, 1, 16),
+        (16, 4, 3, true, 1, 12),
+        (1024, 1, 64, false, 16, 1024),
+        (512, 4, 16, false, 8, 512),
+    ] {
+        let q = format!(
+            "world_size={dp}&global_batch_size={gbs}&micro_batch_size={mbs}&decrease_batch_size_if_needed={dec}&train_iters=10"
+        );
+        for release in ["0.16.1", "head"] {
+            let r = run(release, &q);
+            assert_eq!(
+                val(&r, Output::NumMicrobatches),
+                Some(micro.to_string()),
+                "{release} {q}"
+            );
+            assert_eq!(
+                val(&r, Output::RunningGlobalBatchSize),
+                Some(running.to_string()),
+                "{release} {q}"
+            );
+            assert!(!r.has_errors(), "{release} {q}: {:?}", errors(&r));
+        }
+    }
+    for (gbs, mbs, dp) in [(30, 8, 2), (8, 8, 2)] {
+        let q = format!(
+            "world_size={dp}&global_batch_size={gbs}&micro_batch_size={mbs}&train_iters=10"
+        );
+        let r = run("0.16.1", &q);
+        let want = format!(
+            "global batch size ({gbs}) is not divisible by micro batch size ({mbs}) times data parallel size ({dp})"
+        );
+        let at: Vec<_> = r.diags_for(Field::GlobalBatchSize).collect();
+        assert!(
+            at.iter()
+                .any(|d| d.level == Level::Error && d.message.contains(&want)),
+            "{q}: {at:?}"
+        );
+        assert_eq!(r.value(Output::NumMicrobatches), None);
+    }
+}
+
+/// §4.5 [T] old ramp (`test_ramp_up`): rampup [16,16,96], gbs 32, mbs 8, dp 2: consumed
+/// 0,16,32,48,64,80,96 at batch 16, then 128,… at 32; and (32,8,2,False,0,16,16,48) starts at 16, 1 microbatch.
+#[test]
+fn spec_ramp_vectors() {
+    let r = run(
+        "0.16.1",
+        "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2096&train_samples=256",
+    );
+    assert_eq!(
+        val(&r, Output::InitialGlobalBatchSize).as_deref(),
+        Some("16")
+    );
+    assert_eq!(
+        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        Some("1")
+    );
+    assert_eq!(val(&r, Output::NumMicrobatches).as_deref(), Some("2"));
+    // seven iterations at 16 consume 0..96; from the 7th start (consumed 96) the batch is 32
+    assert_eq!(val(&r, Output::FullBatchIteration).as_deref(), Some("7"));
+    assert_eq!(
+        val(&r, Output::RampupSamplesPerIncrement).as_deref(),
+        Some("96.0")
+    );
+    // 256 samples: 6 × 16 + 32 (consumed 96 → 128: the loop's 7th pass) then (256 − 128) // 32 = 4
+    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("11"));
+    let r = run(
+        "0.16.1",
+        "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2048&train_samples=1000",
+    );
+    assert_eq!(
+        val(&r, Output::InitialGlobalBatchSize).as_deref(),
+        Some("16")
+    );
+    assert_eq!(
+        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        Some("1")
+    );
+    // §0.1 item 10: the message without a space, and [8,8,0] → float division by zero
+    let r = run(
+        "0.16.1",
+        "world_size=3&global_batch_size=33&micro_batch_size=1&rampup_batch_size=9%204%201000&train_samples=100000",
+    );
+    assert!(errors(&r).iter().any(|m| m.contains(
+        "current global batch size (13) is not divisible by micro-batch-size (1) timesdata parallel size (3)"
+    )));
+    let r = run(
+        "0.16.1",
+        "world_size=2&global_batch_size=16&micro_batch_size=1&rampup_batch_size=8%208%200&train_samples=1000",
+    );
+    assert!(errors(&r)
+        .iter()
+        .any(|m| m.contains("float division by zero")));
+    // §0.1 item 10: decrease with a start below mbs·dp → 0 microbatches, no error
+    let r = run(
+        "0.16.1",
+        "world_size=8&micro_batch_size=2&global_batch_size=64&rampup_batch_size=8%208%201000&decrease_batch_size_if_needed=true&train_samples=100000",
+    );
+    assert_eq!(
+        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        Some("0")
+    );
+    assert!(!r.has_errors(), "{:?}", errors(&r));
+    // HEAD ignores the ramp with a warning
+    let r = run(
+        "head",
+        "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2096&train_samples=1000",
+    );
+    assert_eq!(val(&r, Output::InitialGlobalBatchSize), None);
+    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("31"));
+    assert!(r.diags_for(Field::RampupBatchSize).any(
+        |d| d.level == Level::Warning && d.message.contains("rampup_batch_size is deprecated")
+    ));
+}
+
+/// §4.5 [V]: the step schedule and train_samples → train_iters (floor vs loop).
+#[test]
+fn spec_schedule_and_iteration_vectors() {
+    let r = run(
+        "head",
+        "world_size=512&micro_batch_size=1&step_batch_size_schedule=0%3A256%20200000%3A512&train_samples=1000000",
+    );
+    assert_eq!(
+        val(&r, Output::InitialGlobalBatchSize).as_deref(),
+        Some("256")
+    );
+    assert_eq!(
+        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        Some("0")
+    );
+    assert_eq!(val(&r, Output::GlobalBatchSize).as_deref(), Some("512"));
+    assert_eq!(val(&r, Output::NumMicrobatches).as_deref(), Some("1"));
+    let r = run(
+        "0.16.1",
+        "world_size=1&micro_batch_size=16&global_batch_size=16&train_samples=1000",
+    );
+    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("62"));
+    let r = run(
+        "head",
+        "world_size=1&micro_batch_size=16&step_batch_size_schedule=0%3A16&train_samples=1000",
+    );
+    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("63"));
+    // 0.16.1 has no schedule at all
+    let r = run(
+        "0.16.1",
+        "world_size=1&micro_batch_size=16&step_batch_size_schedule=0%3A16&train_samples=1000",
+    );
+    assert!(r
+        .diags_for(Field::StepBatchSizeSchedule)
+        .any(|d| d.level == Level::Error));
+}
+
+/// The refusals give the fix: nearest valid global batches and world sizes.
+#[test]
+fn refusals_give_the_fix() {
+    let r = run("0.16.1", "world_size=16&tensor_model_parallel_size=2&micro_batch_size=4&global_batch_size=100&train_iters=10");
+    let m = r
+        .diags_for(Field::GlobalBatchSize)
+        .next()
+        .expect("error")
+        .message
+        .clone();
+    assert!(
+        m.contains("Nearest valid global_batch_size: 96 or 128"),
+        "{m}"
+    );
+    let r = run(
+        "0.16.1",
+        "world_size=6&tensor_model_parallel_size=4&micro_batch_size=1&train_iters=10",
+    );
+    let m = r
+        .diags_for(Field::WorldSize)
+        .next()
+        .expect("error")
+        .message
+        .clone();
+    assert!(
+        m.contains("world size (6) is not divisible by total_model_size (total_model_size=4)"),
+        "{m}"
+    );
+    assert!(
+        m.contains("RuntimeError: world_size (6) is not divisible by 4"),
+        "{m}"
+    );
+    assert!(m.contains("world_size 4 or 8"), "{m}");
+    assert_eq!(r.value(Output::DpWorldSize), None);
+    assert_eq!(val(&r, Output::WorldSize).as_deref(), Some("6"));
+}
+
+/// Extremes never panic and never wrap.
+#[test]
+fn extremes() {
+    let max = u64::MAX;
+    for release in ["0.16.1", "head"] {
+        for q in [
+            format!("world_size={max}&micro_batch_size={max}&train_samples={max}"),
+            format!("world_size=1&micro_batch_size=1&global_batch_size=9223372036854775807&train_samples={max}&seq_length={max}"),
+            format!("world_size=1&micro_batch_size=1&global_batch_size=1000001&rampup_batch_size=1%201%201000000&train_samples={max}"),
+            "world_size=1&micro_batch_size=1&step_batch_size_schedule=0%3A1%201T%3A2&train_samples=18446744073709551615".to_string(),
+            "world_size=1&micro_batch_size=1&step_batch_size_schedule=0%3A1e40&train_iters=5".to_string(),
+            "world_size=1&micro_batch_size=1&step_batch_size_schedule=%2C%2C&train_iters=5".to_string(),
+            format!("world_size=8&micro_batch_size=1&train_iters={max}&lr_warmup_iters={max}"),
+            format!("world_size=8&micro_batch_size=1&train_samples={max}&lr_warmup_fraction=0.999999"),
+        ] {
+            let _ = run(release, &q);
+        }
+    }
+}
+
+/// A very long schedule (a hand-made link) stays cheap: bisection, not a scan per iteration.
+#[test]
+fn long_schedule_is_cheap() {
+    let entries: Vec<String> = (0..20_000)
+        .map(|k| format!("{}:{}", k * 10, 8 + 8 * (k % 3)))
+        .collect();
+    let q = format!(
+        "world_size=8&micro_batch_size=1&step_batch_size_schedule={}&train_samples=10000000",
+        entries.join("%20")
+    );
+    let t = std::time::Instant::now();
+    let r = run("head", &q);
+    assert!(t.elapsed().as_secs() < 5);
+    assert!(r.value(Output::TrainIters).is_some());
+}
