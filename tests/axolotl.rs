@@ -538,7 +538,16 @@ fn cluster_shape() {
     assert_eq!(v(&r, Output::WorldSize), "8");
     let r = run(&[("nodes", "2"), ("gpus_per_node", "8")]);
     assert_eq!(v(&r, Output::WorldSize), "16");
+    // one side of the shape given: the other is what makes world_size
     let r = run(&[("nodes", "2"), ("world_size", "12")]);
+    assert_eq!(v(&r, Output::WorldSize), "12");
+    assert!(errors_at(&r, Field::WorldSize).is_empty());
+    let r = run(&[("nodes", "5"), ("world_size", "12")]);
+    assert!(errors_at(&r, Field::WorldSize)[0].contains("cannot be split evenly over nodes 5"));
+    let r = run(&[("gpus_per_node", "5"), ("world_size", "12")]);
+    assert!(errors_at(&r, Field::WorldSize)[0].contains("nodes of gpus_per_node 5"));
+    // both given: they must multiply to it
+    let r = run(&[("nodes", "2"), ("gpus_per_node", "8"), ("world_size", "12")]);
     assert_eq!(v(&r, Output::WorldSize), "12");
     assert!(errors_at(&r, Field::WorldSize)[0].contains("2 × 8 = 16"));
     let r = run(&[("nodes", "18446744073709551615"), ("gpus_per_node", "2")]);

@@ -3,7 +3,7 @@
 //! every refusal must match.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dpcalc::calc::{torchtitan, Field, Level, Num, Output, Report};
+use dpcalc::calc::{Field, Framework, Level, Num, Output, Report};
 use dpcalc::query;
 
 fn link(q: &str) -> Report {

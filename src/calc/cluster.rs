@@ -15,7 +15,7 @@ pub fn world_size(
     world_size: Param<u64>,
     report: &mut Report,
 ) -> Option<u64> {
-    let shape_given = nodes.is_given() || gpus_per_node.is_given();
+    let (nodes_given, gpus_given) = (nodes.is_given(), gpus_per_node.is_given());
     let nodes = positive(report, Field::Nodes, nodes.or(DEFAULT_NODES));
     let gpus = positive(
         report,
@@ -46,15 +46,34 @@ pub fn world_size(
             return None;
         }
         Param::Given(ws) => {
-            if let Some((n, g, p)) = product.filter(|&(_, _, p)| shape_given && p != ws) {
-                report.diag(
+            // With both sides of the shape given they must multiply to world_size; with one
+            // side given, the other is whatever makes world_size (it must divide).
+            match (nodes_given, gpus_given, product) {
+                (true, true, Some((n, g, p))) if p != ws => report.diag(
                     Field::WorldSize,
                     Level::Error,
                     format!(
                         "world_size {ws} does not match nodes × gpus_per_node = {n} × {g} = {p}. \
                          dpcalc uses world_size {ws}; remove one or make them agree."
                     ),
-                );
+                ),
+                (false, true, Some((_, g, _))) if ws % g != 0 => report.diag(
+                    Field::WorldSize,
+                    Level::Error,
+                    format!(
+                        "world_size {ws} is not a whole number of nodes of gpus_per_node {g} GPUs. \
+                         dpcalc uses world_size {ws}; make gpus_per_node divide it, or remove it."
+                    ),
+                ),
+                (true, false, Some((n, _, _))) if ws % n != 0 => report.diag(
+                    Field::WorldSize,
+                    Level::Error,
+                    format!(
+                        "world_size {ws} cannot be split evenly over nodes {n}. \
+                         dpcalc uses world_size {ws}; make nodes divide it, or remove it."
+                    ),
+                ),
+                _ => {}
             }
             report.explain(
                 Output::WorldSize,

@@ -310,7 +310,16 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
             _ => default,
         }
     };
-    let gpn = count(Field::GpusPerNode, super::cluster::DEFAULT_GPUS_PER_NODE);
+    // With world_size and only `nodes` given, a node holds world_size / nodes GPUs.
+    let nodes_given = count(Field::Nodes, 0);
+    let gpn = if raw.get(Field::GpusPerNode).trim().is_empty()
+        && nodes_given > 0
+        && world % nodes_given == 0
+    {
+        world / nodes_given
+    } else {
+        count(Field::GpusPerNode, super::cluster::DEFAULT_GPUS_PER_NODE)
+    };
     // A world_size that the node shape does not divide is drawn as one row.
     let gpn = if world % gpn == 0 { gpn } else { world };
     let nodes = world / gpn;
