@@ -8,8 +8,7 @@ use yew::prelude::*;
 
 use crate::calc::{framework, Field, Framework, Report};
 use crate::components::{
-    Compare, Config, Explain, Form, GpuMap, LayoutExplorer, Legacy, Notices, Picker, Results,
-    Share, TokensTime,
+    Compare, Config, Explain, Form, Legacy, Notices, Picker, Results, Run, Share,
 };
 use crate::query::{self, Link, View};
 use wasm_bindgen::prelude::*;
@@ -19,6 +18,8 @@ use wasm_bindgen::JsCast;
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
     pub link: Link,
+    /// `link.inputs`, shared with the components that only read them.
+    pub inputs: Rc<crate::calc::RawInputs>,
     pub query: String,
     pub report: Rc<Report>,
 }
@@ -32,6 +33,7 @@ impl State {
         let report = Rc::new(link.report());
         let query = query::encode(&link);
         State {
+            inputs: Rc::new(link.inputs.clone()),
             link,
             query,
             report,
@@ -305,11 +307,7 @@ pub fn app() -> Html {
                     <Explain report={report.clone()} />
                 </div>
             </div>
-            <section class="run" aria-label="The run">
-                <TokensTime framework={fw} report={report.clone()} />
-                <GpuMap framework={fw} inputs={Rc::new(state.link.inputs.clone())} report={report.clone()} />
-                <LayoutExplorer framework={fw} release={release.id} inputs={Rc::new(state.link.inputs.clone())} {on_apply} />
-            </section>
+            <Run framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} {on_apply} />
             <Config framework={fw} release={release.id} inputs={state.link.inputs.clone()} report={report.clone()}
                 {on_import} readonly={view.readonly} />
             <Compare framework={fw} inputs={state.link.inputs.clone()} {report} />

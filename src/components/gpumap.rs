@@ -12,14 +12,29 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::calc::mesh::{self, Axis, Picture};
-use crate::calc::{Framework, RawInputs, Report};
+use crate::calc::{layout, Field, Framework, Output, RawInputs, Report};
 
 /// Props of [`GpuMap`].
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct GpuMapProps {
     pub framework: Framework,
     pub inputs: Rc<RawInputs>,
     pub report: Rc<Report>,
+}
+
+/// Equal when the picture would be: same framework, world size, node shape and parallel sizes.
+/// An edit elsewhere (rows, epochs, warmup) then neither recomputes nor re-diffs the map.
+impl PartialEq for GpuMapProps {
+    fn eq(&self, other: &Self) -> bool {
+        let fields = std::iter::once(Field::Nodes)
+            .chain(std::iter::once(Field::GpusPerNode))
+            .chain(layout::dims(self.framework).iter().map(|&(_, f)| f));
+        self.framework == other.framework
+            && self.report.value(Output::WorldSize) == other.report.value(Output::WorldSize)
+            && fields
+                .into_iter()
+                .all(|f| self.inputs.get(f) == other.inputs.get(f))
+    }
 }
 
 const CELL: u64 = 30;

@@ -10,6 +10,7 @@ mod gpumap;
 mod messages;
 mod picker;
 mod results;
+mod run;
 mod share;
 mod timeline;
 
@@ -22,5 +23,6 @@ pub use gpumap::{GpuMap, GpuMapProps};
 pub use messages::{FieldMessages, Notices};
 pub use picker::Picker;
 pub use results::Results;
+pub use run::Run;
 pub use share::Share;
 pub use timeline::{TimelineProps, TokensTime};
