@@ -32,7 +32,7 @@ fn rejects(fw: Framework, f: Field, long: &str) {
     let p = format!("framework={}&", fw.id());
     {
         let k = f.key();
-        let rejected: Vec<String> = match f.kind() {
+        let rejected: Vec<String> = match fw.kind(f) {
             Kind::Count => vec![
                 "-1".into(),
                 "1e309".into(),
@@ -111,7 +111,7 @@ fn counts_accept_their_extremes_without_wrapping() {
         // all counts at u64::MAX at once
         let q: Vec<String> = fw
             .fields()
-            .filter(|f| f.kind() == Kind::Count)
+            .filter(|&f| fw.kind(f) == Kind::Count)
             .map(|f| format!("{}={max}", f.key()))
             .collect();
         let _ = compute(&format!("framework={}&{}", fw.id(), q.join("&")));

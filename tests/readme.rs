@@ -6,7 +6,8 @@ use dpcalc::calc::{Framework, Output};
 
 #[test]
 fn readme_documents_every_framework_key_and_output() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let mut missing = Vec::new();
     for &fw in Framework::ALL {
         if !readme.contains(&format!("`{}`", fw.id())) {
@@ -28,5 +29,8 @@ fn readme_documents_every_framework_key_and_output() {
             missing.push(format!("output {}", o.name()));
         }
     }
-    assert!(missing.is_empty(), "README.md does not mention: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "README.md does not mention: {missing:#?}"
+    );
 }

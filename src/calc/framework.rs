@@ -102,6 +102,15 @@ impl Framework {
             .flat_map(|(_, f)| f.iter().copied())
     }
 
+    /// What kind of text `field` takes here: its own kind, except where this framework reads
+    /// the same key differently (the Trainer's `max_steps` is an int whose default is -1).
+    pub fn kind(self, field: Field) -> super::Kind {
+        match (self, field) {
+            (Framework::Hf, Field::MaxSteps) => super::Kind::Int,
+            _ => field.kind(),
+        }
+    }
+
     pub fn has(self, field: Field) -> bool {
         self.fields().any(|f| f == field)
     }

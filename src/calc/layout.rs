@@ -551,13 +551,19 @@ impl Context<'_> {
 /// in `tests/layout.rs` checks every framework against the direct compute).
 ///
 /// torchtitan also checks the sequence length against `tp × 2·cp` (its sequence/context
-/// divisor), so there the tensor and context sizes themselves are part of the key.
+/// divisor), so there the tensor and context sizes themselves are part of the key; accelerate's
+/// CP/SP refusal (HF) quotes both sizes, so there cp and sp are.
 fn memo_key(framework: Framework, sizes: &[u64], dp: u64) -> (u64, u32, u64, u64) {
     let mask = sizes
         .iter()
         .enumerate()
         .fold(0u32, |m, (i, &s)| if s > 1 { m | (1 << i) } else { m });
     let (a, b) = match framework {
+        // the Trainer's CP/SP refusal quotes both sizes
+        Framework::Hf => (
+            sizes.get(1).copied().unwrap_or(1),
+            sizes.get(2).copied().unwrap_or(1),
+        ),
         Framework::Torchtitan => (
             sizes.first().copied().unwrap_or(1),
             sizes.get(1).copied().unwrap_or(1),

@@ -100,6 +100,7 @@ outputs! {
 
     // ---- framework-specific values, under the framework's own names ----------------------
     NumMicrobatches => "num_microbatches", "Microbatches per step";
+    TotalTrainBatchSize => "total_train_batch_size", "Total train batch size the Trainer logs";
     // (hf: add outputs above this line)
 
     TrainBatchSize => "train_batch_size", "train_batch_size";

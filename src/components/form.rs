@@ -83,7 +83,7 @@ fn field_row(field: Field, props: &FormProps) -> Html {
             let el: HtmlInputElement = e.target_unchecked_into();
             on_input.emit((field, el.value()));
         });
-        let mode = match field.kind() {
+        let mode = match props.framework.kind(field) {
             Kind::Count => "numeric",
             Kind::Text => "text",
             _ => "decimal",
