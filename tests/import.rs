@@ -1,6 +1,7 @@
 //! Config import: real-world axolotl YAML, DeepSpeed JSON and Megatron-LM command lines fill the
 //! form; unknown keys are listed; parse errors say where; hostile texts (huge, deeply nested,
 //! alias bombs, control characters) never panic, hang or blow up memory.
+#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::import::{detect, import, import_as, MAX_INPUT};
 use dpcalc::calc::{Field, Framework};

@@ -66,7 +66,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
     let (ex, compute_ms) = (&memo.0, memo.1);
     let sort = use_state(|| None::<(SortKey, bool)>);
     let mut order: Vec<usize> = match *sort {
-        Some((key, desc)) => layout::order(&ex, key, desc),
+        Some((key, desc)) => layout::order(ex, key, desc),
         None => (0..ex.rows.len()).collect(),
     };
     let all = order.len();
