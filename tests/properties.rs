@@ -1,7 +1,7 @@
 //! Properties of the core that must hold for any input, not just the listed vectors.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dpcalc::calc::{axolotl, Field, Num, Output, RawInputs};
+use dpcalc::calc::{axolotl, Field, Framework, Num, Output, RawInputs};
 use dpcalc::query;
 use proptest::prelude::*;
 
@@ -21,6 +21,9 @@ fn hostile_value() -> impl Strategy<Value = String> {
         Just("NaN".to_string()),
         Just("%ff%fe".to_string()),
         Just("<script>alert(1)</script>".to_string()),
+        proptest::sample::select(Framework::ALL.to_vec()).prop_map(|f| f.id().to_string()),
+        proptest::sample::select(vec!["0.19.0", "0.14.0", "5.23", "4.51", "head", "0.16.1", "0.4", "9"])
+            .prop_map(str::to_string),
         (0u64..100_000).prop_map(|n| n.to_string()),
         (0.0f64..1e6).prop_map(|x| x.to_string()),
         any::<String>(),
@@ -31,6 +34,8 @@ fn key() -> impl Strategy<Value = String> {
     prop_oneof![
         4 => proptest::sample::select(Field::ALL.to_vec()).prop_map(|f| f.key().to_string()),
         1 => Just("v".to_string()),
+        2 => Just("framework".to_string()),
+        1 => Just("version".to_string()),
         1 => Just("embed".to_string()),
         1 => "[a-z_]{1,12}",
     ]
@@ -45,18 +50,36 @@ proptest! {
     fn any_query_decodes_and_round_trips(pairs in proptest::collection::vec((key(), hostile_value()), 0..12)) {
         let q = serde_urlencoded::to_string(&pairs).unwrap();
         let link = query::decode(&q);
-        let report = axolotl::compute(&link.inputs);
+        let report = link.report();
         let again = query::decode(&query::encode(&link));
-        prop_assert_eq!(axolotl::compute(&again.inputs), report);
+        prop_assert_eq!(again.framework, link.framework);
+        prop_assert_eq!(again.release(), link.release());
+        prop_assert_eq!(again.report(), report);
         prop_assert_eq!(again.unknown, link.unknown);
         prop_assert_eq!(again.view, link.view);
+    }
+
+    /// The explorer, the GPU map, compare, export and the snippets never panic on any link either.
+    #[test]
+    fn every_view_survives_any_query(pairs in proptest::collection::vec((key(), hostile_value()), 0..10)) {
+        use dpcalc::calc::{compare, export, layout, mesh};
+        let q = serde_urlencoded::to_string(&pairs).unwrap();
+        let link = query::decode(&q);
+        let (fw, rel) = (link.framework, link.release().id);
+        let report = link.report();
+        let _ = layout::explore(fw, rel, &link.inputs);
+        let _ = mesh::picture(fw, &link.inputs, &report);
+        let _ = compare::compare(fw, &link.inputs, &report);
+        let e = export::export(fw, rel, &link.inputs, &report);
+        let _ = dpcalc::calc::import::import(&e.text);
+        let _ = dpcalc::embed::snippets(fw, "u", "v", &link.inputs, &report);
     }
 
     /// Raw bytes, percent-escapes included, never panic.
     #[test]
     fn any_string_decodes(s in any::<String>()) {
         let link = query::decode(&s);
-        let _ = axolotl::compute(&link.inputs);
+        let _ = link.report();
         let _ = query::encode(&link);
     }
 
