@@ -22,8 +22,10 @@ fn hostile_value() -> impl Strategy<Value = String> {
         Just("%ff%fe".to_string()),
         Just("<script>alert(1)</script>".to_string()),
         proptest::sample::select(Framework::ALL.to_vec()).prop_map(|f| f.id().to_string()),
-        proptest::sample::select(vec!["0.19.0", "0.14.0", "5.23", "4.51", "head", "0.16.1", "0.4", "9"])
-            .prop_map(str::to_string),
+        proptest::sample::select(vec![
+            "0.19.0", "0.14.0", "5.23", "4.51", "head", "0.16.1", "0.4", "9"
+        ])
+        .prop_map(str::to_string),
         (0u64..100_000).prop_map(|n| n.to_string()),
         (0.0f64..1e6).prop_map(|x| x.to_string()),
         any::<String>(),

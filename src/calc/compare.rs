@@ -7,7 +7,10 @@
 //!   batch the selected framework computed;
 //! - a framework whose run length is a step count (torchtitan, nanotron) gets the selected
 //!   framework's step count, and Megatron gets `train_samples = rows × epochs` when that is whole;
-//! - nanotron, which takes the data-parallel size as an input, gets `world // (tp × pp)`.
+//! - an absent epochs key becomes the selected framework's own default (HF 3.0, the others 1),
+//!   so every framework makes the same number of passes;
+//! - nanotron, which takes the data-parallel size as an input, gets `world // (tp × pp)`, sizes
+//!   of 1 where none is carried, and the selected framework's sequence length (or its default).
 //!
 //! Each framework then computes by its own rules at its newest release; a row whose values
 //! differ is flagged, and each cell carries the rule that produced it (its one-line reason).
@@ -100,19 +103,55 @@ pub fn compare(from: Framework, raw: &RawInputs, report: &Report) -> Comparison 
 
 fn cell(report: &Report, output: Output) -> Cell {
     let value = report.value(output);
-    let reason = match report.steps.iter().find(|s| s.output == output) {
+    // Megatron explains its step count as train_iters and its accumulation as num_microbatches
+    let alias = match output {
+        Output::MaxSteps => Some(Output::TrainIters),
+        Output::GradientAccumulationSteps => Some(Output::NumMicrobatches),
+        _ => None,
+    };
+    let step = report
+        .steps
+        .iter()
+        .find(|s| s.output == output)
+        .or_else(|| report.steps.iter().find(|s| Some(s.output) == alias));
+    let reason = match step {
         Some(step) if value.is_some() => step.rule.clone(),
-        _ => match report.diags.iter().min_by_key(|d| d.level) {
-            Some(d) if value.is_none() && d.level <= Level::Hint => d.message.clone(),
-            _ => String::new(),
-        },
+        _ if value.is_some() => "as configured (given, or the framework's default)".to_string(),
+        // no value: the refusal that stops it, else what is missing, else nothing to say
+        _ => report
+            .diags
+            .iter()
+            .find(|d| d.level == Level::Error)
+            .or_else(|| report.diags.iter().find(|d| d.level == Level::Hint))
+            .map_or_else(
+                || "not computed by this framework for these inputs".to_string(),
+                |d| d.message.clone(),
+            ),
     };
     Cell { value, reason }
+}
+
+/// The epochs a framework trains when its epochs key is absent (its own default), so the
+/// intent carries the same number of passes: the Trainer's `num_train_epochs` is 3.0, the
+/// others' 1.
+fn default_epochs(framework: Framework) -> &'static str {
+    match framework {
+        Framework::Hf => "3.0",
+        _ => "1",
+    }
 }
 
 /// `from`'s intent in `to`'s keys.
 fn intent(from: Framework, raw: &RawInputs, report: &Report, to: Framework) -> RawInputs {
     let mut inputs = framework::carry(from, raw, to);
+    if let (Some(target), Some(source)) = (
+        to.field_for(Concept::Epochs),
+        from.field_for(Concept::Epochs),
+    ) {
+        if raw.get(source).trim().is_empty() {
+            inputs.set(target, default_epochs(from));
+        }
+    }
     let int = |o: Output| match report.value(o) {
         Some(Num::Int(v)) => u64::try_from(v).ok(),
         _ => None,
@@ -134,9 +173,11 @@ fn intent(from: Framework, raw: &RawInputs, report: &Report, to: Framework) -> R
                 .field_for(Concept::Samples)
                 .and_then(|f| raw.get(f).trim().parse::<u64>().ok());
             let epochs = match from.field_for(Concept::Epochs).map(|f| raw.get(f).trim()) {
-                None | Some("") => Some(1),
-                Some(t) => t.parse::<u64>().ok(),
-            };
+                None | Some("") => default_epochs(from).parse::<f64>().ok(),
+                Some(t) => t.parse::<f64>().ok(),
+            }
+            .filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e < 1e15)
+            .map(|e| e as u64);
             if let Some(total) = samples.zip(epochs).and_then(|(s, e)| s.checked_mul(e)) {
                 if inputs.get(Field::TrainIters).trim().is_empty() {
                     inputs.set(Field::TrainSamples, total.to_string());
@@ -144,6 +185,17 @@ fn intent(from: Framework, raw: &RawInputs, report: &Report, to: Framework) -> R
             }
         } else {
             fill(&mut inputs, Concept::Steps, int(Output::MaxSteps));
+        }
+    }
+    // nanotron requires tokens.sequence_length: the selected framework's, or its default
+    if to.has(Field::SequenceLength) && inputs.get(Field::SequenceLength).trim().is_empty() {
+        let default = match from {
+            Framework::Axolotl => Some(super::axolotl::DEFAULT_SEQUENCE_LEN.to_string()),
+            Framework::Torchtitan => Some("2048".to_string()),
+            _ => None,
+        };
+        if let Some(d) = default {
+            inputs.set(Field::SequenceLength, d);
         }
     }
     // nanotron has no defaults for its sizes: the intent's are 1 unless carried
