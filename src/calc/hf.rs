@@ -1,26 +1,916 @@
-//! hf: not modelled yet (placeholder so the dispatch table compiles).
+//! Hugging Face transformers `Trainer` with accelerate's data sharding: transformers 5.23 (the
+//! default; 5.14 through 5.23 share this math), 4.57 (4.53–4.57), 4.52 and 4.51, each with
+//! accelerate 1.13.
+//!
+//! Mirrors, in the Trainer's order of execution:
+//! - `TrainingArguments.__post_init__`, `transformers/training_args.py` (the warmup checks, the
+//!   "must be an integer if bigger than 1" checks of logging/eval/save steps, non-zero logging);
+//! - `ParallelismConfig.__post_init__` / `_validate_accelerator`, `accelerate/parallelism_config.py`
+//!   (sizes ≥ 1, CP and SP exclusive, `total_size == num_processes` except for DeepSpeed SP);
+//! - `prepare_data_loader` and `BatchSamplerShard.__len__`, `accelerate/data_loader.py` (TP and CP
+//!   ranks share a batch; `even_batches` pads the shard, `drop_last` floors it);
+//! - `Trainer.get_total_train_batch_size` and `Trainer.set_initial_training_values`,
+//!   `transformers/trainer.py` (the logged total, SP's dataloader adapter, steps per epoch,
+//!   `max_steps`, the empty-dataloader error);
+//! - `TrainingArguments.get_warmup_steps` and `TrainerState.compute_steps`,
+//!   `transformers/trainer_callback.py` (ratios of `max_steps`).
+//!
+//! The spec is `shared/spec/batch_math.md` §2 with §0.1 item 12; every release was checked by
+//! running its own code (tests/hf_oracle.txt).
 
+use super::cluster;
+use super::field::Reader;
 use super::framework::{Release, CLUSTER};
-use super::{Field, Level, Output, RawInputs, Report};
+use super::num::{self, float_repr};
+use super::{Field, Level, Num, Output, Param, RawInputs, Report};
 
-pub const RELEASES: &[Release] = &[Release {
-    id: "newest",
-    label: "newest",
-}];
+/// The releases dpcalc models, newest release (the default) first.
+pub const RELEASES: &[Release] = &[
+    Release {
+        id: "5.23",
+        label: "5.23 (5.14–5.23: dp = world // tp // cp // sp)",
+    },
+    Release {
+        id: "4.57",
+        label: "4.57 (4.53–4.57: logged total uses world // tp)",
+    },
+    Release {
+        id: "4.52",
+        label: "4.52 (logged total uses the whole world)",
+    },
+    Release {
+        id: "4.51",
+        label: "4.51 (steps per epoch rounded down)",
+    },
+];
 
-pub const GROUPS: &[(&str, &[Field])] = &[("Cluster", CLUSTER)];
+pub const GROUPS: &[(&str, &[Field])] = &[
+    ("Cluster", CLUSTER),
+    (
+        "Parallelism (ParallelismConfig)",
+        &[Field::TpSize, Field::CpSize, Field::SpSize],
+    ),
+    (
+        "Batch",
+        &[
+            Field::PerDeviceTrainBatchSize,
+            Field::GradientAccumulationSteps,
+            Field::DataloaderDropLast,
+            Field::MaxLength,
+        ],
+    ),
+    (
+        "Schedule",
+        &[
+            Field::NumSamples,
+            Field::NumTrainEpochs,
+            Field::MaxSteps,
+            Field::WarmupSteps,
+            Field::WarmupRatio,
+            Field::LoggingSteps,
+            Field::EvalSteps,
+            Field::SaveSteps,
+        ],
+    ),
+];
 
-pub const OUTPUTS: &[Output] = &[Output::WorldSize];
+pub const OUTPUTS: &[Output] = &[
+    Output::WorldSize,
+    Output::DpWorldSize,
+    Output::GradientAccumulationSteps,
+    Output::GlobalBatchSize,
+    Output::TotalTrainBatchSize,
+    Output::StepsPerEpoch,
+    Output::MaxSteps,
+    Output::WarmupSteps,
+    Output::LoggingSteps,
+    Output::EvalSteps,
+    Output::SaveSteps,
+    Output::TokensPerStep,
+];
 
-pub const KEY_FIELDS: &[Field] = CLUSTER;
+pub const KEY_FIELDS: &[Field] = &[
+    Field::Nodes,
+    Field::GpusPerNode,
+    Field::TpSize,
+    Field::PerDeviceTrainBatchSize,
+    Field::GradientAccumulationSteps,
+    Field::NumSamples,
+    Field::NumTrainEpochs,
+];
 
-pub fn compute_release(_release: &str, _raw: &RawInputs) -> Report {
-    let mut r = Report::default();
-    r.diag(Field::Nodes, Level::Hint, "hf is not modelled yet");
-    r
+/// The Trainer's names for its results.
+pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
+    Some(match output {
+        Output::DpWorldSize => ("Data-parallel replicas", "world_size // tp // cp // sp"),
+        Output::StepsPerEpoch => ("Update steps per epoch", "num_update_steps_per_epoch"),
+        Output::TotalTrainBatchSize => (
+            "Total train batch size (as the Trainer logs it)",
+            "total_train_batch_size",
+        ),
+        Output::WarmupSteps => ("Warmup steps", "get_warmup_steps(max_steps)"),
+        _ => return None,
+    })
 }
 
-/// This framework's own label and config name for a result, where it differs from the default.
-pub fn output_label(_output: Output) -> Option<(&'static str, &'static str)> {
-    None
+// ---- defaults (`training_args.py`) ---------------------------------------------------------
+const DEFAULT_PER_DEVICE: u64 = 8;
+const DEFAULT_EPOCHS: f64 = 3.0;
+const DEFAULT_LOGGING_STEPS: f64 = 500.0;
+const DEFAULT_SAVE_STEPS: f64 = 500.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Version {
+    V451,
+    V452,
+    V457,
+    V5,
+}
+
+impl Version {
+    fn from_id(id: &str) -> Version {
+        match id {
+            "4.57" => Version::V457,
+            "4.52" => Version::V452,
+            "4.51" => Version::V451,
+            _ => Version::V5,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Version::V451 => "4.51",
+            Version::V452 => "4.52",
+            Version::V457 => "4.57",
+            Version::V5 => "5.23",
+        }
+    }
+    /// ParallelismConfig is passed to accelerate (cp_size, sp_size exist).
+    fn has_pc(self) -> bool {
+        self >= Version::V457
+    }
+}
+
+struct Inputs {
+    nodes: Param<u64>,
+    gpus_per_node: Param<u64>,
+    world_size: Param<u64>,
+    tp: Param<u64>,
+    cp: Param<u64>,
+    sp: Param<u64>,
+    per_device: Param<u64>,
+    ga: Param<u64>,
+    drop_last: Param<bool>,
+    max_length: Param<u64>,
+    num_samples: Param<u64>,
+    epochs: Param<f64>,
+    max_steps: Param<u64>,
+    warmup_steps: Param<f64>,
+    warmup_ratio: Param<f64>,
+    logging_steps: Param<f64>,
+    eval_steps: Param<f64>,
+    save_steps: Param<f64>,
+}
+
+impl Inputs {
+    fn parse(raw: &RawInputs, report: &mut Report) -> Inputs {
+        let mut r = Reader {
+            raw,
+            diags: &mut report.diags,
+        };
+        Inputs {
+            nodes: r.count(Field::Nodes),
+            gpus_per_node: r.count(Field::GpusPerNode),
+            world_size: r.count(Field::WorldSize),
+            tp: r.count(Field::TpSize),
+            cp: r.count(Field::CpSize),
+            sp: r.count(Field::SpSize),
+            per_device: r.count(Field::PerDeviceTrainBatchSize),
+            ga: r.count(Field::GradientAccumulationSteps),
+            drop_last: r.flag(Field::DataloaderDropLast),
+            max_length: r.count(Field::MaxLength),
+            num_samples: r.count(Field::NumSamples),
+            epochs: r.real(Field::NumTrainEpochs),
+            max_steps: r.count(Field::MaxSteps),
+            warmup_steps: r.real(Field::WarmupSteps),
+            warmup_ratio: r.real(Field::WarmupRatio),
+            logging_steps: r.real(Field::LoggingSteps),
+            eval_steps: r.real(Field::EvalSteps),
+            save_steps: r.real(Field::SaveSteps),
+        }
+    }
+}
+
+/// Computes everything by the rules of `release` (an id of [`RELEASES`]; unknown ids get the default).
+pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
+    let v = Version::from_id(release);
+    let mut report = Report::default();
+    let i = Inputs::parse(raw, &mut report);
+    negative_warmup_texts(v, raw, &mut report);
+    Calc {
+        i,
+        v,
+        r: &mut report,
+    }
+    .run();
+    report
+}
+
+/// A negative warmup is refused by `TrainingArguments.__post_init__`: the parse error at the field
+/// quotes the Trainer's own text.
+fn negative_warmup_texts(v: Version, raw: &RawInputs, report: &mut Report) {
+    for (field, text) in [
+        (
+            Field::WarmupSteps,
+            if v == Version::V5 {
+                "warmup_steps must be an integer or a float"
+            } else {
+                "warmup_steps must be of type int and must be 0 or a positive integer."
+            },
+        ),
+        (Field::WarmupRatio, "warmup_ratio must lie in range [0,1]"),
+    ] {
+        if raw.conflict(field).is_some() {
+            continue;
+        }
+        for d in report.diags.iter_mut() {
+            if d.field == field
+                && d.level == Level::Error
+                && d.message.contains("cannot be negative")
+            {
+                d.message = format!(
+                    "{} (TrainingArguments raises ValueError: \u{201c}{text}\u{201d}). Use 0 or a positive value.",
+                    d.message
+                );
+            }
+        }
+    }
+}
+
+struct Calc<'a> {
+    i: Inputs,
+    v: Version,
+    r: &'a mut Report,
+}
+
+fn int(x: u128) -> Option<Num> {
+    i128::try_from(x).ok().map(Num::Int)
+}
+
+/// The resolved parallel layout.
+#[derive(Clone, Copy)]
+struct Dims {
+    ws: u64,
+    tp: u64,
+    cp: u64,
+    sp: u64,
+    /// world // tp // cp // sp.
+    dp: u64,
+}
+
+impl Calc<'_> {
+    fn run(mut self) {
+        let ws = cluster::world_size(
+            self.i.nodes,
+            self.i.gpus_per_node,
+            self.i.world_size,
+            self.r,
+        );
+        self.args_checks();
+        let dims = ws.and_then(|ws| self.dims(ws));
+        let batch = self.batch(dims);
+        let max_steps = self.steps(dims);
+        if let Some(m) = max_steps {
+            self.warmup(m);
+            self.intervals(m);
+        }
+        if let (Some(g), Some(len)) = (batch, self.i.max_length.given()) {
+            match g.checked_mul(len.into()).and_then(int) {
+                Some(t) => {
+                    self.r.set(Output::TokensPerStep, t);
+                    self.r.explain(
+                        Output::TokensPerStep,
+                        "token slots per step = global batch × max_length",
+                        format!("tokens = {g} × {len} = {}", t.raw()),
+                    );
+                }
+                None => self.r.diag(
+                    Field::MaxLength,
+                    Level::Error,
+                    "global batch × max_length is too large to count",
+                ),
+            }
+        }
+    }
+
+    // ---- TrainingArguments.__post_init__ ---------------------------------------------------
+
+    fn args_checks(&mut self) {
+        // logging/eval/save: "must be an integer if bigger than 1"
+        for (field, p) in [
+            (Field::LoggingSteps, self.i.logging_steps),
+            (Field::EvalSteps, self.i.eval_steps),
+            (Field::SaveSteps, self.i.save_steps),
+        ] {
+            if let Param::Given(x) = p {
+                if x > 1.0 && x.fract() != 0.0 {
+                    let floor = x.floor();
+                    self.r.diag(
+                        field,
+                        Level::Error,
+                        format!(
+                            "TrainingArguments refuses: \u{201c}--{} must be an integer if bigger than 1: {}\u{201d}. \
+                             Use a whole number ({} or {}) or a ratio below 1.",
+                            field.key(),
+                            float_repr(x),
+                            float_repr(floor),
+                            float_repr(floor + 1.0)
+                        ),
+                    );
+                }
+            }
+        }
+        if self.i.logging_steps == Param::Given(0.0) {
+            self.r.diag(
+                Field::LoggingSteps,
+                Level::Error,
+                "TrainingArguments refuses: \u{201c}logging strategy IntervalStrategy.STEPS requires non-zero --logging_steps\u{201d}. \
+                 Use a positive interval (default 500).",
+            );
+        }
+        match self.v {
+            Version::V5 => {
+                if self.i.warmup_ratio.is_given() {
+                    let shown = self
+                        .i
+                        .warmup_ratio
+                        .given()
+                        .map_or(String::new(), float_repr);
+                    self.r.diag(
+                        Field::WarmupRatio,
+                        Level::Error,
+                        format!(
+                            "transformers {} has no warmup_ratio: \u{201c}TrainingArguments.__init__() got an unexpected keyword \
+                             argument 'warmup_ratio'\u{201d}. Fix: warmup_steps = {shown} (below 1 it is a ratio of max_steps).",
+                            self.v.name()
+                        ),
+                    );
+                }
+            }
+            _ => {
+                if let Param::Given(w) = self.i.warmup_steps {
+                    if w.fract() != 0.0 || w >= 9.2e18 {
+                        self.r.diag(
+                            Field::WarmupSteps,
+                            Level::Error,
+                            format!(
+                                "TrainingArguments refuses: \u{201c}warmup_steps must be of type int and must be 0 or a positive \
+                                 integer.\u{201d} ({}). For a fraction of the steps use warmup_ratio.",
+                                float_repr(w)
+                            ),
+                        );
+                    }
+                }
+                if let Param::Given(r) = self.i.warmup_ratio {
+                    if r > 1.0 {
+                        self.r.diag(
+                            Field::WarmupRatio,
+                            Level::Error,
+                            format!(
+                                "TrainingArguments refuses: \u{201c}warmup_ratio must lie in range [0,1]\u{201d} (got {}).",
+                                float_repr(r)
+                            ),
+                        );
+                    } else if r > 0.0 && self.i.warmup_steps.given().is_some_and(|w| w > 0.0) {
+                        self.r.diag(
+                            Field::WarmupRatio,
+                            Level::Note,
+                            "The Trainer logs \u{201c}Both warmup_ratio and warmup_steps given, warmup_steps will override any \
+                             effect of warmup_ratio during training\u{201d}.",
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- ParallelismConfig (accelerate) and the data-parallel size --------------------------
+
+    fn size(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
+        let v = p.or(1)?;
+        if v == 0 {
+            self.r.diag(
+                field,
+                Level::Error,
+                format!(
+                    "accelerate refuses: \u{201c}{} must be at least 1, but got 0\u{201d}. Use 1 for none.",
+                    field.key()
+                ),
+            );
+            return None;
+        }
+        Some(v)
+    }
+
+    fn dims(&mut self, ws: u64) -> Option<Dims> {
+        let tp = self.size(Field::TpSize, self.i.tp);
+        let (cp, sp) = if self.v.has_pc() {
+            (
+                self.size(Field::CpSize, self.i.cp),
+                self.size(Field::SpSize, self.i.sp),
+            )
+        } else {
+            for f in [Field::CpSize, Field::SpSize] {
+                let p = if f == Field::CpSize {
+                    self.i.cp
+                } else {
+                    self.i.sp
+                };
+                if p.given().is_some_and(|x| x != 1) {
+                    self.r.diag(
+                        f,
+                        Level::Note,
+                        format!(
+                            "transformers {} passes no ParallelismConfig to accelerate: {} is not read (treated as 1)",
+                            self.v.name(),
+                            f.key()
+                        ),
+                    );
+                }
+            }
+            (Some(1), Some(1))
+        };
+        let (tp, cp, sp) = (tp?, cp?, sp?);
+        if cp > 1 && sp > 1 {
+            self.r.diag(
+                Field::CpSize,
+                Level::Error,
+                format!(
+                    "accelerate refuses: \u{201c}Context Parallelism (CP) and Sequence Parallelism (SP) are mutually exclusive. \
+                     Got cp_size={cp} and sp_size={sp}. Please set either cp_size=1 or sp_size=1.\u{201d}"
+                ),
+            );
+            return None;
+        }
+        let model = u128::from(tp) * u128::from(cp) * u128::from(sp);
+        let (model_name, model_desc) = match (cp > 1, sp > 1) {
+            (true, _) => ("tp_size × cp_size", format!("{tp} × {cp}")),
+            (_, true) => ("tp_size × sp_size", format!("{tp} × {sp}")),
+            _ => ("tp_size", tp.to_string()),
+        };
+        if u128::from(ws) % model != 0 {
+            let fix = match u64::try_from(model) {
+                Ok(m) => cluster::nearest_valid(ws, m, model_name),
+                Err(_) => "Use smaller parallel sizes.".to_string(),
+            };
+            let msg = if !self.v.has_pc() {
+                format!(
+                    "world_size {ws} is not a multiple of tp_size {tp}: torch cannot build the (dp, tp) device mesh for \
+                     the model's tp_plan. {fix}"
+                )
+            } else if sp > 1 {
+                format!(
+                    "world_size {ws} is not a multiple of {model_name} = {model_desc}: accelerate skips its size check for \
+                     DeepSpeed sequence parallelism, but DeepSpeed cannot split {ws} ranks into sequence-parallel groups of \
+                     that size. {fix}"
+                )
+            } else {
+                let shard = (u128::from(ws) / model).max(1);
+                let total = shard * model;
+                format!(
+                    "accelerate refuses: \u{201c}ParallelismConfig total_size ({total}) does not match num_processes ({ws}). \
+                     Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size.\u{201d} world_size must be a \
+                     multiple of {model_name} = {model_desc}. {fix}"
+                )
+            };
+            self.r.diag(Field::WorldSize, Level::Error, msg);
+            return None;
+        }
+        let dp = (u128::from(ws) / model) as u64;
+        self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
+        self.r.explain(
+            Output::DpWorldSize,
+            "dp = world_size // tp_size // cp_size // sp_size (TP, CP and SP ranks share a batch)",
+            format!("dp = {ws} // {tp} // {cp} // {sp} = {dp}"),
+        );
+        Some(Dims { ws, tp, cp, sp, dp })
+    }
+
+    // ---- the batch: real global batch and the logged total ---------------------------------
+
+    fn batch(&mut self, dims: Option<Dims>) -> Option<u128> {
+        let b = self.i.per_device.or(DEFAULT_PER_DEVICE)?;
+        let ga = self.i.ga.or(1)?;
+        if b == 0 {
+            self.r.diag(
+                Field::PerDeviceTrainBatchSize,
+                Level::Error,
+                "per_device_train_batch_size 0: torch's DataLoader raises \u{201c}batch_size should be a positive integer \
+                 value, but got batch_size=0\u{201d}. Use at least 1.",
+            );
+        }
+        if ga == 0 {
+            self.r.diag(
+                Field::GradientAccumulationSteps,
+                Level::Error,
+                "gradient_accumulation_steps 0: the Trainer stops with ZeroDivisionError: integer division or modulo by \
+                 zero (num_update_steps_per_epoch). Use at least 1.",
+            );
+        }
+        if b == 0 || ga == 0 {
+            return None;
+        }
+        self.r
+            .set(Output::GradientAccumulationSteps, Num::Int(ga.into()));
+        let d = dims?;
+        let per_replica = u128::from(b) * u128::from(ga);
+        let global = per_replica.checked_mul(d.dp.into())?;
+        let logged_dp = match self.v {
+            Version::V5 => d.dp,
+            Version::V457 => d.ws / d.tp,
+            _ => d.ws,
+        };
+        let logged = per_replica.checked_mul(logged_dp.into())?;
+        let (Some(g), Some(l)) = (int(global), int(logged)) else {
+            self.r.diag(
+                Field::PerDeviceTrainBatchSize,
+                Level::Error,
+                "per_device_train_batch_size × gradient_accumulation_steps × dp is too large to count exactly",
+            );
+            return None;
+        };
+        self.r.set(Output::GlobalBatchSize, g);
+        self.r.explain(
+            Output::GlobalBatchSize,
+            "global batch = per_device_train_batch_size × gradient_accumulation_steps × dp",
+            format!("global batch = {b} × {ga} × {} = {global}", d.dp),
+        );
+        self.r.set(Output::TotalTrainBatchSize, l);
+        let (rule, who) = match self.v {
+            Version::V5 => ("world_size // tp // cp // sp", "dp"),
+            Version::V457 => ("world_size // tp_size", "world_size // tp"),
+            _ => ("world_size", "world_size"),
+        };
+        self.r.explain(
+            Output::TotalTrainBatchSize,
+            format!("total_train_batch_size (logged) = per_device × GA × {rule}"),
+            format!("total_train_batch_size = {b} × {ga} × {logged_dp} = {logged}"),
+        );
+        if logged != global {
+            self.r.diag(
+                Field::WorldSize,
+                Level::Warning,
+                format!(
+                    "transformers {} logs \u{201c}Total train batch size (w. parallel, distributed & accumulation) = {logged}\u{201d} \
+                     (it multiplies by {who} = {logged_dp}), but each optimizer step trains on {global} samples \
+                     ({b} × {ga} × dp {}). The logged value is wrong, the step count is not.",
+                    self.v.name(),
+                    d.dp
+                ),
+            );
+        }
+        if self.v == Version::V457 && d.sp > 1 {
+            self.r.diag(
+                Field::SpSize,
+                Level::Warning,
+                "transformers 4.57 has no sequence-parallel dataloader adapter (it came in 5.x): the Trainer's step count \
+                 is computed from each rank's own shard, as shown",
+            );
+        }
+        Some(global)
+    }
+
+    // ---- set_initial_training_values ---------------------------------------------------------
+
+    /// The per-rank dataloader length (accelerate `BatchSamplerShard.__len__`), SP adapter included.
+    fn dataloader_len(&mut self, d: Dims, n: u64, b: u64, drop_last: bool) -> u128 {
+        let torch_len = if drop_last { n / b } else { n.div_ceil(b) };
+        // DeepSpeed (SP) path: process_index //= tp, num_processes //= tp; mesh path: num_processes
+        // = dp_shard × dp_replicate = world / (tp × cp).
+        let p = if d.sp > 1 {
+            d.ws / d.tp
+        } else {
+            d.ws / d.tp / d.cp
+        };
+        let len = if torch_len % p == 0 || drop_last {
+            torch_len / p
+        } else {
+            torch_len / p + 1
+        };
+        let how = if drop_last {
+            format!("{n} // {b} = {torch_len}")
+        } else {
+            format!("ceil({n} / {b}) = {torch_len}")
+        };
+        let shard = if torch_len % p == 0 {
+            format!("{torch_len} / {p} = {len}")
+        } else if drop_last {
+            format!("{torch_len} // {p} = {len} (drop_last)")
+        } else {
+            format!("{torch_len} // {p} + 1 = {len} (even_batches pads the shard)")
+        };
+        let mut out = u128::from(len);
+        let sp_part = if self.v == Version::V5 && d.sp > 1 {
+            out *= u128::from(d.sp);
+            format!("; × sp_size {} (SP dataloader adapter) = {out}", d.sp)
+        } else {
+            String::new()
+        };
+        self.r.explain(
+            Output::StepsPerEpoch,
+            "per-rank batches = shard of the torch DataLoader over the data-parallel processes (accelerate BatchSamplerShard)",
+            format!("torch batches = {how}; per rank = {shard}{sp_part}"),
+        );
+        out
+    }
+
+    fn steps(&mut self, dims: Option<Dims>) -> Option<Num> {
+        let epochs = self.i.epochs.or(DEFAULT_EPOCHS);
+        let max_steps = self.i.max_steps;
+        let b = self.i.per_device.or(DEFAULT_PER_DEVICE).filter(|&b| b > 0);
+        let ga = self.i.ga.or(1).filter(|&g| g > 0);
+        let drop_last = self.i.drop_last.or(false);
+        let nupe = match (dims, self.i.num_samples, b, ga, drop_last) {
+            (Some(d), Param::Given(n), Some(b), Some(ga), Some(dl)) => {
+                let len = self.dataloader_len(d, n, b, dl);
+                if len == 0 {
+                    if let Param::Given(m) = max_steps.filter_pos() {
+                        self.r.diag(
+                            Field::NumSamples,
+                            Level::Warning,
+                            "the per-rank dataloader is empty; the Trainer runs max_steps over it and trains on nothing",
+                        );
+                        Some((m as u128, true))
+                    } else {
+                        let why = if dl && n > 0 {
+                            format!(
+                                "with dataloader_drop_last, {n} rows make no full batch of {b}, so the dataloader is empty"
+                            )
+                        } else {
+                            "the dataset is empty".to_string()
+                        };
+                        self.r.diag(
+                            Field::NumSamples,
+                            Level::Error,
+                            format!(
+                                "The Trainer raises: \u{201c}args.max_steps must be set to a positive value if dataloader does not \
+                                 have a length, was -1\u{201d} ({why}). Fix: dataloader_drop_last false, a per-device batch of \
+                                 at most {n}, or max_steps."
+                            ),
+                        );
+                        return None;
+                    }
+                } else {
+                    let ga128 = u128::from(ga);
+                    let steps = if self.v == Version::V451 {
+                        (len / ga128).max(1)
+                    } else {
+                        (len / ga128 + u128::from(len % ga128 > 0)).max(1)
+                    };
+                    let rule = if self.v == Version::V451 {
+                        format!("max({len} // {ga}, 1)")
+                    } else {
+                        format!("max({len} // {ga} + int({len} % {ga} > 0), 1)")
+                    };
+                    self.r.explain(
+                        Output::StepsPerEpoch,
+                        if self.v == Version::V451 {
+                            "num_update_steps_per_epoch = max(batches // GA, 1) (4.51 rounds down)"
+                        } else {
+                            "num_update_steps_per_epoch = max(ceil(batches / GA), 1)"
+                        },
+                        format!("num_update_steps_per_epoch = {rule} = {steps}"),
+                    );
+                    Some((steps, false))
+                }
+            }
+            (_, Param::Absent, ..) => {
+                if max_steps.given().is_none() {
+                    self.r.diag(
+                        Field::NumSamples,
+                        Level::Hint,
+                        "Enter the number of training rows (or max_steps) to get the step count",
+                    );
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some((s, false)) = nupe {
+            if let Some(n) = int(s) {
+                self.r.set(Output::StepsPerEpoch, n);
+            }
+        }
+        let m = match max_steps {
+            Param::Given(m) => {
+                if m == 0 {
+                    self.r.diag(
+                        Field::MaxSteps,
+                        Level::Warning,
+                        "max_steps 0 is not \u{201c}unset\u{201d} (that is -1): the run takes 0 optimizer steps",
+                    );
+                } else if epochs.is_some() && self.i.epochs.is_given() {
+                    self.r.diag(
+                        Field::MaxSteps,
+                        Level::Note,
+                        "The Trainer logs \u{201c}max_steps is given, it will override any value given in num_train_epochs\u{201d}",
+                    );
+                }
+                self.r.explain(
+                    Output::MaxSteps,
+                    "max_steps (as given; it overrides num_train_epochs)",
+                    format!("max_steps = {m}"),
+                );
+                Num::Int(m.into())
+            }
+            Param::Invalid => return None,
+            Param::Absent => {
+                let (steps, _) = nupe?;
+                let e = epochs?;
+                let product = e * steps as f64;
+                let Ok(m) = num::ceil(product) else {
+                    self.r.diag(
+                        Field::NumTrainEpochs,
+                        Level::Error,
+                        "num_train_epochs × steps per epoch is too large to count",
+                    );
+                    return None;
+                };
+                self.r.explain(
+                    Output::MaxSteps,
+                    "max_steps = ceil(num_train_epochs × num_update_steps_per_epoch)",
+                    format!(
+                        "max_steps = ceil({} × {steps}) = {}",
+                        float_repr(e),
+                        m.raw()
+                    ),
+                );
+                m
+            }
+        };
+        self.r.set(Output::MaxSteps, m);
+        Some(m)
+    }
+
+    // ---- get_warmup_steps -----------------------------------------------------------------------
+
+    fn ratio_of(m: Num, x: f64) -> Option<Num> {
+        num::ceil(m.to_f64() * x).ok()
+    }
+
+    fn warmup(&mut self, m: Num) {
+        let w = self.i.warmup_steps;
+        let value =
+            match self.v {
+                Version::V5 => {
+                    let Some(w) = w.or(0.0) else { return };
+                    if w >= 1.0 {
+                        let Ok(n) = num::int_of(w) else { return };
+                        self.r.explain(
+                        Output::WarmupSteps,
+                        "warmup = int(warmup_steps) when ≥ 1, else ceil(max_steps × warmup_steps)",
+                        format!("warmup = int({}) = {}", float_repr(w), n.raw()),
+                    );
+                        n
+                    } else {
+                        let Some(n) = Self::ratio_of(m, w) else {
+                            return;
+                        };
+                        self.r.explain(
+                        Output::WarmupSteps,
+                        "warmup = int(warmup_steps) when ≥ 1, else ceil(max_steps × warmup_steps)",
+                        format!("warmup = ceil({} × {}) = {}", m.raw(), float_repr(w), n.raw()),
+                    );
+                        n
+                    }
+                }
+                _ => {
+                    let Some(w) = w.or(0.0) else { return };
+                    if w.fract() != 0.0 || w >= 9.2e18 {
+                        return;
+                    }
+                    if w > 0.0 {
+                        self.r.explain(
+                            Output::WarmupSteps,
+                            "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
+                            format!("warmup = {}", w as u64),
+                        );
+                        Num::Int(i128::from(w as u64))
+                    } else {
+                        let Some(r) = self.i.warmup_ratio.or(0.0) else {
+                            return;
+                        };
+                        if r > 1.0 {
+                            return;
+                        }
+                        let Some(n) = Self::ratio_of(m, r) else {
+                            return;
+                        };
+                        self.r.explain(
+                            Output::WarmupSteps,
+                            "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
+                            format!(
+                                "warmup = ceil({} × {}) = {}",
+                                m.raw(),
+                                float_repr(r),
+                                n.raw()
+                            ),
+                        );
+                        n
+                    }
+                }
+            };
+        self.r.set(Output::WarmupSteps, value);
+    }
+
+    // ---- TrainerState.compute_steps ---------------------------------------------------------------
+
+    fn intervals(&mut self, m: Num) {
+        let logging = self.i.logging_steps.or(DEFAULT_LOGGING_STEPS);
+        let items = [
+            (Field::LoggingSteps, Output::LoggingSteps, logging),
+            (
+                Field::EvalSteps,
+                Output::EvalSteps,
+                match self.i.eval_steps {
+                    // eval_strategy "steps" with eval_steps unset or 0 takes logging_steps.
+                    Param::Given(0.0) => {
+                        self.r.diag(
+                            Field::EvalSteps,
+                            Level::Note,
+                            "eval_steps 0 with eval_strategy \u{201c}steps\u{201d}: the Trainer uses logging_steps instead",
+                        );
+                        logging
+                    }
+                    Param::Given(x) => Some(x),
+                    _ => None,
+                },
+            ),
+            (
+                Field::SaveSteps,
+                Output::SaveSteps,
+                self.i.save_steps.or(DEFAULT_SAVE_STEPS),
+            ),
+        ];
+        for (field, out, x) in items {
+            let Some(x) = x else { continue };
+            if (x > 1.0 && x.fract() != 0.0) || (field == Field::LoggingSteps && x == 0.0) {
+                continue; // refused in args_checks
+            }
+            let (value, worked) = if x < 1.0 {
+                let Some(n) = Self::ratio_of(m, x) else {
+                    continue;
+                };
+                (
+                    n,
+                    format!(
+                        "{} = ceil({} × {}) = {}",
+                        field.key(),
+                        m.raw(),
+                        float_repr(x),
+                        n.raw()
+                    ),
+                )
+            } else {
+                let Ok(n) = num::int_of(x) else { continue };
+                (n, format!("{} = {}", field.key(), n.raw()))
+            };
+            if field == Field::SaveSteps && value == Num::Int(0) {
+                self.r.diag(
+                    field,
+                    Level::Warning,
+                    "save_steps comes out 0: no step-based checkpoint is saved",
+                );
+            }
+            self.r.set(out, value);
+            self.r.explain(
+                out,
+                format!(
+                    "{} (a ratio of max_steps when below 1: ceil(max_steps × x))",
+                    field.key()
+                ),
+                worked,
+            );
+        }
+        if self.i.eval_steps.is_given() {
+            self.r.diag(
+                Field::EvalSteps,
+                Level::Note,
+                "eval_steps is used with eval_strategy=\u{201c}steps\u{201d} (the default strategy \u{201c}no\u{201d} never evaluates)",
+            );
+        }
+    }
+}
+
+trait FilterPos {
+    fn filter_pos(self) -> Param<u64>;
+}
+
+impl FilterPos for Param<u64> {
+    fn filter_pos(self) -> Param<u64> {
+        match self {
+            Param::Given(m) if m > 0 => Param::Given(m),
+            Param::Given(_) => Param::Absent,
+            p => p,
+        }
+    }
 }
