@@ -1,0 +1,193 @@
+//! dpcalc's Hugging Face Trainer module against the Trainer's own code: `tests/hf_oracle.txt`
+//! records what transformers 4.51.3, 4.52.4, 4.57.1 and 5.16.1 (for the 5.23 rules) with
+//! accelerate 1.13.0 computed when run (accelerate's `BatchSamplerShard` length,
+//! `Trainer.set_initial_training_values`, `get_total_train_batch_size`, `get_warmup_steps`,
+//! `TrainerState.compute_steps`, `TrainingArguments` and `ParallelismConfig` validation), plus
+//! the spec's §2.4 vectors.
+#![cfg(not(target_arch = "wasm32"))]
+
+use dpcalc::calc::{Framework, Level, Num, Output, Report};
+use dpcalc::query;
+
+fn run(release: &str, inputs: &str) -> Report {
+    let q = format!(
+        "framework=hf&version={release}&{}",
+        inputs.split_whitespace().collect::<Vec<_>>().join("&")
+    );
+    let link = query::decode(&q);
+    assert_eq!(link.framework, Framework::Hf, "{q}");
+    assert!(link.notices.is_empty(), "{q}: {:?}", link.notices);
+    assert_eq!(link.release().id, release, "{q}");
+    link.report()
+}
+
+fn errors(r: &Report) -> Vec<String> {
+    r.diags
+        .iter()
+        .filter(|d| d.level == Level::Error)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+#[test]
+fn matches_the_trainer_when_run() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    let mut per_release = std::collections::BTreeMap::new();
+    for line in include_str!("hf_oracle.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let mut parts = line.splitn(3, " | ");
+        let (rel, inputs, want) = (
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+        );
+        *per_release.entry(rel).or_insert(0) += 1;
+        let report = run(rel, inputs);
+        if let Some(text) = want.strip_prefix("error=") {
+            let errs = errors(&report);
+            if !errs.iter().any(|e| e.contains(text)) {
+                failures.push(format!(
+                    "{rel} {inputs}: wants error {text:?}, got {errs:?}"
+                ));
+            }
+            checked += 1;
+            continue;
+        }
+        if report.has_errors() {
+            failures.push(format!(
+                "{rel} {inputs}: unexpected errors {:?}",
+                errors(&report)
+            ));
+        }
+        for item in want.split_whitespace() {
+            let (key, value) = item.split_once('=').expect("key=value");
+            let output = Output::from_name(key).unwrap_or_else(|| panic!("unknown output {key}"));
+            let want: f64 = value.parse().unwrap();
+            let got = report.value(output).map(Num::to_f64);
+            if got != Some(want) {
+                failures.push(format!(
+                    "{rel} {inputs}: {key} got {got:?}, the Trainer {want}"
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(checked > 700, "only {checked} values checked");
+    for rel in ["5.23", "4.57", "4.52", "4.51"] {
+        assert!(
+            per_release.get(rel).copied().unwrap_or(0) >= 30,
+            "{rel}: {per_release:?}"
+        );
+    }
+}
+
+fn val(r: &Report, o: Output) -> Option<i128> {
+    r.value(o).map(|n| match n {
+        Num::Int(i) => i,
+        Num::Float(f) => panic!("{o:?} is a float {f}"),
+    })
+}
+
+/// batch_math.md §2.4.
+#[test]
+fn spec_vectors() {
+    // test_number_of_steps_in_training: 64 samples, bs 8, 3 epochs → 24 steps on one GPU
+    for rel in ["5.23", "4.57", "4.52", "4.51"] {
+        let r = run(rel, "world_size=1 num_samples=64");
+        assert_eq!(val(&r, Output::MaxSteps), Some(24), "{rel}");
+        let r = run(rel, "world_size=1 num_samples=64 num_train_epochs=1.5");
+        assert_eq!(val(&r, Output::MaxSteps), Some(12), "{rel}");
+        let r = run(rel, "world_size=1 num_samples=64 max_steps=10");
+        assert_eq!(val(&r, Output::MaxSteps), Some(10), "{rel}");
+        // test_num_train_epochs_in_training: L = 4, GA 5 → nupe 1 → 3 steps
+        let q = "world_size=1 num_samples=64 per_device_train_batch_size=16 gradient_accumulation_steps=5";
+        assert_eq!(val(&run(rel, q), Output::MaxSteps), Some(3), "{rel}");
+        assert_eq!(
+            val(&run(rel, &format!("{q} max_steps=3")), Output::MaxSteps),
+            Some(3)
+        );
+    }
+    let q = "num_samples=1000 per_device_train_batch_size=2 gradient_accumulation_steps=4 world_size=4 num_train_epochs=1";
+    let r = run("5.23", q);
+    assert_eq!(val(&r, Output::TotalTrainBatchSize), Some(32));
+    assert_eq!(val(&r, Output::StepsPerEpoch), Some(32));
+    assert_eq!(val(&r, Output::MaxSteps), Some(32));
+    let r = run("5.23", &format!("{q} tp_size=2"));
+    assert_eq!(val(&r, Output::TotalTrainBatchSize), Some(16));
+    assert_eq!(val(&r, Output::StepsPerEpoch), Some(63));
+    // N=1001, mbs 4, GA 3, world 8, E=2 → nupe 11 (4.51: 10), max_steps 22
+    let q = "num_samples=1001 per_device_train_batch_size=4 gradient_accumulation_steps=3 world_size=8 num_train_epochs=2";
+    assert_eq!(val(&run("5.23", q), Output::StepsPerEpoch), Some(11));
+    assert_eq!(val(&run("5.23", q), Output::MaxSteps), Some(22));
+    assert_eq!(val(&run("4.51", q), Output::StepsPerEpoch), Some(10));
+    // world 8, tp 2, cp 2, E=1.5 → total 16, nupe 63, max_steps 95
+    let q = "num_samples=1000 per_device_train_batch_size=2 gradient_accumulation_steps=4 world_size=8 tp_size=2 cp_size=2 num_train_epochs=1.5";
+    let r = run("5.23", q);
+    assert_eq!(val(&r, Output::TotalTrainBatchSize), Some(16));
+    assert_eq!(val(&r, Output::StepsPerEpoch), Some(63));
+    assert_eq!(val(&r, Output::MaxSteps), Some(95));
+    // warmup ratio 0.1 of 125 steps → 13 (v4 and v5); eval ratio 0.25 → 32
+    let q = "num_samples=1000 per_device_train_batch_size=2 gradient_accumulation_steps=4 world_size=4 max_steps=125";
+    let r = run("5.23", &format!("{q} warmup_steps=0.1 eval_steps=0.25"));
+    assert_eq!(val(&r, Output::WarmupSteps), Some(13));
+    assert_eq!(val(&r, Output::EvalSteps), Some(32));
+    let r = run("4.57", &format!("{q} warmup_ratio=0.1"));
+    assert_eq!(val(&r, Output::WarmupSteps), Some(13));
+    // §0.1 item 12: drop_last with fewer rows than the batch
+    let r = run("5.23", "num_samples=5 dataloader_drop_last=true");
+    assert!(errors(&r).iter().any(|e| e.contains(
+        "args.max_steps must be set to a positive value if dataloader does not have a length, was -1"
+    )));
+}
+
+#[test]
+fn refusals_name_the_field_and_the_fix() {
+    let r = run("5.23", "world_size=6 tp_size=4 num_samples=100");
+    let at: Vec<_> = r
+        .diags_for(dpcalc::calc::Field::WorldSize)
+        .filter(|d| d.level == Level::Error)
+        .collect();
+    assert_eq!(at.len(), 1);
+    assert!(at[0]
+        .message
+        .contains("ParallelismConfig total_size (4) does not match num_processes (6)"));
+    assert!(
+        at[0].message.contains("Nearest valid: world_size 4 or 8"),
+        "{}",
+        at[0].message
+    );
+    // other values still compute
+    assert_eq!(val(&r, Output::WorldSize), Some(6));
+    let r = run("5.23", "cp_size=2 sp_size=2");
+    assert!(r
+        .diags_for(dpcalc::calc::Field::CpSize)
+        .any(|d| d.level == Level::Error
+            && d.message.contains(
+                "Context Parallelism (CP) and Sequence Parallelism (SP) are mutually exclusive"
+            )));
+    // the logged total differs from the real batch in 4.52 with TP: a warning
+    let r = run("4.52", "tp_size=2 num_samples=100");
+    assert_eq!(val(&r, Output::TotalTrainBatchSize), Some(64));
+    assert_eq!(val(&r, Output::GlobalBatchSize), Some(32));
+    assert!(r
+        .diags
+        .iter()
+        .any(|d| d.level == Level::Warning && d.message.contains("= 64")));
+    // negative warmup quotes the Trainer
+    let r = run("5.23", "warmup_steps=-1");
+    assert!(errors(&r)
+        .iter()
+        .any(|e| e.contains("warmup_steps must be an integer or a float")));
+    // tokens per step
+    let r = run("5.23", "max_length=2048");
+    assert_eq!(val(&r, Output::TokensPerStep), Some(64 * 2048));
+}
