@@ -186,7 +186,7 @@ fn refusals_name_the_field_and_the_fix() {
     let r = run("5.23", "warmup_steps=-1");
     assert!(errors(&r)
         .iter()
-        .any(|e| e.contains("warmup_steps must be an integer or a float")));
+        .any(|e| e.contains("Got warmup_steps = -1.0, Expected value warmup_steps >= 0")));
     // tokens per step
     let r = run("5.23", "max_length=2048");
     assert_eq!(val(&r, Output::TokensPerStep), Some(64 * 2048));

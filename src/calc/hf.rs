@@ -222,12 +222,21 @@ fn negative_warmup_texts(v: Version, raw: &RawInputs, report: &mut Report) {
         (
             Field::WarmupSteps,
             if v == Version::V5 {
-                "warmup_steps must be an integer or a float"
+                // 5.23 (5.16.1 said "warmup_steps must be an integer or a float")
+                let shown = raw
+                    .get(Field::WarmupSteps)
+                    .trim()
+                    .parse::<f64>()
+                    .map_or_else(|_| "…".to_string(), float_repr);
+                format!("Got warmup_steps = {shown}, Expected value warmup_steps >= 0")
             } else {
-                "warmup_steps must be of type int and must be 0 or a positive integer."
+                "warmup_steps must be of type int and must be 0 or a positive integer.".to_string()
             },
         ),
-        (Field::WarmupRatio, "warmup_ratio must lie in range [0,1]"),
+        (
+            Field::WarmupRatio,
+            "warmup_ratio must lie in range [0,1]".to_string(),
+        ),
     ] {
         if raw.conflict(field).is_some() {
             continue;
