@@ -190,7 +190,13 @@ impl Inputs {
             max_length: r.count(Field::MaxLength),
             num_samples: r.count(Field::NumSamples),
             epochs: r.real(Field::NumTrainEpochs),
-            max_steps: r.count(Field::MaxSteps),
+            // an int whose default is -1: any negative value means "by epochs"
+            max_steps: match r.int(Field::MaxSteps) {
+                Param::Given(v) if v < 0 => Param::Absent,
+                Param::Given(v) => Param::Given(v.unsigned_abs()),
+                Param::Absent => Param::Absent,
+                Param::Invalid => Param::Invalid,
+            },
             warmup_steps: r.real(Field::WarmupSteps),
             warmup_ratio: r.real(Field::WarmupRatio),
             logging_steps: r.real(Field::LoggingSteps),
@@ -704,7 +710,8 @@ impl Calc<'_> {
             }
             _ => None,
         };
-        if let Some((s, false)) = nupe {
+        // with an empty dataloader the Trainer sets num_update_steps_per_epoch = max_steps
+        if let Some((s, _)) = nupe {
             if let Some(n) = int(s) {
                 self.r.set(Output::StepsPerEpoch, n);
             }
