@@ -1,57 +1,49 @@
-//! Hugging Face transformers `Trainer` (5.23 with 5.14–5.23's rules, and 4.57, 4.52, 4.51), over
-//! accelerate 1.13's data sharding and `ParallelismConfig`.
+//! Hugging Face transformers `Trainer` with accelerate's data sharding: transformers 5.23 (the
+//! default; 5.14 through 5.23 share this math), 4.57 (4.53–4.57), 4.52 and 4.51, each with
+//! accelerate 1.13.
 //!
-//! Mirrors, in this order of execution:
-//! - `TrainingArguments.__post_init__` (`training_args.py`): the `--logging_steps` /
-//!   `--eval_steps` / `--save_steps` "must be an integer if bigger than 1" refusals and the
-//!   negative-warmup refusal; transformers 5 has no `warmup_ratio` argument any more;
-//! - accelerate's `ParallelismConfig` (`accelerate/parallelism_config.py`): every size at least 1,
-//!   CP and SP mutually exclusive, `total_size` must equal the number of processes (skipped for the
-//!   DeepSpeed SP backend);
-//! - the per-rank dataloader: torch's `BatchSampler` (`N // b` with `dataloader_drop_last`, else
-//!   `ceil(N / b)`), sharded by accelerate's `BatchSamplerShard.__len__`
-//!   (`accelerate/data_loader.py`: `len // P` when it divides or with drop_last, else `len // P + 1`
-//!   with `even_batches`, the default) over the data-parallel processes (`process_index //= tp*cp`
-//!   with a device mesh; with the DeepSpeed SP backend over `world // tp` processes, then the
-//!   Ulysses adapter multiplies the length by `sp_size`);
-//! - `Trainer.set_initial_training_values` (`trainer.py`): `num_update_steps_per_epoch` (floor up
-//!   to 4.51, ceil from 4.52), `max_steps = ceil(num_train_epochs × it)` unless `max_steps > 0`,
-//!   the empty-dataloader refusal, and `get_total_train_batch_size` as logged (whole world up to
-//!   4.52, `// tp` in 4.53–4.57, `// tp // cp // sp` from 5.14);
-//! - `TrainingArguments.get_warmup_steps` (v4: `warmup_steps if > 0 else ceil(steps × ratio)`;
-//!   v5: `int(w) if w >= 1 else ceil(steps × w)`) and `TrainerState.compute_steps`
-//!   (`trainer_callback.py`: a value below 1 becomes `ceil(max_steps × value)`).
+//! Mirrors, in the Trainer's order of execution:
+//! - `TrainingArguments.__post_init__`, `transformers/training_args.py` (the warmup checks, the
+//!   "must be an integer if bigger than 1" checks of logging/eval/save steps, non-zero logging);
+//! - `ParallelismConfig.__post_init__` / `_validate_accelerator`, `accelerate/parallelism_config.py`
+//!   (sizes ≥ 1, CP and SP exclusive, `total_size == num_processes` except for DeepSpeed SP);
+//! - `prepare_data_loader` and `BatchSamplerShard.__len__`, `accelerate/data_loader.py` (TP and CP
+//!   ranks share a batch; `even_batches` pads the shard, `drop_last` floors it);
+//! - `Trainer.get_total_train_batch_size` and `Trainer.set_initial_training_values`,
+//!   `transformers/trainer.py` (the logged total, SP's dataloader adapter, steps per epoch,
+//!   `max_steps`, the empty-dataloader error);
+//! - `TrainingArguments.get_warmup_steps` and `TrainerState.compute_steps`,
+//!   `transformers/trainer_callback.py` (ratios of `max_steps`).
 //!
-//! The spec is `shared/spec/batch_math.md` §2 as corrected by its §0.1; transformers 5.16.1's code
-//! (identical step math to 5.23) was read and run for the checks here.
+//! The spec is `shared/spec/batch_math.md` §2 with §0.1 item 12; every release was checked by
+//! running its own code (tests/hf_oracle.txt).
 
 use super::cluster;
 use super::field::Reader;
 use super::framework::{Release, CLUSTER};
-use super::num::{self, Num};
-use super::{Field, Level, Output, Param, RawInputs, Report};
+use super::num::{self, float_repr};
+use super::{Field, Level, Num, Output, Param, RawInputs, Report};
 
-/// The releases modelled, newest (the default) first.
+/// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[
     Release {
         id: "5.23",
-        label: "5.14 – 5.23 (dp = world // tp // cp // sp)",
+        label: "5.23 (5.14–5.23: dp = world // tp // cp // sp)",
     },
     Release {
         id: "4.57",
-        label: "4.53 – 4.57 (logged total // tp)",
+        label: "4.57 (4.53–4.57: logged total uses world // tp)",
     },
     Release {
         id: "4.52",
-        label: "4.52 (ceil steps per epoch, whole world logged)",
+        label: "4.52 (logged total uses the whole world)",
     },
     Release {
         id: "4.51",
-        label: "4.51 and earlier (floor steps per epoch)",
+        label: "4.51 (steps per epoch rounded down)",
     },
 ];
 
-/// The form.
 pub const GROUPS: &[(&str, &[Field])] = &[
     ("Cluster", CLUSTER),
     (
@@ -59,30 +51,29 @@ pub const GROUPS: &[(&str, &[Field])] = &[
         &[Field::TpSize, Field::CpSize, Field::SpSize],
     ),
     (
-        "Batch (TrainingArguments)",
+        "Batch",
         &[
             Field::PerDeviceTrainBatchSize,
             Field::GradientAccumulationSteps,
             Field::DataloaderDropLast,
+            Field::MaxLength,
         ],
     ),
     (
-        "Data & schedule",
+        "Schedule",
         &[
             Field::NumSamples,
             Field::NumTrainEpochs,
             Field::MaxSteps,
-            Field::MaxLength,
             Field::WarmupSteps,
             Field::WarmupRatio,
+            Field::LoggingSteps,
             Field::EvalSteps,
             Field::SaveSteps,
-            Field::LoggingSteps,
         ],
     ),
 ];
 
-/// The results, in page order.
 pub const OUTPUTS: &[Output] = &[
     Output::WorldSize,
     Output::DpWorldSize,
@@ -92,12 +83,12 @@ pub const OUTPUTS: &[Output] = &[
     Output::StepsPerEpoch,
     Output::MaxSteps,
     Output::WarmupSteps,
+    Output::LoggingSteps,
     Output::EvalSteps,
     Output::SaveSteps,
     Output::TokensPerStep,
 ];
 
-/// The inputs an embedded view always shows.
 pub const KEY_FIELDS: &[Field] = &[
     Field::Nodes,
     Field::GpusPerNode,
@@ -111,46 +102,54 @@ pub const KEY_FIELDS: &[Field] = &[
 /// The Trainer's names for its results.
 pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
     Some(match output {
-        Output::DpWorldSize => ("Data-parallel processes", "dp_world_size"),
-        Output::GlobalBatchSize => (
-            "Global batch (samples per optimizer step)",
-            "per_device × GA × dp",
+        Output::DpWorldSize => ("Data-parallel replicas", "world_size // tp // cp // sp"),
+        Output::StepsPerEpoch => ("Update steps per epoch", "num_update_steps_per_epoch"),
+        Output::TotalTrainBatchSize => (
+            "Total train batch size (as the Trainer logs it)",
+            "total_train_batch_size",
         ),
-        Output::StepsPerEpoch => ("Steps per epoch", "num_update_steps_per_epoch"),
-        Output::MaxSteps => ("Optimizer steps the run takes", "max_steps"),
-        Output::WarmupSteps => ("Warmup steps", "get_warmup_steps()"),
-        Output::TokensPerStep => ("Token slots per step", "global batch × max_length"),
+        Output::WarmupSteps => ("Warmup steps", "get_warmup_steps(max_steps)"),
         _ => return None,
     })
 }
 
-/// `TrainingArguments` defaults.
+// ---- defaults (`training_args.py`) ---------------------------------------------------------
 const DEFAULT_PER_DEVICE: u64 = 8;
 const DEFAULT_EPOCHS: f64 = 3.0;
+const DEFAULT_LOGGING_STEPS: f64 = 500.0;
 const DEFAULT_SAVE_STEPS: f64 = 500.0;
 
-/// Which release's rules apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Version {
-    V4_51,
-    V4_52,
-    V4_57,
+    V451,
+    V452,
+    V457,
     V5,
 }
 
 impl Version {
     fn from_id(id: &str) -> Version {
         match id {
-            "4.51" => Version::V4_51,
-            "4.52" => Version::V4_52,
-            "4.57" => Version::V4_57,
+            "4.57" => Version::V457,
+            "4.52" => Version::V452,
+            "4.51" => Version::V451,
             _ => Version::V5,
         }
     }
+    fn name(self) -> &'static str {
+        match self {
+            Version::V451 => "4.51",
+            Version::V452 => "4.52",
+            Version::V457 => "4.57",
+            Version::V5 => "5.23",
+        }
+    }
+    /// ParallelismConfig is passed to accelerate (cp_size, sp_size exist).
+    fn has_pc(self) -> bool {
+        self >= Version::V457
+    }
 }
 
-/// The inputs, typed.
-#[derive(Clone, Copy, Debug)]
 struct Inputs {
     nodes: Param<u64>,
     gpus_per_node: Param<u64>,
@@ -161,15 +160,15 @@ struct Inputs {
     per_device: Param<u64>,
     ga: Param<u64>,
     drop_last: Param<bool>,
-    samples: Param<u64>,
-    epochs: Param<f64>,
-    max_steps: Param<i64>,
     max_length: Param<u64>,
+    num_samples: Param<u64>,
+    epochs: Param<f64>,
+    max_steps: Param<u64>,
     warmup_steps: Param<f64>,
     warmup_ratio: Param<f64>,
+    logging_steps: Param<f64>,
     eval_steps: Param<f64>,
     save_steps: Param<f64>,
-    logging_steps: Param<f64>,
 }
 
 impl Inputs {
@@ -188,641 +187,746 @@ impl Inputs {
             per_device: r.count(Field::PerDeviceTrainBatchSize),
             ga: r.count(Field::GradientAccumulationSteps),
             drop_last: r.flag(Field::DataloaderDropLast),
-            samples: r.count(Field::NumSamples),
-            epochs: r.real(Field::NumTrainEpochs),
-            // TrainingArguments' max_steps is an int whose default is -1 ("use the epochs")
-            max_steps: r.int(Field::MaxSteps),
             max_length: r.count(Field::MaxLength),
+            num_samples: r.count(Field::NumSamples),
+            epochs: r.real(Field::NumTrainEpochs),
+            // an int whose default is -1: any negative value means "by epochs"
+            max_steps: match r.int(Field::MaxSteps) {
+                Param::Given(v) if v < 0 => Param::Absent,
+                Param::Given(v) => Param::Given(v.unsigned_abs()),
+                Param::Absent => Param::Absent,
+                Param::Invalid => Param::Invalid,
+            },
             warmup_steps: r.real(Field::WarmupSteps),
             warmup_ratio: r.real(Field::WarmupRatio),
+            logging_steps: r.real(Field::LoggingSteps),
             eval_steps: r.real(Field::EvalSteps),
             save_steps: r.real(Field::SaveSteps),
-            logging_steps: r.real(Field::LoggingSteps),
         }
     }
 }
 
-/// Computes everything by the rules of `release` (an id of [`RELEASES`]).
+/// Computes everything by the rules of `release` (an id of [`RELEASES`]; unknown ids get the default).
 pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
+    let v = Version::from_id(release);
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
+    negative_warmup_texts(v, raw, &mut report);
     Calc {
         i,
-        v: Version::from_id(release),
-        release: RELEASES
-            .iter()
-            .find(|r| r.id == release)
-            .map_or(RELEASES[0].id, |r| r.id),
+        v,
         r: &mut report,
     }
     .run();
     report
 }
 
+/// A negative warmup is refused by `TrainingArguments.__post_init__`: the parse error at the field
+/// quotes the Trainer's own text.
+fn negative_warmup_texts(v: Version, raw: &RawInputs, report: &mut Report) {
+    for (field, text) in [
+        (
+            Field::WarmupSteps,
+            if v == Version::V5 {
+                // 5.23 (5.16.1 said "warmup_steps must be an integer or a float")
+                let shown = raw
+                    .get(Field::WarmupSteps)
+                    .trim()
+                    .parse::<f64>()
+                    .map_or_else(|_| "…".to_string(), float_repr);
+                format!("Got warmup_steps = {shown}, Expected value warmup_steps >= 0")
+            } else {
+                "warmup_steps must be of type int and must be 0 or a positive integer.".to_string()
+            },
+        ),
+        (
+            Field::WarmupRatio,
+            "warmup_ratio must lie in range [0,1]".to_string(),
+        ),
+    ] {
+        if raw.conflict(field).is_some() {
+            continue;
+        }
+        for d in report.diags.iter_mut() {
+            if d.field == field
+                && d.level == Level::Error
+                && d.message.contains("cannot be negative")
+            {
+                d.message = format!(
+                    "{} (TrainingArguments raises ValueError: \u{201c}{text}\u{201d}). Use 0 or a positive value.",
+                    d.message
+                );
+            }
+        }
+    }
+}
+
 struct Calc<'a> {
     i: Inputs,
     v: Version,
-    release: &'static str,
     r: &'a mut Report,
 }
 
-struct Cluster {
-    world: u64,
+fn int(x: u128) -> Option<Num> {
+    i128::try_from(x).ok().map(Num::Int)
+}
+
+/// The resolved parallel layout.
+#[derive(Clone, Copy)]
+struct Dims {
+    ws: u64,
     tp: u64,
     cp: u64,
     sp: u64,
-    /// The data-parallel processes (`dp_shard × dp_replicate`).
+    /// world // tp // cp // sp.
     dp: u64,
 }
 
 impl Calc<'_> {
     fn run(mut self) {
-        self.arguments();
-        let cluster = self.cluster();
-        let Some(c) = cluster else { return };
-        let (Some(b), Some(ga)) = (
-            self.positive(
-                Field::PerDeviceTrainBatchSize,
-                self.i.per_device.or(DEFAULT_PER_DEVICE),
-            ),
-            self.positive(Field::GradientAccumulationSteps, self.i.ga.or(1)),
-        ) else {
-            return;
-        };
-        self.r
-            .set(Output::GradientAccumulationSteps, Num::Int(ga.into()));
-        self.batch(&c, b, ga);
-        let max_steps = self.steps(&c, b, ga);
+        let ws = cluster::world_size(
+            self.i.nodes,
+            self.i.gpus_per_node,
+            self.i.world_size,
+            self.r,
+        );
+        self.args_checks();
+        let dims = ws.and_then(|ws| self.dims(ws));
+        let batch = self.batch(dims);
+        let max_steps = self.steps(dims);
         if let Some(m) = max_steps {
             self.warmup(m);
             self.intervals(m);
         }
+        if let (Some(g), Some(len)) = (batch, self.i.max_length.given()) {
+            match g.checked_mul(len.into()).and_then(int) {
+                Some(t) => {
+                    self.r.set(Output::TokensPerStep, t);
+                    self.r.explain(
+                        Output::TokensPerStep,
+                        "token slots per step = global batch × max_length",
+                        format!("tokens = {g} × {len} = {}", t.raw()),
+                    );
+                }
+                None => self.r.diag(
+                    Field::MaxLength,
+                    Level::Error,
+                    "global batch × max_length is too large to count",
+                ),
+            }
+        }
     }
 
-    /// A size the Trainer divides by: 0 is an error at its field.
-    fn positive(&mut self, field: Field, value: Option<u64>) -> Option<u64> {
-        match value {
-            Some(0) => {
-                let text = match field {
-                    Field::GradientAccumulationSteps => {
-                        "gradient_accumulation_steps 0: the Trainer stops with ZeroDivisionError: integer division or modulo by zero"
-                    }
-                    _ => {
-                        "per_device_train_batch_size 0: torch's BatchSampler refuses it (ValueError: batch_size should be a positive integer value, but got batch_size=0)"
-                    }
-                };
-                self.r.diag(field, Level::Error, text);
-                None
-            }
-            v => v,
-        }
-    }
+    // ---- TrainingArguments.__post_init__ ---------------------------------------------------
 
-    // ---- TrainingArguments.__post_init__ -------------------------------------------------
-
-    fn arguments(&mut self) {
-        let i = self.i;
-        if let Param::Given(r) = i.warmup_ratio {
-            if self.v == Version::V5 {
-                self.r.diag(
-                    Field::WarmupRatio,
-                    Level::Error,
-                    format!(
-                        "transformers 5 has no warmup_ratio: TrainingArguments raises \u{201c}TypeError: TrainingArguments.__init__() got an \
-                         unexpected keyword argument 'warmup_ratio'\u{201d}. Fix: warmup_steps={r} (a value below 1 is a ratio of max_steps)."
-                    ),
-                );
-            } else if r > 1.0 {
-                self.r.diag(
-                    Field::WarmupRatio,
-                    Level::Error,
-                    "warmup_ratio must lie in range [0,1]",
-                );
-            }
-        }
-        if let Param::Given(w) = i.warmup_steps {
-            if self.v < Version::V5 && w.fract() != 0.0 {
-                self.r.diag(
-                    Field::WarmupSteps,
-                    Level::Error,
-                    format!("transformers {} takes warmup_steps as an int: {w} is not one (use warmup_ratio for a fraction)", self.release),
-                );
-            }
-        }
-        for (field, value, name) in [
-            (Field::LoggingSteps, i.logging_steps, "logging_steps"),
-            (Field::EvalSteps, i.eval_steps, "eval_steps"),
-            (Field::SaveSteps, i.save_steps, "save_steps"),
+    fn args_checks(&mut self) {
+        // logging/eval/save: "must be an integer if bigger than 1"
+        for (field, p) in [
+            (Field::LoggingSteps, self.i.logging_steps),
+            (Field::EvalSteps, self.i.eval_steps),
+            (Field::SaveSteps, self.i.save_steps),
         ] {
-            if let Param::Given(x) = value {
+            if let Param::Given(x) = p {
                 if x > 1.0 && x.fract() != 0.0 {
+                    let floor = x.floor();
                     self.r.diag(
                         field,
                         Level::Error,
                         format!(
-                            "TrainingArguments refuses: \u{201c}--{name} must be an integer if bigger than 1: {}\u{201d}. \
-                             Use a whole number of steps, or a value below 1 (a fraction of max_steps).",
-                            num::float_repr(x)
+                            "TrainingArguments refuses: \u{201c}--{} must be an integer if bigger than 1: {}\u{201d}. \
+                             Use a whole number ({} or {}) or a ratio below 1.",
+                            field.key(),
+                            float_repr(x),
+                            float_repr(floor),
+                            float_repr(floor + 1.0)
                         ),
                     );
                 }
             }
         }
-        if i.logging_steps == Param::Given(0.0) {
+        if self.i.logging_steps == Param::Given(0.0) {
             self.r.diag(
                 Field::LoggingSteps,
                 Level::Error,
-                "TrainingArguments refuses: \u{201c}logging strategy IntervalStrategy.STEPS requires non-zero --logging_steps\u{201d}",
+                "TrainingArguments refuses: \u{201c}logging strategy IntervalStrategy.STEPS requires non-zero --logging_steps\u{201d}. \
+                 Use a positive interval (default 500).",
             );
         }
-    }
-
-    // ---- cluster and ParallelismConfig -----------------------------------------------------
-
-    fn size(&mut self, field: Field, p: Param<u64>, name: &str) -> Option<u64> {
-        match p {
-            Param::Given(0) => {
-                self.r.diag(
-                    field,
-                    Level::Error,
-                    format!("accelerate's ParallelismConfig refuses: \u{201c}{name} must be at least 1, but got 0\u{201d}"),
-                );
-                None
+        match self.v {
+            Version::V5 => {
+                if self.i.warmup_ratio.is_given() {
+                    let shown = self
+                        .i
+                        .warmup_ratio
+                        .given()
+                        .map_or(String::new(), float_repr);
+                    self.r.diag(
+                        Field::WarmupRatio,
+                        Level::Error,
+                        format!(
+                            "transformers {} has no warmup_ratio: \u{201c}TrainingArguments.__init__() got an unexpected keyword \
+                             argument 'warmup_ratio'\u{201d}. Fix: warmup_steps = {shown} (below 1 it is a ratio of max_steps).",
+                            self.v.name()
+                        ),
+                    );
+                }
             }
-            p => p.or(1),
+            _ => {
+                if let Param::Given(w) = self.i.warmup_steps {
+                    if w.fract() != 0.0 || w >= 9.2e18 {
+                        self.r.diag(
+                            Field::WarmupSteps,
+                            Level::Error,
+                            format!(
+                                "TrainingArguments refuses: \u{201c}warmup_steps must be of type int and must be 0 or a positive \
+                                 integer.\u{201d} ({}). For a fraction of the steps use warmup_ratio.",
+                                float_repr(w)
+                            ),
+                        );
+                    }
+                }
+                if let Param::Given(r) = self.i.warmup_ratio {
+                    if r > 1.0 {
+                        self.r.diag(
+                            Field::WarmupRatio,
+                            Level::Error,
+                            format!(
+                                "TrainingArguments refuses: \u{201c}warmup_ratio must lie in range [0,1]\u{201d} (got {}).",
+                                float_repr(r)
+                            ),
+                        );
+                    } else if r > 0.0 && self.i.warmup_steps.given().is_some_and(|w| w > 0.0) {
+                        self.r.diag(
+                            Field::WarmupRatio,
+                            Level::Note,
+                            "The Trainer logs \u{201c}Both warmup_ratio and warmup_steps given, warmup_steps will override any \
+                             effect of warmup_ratio during training\u{201d}.",
+                        );
+                    }
+                }
+            }
         }
     }
 
-    fn cluster(&mut self) -> Option<Cluster> {
-        let i = self.i;
-        let world = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.r);
-        let tp = self.size(Field::TpSize, i.tp, "tp_size");
-        let cp = self.size(Field::CpSize, i.cp, "cp_size");
-        let sp = self.size(Field::SpSize, i.sp, "sp_size");
-        let (world, tp, cp, sp) = (world?, tp?, cp?, sp?);
-        if cp > 1 && sp > 1 {
+    // ---- ParallelismConfig (accelerate) and the data-parallel size --------------------------
+
+    fn size(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
+        let v = p.or(1)?;
+        if v == 0 {
             self.r.diag(
-                Field::SpSize,
+                field,
                 Level::Error,
                 format!(
-                    "accelerate's ParallelismConfig refuses: \u{201c}Context Parallelism (CP) and Sequence Parallelism (SP) are mutually exclusive. \
+                    "accelerate refuses: \u{201c}{} must be at least 1, but got 0\u{201d}. Use 1 for none.",
+                    field.key()
+                ),
+            );
+            return None;
+        }
+        Some(v)
+    }
+
+    fn dims(&mut self, ws: u64) -> Option<Dims> {
+        let tp = self.size(Field::TpSize, self.i.tp);
+        let (cp, sp) = if self.v.has_pc() {
+            (
+                self.size(Field::CpSize, self.i.cp),
+                self.size(Field::SpSize, self.i.sp),
+            )
+        } else {
+            for f in [Field::CpSize, Field::SpSize] {
+                let p = if f == Field::CpSize {
+                    self.i.cp
+                } else {
+                    self.i.sp
+                };
+                if p.given().is_some_and(|x| x != 1) {
+                    self.r.diag(
+                        f,
+                        Level::Note,
+                        format!(
+                            "transformers {} passes no ParallelismConfig to accelerate: {} is not read (treated as 1)",
+                            self.v.name(),
+                            f.key()
+                        ),
+                    );
+                }
+            }
+            (Some(1), Some(1))
+        };
+        let (tp, cp, sp) = (tp?, cp?, sp?);
+        if cp > 1 && sp > 1 {
+            self.r.diag(
+                Field::CpSize,
+                Level::Error,
+                format!(
+                    "accelerate refuses: \u{201c}Context Parallelism (CP) and Sequence Parallelism (SP) are mutually exclusive. \
                      Got cp_size={cp} and sp_size={sp}. Please set either cp_size=1 or sp_size=1.\u{201d}"
                 ),
             );
             return None;
         }
-        if self.v < Version::V5 && (cp > 1 || sp > 1) {
-            self.r.diag(
-                if cp > 1 { Field::CpSize } else { Field::SpSize },
-                Level::Warning,
-                format!(
-                    "transformers {} does not count context or sequence parallelism in its logged batch (only tp); \
-                     dpcalc still shards the data over world_size // (tp × cp × sp) as accelerate does.",
-                    self.release
-                ),
-            );
-        }
-        let model = tp.checked_mul(cp).and_then(|m| m.checked_mul(sp));
-        let Some(model) = model else {
-            self.r.diag(
-                Field::TpSize,
-                Level::Error,
-                "tp_size × cp_size × sp_size is too large to count",
-            );
-            return None;
+        let model = u128::from(tp) * u128::from(cp) * u128::from(sp);
+        let (model_name, model_desc) = match (cp > 1, sp > 1) {
+            (true, _) => ("tp_size × cp_size", format!("{tp} × {cp}")),
+            (_, true) => ("tp_size × sp_size", format!("{tp} × {sp}")),
+            _ => ("tp_size", tp.to_string()),
         };
-        let dp = world / model;
-        if model > 1 {
-            if world % model != 0 || dp == 0 {
-                let fix = cluster::nearest_valid(world, model, "tp_size × cp_size × sp_size");
-                let total = model.saturating_mul(dp.max(1));
-                let what = if sp > 1 {
-                    format!(
-                        "world_size {world} is not divisible by tp_size × sp_size = {model}: the DeepSpeed Ulysses \
-                         groups cannot be built (accelerate skips its size check for the DeepSpeed SP backend). {fix}"
-                    )
-                } else {
-                    format!(
-                        "world_size {world} is not divisible by tp_size × cp_size × sp_size = {tp} × {cp} × {sp} = {model}: \
-                         with dp_shard_size = {world} // {model} = {dp}, accelerate refuses: \u{201c}ParallelismConfig total_size \
-                         ({total}) does not match num_processes ({world}). Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size.\u{201d} {fix}"
-                    )
-                };
-                self.r.diag(Field::WorldSize, Level::Error, what);
-                self.r.diag(
-                    if tp > 1 {
-                        Field::TpSize
-                    } else if cp > 1 {
-                        Field::CpSize
-                    } else {
-                        Field::SpSize
-                    },
-                    Level::Error,
-                    format!("tp_size × cp_size × sp_size = {model} must divide world_size {world} (see world_size)"),
-                );
-                return None;
-            }
-            if sp == 1 {
-                self.r.diag(
-                    Field::TpSize,
-                    Level::Note,
-                    format!(
-                        "ParallelismConfig(dp_shard_size={dp}, tp_size={tp}, cp_size={cp}): dp_shard_size × dp_replicate_size must be \
-                         world_size // (tp × cp) = {dp}; accelerate's default dp_shard_size 1 would be refused (total_size {model} ≠ {world})."
-                    ),
-                );
-            }
+        if u128::from(ws) % model != 0 {
+            let fix = match u64::try_from(model) {
+                Ok(m) => cluster::nearest_valid(ws, m, model_name),
+                Err(_) => "Use smaller parallel sizes.".to_string(),
+            };
+            let msg = if !self.v.has_pc() {
+                format!(
+                    "world_size {ws} is not a multiple of tp_size {tp}: torch cannot build the (dp, tp) device mesh for \
+                     the model's tp_plan. {fix}"
+                )
+            } else if sp > 1 {
+                format!(
+                    "world_size {ws} is not a multiple of {model_name} = {model_desc}: accelerate skips its size check for \
+                     DeepSpeed sequence parallelism, but DeepSpeed cannot split {ws} ranks into sequence-parallel groups of \
+                     that size. {fix}"
+                )
+            } else {
+                let shard = (u128::from(ws) / model).max(1);
+                let total = shard * model;
+                format!(
+                    "accelerate refuses: \u{201c}ParallelismConfig total_size ({total}) does not match num_processes ({ws}). \
+                     Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size.\u{201d} world_size must be a \
+                     multiple of {model_name} = {model_desc}. {fix}"
+                )
+            };
+            self.r.diag(Field::WorldSize, Level::Error, msg);
+            return None;
         }
+        let dp = (u128::from(ws) / model) as u64;
         self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
         self.r.explain(
             Output::DpWorldSize,
-            "dp_world_size = world_size // (tp_size × cp_size × sp_size) (accelerate: num_processes = dp_shard × dp_replicate)",
-            format!("dp_world_size = {world} // ({tp} × {cp} × {sp}) = {dp}"),
+            "dp = world_size // tp_size // cp_size // sp_size (TP, CP and SP ranks share a batch)",
+            format!("dp = {ws} // {tp} // {cp} // {sp} = {dp}"),
         );
-        Some(Cluster {
-            world,
-            tp,
-            cp,
-            sp,
-            dp,
-        })
+        Some(Dims { ws, tp, cp, sp, dp })
     }
 
-    // ---- batch -----------------------------------------------------------------------------
+    // ---- the batch: real global batch and the logged total ---------------------------------
 
-    fn batch(&mut self, c: &Cluster, b: u64, ga: u64) {
-        let global = u128::from(b) * u128::from(ga);
-        let real = global.checked_mul(c.dp.into());
-        // get_total_train_batch_size, as the Trainer logs it
-        let (w, rule, worked) = match self.v {
-            Version::V4_51 | Version::V4_52 => (
-                c.world,
-                "total_train_batch_size = per_device_train_batch_size × gradient_accumulation_steps × world_size (≤ 4.52)".to_string(),
-                format!("{b} × {ga} × {}", c.world),
-            ),
-            Version::V4_57 => (
-                c.world / c.tp,
-                "total_train_batch_size = per_device × GA × (world_size // tp) (4.53 – 4.57)".to_string(),
-                format!("{b} × {ga} × ({} // {})", c.world, c.tp),
-            ),
-            Version::V5 => (
-                c.world / c.tp / c.cp / c.sp,
-                "total_train_batch_size = per_device × GA × (world_size // tp // cp // sp) (≥ 5.14)".to_string(),
-                format!("{b} × {ga} × ({} // {} // {} // {})", c.world, c.tp, c.cp, c.sp),
-            ),
-        };
-        let logged = global.checked_mul(w.into());
-        match (real, logged) {
-            (Some(real), Some(logged)) => {
-                let (Ok(real_i), Ok(logged_i)) = (i128::try_from(real), i128::try_from(logged))
-                else {
-                    self.too_large();
-                    return;
-                };
-                self.r.set(Output::GlobalBatchSize, Num::Int(real_i));
-                self.r.explain(
-                    Output::GlobalBatchSize,
-                    "global batch = per_device_train_batch_size × gradient_accumulation_steps × dp_world_size",
-                    format!("global batch = {b} × {ga} × {} = {real}", c.dp),
-                );
-                self.r.set(Output::TotalTrainBatchSize, Num::Int(logged_i));
-                self.r.explain(
-                    Output::TotalTrainBatchSize,
-                    rule,
-                    format!("total_train_batch_size = {worked} = {logged}"),
-                );
-                if logged != real {
-                    self.r.diag(
-                        Field::TpSize,
-                        Level::Warning,
-                        format!(
-                            "transformers {} logs \u{201c}Total train batch size (w. parallel, distributed & accumulation) = {logged}\u{201d}, \
-                             but each optimizer step trains {real} samples ({b} × {ga} × {} data-parallel processes): ranks of one \
-                             tensor/context group see the same batch.",
-                            self.release, c.dp
-                        ),
-                    );
-                }
-                if let Param::Given(len) = self.i.max_length {
-                    match real
-                        .checked_mul(len.into())
-                        .and_then(|t| i128::try_from(t).ok())
-                    {
-                        Some(t) => {
-                            self.r.set(Output::TokensPerStep, Num::Int(t));
-                            self.r.explain(
-                                Output::TokensPerStep,
-                                "tokens per step = global batch × max_length (token slots; padding included)",
-                                format!("tokens = {real} × {len} = {t}"),
-                            );
-                        }
-                        None => self.r.diag(
-                            Field::MaxLength,
-                            Level::Error,
-                            "global batch × max_length is too large to count",
-                        ),
-                    }
-                }
-            }
-            _ => self.too_large(),
+    fn batch(&mut self, dims: Option<Dims>) -> Option<u128> {
+        let b = self.i.per_device.or(DEFAULT_PER_DEVICE)?;
+        let ga = self.i.ga.or(1)?;
+        if b == 0 {
+            self.r.diag(
+                Field::PerDeviceTrainBatchSize,
+                Level::Error,
+                "per_device_train_batch_size 0: torch's DataLoader raises \u{201c}batch_size should be a positive integer \
+                 value, but got batch_size=0\u{201d}. Use at least 1.",
+            );
         }
-    }
-
-    fn too_large(&mut self) {
-        self.r.diag(
-            Field::PerDeviceTrainBatchSize,
-            Level::Error,
-            "per_device_train_batch_size × gradient_accumulation_steps × dp is too large to count",
-        );
-    }
-
-    // ---- steps -----------------------------------------------------------------------------
-
-    /// The optimizer steps (`max_steps` as the Trainer resolves it), when computable.
-    fn steps(&mut self, c: &Cluster, b: u64, ga: u64) -> Option<i128> {
-        let i = self.i;
-        let given_max = match i.max_steps {
-            Param::Invalid => return None,
-            Param::Given(m) => Some(m),
-            Param::Absent => None,
+        if ga == 0 {
+            self.r.diag(
+                Field::GradientAccumulationSteps,
+                Level::Error,
+                "gradient_accumulation_steps 0: the Trainer stops with ZeroDivisionError: integer division or modulo by \
+                 zero (num_update_steps_per_epoch). Use at least 1.",
+            );
+        }
+        if b == 0 || ga == 0 {
+            return None;
+        }
+        self.r
+            .set(Output::GradientAccumulationSteps, Num::Int(ga.into()));
+        let d = dims?;
+        let per_replica = u128::from(b) * u128::from(ga);
+        let global = per_replica.checked_mul(d.dp.into())?;
+        let logged_dp = match self.v {
+            Version::V5 => d.dp,
+            Version::V457 => d.ws / d.tp,
+            _ => d.ws,
         };
-        let Some(n) = i.samples.given() else {
-            if i.samples == Param::Absent {
-                if let Some(m) = given_max.filter(|&m| m > 0) {
-                    self.set_max(
-                        m.into(),
-                        "max_steps (as given: it overrides num_train_epochs)",
-                    );
-                    return Some(m.into());
-                }
-                self.r.diag(
-                    Field::NumSamples,
-                    Level::Hint,
-                    "Enter the number of training rows to get the steps.",
-                );
-            }
+        let logged = per_replica.checked_mul(logged_dp.into())?;
+        let (Some(g), Some(l)) = (int(global), int(logged)) else {
+            self.r.diag(
+                Field::PerDeviceTrainBatchSize,
+                Level::Error,
+                "per_device_train_batch_size × gradient_accumulation_steps × dp is too large to count exactly",
+            );
             return None;
         };
-        let drop_last = i.drop_last.or(false)?;
-        let epochs = i.epochs.or(DEFAULT_EPOCHS)?;
-        // torch's BatchSampler over the whole dataset, then accelerate's shard of it
+        self.r.set(Output::GlobalBatchSize, g);
+        self.r.explain(
+            Output::GlobalBatchSize,
+            "global batch = per_device_train_batch_size × gradient_accumulation_steps × dp",
+            format!("global batch = {b} × {ga} × {} = {global}", d.dp),
+        );
+        self.r.set(Output::TotalTrainBatchSize, l);
+        let (rule, who) = match self.v {
+            Version::V5 => ("world_size // tp // cp // sp", "dp"),
+            Version::V457 => ("world_size // tp_size", "world_size // tp"),
+            _ => ("world_size", "world_size"),
+        };
+        self.r.explain(
+            Output::TotalTrainBatchSize,
+            format!("total_train_batch_size (logged) = per_device × GA × {rule}"),
+            format!("total_train_batch_size = {b} × {ga} × {logged_dp} = {logged}"),
+        );
+        if logged != global {
+            self.r.diag(
+                Field::WorldSize,
+                Level::Warning,
+                format!(
+                    "transformers {} logs \u{201c}Total train batch size (w. parallel, distributed & accumulation) = {logged}\u{201d} \
+                     (it multiplies by {who} = {logged_dp}), but each optimizer step trains on {global} samples \
+                     ({b} × {ga} × dp {}). The logged value is wrong, the step count is not.",
+                    self.v.name(),
+                    d.dp
+                ),
+            );
+        }
+        if self.v == Version::V457 && d.sp > 1 {
+            self.r.diag(
+                Field::SpSize,
+                Level::Warning,
+                "transformers 4.57 has no sequence-parallel dataloader adapter (it came in 5.x): the Trainer's step count \
+                 is computed from each rank's own shard, as shown",
+            );
+        }
+        Some(global)
+    }
+
+    // ---- set_initial_training_values ---------------------------------------------------------
+
+    /// The per-rank dataloader length (accelerate `BatchSamplerShard.__len__`), SP adapter included.
+    fn dataloader_len(&mut self, d: Dims, n: u64, b: u64, drop_last: bool) -> u128 {
         let torch_len = if drop_last { n / b } else { n.div_ceil(b) };
-        let (procs, how) = if c.sp > 1 {
-            (c.world / c.tp, "world_size // tp (DeepSpeed SP backend)")
+        // DeepSpeed (SP) path: process_index //= tp, num_processes //= tp; mesh path: num_processes
+        // = dp_shard × dp_replicate = world / (tp × cp).
+        let p = if d.sp > 1 {
+            d.ws / d.tp
         } else {
-            (c.dp, "dp processes")
+            d.ws / d.tp / d.cp
         };
-        let shard = if torch_len % procs == 0 || drop_last {
-            torch_len / procs
+        let len = if torch_len % p == 0 || drop_last {
+            torch_len / p
         } else {
-            torch_len / procs + 1
+            torch_len / p + 1
         };
-        let len = u128::from(shard) * u128::from(c.sp);
-        let sampler = if drop_last {
+        let how = if drop_last {
             format!("{n} // {b} = {torch_len}")
         } else {
             format!("ceil({n} / {b}) = {torch_len}")
         };
-        let shard_rule = if torch_len % procs == 0 {
-            format!("{torch_len} // {procs} = {shard}")
+        let shard = if torch_len % p == 0 {
+            format!("{torch_len} / {p} = {len}")
         } else if drop_last {
-            format!("{torch_len} // {procs} = {shard} (drop_last)")
+            format!("{torch_len} // {p} = {len} (drop_last)")
         } else {
-            format!("{torch_len} // {procs} + 1 = {shard} (even_batches pads the last)")
+            format!("{torch_len} // {p} + 1 = {len} (even_batches pads the shard)")
         };
-        let sp_part = if c.sp > 1 {
-            format!("; × sp_size {} = {len}", c.sp)
+        let mut out = u128::from(len);
+        let sp_part = if self.v == Version::V5 && d.sp > 1 {
+            out *= u128::from(d.sp);
+            format!("; × sp_size {} (SP dataloader adapter) = {out}", d.sp)
         } else {
             String::new()
         };
         self.r.explain(
             Output::StepsPerEpoch,
-            format!("batches per rank: torch's BatchSampler, then accelerate's BatchSamplerShard over the {how}"),
-            format!("len(dataloader) = {sampler}; shard: {shard_rule}{sp_part}"),
+            "per-rank batches = shard of the torch DataLoader over the data-parallel processes (accelerate BatchSamplerShard)",
+            format!("torch batches = {how}; per rank = {shard}{sp_part}"),
         );
-        let positive_max = given_max.filter(|&m| m > 0);
-        if len == 0 {
-            match positive_max {
-                Some(m) => {
-                    self.r.set(Output::StepsPerEpoch, Num::Int(m.into()));
-                    self.set_max(
-                        m.into(),
-                        "the dataloader is empty, so the Trainer relies on max_steps",
+        out
+    }
+
+    fn steps(&mut self, dims: Option<Dims>) -> Option<Num> {
+        let epochs = self.i.epochs.or(DEFAULT_EPOCHS);
+        let max_steps = self.i.max_steps;
+        let b = self.i.per_device.or(DEFAULT_PER_DEVICE).filter(|&b| b > 0);
+        let ga = self.i.ga.or(1).filter(|&g| g > 0);
+        let drop_last = self.i.drop_last.or(false);
+        let nupe = match (dims, self.i.num_samples, b, ga, drop_last) {
+            (Some(d), Param::Given(n), Some(b), Some(ga), Some(dl)) => {
+                let len = self.dataloader_len(d, n, b, dl);
+                if len == 0 {
+                    if let Param::Given(m) = max_steps.filter_pos() {
+                        self.r.diag(
+                            Field::NumSamples,
+                            Level::Warning,
+                            "the per-rank dataloader is empty; the Trainer runs max_steps over it and trains on nothing",
+                        );
+                        Some((m as u128, true))
+                    } else {
+                        let why = if dl && n > 0 {
+                            format!(
+                                "with dataloader_drop_last, {n} rows make no full batch of {b}, so the dataloader is empty"
+                            )
+                        } else {
+                            "the dataset is empty".to_string()
+                        };
+                        self.r.diag(
+                            Field::NumSamples,
+                            Level::Error,
+                            format!(
+                                "The Trainer raises: \u{201c}args.max_steps must be set to a positive value if dataloader does not \
+                                 have a length, was -1\u{201d} ({why}). Fix: dataloader_drop_last false, a per-device batch of \
+                                 at most {n}, or max_steps."
+                            ),
+                        );
+                        return None;
+                    }
+                } else {
+                    let ga128 = u128::from(ga);
+                    let steps = if self.v == Version::V451 {
+                        (len / ga128).max(1)
+                    } else {
+                        (len / ga128 + u128::from(len % ga128 > 0)).max(1)
+                    };
+                    let rule = if self.v == Version::V451 {
+                        format!("max({len} // {ga}, 1)")
+                    } else {
+                        format!("max({len} // {ga} + int({len} % {ga} > 0), 1)")
+                    };
+                    self.r.explain(
+                        Output::StepsPerEpoch,
+                        if self.v == Version::V451 {
+                            "num_update_steps_per_epoch = max(batches // GA, 1) (4.51 rounds down)"
+                        } else {
+                            "num_update_steps_per_epoch = max(ceil(batches / GA), 1)"
+                        },
+                        format!("num_update_steps_per_epoch = {rule} = {steps}"),
                     );
-                    self.r.diag(
-                        Field::NumSamples,
-                        Level::Warning,
-                        "Each rank's dataloader is empty: the Trainer runs max_steps steps over an iterator with no batches.",
-                    );
-                    return Some(m.into());
-                }
-                None => {
-                    self.r.diag(
-                        Field::NumSamples,
-                        Level::Error,
-                        format!(
-                            "Each rank's dataloader is empty ({n} rows, per-device batch {b}{}), so the Trainer raises \u{201c}args.max_steps must be set \
-                             to a positive value if dataloader does not have a length, was {}\u{201d}. Fix: more rows, a smaller \
-                             per_device_train_batch_size{}, or max_steps > 0.",
-                            if drop_last { ", drop_last" } else { "" },
-                            given_max.unwrap_or(-1),
-                            if drop_last { ", dataloader_drop_last false" } else { "" },
-                        ),
-                    );
-                    return None;
+                    Some((steps, false))
                 }
             }
-        }
-        let ga128 = u128::from(ga);
-        let nupe = if self.v == Version::V4_51 {
-            (len / ga128).max(1)
-        } else {
-            (len / ga128 + u128::from(len % ga128 > 0)).max(1)
+            (_, Param::Absent, ..) => {
+                if max_steps.given().is_none() {
+                    self.r.diag(
+                        Field::NumSamples,
+                        Level::Hint,
+                        "Enter the number of training rows (or max_steps) to get the step count",
+                    );
+                }
+                None
+            }
+            _ => None,
         };
-        let Ok(nupe_i) = i128::try_from(nupe) else {
-            return None;
-        };
-        self.r.set(Output::StepsPerEpoch, Num::Int(nupe_i));
-        self.r.explain(
-            Output::StepsPerEpoch,
-            if self.v == Version::V4_51 {
-                "num_update_steps_per_epoch = max(len // GA, 1) (floor, ≤ 4.51)"
-            } else {
-                "num_update_steps_per_epoch = max(len // GA + int(len % GA > 0), 1) (ceil, ≥ 4.52)"
-            },
-            format!("num_update_steps_per_epoch = {nupe} (len {len}, GA {ga})"),
-        );
-        if let Some(m) = positive_max {
-            self.set_max(
-                m.into(),
-                "max_steps (as given: it overrides num_train_epochs)",
-            );
-            return Some(m.into());
+        // with an empty dataloader the Trainer sets num_update_steps_per_epoch = max_steps
+        if let Some((s, _)) = nupe {
+            if let Some(n) = int(s) {
+                self.r.set(Output::StepsPerEpoch, n);
+            }
         }
-        if given_max == Some(0) {
-            self.r.diag(
-                Field::MaxSteps,
-                Level::Warning,
-                "max_steps 0 is not \u{201c}unset\u{201d} for the Trainer (only a negative value, its default -1, is): it keeps max_steps 0 and stops at once. Leave the field empty to train by epochs.",
-            );
-            self.set_max(0, "max_steps (as given)");
-            return Some(0);
-        }
-        let product = epochs * nupe as f64;
-        match num::ceil(product) {
-            Ok(Num::Int(m)) => {
-                self.r.set(Output::MaxSteps, Num::Int(m));
+        let m = match max_steps {
+            Param::Given(m) => {
+                if m == 0 {
+                    self.r.diag(
+                        Field::MaxSteps,
+                        Level::Warning,
+                        "max_steps 0 is not \u{201c}unset\u{201d} (that is -1): the run takes 0 optimizer steps",
+                    );
+                } else if epochs.is_some() && self.i.epochs.is_given() {
+                    self.r.diag(
+                        Field::MaxSteps,
+                        Level::Note,
+                        "The Trainer logs \u{201c}max_steps is given, it will override any value given in num_train_epochs\u{201d}",
+                    );
+                }
+                self.r.explain(
+                    Output::MaxSteps,
+                    "max_steps (as given; it overrides num_train_epochs)",
+                    format!("max_steps = {m}"),
+                );
+                Num::Int(m.into())
+            }
+            Param::Invalid => return None,
+            Param::Absent => {
+                let (steps, _) = nupe?;
+                let e = epochs?;
+                let product = e * steps as f64;
+                let Ok(m) = num::ceil(product) else {
+                    self.r.diag(
+                        Field::NumTrainEpochs,
+                        Level::Error,
+                        "num_train_epochs × steps per epoch is too large to count",
+                    );
+                    return None;
+                };
                 self.r.explain(
                     Output::MaxSteps,
                     "max_steps = ceil(num_train_epochs × num_update_steps_per_epoch)",
                     format!(
-                        "max_steps = ceil({} × {nupe}) = {m}",
-                        num::float_repr(epochs)
+                        "max_steps = ceil({} × {steps}) = {}",
+                        float_repr(e),
+                        m.raw()
                     ),
                 );
-                Some(m)
+                m
             }
-            _ => {
-                self.r.diag(
-                    Field::NumTrainEpochs,
-                    Level::Error,
-                    "num_train_epochs × steps per epoch is too large to count",
-                );
-                None
-            }
-        }
-    }
-
-    fn set_max(&mut self, m: i128, rule: &str) {
-        self.r.set(Output::MaxSteps, Num::Int(m));
-        self.r.explain(
-            Output::MaxSteps,
-            rule.to_string(),
-            format!("max_steps = {m}"),
-        );
-    }
-
-    // ---- warmup, eval, save ----------------------------------------------------------------
-
-    fn warmup(&mut self, max_steps: i128) {
-        let i = self.i;
-        let (Some(w), Some(ratio)) = (i.warmup_steps.or(0.0), i.warmup_ratio.or(0.0)) else {
-            return;
         };
-        let steps = max_steps as f64;
-        let (value, rule, worked) = if self.v == Version::V5 {
-            if i.warmup_ratio.is_given() {
-                return; // refused above
-            }
-            if w >= 1.0 {
-                let v = num::int_of(w);
-                let shown = v.as_ref().map(|n| n.raw()).unwrap_or_default();
-                (
-                    v,
-                    "warmup = int(warmup_steps) (≥ 1: a step count)",
-                    format!("warmup = int({}) = {shown}", num::float_repr(w)),
-                )
-            } else {
-                let v = num::ceil(steps * w);
-                let shown = v.as_ref().map(|n| n.raw()).unwrap_or_default();
-                (
-                    v,
-                    "warmup = ceil(max_steps × warmup_steps) (below 1: a ratio)",
-                    format!(
-                        "warmup = ceil({max_steps} × {}) = {shown}",
-                        num::float_repr(w)
-                    ),
-                )
-            }
-        } else if w > 0.0 {
-            if w.fract() != 0.0 {
-                return; // refused above
-            }
-            let v = num::int_of(w);
-            let shown = v.as_ref().map(|n| n.raw()).unwrap_or_default();
-            (
-                v,
-                "warmup = warmup_steps (> 0)",
-                format!("warmup = {shown}"),
-            )
-        } else {
-            let v = num::ceil(steps * ratio);
-            let shown = v.as_ref().map(|n| n.raw()).unwrap_or_default();
-            (
-                v,
-                "warmup = ceil(max_steps × warmup_ratio) (warmup_steps 0)",
-                format!(
-                    "warmup = ceil({max_steps} × {}) = {shown}",
-                    num::float_repr(ratio)
-                ),
-            )
-        };
-        match value {
-            Ok(v) => {
-                self.r.set(Output::WarmupSteps, v);
-                self.r.explain(Output::WarmupSteps, rule, worked);
-            }
-            Err(_) => self.r.diag(
-                Field::WarmupSteps,
-                Level::Error,
-                "warmup_steps is too large to count",
-            ),
-        }
+        self.r.set(Output::MaxSteps, m);
+        Some(m)
     }
 
-    /// `TrainerState.compute_steps`: a value below 1 is a fraction of max_steps.
-    fn intervals(&mut self, max_steps: i128) {
-        let i = self.i;
-        for (output, field, value, default) in [
-            (Output::EvalSteps, Field::EvalSteps, i.eval_steps, None),
-            (
-                Output::SaveSteps,
-                Field::SaveSteps,
-                i.save_steps,
-                Some(DEFAULT_SAVE_STEPS),
-            ),
-        ] {
-            let x = match value {
-                Param::Given(x) => x,
-                Param::Absent => match default {
-                    Some(d) => d,
-                    None => continue,
-                },
-                Param::Invalid => continue,
-            };
-            if x > 1.0 && x.fract() != 0.0 {
-                continue; // refused above
-            }
-            let name = field.key();
-            if x < 1.0 {
-                if let Ok(v) = num::ceil(max_steps as f64 * x) {
-                    self.r.set(output, v);
-                    self.r.explain(
-                        output,
-                        format!("{name} below 1 = ceil(max_steps × {name})"),
-                        format!(
-                            "{name} = ceil({max_steps} × {}) = {}",
-                            num::float_repr(x),
-                            v.raw()
-                        ),
-                    );
-                }
-            } else {
-                match num::int_of(x) {
-                    Ok(v) => {
-                        self.r.set(output, v);
+    // ---- get_warmup_steps -----------------------------------------------------------------------
+
+    fn ratio_of(m: Num, x: f64) -> Option<Num> {
+        num::ceil(m.to_f64() * x).ok()
+    }
+
+    fn warmup(&mut self, m: Num) {
+        let w = self.i.warmup_steps;
+        let value =
+            match self.v {
+                Version::V5 => {
+                    let Some(w) = w.or(0.0) else { return };
+                    if w >= 1.0 {
+                        let Ok(n) = num::int_of(w) else { return };
                         self.r.explain(
-                            output,
-                            format!("{name} (a whole number of steps)"),
-                            format!("{name} = {}", v.raw()),
-                        );
-                    }
-                    Err(_) => {
-                        self.r
-                            .diag(field, Level::Error, format!("{name} is too large to count"))
+                        Output::WarmupSteps,
+                        "warmup = int(warmup_steps) when ≥ 1, else ceil(max_steps × warmup_steps)",
+                        format!("warmup = int({}) = {}", float_repr(w), n.raw()),
+                    );
+                        n
+                    } else {
+                        let Some(n) = Self::ratio_of(m, w) else {
+                            return;
+                        };
+                        self.r.explain(
+                        Output::WarmupSteps,
+                        "warmup = int(warmup_steps) when ≥ 1, else ceil(max_steps × warmup_steps)",
+                        format!("warmup = ceil({} × {}) = {}", m.raw(), float_repr(w), n.raw()),
+                    );
+                        n
                     }
                 }
+                _ => {
+                    let Some(w) = w.or(0.0) else { return };
+                    if w.fract() != 0.0 || w >= 9.2e18 {
+                        return;
+                    }
+                    if w > 0.0 {
+                        self.r.explain(
+                            Output::WarmupSteps,
+                            "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
+                            format!("warmup = {}", w as u64),
+                        );
+                        Num::Int(i128::from(w as u64))
+                    } else {
+                        let Some(r) = self.i.warmup_ratio.or(0.0) else {
+                            return;
+                        };
+                        if r > 1.0 {
+                            return;
+                        }
+                        let Some(n) = Self::ratio_of(m, r) else {
+                            return;
+                        };
+                        self.r.explain(
+                            Output::WarmupSteps,
+                            "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
+                            format!(
+                                "warmup = ceil({} × {}) = {}",
+                                m.raw(),
+                                float_repr(r),
+                                n.raw()
+                            ),
+                        );
+                        n
+                    }
+                }
+            };
+        self.r.set(Output::WarmupSteps, value);
+    }
+
+    // ---- TrainerState.compute_steps ---------------------------------------------------------------
+
+    fn intervals(&mut self, m: Num) {
+        let logging = self.i.logging_steps.or(DEFAULT_LOGGING_STEPS);
+        let items = [
+            (Field::LoggingSteps, Output::LoggingSteps, logging),
+            (
+                Field::EvalSteps,
+                Output::EvalSteps,
+                match self.i.eval_steps {
+                    // eval_strategy "steps" with eval_steps unset or 0 takes logging_steps.
+                    Param::Given(0.0) => {
+                        self.r.diag(
+                            Field::EvalSteps,
+                            Level::Note,
+                            "eval_steps 0 with eval_strategy \u{201c}steps\u{201d}: the Trainer uses logging_steps instead",
+                        );
+                        logging
+                    }
+                    Param::Given(x) => Some(x),
+                    _ => None,
+                },
+            ),
+            (
+                Field::SaveSteps,
+                Output::SaveSteps,
+                self.i.save_steps.or(DEFAULT_SAVE_STEPS),
+            ),
+        ];
+        for (field, out, x) in items {
+            let Some(x) = x else { continue };
+            if (x > 1.0 && x.fract() != 0.0) || (field == Field::LoggingSteps && x == 0.0) {
+                continue; // refused in args_checks
             }
+            let (value, worked) = if x < 1.0 {
+                let Some(n) = Self::ratio_of(m, x) else {
+                    continue;
+                };
+                (
+                    n,
+                    format!(
+                        "{} = ceil({} × {}) = {}",
+                        field.key(),
+                        m.raw(),
+                        float_repr(x),
+                        n.raw()
+                    ),
+                )
+            } else {
+                let Ok(n) = num::int_of(x) else { continue };
+                (n, format!("{} = {}", field.key(), n.raw()))
+            };
+            if field == Field::SaveSteps && value == Num::Int(0) {
+                self.r.diag(
+                    field,
+                    Level::Warning,
+                    "save_steps comes out 0: no step-based checkpoint is saved",
+                );
+            }
+            self.r.set(out, value);
+            self.r.explain(
+                out,
+                format!(
+                    "{} (a ratio of max_steps when below 1: ceil(max_steps × x))",
+                    field.key()
+                ),
+                worked,
+            );
+        }
+        if self.i.eval_steps.is_given() {
+            self.r.diag(
+                Field::EvalSteps,
+                Level::Note,
+                "eval_steps is used with eval_strategy=\u{201c}steps\u{201d} (the default strategy \u{201c}no\u{201d} never evaluates)",
+            );
+        }
+    }
+}
+
+trait FilterPos {
+    fn filter_pos(self) -> Param<u64>;
+}
+
+impl FilterPos for Param<u64> {
+    fn filter_pos(self) -> Param<u64> {
+        match self {
+            Param::Given(m) if m > 0 => Param::Given(m),
+            Param::Given(_) => Param::Absent,
+            p => p,
         }
     }
 }

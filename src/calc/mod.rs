@@ -100,7 +100,8 @@ outputs! {
 
     // ---- framework-specific values, under the framework's own names ----------------------
     NumMicrobatches => "num_microbatches", "Microbatches per step";
-    TotalTrainBatchSize => "total_train_batch_size", "Total train batch size the Trainer logs";
+    TotalTrainBatchSize => "total_train_batch_size", "Total train batch size (as the Trainer logs it)";
+    LoggingSteps => "logging_steps", "Log every";
     // (hf: add outputs above this line)
 
     TrainBatchSize => "train_batch_size", "train_batch_size";
