@@ -8,7 +8,7 @@ use yew::prelude::*;
 
 use crate::calc::{framework, Field, Framework, Report};
 use crate::components::{
-    Compare, Config, Explain, Form, Legacy, Notices, Picker, Results, Run, Share,
+    Compare, Config, Explain, Form, Later, Legacy, Notices, Picker, Results, Run, Share,
 };
 use crate::query::{self, Link, View};
 use wasm_bindgen::prelude::*;
@@ -303,8 +303,10 @@ pub fn app() -> Html {
                 <div class="side">
                     <Results framework={fw} release={release.id} report={report.clone()} />
                     <Share framework={fw} urls={urls} {inputs} report={report.clone()} />
-                    if fw == Framework::Axolotl { <Legacy release={release.id} report={report.clone()} /> }
-                    <Explain report={report.clone()} />
+                    <Later>
+                        if fw == Framework::Axolotl { <Legacy release={release.id} report={report.clone()} /> }
+                        <Explain report={report.clone()} />
+                    </Later>
                 </div>
             </div>
             <Run framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} {on_apply} />

@@ -45,9 +45,24 @@ async fn mount(query: &str) -> Mounted {
     document().body().unwrap().append_child(&root).unwrap();
     let handle = yew::Renderer::<App>::with_root(root.clone()).render();
     yew::scheduler::flush().await;
+    settle().await;
     Mounted {
         root,
         handle: Some(handle),
+    }
+}
+
+/// Lets the parts the page draws one task later (components/later.rs, run.rs) render.
+async fn settle() {
+    for _ in 0..4 {
+        let wait = js_sys::Promise::new(&mut |resolve, _| {
+            web_sys::window()
+                .unwrap()
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
+                .unwrap();
+        });
+        wasm_bindgen_futures::JsFuture::from(wait).await.unwrap();
+        yew::scheduler::flush().await;
     }
 }
 

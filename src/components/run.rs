@@ -1,7 +1,7 @@
-//! "The run": tokens and time, the GPU map and the layout explorer, drawn one task after the
-//! results. The results (what the user is waiting for) are in the DOM first; these larger
-//! pictures follow on a zero-delay timer, so neither the first load nor an edit is one long task.
-//! A newer edit cancels a pending redraw, so fast typing draws only the last state.
+//! "The run": tokens and time, the GPU map and the layout explorer, drawn after the results.
+//! The results (what the user is waiting for) are in the DOM first; each of these larger
+//! pictures follows on its own zero-delay timer, so neither the first load nor an edit is one
+//! long task. A newer edit cancels pending redraws, so fast typing draws only the last state.
 
 use std::rc::Rc;
 
@@ -23,10 +23,14 @@ pub struct RunProps {
 
 type Snapshot = (Framework, &'static str, Rc<RawInputs>, Rc<Report>);
 
+/// The three parts, each drawn in its own task, in this order.
+const PARTS: usize = 3;
+
 #[function_component(Run)]
 pub fn run(props: &RunProps) -> Html {
-    let shown = use_state(|| None::<Snapshot>);
-    let pending = use_mut_ref(|| None::<Timeout>);
+    let shown: [UseStateHandle<Option<Snapshot>>; PARTS] =
+        [use_state(|| None), use_state(|| None), use_state(|| None)];
+    let pending = use_mut_ref(Vec::<Timeout>::new);
     {
         let (shown, pending) = (shown.clone(), pending.clone());
         let snapshot: Snapshot = (
@@ -36,19 +40,30 @@ pub fn run(props: &RunProps) -> Html {
             props.report.clone(),
         );
         use_effect_with(snapshot, move |snap| {
-            let snap = snap.clone();
-            // replacing the handle drops (cancels) a redraw that has not run yet
-            *pending.borrow_mut() = Some(Timeout::new(0, move || shown.set(Some(snap))));
+            // replacing the handles drops (cancels) redraws that have not run yet; timers of
+            // equal delay run in the order they were set, one task each
+            *pending.borrow_mut() = shown
+                .iter()
+                .cloned()
+                .map(|part| {
+                    let snap = snap.clone();
+                    Timeout::new(0, move || part.set(Some(snap)))
+                })
+                .collect();
         });
     }
-    let Some((framework, release, inputs, report)) = (*shown).clone() else {
-        return html! { <section class="run" aria-label="The run" aria-busy="true"></section> };
-    };
+    let part = |n: usize| (*shown[n]).clone();
     html! {
         <section class="run" aria-label="The run">
-            <TokensTime {framework} report={report.clone()} />
-            <GpuMap {framework} inputs={inputs.clone()} {report} />
-            <LayoutExplorer {framework} {release} {inputs} on_apply={props.on_apply.clone()} />
+            if let Some((framework, _, _, report)) = part(0) {
+                <TokensTime {framework} {report} />
+            }
+            if let Some((framework, _, inputs, report)) = part(1) {
+                <GpuMap {framework} {inputs} {report} />
+            }
+            if let Some((framework, release, inputs, _)) = part(2) {
+                <LayoutExplorer {framework} {release} {inputs} on_apply={props.on_apply.clone()} />
+            }
         </section>
     }
 }

@@ -27,7 +27,11 @@ const run = (script, args = []) => wd('POST', `/session/${sid}/execute/sync`, { 
 const open = async (query) => {
   await wd('POST', `/session/${sid}/url`, { url: `${origin}${BASE}${query ? '?' + query : ''}` });
   for (let i = 0; i < 150; i++) {
-    if (await run('return !!document.querySelector(\'[data-output="global_batch_size"][data-value]\')')) return true;
+    if (await run('return !!document.querySelector(\'[data-output="global_batch_size"][data-value]\')')) {
+      // the explanation, the comparison box and the run section follow one task later
+      await new Promise((r) => setTimeout(r, 200));
+      return true;
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return false;
