@@ -168,6 +168,8 @@ report.apps.dpcalc.interaction = await interactions();
 report.apps.dpcalc.explorer = {
   axolotl: await explorer('world_size=65536&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=100000', 'num_samples'),
   megatron: await explorer('framework=megatron&world_size=65536&micro_batch_size=2&global_batch_size=65536&train_samples=100000', 'train_samples'),
+  hf: await explorer('framework=hf&world_size=65536&per_device_train_batch_size=2&gradient_accumulation_steps=4&num_samples=100000', 'num_samples'),
+  torchtitan: await explorer('framework=torchtitan&world_size=65536&local_batch_size=2&global_batch_size=131072&steps=1000', 'steps'),
 };
 await browser.close();
 server.close();

@@ -206,29 +206,31 @@ fn memoised_rows_equal_direct_compute() {
     assert!(rows > 1000, "{rows}");
 }
 
-/// The benchmark figure: the explorer for 65,536 GPUs. In release builds it must stay far
-/// below a frame (16 ms); debug builds are slower, so the bound there is loose.
+/// The explorer for 65,536 GPUs: the row counts and how few framework computations memoisation
+/// leaves. Times are printed for information only (`cargo test --release --test layout --
+/// --nocapture 65536`); the speed target is measured by `make bench`, not asserted here.
 #[test]
-fn explore_time_for_65536_gpus() {
+fn explore_for_65536_gpus() {
     let r = raw(&[(Field::WorldSize, "65536"), (Field::NumSamples, "1000000")]);
-    let t = Instant::now();
     let ex = layout::explore(Framework::Axolotl, "0.19.0", &r);
-    let took = t.elapsed();
     assert_eq!(ex.rows.len(), 153);
     assert!(ex.computes <= 17 * 4, "{}", ex.computes);
-    let t = Instant::now();
-    let n = layout::bench(Framework::Axolotl, 65_536);
-    let bench = t.elapsed();
-    assert_eq!(n, 153);
-    println!(
-        "explore 65536 GPUs: {:.3} ms ({} rows, {} framework computes); bench hook {:.3} ms",
-        took.as_secs_f64() * 1e3,
-        ex.rows.len(),
-        ex.computes,
-        bench.as_secs_f64() * 1e3
-    );
-    let limit = if cfg!(debug_assertions) { 200.0 } else { 8.0 };
-    assert!(took.as_secs_f64() * 1e3 < limit, "{took:?}");
+    for &fw in Framework::ALL {
+        let t = Instant::now();
+        let n = layout::bench(fw, 65_536);
+        let took = t.elapsed();
+        let want = match layout::dims(fw).len() {
+            2 => 153,
+            3 => 969,
+            d => panic!("{d} dimensions"),
+        };
+        assert_eq!(n, want, "{fw:?}");
+        println!(
+            "explore {:>10}, 65,536 GPUs: {n} rows in {:.3} ms",
+            fw.id(),
+            took.as_secs_f64() * 1e3
+        );
+    }
 }
 
 /// Three dimensions (HF, Megatron, torchtitan): 969 layouts for 65,536 GPUs, each dividing it,

@@ -559,11 +559,11 @@ fn memo_key(framework: Framework, sizes: &[u64], dp: u64) -> (u64, u32, u64, u64
         .enumerate()
         .fold(0u32, |m, (i, &s)| if s > 1 { m | (1 << i) } else { m });
     let (a, b) = match framework {
-        // the Trainer's CP/SP refusal quotes both sizes
-        Framework::Hf => (
-            sizes.get(1).copied().unwrap_or(1),
-            sizes.get(2).copied().unwrap_or(1),
-        ),
+        // accelerate's refusal of CP and SP together (both above 1) quotes both sizes
+        Framework::Hf => match (sizes.get(1).copied(), sizes.get(2).copied()) {
+            (Some(cp), Some(sp)) if cp > 1 && sp > 1 => (cp, sp),
+            _ => (1, 1),
+        },
         Framework::Torchtitan => (
             sizes.first().copied().unwrap_or(1),
             sizes.get(1).copied().unwrap_or(1),
