@@ -137,11 +137,23 @@ async function explorer(query, field) {
     const input = document.getElementById(`in-${field}`);
     const times = [Number(document.querySelector('.explorer').dataset.computeMs)];
     for (let i = 0; i < 15; i++) {
-      // each edit changes the inputs, so the explorer recomputes and rewrites data-compute-ms
+      // each edit changes the inputs, so the explorer recomputes (one task after the results,
+      // components/run.rs) and rewrites data-compute-ms; wait for that new element or value
+      const before = document.querySelector('.explorer');
+      const stamp = before.dataset.computeMs;
+      const changed = new Promise((ok) => {
+        const obs = new MutationObserver(() => {
+          const now = document.querySelector('.explorer');
+          if (now !== before || now.dataset.computeMs !== stamp || now.querySelector('tr[data-layout]') !== before.querySelector('tr[data-layout]')) {
+            obs.disconnect(); ok(true);
+          }
+        });
+        obs.observe(document.body, { subtree: true, attributes: true, childList: true, characterData: true });
+        setTimeout(() => { obs.disconnect(); ok(false); }, 2000);
+      });
       input.value = String(100000 + 997 * (i + 1));
       input.dispatchEvent(new InputEvent('input', { bubbles: true }));
-      // the run section redraws one task after the results (components/run.rs)
-      await new Promise((ok) => setTimeout(ok, 0));
+      await changed;
       await new Promise((ok) => setTimeout(ok, 0));
       times.push(Number(document.querySelector('.explorer').dataset.computeMs));
     }
