@@ -85,7 +85,7 @@ impl Reducible for State {
                 link.inputs = framework::carry(link.framework, &link.inputs, fw);
                 link.framework = fw;
                 link.release = None;
-                Rc::new(State::from_link(link))
+                Rc::new(State::from_link(reread(link, &["framework", "version"])))
             }
             Action::Import(fw, mut inputs) => {
                 // A config file rarely says the cluster shape: keep the current one unless it does.
@@ -106,10 +106,25 @@ impl Reducible for State {
             Action::Release(id) => {
                 let mut link = self.link.clone();
                 link.release = link.framework.release(id);
-                Rc::new(State::from_link(link))
+                Rc::new(State::from_link(reread(link, &["version"])))
             }
         }
     }
+}
+
+/// The link as a fresh load of its own canonical query would read it, after a choice in the page
+/// replaced `chosen` (a kept unknown `framework=`/`version=` is dropped, not re-read). A kept
+/// parameter the new framework knows becomes its input (unless the switch already carried one
+/// there), and the notices are those of the new framework.
+fn reread(mut link: Link, chosen: &[&str]) -> Link {
+    let fw = link.framework;
+    link.unknown.retain(|(k, _)| {
+        !chosen.contains(&k.as_str())
+            && fw
+                .field(k)
+                .is_none_or(|f| link.inputs.get(f).trim().is_empty())
+    });
+    query::decode(&query::encode(&link))
 }
 
 /// The page URL without its query and fragment.

@@ -504,3 +504,15 @@ async fn import_fills_the_form_and_lists_what_it_ignored() {
         search()
     );
 }
+
+#[wasm_bindgen_test]
+async fn a_kept_key_becomes_an_input_when_its_framework_is_chosen() {
+    let page = mount("framework=megatron&tensor_parallel_size=4&version=9").await;
+    assert!(page.q("[data-notice=\"tensor_parallel_size\"]").is_some());
+    assert!(page.q("[data-notice=\"version\"]").is_some());
+    page.choose("in-framework", "axolotl").await;
+    assert_eq!(page.input("tensor_parallel_size").value(), "4");
+    assert!(page.q("[data-notice]").is_none(), "stale notices");
+    assert!(!search().contains("version="), "{}", search());
+    assert_eq!(search(), "?tensor_parallel_size=4");
+}
