@@ -1,7 +1,10 @@
 //! The link format: the query string is the state.
 //!
-//! This is the only module that knows URL parameter names. Parameter names are the config keys of
-//! [`Field`] (`?nodes=2&gpus_per_node=8&tensor_parallel_size=2`). Decoding never loses what the
+//! This is the only module that knows URL parameter names. `framework=` picks the framework
+//! (absent: axolotl) and `version=` its release (absent: the newest modelled); every other
+//! parameter is one of that framework's config keys ([`Field`]), e.g.
+//! `?framework=megatron&nodes=2&tensor_model_parallel_size=2`. Another framework's key is kept
+//! with a notice, never read. Decoding never loses what the
 //! user wrote: a bad value is kept as text (the core reports it at its field), a parameter given
 //! twice keeps every value (an error at that field), and an unknown parameter is kept and carried
 //! into every re-shared link, so a link made by a newer dpcalc survives an edit by an older one.
