@@ -261,7 +261,10 @@ pub fn app() -> Html {
         let state = state.dispatcher();
         Callback::from(move |(fw, inputs)| state.dispatch(Action::Import(fw, inputs)))
     };
-    let on_apply = {
+    // read-only documents one configuration: an explorer row does not change it
+    let on_apply = if view.readonly {
+        Callback::noop()
+    } else {
         let state = state.dispatcher();
         Callback::from(move |pairs| state.dispatch(Action::SetMany(pairs)))
     };
