@@ -110,7 +110,8 @@ pub const OUTPUTS: &[Output] = &[
     Output::InitialNumMicrobatches,
     Output::RampupSamplesPerIncrement,
     Output::FullBatchIteration,
-    // `train_iters` is shown as `max_steps` (the same value), labelled with Megatron's name
+    Output::TrainIters,
+    // the same value under the name every framework's page uses for its step count
     Output::MaxSteps,
     Output::LrWarmupSteps,
     Output::WarmupSteps,
@@ -144,7 +145,7 @@ pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
             "Microbatches per step (full batch)",
             "get_num_microbatches()",
         ),
-        Output::MaxSteps => ("Optimizer steps the run takes", "train_iters"),
+        Output::MaxSteps => ("Optimizer steps the run takes", "max_steps = train_iters"),
         Output::GradientAccumulationSteps => (
             "Gradient accumulation (microbatches per step)",
             "num_microbatches",
