@@ -497,8 +497,20 @@ impl Calc<'_> {
                      multiple of {model_name} = {model_desc}. {fix}"
                 )
             };
-            self.r.diag(Field::WorldSize, Level::Error, msg);
-            return None;
+            let floored = u128::from(ws) / model;
+            if floored == 0 {
+                self.r.diag(Field::WorldSize, Level::Error, msg);
+                return None;
+            }
+            // The Trainer's own functions still run on the floored sizes (what it would log);
+            // dpcalc shows those values beside the refusal, as for axolotl.
+            self.r.diag(
+                Field::WorldSize,
+                Level::Error,
+                format!(
+                    "{msg} The values shown are what the Trainer's step functions compute with dp = {ws} // {model} = {floored};                      no run starts."
+                ),
+            );
         }
         let dp = (u128::from(ws) / model) as u64;
         self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
