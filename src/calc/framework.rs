@@ -65,7 +65,13 @@ macro_rules! frameworks {
 
             /// Computes everything by the rules of `release` (an id from [`Framework::releases`]).
             pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
-                super::schedule::finish(self, raw, match self { $(Framework::$variant => $module::compute_release(release, raw)),* })
+                super::schedule::finish(self, raw, self.compute_rules(release, raw))
+            }
+
+            /// The framework's own rules only, without dpcalc's tokens-and-time additions
+            /// (what the layout explorer needs for each of its many rows).
+            pub fn compute_rules(self, release: &str, raw: &RawInputs) -> Report {
+                match self { $(Framework::$variant => $module::compute_release(release, raw)),* }
             }
         }
     };

@@ -518,7 +518,7 @@ impl Context<'_> {
         let ga = self.ga(dp);
         let report = self
             .framework
-            .compute(self.release, &self.inputs(sizes, dp, ga));
+            .compute_rules(self.release, &self.inputs(sizes, dp, ga));
         let global = report.value(Output::GlobalBatchSize);
         let fit = match (global, self.target) {
             (Some(Num::Int(g)), Some(t)) if g == i128::from(t) => Fit::Exact,
@@ -661,7 +661,7 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     };
     let ones = vec![1; dims.len()];
     let dp1 = world;
-    let base1 = framework.compute(release, &ctx.inputs(&ones, dp1, ctx.ga(dp1)));
+    let base1 = framework.compute_rules(release, &ctx.inputs(&ones, dp1, ctx.ga(dp1)));
     ctx.baseline = base1
         .diags
         .iter()
