@@ -187,6 +187,39 @@ fn memoised_rows_equal_direct_compute() {
             (Field::WarmupRatio, "0.1"),
         ],
         &[(Field::NumEpochs, "0")],
+        // each framework's own keys (the others ignore them)
+        &[
+            (Field::ExpertParallelDegree, "2"),
+            (Field::SeqLen, "1000"),
+            (Field::DisableCudaGraphs, "true"),
+            (Field::LocalBatchSize, "3"),
+            (Field::GlobalBatchSize, "36"),
+        ],
+        &[
+            (Field::EnableSequenceParallel, "false"),
+            (Field::SeqLen, "6"),
+            (Field::NumTokensPerMicrobatchPerDpRank, "1000"),
+        ],
+        &[
+            (Field::PerDeviceTrainBatchSize, "3"),
+            (Field::NumSamples, "1001"),
+            (Field::DataloaderDropLast, "true"),
+            (Field::WarmupSteps, "0.1"),
+            (Field::SaveSteps, "0.25"),
+        ],
+        &[
+            (Field::GlobalBatchSize, "48"),
+            (Field::TrainSamples, "1000"),
+            (Field::ExpertModelParallelSize, "2"),
+            (Field::DecreaseBatchSizeIfNeeded, "true"),
+        ],
+        &[
+            (Field::TrainBatchSize, "48"),
+            (Field::NumSamples, "1000"),
+            (Field::SequenceLength, "100"),
+            (Field::TrainSteps, "5"),
+            (Field::ExpertParallelSize, "2"),
+        ],
     ];
     let mut rows = 0;
     for &fw in Framework::ALL {
@@ -194,12 +227,18 @@ fn memoised_rows_equal_direct_compute() {
             for extra in extras {
                 let mut r = raw(extra);
                 r.set(Field::WorldSize, world.to_string());
-                let rel = fw.default_release().id;
-                let memo = layout::explore(fw, rel, &r);
-                let direct = layout::explore_direct(fw, rel, &r);
-                assert_eq!(memo.rows, direct.rows, "{} {world} {extra:?}", fw.id());
-                assert_eq!(memo.current, direct.current);
-                rows += memo.rows.len();
+                for rel in fw.releases().iter().map(|r| r.id) {
+                    let memo = layout::explore(fw, rel, &r);
+                    let direct = layout::explore_direct(fw, rel, &r);
+                    assert_eq!(
+                        memo.rows,
+                        direct.rows,
+                        "{} {rel} {world} {extra:?}",
+                        fw.id()
+                    );
+                    assert_eq!(memo.current, direct.current);
+                    rows += memo.rows.len();
+                }
             }
         }
     }

@@ -83,6 +83,15 @@ pub const fn dims(framework: Framework) -> &'static [(Dim, Field)] {
     }
 }
 
+/// The dimensions at a release: the Trainer up to 4.52 passes no `ParallelismConfig` to
+/// accelerate, so there only tensor parallelism (the model's tp_plan) is a layout dimension.
+pub fn dims_at(framework: Framework, release: &str) -> &'static [(Dim, Field)] {
+    match (framework, release) {
+        (Framework::Hf, "4.51" | "4.52") => &[(Dim::Tp, Field::TpSize)],
+        _ => dims(framework),
+    }
+}
+
 /// What else a layout sets so the framework fills the data-parallel size: torchtitan's
 /// `data_parallel_shard_degree = -1` ("the rest of the world"), nanotron's `dp`, which has no
 /// default.
@@ -396,8 +405,11 @@ fn tuples(world: u64, divs: &[u64], k: usize, limit: usize) -> (Vec<Vec<u64>>, b
 /// The current size of each dimension (empty = 1; a value axolotl-style 0 counts as 1), or
 /// `None` when one is unreadable.
 pub fn current_sizes(framework: Framework, raw: &RawInputs) -> Option<Vec<u64>> {
-    dims(framework)
-        .iter()
+    current_sizes_of(dims(framework), raw)
+}
+
+fn current_sizes_of(dims: &[(Dim, Field)], raw: &RawInputs) -> Option<Vec<u64>> {
+    dims.iter()
         .map(|&(_, f)| {
             let mut scratch = Vec::new();
             if raw.conflict(f).is_some() {
@@ -491,7 +503,7 @@ struct Computed {
 impl Context<'_> {
     fn inputs(&self, sizes: &[u64], dp: u64, ga: Option<u64>) -> RawInputs {
         let mut raw = self.raw.clone();
-        for (&(_, f), s) in dims(self.framework).iter().zip(sizes) {
+        for (&(_, f), s) in dims_at(self.framework, self.release).iter().zip(sizes) {
             raw.set(f, s.to_string());
         }
         for (f, v) in fills(self.framework, dp) {
@@ -551,23 +563,51 @@ impl Context<'_> {
 /// in `tests/layout.rs` checks every framework against the direct compute).
 ///
 /// torchtitan also checks the sequence length against `tp × 2·cp` (its sequence/context
-/// divisor), so there the tensor and context sizes themselves are part of the key; accelerate's
+/// divisor), so there the tensor and context sizes themselves are part of the key when that
+/// check (or expert parallelism) makes them matter (`torchtitan::SizeCheck`); accelerate's
 /// CP/SP refusal (HF) quotes both sizes, so there cp and sp are.
-fn memo_key(framework: Framework, sizes: &[u64], dp: u64) -> (u64, u32, u64, u64) {
+fn memo_key(
+    framework: Framework,
+    sizes: &[u64],
+    dp: u64,
+    titan: Option<&super::torchtitan::SizeCheck>,
+    expert: bool,
+) -> (u64, u32, u64, u64) {
     let mask = sizes
         .iter()
         .enumerate()
         .fold(0u32, |m, (i, &s)| if s > 1 { m | (1 << i) } else { m });
     let (a, b) = match framework {
-        // accelerate's refusal of CP and SP together (both above 1) quotes both sizes
-        Framework::Hf => match (sizes.get(1).copied(), sizes.get(2).copied()) {
-            (Some(cp), Some(sp)) if cp > 1 && sp > 1 => (cp, sp),
+        // With SP the Trainer shards over world // tp and multiplies by sp, so tp and sp
+        // matter one by one (and accelerate's CP+SP refusal quotes cp and sp).
+        Framework::Hf => match sizes {
+            &[tp, cp, sp] if sp > 1 => (tp | (cp << 32), sp),
             _ => (1, 1),
         },
-        Framework::Torchtitan => (
+        // Megatron's expert grid (expert tensor = tensor) × expert × pipeline must divide the
+        // world: with expert parallelism, tp and pp matter one by one
+        Framework::Megatron if expert => (
+            sizes.first().copied().unwrap_or(1),
+            sizes.get(2).copied().unwrap_or(1),
+        ),
+        // DeepSpeed checks the batch against world / sequence_parallel_size and counts AutoTP
+        // ranks in it; nanotron's checks quote tp and pp (0.4 multiplies in EP): both sizes
+        // matter one by one (two dimensions: few rows anyway)
+        Framework::DeepSpeed | Framework::Nanotron => (
             sizes.first().copied().unwrap_or(1),
             sizes.get(1).copied().unwrap_or(1),
         ),
+        Framework::Torchtitan => {
+            let (tp, cp) = (
+                sizes.first().copied().unwrap_or(1),
+                sizes.get(1).copied().unwrap_or(1),
+            );
+            if titan.is_some_and(|t| t.products_only(tp, cp)) {
+                (1, 1)
+            } else {
+                (tp, cp)
+            }
+        }
         _ => (1, 1),
     };
     (dp, mask, a, b)
@@ -597,7 +637,7 @@ pub fn bench(framework: Framework, world: u64) -> usize {
 }
 
 fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Explorer {
-    let dims = dims(framework);
+    let dims = dims_at(framework, release);
     let base = framework.compute(release, raw);
     let mut ex = Explorer {
         framework,
@@ -675,12 +715,24 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
             "{world} GPUs have more than {MAX_ROWS} layouts; the first {MAX_ROWS} are listed."
         ));
     }
-    let current = current_sizes(framework, raw);
+    let current = current_sizes_of(dims, raw);
     let mut cache: HashMap<(u64, u32, u64, u64), Computed> = HashMap::new();
+    let titan = (framework == Framework::Torchtitan)
+        .then(|| super::torchtitan::SizeCheck::new(release, raw));
+    // expert parallelism is on unless its size is absent or 1 (an unreadable size counts as on)
+    let expert = framework == Framework::Megatron
+        && !matches!(
+            super::field::count(
+                Field::ExpertModelParallelSize,
+                raw.get(Field::ExpertModelParallelSize),
+                &mut Vec::new()
+            ),
+            super::Param::Absent | super::Param::Given(1)
+        );
     for sizes in all {
         let product: u64 = sizes.iter().product();
         let dp = world / product;
-        let key = memo_key(framework, &sizes, dp);
+        let key = memo_key(framework, &sizes, dp, titan.as_ref(), expert);
         let c = if memo {
             cache
                 .entry(key)

@@ -203,6 +203,45 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     report
 }
 
+/// `seq_len_divisor` (`torchtitan/trainer.py`): `(tp if enable_sequence_parallel else 1) ×
+/// (2·cp if cp > 1 else 1)`.
+fn seq_divisor(sequence_parallel: bool, tp: u64, cp: u64) -> u128 {
+    u128::from(if sequence_parallel { tp } else { 1 }) * if cp > 1 { 2 * u128::from(cp) } else { 1 }
+}
+
+/// For the layout explorer's memo: which layouts' tensor and context sizes matter only through
+/// their products (as they do for the batch, accumulation and steps). They do unless expert
+/// parallelism is on or the sequence (0.3.0) or token (HEAD) count fails the divisor check,
+/// whose refusal quotes the sizes themselves.
+pub struct SizeCheck {
+    n: Option<u64>,
+    sequence_parallel: Option<bool>,
+    ep_off: bool,
+}
+
+impl SizeCheck {
+    pub fn new(release: &str, raw: &RawInputs) -> SizeCheck {
+        let mut scratch = Report::default();
+        let i = Inputs::parse(raw, &mut scratch);
+        SizeCheck {
+            n: if release == "head" {
+                i.tokens_per_microbatch.or(DEFAULT_TOKENS_PER_MICROBATCH)
+            } else {
+                i.seq_len.or(DEFAULT_SEQ_LEN)
+            },
+            sequence_parallel: i.sequence_parallel.or(true),
+            ep_off: i.ep.or(1) == Some(1),
+        }
+    }
+
+    pub fn products_only(&self, tp: u64, cp: u64) -> bool {
+        match (self.ep_off, self.sequence_parallel, self.n) {
+            (true, Some(sp), Some(n)) => u128::from(n) % seq_divisor(sp, tp, cp) == 0,
+            _ => false,
+        }
+    }
+}
+
 /// The resolved parallel dimensions (after `_validate`).
 #[derive(Clone, Copy)]
 struct Dims {
@@ -609,8 +648,7 @@ impl Calc<'_> {
         let Some(sp) = self.i.sequence_parallel.or(true) else {
             return;
         };
-        let divisor =
-            u128::from(if sp { d.tp } else { 1 }) * if d.cp > 1 { 2 * u128::from(d.cp) } else { 1 };
+        let divisor = seq_divisor(sp, d.tp, d.cp);
         let (field, n) = match self.v {
             Version::Batch => (Field::SeqLen, self.i.seq_len.or(DEFAULT_SEQ_LEN)),
             Version::Tokens => (
