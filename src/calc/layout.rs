@@ -799,7 +799,7 @@ mod tests {
         );
         assert!(f.is_empty());
         assert_eq!(
-            memo_key(Framework::Axolotl, &[1, 4, 1], 2),
+            memo_key(Framework::Axolotl, &[1, 4, 1], 2, None, false),
             (2, 0b010, 1, 1)
         );
     }
