@@ -508,7 +508,7 @@ impl Calc<'_> {
                 Field::WorldSize,
                 Level::Error,
                 format!(
-                    "{msg} The values shown are what the Trainer's step functions compute with dp = {ws} // {model} = {floored};                      no run starts."
+                    "{msg} The values shown are what the Trainer's step functions compute with dp = {ws} // {model} = {floored}; no run starts."
                 ),
             );
         }
