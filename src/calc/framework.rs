@@ -117,6 +117,75 @@ impl Framework {
         }
     }
 
+    /// The form's label, placeholder and help for `field` here: the field's own, except for the
+    /// keys several frameworks share but default or read differently.
+    pub fn describe(self, field: Field) -> (&'static str, &'static str, &'static str) {
+        use Framework as F;
+        match (self, field) {
+            (F::Hf, Field::WarmupSteps) => (
+                "Warmup steps",
+                "0",
+                "v5: a step count, or below 1 a ratio of max_steps; v4: a whole number of steps.",
+            ),
+            (F::Hf, Field::WarmupRatio) => (
+                "Warmup ratio",
+                "0",
+                "v4 only (transformers 5 removed it): a fraction of max_steps when warmup_steps is 0.",
+            ),
+            (F::Hf, Field::MaxSteps) => (
+                "Max steps",
+                "-1",
+                "max_steps; -1 (the default) trains num_train_epochs, a positive value overrides it.",
+            ),
+            (F::Hf, Field::NumSamples) | (F::DeepSpeed, Field::NumSamples) => (
+                "Training rows",
+                "required for steps",
+                "len(train_dataset): the rows the dataloader reads.",
+            ),
+            (F::Torchtitan, Field::WarmupSteps) => (
+                "Warmup steps",
+                "200",
+                "lr_scheduler.warmup_steps (clamped to training.steps).",
+            ),
+            (F::Torchtitan, Field::GlobalBatchSize) => (
+                "Global batch size",
+                "-1",
+                "training.global_batch_size; -1 means local_batch_size × dp (no accumulation).",
+            ),
+            (F::Megatron, Field::GlobalBatchSize) => (
+                "Global batch size",
+                "mbs × dp",
+                "--global-batch-size: samples per iteration, all GPUs.",
+            ),
+            (F::Megatron, Field::MicroBatchSize) => (
+                "Micro batch size",
+                "required",
+                "--micro-batch-size: samples per GPU per forward pass.",
+            ),
+            (F::Megatron, Field::ContextParallelSize) => (
+                "Context parallel size",
+                "1",
+                "--context-parallel-size.",
+            ),
+            (F::Nanotron, Field::MicroBatchSize) => (
+                "Micro batch size",
+                "required",
+                "tokens.micro_batch_size.",
+            ),
+            (F::Nanotron, Field::ContextParallelSize) => (
+                "Context parallel size",
+                "1",
+                "parallelism.context_parallel_size (HEAD only; 0.4 has no such key).",
+            ),
+            (F::DeepSpeed, Field::NumEpochs) => (
+                "Epochs",
+                "1",
+                "Passes over the data in your training loop (whole numbers).",
+            ),
+            _ => field.describe(),
+        }
+    }
+
     pub fn has(self, field: Field) -> bool {
         self.fields().any(|f| f == field)
     }

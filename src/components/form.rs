@@ -44,7 +44,7 @@ pub fn form(props: &FormProps) -> Html {
 }
 
 fn field_row(field: Field, props: &FormProps) -> Html {
-    let (label, placeholder, help) = field.describe();
+    let (label, placeholder, help) = props.framework.describe(field);
     let key = field.key();
     let id = format!("in-{key}");
     let diags: Vec<_> = props.report.diags_for(field).cloned().collect();
