@@ -322,7 +322,7 @@ pub fn app() -> Html {
                     <Results framework={fw} release={release.id} report={report.clone()} />
                     <Share framework={fw} urls={urls} {inputs} report={report.clone()} />
                     <Later>
-                        if fw == Framework::Axolotl { <Legacy release={release.id} report={report.clone()} /> }
+                        if fw.spec().legacy { <Legacy release={release.id} report={report.clone()} /> }
                         <Explain report={report.clone()} />
                     </Later>
                 </div>

@@ -40,7 +40,8 @@ pub fn summary(framework: Framework, inputs: &RawInputs, report: &Report) -> Str
             parallel.push(format!("{tag} {t}"));
         }
     }
-    let mut head = if framework == Framework::Axolotl {
+    // the default framework's summary (the original one) does not name it
+    let mut head = if framework == Framework::default() {
         cluster
     } else {
         format!("{}: {cluster}", framework.name())
@@ -108,6 +109,10 @@ pub fn snippets(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fw(id: &str) -> Framework {
+        Framework::from_id(id).expect("a registered framework")
+    }
     use crate::calc::axolotl;
 
     fn raw(pairs: &[(Field, &str)]) -> RawInputs {
@@ -125,7 +130,7 @@ mod tests {
         ]);
         let report = axolotl::compute(&inputs);
         assert_eq!(
-            summary(Framework::Axolotl, &inputs, &report),
+            summary(fw("axolotl"), &inputs, &report),
             "16×8 GPUs, TP 8 → dp 16, global batch 256, 1,954 steps"
         );
     }
@@ -135,7 +140,7 @@ mod tests {
         let inputs = raw(&[(Field::Nodes, "2")]);
         let report = axolotl::compute(&inputs);
         let s = snippets(
-            Framework::Axolotl,
+            fw("axolotl"),
             "https://x/?nodes=2&embed=1",
             "https://x/?nodes=2",
             &inputs,
@@ -155,7 +160,7 @@ mod tests {
             "[dpcalc: 2×8 GPUs → dp 16, global batch 16](https://x/?nodes=2)"
         );
         let bad = raw(&[(Field::Nodes, "[x]")]);
-        let s = snippets(Framework::Axolotl, "u", "v", &bad, &axolotl::compute(&bad));
+        let s = snippets(fw("axolotl"), "u", "v", &bad, &axolotl::compute(&bad));
         assert!(
             s.markdown.starts_with("[dpcalc: \\[x\\]×8 GPUs"),
             "{}",

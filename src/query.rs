@@ -11,21 +11,14 @@
 //! Parsing and escaping are serde_urlencoded's (form_urlencoded), not hand-written.
 //!
 //! The schema is versioned: `v` absent means 1, and links leave `v` out while it is 1. A renamed
-//! parameter keeps its old name as an alias forever ([`ALIASES`]); `tests/links.txt` holds links
+//! parameter keeps its old name as an alias forever (each framework's `Spec::link_aliases`);
+//! `tests/links.txt` holds links
 //! in every accepted form with what they must decode to.
 
 use crate::calc::{Field, Framework, RawInputs, Release};
 
 /// The schema version this build writes and reads.
 pub const VERSION: u32 = 1;
-
-/// Old or alternative parameter names, read as the field they name. axolotl itself still
-/// accepts `sequence_parallel_degree` as the deprecated name of `context_parallel_size`.
-pub const ALIASES: &[(Framework, &str, Field)] = &[(
-    Framework::Axolotl,
-    "sequence_parallel_degree",
-    Field::ContextParallelSize,
-)];
 
 /// How the page is shown; not an input of the calculation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,10 +109,12 @@ pub fn decode(query: &str) -> Link {
             continue;
         }
         let field = framework.field(&key).or_else(|| {
-            ALIASES
+            framework
+                .spec()
+                .link_aliases
                 .iter()
-                .find(|(fw, a, _)| *fw == framework && *a == key)
-                .map(|&(_, _, f)| f)
+                .find(|(a, _)| *a == key)
+                .map(|&(_, f)| f)
         });
         match field {
             Some(field) => match seen.iter_mut().find(|(f, _)| *f == field) {
@@ -236,26 +231,16 @@ impl Link {
 }
 
 /// Whether a given text is the value dpcalc assumes when the parameter is absent, so the link
-/// can leave it out. Only fields whose presence means nothing by itself qualify: axolotl's
-/// validators count `micro_batch_size`, `gradient_accumulation_steps` and `batch_size` when they
-/// are present, and `nodes`/`gpus_per_node` are checked against `world_size` when present.
+/// can leave it out: `nodes`/`gpus_per_node` at their defaults without a `world_size` (they are
+/// checked against it when present), and what the framework's `Spec::link_default` names (only
+/// fields whose presence means nothing by itself: axolotl's validators count
+/// `micro_batch_size`, `gradient_accumulation_steps` and `batch_size` when they are present).
 fn is_default(framework: Framework, inputs: &RawInputs, field: Field, text: &str) -> bool {
     let text = text.trim();
-    if framework != Framework::Axolotl {
-        return match field {
-            Field::Nodes => text == "1" && inputs.get(Field::WorldSize).is_empty(),
-            Field::GpusPerNode => text == "8" && inputs.get(Field::WorldSize).is_empty(),
-            _ => false,
-        };
-    }
     match field {
         Field::Nodes => text == "1" && inputs.get(Field::WorldSize).is_empty(),
         Field::GpusPerNode => text == "8" && inputs.get(Field::WorldSize).is_empty(),
-        Field::TensorParallelSize | Field::ContextParallelSize => text == "1",
-        Field::NumEpochs => text == "1" || text == "1.0",
-        Field::SequenceLen => text == "512",
-        Field::SamplePacking => text.eq_ignore_ascii_case("false"),
-        _ => false,
+        _ => (framework.spec().link_default)(field, text),
     }
 }
 
@@ -301,6 +286,10 @@ pub fn encode(link: &Link) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fw(id: &str) -> Framework {
+        Framework::from_id(id).expect("a registered framework")
+    }
 
     #[test]
     fn decodes_known_unknown_and_repeated() {
@@ -375,7 +364,7 @@ mod tests {
         let link = decode(
             "micro_batch_size=2&framework=megatron&version=head&tensor_model_parallel_size=2",
         );
-        assert_eq!(link.framework, Framework::Megatron);
+        assert_eq!(link.framework, fw("megatron"));
         assert_eq!(link.release().id, "head");
         assert_eq!(link.inputs.get(Field::MicroBatchSize), "2");
         assert!(link.notices.is_empty(), "{:?}", link.notices);
@@ -384,7 +373,7 @@ mod tests {
             "framework=megatron&version=head&tensor_model_parallel_size=2&micro_batch_size=2"
         );
         // the default release is left out
-        let newest = Framework::Megatron.default_release().id;
+        let newest = fw("megatron").default_release().id;
         assert_eq!(
             encode(&decode(&format!("framework=megatron&version={newest}"))),
             "framework=megatron"
@@ -409,15 +398,15 @@ mod tests {
     #[test]
     fn unknown_framework_or_version_is_a_notice_and_kept() {
         let link = decode("framework=jax&nodes=2");
-        assert_eq!(link.framework, Framework::Axolotl);
+        assert_eq!(link.framework, fw("axolotl"));
         assert_eq!(link.notices[0].0, "framework");
         assert_eq!(encode(&link), "nodes=2&framework=jax");
         let twice = decode("framework=hf&framework=megatron");
-        assert_eq!(twice.framework, Framework::Axolotl);
+        assert_eq!(twice.framework, fw("axolotl"));
         assert_eq!(twice.unknown.len(), 2);
         let v = decode("framework=hf&version=9.9");
-        assert_eq!(v.framework, Framework::Hf);
-        assert_eq!(v.release().id, Framework::Hf.default_release().id);
+        assert_eq!(v.framework, fw("hf"));
+        assert_eq!(v.release().id, fw("hf").default_release().id);
         assert_eq!(v.notices[0].0, "version");
         assert_eq!(encode(&v), "framework=hf&version=9.9");
     }

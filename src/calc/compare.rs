@@ -135,10 +135,7 @@ fn cell(report: &Report, output: Output) -> Cell {
 /// intent carries the same number of passes: the Trainer's `num_train_epochs` is 3.0, the
 /// others' 1.
 fn default_epochs(framework: Framework) -> &'static str {
-    match framework {
-        Framework::Hf => "3.0",
-        _ => "1",
-    }
+    framework.spec().default_epochs
 }
 
 /// `from`'s intent in `to`'s keys.
@@ -189,12 +186,7 @@ fn intent(from: Framework, raw: &RawInputs, report: &Report, to: Framework) -> R
     }
     // nanotron requires tokens.sequence_length: the selected framework's, or its default
     if to.has(Field::SequenceLength) && inputs.get(Field::SequenceLength).trim().is_empty() {
-        let default = match from {
-            Framework::Axolotl => Some(super::axolotl::DEFAULT_SEQUENCE_LEN.to_string()),
-            Framework::Torchtitan => Some("2048".to_string()),
-            _ => None,
-        };
-        if let Some(d) = default {
+        if let Some(d) = from.spec().default_sequence_len {
             inputs.set(Field::SequenceLength, d);
         }
     }

@@ -21,8 +21,9 @@
 //! [`Export::notes`] (every format also lists them there, for the page).
 
 use super::field::Reader;
-use super::framework::{CLUSTER, THROUGHPUT};
-use super::{cluster, Field, Framework, Kind, Level, Output, Param, RawInputs, Report};
+use super::field::{CLUSTER, THROUGHPUT};
+use super::spec::{Entry, Syntax, Value};
+use super::{cluster, Field, Framework, Kind, Param, RawInputs, Report};
 
 /// A config fragment ready to copy.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,23 +37,6 @@ pub struct Export {
     /// What the page should say beside it: the launcher line, left-out fields, derived keys,
     /// the numbers dpcalc computed.
     pub notes: Vec<String>,
-}
-
-/// A value in the fragment.
-#[derive(Clone, Debug, PartialEq)]
-enum Value {
-    Int(i128),
-    Float(f64),
-    Bool(bool),
-    Text(String),
-}
-
-/// One key of the fragment.
-struct Entry {
-    field: Field,
-    value: Value,
-    /// Not typed by the user: derived from the report.
-    derived: bool,
 }
 
 /// Builds the fragment for `framework` at `release` from the inputs and the report computed
@@ -84,32 +68,32 @@ pub fn export(framework: Framework, release: &str, raw: &RawInputs, report: &Rep
         ));
     }
     let computed = results(framework, report);
-    let (lang, file_name, body) = match framework {
-        Framework::Axolotl => ("yaml", "config.yml", yaml_flat(&entries)),
-        Framework::Nanotron => ("yaml", "config.yaml", yaml_nanotron(&entries)),
-        Framework::DeepSpeed => ("json", "ds_config.json", json(&entries)),
-        Framework::Megatron => ("sh", "train.sh", String::new()),
-        Framework::Torchtitan => ("toml", "train.toml", toml(&entries)),
-        Framework::Hf => ("python", "train.py", python(&entries, &mut notes)),
+    let spec = &framework.spec().export;
+    let body = match spec.syntax {
+        Syntax::Yaml => yaml_flat(&entries),
+        Syntax::YamlNested => yaml_nanotron(&entries),
+        Syntax::Json => json(&entries),
+        Syntax::Shell => String::new(),
+        Syntax::Toml => toml(&entries),
+        Syntax::Python => python(&entries, &mut notes),
     };
-    if let Some(line) = launcher(framework, shape) {
-        if framework != Framework::Megatron {
+    let launch = shape.map(|(n, g)| (spec.launcher)(n, g));
+    if let Some(line) = &launch {
+        // a shell fragment is the launch command itself
+        if spec.syntax != Syntax::Shell {
             notes.insert(1, format!("launch: {line}"));
         }
     }
     if !computed.is_empty() {
         notes.push(format!("dpcalc computed: {}", computed.join(", ")));
     }
-    let text = match framework {
-        Framework::DeepSpeed => body,
-        Framework::Megatron => {
+    let text = match spec.syntax {
+        // JSON has no comments
+        Syntax::Json => body,
+        Syntax::Shell => {
             let mut t = comments(&notes, "# ");
-            t.push_str(&megatron(&entries, shape));
-            t
-        }
-        Framework::Hf => {
-            let mut t = comments(&notes, "# ");
-            t.push_str(&body);
+            let command = launch.unwrap_or_else(|| format!("python {}", spec.script));
+            t.push_str(&command_line(command, &entries));
             t
         }
         _ => {
@@ -118,6 +102,7 @@ pub fn export(framework: Framework, release: &str, raw: &RawInputs, report: &Rep
             t
         }
     };
+    let (lang, file_name) = (spec.lang, spec.file_name);
     Export {
         lang,
         file_name,
@@ -131,112 +116,19 @@ pub fn export(framework: Framework, release: &str, raw: &RawInputs, report: &Rep
 /// The framework's config keys (no cluster shape, no measured throughput).
 fn config_fields(framework: Framework) -> Vec<Field> {
     let mut out: Vec<Field> = Vec::new();
-    for f in layout(framework).iter().copied().chain(framework.fields()) {
+    for f in framework
+        .spec()
+        .export
+        .keys
+        .iter()
+        .copied()
+        .chain(framework.fields())
+    {
         if !CLUSTER.contains(&f) && !THROUGHPUT.1.contains(&f) && !out.contains(&f) {
             out.push(f);
         }
     }
     out
-}
-
-/// The keys each format knows, in its documentation's order; the form's other fields follow.
-fn layout(framework: Framework) -> &'static [Field] {
-    use Field as F;
-    match framework {
-        Framework::Axolotl => &[
-            F::TensorParallelSize,
-            F::ContextParallelSize,
-            F::MicroBatchSize,
-            F::GradientAccumulationSteps,
-            F::BatchSize,
-            F::NumEpochs,
-            F::MaxSteps,
-            F::SequenceLen,
-            F::SamplePacking,
-            F::SamplePackingEffEst,
-            F::WarmupSteps,
-            F::WarmupRatio,
-            F::ValSetSize,
-            F::EvalsPerEpoch,
-            F::SavesPerEpoch,
-        ],
-        Framework::Hf => &[
-            F::PerDeviceTrainBatchSize,
-            F::GradientAccumulationSteps,
-            F::NumTrainEpochs,
-            F::MaxSteps,
-            F::DataloaderDropLast,
-            F::WarmupSteps,
-            F::WarmupRatio,
-            F::EvalSteps,
-            F::SaveSteps,
-            F::LoggingSteps,
-            F::TpSize,
-            F::CpSize,
-            F::SpSize,
-            F::MaxLength,
-            F::NumSamples,
-        ],
-        Framework::DeepSpeed => &[
-            F::TrainBatchSize,
-            F::TrainMicroBatchSizePerGpu,
-            F::GradientAccumulationSteps,
-            F::AutotpSize,
-            F::SequenceParallelSize,
-        ],
-        Framework::Megatron => &[
-            F::TensorModelParallelSize,
-            F::PipelineModelParallelSize,
-            F::ContextParallelSize,
-            F::ExpertModelParallelSize,
-            F::MicroBatchSize,
-            F::GlobalBatchSize,
-            F::RampupBatchSize,
-            F::StepBatchSizeSchedule,
-            F::DecreaseBatchSizeIfNeeded,
-            F::TrainIters,
-            F::TrainSamples,
-            F::SeqLength,
-            F::LrWarmupIters,
-            F::LrWarmupFraction,
-            F::LrWarmupSamples,
-        ],
-        Framework::Torchtitan => &[
-            F::DataParallelReplicateDegree,
-            F::DataParallelShardDegree,
-            F::TensorParallelDegree,
-            F::ContextParallelDegree,
-            F::PipelineParallelDegree,
-            F::ExpertParallelDegree,
-            F::PipelineParallelMicrobatchSize,
-            F::NumPpMicrobatches,
-            F::LocalBatchSize,
-            F::GlobalBatchSize,
-            F::SeqLen,
-            F::Steps,
-            F::NumTokensPerMicrobatchPerDpRank,
-            F::NumTokensPerTrainStep,
-            F::MaxContextLength,
-        ],
-        Framework::Nanotron => &[
-            F::Dp,
-            F::Tp,
-            F::Pp,
-            F::ExpertParallelSize,
-            F::MicroBatchSize,
-            F::BatchAccumulationPerReplica,
-            F::SequenceLength,
-            F::TrainSteps,
-        ],
-    }
-}
-
-/// The first error the report has at `field`.
-fn error_at(report: &Report, field: Field) -> Option<String> {
-    report
-        .diags_for(field)
-        .find(|d| d.level == Level::Error)
-        .map(|d| d.message.clone())
 }
 
 /// The given fields, typed; an invalid one is left out with a note.
@@ -264,7 +156,9 @@ fn given(
             }
             continue;
         }
-        let why = error_at(report, field).or_else(|| diags.first().map(|d| d.message.clone()));
+        let why = report
+            .error_at(field)
+            .or_else(|| diags.first().map(|d| d.message.clone()));
         match (value, why) {
             (Some(value), None) => entries.push(Entry {
                 field,
@@ -312,7 +206,9 @@ fn parse(field: Field, raw: &RawInputs, diags: &mut Vec<super::Diag>) -> Option<
     }
 }
 
-/// Adds what the framework derives and needs written down to give the same numbers.
+/// Adds what the framework derives and needs written down to give the same numbers (its
+/// `Spec::export.derive`: DeepSpeed's three batch keys, Megatron's `--global-batch-size`,
+/// nanotron's `dp`).
 fn derive(
     framework: Framework,
     raw: &RawInputs,
@@ -320,151 +216,7 @@ fn derive(
     entries: &mut Vec<Entry>,
     notes: &mut Vec<String>,
 ) {
-    let has = |entries: &[Entry], f: Field| entries.iter().any(|e| e.field == f);
-    let untouched = |f: Field| raw.get(f).trim().is_empty() && raw.conflict(f).is_none();
-    let count = |o: Output| match report.value(o)? {
-        super::Num::Int(i) => u64::try_from(i).ok(),
-        super::Num::Float(_) => None,
-    };
-    match framework {
-        Framework::DeepSpeed => deepspeed_triple(raw, report, entries, notes),
-        Framework::Megatron => {
-            // --global-batch-size is required without a schedule; the default is one microbatch
-            // per replica (arguments.py). Not with a ramp-up or schedule (they set it per step).
-            let schedule =
-                !untouched(Field::RampupBatchSize) || !untouched(Field::StepBatchSizeSchedule);
-            if untouched(Field::GlobalBatchSize)
-                && !schedule
-                && error_at(report, Field::GlobalBatchSize).is_none()
-            {
-                if let Some(g) = count(Output::GlobalBatchSize) {
-                    let at = entries
-                        .iter()
-                        .position(|e| e.field == Field::MicroBatchSize)
-                        .map_or(entries.len(), |i| i + 1);
-                    entries.insert(
-                        at,
-                        Entry {
-                            field: Field::GlobalBatchSize,
-                            value: Value::Int(g.into()),
-                            derived: true,
-                        },
-                    );
-                }
-            }
-        }
-        // parallelism.dp is required: dp × tp × pp must equal the world size
-        Framework::Nanotron
-            if untouched(Field::Dp)
-                && !has(entries, Field::Dp)
-                && error_at(report, Field::Dp).is_none() =>
-        {
-            if let Some(dp) = count(Output::DpWorldSize) {
-                entries.insert(
-                    0,
-                    Entry {
-                        field: Field::Dp,
-                        value: Value::Int(dp.into()),
-                        derived: true,
-                    },
-                );
-            }
-        }
-        _ => {}
-    }
-}
-
-/// DeepSpeed: all three batch keys when they are consistent. With all three given, DeepSpeed
-/// derives nothing and asserts `train_batch_size == micro × GA × world_size` at launch, so the
-/// same file on another GPU count fails loudly instead of silently changing the batch (or the
-/// accumulation). The third value is the report's (train_batch_size from global_batch_size, GA
-/// from gradient_accumulation_steps) or, for the micro batch, `train // (GA × W)` when exact;
-/// the three are written only if they pass DeepSpeed's own equality, with `W = world_size /
-/// sequence_parallel_size` (config.py, no mpu). Otherwise only the given keys are written.
-fn deepspeed_triple(
-    raw: &RawInputs,
-    report: &Report,
-    entries: &mut Vec<Entry>,
-    notes: &mut Vec<String>,
-) {
-    let batch = [
-        Field::TrainBatchSize,
-        Field::TrainMicroBatchSizePerGpu,
-        Field::GradientAccumulationSteps,
-    ];
-    let get = |entries: &[Entry], f: Field| {
-        entries
-            .iter()
-            .find(|e| e.field == f)
-            .and_then(|e| match e.value {
-                Value::Int(v) => u64::try_from(v).ok(),
-                _ => None,
-            })
-    };
-    if batch
-        .iter()
-        .any(|&f| !raw.get(f).trim().is_empty() && get(entries, f).is_none())
-    {
-        return; // a batch key is invalid: DeepSpeed would refuse; write what is valid only
-    }
-    if batch.iter().all(|&f| get(entries, f).is_some()) {
-        return;
-    }
-    let report_int = |o: Output| {
-        report.value(o).and_then(|n| match n {
-            super::Num::Int(i) => u64::try_from(i).ok(),
-            super::Num::Float(_) => None,
-        })
-    };
-    let Some(world) = report_int(Output::WorldSize) else {
-        return;
-    };
-    let sp = get(entries, Field::SequenceParallelSize).unwrap_or(1);
-    if sp == 0 || world % sp != 0 {
-        return;
-    }
-    let w = world / sp;
-    let train = get(entries, Field::TrainBatchSize).or_else(|| report_int(Output::GlobalBatchSize));
-    let ga = get(entries, Field::GradientAccumulationSteps)
-        .or_else(|| report_int(Output::GradientAccumulationSteps));
-    let micro = get(entries, Field::TrainMicroBatchSizePerGpu).or_else(|| {
-        let (t, g) = (train?, ga?);
-        let per = g.checked_mul(w).filter(|&p| p > 0)?;
-        (t % per == 0).then_some(t / per)
-    });
-    let (Some(t), Some(m), Some(g)) = (train, micro, ga) else {
-        return;
-    };
-    let consistent = m
-        .checked_mul(g)
-        .and_then(|x| x.checked_mul(w))
-        .is_some_and(|x| x == t && t > 0);
-    if !consistent {
-        notes.push(format!(
-            "DeepSpeed derives the missing batch keys itself: dpcalc's values (train {t}, micro {m}, GA {g}, world {w}) do not satisfy train = micro × GA × world"
-        ));
-        return;
-    }
-    for (f, v) in batch.iter().zip([t, m, g]) {
-        if get(entries, *f).is_none() {
-            let at = entries
-                .iter()
-                .position(|e| !batch.contains(&e.field))
-                .unwrap_or(entries.len());
-            let at = batch
-                .iter()
-                .position(|b| b == f)
-                .map_or(at, |i| i.min(entries.len()));
-            entries.insert(
-                at,
-                Entry {
-                    field: *f,
-                    value: Value::Int(v.into()),
-                    derived: true,
-                },
-            );
-        }
-    }
+    (framework.spec().export.derive)(raw, report, entries, notes)
 }
 
 /// The cluster shape for the launcher: `world_size` when given (split over the given nodes or
@@ -483,7 +235,7 @@ fn cluster_shape(raw: &RawInputs, report: &Report, notes: &mut Vec<String>) -> O
     );
     if let Some(msg) = CLUSTER
         .iter()
-        .find_map(|&f| error_at(report, f))
+        .find_map(|&f| report.error_at(f))
         .or_else(|| diags.first().map(|d| d.message.clone()))
     {
         notes.push(format!("no launcher line: {msg}"));
@@ -510,24 +262,6 @@ fn cluster_shape(raw: &RawInputs, report: &Report, notes: &mut Vec<String>) -> O
         ));
     }
     Some(shape)
-}
-
-/// The launch command for the cluster shape.
-fn launcher(framework: Framework, shape: Option<(u64, u64)>) -> Option<String> {
-    let (n, g) = shape?;
-    let torchrun = format!("torchrun --nnodes {n} --nproc-per-node {g}");
-    Some(match framework {
-        Framework::Axolotl => format!("{torchrun} -m axolotl.cli.train config.yml"),
-        Framework::Hf => format!("{torchrun} train.py"),
-        Framework::DeepSpeed => {
-            format!("deepspeed --num_nodes {n} --num_gpus {g} train.py --deepspeed ds_config.json")
-        }
-        Framework::Megatron => format!("{torchrun} pretrain_gpt.py"),
-        Framework::Torchtitan => {
-            format!("{torchrun} -m torchtitan.train --job.config_file train.toml")
-        }
-        Framework::Nanotron => format!("{torchrun} run_train.py --config-file config.yaml"),
-    })
 }
 
 /// The report's values, under the framework's names.
@@ -738,10 +472,9 @@ fn python(entries: &[Entry], notes: &mut Vec<String>) -> String {
 }
 
 /// Megatron: the launcher, then one flag a line with `\` continuations.
-fn megatron(entries: &[Entry], shape: Option<(u64, u64)>) -> String {
-    let mut lines = vec![
-        launcher(Framework::Megatron, shape).unwrap_or_else(|| "python pretrain_gpt.py".into())
-    ];
+/// A launch command followed by one `--flag value` per entry (Megatron-LM's arguments).
+fn command_line(command: String, entries: &[Entry]) -> String {
+    let mut lines = vec![command];
     for e in entries {
         let flag = format!("--{}", e.field.key().replace('_', "-"));
         let word =
@@ -769,7 +502,11 @@ fn megatron(entries: &[Entry], shape: Option<(u64, u64)>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calc::Num;
+
+    fn fw(id: &str) -> Framework {
+        Framework::from_id(id).expect("a registered framework")
+    }
+    use crate::calc::{Level, Num, Output};
 
     fn report(values: &[(Output, i128)]) -> Report {
         let mut r = Report::default();
@@ -813,7 +550,7 @@ mod tests {
             (Output::GlobalBatchSize, 32),
             (Output::GradientAccumulationSteps, 2),
         ]);
-        let e = export(Framework::DeepSpeed, "newest", &raw, &r);
+        let e = export(fw("deepspeed"), "newest", &raw, &r);
         let j = json_of(&e);
         assert_eq!(j["train_batch_size"], 32);
         assert_eq!(j["train_micro_batch_size_per_gpu"], 8);
@@ -828,7 +565,7 @@ mod tests {
             (Field::TrainBatchSize, "32"),
             (Field::GradientAccumulationSteps, "2"),
         ]);
-        let j = json_of(&export(Framework::DeepSpeed, "newest", &raw, &r));
+        let j = json_of(&export(fw("deepspeed"), "newest", &raw, &r));
         assert_eq!(j["train_micro_batch_size_per_gpu"], 8);
         // with Ulysses sp 2 on 4 GPUs, W = 4 / 2 = 2
         let raw = RawInputs::from_pairs([
@@ -838,7 +575,7 @@ mod tests {
             (Field::SequenceParallelSize, "2"),
         ]);
         let r4 = report(&[(Output::WorldSize, 4), (Output::GlobalBatchSize, 32)]);
-        let j = json_of(&export(Framework::DeepSpeed, "newest", &raw, &r4));
+        let j = json_of(&export(fw("deepspeed"), "newest", &raw, &r4));
         assert_eq!(j["train_batch_size"], 32);
         assert_eq!(j["sequence_parallel_size"], 2);
     }
@@ -856,12 +593,12 @@ mod tests {
             (Output::WorldSize, 2),
             (Output::GradientAccumulationSteps, 2),
         ]);
-        let e = export(Framework::DeepSpeed, "newest", &raw, &r);
+        let e = export(fw("deepspeed"), "newest", &raw, &r);
         let j = json_of(&e);
         assert_eq!(j.get("gradient_accumulation_steps"), None);
         assert!(e.notes.iter().any(|n| n.contains("do not satisfy")));
         // no report values at all (a module that computed nothing): only the given keys
-        let e = export(Framework::DeepSpeed, "newest", &raw, &Report::default());
+        let e = export(fw("deepspeed"), "newest", &raw, &Report::default());
         assert_eq!(json_of(&e).as_object().map(|o| o.len()), Some(2));
     }
 
@@ -873,7 +610,7 @@ mod tests {
             (Output::GlobalBatchSize, 16),
             (Output::DpWorldSize, 8),
         ]);
-        let e = export(Framework::Megatron, "newest", &raw, &r);
+        let e = export(fw("megatron"), "newest", &raw, &r);
         assert!(
             e.text
                 .contains("    --micro-batch-size 2 \\\n    --global-batch-size 16\n"),
@@ -885,10 +622,10 @@ mod tests {
             (Field::MicroBatchSize, "2"),
             (Field::RampupBatchSize, "4 4 100"),
         ]);
-        assert!(!export(Framework::Megatron, "newest", &raw2, &r)
+        assert!(!export(fw("megatron"), "newest", &raw2, &r)
             .text
             .contains("--global-batch-size"));
-        let e = export(Framework::Nanotron, "newest", &RawInputs::default(), &r);
+        let e = export(fw("nanotron"), "newest", &RawInputs::default(), &r);
         assert!(e.text.contains("parallelism:\n  dp: 8\n"), "{}", e.text);
     }
 
@@ -909,7 +646,7 @@ mod tests {
             Level::Warning,
             "only a warning",
         );
-        let e = export(Framework::Axolotl, "0.19.0", &raw, &r);
+        let e = export(fw("axolotl"), "0.19.0", &raw, &r);
         assert!(!e.text.contains("micro_batch_size: 2"));
         assert!(e
             .text

@@ -414,6 +414,15 @@ pub(crate) fn shorten(text: &str) -> String {
     }
 }
 
+/// The group every framework's form ends with: measured speed, for the time estimates.
+pub const THROUGHPUT: (&str, &[Field]) = (
+    "Throughput (optional)",
+    &[Field::TokensPerSecondPerGpu, Field::SecondsPerStep],
+);
+
+/// The cluster group every framework's form starts with.
+pub const CLUSTER: &[Field] = &[Field::Nodes, Field::GpusPerNode, Field::WorldSize];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,8 @@
 //! aliases are never expanded, so an alias bomb costs nothing); JSON nesting stops at
 //! serde_json's recursion limit (128); the lists of unknown keys and errors are capped.
 
-use super::framework::{CLUSTER, THROUGHPUT};
+use super::field::{CLUSTER, THROUGHPUT};
+use super::spec::Reads;
 use super::{Field, Framework, RawInputs};
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
@@ -108,13 +109,49 @@ impl Imported {
     }
 }
 
-/// The format of a pasted text: DeepSpeed JSON when it starts with `{`; a Megatron-LM command
-/// line when a word outside a comment starts with `--` and a letter and the first line is not a
-/// YAML `key:`; else axolotl YAML.
+/// The frameworks whose configs can be pasted, in registry order.
+pub fn importable() -> impl Iterator<Item = Framework> {
+    Framework::ALL
+        .iter()
+        .copied()
+        .filter(|f| f.spec().import.is_some())
+}
+
+/// The framework whose configs are read in `reads` (the first in the registry).
+fn reading(reads: Reads) -> Option<Framework> {
+    importable().find(|f| f.spec().import.as_ref().map(|i| i.reads) == Some(reads))
+}
+
+/// What a pasted config of `framework` is called ("an axolotl YAML").
+fn format_name(framework: Framework) -> Option<String> {
+    let noun = match framework.spec().import.as_ref()?.reads {
+        Reads::Yaml => "YAML",
+        Reads::Json => "JSON",
+        Reads::CommandLine => "command line",
+    };
+    let name = framework.name();
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
+    };
+    Some(format!("{article} {name} {noun}"))
+}
+
+/// The syntax of a pasted text: JSON when it starts with `{`; a command line when a word outside
+/// a comment starts with `--` and a letter and the first line is not a YAML `key:`; else YAML.
+/// The framework is the one whose configs are read in that syntax.
 pub fn detect(text: &str) -> Framework {
+    let reads = detect_syntax(text);
+    reading(reads)
+        .or_else(|| importable().next())
+        .unwrap_or_default()
+}
+
+fn detect_syntax(text: &str) -> Reads {
     let text = text.trim_start_matches('\u{feff}');
     if text.trim_start().starts_with('{') {
-        return Framework::DeepSpeed;
+        return Reads::Json;
     }
     let mut lines = text
         .lines()
@@ -132,7 +169,7 @@ pub fn detect(text: &str) -> Framework {
         .next()
         .is_some_and(|l| yaml_key(l) || l.starts_with("---"))
     {
-        return Framework::Axolotl;
+        return Reads::Yaml;
     }
     let flag = lines.any(|line| {
         line.split_whitespace().any(|w| {
@@ -142,9 +179,9 @@ pub fn detect(text: &str) -> Framework {
         })
     });
     if flag {
-        Framework::Megatron
+        Reads::CommandLine
     } else {
-        Framework::Axolotl
+        Reads::Yaml
     }
 }
 
@@ -153,8 +190,8 @@ pub fn import(text: &str) -> Imported {
     import_as(detect(text), text)
 }
 
-/// Reads a pasted config as `framework`'s format: axolotl YAML, DeepSpeed JSON or a Megatron-LM
-/// command line. Any other framework gives an error saying which formats are read.
+/// Reads a pasted config in `framework`'s format (its `Spec::import`). A framework whose configs
+/// are not read gives an error saying which formats are.
 pub fn import_as(framework: Framework, text: &str) -> Imported {
     let mut out = Imported::new(framework);
     if text.len() > MAX_INPUT {
@@ -166,24 +203,34 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
         return out;
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    match framework {
-        Framework::Axolotl => yaml(text, &mut out),
-        Framework::DeepSpeed => json(text, &mut out),
-        Framework::Megatron => cli(text, &mut out),
-        other => out.error(format!(
-            "{} configs cannot be imported; paste an axolotl YAML, a DeepSpeed JSON or a Megatron-LM command line",
-            other.name()
-        )),
+    match framework.spec().import.as_ref().map(|i| i.reads) {
+        Some(Reads::Yaml) => yaml(text, &mut out),
+        Some(Reads::Json) => json(text, &mut out),
+        Some(Reads::CommandLine) => cli(text, &mut out),
+        None => {
+            let names: Vec<String> = importable().filter_map(format_name).collect();
+            let list = match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                Some((last, _)) => last.clone(),
+                None => String::new(),
+            };
+            out.error(format!(
+                "{} configs cannot be imported; paste {list}",
+                framework.name()
+            ))
+        }
     }
     out.finish()
 }
 
-/// A config key of `framework` that a config file can hold (the cluster shape and the measured
-/// throughput are dpcalc's own inputs, not config keys).
+/// The field a config key of `framework` fills: a key of its form that a config file can hold
+/// (the cluster shape and the measured throughput are dpcalc's own inputs, not config keys), or
+/// a key its `Spec::import.alias` reads.
 fn config_field(framework: Framework, key: &str) -> Option<Field> {
     framework
         .field(key)
         .filter(|f| !CLUSTER.contains(f) && !THROUGHPUT.1.contains(f))
+        .or_else(|| (framework.spec().import.as_ref()?.alias)(key))
 }
 
 fn at(mark: &Marker) -> String {
@@ -191,15 +238,6 @@ fn at(mark: &Marker) -> String {
 }
 
 // ---- axolotl YAML ------------------------------------------------------------------------
-
-/// The axolotl key for `key`, with axolotl's deprecated alias (`sequence_parallel_degree`, renamed
-/// `context_parallel_size` in `schemas/config.py`).
-fn axolotl_field(key: &str) -> Option<Field> {
-    match key {
-        "sequence_parallel_degree" => Some(Field::ContextParallelSize),
-        _ => config_field(Framework::Axolotl, key),
-    }
-}
 
 /// Plain scalars YAML reads as null (`null`, `~`, nothing): the key is unset.
 fn is_null(value: &str, style: TScalarStyle) -> bool {
@@ -349,7 +387,7 @@ fn yaml_value(
     value: String,
     style: TScalarStyle,
 ) {
-    match axolotl_field(&key) {
+    match config_field(out.framework, &key) {
         None => out.unknown(key),
         Some(_) if is_null(&value, style) => {}
         Some(field) => {
@@ -401,23 +439,12 @@ fn json(text: &str, out: &mut Imported) {
             },
             // autotp_size is only read inside tensor_parallel
             "autotp_size" => out.unknown(key.clone()),
-            k => match config_field(Framework::DeepSpeed, k).or_else(|| deepspeed_field(k)) {
+            k => match config_field(out.framework, k) {
                 Some(field) => json_value(out, &mut seen, field, k, value),
                 None => out.unknown(key.clone()),
             },
         }
     }
-}
-
-/// The DeepSpeed keys dpcalc reads, also before the DeepSpeed form lists them.
-fn deepspeed_field(key: &str) -> Option<Field> {
-    Some(match key {
-        "train_batch_size" => Field::TrainBatchSize,
-        "train_micro_batch_size_per_gpu" => Field::TrainMicroBatchSizePerGpu,
-        "gradient_accumulation_steps" => Field::GradientAccumulationSteps,
-        "sequence_parallel_size" => Field::SequenceParallelSize,
-        _ => return None,
-    })
 }
 
 fn json_reason(e: &serde_json::Error) -> String {
@@ -558,8 +585,7 @@ fn cli(text: &str, out: &mut Imported) {
         };
         let key = name.replace('-', "_");
         let shown = format!("--{name}");
-        let Some(field) = config_field(Framework::Megatron, &key).or_else(|| megatron_field(&key))
-        else {
+        let Some(field) = config_field(out.framework, &key) else {
             out.unknown(shown);
             continue;
         };
@@ -593,30 +619,6 @@ fn cli(text: &str, out: &mut Imported) {
         }
         out.input(field, value, &mut seen, &shown);
     }
-}
-
-/// The Megatron-LM arguments dpcalc reads, also before the Megatron form lists them.
-fn megatron_field(key: &str) -> Option<Field> {
-    Field::from_key(key).filter(|f| {
-        matches!(
-            f,
-            Field::TensorModelParallelSize
-                | Field::PipelineModelParallelSize
-                | Field::ExpertModelParallelSize
-                | Field::ContextParallelSize
-                | Field::MicroBatchSize
-                | Field::GlobalBatchSize
-                | Field::RampupBatchSize
-                | Field::StepBatchSizeSchedule
-                | Field::DecreaseBatchSizeIfNeeded
-                | Field::TrainIters
-                | Field::TrainSamples
-                | Field::SeqLength
-                | Field::LrWarmupIters
-                | Field::LrWarmupFraction
-                | Field::LrWarmupSamples
-        )
-    })
 }
 
 /// One value for a launcher flag (`--nnodes 2` or `--nnodes=2`).

@@ -25,82 +25,27 @@
 use std::collections::HashMap;
 
 use super::framework::{Concept, Framework};
+use super::spec::MemoKey;
 use super::{Field, Level, Num, Output, RawInputs, Report};
 
-/// A model-parallel dimension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dim {
-    /// Tensor parallel.
-    Tp,
-    /// Context parallel (ring attention).
-    Cp,
-    /// Sequence parallel, Ulysses-style.
-    Sp,
-    /// Pipeline parallel.
-    Pp,
-}
-
-impl Dim {
-    /// The short name (`tp`, `cp`, `sp`, `pp`).
-    pub const fn short(self) -> &'static str {
-        match self {
-            Dim::Tp => "tp",
-            Dim::Cp => "cp",
-            Dim::Sp => "sp",
-            Dim::Pp => "pp",
-        }
-    }
-}
+pub use super::spec::Dim;
 
 /// A framework's model-parallel dimensions and their config keys, in the order the explorer's
 /// columns (and a row's `data-layout`) list them.
-pub const fn dims(framework: Framework) -> &'static [(Dim, Field)] {
-    match framework {
-        Framework::Axolotl => &[
-            (Dim::Tp, Field::TensorParallelSize),
-            (Dim::Cp, Field::ContextParallelSize),
-        ],
-        Framework::Hf => &[
-            (Dim::Tp, Field::TpSize),
-            (Dim::Cp, Field::CpSize),
-            (Dim::Sp, Field::SpSize),
-        ],
-        Framework::DeepSpeed => &[
-            (Dim::Tp, Field::AutotpSize),
-            (Dim::Sp, Field::SequenceParallelSize),
-        ],
-        Framework::Megatron => &[
-            (Dim::Tp, Field::TensorModelParallelSize),
-            (Dim::Cp, Field::ContextParallelSize),
-            (Dim::Pp, Field::PipelineModelParallelSize),
-        ],
-        Framework::Torchtitan => &[
-            (Dim::Tp, Field::TensorParallelDegree),
-            (Dim::Cp, Field::ContextParallelDegree),
-            (Dim::Pp, Field::PipelineParallelDegree),
-        ],
-        Framework::Nanotron => &[(Dim::Tp, Field::Tp), (Dim::Pp, Field::Pp)],
-    }
+pub fn dims(framework: Framework) -> &'static [(Dim, Field)] {
+    framework.spec().layout.dims
 }
 
-/// The dimensions at a release: the Trainer up to 4.52 passes no `ParallelismConfig` to
-/// accelerate, so there only tensor parallelism (the model's tp_plan) is a layout dimension.
+/// The dimensions at a release (the HF Trainer up to 4.52 has tensor parallelism only).
 pub fn dims_at(framework: Framework, release: &str) -> &'static [(Dim, Field)] {
-    match (framework, release) {
-        (Framework::Hf, "4.51" | "4.52") => &[(Dim::Tp, Field::TpSize)],
-        _ => dims(framework),
-    }
+    let layout = &framework.spec().layout;
+    (layout.dims_at)(release).unwrap_or(layout.dims)
 }
 
-/// What else a layout sets so the framework fills the data-parallel size: torchtitan's
-/// `data_parallel_shard_degree = -1` ("the rest of the world"), nanotron's `dp`, which has no
-/// default.
+/// What else a layout sets so the framework fills the data-parallel size (torchtitan's
+/// `data_parallel_shard_degree = -1`, nanotron's `dp`, which has no default).
 fn fills(framework: Framework, dp: u64) -> Vec<(Field, String)> {
-    match framework {
-        Framework::Torchtitan => vec![(Field::DataParallelShardDegree, "-1".to_string())],
-        Framework::Nanotron => vec![(Field::Dp, dp.to_string())],
-        _ => Vec::new(),
-    }
+    (framework.spec().layout.fills)(dp)
 }
 
 /// The largest world the explorer enumerates (its divisors are found by trial division up to
@@ -342,23 +287,9 @@ pub fn enumerate(world: u64, k: usize) -> Option<(Vec<Vec<u64>>, bool)> {
 }
 
 /// A layout the framework refuses at launch that its module may not model (it is checked only
-/// when the framework's own compute gives no error for the row).
+/// when the framework's own compute gives no error for the row); `sizes` in [`dims`] order.
 pub fn launch_refusal(framework: Framework, sizes: &[u64]) -> Option<String> {
-    let on = |d: Dim| {
-        dims(framework)
-            .iter()
-            .zip(sizes)
-            .any(|(&(x, _), &s)| x == d && s > 1)
-    };
-    match framework {
-        // accelerate 1.13 parallelism_config.py, ParallelismConfig.__post_init__ (run: it raises).
-        Framework::Hf if on(Dim::Cp) && on(Dim::Sp) => Some(
-            "accelerate refuses it: \u{201c}Context Parallelism (CP) and Sequence Parallelism (SP) are mutually \
-             exclusive.\u{201d} Set cp_size or sp_size to 1."
-                .to_string(),
-        ),
-        _ => None,
-    }
+    (framework.spec().layout.launch_refusal)(sizes)
 }
 
 /// Every tuple of `k` sizes whose product divides `world` (each taken from `divs`, the divisors
@@ -558,58 +489,17 @@ impl Context<'_> {
 }
 
 /// What a row's computed numbers and messages depend on, besides the inputs every row shares:
-/// its data-parallel size and which of its dimensions are above 1. This is the one place to
-/// widen if a framework gains a rule on a dimension's value (`memoised_rows_equal_direct_compute`
-/// in `tests/layout.rs` checks every framework against the direct compute).
-///
-/// torchtitan also checks the sequence length against `tp × 2·cp` (its sequence/context
-/// divisor), so there the tensor and context sizes themselves are part of the key when that
-/// check (or expert parallelism) makes them matter (`torchtitan::SizeCheck`); accelerate's
-/// CP/SP refusal (HF) quotes both sizes, so there cp and sp are.
-fn memo_key(
-    framework: Framework,
-    sizes: &[u64],
-    dp: u64,
-    titan: Option<&super::torchtitan::SizeCheck>,
-    expert: bool,
-) -> (u64, u32, u64, u64) {
+/// its data-parallel size, which of its dimensions are above 1, and what the framework's own
+/// memo rule (`Spec::layout.memo`) adds: the sizes its rules or messages use one by one. That
+/// rule is the one place to widen if a framework gains a rule on a dimension's value
+/// (`memoised_rows_equal_direct_compute` in `tests/layout.rs` checks every framework against the
+/// direct compute).
+fn memo_key(extra: &MemoKey, sizes: &[u64], dp: u64) -> (u64, u32, u64, u64) {
     let mask = sizes
         .iter()
         .enumerate()
         .fold(0u32, |m, (i, &s)| if s > 1 { m | (1 << i) } else { m });
-    let (a, b) = match framework {
-        // With SP the Trainer shards over world // tp and multiplies by sp, so tp and sp
-        // matter one by one (and accelerate's CP+SP refusal quotes cp and sp).
-        Framework::Hf => match sizes {
-            &[tp, cp, sp] if sp > 1 => (tp | (cp << 32), sp),
-            _ => (1, 1),
-        },
-        // Megatron's expert grid (expert tensor = tensor) × expert × pipeline must divide the
-        // world: with expert parallelism, tp and pp matter one by one
-        Framework::Megatron if expert => (
-            sizes.first().copied().unwrap_or(1),
-            sizes.get(2).copied().unwrap_or(1),
-        ),
-        // DeepSpeed checks the batch against world / sequence_parallel_size and counts AutoTP
-        // ranks in it; nanotron's checks quote tp and pp (0.4 multiplies in EP): both sizes
-        // matter one by one (two dimensions: few rows anyway)
-        Framework::DeepSpeed | Framework::Nanotron => (
-            sizes.first().copied().unwrap_or(1),
-            sizes.get(1).copied().unwrap_or(1),
-        ),
-        Framework::Torchtitan => {
-            let (tp, cp) = (
-                sizes.first().copied().unwrap_or(1),
-                sizes.get(1).copied().unwrap_or(1),
-            );
-            if titan.is_some_and(|t| t.products_only(tp, cp)) {
-                (1, 1)
-            } else {
-                (tp, cp)
-            }
-        }
-        _ => (1, 1),
-    };
+    let (a, b) = extra(sizes);
     (dp, mask, a, b)
 }
 
@@ -717,22 +607,11 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     }
     let current = current_sizes_of(dims, raw);
     let mut cache: HashMap<(u64, u32, u64, u64), Computed> = HashMap::new();
-    let titan = (framework == Framework::Torchtitan)
-        .then(|| super::torchtitan::SizeCheck::new(release, raw));
-    // expert parallelism is on unless its size is absent or 1 (an unreadable size counts as on)
-    let expert = framework == Framework::Megatron
-        && !matches!(
-            super::field::count(
-                Field::ExpertModelParallelSize,
-                raw.get(Field::ExpertModelParallelSize),
-                &mut Vec::new()
-            ),
-            super::Param::Absent | super::Param::Given(1)
-        );
+    let extra = (framework.spec().layout.memo)(release, raw);
     for sizes in all {
         let product: u64 = sizes.iter().product();
         let dp = world / product;
-        let key = memo_key(framework, &sizes, dp, titan.as_ref(), expert);
+        let key = memo_key(&extra, &sizes, dp);
         let c = if memo {
             cache
                 .entry(key)
@@ -799,7 +678,11 @@ mod tests {
         );
         assert!(f.is_empty());
         assert_eq!(
-            memo_key(Framework::Axolotl, &[1, 4, 1], 2, None, false),
+            memo_key(
+                &(Framework::default().spec().layout.memo)("", &RawInputs::default()),
+                &[1, 4, 1],
+                2
+            ),
             (2, 0b010, 1, 1)
         );
     }

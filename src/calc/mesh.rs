@@ -32,15 +32,7 @@ use super::framework::Framework;
 use super::layout::{self, Dim};
 use super::{Field, Num, Output, Param, RawInputs, Report};
 
-/// A mesh dimension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Axis {
-    Pp,
-    Dp,
-    Cp,
-    Sp,
-    Tp,
-}
+pub use super::spec::Axis;
 
 impl Axis {
     pub const fn short(self) -> &'static str {
@@ -74,26 +66,13 @@ impl Axis {
 }
 
 /// The framework's mesh order, slowest dimension first (the last varies fastest).
-pub const fn order(framework: Framework) -> &'static [Axis] {
-    match framework {
-        Framework::Axolotl => &[Axis::Dp, Axis::Cp, Axis::Tp],
-        Framework::Hf => &[Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp],
-        Framework::DeepSpeed => &[Axis::Dp, Axis::Sp, Axis::Tp],
-        Framework::Megatron | Framework::Torchtitan => &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
-        Framework::Nanotron => &[Axis::Pp, Axis::Dp, Axis::Tp],
-    }
+pub fn order(framework: Framework) -> &'static [Axis] {
+    framework.spec().mesh.order
 }
 
 /// Where the order comes from, for the picture's caption.
-pub const fn source(framework: Framework) -> &'static str {
-    match framework {
-        Framework::Axolotl => "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp), which axolotl builds in utils/distributed.py",
-        Framework::Hf => "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp)",
-        Framework::DeepSpeed => "DeepSpeed 0.19.8 utils/groups.py _init_tp_mesh_device (data_parallel, tensor_parallel) and deepspeed/__init__.py (data_parallel, sequence_parallel)",
-        Framework::Megatron => "Megatron-core 0.16.1 parallel_state.initialize_model_parallel, order=\"tp-cp-ep-dp-pp\" (RankGenerator)",
-        Framework::Torchtitan => "torchtitan 0.3.0 distributed/parallel_dims.py ParallelDims, mesh (pp, dp_replicate, dp_shard, cp, tp)",
-        Framework::Nanotron => "nanotron 0.4 parallel/context.py ParallelContext, arange(world).reshape(ep, pp, dp, tp)",
-    }
+pub fn source(framework: Framework) -> &'static str {
+    framework.spec().mesh.source
 }
 
 /// The order in words: "tp fastest, then cp, then dp".
@@ -345,12 +324,7 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
     }
     let mesh = Mesh::new(framework, &axes).ok_or_else(|| "No mesh for these sizes.".to_string())?;
     let summarised = world > DRAW_LIMIT;
-    let caveat =
-        (framework == Framework::DeepSpeed && mesh.size(Axis::Tp) > 1 && mesh.size(Axis::Sp) > 1)
-            .then_some(
-            "DeepSpeed builds the AutoTP mesh (dp, tp) and the Ulysses mesh (dp, sp) separately; \
-             the picture assumes tp fastest, then sp.",
-        );
+    let caveat = (framework.spec().mesh.caveat)(mesh.size(Axis::Tp), mesh.size(Axis::Sp));
     Ok(Picture {
         tp_crossing: mesh.crossing(Axis::Tp, gpn),
         cp_crossing: mesh.crossing(Axis::Cp, gpn),

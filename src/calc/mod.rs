@@ -4,30 +4,37 @@
 //! it compiles and is tested natively, and the page renders exactly what it returns: the UI holds
 //! no arithmetic of its own. It does not know URLs either (see `crate::query`).
 //!
-//! - [`field`]: the inputs and their parsing;
-//! - [`num`]: Python's integer/float semantics (floor, ceil, `//`, `min`, printing);
-//! - [`axolotl`]: axolotl 0.19.0, with 0.14.0 alongside as the legacy reference.
+//! Its modules form layers; each uses only the layers below it:
+//! 1. vocabulary: this file (outputs, messages, [`RawInputs`], [`Report`]), [`field`] (every
+//!    config key, its parsing, the cluster and throughput groups), [`num`] (Python's int/float
+//!    semantics), [`cluster`] (nodes × GPUs per node or world size), [`spec`] (what a framework
+//!    description holds: [`Spec`], releases, concepts, parallel dimensions);
+//! 2. the frameworks: [`frameworks`], one folder each with its rules and its `SPEC`, and the
+//!    registry ([`Framework`]) that lists them; [`schedule`] (tokens and time, dpcalc's own
+//!    arithmetic over any framework's report) sits beside the registry, which calls it;
+//! 3. the machinery, generic over a [`Spec`]: [`layout`] (the layout explorer), [`mesh`] (the
+//!    GPU map), [`compare`], [`export`], [`import`].
 
-pub mod axolotl;
 pub mod cluster;
 pub mod compare;
-pub mod deepspeed;
 pub mod export;
 pub mod field;
-pub mod framework;
-pub mod hf;
+pub mod frameworks;
 pub mod import;
 pub mod layout;
-pub mod megatron;
 pub mod mesh;
-pub mod nanotron;
 pub mod num;
 pub mod schedule;
-pub mod torchtitan;
+pub mod spec;
 
 pub use field::{Field, Kind, Param};
-pub use framework::{Framework, Release};
+pub use frameworks::{axolotl, deepspeed, hf, megatron, nanotron, torchtitan};
+pub use frameworks::{Framework, Release};
 pub use num::Num;
+pub use spec::Spec;
+
+/// The registry under its former name (`calc::framework::carry`, …).
+pub use frameworks as framework;
 
 /// How serious a message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -268,5 +275,20 @@ impl Report {
 
     pub fn has_errors(&self) -> bool {
         self.diags.iter().any(|d| d.level == Level::Error)
+    }
+
+    /// The first error at `field`, if any.
+    pub fn error_at(&self, field: Field) -> Option<String> {
+        self.diags_for(field)
+            .find(|d| d.level == Level::Error)
+            .map(|d| d.message.clone())
+    }
+
+    /// An integer output as a count (`None` when absent, a float, or negative).
+    pub fn count(&self, output: Output) -> Option<u64> {
+        match self.value(output)? {
+            Num::Int(i) => u64::try_from(i).ok(),
+            Num::Float(_) => None,
+        }
     }
 }

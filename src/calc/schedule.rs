@@ -21,12 +21,12 @@
 //! multiplication, correctly rounded, in the order written above).
 
 use super::field::Reader;
-use super::framework::{Concept, Framework};
+use super::spec::{Concept, Spec};
 use super::{Field, Level, Num, Output, Param, RawInputs, Report};
 
 /// Adds the token and time outputs to a framework's report (the hook in `Framework::compute`).
-pub fn finish(framework: Framework, raw: &RawInputs, mut report: Report) -> Report {
-    post_process(framework, raw, &mut report);
+pub fn finish(spec: &'static Spec, raw: &RawInputs, mut report: Report) -> Report {
+    post_process(spec, raw, &mut report);
     report
 }
 
@@ -40,8 +40,8 @@ fn positive_int(report: &Report, output: Output) -> Option<i128> {
 }
 
 /// See the module documentation.
-pub fn post_process(framework: Framework, raw: &RawInputs, report: &mut Report) {
-    tokens_per_step(framework, raw, report);
+pub fn post_process(spec: &'static Spec, raw: &RawInputs, report: &mut Report) {
+    tokens_per_step(spec, raw, report);
     let tokens = positive_int(report, Output::TokensPerStep);
     if let Some(t) = tokens {
         if let Some(spe) = positive_int(report, Output::StepsPerEpoch) {
@@ -74,11 +74,11 @@ pub fn post_process(framework: Framework, raw: &RawInputs, report: &mut Report) 
 
 /// `global_batch_size × sequence length`, when the framework module left it out and the
 /// sequence length is given.
-fn tokens_per_step(framework: Framework, raw: &RawInputs, report: &mut Report) {
+fn tokens_per_step(spec: &'static Spec, raw: &RawInputs, report: &mut Report) {
     if report.value(Output::TokensPerStep).is_some() {
         return;
     }
-    let Some(field) = framework.field_for(Concept::SeqLen) else {
+    let Some(field) = spec.field_for(Concept::SeqLen) else {
         return;
     };
     // The framework module reports a bad sequence length; here it is only read.

@@ -20,11 +20,12 @@
 //! nanotron 0.4's own code (`tests/nanotron_oracle.txt`). The spec is `shared/spec/batch_math.md`
 //! §6 as corrected by its §0.1.
 
-use super::cluster;
-use super::field::Reader;
-use super::framework::{Release, CLUSTER};
-use super::num::Num;
-use super::{Field, Level, Output, Param, RawInputs, Report};
+use crate::calc::cluster;
+use crate::calc::field::Reader;
+use crate::calc::field::CLUSTER;
+use crate::calc::num::Num;
+use crate::calc::spec::Release;
+use crate::calc::{Field, Level, Output, Param, RawInputs, Report};
 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[

@@ -18,11 +18,12 @@
 //! The spec is `shared/spec/batch_math.md` §2 with §0.1 item 12; every release was checked by
 //! running its own code (tests/hf_oracle.txt).
 
-use super::cluster;
-use super::field::Reader;
-use super::framework::{Release, CLUSTER};
-use super::num::{self, float_repr};
-use super::{Field, Level, Num, Output, Param, RawInputs, Report};
+use crate::calc::cluster;
+use crate::calc::field::Reader;
+use crate::calc::field::CLUSTER;
+use crate::calc::num::{self, float_repr};
+use crate::calc::spec::Release;
+use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Report};
 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[

@@ -17,10 +17,11 @@
 //! The spec is `shared/spec/batch_math.md` §5 as corrected by its §0.1 item 9; 0.3.0 was checked by
 //! running the released package (tests/torchtitan_oracle.txt).
 
-use super::cluster;
-use super::field::Reader;
-use super::framework::{Release, CLUSTER};
-use super::{Field, Level, Num, Output, Param, RawInputs, Report};
+use crate::calc::cluster;
+use crate::calc::field::Reader;
+use crate::calc::field::CLUSTER;
+use crate::calc::spec::Release;
+use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Report};
 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[
@@ -115,7 +116,7 @@ pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
 
 // ---- defaults (0.3.0 `config/configs.py`, `components/optimizer/lr_scheduler.py`) -------------
 const DEFAULT_LOCAL_BATCH_SIZE: u64 = 8;
-const DEFAULT_SEQ_LEN: u64 = 2048;
+pub const DEFAULT_SEQ_LEN: u64 = 2048;
 const DEFAULT_STEPS: u64 = 10_000;
 const DEFAULT_WARMUP_STEPS: u64 = 200;
 // HEAD `config/configs.py`

@@ -18,11 +18,12 @@
 //! `repr`). The spec is `shared/spec/batch_math.md` §3 as corrected by its §0.1; every rule here was
 //! also checked by running deepspeed 0.19.8's own code (`tests/deepspeed_oracle.txt`).
 
-use super::cluster;
-use super::field::Reader;
-use super::framework::{Release, CLUSTER};
-use super::num::{self, Num, NumError};
-use super::{Field, Level, Output, Param, RawInputs, Report};
+use crate::calc::cluster;
+use crate::calc::field::Reader;
+use crate::calc::field::CLUSTER;
+use crate::calc::num::{self, Num, NumError};
+use crate::calc::spec::Release;
+use crate::calc::{Field, Level, Output, Param, RawInputs, Report};
 use std::cmp::Ordering;
 
 /// The releases modelled, newest (the default) first.

@@ -37,11 +37,12 @@
 //! the results differ by one at rounding boundaries. The spec is `shared/spec/batch_math.md` §1 as
 //! corrected by its §0.1.
 
-use super::cluster;
-use super::field::Reader;
-use super::framework::{Release, CLUSTER};
-use super::num::{self, Num, NumError};
-use super::{Field, Level, Output, Param, RawInputs, Report};
+use crate::calc::cluster;
+use crate::calc::field::Reader;
+use crate::calc::field::CLUSTER;
+use crate::calc::num::{self, Num, NumError};
+use crate::calc::spec::Release;
+use crate::calc::{Field, Level, Output, Param, RawInputs, Report};
 
 /// The inputs, typed. Absent fields take axolotl's schema defaults when used.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -24,11 +24,12 @@
 //! `--expert-tensor-parallel-size` (taken as TP, its default), `--lr-decay-iters/-samples` (taken
 //! as the training length, their default), HEAD's `gtp_weight_remat_size` (taken as 1).
 
-use super::cluster;
-use super::field::Reader;
-use super::framework::{Release, CLUSTER};
-use super::num::{self, Num};
-use super::{Field, Level, Output, Param, RawInputs, Report};
+use crate::calc::cluster;
+use crate::calc::field::Reader;
+use crate::calc::field::CLUSTER;
+use crate::calc::num::{self, Num};
+use crate::calc::spec::Release;
+use crate::calc::{Field, Level, Output, Param, RawInputs, Report};
 use std::cmp::Ordering;
 
 /// The releases dpcalc models, newest (the default) first.
@@ -905,7 +906,7 @@ impl Calc<'_> {
                         format!(
                             "rampup_batch_size: \u{201c}{}\u{201d} is not a whole number (Megatron reads each value \
                              with int(): ValueError: invalid literal for int() with base 10)",
-                            super::field::shorten(t)
+                            crate::calc::field::shorten(t)
                         ),
                     );
                     return None;
@@ -1052,7 +1053,7 @@ impl Calc<'_> {
                     self.r,
                     format!(
                         "ValueError: Invalid schedule entry \"{}\". Expected format: \"THRESHOLD:BATCH_SIZE\"",
-                        super::field::shorten(entry)
+                        crate::calc::field::shorten(entry)
                     ),
                     "Write each step as THRESHOLD:BATCH_SIZE, e.g. \u{201c}0:256 100B:512\u{201d}.",
                 );
@@ -1065,7 +1066,7 @@ impl Calc<'_> {
                     Err(NumParse::Bad(msg)) => {
                         refuse(
                             self.r,
-                            super::field::shorten(&msg),
+                            crate::calc::field::shorten(&msg),
                             "Numbers may have a K, M, B or T suffix (10^3 … 10^12).",
                         );
                         return None;
@@ -1076,7 +1077,7 @@ impl Calc<'_> {
                             Level::Error,
                             format!(
                                 "step_batch_size_schedule: \u{201c}{}\u{201d} is too large to count",
-                                super::field::shorten(part)
+                                crate::calc::field::shorten(part)
                             ),
                         );
                         return None;

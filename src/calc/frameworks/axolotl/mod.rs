@@ -1,0 +1,116 @@
+//! axolotl: everything dpcalc knows about it. Its rules, releases, form and outputs are in
+//! [`rules`] (axolotl 0.19.0, 0.18.0 for 0.15.0 – 0.18.0, and 0.14.0); this file describes it to
+//! the shared machinery ([`SPEC`]): its parallel dimensions and rank order, its config mapping
+//! (export and import) and its link defaults.
+
+mod rules;
+
+pub use rules::*;
+
+use crate::calc::spec::{self, Axis, Dim, Export, Import, Layout, Mesh, Reads, Spec, Syntax};
+use crate::calc::Field;
+
+pub const SPEC: Spec = Spec {
+    id: "axolotl",
+    name: "axolotl",
+    releases: RELEASES,
+    groups: GROUPS,
+    outputs: OUTPUTS,
+    key_fields: KEY_FIELDS,
+    output_label,
+    describe: spec::none_describe,
+    kind: spec::none_kind,
+    compute: compute_release,
+    legacy: true,
+    default_epochs: "1",
+    default_sequence_len: Some("512"),
+    link_aliases: LINK_ALIASES,
+    link_default,
+    layout: Layout {
+        dims: &[
+            (Dim::Tp, Field::TensorParallelSize),
+            (Dim::Cp, Field::ContextParallelSize),
+        ],
+        dims_at: spec::all_dims,
+        fills: spec::no_fills,
+        launch_refusal: spec::no_refusal,
+        memo: spec::memo_plain,
+    },
+    mesh: Mesh {
+        order: &[Axis::Dp, Axis::Cp, Axis::Tp],
+        source: "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp), which axolotl builds in utils/distributed.py",
+        caveat: spec::no_caveat,
+    },
+    export: Export {
+        syntax: Syntax::Yaml,
+        lang: "yaml",
+        file_name: "config.yml",
+        keys: EXPORT_KEYS,
+        launcher,
+        script: "-m axolotl.cli.train config.yml",
+        derive: spec::derive_nothing,
+    },
+    import: Some(Import {
+        reads: Reads::Yaml,
+        alias: import_alias,
+    }),
+};
+
+/// Old parameter names a link may use: axolotl itself still accepts `sequence_parallel_degree`
+/// as the deprecated name of `context_parallel_size` (`utils/schemas/config.py`).
+const LINK_ALIASES: &[(&str, Field)] = &[("sequence_parallel_degree", Field::ContextParallelSize)];
+
+/// The config keys in the order axolotl's documentation lists them.
+const EXPORT_KEYS: &[Field] = &[
+    Field::TensorParallelSize,
+    Field::ContextParallelSize,
+    Field::MicroBatchSize,
+    Field::GradientAccumulationSteps,
+    Field::BatchSize,
+    Field::NumEpochs,
+    Field::MaxSteps,
+    Field::SequenceLen,
+    Field::SamplePacking,
+    Field::SamplePackingEffEst,
+    Field::WarmupSteps,
+    Field::WarmupRatio,
+    Field::ValSetSize,
+    Field::EvalsPerEpoch,
+    Field::SavesPerEpoch,
+];
+
+/// Values a link leaves out because they are what axolotl assumes when the key is absent. Not
+/// `micro_batch_size`, `gradient_accumulation_steps` or `batch_size`: axolotl's validators count
+/// those when present.
+fn link_default(field: Field, text: &str) -> bool {
+    match field {
+        Field::TensorParallelSize | Field::ContextParallelSize => text == "1",
+        Field::NumEpochs => text == "1" || text == "1.0",
+        Field::SequenceLen => text == "512",
+        Field::SamplePacking => text.eq_ignore_ascii_case("false"),
+        _ => false,
+    }
+}
+
+fn launcher(nodes: u64, gpus: u64) -> String {
+    format!("torchrun --nnodes {nodes} --nproc-per-node {gpus} -m axolotl.cli.train config.yml")
+}
+
+/// A pasted YAML key: axolotl's deprecated alias (`sequence_parallel_degree`).
+fn import_alias(key: &str) -> Option<Field> {
+    LINK_ALIASES
+        .iter()
+        .find(|(a, _)| *a == key)
+        .map(|&(_, f)| f)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn default_sequence_len_is_the_rules_default() {
+        assert_eq!(
+            super::SPEC.default_sequence_len,
+            Some(super::DEFAULT_SEQUENCE_LEN.to_string().as_str())
+        );
+    }
+}

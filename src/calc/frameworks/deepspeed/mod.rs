@@ -1,0 +1,194 @@
+//! DeepSpeed: everything dpcalc knows about it. Its rules, releases, form and outputs are in
+//! [`rules`] (DeepSpeed 0.19.8's `runtime/config.py` batch checks and its data loader); this file
+//! describes it to the shared machinery ([`SPEC`]): its parallel dimensions and rank order, the
+//! keys it reads its own way, and its config mapping (`ds_config.json` export and import).
+
+mod rules;
+
+pub use rules::*;
+
+use crate::calc::spec::{
+    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value,
+};
+use crate::calc::{Field, Output, RawInputs, Report};
+
+pub const SPEC: Spec = Spec {
+    id: "deepspeed",
+    name: "DeepSpeed",
+    releases: RELEASES,
+    groups: GROUPS,
+    outputs: OUTPUTS,
+    key_fields: KEY_FIELDS,
+    output_label,
+    describe,
+    kind: spec::none_kind,
+    compute: compute_release,
+    legacy: false,
+    default_epochs: "1",
+    default_sequence_len: None,
+    link_aliases: &[],
+    link_default: spec::no_link_default,
+    layout: Layout {
+        dims: &[
+            (Dim::Tp, Field::AutotpSize),
+            (Dim::Sp, Field::SequenceParallelSize),
+        ],
+        dims_at: spec::all_dims,
+        fills: spec::no_fills,
+        launch_refusal: spec::no_refusal,
+        // DeepSpeed checks the batch against world / sequence_parallel_size and counts AutoTP
+        // ranks in it: both sizes matter one by one
+        memo: spec::memo_first_two,
+    },
+    mesh: Mesh {
+        order: &[Axis::Dp, Axis::Sp, Axis::Tp],
+        source: "DeepSpeed 0.19.8 utils/groups.py _init_tp_mesh_device (data_parallel, tensor_parallel) and deepspeed/__init__.py (data_parallel, sequence_parallel)",
+        caveat,
+    },
+    export: Export {
+        syntax: Syntax::Json,
+        lang: "json",
+        file_name: "ds_config.json",
+        keys: &[
+            Field::TrainBatchSize,
+            Field::TrainMicroBatchSizePerGpu,
+            Field::GradientAccumulationSteps,
+            Field::AutotpSize,
+            Field::SequenceParallelSize,
+        ],
+        launcher,
+        script: "train.py --deepspeed ds_config.json",
+        derive: deepspeed_triple,
+    },
+    import: Some(Import {
+        reads: Reads::Json,
+        alias: import_alias,
+    }),
+};
+
+fn caveat(tp: u64, sp: u64) -> Option<&'static str> {
+    (tp > 1 && sp > 1).then_some(
+        "DeepSpeed builds the AutoTP mesh (dp, tp) and the Ulysses mesh (dp, sp) separately; \
+         the picture assumes tp fastest, then sp.",
+    )
+}
+
+fn launcher(nodes: u64, gpus: u64) -> String {
+    format!("deepspeed --num_nodes {nodes} --num_gpus {gpus} train.py --deepspeed ds_config.json")
+}
+
+/// The DeepSpeed keys dpcalc reads, also before the DeepSpeed form lists them.
+fn import_alias(key: &str) -> Option<Field> {
+    Some(match key {
+        "train_batch_size" => Field::TrainBatchSize,
+        "train_micro_batch_size_per_gpu" => Field::TrainMicroBatchSizePerGpu,
+        "gradient_accumulation_steps" => Field::GradientAccumulationSteps,
+        "sequence_parallel_size" => Field::SequenceParallelSize,
+        _ => return None,
+    })
+}
+
+/// The keys DeepSpeed's users set in their own training loop, described for it.
+fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match field {
+        Field::NumSamples => (
+            "Training rows",
+            "required for steps",
+            "len(train_dataset): the rows the dataloader reads.",
+        ),
+        Field::NumEpochs => (
+            "Epochs",
+            "1",
+            "Passes over the data in your training loop (whole numbers).",
+        ),
+        _ => return None,
+    })
+}
+
+/// DeepSpeed: all three batch keys when they are consistent. With all three given, DeepSpeed
+/// derives nothing and asserts `train_batch_size == micro × GA × world_size` at launch, so the
+/// same file on another GPU count fails loudly instead of silently changing the batch (or the
+/// accumulation). The third value is the report's (train_batch_size from global_batch_size, GA
+/// from gradient_accumulation_steps) or, for the micro batch, `train // (GA × W)` when exact;
+/// the three are written only if they pass DeepSpeed's own equality, with `W = world_size /
+/// sequence_parallel_size` (config.py, no mpu). Otherwise only the given keys are written.
+fn deepspeed_triple(
+    raw: &RawInputs,
+    report: &Report,
+    entries: &mut Vec<Entry>,
+    notes: &mut Vec<String>,
+) {
+    let batch = [
+        Field::TrainBatchSize,
+        Field::TrainMicroBatchSizePerGpu,
+        Field::GradientAccumulationSteps,
+    ];
+    let get = |entries: &[Entry], f: Field| {
+        entries
+            .iter()
+            .find(|e| e.field == f)
+            .and_then(|e| match e.value {
+                Value::Int(v) => u64::try_from(v).ok(),
+                _ => None,
+            })
+    };
+    if batch
+        .iter()
+        .any(|&f| !raw.get(f).trim().is_empty() && get(entries, f).is_none())
+    {
+        return; // a batch key is invalid: DeepSpeed would refuse; write what is valid only
+    }
+    if batch.iter().all(|&f| get(entries, f).is_some()) {
+        return;
+    }
+    let report_int = |o: Output| report.count(o);
+    let Some(world) = report_int(Output::WorldSize) else {
+        return;
+    };
+    let sp = get(entries, Field::SequenceParallelSize).unwrap_or(1);
+    if sp == 0 || world % sp != 0 {
+        return;
+    }
+    let w = world / sp;
+    let train = get(entries, Field::TrainBatchSize).or_else(|| report_int(Output::GlobalBatchSize));
+    let ga = get(entries, Field::GradientAccumulationSteps)
+        .or_else(|| report_int(Output::GradientAccumulationSteps));
+    let micro = get(entries, Field::TrainMicroBatchSizePerGpu).or_else(|| {
+        let (t, g) = (train?, ga?);
+        let per = g.checked_mul(w).filter(|&p| p > 0)?;
+        (t % per == 0).then_some(t / per)
+    });
+    let (Some(t), Some(m), Some(g)) = (train, micro, ga) else {
+        return;
+    };
+    let consistent = m
+        .checked_mul(g)
+        .and_then(|x| x.checked_mul(w))
+        .is_some_and(|x| x == t && t > 0);
+    if !consistent {
+        notes.push(format!(
+            "DeepSpeed derives the missing batch keys itself: dpcalc's values (train {t}, micro {m}, GA {g}, world {w}) do not satisfy train = micro × GA × world"
+        ));
+        return;
+    }
+    for (f, v) in batch.iter().zip([t, m, g]) {
+        if get(entries, *f).is_none() {
+            let at = entries
+                .iter()
+                .position(|e| !batch.contains(&e.field))
+                .unwrap_or(entries.len());
+            let at = batch
+                .iter()
+                .position(|b| b == f)
+                .map_or(at, |i| i.min(entries.len()));
+            entries.insert(
+                at,
+                Entry {
+                    field: *f,
+                    value: Value::Int(v.into()),
+                    derived: true,
+                },
+            );
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The Hugging Face Trainer (transformers, with accelerate's `ParallelismConfig`): everything
+//! dpcalc knows about it. Its rules, releases, form and outputs are in [`rules`]; this file
+//! describes it to the shared machinery ([`SPEC`]): its parallel dimensions and rank order, the
+//! keys it reads its own way, and its config mapping (export only: a Python call is not pasted).
+
+mod rules;
+
+pub use rules::*;
+
+use crate::calc::spec::{self, Axis, Dim, Export, Layout, MemoKey, Mesh, Spec, Syntax};
+use crate::calc::{Field, Kind, RawInputs};
+
+pub const SPEC: Spec = Spec {
+    id: "hf",
+    name: "Hugging Face Trainer",
+    releases: RELEASES,
+    groups: GROUPS,
+    outputs: OUTPUTS,
+    key_fields: KEY_FIELDS,
+    output_label,
+    describe,
+    kind,
+    compute: compute_release,
+    legacy: false,
+    // TrainingArguments.num_train_epochs
+    default_epochs: "3.0",
+    default_sequence_len: None,
+    link_aliases: &[],
+    link_default: spec::no_link_default,
+    layout: Layout {
+        dims: &[
+            (Dim::Tp, Field::TpSize),
+            (Dim::Cp, Field::CpSize),
+            (Dim::Sp, Field::SpSize),
+        ],
+        dims_at,
+        fills: spec::no_fills,
+        launch_refusal,
+        memo,
+    },
+    mesh: Mesh {
+        order: &[Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp],
+        source: "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp)",
+        caveat: spec::no_caveat,
+    },
+    export: Export {
+        syntax: Syntax::Python,
+        lang: "python",
+        file_name: "train.py",
+        keys: &[
+            Field::PerDeviceTrainBatchSize,
+            Field::GradientAccumulationSteps,
+            Field::NumTrainEpochs,
+            Field::MaxSteps,
+            Field::DataloaderDropLast,
+            Field::WarmupSteps,
+            Field::WarmupRatio,
+            Field::EvalSteps,
+            Field::SaveSteps,
+            Field::LoggingSteps,
+            Field::TpSize,
+            Field::CpSize,
+            Field::SpSize,
+            Field::MaxLength,
+            Field::NumSamples,
+        ],
+        launcher,
+        script: "train.py",
+        derive: spec::derive_nothing,
+    },
+    import: None,
+};
+
+/// The Trainer up to 4.52 passes no `ParallelismConfig` to accelerate, so there only tensor
+/// parallelism (the model's tp_plan) is a layout dimension.
+fn dims_at(release: &str) -> Option<&'static [(Dim, Field)]> {
+    match release {
+        "4.51" | "4.52" => Some(&[(Dim::Tp, Field::TpSize)]),
+        _ => None,
+    }
+}
+
+/// accelerate 1.13 parallelism_config.py, `ParallelismConfig.__post_init__` (run: it raises).
+fn launch_refusal(sizes: &[u64]) -> Option<String> {
+    match sizes {
+        [_, cp, sp, ..] if *cp > 1 && *sp > 1 => Some(
+            "accelerate refuses it: \u{201c}Context Parallelism (CP) and Sequence Parallelism (SP) are mutually \
+             exclusive.\u{201d} Set cp_size or sp_size to 1."
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// With SP the Trainer shards over world // tp and multiplies by sp, so tp and sp matter one by
+/// one (and accelerate's CP+SP refusal quotes cp and sp).
+fn memo(_: &str, _: &RawInputs) -> MemoKey {
+    Box::new(|sizes| match sizes {
+        &[tp, cp, sp] if sp > 1 => (tp | (cp << 32), sp),
+        _ => (1, 1),
+    })
+}
+
+fn launcher(nodes: u64, gpus: u64) -> String {
+    format!("torchrun --nnodes {nodes} --nproc-per-node {gpus} train.py")
+}
+
+/// The Trainer's `max_steps` is an int whose default is -1.
+fn kind(field: Field) -> Option<Kind> {
+    (field == Field::MaxSteps).then_some(Kind::Int)
+}
+
+/// The keys the Trainer defaults or reads differently from the other frameworks.
+fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match field {
+        Field::WarmupSteps => (
+            "Warmup steps",
+            "0",
+            "v5: a step count, or below 1 a ratio of max_steps; v4: a whole number of steps.",
+        ),
+        Field::WarmupRatio => (
+            "Warmup ratio",
+            "0",
+            "v4 only (transformers 5 removed it): a fraction of max_steps when warmup_steps is 0.",
+        ),
+        Field::MaxSteps => (
+            "Max steps",
+            "-1",
+            "max_steps; -1 (the default) trains num_train_epochs, a positive value overrides it.",
+        ),
+        Field::NumSamples => (
+            "Training rows",
+            "required for steps",
+            "len(train_dataset): the rows the dataloader reads.",
+        ),
+        _ => return None,
+    })
+}

@@ -1,0 +1,157 @@
+//! Megatron-LM (megatron-core and its training code): everything dpcalc knows about it. Its
+//! rules, releases, form and outputs are in [`rules`]; this file describes it to the shared
+//! machinery ([`SPEC`]): its parallel dimensions and rank order, the keys it reads its own way,
+//! and its config mapping (a `pretrain_gpt.py` command line, exported and pasted).
+
+mod rules;
+
+pub use rules::*;
+
+use crate::calc::field;
+use crate::calc::spec::{
+    self, Axis, Dim, Entry, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Value,
+};
+use crate::calc::{Field, Output, Param, RawInputs, Report};
+
+pub const SPEC: Spec = Spec {
+    id: "megatron",
+    name: "Megatron-LM",
+    releases: RELEASES,
+    groups: GROUPS,
+    outputs: OUTPUTS,
+    key_fields: KEY_FIELDS,
+    output_label,
+    describe,
+    kind: spec::none_kind,
+    compute: compute_release,
+    legacy: false,
+    default_epochs: "1",
+    default_sequence_len: None,
+    link_aliases: &[],
+    link_default: spec::no_link_default,
+    layout: Layout {
+        dims: &[
+            (Dim::Tp, Field::TensorModelParallelSize),
+            (Dim::Cp, Field::ContextParallelSize),
+            (Dim::Pp, Field::PipelineModelParallelSize),
+        ],
+        dims_at: spec::all_dims,
+        fills: spec::no_fills,
+        launch_refusal: spec::no_refusal,
+        memo,
+    },
+    mesh: Mesh {
+        order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
+        source: "Megatron-core 0.16.1 parallel_state.initialize_model_parallel, order=\"tp-cp-ep-dp-pp\" (RankGenerator)",
+        caveat: spec::no_caveat,
+    },
+    export: Export {
+        syntax: Syntax::Shell,
+        lang: "sh",
+        file_name: "train.sh",
+        keys: EXPORT_KEYS,
+        launcher,
+        script: "pretrain_gpt.py",
+        derive,
+    },
+    import: Some(Import {
+        reads: Reads::CommandLine,
+        alias: import_alias,
+    }),
+};
+
+/// The arguments in `megatron/training/arguments.py`'s order.
+const EXPORT_KEYS: &[Field] = &[
+    Field::TensorModelParallelSize,
+    Field::PipelineModelParallelSize,
+    Field::ContextParallelSize,
+    Field::ExpertModelParallelSize,
+    Field::MicroBatchSize,
+    Field::GlobalBatchSize,
+    Field::RampupBatchSize,
+    Field::StepBatchSizeSchedule,
+    Field::DecreaseBatchSizeIfNeeded,
+    Field::TrainIters,
+    Field::TrainSamples,
+    Field::SeqLength,
+    Field::LrWarmupIters,
+    Field::LrWarmupFraction,
+    Field::LrWarmupSamples,
+];
+
+/// Megatron's expert grid (expert tensor = tensor) × expert × pipeline must divide the world:
+/// with expert parallelism on (its size given and not 1; an unreadable size counts as on), tp
+/// and pp matter one by one.
+fn memo(_: &str, raw: &RawInputs) -> MemoKey {
+    let expert = !matches!(
+        field::count(
+            Field::ExpertModelParallelSize,
+            raw.get(Field::ExpertModelParallelSize),
+            &mut Vec::new()
+        ),
+        Param::Absent | Param::Given(1)
+    );
+    Box::new(move |sizes| {
+        if expert {
+            (
+                sizes.first().copied().unwrap_or(1),
+                sizes.get(2).copied().unwrap_or(1),
+            )
+        } else {
+            (1, 1)
+        }
+    })
+}
+
+fn launcher(nodes: u64, gpus: u64) -> String {
+    format!("torchrun --nnodes {nodes} --nproc-per-node {gpus} pretrain_gpt.py")
+}
+
+/// `--global-batch-size` is required without a schedule; the default is one microbatch per
+/// replica (arguments.py). Not with a ramp-up or schedule (they set it per step).
+fn derive(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, _: &mut Vec<String>) {
+    let untouched = |f: Field| raw.get(f).trim().is_empty() && raw.conflict(f).is_none();
+    let schedule = !untouched(Field::RampupBatchSize) || !untouched(Field::StepBatchSizeSchedule);
+    if untouched(Field::GlobalBatchSize)
+        && !schedule
+        && report.error_at(Field::GlobalBatchSize).is_none()
+    {
+        if let Some(g) = report.count(Output::GlobalBatchSize) {
+            let at = entries
+                .iter()
+                .position(|e| e.field == Field::MicroBatchSize)
+                .map_or(entries.len(), |i| i + 1);
+            entries.insert(
+                at,
+                Entry {
+                    field: Field::GlobalBatchSize,
+                    value: Value::Int(g.into()),
+                    derived: true,
+                },
+            );
+        }
+    }
+}
+
+/// The Megatron-LM arguments dpcalc reads, also before the Megatron form lists them.
+fn import_alias(key: &str) -> Option<Field> {
+    Field::from_key(key).filter(|f| EXPORT_KEYS.contains(f))
+}
+
+/// The keys Megatron requires or describes its own way.
+fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match field {
+        Field::GlobalBatchSize => (
+            "Global batch size",
+            "mbs × dp",
+            "--global-batch-size: samples per iteration, all GPUs.",
+        ),
+        Field::MicroBatchSize => (
+            "Micro batch size",
+            "required",
+            "--micro-batch-size: samples per GPU per forward pass.",
+        ),
+        Field::ContextParallelSize => ("Context parallel size", "1", "--context-parallel-size."),
+        _ => return None,
+    })
+}

@@ -1,0 +1,226 @@
+//! The registry: every framework dpcalc models, one line each, and the [`Framework`] handle the
+//! rest of dpcalc passes around. Everything a framework knows lives in its own folder here
+//! (`axolotl/`, `hf/`, …) as a [`Spec`]; [`Framework::spec`] is the only `match` on a framework in
+//! dpcalc, and every method below reads the spec.
+//!
+//! To add a framework: a folder with a `mod.rs` holding its `SPEC` (see [`Spec`]) and one line in
+//! `frameworks!` below.
+
+pub mod axolotl;
+pub mod deepspeed;
+pub mod hf;
+pub mod megatron;
+pub mod nanotron;
+pub mod torchtitan;
+
+pub use super::field::{CLUSTER, THROUGHPUT};
+pub use super::spec::{Concept, Release, Spec};
+use super::{Field, Kind, Output, RawInputs, Report};
+
+macro_rules! frameworks {
+    ($($variant:ident => $module:ident;)*) => {
+        /// A training framework, `framework=` in a link. The first is the default.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Framework {
+            #[default]
+            $($variant),*
+        }
+
+        impl Framework {
+            pub const ALL: &'static [Framework] = &[$(Framework::$variant),*];
+
+            /// Everything dpcalc knows about this framework.
+            pub fn spec(self) -> &'static Spec {
+                match self { $(Framework::$variant => &$module::SPEC),* }
+            }
+        }
+    };
+}
+
+frameworks! {
+    Axolotl => axolotl;
+    Hf => hf;
+    DeepSpeed => deepspeed;
+    Megatron => megatron;
+    Torchtitan => torchtitan;
+    Nanotron => nanotron;
+}
+
+impl Framework {
+    /// The `framework=` value.
+    pub fn id(self) -> &'static str {
+        self.spec().id
+    }
+
+    /// The name people call it.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    pub fn from_id(id: &str) -> Option<Framework> {
+        Framework::ALL.iter().copied().find(|f| f.id() == id)
+    }
+
+    /// The releases modelled, newest (the default) first.
+    pub fn releases(self) -> &'static [Release] {
+        self.spec().releases
+    }
+
+    /// The default release: the newest.
+    pub fn default_release(self) -> &'static Release {
+        &self.releases()[0]
+    }
+
+    pub fn release(self, id: &str) -> Option<&'static Release> {
+        self.releases().iter().find(|r| r.id == id)
+    }
+
+    /// The form: titled groups of this framework's fields.
+    pub fn groups(self) -> &'static [(&'static str, &'static [Field])] {
+        self.spec().groups
+    }
+
+    /// The results this framework's page shows, in order.
+    pub fn outputs(self) -> &'static [Output] {
+        self.spec().outputs
+    }
+
+    /// The inputs an embedded (compact) view always shows.
+    pub fn key_fields(self) -> &'static [Field] {
+        self.spec().key_fields
+    }
+
+    /// The label and config name the results list shows for `output`.
+    pub fn label(self, output: Output) -> (&'static str, &'static str) {
+        (self.spec().output_label)(output).unwrap_or((output.label(), output.name()))
+    }
+
+    /// Computes everything by the rules of `release` (an id from [`Framework::releases`]), then
+    /// dpcalc's tokens-and-time additions.
+    pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
+        super::schedule::finish(self.spec(), raw, self.compute_rules(release, raw))
+    }
+
+    /// The framework's own rules only, without dpcalc's tokens-and-time additions
+    /// (what the layout explorer needs for each of its many rows).
+    pub fn compute_rules(self, release: &str, raw: &RawInputs) -> Report {
+        (self.spec().compute)(release, raw)
+    }
+
+    /// Every field this framework reads, in form order (its groups, then [`THROUGHPUT`]).
+    pub fn fields(self) -> impl Iterator<Item = Field> {
+        self.spec().fields()
+    }
+
+    /// What kind of text `field` takes here: its own kind, except where this framework reads
+    /// the same key differently (the Trainer's `max_steps` is an int whose default is -1).
+    pub fn kind(self, field: Field) -> Kind {
+        (self.spec().kind)(field).unwrap_or_else(|| field.kind())
+    }
+
+    /// The form's label, placeholder and help for `field` here: the field's own, except for the
+    /// keys several frameworks share but default or read differently.
+    pub fn describe(self, field: Field) -> (&'static str, &'static str, &'static str) {
+        (self.spec().describe)(field).unwrap_or_else(|| field.describe())
+    }
+
+    pub fn has(self, field: Field) -> bool {
+        self.fields().any(|f| f == field)
+    }
+
+    /// This framework's field with config key `key`.
+    pub fn field(self, key: &str) -> Option<Field> {
+        self.fields().find(|f| f.key() == key)
+    }
+
+    /// This framework's field for `concept`, if it has one.
+    pub fn field_for(self, concept: Concept) -> Option<Field> {
+        self.spec().field_for(concept)
+    }
+}
+
+/// The inputs for `to` that mean what `raw` meant for `from`: a field both frameworks have is
+/// copied, and a field of `to` takes the value of `from`'s field for the same [`Concept`].
+/// Nothing is invented: a value with no equivalent is left out, and the new framework's own
+/// defaults apply.
+pub fn carry(from: Framework, raw: &RawInputs, to: Framework) -> RawInputs {
+    let mut out = RawInputs::default();
+    for field in to.fields() {
+        let source = if from.has(field) {
+            Some(field)
+        } else {
+            field.concept().and_then(|c| from.field_for(c))
+        };
+        if let Some(source) = source {
+            let text = raw.get(source);
+            // A parallel size of 1 is every framework's "none", except that nanotron 0.4 has no
+            // context_parallel_size key at all: such a 1 carries nothing.
+            let none = text.trim() == "1"
+                && matches!(
+                    field.concept(),
+                    Some(Concept::Tp | Concept::Cp | Concept::Sp | Concept::Pp | Concept::Ep)
+                );
+            if !text.trim().is_empty() && !none {
+                out.set(field, text);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fw(id: &str) -> Framework {
+        Framework::from_id(id).expect("a registered framework")
+    }
+
+    #[test]
+    fn ids_and_fields_are_unique_per_framework() {
+        for &fw in Framework::ALL {
+            assert_eq!(Framework::from_id(fw.id()), Some(fw));
+            let keys: Vec<&str> = fw.fields().map(Field::key).collect();
+            let mut sorted = keys.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(
+                sorted.len(),
+                keys.len(),
+                "{}: a field listed twice",
+                fw.id()
+            );
+            assert!(!fw.releases().is_empty());
+            for c in [Concept::Nodes, Concept::GpusPerNode, Concept::WorldSize] {
+                assert!(fw.field_for(c).is_some(), "{} lacks {c:?}", fw.id());
+            }
+        }
+        // every field belongs to some framework's form
+        for &f in Field::ALL {
+            assert!(
+                Framework::ALL.iter().any(|fw| fw.has(f)),
+                "{} is in no form",
+                f.key()
+            );
+        }
+    }
+
+    #[test]
+    fn carry_maps_by_concept_and_invents_nothing() {
+        let raw = RawInputs::from_pairs([
+            (Field::Nodes, "2"),
+            (Field::TensorParallelSize, "4"),
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "8"),
+            (Field::SamplePacking, "true"),
+        ]);
+        let m = carry(fw("axolotl"), &raw, fw("megatron"));
+        assert_eq!(m.get(Field::Nodes), "2");
+        assert_eq!(m.get(Field::TensorModelParallelSize), "4");
+        assert_eq!(m.get(Field::MicroBatchSize), "2");
+        assert_eq!(m.get(Field::SamplePacking), "");
+        let back = carry(fw("megatron"), &m, fw("axolotl"));
+        assert_eq!(back.get(Field::TensorParallelSize), "4");
+        assert_eq!(back.get(Field::GradientAccumulationSteps), "");
+    }
+}

@@ -1,0 +1,104 @@
+//! nanotron: everything dpcalc knows about it. Its rules, releases, form and outputs are in
+//! [`rules`]; this file describes it to the shared machinery ([`SPEC`]): its parallel dimensions
+//! and rank order, the keys it reads its own way, and its config mapping (YAML, export only).
+
+mod rules;
+
+pub use rules::*;
+
+use crate::calc::spec::{self, Axis, Dim, Entry, Export, Layout, Mesh, Spec, Syntax, Value};
+use crate::calc::{Field, Output, RawInputs, Report};
+
+pub const SPEC: Spec = Spec {
+    id: "nanotron",
+    name: "nanotron",
+    releases: RELEASES,
+    groups: GROUPS,
+    outputs: OUTPUTS,
+    key_fields: KEY_FIELDS,
+    output_label,
+    describe,
+    kind: spec::none_kind,
+    compute: compute_release,
+    legacy: false,
+    default_epochs: "1",
+    default_sequence_len: None,
+    link_aliases: &[],
+    link_default: spec::no_link_default,
+    layout: Layout {
+        dims: &[(Dim::Tp, Field::Tp), (Dim::Pp, Field::Pp)],
+        dims_at: spec::all_dims,
+        fills,
+        launch_refusal: spec::no_refusal,
+        // nanotron's checks quote tp and pp (0.4 multiplies in EP): both matter one by one
+        memo: spec::memo_first_two,
+    },
+    mesh: Mesh {
+        order: &[Axis::Pp, Axis::Dp, Axis::Tp],
+        source: "nanotron 0.4 parallel/context.py ParallelContext, arange(world).reshape(ep, pp, dp, tp)",
+        caveat: spec::no_caveat,
+    },
+    export: Export {
+        syntax: Syntax::YamlNested,
+        lang: "yaml",
+        file_name: "config.yaml",
+        keys: &[
+            Field::Dp,
+            Field::Tp,
+            Field::Pp,
+            Field::ExpertParallelSize,
+            Field::MicroBatchSize,
+            Field::BatchAccumulationPerReplica,
+            Field::SequenceLength,
+            Field::TrainSteps,
+        ],
+        launcher,
+        script: "run_train.py --config-file config.yaml",
+        derive,
+    },
+    import: None,
+};
+
+/// nanotron's `dp` has no default: a layout sets it.
+fn fills(dp: u64) -> Vec<(Field, String)> {
+    vec![(Field::Dp, dp.to_string())]
+}
+
+fn launcher(nodes: u64, gpus: u64) -> String {
+    format!(
+        "torchrun --nnodes {nodes} --nproc-per-node {gpus} run_train.py --config-file config.yaml"
+    )
+}
+
+/// `parallelism.dp` is required: dp × tp × pp must equal the world size.
+fn derive(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, _: &mut Vec<String>) {
+    let untouched = raw.get(Field::Dp).trim().is_empty() && raw.conflict(Field::Dp).is_none();
+    if untouched
+        && !entries.iter().any(|e| e.field == Field::Dp)
+        && report.error_at(Field::Dp).is_none()
+    {
+        if let Some(dp) = report.count(Output::DpWorldSize) {
+            entries.insert(
+                0,
+                Entry {
+                    field: Field::Dp,
+                    value: Value::Int(dp.into()),
+                    derived: true,
+                },
+            );
+        }
+    }
+}
+
+/// The keys nanotron requires or describes its own way.
+fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match field {
+        Field::MicroBatchSize => ("Micro batch size", "required", "tokens.micro_batch_size."),
+        Field::ContextParallelSize => (
+            "Context parallel size",
+            "1",
+            "parallelism.context_parallel_size (HEAD only; 0.4 has no such key).",
+        ),
+        _ => return None,
+    })
+}

@@ -1,0 +1,129 @@
+//! torchtitan: everything dpcalc knows about it. Its rules, releases, form and outputs are in
+//! [`rules`]; this file describes it to the shared machinery ([`SPEC`]): its parallel
+//! dimensions and rank order, the keys it reads its own way, and its config mapping (job TOML,
+//! export only).
+
+mod rules;
+
+pub use rules::*;
+
+use crate::calc::spec::{self, Axis, Dim, Export, Layout, MemoKey, Mesh, Spec, Syntax};
+use crate::calc::{Field, RawInputs};
+
+pub const SPEC: Spec = Spec {
+    id: "torchtitan",
+    name: "torchtitan",
+    releases: RELEASES,
+    groups: GROUPS,
+    outputs: OUTPUTS,
+    key_fields: KEY_FIELDS,
+    output_label,
+    describe,
+    kind: spec::none_kind,
+    compute: compute_release,
+    legacy: false,
+    default_epochs: "1",
+    // training.seq_len
+    default_sequence_len: Some("2048"),
+    link_aliases: &[],
+    link_default: spec::no_link_default,
+    layout: Layout {
+        dims: &[
+            (Dim::Tp, Field::TensorParallelDegree),
+            (Dim::Cp, Field::ContextParallelDegree),
+            (Dim::Pp, Field::PipelineParallelDegree),
+        ],
+        dims_at: spec::all_dims,
+        fills,
+        launch_refusal: spec::no_refusal,
+        memo,
+    },
+    mesh: Mesh {
+        order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
+        source: "torchtitan 0.3.0 distributed/parallel_dims.py ParallelDims, mesh (pp, dp_replicate, dp_shard, cp, tp)",
+        caveat: spec::no_caveat,
+    },
+    export: Export {
+        syntax: Syntax::Toml,
+        lang: "toml",
+        file_name: "train.toml",
+        keys: &[
+            Field::DataParallelReplicateDegree,
+            Field::DataParallelShardDegree,
+            Field::TensorParallelDegree,
+            Field::ContextParallelDegree,
+            Field::PipelineParallelDegree,
+            Field::ExpertParallelDegree,
+            Field::PipelineParallelMicrobatchSize,
+            Field::NumPpMicrobatches,
+            Field::LocalBatchSize,
+            Field::GlobalBatchSize,
+            Field::SeqLen,
+            Field::Steps,
+            Field::NumTokensPerMicrobatchPerDpRank,
+            Field::NumTokensPerTrainStep,
+            Field::MaxContextLength,
+        ],
+        launcher,
+        script: "-m torchtitan.train --job.config_file train.toml",
+        derive: spec::derive_nothing,
+    },
+    import: None,
+};
+
+/// A layout leaves `data_parallel_shard_degree = -1`: "the rest of the world".
+fn fills(_: u64) -> Vec<(Field, String)> {
+    vec![(Field::DataParallelShardDegree, "-1".to_string())]
+}
+
+/// torchtitan checks the sequence length against `tp × 2·cp` (its sequence/context divisor), so
+/// the tensor and context sizes themselves matter when that check (or expert parallelism) makes
+/// them ([`SizeCheck`]).
+fn memo(release: &str, raw: &RawInputs) -> MemoKey {
+    let check = SizeCheck::new(release, raw);
+    Box::new(move |sizes| {
+        let (tp, cp) = (
+            sizes.first().copied().unwrap_or(1),
+            sizes.get(1).copied().unwrap_or(1),
+        );
+        if check.products_only(tp, cp) {
+            (1, 1)
+        } else {
+            (tp, cp)
+        }
+    })
+}
+
+fn launcher(nodes: u64, gpus: u64) -> String {
+    format!(
+        "torchrun --nnodes {nodes} --nproc-per-node {gpus} -m torchtitan.train --job.config_file train.toml"
+    )
+}
+
+/// The keys torchtitan defaults or reads differently from the other frameworks.
+fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match field {
+        Field::WarmupSteps => (
+            "Warmup steps",
+            "200",
+            "lr_scheduler.warmup_steps (clamped to training.steps).",
+        ),
+        Field::GlobalBatchSize => (
+            "Global batch size",
+            "-1",
+            "training.global_batch_size; -1 means local_batch_size × dp (no accumulation).",
+        ),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn default_sequence_len_is_the_rules_default() {
+        assert_eq!(
+            super::SPEC.default_sequence_len,
+            Some(super::DEFAULT_SEQ_LEN.to_string().as_str())
+        );
+    }
+}

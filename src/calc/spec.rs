@@ -1,0 +1,359 @@
+//! What dpcalc knows about one framework, as one value: [`Spec`].
+//!
+//! Each framework's folder (`frameworks/<name>/`) fills a `SPEC` constant; the registry
+//! (`frameworks/mod.rs`) lists them; the shared machinery (the explorer, the GPU map, export,
+//! import, compare, the page) reads a `Spec` and never names a framework. A `Spec` is plain data
+//! and function pointers rather than a trait object: the whole description of a framework is one
+//! constant that can be read top to bottom, the compiler checks that no part is forgotten (a new
+//! part is a compile error in every folder until it is filled), and a function pointer costs no
+//! vtable or generic instantiation in the wasm bundle.
+//!
+//! This module is vocabulary: it depends on the fields, outputs and reports below it, never on a
+//! framework or on the machinery above.
+
+use super::{Field, Kind, Output, RawInputs, Report};
+
+/// A release whose batch math differs from its neighbours'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Release {
+    /// The `version=` value in a link.
+    pub id: &'static str,
+    /// What the version picker shows.
+    pub label: &'static str,
+}
+
+/// What a field means across frameworks, so a switch of framework (and the compare view) can
+/// carry a value to the other framework's key for the same thing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Concept {
+    Nodes,
+    GpusPerNode,
+    WorldSize,
+    /// Tensor parallel size (shares the data).
+    Tp,
+    /// Context parallel size (shares the data).
+    Cp,
+    /// Sequence parallel size, Ulysses-style (shares the data).
+    Sp,
+    /// Pipeline parallel size.
+    Pp,
+    /// Expert parallel size (folded into the data-parallel ranks).
+    Ep,
+    /// Samples per GPU per forward pass.
+    Micro,
+    /// Micro batches per optimizer step.
+    Accum,
+    /// Samples per optimizer step, all GPUs.
+    Global,
+    /// Rows in the training set.
+    Samples,
+    /// Passes over the data.
+    Epochs,
+    /// Optimizer steps of the run, when set directly.
+    Steps,
+    /// Tokens per sample.
+    SeqLen,
+    /// Warmup, in optimizer steps.
+    WarmupSteps,
+    TokensPerSecondPerGpu,
+    SecondsPerStep,
+}
+
+/// A model-parallel dimension of the layout explorer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// Tensor parallel.
+    Tp,
+    /// Context parallel (ring attention).
+    Cp,
+    /// Sequence parallel, Ulysses-style.
+    Sp,
+    /// Pipeline parallel.
+    Pp,
+}
+
+impl Dim {
+    /// The short name (`tp`, `cp`, `sp`, `pp`).
+    pub const fn short(self) -> &'static str {
+        match self {
+            Dim::Tp => "tp",
+            Dim::Cp => "cp",
+            Dim::Sp => "sp",
+            Dim::Pp => "pp",
+        }
+    }
+}
+
+/// A dimension of the rank mesh (the GPU map).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Axis {
+    Pp,
+    Dp,
+    Cp,
+    Sp,
+    Tp,
+}
+
+/// What a layout row's computed numbers and messages depend on beyond its data-parallel size
+/// and which dimensions are above 1 (the explorer's memo key, see `layout.rs`): two sizes, or
+/// `(1, 1)` when nothing else matters.
+pub type MemoKey = Box<dyn Fn(&[u64]) -> (u64, u64)>;
+
+/// A framework's model-parallel dimensions with their config keys.
+pub type Dims = &'static [(Dim, Field)];
+
+/// The layout explorer's view of a framework.
+pub struct Layout {
+    /// The model-parallel dimensions and their config keys, in the order the explorer's
+    /// columns (and a row's `data-layout`) list them.
+    pub dims: Dims,
+    /// Fewer dimensions at a release that lacks some (`None`: all of [`Layout::dims`]).
+    pub dims_at: fn(release: &str) -> Option<Dims>,
+    /// What else a layout sets so the framework fills the data-parallel size `dp`.
+    pub fills: fn(dp: u64) -> Vec<(Field, String)>,
+    /// A layout the framework refuses at launch that its rules may not model, given its sizes
+    /// in [`Layout::dims`] order.
+    pub launch_refusal: fn(sizes: &[u64]) -> Option<String>,
+    /// The memo key for the current release and inputs.
+    pub memo: fn(release: &str, raw: &RawInputs) -> MemoKey,
+}
+
+/// The GPU map's view of a framework.
+pub struct Mesh {
+    /// The mesh order, slowest dimension first (the last varies fastest).
+    pub order: &'static [Axis],
+    /// Where the order comes from, for the picture's caption.
+    pub source: &'static str,
+    /// A caveat for the picture, given the tensor and sequence parallel sizes.
+    pub caveat: fn(tp: u64, sp: u64) -> Option<&'static str>,
+}
+
+/// How an exported fragment is written (the writers are in `export.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// Flat `key: value` YAML.
+    Yaml,
+    /// nanotron's nested YAML (`parallelism:`, `tokens:`).
+    YamlNested,
+    /// A JSON object, no comments.
+    Json,
+    /// A launcher command with `--flags`.
+    Shell,
+    /// TOML tables.
+    Toml,
+    /// `TrainingArguments(...)`.
+    Python,
+}
+
+/// A typed value of an exported fragment.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+/// One key of an exported fragment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub field: Field,
+    pub value: Value,
+    /// Not typed by the user: derived from the report.
+    pub derived: bool,
+}
+
+/// Config export of a framework.
+pub struct Export {
+    pub syntax: Syntax,
+    /// A highlighter's language name (`yaml`, `json`, `sh`, `toml`, `python`).
+    pub lang: &'static str,
+    /// The usual file name.
+    pub file_name: &'static str,
+    /// The keys the format knows, in its documentation's order; the form's other fields follow.
+    pub keys: &'static [Field],
+    /// The launch command for `nodes × gpus_per_node`.
+    pub launcher: fn(nodes: u64, gpus_per_node: u64) -> String,
+    /// The script and its arguments, for a command without a cluster shape.
+    pub script: &'static str,
+    /// Adds what the framework derives and needs written down to give the same numbers.
+    pub derive:
+        fn(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, notes: &mut Vec<String>),
+}
+
+/// The syntax a pasted config is read in (the readers are in `import.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    Yaml,
+    Json,
+    CommandLine,
+}
+
+/// Config import of a framework.
+pub struct Import {
+    pub reads: Reads,
+    /// The field for a key the framework accepts besides its own form keys (deprecated aliases,
+    /// launcher flags), if any.
+    pub alias: fn(key: &str) -> Option<Field>,
+}
+
+/// Everything the shared machinery needs to know about one framework.
+pub struct Spec {
+    /// The `framework=` value.
+    pub id: &'static str,
+    /// The name people call it.
+    pub name: &'static str,
+    /// The releases modelled, newest (the default) first.
+    pub releases: &'static [Release],
+    /// The form: titled groups of this framework's fields (the throughput group follows).
+    pub groups: &'static [(&'static str, &'static [Field])],
+    /// The results this framework's page shows, in order.
+    pub outputs: &'static [Output],
+    /// The inputs an embedded (compact) view always shows.
+    pub key_fields: &'static [Field],
+    /// The label and config name the results list shows for an output, when its own.
+    pub output_label: fn(Output) -> Option<(&'static str, &'static str)>,
+    /// The form's label, placeholder and help for a shared key this framework reads its own way.
+    pub describe: fn(Field) -> Option<(&'static str, &'static str, &'static str)>,
+    /// The kind of text a shared key takes here, when not the field's own.
+    pub kind: fn(Field) -> Option<Kind>,
+    /// The framework's own rules at a release (an id of [`Spec::releases`]).
+    pub compute: fn(release: &str, raw: &RawInputs) -> Report,
+    /// Whether the report carries another release's numbers as `legacy_*` outputs.
+    pub legacy: bool,
+    /// The epochs the framework trains when its epochs key is absent.
+    pub default_epochs: &'static str,
+    /// The sequence length the framework uses when its key is absent, if it has one.
+    pub default_sequence_len: Option<&'static str>,
+    /// Old or alternative parameter names a link may use, read as the field they name (kept
+    /// forever: old links keep their meaning).
+    pub link_aliases: &'static [(&'static str, Field)],
+    /// Whether a (trimmed) text is what the framework assumes when the key is absent, so a link
+    /// leaves it out (beyond the cluster defaults every framework shares).
+    pub link_default: fn(field: Field, text: &str) -> bool,
+    pub layout: Layout,
+    pub mesh: Mesh,
+    pub export: Export,
+    /// `None`: its configs cannot be pasted.
+    pub import: Option<Import>,
+}
+
+/// No own text for any output or field.
+pub fn none_output(_: Output) -> Option<(&'static str, &'static str)> {
+    None
+}
+
+/// No own label for any shared field.
+pub fn none_describe(_: Field) -> Option<(&'static str, &'static str, &'static str)> {
+    None
+}
+
+/// No own kind for any shared field.
+pub fn none_kind(_: Field) -> Option<Kind> {
+    None
+}
+
+/// Every release has all the dimensions.
+pub fn all_dims(_: &str) -> Option<Dims> {
+    None
+}
+
+/// No framework-specific link defaults.
+pub fn no_link_default(_: Field, _: &str) -> bool {
+    false
+}
+
+/// Nothing to fill.
+pub fn no_fills(_: u64) -> Vec<(Field, String)> {
+    Vec::new()
+}
+
+/// No refusal beyond the framework's rules.
+pub fn no_refusal(_: &[u64]) -> Option<String> {
+    None
+}
+
+/// The memo key when only dp and the dimensions' on/off matter.
+pub fn memo_plain(_: &str, _: &RawInputs) -> MemoKey {
+    Box::new(|_| (1, 1))
+}
+
+/// The memo key when the first two sizes matter one by one.
+pub fn memo_first_two(_: &str, _: &RawInputs) -> MemoKey {
+    Box::new(|sizes| {
+        (
+            sizes.first().copied().unwrap_or(1),
+            sizes.get(1).copied().unwrap_or(1),
+        )
+    })
+}
+
+/// No picture caveat.
+pub fn no_caveat(_: u64, _: u64) -> Option<&'static str> {
+    None
+}
+
+/// Nothing to derive.
+pub fn derive_nothing(_: &RawInputs, _: &Report, _: &mut Vec<Entry>, _: &mut Vec<String>) {}
+
+/// Reads no alias.
+pub fn no_alias(_: &str) -> Option<Field> {
+    None
+}
+
+impl Field {
+    /// What this field means in any framework, if it has an equivalent elsewhere.
+    pub const fn concept(self) -> Option<Concept> {
+        use Concept as C;
+        Some(match self {
+            Field::Nodes => C::Nodes,
+            Field::GpusPerNode => C::GpusPerNode,
+            Field::WorldSize => C::WorldSize,
+            Field::TensorParallelSize
+            | Field::TpSize
+            | Field::AutotpSize
+            | Field::TensorModelParallelSize
+            | Field::TensorParallelDegree
+            | Field::Tp => C::Tp,
+            Field::ContextParallelSize | Field::CpSize | Field::ContextParallelDegree => C::Cp,
+            Field::SpSize | Field::SequenceParallelSize => C::Sp,
+            Field::PipelineModelParallelSize | Field::PipelineParallelDegree | Field::Pp => C::Pp,
+            Field::ExpertModelParallelSize
+            | Field::ExpertParallelDegree
+            | Field::ExpertParallelSize => C::Ep,
+            Field::MicroBatchSize
+            | Field::PerDeviceTrainBatchSize
+            | Field::TrainMicroBatchSizePerGpu
+            | Field::LocalBatchSize => C::Micro,
+            Field::GradientAccumulationSteps | Field::BatchAccumulationPerReplica => C::Accum,
+            Field::TrainBatchSize | Field::GlobalBatchSize => C::Global,
+            Field::NumSamples => C::Samples,
+            Field::NumEpochs | Field::NumTrainEpochs => C::Epochs,
+            Field::MaxSteps | Field::TrainIters | Field::Steps | Field::TrainSteps => C::Steps,
+            Field::SequenceLen
+            | Field::MaxLength
+            | Field::SeqLength
+            | Field::SeqLen
+            | Field::SequenceLength => C::SeqLen,
+            Field::WarmupSteps | Field::LrWarmupIters => C::WarmupSteps,
+            Field::TokensPerSecondPerGpu => C::TokensPerSecondPerGpu,
+            Field::SecondsPerStep => C::SecondsPerStep,
+            _ => return None,
+        })
+    }
+}
+
+impl Spec {
+    /// Every field this framework reads, in form order (its groups, then the throughput group).
+    pub fn fields(&'static self) -> impl Iterator<Item = Field> {
+        self.groups
+            .iter()
+            .chain(std::iter::once(&super::field::THROUGHPUT))
+            .flat_map(|(_, f)| f.iter().copied())
+    }
+
+    /// This framework's field for `concept`, if it has one.
+    pub fn field_for(&'static self, concept: Concept) -> Option<Field> {
+        self.fields().find(|f| f.concept() == Some(concept))
+    }
+}
