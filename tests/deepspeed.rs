@@ -1,9 +1,11 @@
-//! dpcalc against DeepSpeed 0.19.8's own code: `tests/deepspeed_oracle.txt` records what
+//! dpcalc against DeepSpeed 0.19.8's own code: `tests/fixtures/deepspeed.txt` records what
 //! `DeepSpeedConfig` (world size, `_set_batch_related_parameters`, `_batch_assertion`),
 //! `DeepSpeedDataLoader.__len__` and `is_gradient_accumulation_boundary` gave when run
 //! (script: /work/scratch/deepspeed/oracle.py); every value and every refusal must match exactly.
 //! Also the spec's §3 vectors (shared/spec/batch_math.md) and DeepSpeed's own unit-test tuples.
 #![cfg(not(target_arch = "wasm32"))]
+
+mod common;
 
 use dpcalc::calc::{Field, Level, Num, Output, Report};
 use dpcalc::query;
@@ -24,76 +26,18 @@ fn errors(r: &Report) -> Vec<&str> {
         .collect()
 }
 
-fn output(key: &str) -> Output {
-    match key {
-        "W" => Output::BatchCheckWorldSize,
-        k => Output::from_name(k).unwrap_or_else(|| panic!("unknown output {k}")),
-    }
-}
-
 #[test]
 fn matches_deepspeed_when_run() {
-    let mut cases = 0;
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    for line in include_str!("deepspeed_oracle.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let cols: Vec<&str> = line.split('\t').collect();
-        let [name, q, values, error] = cols[..] else {
-            panic!("bad fixture line {line}");
-        };
-        cases += 1;
-        let report = compute(q);
-        let errs = errors(&report);
-        if error.is_empty() {
-            if let Some(e) = errs
-                .iter()
-                .find(|e| e.contains("AssertionError") || e.contains("ZeroDivisionError"))
-            {
-                failures.push(format!("{name}: DeepSpeed accepts, dpcalc refuses: {e}"));
-            }
-            for item in values.split_whitespace() {
-                let (key, want) = item.split_once('=').expect("key=value");
-                let got = value(&report, output(key));
-                if got.as_deref() != Some(want) {
-                    failures.push(format!(
-                        "{name}: {key} got {got:?}, DeepSpeed {want}  ({q})"
-                    ));
-                }
-                checked += 1;
-            }
-        } else {
-            if !errs.iter().any(|e| e.contains(error)) {
-                failures.push(format!(
-                    "{name}: DeepSpeed says {error:?}; dpcalc errors {errs:?}"
-                ));
-            }
-            for o in [
-                Output::TrainBatchSize,
-                Output::TrainMicroBatchSizePerGpu,
-                Output::GradientAccumulationSteps,
-                Output::MaxSteps,
-            ] {
-                if let Some(v) = value(&report, o) {
-                    failures.push(format!(
-                        "{name}: DeepSpeed stops, dpcalc shows {} = {v}",
-                        o.name()
-                    ));
-                }
-            }
-            checked += 1;
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert!(cases >= 60, "only {cases} cases");
-    assert!(checked > 250, "only {checked} values checked");
+    // On a refusal the record lists train_batch_size, train_micro_batch_size_per_gpu,
+    // gradient_accumulation_steps and max_steps as none: DeepSpeed stops, dpcalc shows none.
+    common::run(&common::Oracle {
+        file: "deepspeed.txt",
+        text: include_str!("fixtures/deepspeed.txt"),
+        framework: "deepspeed",
+        minimums: &[("", 98, 424)],
+        stop_marks: &["AssertionError", "ZeroDivisionError"],
+        known: &[],
+    });
 }
 
 /// `(train, micro, ga)` as dpcalc derives them.

@@ -1,10 +1,12 @@
-//! dpcalc's Hugging Face Trainer module against the Trainer's own code: `tests/hf_oracle.txt`
+//! dpcalc's Hugging Face Trainer module against the Trainer's own code: `tests/fixtures/hf.txt`
 //! records what transformers 4.51.3, 4.52.4, 4.57.1 and 5.16.1 (for the 5.23 rules) with
 //! accelerate 1.13.0 computed when run (accelerate's `BatchSamplerShard` length,
 //! `Trainer.set_initial_training_values`, `get_total_train_batch_size`, `get_warmup_steps`,
 //! `TrainerState.compute_steps`, `TrainingArguments` and `ParallelismConfig` validation), plus
 //! the spec's §2.4 vectors.
 #![cfg(not(target_arch = "wasm32"))]
+
+mod common;
 
 use dpcalc::calc::{Framework, Level, Num, Output, Report};
 use dpcalc::query;
@@ -29,65 +31,52 @@ fn errors(r: &Report) -> Vec<String> {
         .collect()
 }
 
+/// Every oracle run of the Trainer (`tests/fixtures/hf.txt`): hf-1, the first run (values and
+/// the errors the Trainer raised); hf-random, 62 seeded random cases through transformers 5.16.1's
+/// `Trainer.set_initial_training_values`, `get_warmup_steps` and `TrainerState.compute_steps`
+/// over accelerate 1.13.0's `BatchSamplerShard`; hf-third, the third, independent run, which
+/// includes transformers 5.23.0 itself (sp 3 on 8 GPUs runs the Trainer's functions but is
+/// refused by dpcalc: DeepSpeed cannot build those Ulysses groups; the values are still compared).
+/// Every value is compared with its Python type (see `tests/common/mod.rs`).
 #[test]
 fn matches_the_trainer_when_run() {
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    let mut per_release = std::collections::BTreeMap::new();
-    for line in include_str!("hf_oracle.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let mut parts = line.splitn(3, " | ");
-        let (rel, inputs, want) = (
-            parts.next().unwrap(),
-            parts.next().unwrap(),
-            parts.next().unwrap(),
-        );
-        *per_release.entry(rel).or_insert(0) += 1;
-        let report = run(rel, inputs);
-        if let Some(text) = want.strip_prefix("error=") {
-            let errs = errors(&report);
-            if !errs.iter().any(|e| e.contains(text)) {
-                failures.push(format!(
-                    "{rel} {inputs}: wants error {text:?}, got {errs:?}"
-                ));
-            }
-            checked += 1;
-            continue;
-        }
-        if report.has_errors() {
-            failures.push(format!(
-                "{rel} {inputs}: unexpected errors {:?}",
-                errors(&report)
-            ));
-        }
-        for item in want.split_whitespace() {
-            let (key, value) = item.split_once('=').expect("key=value");
-            let output = Output::from_name(key).unwrap_or_else(|| panic!("unknown output {key}"));
-            let want: f64 = value.parse().unwrap();
-            let got = report.value(output).map(Num::to_f64);
-            if got != Some(want) {
-                failures.push(format!(
-                    "{rel} {inputs}: {key} got {got:?}, the Trainer {want}"
-                ));
-            }
-            checked += 1;
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert!(checked > 700, "only {checked} values checked");
-    for rel in ["5.23", "4.57", "4.52", "4.51"] {
-        assert!(
-            per_release.get(rel).copied().unwrap_or(0) >= 30,
-            "{rel}: {per_release:?}"
-        );
-    }
+    common::run(&common::Oracle {
+        file: "hf.txt",
+        text: include_str!("fixtures/hf.txt"),
+        framework: "hf",
+        minimums: &[
+            ("", 425, 2706),
+            ("hf-1", 130, 713),
+            ("hf-1 5.23", 33, 187),
+            ("hf-1 4.57", 33, 170),
+            ("hf-1 4.52", 32, 178),
+            ("hf-1 4.51", 32, 178),
+            ("hf-random", 62, 362),
+            ("hf-third", 233, 1631),
+            ("hf-third 5.23", 64, 448),
+            ("hf-third 4.57", 59, 413),
+            ("hf-third 4.52", 55, 385),
+            ("hf-third 4.51", 55, 385),
+        ],
+        stop_marks: &[],
+        // dpcalc prints the interval the Trainer keeps as given (`eval_steps=1.0`, and
+        // `save_steps=1` read as a float) as the int 1; Python printed 1.0. (hf-third wrote these
+        // as 1 and said so in its header; the converter restores 1.0.)
+        known: &[
+            "hf.txt:65 save_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:65 eval_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:97 save_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:97 eval_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:130 save_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:130 eval_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:163 save_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:163 eval_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:293 eval_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:353 eval_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:408 eval_steps: int/float: Python float:1.0, dpcalc 1",
+            "hf.txt:463 eval_steps: int/float: Python float:1.0, dpcalc 1",
+        ],
+    });
 }
 
 fn val(r: &Report, o: Output) -> Option<i128> {
@@ -190,71 +179,4 @@ fn refusals_name_the_field_and_the_fix() {
     // tokens per step
     let r = run("5.23", "max_length=2048");
     assert_eq!(val(&r, Output::TokensPerStep), Some(64 * 2048));
-}
-
-/// A second, independent oracle run: 62 seeded random cases through transformers 5.16.1's
-/// `Trainer.set_initial_training_values`, `get_warmup_steps` and `TrainerState.compute_steps`
-/// over accelerate 1.13.0's `BatchSamplerShard` (`tests/hf_oracle_random.txt`).
-#[test]
-fn matches_a_random_oracle_run() {
-    let mut n = 0;
-    for line in include_str!("hf_oracle_random.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let (q, want) = line.split_once(" | ").expect(line);
-        let r = query::decode(q).report();
-        for pair in want.split(' ') {
-            let (k, val) = pair.split_once('=').expect(pair);
-            if k == "error" {
-                let f = dpcalc::calc::Field::ALL
-                    .iter()
-                    .copied()
-                    .find(|f| f.key() == val)
-                    .unwrap();
-                assert!(
-                    r.diags_for(f)
-                        .any(|d| d.level == dpcalc::calc::Level::Error),
-                    "{q}: no error at {val}"
-                );
-                assert_eq!(r.value(Output::MaxSteps), None, "{q}");
-                continue;
-            }
-            let o = Output::from_name(k).expect(k);
-            assert_eq!(r.value(o).map(Num::raw).as_deref(), Some(val), "{q}: {k}");
-        }
-        n += 1;
-    }
-    assert!(n >= 60, "{n} cases");
-}
-
-/// The third, independent run (`tests/hf_oracle_third.txt`), which includes transformers 5.23.0
-/// itself: every value it recorded, compared as numbers (Python's `1.0` is dpcalc's `1`).
-#[test]
-fn matches_a_third_oracle_run_including_5_23_0() {
-    let mut n = 0;
-    for line in include_str!("hf_oracle_third.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let line = line.split("  #").next().unwrap_or(line);
-        let (q, want) = line.split_once(" => ").expect(line);
-        let r = query::decode(q.trim()).report();
-        // (sp 3 on 8 GPUs runs the Trainer's functions but is refused by dpcalc: DeepSpeed cannot
-        // build those Ulysses groups; the values are still shown and compared)
-        for pair in want.split_whitespace() {
-            let (k, val) = pair.split_once('=').expect(pair);
-            let Some(o) = Output::from_name(k) else {
-                continue; // len_dataloader: recorded, not a dpcalc output
-            };
-            let got = r.value(o).map(Num::to_f64);
-            if val == "none" {
-                assert_eq!(got, None, "{q}: {k}");
-            } else {
-                assert_eq!(got, val.parse::<f64>().ok(), "{q}: {k}");
-            }
-        }
-        n += 1;
-    }
-    assert!(n >= 230, "{n} cases");
 }

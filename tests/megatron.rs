@@ -1,8 +1,10 @@
-//! dpcalc against Megatron's own code: `tests/megatron_oracle.txt` records what megatron-core
+//! dpcalc against Megatron's own code: `tests/fixtures/megatron.txt` records what megatron-core
 //! 0.16.1 (and a transcription of Megatron-LM HEAD) computed when run (see
 //! `scripts/megatron_oracle_to_fixture.py`); every value and every refusal must match. Then the
 //! spec's §4.5 vectors, written out by hand from `shared/spec/batch_math.md`.
 #![cfg(not(target_arch = "wasm32"))]
+
+mod common;
 
 use dpcalc::calc::megatron::{self, Version};
 use dpcalc::calc::{Field, Level, Num, Output, Report};
@@ -29,62 +31,14 @@ fn errors(r: &Report) -> Vec<&str> {
 
 #[test]
 fn matches_megatron_when_run() {
-    let mut checked = 0;
-    let mut cases = 0;
-    let mut failures = Vec::new();
-    for line in include_str!("megatron_oracle.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let (head, rest) = line.split_once(" => ").expect("=>");
-        let (release, q) = head.split_once(' ').expect("release");
-        let (body, name) = rest.rsplit_once("  # ").unwrap_or((rest, "?"));
-        let mut parts = body.split(" ! ");
-        let values = parts.next().unwrap_or("");
-        let want_errors: Vec<&str> = parts.collect();
-        let report = run(release, q);
-        cases += 1;
-        for item in values.split_whitespace() {
-            let (key, value) = item.split_once('=').expect("key=value");
-            let output = Output::from_name(key).unwrap_or_else(|| panic!("unknown output {key}"));
-            let got = val(&report, output);
-            let want = (value != "none").then(|| value.to_string());
-            if got != want {
-                failures.push(format!(
-                    "{name}: {key} got {got:?}, Megatron {want:?}  ({q})"
-                ));
-            }
-            checked += 1;
-        }
-        let errs = errors(&report);
-        if want_errors.is_empty() && !errs.is_empty() {
-            failures.push(format!("{name}: Megatron runs, dpcalc says {errs:?}"));
-        }
-        for e in want_errors {
-            if let Some(hint) = e.strip_prefix("hint:") {
-                if !report
-                    .diags
-                    .iter()
-                    .any(|d| d.level == Level::Hint && d.message.contains(hint))
-                {
-                    failures.push(format!("{name}: no hint with \u{201c}{hint}\u{201d}"));
-                }
-            } else if !errs.iter().any(|m| m.contains(e)) {
-                failures.push(format!(
-                    "{name}: Megatron says \u{201c}{e}\u{201d}, dpcalc says {errs:?}"
-                ));
-            }
-            checked += 1;
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert!(cases >= 60, "only {cases} cases");
-    assert!(checked > 600, "only {checked} values checked");
+    common::run(&common::Oracle {
+        file: "megatron.txt",
+        text: include_str!("fixtures/megatron.txt"),
+        framework: "megatron",
+        minimums: &[("", 404, 4242), ("0.16.1", 251, 2628), ("head", 153, 1614)],
+        stop_marks: &[],
+        known: &[],
+    });
 }
 
 /// §4.5 [T]/[V]: ConstantNumMicroBatchesCalculator (gbs, mbs, dp, decrease) → microbatches, running.

@@ -1,8 +1,10 @@
-//! dpcalc against nanotron's own code: `tests/nanotron_oracle.txt` records what nanotron 0.4's
+//! dpcalc against nanotron's own code: `tests/fixtures/nanotron.txt` records what nanotron 0.4's
 //! `ParallelContext` checks, its `Config.global_batch_size` and its dacite config parsing did when
 //! run, and what HEAD's world-size assertion did (run verbatim); every value and every message must
 //! match exactly.
 #![cfg(not(target_arch = "wasm32"))]
+
+mod common;
 
 use dpcalc::calc::{Field, Level, Num, Output, Report};
 use dpcalc::query;
@@ -13,60 +15,15 @@ fn report(q: &str) -> Report {
 
 #[test]
 fn matches_nanotron_when_run() {
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    for line in include_str!("nanotron_oracle.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let (q, rest) = line.split_once(" => ").expect("=>");
-        let (want, outcome) = rest.split_once(" ; ").expect(";");
-        let report = report(q);
-        for item in want.split_whitespace() {
-            let (key, value) = item.split_once('=').expect("key=value");
-            let output = Output::from_name(key).unwrap_or_else(|| panic!("unknown output {key}"));
-            let got = report.value(output).map(Num::raw);
-            let want = (value != "none").then(|| value.to_string());
-            if got != want {
-                failures.push(format!("{q}: {key} got {got:?}, nanotron {want:?}"));
-            }
-            checked += 1;
-        }
-        let stops: Vec<&str> = report
-            .diags
-            .iter()
-            .filter(|d| matches!(d.level, Level::Error | Level::Hint))
-            .map(|d| d.message.as_str())
-            .filter(|m| m.contains("nanotron stops with") || m.contains("dacite.exceptions"))
-            .collect();
-        match outcome.strip_prefix("raises ") {
-            None => {
-                assert_eq!(outcome, "ok");
-                if !stops.is_empty() {
-                    failures.push(format!("{q}: nanotron runs, dpcalc says {stops:?}"));
-                }
-            }
-            Some(text) => {
-                if !stops.iter().any(|m| m.contains(text)) {
-                    failures.push(format!(
-                        "{q}: nanotron raises {text}, dpcalc says {stops:?}"
-                    ));
-                }
-                // a missing key is a hint (an empty field is never an error); the rest are errors
-                if !text.contains("MissingValueError") && !report.has_errors() {
-                    failures.push(format!("{q}: no error"));
-                }
-            }
-        }
-        checked += 1;
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert!(checked > 1000, "only {checked} values checked");
+    // A missing key is a hint (an empty field is never an error); the rest are errors.
+    common::run(&common::Oracle {
+        file: "nanotron.txt",
+        text: include_str!("fixtures/nanotron.txt"),
+        framework: "nanotron",
+        minimums: &[("", 144, 1008), ("0.4", 72, 504), ("head", 72, 504)],
+        stop_marks: &["nanotron stops with", "dacite.exceptions"],
+        known: &[],
+    });
 }
 
 fn errors(r: &Report, f: Field) -> Vec<String> {

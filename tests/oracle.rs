@@ -1,65 +1,60 @@
-//! dpcalc against axolotl's own code: `tests/oracle.txt` records what axolotl 0.19.0 and 0.14.0
-//! computed when run (see `scripts/oracle_to_fixture.py`); every value must match exactly, for the
-//! default link (0.19.0 main, 0.14.0 as `legacy_*`), for `version=0.14.0` (0.14.0 main, 0.19.0
-//! as `legacy_*`) and for `version=0.18.0` (0.18.0 main, 0.14.0 as `legacy_*`).
+//! dpcalc against axolotl's own code: `tests/fixtures/axolotl.txt` records what axolotl 0.19.0,
+//! 0.18.0 and 0.14.0 computed when run (see its `# command` lines and `scripts/oracle_to_fixture.py`);
+//! every value must match exactly, type included, for the default link (0.19.0 main, 0.14.0 as
+//! `legacy_*`), for `version=0.14.0` (0.14.0 main, 0.19.0 as `legacy_*`) and for `version=0.18.0`
+//! (0.18.0 main, 0.14.0 as `legacy_*`). The format and the runner: `tests/common/mod.rs`.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dpcalc::calc::{Framework, Num, Output};
-use dpcalc::query;
+mod common;
 
 #[test]
 fn matches_axolotl_when_run() {
-    let mut checked = 0;
-    let mut per_release = [0; 2];
-    let mut failures = Vec::new();
-    // oracle.txt: the first oracle run; axolotl_oracle_boundaries.txt: cases added near the
-    // boundaries between the releases (world_size 1 with tp/cp, non-divisible world sizes,
-    // packed × cp × tp, max_steps caps, warmup and save/eval from 0.14.0's step counts).
-    for line in include_str!("oracle.txt")
-        .lines()
-        .chain(include_str!("axolotl_oracle_boundaries.txt").lines())
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let (q, rest) = line.split_once(" => ").expect("=>");
-        let (want, name) = rest.split_once("  # ").unwrap_or((rest, "?"));
-        let link = query::decode(q);
-        assert_eq!(link.framework, Framework::Axolotl, "{q}");
-        assert!(link.notices.is_empty(), "{q}: {:?}", link.notices);
-        for (i, id) in ["0.14.0", "0.18.0"].iter().enumerate() {
-            if q.starts_with(&format!("version={id}&")) {
-                assert_eq!(link.release().id, *id, "{q}");
-                per_release[i] += 1;
-            }
-        }
-        let report = link.report();
-        for item in want.split_whitespace() {
-            if item == "error" {
-                if !report.has_errors() {
-                    failures.push(format!("{name}: axolotl fails here, dpcalc shows no error"));
-                }
-                continue;
-            }
-            let (key, value) = item.split_once('=').expect("key=value");
-            let output = Output::from_name(key).unwrap_or_else(|| panic!("unknown output {key}"));
-            let got = report.value(output).map(Num::raw);
-            let want = (value != "none").then(|| value.to_string());
-            if got != want {
-                failures.push(format!(
-                    "{name}: {key} got {got:?}, axolotl {want:?}  ({q})"
-                ));
-            }
-            checked += 1;
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert!(checked > 2000, "only {checked} values checked");
-    assert!(
-        per_release.iter().all(|&n| n > 120),
-        "version=0.14.0 / 0.18.0 lines: {per_release:?}"
-    );
+    // axolotl-1: the first oracle run; axolotl-boundaries: cases added near the boundaries
+    // between the releases (world_size 1 with tp/cp, non-divisible world sizes, packed × cp × tp,
+    // max_steps caps, warmup and save/eval from 0.14.0's step counts).
+    common::run(&common::Oracle {
+        file: "axolotl.txt",
+        text: include_str!("fixtures/axolotl.txt"),
+        framework: "axolotl",
+        minimums: &[
+            ("", 405, 3313),
+            ("axolotl-1", 345, 2832),
+            ("axolotl-boundaries", 60, 481),
+            ("0.19.0", 135, 1120),
+            ("0.18.0", 135, 1086),
+            ("0.14.0", 135, 1107),
+        ],
+        stop_marks: &[],
+        known: &[],
+    });
+}
+
+/// The runner tells Python's `3` from `3.0`, whatever the number.
+#[test]
+fn the_runner_compares_ints_as_ints_and_floats_as_floats() {
+    use common::{matches, Want};
+    use dpcalc::calc::Num;
+    let int = |s: &str| Want::Int(s.into());
+    let float = |s: &str| Want::Float(s.into());
+    assert!(matches(&int("3"), Some(Num::Int(3))));
+    assert!(!matches(&int("3"), Some(Num::Float(3.0))));
+    assert!(matches(&float("3.0"), Some(Num::Float(3.0))));
+    assert!(!matches(&float("3.0"), Some(Num::Int(3))));
+    assert!(matches(&float("1e-05"), Some(Num::Float(1e-5))));
+    assert!(matches(&float("-2.0"), Some(Num::Float(-2.0))));
+    assert!(matches(&float("inf"), Some(Num::Float(f64::INFINITY))));
+    assert!(matches(&float("nan"), Some(Num::Float(f64::NAN))));
+    assert!(matches(
+        &float("466.79999999999995"),
+        Some(Num::Float(466.79999999999995))
+    ));
+    assert!(!matches(
+        &float("466.8"),
+        Some(Num::Float(466.79999999999995))
+    ));
+    assert!(matches(&int("-1"), Some(Num::Int(-1))));
+    assert!(!matches(&int("4"), Some(Num::Int(3))));
+    assert!(!matches(&int("3"), None));
+    assert!(matches(&Want::None, None));
+    assert!(!matches(&Want::None, Some(Num::Int(0))));
 }

@@ -1,7 +1,9 @@
 //! torchtitan against its own code and the spec (`shared/spec/batch_math.md` §5, §0.1 item 9).
-//! `tests/torchtitan_oracle.txt` records what torchtitan 0.3.0 computed when run; every value and
+//! `tests/fixtures/torchtitan.txt` records what torchtitan 0.3.0 computed when run; every value and
 //! every refusal must match.
 #![cfg(not(target_arch = "wasm32"))]
+
+mod common;
 
 use dpcalc::calc::{Field, Framework, Level, Num, Output, Report};
 use dpcalc::query;
@@ -43,53 +45,14 @@ fn errors_at(r: &Report, f: Field) -> Vec<String> {
 
 #[test]
 fn matches_torchtitan_0_3_0_when_run() {
-    let mut checked = 0;
-    let mut cases = 0;
-    let mut failures = Vec::new();
-    for line in include_str!("torchtitan_oracle.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let (q, rest) = line.split_once(" => ").expect("=>");
-        let (rest, name) = rest.split_once("  # ").expect("# name");
-        let (want, raised) = match rest.split_once(" | ") {
-            Some((w, e)) => (w, Some(e)),
-            None => (rest, None),
-        };
-        let report = link(q);
-        cases += 1;
-        let errs = errors(&report);
-        match raised {
-            Some(text) if !errs.iter().any(|e| e.contains(text)) => failures.push(format!(
-                "{name}: torchtitan raised “{text}”, dpcalc says {errs:?}"
-            )),
-            None if !errs.is_empty() => {
-                failures.push(format!("{name}: torchtitan runs, dpcalc errors {errs:?}"))
-            }
-            _ => {}
-        }
-        for item in want.split_whitespace() {
-            let (key, value) = item.split_once('=').expect("key=value");
-            let output = Output::from_name(key).unwrap_or_else(|| panic!("unknown output {key}"));
-            let got = v(&report, output);
-            if got.as_deref() != Some(value) {
-                failures.push(format!(
-                    "{name}: {key} got {got:?}, torchtitan {value}  ({q})"
-                ));
-            }
-            checked += 1;
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert!(
-        cases >= 100 && checked > 400,
-        "{cases} cases, {checked} values"
-    );
+    common::run(&common::Oracle {
+        file: "torchtitan.txt",
+        text: include_str!("fixtures/torchtitan.txt"),
+        framework: "torchtitan",
+        minimums: &[("", 104, 546)],
+        stop_marks: &[],
+        known: &[],
+    });
 }
 
 // ---- §5.1 ParallelDims vectors [T] tests/unit_tests/test_parallel_dims.py -------------------
