@@ -170,6 +170,9 @@ struct Inputs {
     logging_steps: Param<f64>,
     eval_steps: Param<f64>,
     save_steps: Param<f64>,
+    /// The interval keys written as a float literal (`1.0`, `1e0`): Python keeps such a 1 a
+    /// float, while a `1` written as an int stays an int.
+    float_written: Vec<Field>,
 }
 
 impl Inputs {
@@ -203,6 +206,10 @@ impl Inputs {
             logging_steps: r.real(Field::LoggingSteps),
             eval_steps: r.real(Field::EvalSteps),
             save_steps: r.real(Field::SaveSteps),
+            float_written: [Field::LoggingSteps, Field::EvalSteps, Field::SaveSteps]
+                .into_iter()
+                .filter(|&f| raw.get(f).trim().contains(['.', 'e', 'E']))
+                .collect(),
         }
     }
 }
@@ -899,6 +906,11 @@ impl Calc<'_> {
                         n.raw()
                     ),
                 )
+            } else if x == 1.0 && self.i.float_written.contains(&field) {
+                // __post_init__ makes a whole value int() only when it is above 1, and
+                // compute_steps keeps a ratio of 1 as it is: a 1.0 given stays a float.
+                let n = Num::Float(x);
+                (n, format!("{} = {}", field.key(), n.raw()))
             } else {
                 let Ok(n) = num::int_of(x) else { continue };
                 (n, format!("{} = {}", field.key(), n.raw()))
