@@ -54,7 +54,11 @@ pub enum Level {
 pub struct Diag {
     pub field: Field,
     pub level: Level,
+    /// The text shown everywhere (page, explanation, export notes); for a refusal, its
+    /// [`Refusal::message`].
     pub message: String,
+    /// When the framework itself refuses the inputs: what it says and what to change.
+    pub refusal: Option<Refusal>,
 }
 
 impl Diag {
@@ -63,7 +67,55 @@ impl Diag {
             field,
             level,
             message: message.into(),
+            refusal: None,
         }
+    }
+}
+
+/// A framework refusing the inputs, as data: who stops the run and how, the framework's own
+/// message verbatim, and what to change. Every framework's refusals are built with
+/// [`Refusal::new`] and shown with [`Refusal::message`], the one way they are rendered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    /// Who stops the run, and where or how (`accelerate refuses`, `torchtitan stops with
+    /// AssertionError`, `Megatron-LM refuses this in validate_args`).
+    pub by: String,
+    /// The framework's message, verbatim (the text its exception carries).
+    pub says: String,
+    /// What dpcalc adds: context, and what to change so the framework accepts the inputs
+    /// (empty when there is nothing to add).
+    pub fix: String,
+}
+
+impl Refusal {
+    pub fn new(by: impl Into<String>, says: impl Into<String>) -> Self {
+        Refusal {
+            by: by.into(),
+            says: says.into(),
+            fix: String::new(),
+        }
+    }
+
+    /// What to change (context and the nearest valid values).
+    pub fn fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = fix.into();
+        self
+    }
+
+    /// `BY: “SAYS”. FIX`: the framework's words quoted, then dpcalc's (no second full stop when
+    /// the quote ends a sentence; context that starts with a bracket or a comma follows the quote).
+    pub fn message(&self) -> String {
+        let mut m = format!("{}: \u{201c}{}\u{201d}", self.by, self.says);
+        let fix = self.fix.trim();
+        let continues = fix.starts_with(['(', ',', ';', ':']);
+        if !continues && !self.says.trim_end().ends_with(['.', '!', '?']) {
+            m.push('.');
+        }
+        if !fix.is_empty() {
+            m.push(' ');
+            m.push_str(fix);
+        }
+        m
     }
 }
 
@@ -247,6 +299,17 @@ impl Report {
 
     pub(crate) fn diag(&mut self, field: Field, level: Level, message: impl Into<String>) {
         self.diags.push(Diag::new(field, level, message));
+    }
+
+    /// The framework refuses the inputs at `field` (an error whose text is the refusal's
+    /// [`Refusal::message`]).
+    pub(crate) fn refuse(&mut self, field: Field, refusal: Refusal) {
+        self.diags.push(Diag {
+            field,
+            level: Level::Error,
+            message: refusal.message(),
+            refusal: Some(refusal),
+        });
     }
 
     pub(crate) fn explain(
