@@ -29,7 +29,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num};
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Output, Param, RawInputs, Report};
+use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report};
 use std::cmp::Ordering;
 
 /// The releases dpcalc models, newest (the default) first.
@@ -556,14 +556,13 @@ impl Calc<'_> {
     fn parallel(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
         match p {
             Param::Given(0) => {
-                self.r.diag(
+                self.r.refuse(
                     field,
-                    Level::Error,
-                    format!(
-                        "{} must be at least 1: with 0 Megatron's validate_args stops with \
-                         ZeroDivisionError: integer modulo by zero",
-                        field.key()
-                    ),
+                    Refusal::new(
+                        "Megatron's validate_args stops with",
+                        "ZeroDivisionError: integer modulo by zero",
+                    )
+                    .fix(format!("{} must be at least 1.", field.key())),
                 );
                 None
             }
@@ -598,16 +597,20 @@ impl Calc<'_> {
             } else {
                 String::new()
             };
-            self.r.diag(
+            self.r.refuse(
                 Field::WorldSize,
-                Level::Error,
-                format!(
-                    "Megatron-LM refuses this layout in validate_args (arguments.py), before anything else runs: \
-                     \u{201c}AssertionError: world size ({ws}) is not divisible by total_model_size \
-                     (total_model_size={total})\u{201d}, where total_model_size = tensor × pipeline × context \
-                     parallel = {tp} × {pp} × {cp}. (megatron-core alone, in parallel_state.initialize_model_parallel, \
-                     raises \u{201c}RuntimeError: world_size ({ws}) is not divisible by {total}\u{201d}.) {fix}"
-                ),
+                Refusal::new(
+                    "Megatron-LM refuses this layout in validate_args (arguments.py), before anything else runs",
+                    format!(
+                        "AssertionError: world size ({ws}) is not divisible by total_model_size \
+                         (total_model_size={total})"
+                    ),
+                )
+                .fix(format!(
+                    ", where total_model_size = tensor × pipeline × context parallel = {tp} × {pp} × {cp}. \
+                     (megatron-core alone, in parallel_state.initialize_model_parallel, raises \
+                     \u{201c}RuntimeError: world_size ({ws}) is not divisible by {total}\u{201d}.) {fix}"
+                )),
             );
             return None;
         }
@@ -644,15 +647,19 @@ impl Calc<'_> {
             } else {
                 String::new()
             };
-            self.r.diag(
+            self.r.refuse(
                 Field::ExpertModelParallelSize,
-                Level::Error,
-                format!(
-                    "parallel_state.initialize_model_parallel refuses the expert grid: \u{201c}RuntimeError: \
-                     world_size ({ws}) is not divisible by expert_tensor_model_pipeline_parallel size ({grid})\u{201d} \
-                     (expert tensor parallel, which defaults to tensor parallel, × expert × pipeline = \
+                Refusal::new(
+                    "parallel_state.initialize_model_parallel refuses the expert grid",
+                    format!(
+                        "RuntimeError: world_size ({ws}) is not divisible by \
+                         expert_tensor_model_pipeline_parallel size ({grid})"
+                    ),
+                )
+                .fix(format!(
+                    "(expert tensor parallel, which defaults to tensor parallel, × expert × pipeline = \
                      {tp} × {ep} × {pp}). {fix}"
-                ),
+                )),
             );
             return;
         }
@@ -681,11 +688,13 @@ impl Calc<'_> {
     fn micro_batch(&mut self) -> Option<u64> {
         match self.i.micro_batch_size {
             Param::Given(0) => {
-                self.r.diag(
+                self.r.refuse(
                     Field::MicroBatchSize,
-                    Level::Error,
-                    "micro_batch_size must be at least 1: Megatron's validate_args stops at \
-                     \u{201c}assert args.micro_batch_size > 0\u{201d}",
+                    Refusal::new(
+                        "Megatron's validate_args stops at",
+                        "assert args.micro_batch_size > 0",
+                    )
+                    .fix("micro_batch_size must be at least 1."),
                 );
                 None
             }
@@ -740,13 +749,13 @@ impl Calc<'_> {
         // validate_args: the global batch.
         let gbs_given = match i.global_batch_size {
             Param::Given(v) if v <= 0 => {
-                self.r.diag(
+                self.r.refuse(
                     Field::GlobalBatchSize,
-                    Level::Error,
-                    format!(
-                        "global_batch_size must be positive: Megatron's validate_args stops at \
-                         \u{201c}assert args.global_batch_size > 0\u{201d} (got {v})"
-                    ),
+                    Refusal::new(
+                        "Megatron's validate_args stops at",
+                        "assert args.global_batch_size > 0",
+                    )
+                    .fix(format!("(got {v}). global_batch_size must be positive.")),
                 );
                 return None;
             }
@@ -757,22 +766,30 @@ impl Calc<'_> {
 
         if let Param::Given(text) = &schedule {
             if gbs_given.is_some() {
-                self.r.diag(
+                self.r.refuse(
                     Field::GlobalBatchSize,
-                    Level::Error,
-                    "Megatron-LM refuses it together with a schedule: \u{201c}ValueError: Cannot specify both \
-                     --step-batch-size-schedule and --global-batch-size\u{201d}. Remove global_batch_size: the \
-                     schedule's last batch size is the global batch.",
+                    Refusal::new(
+                        "Megatron-LM refuses it together with a schedule",
+                        "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size",
+                    )
+                    .fix(
+                        "Remove global_batch_size: the schedule's last batch size is the global batch.",
+                    ),
                 );
                 return None;
             }
             if decrease {
-                self.r.diag(
+                self.r.refuse(
                     Field::DecreaseBatchSizeIfNeeded,
-                    Level::Error,
-                    "Megatron-LM refuses it together with a schedule: \u{201c}ValueError: Cannot specify both \
-                     --step-batch-size-schedule and --decrease-batch-size-if-needed\u{201d}. Make every batch size \
-                     in the schedule a multiple of micro_batch_size × data_parallel_size instead.",
+                    Refusal::new(
+                        "Megatron-LM refuses it together with a schedule",
+                        "ValueError: Cannot specify both --step-batch-size-schedule and \
+                         --decrease-batch-size-if-needed",
+                    )
+                    .fix(
+                        "Make every batch size in the schedule a multiple of micro_batch_size × \
+                         data_parallel_size instead.",
+                    ),
                 );
                 return None;
             }
@@ -818,15 +835,17 @@ impl Calc<'_> {
         if decrease {
             let running = gbs / m * m;
             if running / m < 1 {
-                self.r.diag(
+                self.r.refuse(
                     Field::GlobalBatchSize,
-                    Level::Error,
-                    format!(
-                        "megatron-core refuses it: \u{201c}AssertionError: number of microbatches should be at \
-                         least 1, got 0.\u{201d} decrease_batch_size_if_needed rounds global_batch_size {gbs} down \
-                         to a multiple of micro_batch_size × data_parallel_size = {mbs} × {dp} = {m}, which is 0. \
+                    Refusal::new(
+                        "megatron-core refuses it",
+                        "AssertionError: number of microbatches should be at least 1, got 0.",
+                    )
+                    .fix(format!(
+                        "decrease_batch_size_if_needed rounds global_batch_size {gbs} down to a multiple of \
+                         micro_batch_size × data_parallel_size = {mbs} × {dp} = {m}, which is 0. \
                          Use a global batch of at least {m}."
-                    ),
+                    )),
                 );
                 return None;
             }
@@ -841,16 +860,21 @@ impl Calc<'_> {
                 );
             }
         } else if gbs % m != 0 {
-            self.r.diag(
+            self.r.refuse(
                 Field::GlobalBatchSize,
-                Level::Error,
-                format!(
-                    "megatron-core refuses it: \u{201c}AssertionError: global batch size ({gbs}) is not divisible by \
-                     micro batch size ({mbs}) times data parallel size ({dp})\u{201d}. Nearest valid global_batch_size: \
-                     {} (multiples of {mbs} × {dp} = {m}); or set decrease_batch_size_if_needed to train {} per step.",
+                Refusal::new(
+                    "megatron-core refuses it",
+                    format!(
+                        "AssertionError: global batch size ({gbs}) is not divisible by micro batch size \
+                         ({mbs}) times data parallel size ({dp})"
+                    ),
+                )
+                .fix(format!(
+                    "Nearest valid global_batch_size: {} (multiples of {mbs} × {dp} = {m}); or set \
+                     decrease_batch_size_if_needed to train {} per step.",
                     nearest_multiples(gbs, m),
                     gbs / m * m
-                ),
+                )),
             );
             return None;
         }
@@ -874,10 +898,9 @@ impl Calc<'_> {
             .filter(|t| !t.is_empty())
             .collect();
         let refuse = |r: &mut Report, what: String, fix: &str| {
-            r.diag(
+            r.refuse(
                 f,
-                Level::Error,
-                format!("megatron-core refuses this ramp-up: \u{201c}{what}\u{201d}. {fix}"),
+                Refusal::new("megatron-core refuses this ramp-up", what).fix(fix),
             );
         };
         if tokens.len() != 3 {
@@ -900,14 +923,16 @@ impl Calc<'_> {
             match python_int(t) {
                 Some(x) => v[k] = x,
                 None => {
-                    self.r.diag(
+                    self.r.refuse(
                         f,
-                        Level::Error,
-                        format!(
-                            "rampup_batch_size: \u{201c}{}\u{201d} is not a whole number (Megatron reads each value \
-                             with int(): ValueError: invalid literal for int() with base 10)",
+                        Refusal::new(
+                            "Megatron reads each value with int() and stops with",
+                            "ValueError: invalid literal for int() with base 10",
+                        )
+                        .fix(format!(
+                            "rampup_batch_size: \u{201c}{}\u{201d} is not a whole number.",
                             crate::calc::field::shorten(t)
-                        ),
+                        )),
                     );
                     return None;
                 }
@@ -1026,11 +1051,14 @@ impl Calc<'_> {
         let f = Field::StepBatchSizeSchedule;
         let seq = match self.i.seq_length {
             Param::Given(0) => {
-                self.r.diag(
+                self.r.refuse(
                     Field::SeqLength,
-                    Level::Error,
-                    "seq_length 0: Megatron converts the schedule's token thresholds with threshold // seq_length \
-                     and stops with ZeroDivisionError: integer division or modulo by zero",
+                    Refusal::new(
+                        "Megatron converts the schedule's token thresholds with threshold // seq_length \
+                         and stops with",
+                        "ZeroDivisionError: integer division or modulo by zero",
+                    )
+                    .fix("seq_length must be at least 1."),
                 );
                 return None;
             }
@@ -1039,10 +1067,9 @@ impl Calc<'_> {
             Param::Invalid => return None,
         };
         let refuse = |r: &mut Report, what: String, fix: &str| {
-            r.diag(
+            r.refuse(
                 f,
-                Level::Error,
-                format!("Megatron-LM refuses this schedule: \u{201c}{what}\u{201d}. {fix}"),
+                Refusal::new("Megatron-LM refuses this schedule", what).fix(fix),
             );
         };
         let mut levels: Vec<(i128, i128)> = Vec::new();
@@ -1305,12 +1332,13 @@ impl Calc<'_> {
         let (lwi, lws) = (i.lr_warmup_iters.or(0), i.lr_warmup_samples.or(0));
         let frac = i.lr_warmup_fraction;
         let refuse = |r: &mut Report, field: Field, text: &str, fix: &str| {
-            r.diag(
+            r.refuse(
                 field,
-                Level::Error,
-                format!(
-                    "Megatron-LM refuses this in validate_args: \u{201c}AssertionError: {text}\u{201d}. {fix}"
-                ),
+                Refusal::new(
+                    "Megatron-LM refuses this in validate_args",
+                    format!("AssertionError: {text}"),
+                )
+                .fix(fix),
             );
         };
         let ramp_active =
@@ -1401,12 +1429,13 @@ impl Calc<'_> {
             } else {
                 Field::TrainSamples
             };
-            self.r.diag(
+            self.r.refuse(
                 field,
-                Level::Error,
-                format!(
-                    "0 counts as not set. {text} Give a positive train_iters or train_samples."
-                ),
+                Refusal::new(
+                    "Megatron-LM stops in get_optimizer_param_scheduler",
+                    "Exception: either train-iters or train-samples should be provided.",
+                )
+                .fix("0 counts as not set: give a positive train_iters or train_samples."),
             );
         } else {
             self.r.diag(
@@ -1537,13 +1566,15 @@ impl Calc<'_> {
                 nearest_multiples(cur, m)
             ),
         };
-        self.r.diag(
+        self.r.refuse(
             field,
-            Level::Error,
-            format!(
-                "The run stops at iteration {k} (after {c} samples), when the training loop checks the batch: \
-                 \u{201c}AssertionError: {text}\u{201d}. {fix}"
-            ),
+            Refusal::new(
+                format!(
+                    "The run stops at iteration {k} (after {c} samples), when the training loop checks the batch"
+                ),
+                format!("AssertionError: {text}"),
+            )
+            .fix(fix),
         );
     }
 
@@ -1642,16 +1673,18 @@ impl Calc<'_> {
             format!("{lw_worked}; {decay_worked}"),
         );
         if num::cmp(lw, Num::Int(decay as i128)) != Ordering::Less {
-            self.r.diag(
+            self.r.refuse(
                 field,
-                Level::Error,
-                format!(
+                Refusal::new(
                     "Megatron stops building the learning-rate scheduler with a bare AssertionError \
-                     (optimizer_param_scheduler.py: assert self.lr_warmup_steps < self.lr_decay_steps): the warmup \
-                     ({} samples) is not shorter than the decay ({decay} samples, the whole run). Make the warmup \
-                     shorter than the training.",
+                     (optimizer_param_scheduler.py)",
+                    "assert self.lr_warmup_steps < self.lr_decay_steps",
+                )
+                .fix(format!(
+                    "The warmup ({} samples) is not shorter than the decay ({decay} samples, the whole run). \
+                     Make the warmup shorter than the training.",
                     lw.raw()
-                ),
+                )),
             );
             return;
         }

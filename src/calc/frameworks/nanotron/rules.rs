@@ -25,7 +25,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::Num;
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Output, Param, RawInputs, Report};
+use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report};
 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[
@@ -247,12 +247,14 @@ fn parse_config(version: Version, i: &Inputs, r: &mut Report) -> (Option<Par>, O
     let ep = i.ep.or(1);
     let cp = match (version, i.cp) {
         (Version::V04, Param::Given(_)) => {
-            r.diag(
+            r.refuse(
                 Field::ContextParallelSize,
-                Level::Error,
-                "nanotron 0.4 has no context parallelism: it stops with \
-                 dacite.exceptions.UnexpectedDataError: can not match \"context_parallel_size\" to any data class field. \
-                 Remove the key, or choose the HEAD release.",
+                Refusal::new(
+                    "nanotron 0.4 reads its config with dacite and stops with",
+                    "dacite.exceptions.UnexpectedDataError: can not match \"context_parallel_size\" to any \
+                     data class field",
+                )
+                .fix("0.4 has no context parallelism: remove the key, or choose the HEAD release."),
             );
             None
         }
@@ -352,11 +354,14 @@ fn batch(c: &Config, r: &mut Report) {
 /// Values nanotron's config accepts without a check, and what then happens.
 fn tokens_checks(version: Version, c: &Config, r: &mut Report) {
     if c.mbs == 0 {
-        r.diag(
+        r.refuse(
             Field::MicroBatchSize,
-            Level::Error,
-            "nanotron's config accepts micro_batch_size 0, but the global batch is 0 and the training \
-             dataloader refuses it: ValueError: batch_size should be a positive integer value, but got batch_size=0",
+            Refusal::new(
+                "nanotron's config accepts micro_batch_size 0, but the global batch is 0 and the training \
+                 dataloader refuses it",
+                "ValueError: batch_size should be a positive integer value, but got batch_size=0",
+            )
+            .fix("Use at least 1."),
         );
     }
     if c.accum == 0 {
@@ -478,27 +483,29 @@ fn world_checks_04(ws: u64, c: &Par, r: &mut Report) {
     let model = product(&[c.tp, c.pp, c.ep]);
     // 1. world_size % data_parallel_size
     if c.dp == 0 {
-        r.diag(
+        r.refuse(
             Field::Dp,
-            Level::Error,
-            format!(
-                "nanotron stops with ZeroDivisionError: integer modulo by zero (world_size % dp). {}",
-                dp_fix(ws, model, PRODUCT)
-            ),
+            Refusal::new(
+                "nanotron stops with",
+                "ZeroDivisionError: integer modulo by zero",
+            )
+            .fix(format!("(world_size % dp). {}", dp_fix(ws, model, PRODUCT))),
         );
         return;
     }
     if ws % c.dp != 0 {
-        r.diag(
+        r.refuse(
             Field::Dp,
-            Level::Error,
-            format!(
-                "nanotron stops with AssertionError: The total number of processes must be divisible by the data \
-                 parallel size. (world_size {ws} % dp {} = {}.) {}",
+            Refusal::new(
+                "nanotron stops with",
+                "AssertionError: The total number of processes must be divisible by the data parallel size.",
+            )
+            .fix(format!(
+                "(world_size {ws} % dp {} = {}.) {}",
                 c.dp,
                 ws % c.dp,
                 dp_fix(ws, model, PRODUCT)
-            ),
+            )),
         );
         return;
     }
@@ -506,14 +513,13 @@ fn world_checks_04(ws: u64, c: &Par, r: &mut Report) {
     let at = model_field(c, Version::V04);
     match model {
         Some(0) => {
-            r.diag(
+            r.refuse(
                 at,
-                Level::Error,
-                format!(
-                    "{} 0: nanotron stops with ZeroDivisionError: integer modulo by zero \
-                     (world_size % ({PRODUCT})). Use at least 1.",
-                    at.key()
-                ),
+                Refusal::new(
+                    format!("{} 0: nanotron stops with", at.key()),
+                    "ZeroDivisionError: integer modulo by zero",
+                )
+                .fix(format!("(world_size % ({PRODUCT})). Use at least 1.")),
             );
             return;
         }
@@ -525,15 +531,18 @@ fn world_checks_04(ws: u64, c: &Par, r: &mut Report) {
                 Some(m) => cluster::nearest_valid(ws, m, PRODUCT),
                 None => format!("{PRODUCT} must be at most world_size {ws}."),
             };
-            r.diag(
+            r.refuse(
                 at,
-                Level::Error,
-                format!(
-                    "nanotron stops with AssertionError: The total number of processes must be divisible bythe number \
-                     of GPUs per model (tensor_parallel_size * pipeline_parallel_size). ({PRODUCT} = {} × {} × {} = {m} \
-                     does not divide world_size {ws}; 0.4 counts expert_parallel_size too.) {fix}",
+                Refusal::new(
+                    "nanotron stops with",
+                    "AssertionError: The total number of processes must be divisible bythe number of GPUs \
+                     per model (tensor_parallel_size * pipeline_parallel_size).",
+                )
+                .fix(format!(
+                    "({PRODUCT} = {} × {} × {} = {m} does not divide world_size {ws}; 0.4 counts \
+                     expert_parallel_size too.) {fix}",
                     c.tp, c.pp, c.ep
-                ),
+                )),
             );
             return;
         }
@@ -541,18 +550,23 @@ fn world_checks_04(ws: u64, c: &Par, r: &mut Report) {
     // 3. tp * pp * ep * dp == world_size
     let all = product_text(&[c.tp, c.pp, c.ep, c.dp]);
     if all != ws.to_string() {
-        r.diag(
+        r.refuse(
             Field::Dp,
-            Level::Error,
-            format!(
-                "nanotron stops with ValueError: ('The number of process requires to run all replicas ({all})', \
-                 'must be equal to the world size ({ws}).') ({PRODUCT} × dp = {} × {} × {} × {} = {all}.) {}",
+            Refusal::new(
+                "nanotron stops with",
+                format!(
+                    "ValueError: ('The number of process requires to run all replicas ({all})', \
+                     'must be equal to the world size ({ws}).')"
+                ),
+            )
+            .fix(format!(
+                "({PRODUCT} × dp = {} × {} × {} × {} = {all}.) {}",
                 c.tp,
                 c.pp,
                 c.ep,
                 c.dp,
                 dp_fix(ws, model, PRODUCT)
-            ),
+            )),
         );
     }
 }
@@ -580,18 +594,19 @@ fn world_check_head(ws: u64, c: &Par, r: &mut Report) {
         Some(m) if m > 0 && ws % m == 0 => Field::Dp,
         _ => model_field(c, Version::Head),
     });
-    r.diag(
+    r.refuse(
         at,
-        Level::Error,
-        format!(
-            "nanotron stops with AssertionError: TP*CP*DP*PP={}*{}*{}*{}={all} != WORLD_SIZE={ws} \
-             (the values are tp, pp, context_parallel_size, dp). {}",
-            c.tp,
-            c.pp,
-            c.cp,
-            c.dp,
+        Refusal::new(
+            "nanotron stops with",
+            format!(
+                "AssertionError: TP*CP*DP*PP={}*{}*{}*{}={all} != WORLD_SIZE={ws}",
+                c.tp, c.pp, c.cp, c.dp
+            ),
+        )
+        .fix(format!(
+            "(the values are tp, pp, context_parallel_size, dp). {}",
             dp_fix(ws, model, PRODUCT)
-        ),
+        )),
     );
 }
 

@@ -21,7 +21,7 @@ use crate::calc::cluster;
 use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Report};
+use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report};
 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[
@@ -404,11 +404,13 @@ impl Calc<'_> {
         if pp.is_some() && self.i.disable_cuda_graphs == Param::Absent
             || pp.is_some() && self.i.disable_cuda_graphs == Param::Given(false)
         {
-            self.r.diag(
+            self.r.refuse(
                 Field::DisableCudaGraphs,
-                Level::Error,
-                "torchtitan refuses: \u{201c}CUDA graphs do not support pipeline parallelism yet. Set \
-                 --training.disable_cuda_graphs.\u{201d} Fix: disable_cuda_graphs = true (training.disable_cuda_graphs).",
+                Refusal::new(
+                    "torchtitan refuses",
+                    "CUDA graphs do not support pipeline parallelism yet. Set --training.disable_cuda_graphs.",
+                )
+                .fix("Fix: disable_cuda_graphs = true (training.disable_cuda_graphs)."),
             );
         }
         match self.v {
@@ -417,10 +419,12 @@ impl Calc<'_> {
                     return;
                 };
                 if mbs == 0 {
-                    self.r.diag(
+                    self.r.refuse(
                         Field::PipelineParallelMicrobatchSize,
-                        Level::Error,
-                        "torchtitan refuses: \u{201c}parallelism.pipeline_parallel_microbatch_size must be greater than 0.\u{201d}",
+                        Refusal::new(
+                            "torchtitan refuses",
+                            "parallelism.pipeline_parallel_microbatch_size must be greater than 0.",
+                        ),
                     );
                     return;
                 }
@@ -432,25 +436,32 @@ impl Calc<'_> {
                 if lbs % mbs != 0 {
                     let fix_mbs = divisors_around(lbs.into(), mbs.into());
                     let fix_lbs = multiples_around(lbs.into(), mbs.into());
-                    self.r.diag(
+                    self.r.refuse(
                         Field::PipelineParallelMicrobatchSize,
-                        Level::Error,
-                        format!(
-                            "torchtitan refuses: \u{201c}training.local_batch_size ({lbs}) must be evenly divisible by \
-                             parallelism.pipeline_parallel_microbatch_size ({mbs}) when pipeline parallelism is enabled.\u{201d} \
-                             Nearest valid: pipeline_parallel_microbatch_size {}, or local_batch_size {}.",
+                        Refusal::new(
+                            "torchtitan refuses",
+                            format!(
+                                "training.local_batch_size ({lbs}) must be evenly divisible by \
+                                 parallelism.pipeline_parallel_microbatch_size ({mbs}) when pipeline \
+                                 parallelism is enabled."
+                            ),
+                        )
+                        .fix(format!(
+                            "Nearest valid: pipeline_parallel_microbatch_size {}, or local_batch_size {}.",
                             join(&fix_mbs),
                             join(&fix_lbs)
-                        ),
+                        )),
                     );
                 }
             }
             Version::Tokens => {
                 if self.i.num_pp_microbatches == Param::Given(0) {
-                    self.r.diag(
+                    self.r.refuse(
                         Field::NumPpMicrobatches,
-                        Level::Error,
-                        "torchtitan refuses: \u{201c}parallelism.num_pp_microbatches must be greater than 0.\u{201d}",
+                        Refusal::new(
+                            "torchtitan refuses",
+                            "parallelism.num_pp_microbatches must be greater than 0.",
+                        ),
                     );
                 }
             }
@@ -462,14 +473,13 @@ impl Calc<'_> {
     fn degree(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
         match p.or(1)? {
             0 => {
-                self.r.diag(
+                self.r.refuse(
                     field,
-                    Level::Error,
-                    format!(
-                        "{} 0: torchtitan stops with AssertionError: \u{201c}Parallelism degree should be >= 1, \
-                         except for dp_shard\u{201d}. 1 means disabled.",
-                        field.key()
-                    ),
+                    Refusal::new(
+                        format!("{} 0: torchtitan stops with AssertionError", field.key()),
+                        "Parallelism degree should be >= 1, except for dp_shard",
+                    )
+                    .fix("1 means disabled."),
                 );
                 None
             }
@@ -486,13 +496,15 @@ impl Calc<'_> {
         let shard = match self.i.dp_shard.or(-1) {
             Some(s) if s == -1 || s >= 1 => Some(s),
             Some(s) => {
-                self.r.diag(
+                self.r.refuse(
                     Field::DataParallelShardDegree,
-                    Level::Error,
-                    format!(
-                        "data_parallel_shard_degree {s}: torchtitan stops with AssertionError: \u{201c}dp_shard must -1 or >=1.\u{201d} \
-                         Use -1 to fill the rest of the world."
-                    ),
+                    Refusal::new(
+                        format!(
+                            "data_parallel_shard_degree {s}: torchtitan stops with AssertionError"
+                        ),
+                        "dp_shard must -1 or >=1.",
+                    )
+                    .fix("Use -1 to fill the rest of the world."),
                 );
                 None
             }
@@ -525,13 +537,15 @@ impl Calc<'_> {
             );
             if fill == 0 {
                 let fix = cluster::nearest_valid(ws, others as u64, others_name);
-                self.r.diag(
+                self.r.refuse(
                     Field::DataParallelShardDegree,
-                    Level::Error,
-                    format!(
-                        "torchtitan stops with a bare AssertionError (assert dp_shard >= 1 in ParallelDims._validate, no message): \
-                         the -1 fill is world_size // ({dp_replicate} × {cp} × {tp} × {pp}) = {ws} // {others} = 0. {fix}"
-                    ),
+                    Refusal::new(
+                        "torchtitan stops with a bare AssertionError (no message) in ParallelDims._validate",
+                        "assert dp_shard >= 1",
+                    )
+                    .fix(format!(
+                        "The -1 fill is world_size // ({dp_replicate} × {cp} × {tp} × {pp}) = {ws} // {others} = 0. {fix}"
+                    )),
                 );
                 return None;
             }
@@ -566,12 +580,10 @@ impl Calc<'_> {
                     cluster::nearest_valid(ws, others as u64, others_name)
                 )
             };
-            self.r.diag(
+            self.r.refuse(
                 Field::WorldSize,
-                Level::Error,
-                format!(
-                    "torchtitan stops with AssertionError: \u{201c}{text}\u{201d} (the product is {shown}). {fix}"
-                ),
+                Refusal::new("torchtitan stops with AssertionError", text)
+                    .fix(format!("(the product is {shown}). {fix}")),
             );
             self.r.diag(
                 Field::DataParallelShardDegree,
@@ -616,10 +628,12 @@ impl Calc<'_> {
             "Nearest valid: expert_parallel_degree {} (a divisor of dp_shard × cp × tp = {region}).",
             join(&divisors_around(region, ep.into()))
         );
-        let msg = match self.v {
-            Version::Tokens => format!(
-                "torchtitan refuses: \u{201c}expert_parallel_degree ({ep}) must divide dp_shard * cp * tp ({region})\u{201d}. {fix}"
-            ),
+        let refusal = match self.v {
+            Version::Tokens => Refusal::new(
+                "torchtitan refuses",
+                format!("expert_parallel_degree ({ep}) must divide dp_shard * cp * tp ({region})"),
+            )
+            .fix(fix),
             Version::Batch => {
                 let efsdp = region / u128::from(ep);
                 let sizes = (d.pp, d.dp_replicate, efsdp, ep);
@@ -628,20 +642,25 @@ impl Calc<'_> {
                     .and_then(|x| x.checked_mul(efsdp))
                     .and_then(|x| x.checked_mul(ep.into()));
                 let ws = u128::from(d.pp) * d.batch_degree() * u128::from(d.cp) * u128::from(d.tp);
-                format!(
-                    "torchtitan 0.3.0 does not check this in ParallelDims; building the expert mesh fails with ValueError: \
-                     \u{201c}The product of mesh_sizes=({}, {}, {}, {}) is {}, but the original dimension at dim=0 has size {ws}. \
-                     These must be equal for unflatten to work correctly.\u{201d} The expert degree must divide \
-                     dp_shard × cp × tp = {region}. {fix}",
-                    sizes.0,
-                    sizes.1,
-                    sizes.2,
-                    sizes.3,
-                    prod.map_or("too large".to_string(), |p| p.to_string())
+                Refusal::new(
+                    "torchtitan 0.3.0 does not check this in ParallelDims; building the expert mesh fails \
+                     with ValueError",
+                    format!(
+                        "The product of mesh_sizes=({}, {}, {}, {}) is {}, but the original dimension at \
+                         dim=0 has size {ws}. These must be equal for unflatten to work correctly.",
+                        sizes.0,
+                        sizes.1,
+                        sizes.2,
+                        sizes.3,
+                        prod.map_or("too large".to_string(), |p| p.to_string())
+                    ),
                 )
+                .fix(format!(
+                    "The expert degree must divide dp_shard × cp × tp = {region}. {fix}"
+                ))
             }
         };
-        self.r.diag(Field::ExpertParallelDegree, Level::Error, msg);
+        self.r.refuse(Field::ExpertParallelDegree, refusal);
     }
 
     /// `seq_len_divisor = (tp if enable_sequence_parallel else 1) * (2 * cp if cp > 1 else 1)`.
@@ -686,13 +705,13 @@ impl Calc<'_> {
         } else {
             String::new()
         };
-        self.r.diag(
+        self.r.refuse(
             field,
-            Level::Error,
-            format!(
-                "torchtitan refuses: \u{201c}{text}\u{201d}{why}{cp} = {divisor}. Nearest valid: {} {near}.",
+            Refusal::new("torchtitan refuses", text).fix(format!(
+                "{}{cp} = {divisor}. Nearest valid: {} {near}.",
+                why.trim_start(),
                 field.key()
-            ),
+            )),
         );
     }
 
@@ -734,31 +753,40 @@ impl Calc<'_> {
             } else {
                 Field::LocalBatchSize
             };
-            self.r.diag(
+            self.r.refuse(
                 field,
-                Level::Error,
-                format!("{why}: torchtitan stops with a bare AssertionError (assert global_batch_size > 0, no message). Use -1 for local_batch_size × dp."),
+                Refusal::new(
+                    format!("{why}: torchtitan stops with a bare AssertionError (no message)"),
+                    "assert global_batch_size > 0",
+                )
+                .fix("Use -1 for local_batch_size × dp."),
             );
             return;
         }
         if per_step == 0 {
-            self.r.diag(
+            self.r.refuse(
                 Field::LocalBatchSize,
-                Level::Error,
-                "local_batch_size 0: torchtitan stops with ZeroDivisionError: integer modulo by zero",
+                Refusal::new(
+                    "local_batch_size 0: torchtitan stops with",
+                    "ZeroDivisionError: integer modulo by zero",
+                ),
             );
             return;
         }
         if gbs % per_step != 0 {
             let near = join(&multiples_around(gbs, per_step));
-            self.r.diag(
+            self.r.refuse(
                 Field::GlobalBatchSize,
-                Level::Error,
-                format!(
-                    "torchtitan stops with AssertionError: \u{201c}global batch size must be multiple of local batch size times \
-                     data-parallel degree ({gbs} % ({lbs} * {deg}) != 0)\u{201d}. Nearest valid: global_batch_size {near} \
-                     (multiples of {lbs} × {deg} = {per_step}), or -1."
-                ),
+                Refusal::new(
+                    "torchtitan stops with AssertionError",
+                    format!(
+                        "global batch size must be multiple of local batch size times data-parallel degree \
+                         ({gbs} % ({lbs} * {deg}) != 0)"
+                    ),
+                )
+                .fix(format!(
+                    "Nearest valid: global_batch_size {near} (multiples of {lbs} × {deg} = {per_step}), or -1."
+                )),
             );
             return;
         }
@@ -847,23 +875,27 @@ impl Calc<'_> {
             step_in as u128
         };
         if per_iter == 0 {
-            self.r.diag(
+            self.r.refuse(
                 Field::NumTokensPerMicrobatchPerDpRank,
-                Level::Error,
-                "num_tokens_per_microbatch_per_dp_rank 0: torchtitan stops with ZeroDivisionError: integer modulo by zero",
+                Refusal::new(
+                    "num_tokens_per_microbatch_per_dp_rank 0: torchtitan stops with",
+                    "ZeroDivisionError: integer modulo by zero",
+                ),
             );
             return;
         }
         if step % per_iter != 0 {
             let near = join(&multiples_around(step, per_iter));
-            self.r.diag(
+            self.r.refuse(
                 Field::NumTokensPerTrainStep,
-                Level::Error,
-                format!(
-                    "torchtitan refuses: \u{201c}training.num_tokens_per_train_step ({step}) must be divisible by the number of \
-                     tokens processed globally in one gradient accumulation iteration ({per_iter}).\u{201d} Nearest valid: \
-                     num_tokens_per_train_step {near}, or -1."
-                ),
+                Refusal::new(
+                    "torchtitan refuses",
+                    format!(
+                        "training.num_tokens_per_train_step ({step}) must be divisible by the number of \
+                         tokens processed globally in one gradient accumulation iteration ({per_iter})."
+                    ),
+                )
+                .fix(format!("Nearest valid: num_tokens_per_train_step {near}, or -1.")),
             );
             return;
         }
