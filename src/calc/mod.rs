@@ -49,11 +49,91 @@ pub enum Level {
     Hint,
 }
 
+/// The stages every framework's rules run through, in this order (each framework's `run` marks
+/// where each begins with [`Report::enter`]); every message and worked step carries the stage
+/// that produced it, so the explanation, the explorer and the memory model can tell the parallel
+/// grid from the batch from the step count without re-entering the rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// Reading what was typed (unreadable values, keys the release lacks).
+    #[default]
+    Inputs,
+    /// The framework's config validators (checks that run before any size is computed).
+    Checks,
+    /// The parallel grid: world size, the model-parallel sizes, the data-parallel size.
+    Grid,
+    /// Micro batch, accumulation, global batch.
+    Batch,
+    /// Steps per epoch and the run's optimizer steps.
+    Steps,
+    /// Warmup, evaluation, saving and logging intervals.
+    Schedule,
+    /// Tokens and time (dpcalc's own arithmetic over the framework's numbers).
+    Tokens,
+}
+
+impl Stage {
+    pub const ALL: &'static [Stage] = &[
+        Stage::Inputs,
+        Stage::Checks,
+        Stage::Grid,
+        Stage::Batch,
+        Stage::Steps,
+        Stage::Schedule,
+        Stage::Tokens,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stage::Inputs => "inputs",
+            Stage::Checks => "config checks",
+            Stage::Grid => "parallel grid",
+            Stage::Batch => "batch",
+            Stage::Steps => "steps",
+            Stage::Schedule => "warmup, eval and save",
+            Stage::Tokens => "tokens and time",
+        }
+    }
+}
+
+/// The parallel layout as the framework resolved it (defaults and fills applied): what the grid
+/// stage publishes for the stages and views after it. A size the framework lacks is 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Grid {
+    pub world: u64,
+    /// Data-parallel replicas (what the batch is multiplied by).
+    pub dp: u64,
+    pub tp: u64,
+    pub cp: u64,
+    /// Ulysses-style sequence parallelism.
+    pub sp: u64,
+    pub pp: u64,
+    /// Expert parallelism (inside the data-parallel ranks in every framework modelled).
+    pub ep: u64,
+}
+
+impl Grid {
+    /// A grid of `world` GPUs, all data-parallel, to be narrowed with the struct update syntax.
+    pub const fn data_parallel(world: u64) -> Grid {
+        Grid {
+            world,
+            dp: world,
+            tp: 1,
+            cp: 1,
+            sp: 1,
+            pp: 1,
+            ep: 1,
+        }
+    }
+}
+
 /// A message attached to the input it concerns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diag {
     pub field: Field,
     pub level: Level,
+    /// The stage that produced it.
+    pub stage: Stage,
     /// The text shown everywhere (page, explanation, export notes); for a refusal, its
     /// [`Refusal::message`].
     pub message: String,
@@ -66,6 +146,7 @@ impl Diag {
         Diag {
             field,
             level,
+            stage: Stage::Inputs,
             message: message.into(),
             refusal: None,
         }
@@ -263,6 +344,8 @@ impl RawInputs {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     pub output: Output,
+    /// The stage that computed it.
+    pub stage: Stage,
     pub rule: String,
     pub worked: String,
 }
@@ -273,6 +356,10 @@ pub struct Report {
     values: [Option<Num>; Output::COUNT],
     pub diags: Vec<Diag>,
     pub steps: Vec<Step>,
+    /// The parallel layout the framework resolved (its grid stage), when it got that far.
+    pub grid: Option<Grid>,
+    /// The stage running now (see [`Report::enter`]).
+    stage: Stage,
     /// Lines about the legacy (0.14.0) computation that belong to no single field.
     pub legacy_notes: Vec<String>,
 }
@@ -283,6 +370,8 @@ impl Default for Report {
             values: [None; Output::COUNT],
             diags: Vec::new(),
             steps: Vec::new(),
+            grid: None,
+            stage: Stage::Inputs,
             legacy_notes: Vec::new(),
         }
     }
@@ -297,8 +386,20 @@ impl Report {
         self.values[output as usize] = Some(value);
     }
 
+    /// Marks the start of a stage: what follows is attributed to it.
+    pub(crate) fn enter(&mut self, stage: Stage) {
+        self.stage = stage;
+    }
+
+    /// The stage running now.
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+
     pub(crate) fn diag(&mut self, field: Field, level: Level, message: impl Into<String>) {
-        self.diags.push(Diag::new(field, level, message));
+        let mut d = Diag::new(field, level, message);
+        d.stage = self.stage;
+        self.diags.push(d);
     }
 
     /// The framework refuses the inputs at `field` (an error whose text is the refusal's
@@ -307,6 +408,7 @@ impl Report {
         self.diags.push(Diag {
             field,
             level: Level::Error,
+            stage: self.stage,
             message: refusal.message(),
             refusal: Some(refusal),
         });
@@ -320,6 +422,7 @@ impl Report {
     ) {
         self.steps.push(Step {
             output,
+            stage: self.stage,
             rule: rule.into(),
             worked: worked.into(),
         });

@@ -26,6 +26,7 @@ use super::{Field, Level, Num, Output, Param, RawInputs, Report};
 
 /// Adds the token and time outputs to a framework's report (the hook in `Framework::compute`).
 pub fn finish(spec: &'static Spec, raw: &RawInputs, mut report: Report) -> Report {
+    report.enter(super::Stage::Tokens);
     post_process(spec, raw, &mut report);
     report
 }

@@ -29,7 +29,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num};
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report};
+use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 use std::cmp::Ordering;
 
 /// The releases dpcalc models, newest (the default) first.
@@ -524,8 +524,14 @@ fn schedule_number(text: &str) -> Result<i128, NumParse> {
 }
 
 impl Calc<'_> {
+    /// The stages, in Megatron-LM's order: `validate_args`' layout checks and
+    /// `initialize_model_parallel` (grid), the num-microbatches calculator (batch),
+    /// `update_train_iters` and the training loop's batch check (steps), the learning-rate
+    /// scheduler (schedule), tokens.
     fn run(mut self) {
+        self.r.enter(Stage::Grid);
         let grid = self.grid();
+        self.r.enter(Stage::Batch);
         let mbs = self.micro_batch();
         let plan = match (grid, mbs) {
             (Some(g), Some(m)) => self.plan(g, m),
@@ -534,6 +540,7 @@ impl Calc<'_> {
         if let Some(p) = &plan {
             self.batch_outputs(p);
         }
+        self.r.enter(Stage::Steps);
         let mode = self.mode();
         let iters = match (&plan, mode) {
             (Some(p), Some(m)) => self.train_iters(p, m),
@@ -542,9 +549,11 @@ impl Calc<'_> {
         if let (Some(p), Some(n)) = (&plan, iters) {
             self.consistency(p, n);
         }
+        self.r.enter(Stage::Schedule);
         if let (Some(p), Some(m)) = (&plan, mode) {
             self.warmup(p, m);
         }
+        self.r.enter(Stage::Tokens);
         if let Some(p) = &plan {
             self.tokens(p);
         }
@@ -624,6 +633,15 @@ impl Calc<'_> {
         if let Some(ep) = ep {
             self.expert_grid(ws, tp, pp, ep as u128, dp);
         }
+        self.r.grid = Some(crate::calc::Grid {
+            world: ws as u64,
+            dp: dp as u64,
+            tp: tp as u64,
+            cp: cp as u64,
+            sp: 1,
+            pp: pp as u64,
+            ep: ep.unwrap_or(1),
+        });
         Some(Grid { dp })
     }
 

@@ -25,7 +25,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::Num;
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report};
+use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[
@@ -192,18 +192,37 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
     let version = Version::from_id(release);
+    report.enter(Stage::Grid);
     let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, &mut report);
+    report.enter(Stage::Checks);
     let (par, config) = parse_config(version, &i, &mut report);
+    report.enter(Stage::Batch);
     if let Some(c) = config {
         batch(&c, &mut report);
         tokens_checks(version, &c, &mut report);
     }
     // nanotron parses the whole config first; the world check is shown as soon as the
     // parallelism section is complete, so a layout that cannot launch is visible early.
+    report.enter(Stage::Grid);
     if let (Some(p), Some(ws)) = (par, ws) {
+        let errors = report.diags.len();
         match version {
             Version::V04 => world_checks_04(ws, &p, &mut report),
             Version::Head => world_check_head(ws, &p, &mut report),
+        }
+        if report.diags[errors..]
+            .iter()
+            .all(|d| d.level != Level::Error)
+        {
+            report.grid = Some(crate::calc::Grid {
+                world: ws,
+                dp: p.dp,
+                tp: p.tp,
+                cp: p.cp,
+                sp: 1,
+                pp: p.pp,
+                ep: p.ep,
+            });
         }
     }
     report

@@ -21,7 +21,7 @@ use crate::calc::cluster;
 use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report};
+use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report, Stage};
 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[
@@ -303,20 +303,28 @@ fn join(v: &[u128]) -> String {
 }
 
 impl Calc<'_> {
+    /// The stages, in torchtitan's order: the config (its ignored keys, the step count and the
+    /// scheduler's warmup are read first), `JobConfig` checks, `ParallelDims` (grid), the
+    /// trainer's batch (0.3.0) or token budget (HEAD).
     fn run(mut self, raw: &RawInputs) {
         self.ignored_fields(raw);
+        self.r.enter(Stage::Schedule);
         self.schedule();
+        self.r.enter(Stage::Grid);
         let ws = cluster::world_size(
             self.i.nodes,
             self.i.gpus_per_node,
             self.i.world_size,
             self.r,
         );
+        self.r.enter(Stage::Checks);
         self.config_checks();
+        self.r.enter(Stage::Grid);
         let dims = ws.and_then(|ws| self.parallel_dims(ws));
         if let Some(d) = dims {
             self.expert_parallel(d);
             self.sequence_divisor(d);
+            self.r.enter(Stage::Batch);
             match self.v {
                 Version::Batch => self.batch(d),
                 Version::Tokens => self.tokens(d),
@@ -604,6 +612,17 @@ impl Calc<'_> {
         let deg = d.batch_degree();
         if let Some(n) = int(deg) {
             self.r.set(Output::DpWorldSize, n);
+        }
+        if let Ok(dp) = u64::try_from(deg) {
+            self.r.grid = Some(crate::calc::Grid {
+                world: ws,
+                dp,
+                tp,
+                cp,
+                sp: 1,
+                pp,
+                ep: self.i.ep.given().unwrap_or(1),
+            });
         }
         self.r.explain(
             Output::DpWorldSize,
