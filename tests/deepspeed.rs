@@ -210,3 +210,48 @@ fn zero_and_fixes() {
     // an empty form: a hint, no error
     assert!(error_text("").is_empty());
 }
+
+/// A refusal is data: DeepSpeed's words verbatim (with the `AssertionError: ` Python prints, as
+/// the oracle recorded them), the field, and dpcalc's fix.
+#[test]
+fn a_refusal_is_data() {
+    let r = compute(
+        "framework=deepspeed&world_size=2&train_batch_size=33&train_micro_batch_size_per_gpu=17&gradient_accumulation_steps=2",
+    );
+    let d = r
+        .diags_for(Field::TrainBatchSize)
+        .find(|d| d.level == Level::Error)
+        .expect("an error at train_batch_size");
+    let refusal = d.refusal.as_ref().expect("the error is a refusal");
+    assert_eq!(
+        refusal.says,
+        "AssertionError: Check batch related parameters. train_batch_size is not equal to \
+         micro_batch_per_gpu * gradient_acc_step * world_size 33 != 17 * 2 * 2"
+    );
+    assert_eq!(refusal.by, "DeepSpeed stops");
+    assert!(
+        refusal.fix.starts_with("Nearest valid: "),
+        "{}",
+        refusal.fix
+    );
+    assert_eq!(d.message, refusal.message());
+    // no local rendering is left: every DeepSpeed refusal carries its data
+    for q in [
+        "framework=deepspeed&world_size=8&gradient_accumulation_steps=2",
+        "framework=deepspeed&world_size=8&train_batch_size=8&train_micro_batch_size_per_gpu=0",
+        "framework=deepspeed&world_size=8&sequence_parallel_size=0&train_batch_size=8",
+        "framework=deepspeed&world_size=8&train_batch_size=4&gradient_accumulation_steps=1",
+    ] {
+        let r = compute(q);
+        let e: Vec<_> = r.diags.iter().filter(|d| d.level == Level::Error).collect();
+        assert!(!e.is_empty(), "{q}");
+        for d in e {
+            let refusal = d
+                .refusal
+                .as_ref()
+                .unwrap_or_else(|| panic!("{q}: {}", d.message));
+            assert!(!refusal.says.is_empty() && !refusal.fix.is_empty(), "{q}");
+            assert_eq!(d.message, refusal.message());
+        }
+    }
+}

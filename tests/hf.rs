@@ -175,3 +175,41 @@ fn refusals_name_the_field_and_the_fix() {
     let r = run("5.23", "max_length=2048");
     assert_eq!(val(&r, Output::TokensPerStep), Some(64 * 2048));
 }
+
+/// A refusal is data: the Trainer's words verbatim, the field, and dpcalc's fix.
+#[test]
+fn a_refusal_is_data() {
+    let r = run("5.23", "logging_steps=0");
+    let d = r
+        .diags_for(dpcalc::calc::Field::LoggingSteps)
+        .find(|d| d.level == Level::Error)
+        .expect("an error at logging_steps");
+    let refusal = d.refusal.as_ref().expect("the error is a refusal");
+    assert_eq!(
+        refusal.says,
+        "logging strategy IntervalStrategy.STEPS requires non-zero --logging_steps"
+    );
+    assert_eq!(refusal.by, "TrainingArguments refuses");
+    assert_eq!(refusal.fix, "Use a positive interval (default 500).");
+    assert_eq!(
+        d.message,
+        "TrainingArguments refuses: \u{201c}logging strategy IntervalStrategy.STEPS requires \
+         non-zero --logging_steps\u{201d}. Use a positive interval (default 500)."
+    );
+    // the negative warmup the parser reports becomes the Trainer's refusal too
+    let r = run("5.23", "warmup_steps=-1");
+    let d = r
+        .diags_for(dpcalc::calc::Field::WarmupSteps)
+        .find(|d| d.level == Level::Error)
+        .unwrap();
+    let refusal = d.refusal.as_ref().unwrap();
+    assert_eq!(
+        refusal.says,
+        "Got warmup_steps = -1.0, Expected value warmup_steps >= 0"
+    );
+    assert!(
+        refusal.fix.contains("cannot be negative"),
+        "{}",
+        refusal.fix
+    );
+}

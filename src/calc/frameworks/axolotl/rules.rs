@@ -42,7 +42,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Output, Param, RawInputs, Report};
+use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report};
 
 /// The inputs, typed. Absent fields take axolotl's schema defaults when used.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -151,13 +151,19 @@ impl Version {
     }
 }
 
-/// The message Python prints for an arithmetic failure inside `calculate_total_num_steps`.
-fn crash(e: NumError) -> String {
+/// An arithmetic failure inside `calculate_total_num_steps`: axolotl stops with the exception
+/// Python raises (`Ok`), or the value is too large for dpcalc (`Err`, dpcalc's own message).
+fn crash(e: NumError) -> Result<Refusal, String> {
     match e {
         NumError::ZeroDivision(_) | NumError::NotFinite => {
-            format!("axolotl stops in calculate_total_num_steps with {e}")
+            let printed = e.to_string();
+            let (class, text) = printed.split_once(": ").unwrap_or(("an error", &printed));
+            Ok(Refusal::new(
+                format!("axolotl stops in calculate_total_num_steps with {class}"),
+                text,
+            ))
         }
-        NumError::TooLarge => "the step count is too large to represent exactly".to_string(),
+        NumError::TooLarge => Err("the step count is too large to represent exactly".to_string()),
     }
 }
 
@@ -432,29 +438,35 @@ impl Calc<'_> {
         // axolotl utils/distributed.py::_get_parallel_config_kwargs (floor divisions).
         let rest = ws / tp / cp;
         let total = model.saturating_mul(rest.max(1));
-        let launch = format!(
-            "The launch fails at accelerate's check: \u{201c}ParallelismConfig total_size ({total}) does not match \
-             num_processes ({ws}). Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size.\u{201d}"
+        let launch = Refusal::new(
+            "accelerate refuses the launch",
+            format!(
+                "ParallelismConfig total_size ({total}) does not match num_processes ({ws}). \
+                 Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size."
+            ),
         );
         let fix = cluster::nearest_valid(ws, model, "tensor_parallel_size × context_parallel_size");
-        let what = if ws == 1 {
-            format!(
+        let refusal = if ws == 1 {
+            launch.fix(format!(
                 "world_size 1 with tensor_parallel_size × context_parallel_size = {model}: axolotl skips the batch \
-                 scaling, but builds a parallelism config for tp/cp > 1. {launch} {fix}"
-            )
+                 scaling, but builds a parallelism config for tp/cp > 1. {fix}"
+            ))
         } else if ws < model {
             match self.main {
-                Version::V0_19_0 | Version::V0_18_0 => format!(
+                Version::V0_19_0 | Version::V0_18_0 => Refusal::new(
+                    "axolotl stops in calculate_total_num_steps with ZeroDivisionError",
+                    "float division by zero",
+                )
+                .fix(format!(
                     "world_size {ws} is smaller than tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}: \
-                     dp_world_size = {ws} // {cp} // {tp} = 0, so the global batch is 0 and axolotl stops in \
-                     calculate_total_num_steps with ZeroDivisionError: float division by zero. {fix}"
-                ),
+                     dp_world_size = {ws} // {cp} // {tp} = 0, so the global batch is 0. {fix}"
+                )),
                 // 0.14.0 scales by the whole world_size, so nothing is 0 and it logs the values shown.
-                Version::V0_14_0 => format!(
+                Version::V0_14_0 => launch.fix(format!(
                     "world_size {ws} is smaller than tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}. \
                      axolotl 0.14.0 scales batch_size by the whole world_size and logs the values shown without \
-                     complaint, but no run starts. {launch} {fix}"
-                ),
+                     complaint, but no run starts. {fix}"
+                )),
             }
         } else {
             let floors = match self.main {
@@ -466,12 +478,12 @@ impl Calc<'_> {
                         .to_string()
                 }
             };
-            format!(
+            launch.fix(format!(
                 "world_size {ws} is not divisible by tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}. \
-                 {floors} and logs the values shown, but no run starts. {launch} {fix}"
-            )
+                 {floors} and logs the values shown, but no run starts. {fix}"
+            ))
         };
-        self.r.diag(Field::WorldSize, Level::Error, what);
+        self.r.refuse(Field::WorldSize, refusal);
         let at = if tp > 1 {
             Field::TensorParallelSize
         } else {
@@ -538,17 +550,14 @@ impl Calc<'_> {
         };
         // A validation error: axolotl does not start, so nothing downstream has a value.
         if let Some((field, text)) = refusal {
+            let refusal = Refusal::new(
+                format!("axolotl {} refuses this config", version.id()),
+                text,
+            );
             if !main {
-                self.r.legacy_notes.push(format!(
-                    "axolotl {} refuses this config: \u{201c}{text}\u{201d}",
-                    version.id()
-                ));
+                self.r.legacy_notes.push(refusal.message());
             } else {
-                self.r.diag(
-                    field,
-                    Level::Error,
-                    format!("axolotl refuses this config: \u{201c}{text}\u{201d}"),
-                );
+                self.r.refuse(field, refusal);
             }
             return None;
         }
@@ -568,21 +577,26 @@ impl Calc<'_> {
             match bs_p.given() {
                 None => {
                     if main {
-                        self.r.diag(
+                        self.r.refuse(
                             Field::GradientAccumulationSteps,
-                            Level::Error,
-                            "gradient_accumulation_steps 0: axolotl accepts it, then stops in normalize_config with \
-                             TypeError: unsupported operand type(s) for //: 'NoneType' and 'int'",
+                            Refusal::new(
+                                "axolotl stops in normalize_config with TypeError",
+                                "unsupported operand type(s) for //: 'NoneType' and 'int'",
+                            )
+                            .fix("gradient_accumulation_steps 0: axolotl accepts it, then stops there."),
                         );
                     }
                     return None;
                 }
                 Some(_) if mbs == 0 => {
                     if main {
-                        self.r.diag(
+                        self.r.refuse(
                             Field::MicroBatchSize,
-                            Level::Error,
-                            "micro_batch_size 0: axolotl stops in normalize_config with ZeroDivisionError: integer division or modulo by zero",
+                            Refusal::new(
+                                "axolotl stops in normalize_config with ZeroDivisionError",
+                                "integer division or modulo by zero",
+                            )
+                            .fix("micro_batch_size 0: use at least 1."),
                         );
                     }
                     return None;
@@ -625,11 +639,13 @@ impl Calc<'_> {
             }
         };
         if mbs == 0 && main {
-            self.r.diag(
+            self.r.refuse(
                 Field::MicroBatchSize,
-                Level::Error,
-                "micro_batch_size 0: axolotl accepts it, so the global batch is 0, then stops in calculate_total_num_steps \
-                 with ZeroDivisionError: float division by zero",
+                Refusal::new(
+                    "axolotl stops in calculate_total_num_steps with ZeroDivisionError",
+                    "float division by zero",
+                )
+                .fix("micro_batch_size 0: axolotl accepts it, so the global batch is 0."),
             );
         }
         let cluster = cluster?;
@@ -793,10 +809,15 @@ impl Calc<'_> {
             }
             Ok(None) => None,
             Err(e) => {
+                let said = crash(e);
                 if !main {
+                    let said = match said {
+                        Ok(refusal) => refusal.message(),
+                        Err(own) => own,
+                    };
                     self.r
                         .legacy_notes
-                        .push(format!("axolotl {}: {}", version.id(), crash(e)));
+                        .push(format!("axolotl {}: {said}", version.id()));
                 } else {
                     // A zero batch (dp 0, micro_batch_size 0) is already reported where it comes
                     // from; what is left is a value too large, at the input that makes it so.
@@ -807,7 +828,10 @@ impl Calc<'_> {
                     };
                     // The cause is already reported at the field when the batch is 0.
                     if b != 0 {
-                        self.r.diag(field, Level::Error, crash(e));
+                        match said {
+                            Ok(refusal) => self.r.refuse(field, refusal),
+                            Err(own) => self.r.diag(field, Level::Error, own),
+                        }
                     }
                 }
                 None
@@ -1363,5 +1387,49 @@ mod tests {
             assert!(RELEASES.iter().any(|r| r.id == v.other().id()));
         }
         assert_eq!(Version::from_id("0.16.0"), None);
+    }
+
+    /// A refusal is data: axolotl's own words, what dpcalc adds, rendered by `Refusal::message`.
+    #[test]
+    fn a_refusal_is_data() {
+        let mut raw = RawInputs::default();
+        raw.set(Field::WorldSize, "6");
+        raw.set(Field::TensorParallelSize, "4");
+        raw.set(Field::MicroBatchSize, "2");
+        let r = compute(&raw);
+        let d = r
+            .diags_for(Field::WorldSize)
+            .find(|d| d.level == Level::Error)
+            .expect("an error at world_size");
+        let refusal = d.refusal.as_ref().expect("the error is a refusal");
+        assert_eq!(
+            refusal.says,
+            "ParallelismConfig total_size (4) does not match num_processes (6). \
+             Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size."
+        );
+        assert_eq!(refusal.by, "accelerate refuses the launch");
+        assert!(
+            refusal.fix.contains("Nearest valid: world_size 4 or 8"),
+            "{}",
+            refusal.fix
+        );
+        assert_eq!(d.message, refusal.message());
+
+        // a validation error of the main release, at its field
+        let mut raw = RawInputs::default();
+        raw.set(Field::GradientAccumulationSteps, "4");
+        raw.set(Field::BatchSize, "16");
+        let r = compute(&raw);
+        let d = r.diags_for(Field::BatchSize).next().unwrap();
+        let refusal = d.refusal.as_ref().unwrap();
+        assert_eq!(
+            refusal.says,
+            "please set only one of gradient_accumulation_steps or batch_size"
+        );
+        assert_eq!(
+            d.message,
+            "axolotl 0.19.0 refuses this config: \u{201c}please set only one of \
+             gradient_accumulation_steps or batch_size\u{201d}."
+        );
     }
 }

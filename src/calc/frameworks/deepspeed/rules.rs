@@ -23,7 +23,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Output, Param, RawInputs, Report};
+use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report};
 use std::cmp::Ordering;
 
 /// The releases modelled, newest (the default) first.
@@ -176,6 +176,10 @@ fn floordiv(a: Num, b: Num) -> Result<Num, NumError> {
 /// Largest integer every step of the float arithmetic here holds exactly (2^53).
 const EXACT_FLOAT: u64 = 1 << 53;
 
+/// Who stops at a failed `assert` of `DeepSpeedConfig` (its refusals' `says` keep the
+/// `AssertionError: ` that Python prints before the text, as the oracle recorded it).
+const STOPS: &str = "DeepSpeed stops";
+
 /// How DeepSpeed picks the world size of the batch check.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Source {
@@ -290,13 +294,15 @@ impl Calc<'_> {
             }
             Source::SequenceParallel(s) => {
                 if s == 0 {
-                    self.r.diag(
+                    self.r.refuse(
                         Field::SequenceParallelSize,
-                        Level::Error,
-                        format!(
-                            "DeepSpeedConfig stops at world_size = {world} / 0: ZeroDivisionError: division by zero. \
-                             Leave sequence_parallel_size out, or set a divisor of {world}."
-                        ),
+                        Refusal::new(
+                            format!("DeepSpeedConfig stops at world_size = {world} / 0"),
+                            "ZeroDivisionError: division by zero",
+                        )
+                        .fix(format!(
+                            "Leave sequence_parallel_size out, or set a divisor of {world}."
+                        )),
                     );
                     return None;
                 }
@@ -376,10 +382,13 @@ impl Calc<'_> {
             return;
         };
         let fix = cluster::nearest_valid(world, s, "sequence_parallel_size");
-        self.r.diag(
+        self.r.refuse(
             Field::SequenceParallelSize,
-            Level::Error,
-            format!("Building the Ulysses groups (initialize_sequence_parallel) fails: \u{201c}{msg}\u{201d}. {fix}"),
+            Refusal::new(
+                "DeepSpeed fails building the Ulysses groups (initialize_sequence_parallel)",
+                msg,
+            )
+            .fix(fix),
         );
     }
 
@@ -516,21 +525,18 @@ impl Calc<'_> {
                 const EITHER: &str =
                     "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided";
                 if g.is_some() {
-                    self.r.diag(
+                    self.r.refuse(
                         Field::TrainMicroBatchSizePerGpu,
-                        Level::Error,
-                        format!(
-                            "DeepSpeed stops with \u{201c}AssertionError: {EITHER}\u{201d}: gradient_accumulation_steps alone is \
-                             not enough. Set train_micro_batch_size_per_gpu (DeepSpeed then derives train_batch_size)."
+                        Refusal::new(STOPS, format!("AssertionError: {EITHER}")).fix(
+                            "gradient_accumulation_steps alone is not enough. Set train_micro_batch_size_per_gpu \
+                             (DeepSpeed then derives train_batch_size).",
                         ),
                     );
                 } else if self.anything {
-                    self.r.diag(
+                    self.r.refuse(
                         Field::TrainBatchSize,
-                        Level::Error,
-                        format!(
-                            "DeepSpeed stops with \u{201c}AssertionError: {EITHER}\u{201d}. Set train_micro_batch_size_per_gpu \
-                             (and gradient_accumulation_steps), or train_batch_size."
+                        Refusal::new(STOPS, format!("AssertionError: {EITHER}")).fix(
+                            "Set train_micro_batch_size_per_gpu (and gradient_accumulation_steps), or train_batch_size.",
                         ),
                     );
                 } else {
@@ -551,14 +557,21 @@ impl Calc<'_> {
                 } else {
                     Field::GradientAccumulationSteps
                 };
-                let msg = match e {
-                    NumError::ZeroDivision(_) => format!(
-                        "DeepSpeedConfig stops in _set_batch_related_parameters with \u{201c}{e}\u{201d}. {} must be at least 1.",
-                        at.key()
+                match e {
+                    NumError::ZeroDivision(_) => self.r.refuse(
+                        at,
+                        Refusal::new(
+                            "DeepSpeedConfig stops in _set_batch_related_parameters",
+                            e.to_string(),
+                        )
+                        .fix(format!("{} must be at least 1.", at.key())),
                     ),
-                    _ => "the batch is too large for dpcalc to compute exactly".to_string(),
-                };
-                self.r.diag(at, Level::Error, msg);
+                    _ => self.r.diag(
+                        at,
+                        Level::Error,
+                        "the batch is too large for dpcalc to compute exactly",
+                    ),
+                }
                 return None;
             }
         };
@@ -589,18 +602,12 @@ impl Calc<'_> {
         })
     }
 
-    /// `_batch_assertion` (runtime/config.py), with the exact messages and a fix.
+    /// `_batch_assertion` (runtime/config.py), with the exact messages and a fix. Its `assert`s
+    /// stop DeepSpeed with an AssertionError carrying the text (the refusals' `says`).
     fn assertion(&mut self, c: &Cluster, t: Num, m: Num, g: Num) -> Option<()> {
         let i = self.i;
         let positive = |n: Num| num::cmp(n, Num::Int(0)) == Ordering::Greater;
         let w = c.check;
-        let refuse = |s: &mut Self, field: Field, text: String, fix: String| {
-            s.r.diag(
-                field,
-                Level::Error,
-                format!("DeepSpeed stops with \u{201c}AssertionError: {text}\u{201d}. {fix}"),
-            );
-        };
         if !positive(t) {
             let fix = if i.train.is_given() {
                 "Set train_batch_size to at least 1.".to_string()
@@ -615,11 +622,16 @@ impl Calc<'_> {
             } else {
                 Field::GradientAccumulationSteps
             };
-            refuse(
-                self,
+            self.r.refuse(
                 at,
-                format!("Train batch size: {} has to be greater than 0", py(t)),
-                fix,
+                Refusal::new(
+                    STOPS,
+                    format!(
+                        "AssertionError: Train batch size: {} has to be greater than 0",
+                        py(t)
+                    ),
+                )
+                .fix(fix),
             );
             return None;
         }
@@ -635,18 +647,20 @@ impl Calc<'_> {
                     py(g)
                 )
             };
-            refuse(
-                self,
+            self.r.refuse(
                 if i.micro.is_given() {
                     Field::TrainMicroBatchSizePerGpu
                 } else {
                     Field::TrainBatchSize
                 },
-                format!(
-                    "Micro batch size per gpu: {} has to be greater than 0",
-                    py(m)
-                ),
-                fix,
+                Refusal::new(
+                    STOPS,
+                    format!(
+                        "AssertionError: Micro batch size per gpu: {} has to be greater than 0",
+                        py(m)
+                    ),
+                )
+                .fix(fix),
             );
             return None;
         }
@@ -662,18 +676,20 @@ impl Calc<'_> {
                     py(w)
                 )
             };
-            refuse(
-                self,
+            self.r.refuse(
                 if i.ga.is_given() {
                     Field::GradientAccumulationSteps
                 } else {
                     Field::TrainBatchSize
                 },
-                format!(
-                    "Gradient accumulation steps: {} has to be greater than 0",
-                    py(g)
-                ),
-                fix,
+                Refusal::new(
+                    STOPS,
+                    format!(
+                        "AssertionError: Gradient accumulation steps: {} has to be greater than 0",
+                        py(g)
+                    ),
+                )
+                .fix(fix),
             );
             return None;
         }
@@ -692,14 +708,15 @@ impl Calc<'_> {
             return Some(());
         }
         let text = format!(
-            "Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size {} != {} * {} * {}",
+            "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size {} != {} * {} * {}",
             py(t),
             py(m),
             py(g),
             py(w)
         );
         let fix = self.mismatch_fix(c, t, m, g, product);
-        refuse(self, Field::TrainBatchSize, text, fix);
+        self.r
+            .refuse(Field::TrainBatchSize, Refusal::new(STOPS, text).fix(fix));
         None
     }
 

@@ -23,7 +23,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, float_repr};
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Report};
+use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report};
 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[
@@ -258,12 +258,13 @@ fn negative_warmup_texts(v: Version, raw: &RawInputs, report: &mut Report) {
         for d in report.diags.iter_mut() {
             if d.field == field
                 && d.level == Level::Error
+                && d.refusal.is_none()
                 && d.message.contains("cannot be negative")
             {
-                d.message = format!(
-                    "{} (TrainingArguments raises ValueError: \u{201c}{text}\u{201d}). Use 0 or a positive value.",
-                    d.message
-                );
+                let refusal = Refusal::new("TrainingArguments raises ValueError", text.clone())
+                    .fix(format!("{}. Use 0 or a positive value.", d.message));
+                d.message = refusal.message();
+                d.refusal = Some(refusal);
             }
         }
     }
@@ -337,27 +338,33 @@ impl Calc<'_> {
             if let Param::Given(x) = p {
                 if x > 1.0 && x.fract() != 0.0 {
                     let floor = x.floor();
-                    self.r.diag(
+                    self.r.refuse(
                         field,
-                        Level::Error,
-                        format!(
-                            "TrainingArguments refuses: \u{201c}--{} must be an integer if bigger than 1: {}\u{201d}. \
-                             Use a whole number ({} or {}) or a ratio below 1.",
-                            field.key(),
-                            float_repr(x),
+                        Refusal::new(
+                            "TrainingArguments refuses",
+                            format!(
+                                "--{} must be an integer if bigger than 1: {}",
+                                field.key(),
+                                float_repr(x)
+                            ),
+                        )
+                        .fix(format!(
+                            "Use a whole number ({} or {}) or a ratio below 1.",
                             float_repr(floor),
                             float_repr(floor + 1.0)
-                        ),
+                        )),
                     );
                 }
             }
         }
         if self.i.logging_steps == Param::Given(0.0) {
-            self.r.diag(
+            self.r.refuse(
                 Field::LoggingSteps,
-                Level::Error,
-                "TrainingArguments refuses: \u{201c}logging strategy IntervalStrategy.STEPS requires non-zero --logging_steps\u{201d}. \
-                 Use a positive interval (default 500).",
+                Refusal::new(
+                    "TrainingArguments refuses",
+                    "logging strategy IntervalStrategy.STEPS requires non-zero --logging_steps",
+                )
+                .fix("Use a positive interval (default 500)."),
             );
         }
         match self.v {
@@ -368,40 +375,46 @@ impl Calc<'_> {
                         .warmup_ratio
                         .given()
                         .map_or(String::new(), float_repr);
-                    self.r.diag(
+                    self.r.refuse(
                         Field::WarmupRatio,
-                        Level::Error,
-                        format!(
-                            "transformers {} has no warmup_ratio: \u{201c}TrainingArguments.__init__() got an unexpected keyword \
-                             argument 'warmup_ratio'\u{201d}. Fix: warmup_steps = {shown} (below 1 it is a ratio of max_steps).",
-                            self.v.name()
-                        ),
+                        Refusal::new(
+                            format!(
+                                "transformers {} has no warmup_ratio, and TrainingArguments refuses it",
+                                self.v.name()
+                            ),
+                            "TrainingArguments.__init__() got an unexpected keyword argument 'warmup_ratio'",
+                        )
+                        .fix(format!(
+                            "Fix: warmup_steps = {shown} (below 1 it is a ratio of max_steps)."
+                        )),
                     );
                 }
             }
             _ => {
                 if let Param::Given(w) = self.i.warmup_steps {
                     if w.fract() != 0.0 || w >= 9.2e18 {
-                        self.r.diag(
+                        self.r.refuse(
                             Field::WarmupSteps,
-                            Level::Error,
-                            format!(
-                                "TrainingArguments refuses: \u{201c}warmup_steps must be of type int and must be 0 or a positive \
-                                 integer.\u{201d} ({}). For a fraction of the steps use warmup_ratio.",
+                            Refusal::new(
+                                "TrainingArguments refuses",
+                                "warmup_steps must be of type int and must be 0 or a positive integer.",
+                            )
+                            .fix(format!(
+                                "({}). For a fraction of the steps use warmup_ratio.",
                                 float_repr(w)
-                            ),
+                            )),
                         );
                     }
                 }
                 if let Param::Given(r) = self.i.warmup_ratio {
                     if r > 1.0 {
-                        self.r.diag(
+                        self.r.refuse(
                             Field::WarmupRatio,
-                            Level::Error,
-                            format!(
-                                "TrainingArguments refuses: \u{201c}warmup_ratio must lie in range [0,1]\u{201d} (got {}).",
-                                float_repr(r)
-                            ),
+                            Refusal::new(
+                                "TrainingArguments refuses",
+                                "warmup_ratio must lie in range [0,1]",
+                            )
+                            .fix(format!("(got {}).", float_repr(r))),
                         );
                     } else if r > 0.0 && self.i.warmup_steps.given().is_some_and(|w| w > 0.0) {
                         self.r.diag(
@@ -421,13 +434,13 @@ impl Calc<'_> {
     fn size(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
         let v = p.or(1)?;
         if v == 0 {
-            self.r.diag(
+            self.r.refuse(
                 field,
-                Level::Error,
-                format!(
-                    "accelerate refuses: \u{201c}{} must be at least 1, but got 0\u{201d}. Use 1 for none.",
-                    field.key()
-                ),
+                Refusal::new(
+                    "accelerate refuses",
+                    format!("{} must be at least 1, but got 0", field.key()),
+                )
+                .fix("Use 1 for none."),
             );
             return None;
         }
@@ -464,12 +477,14 @@ impl Calc<'_> {
         };
         let (tp, cp, sp) = (tp?, cp?, sp?);
         if cp > 1 && sp > 1 {
-            self.r.diag(
+            self.r.refuse(
                 Field::CpSize,
-                Level::Error,
-                format!(
-                    "accelerate refuses: \u{201c}Context Parallelism (CP) and Sequence Parallelism (SP) are mutually exclusive. \
-                     Got cp_size={cp} and sp_size={sp}. Please set either cp_size=1 or sp_size=1.\u{201d}"
+                Refusal::new(
+                    "accelerate refuses",
+                    format!(
+                        "Context Parallelism (CP) and Sequence Parallelism (SP) are mutually exclusive. \
+                         Got cp_size={cp} and sp_size={sp}. Please set either cp_size=1 or sp_size=1."
+                    ),
                 ),
             );
             return None;
@@ -485,40 +500,54 @@ impl Calc<'_> {
                 Ok(m) => cluster::nearest_valid(ws, m, model_name),
                 Err(_) => "Use smaller parallel sizes.".to_string(),
             };
-            let msg = if !self.v.has_pc() {
-                format!(
-                    "world_size {ws} is not a multiple of tp_size {tp}: torch cannot build the (dp, tp) device mesh for \
-                     the model's tp_plan. {fix}"
-                )
-            } else if sp > 1 {
-                format!(
-                    "world_size {ws} is not a multiple of {model_name} = {model_desc}: accelerate skips its size check for \
-                     DeepSpeed sequence parallelism, but DeepSpeed cannot split {ws} ranks into sequence-parallel groups of \
-                     that size. {fix}"
-                )
-            } else {
-                let shard = (u128::from(ws) / model).max(1);
-                let total = shard * model;
-                format!(
-                    "accelerate refuses: \u{201c}ParallelismConfig total_size ({total}) does not match num_processes ({ws}). \
-                     Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size.\u{201d} world_size must be a \
-                     multiple of {model_name} = {model_desc}. {fix}"
-                )
-            };
             let floored = u128::from(ws) / model;
-            if floored == 0 {
-                self.r.diag(Field::WorldSize, Level::Error, msg);
-                return None;
-            }
             // The Trainer's own functions still run on the floored sizes (what it would log);
             // dpcalc shows those values beside the refusal, as for axolotl.
-            self.r.diag(
-                Field::WorldSize,
-                Level::Error,
+            let shown = if floored == 0 {
+                String::new()
+            } else {
                 format!(
-                    "{msg} The values shown are what the Trainer's step functions compute with dp = {ws} // {model} = {floored}; no run starts."
-                ),
-            );
+                    " The values shown are what the Trainer's step functions compute with dp = {ws} // {model} = {floored}; no run starts."
+                )
+            };
+            if !self.v.has_pc() {
+                self.r.diag(
+                    Field::WorldSize,
+                    Level::Error,
+                    format!(
+                        "world_size {ws} is not a multiple of tp_size {tp}: torch cannot build the (dp, tp) device mesh for \
+                         the model's tp_plan. {fix}{shown}"
+                    ),
+                );
+            } else if sp > 1 {
+                self.r.diag(
+                    Field::WorldSize,
+                    Level::Error,
+                    format!(
+                        "world_size {ws} is not a multiple of {model_name} = {model_desc}: accelerate skips its size check for \
+                         DeepSpeed sequence parallelism, but DeepSpeed cannot split {ws} ranks into sequence-parallel groups of \
+                         that size. {fix}{shown}"
+                    ),
+                );
+            } else {
+                let total = floored.max(1) * model;
+                self.r.refuse(
+                    Field::WorldSize,
+                    Refusal::new(
+                        "accelerate refuses",
+                        format!(
+                            "ParallelismConfig total_size ({total}) does not match num_processes ({ws}). \
+                             Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size."
+                        ),
+                    )
+                    .fix(format!(
+                        "world_size must be a multiple of {model_name} = {model_desc}. {fix}{shown}"
+                    )),
+                );
+            }
+            if floored == 0 {
+                return None;
+            }
         }
         let dp = (u128::from(ws) / model) as u64;
         self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
@@ -536,19 +565,23 @@ impl Calc<'_> {
         let b = self.i.per_device.or(DEFAULT_PER_DEVICE)?;
         let ga = self.i.ga.or(1)?;
         if b == 0 {
-            self.r.diag(
+            self.r.refuse(
                 Field::PerDeviceTrainBatchSize,
-                Level::Error,
-                "per_device_train_batch_size 0: torch's DataLoader raises \u{201c}batch_size should be a positive integer \
-                 value, but got batch_size=0\u{201d}. Use at least 1.",
+                Refusal::new(
+                    "torch's DataLoader raises",
+                    "batch_size should be a positive integer value, but got batch_size=0",
+                )
+                .fix("per_device_train_batch_size 0: use at least 1."),
             );
         }
         if ga == 0 {
-            self.r.diag(
+            self.r.refuse(
                 Field::GradientAccumulationSteps,
-                Level::Error,
-                "gradient_accumulation_steps 0: the Trainer stops with ZeroDivisionError: integer division or modulo by \
-                 zero (num_update_steps_per_epoch). Use at least 1.",
+                Refusal::new(
+                    "the Trainer stops in num_update_steps_per_epoch with ZeroDivisionError",
+                    "integer division or modulo by zero",
+                )
+                .fix("gradient_accumulation_steps 0: use at least 1."),
             );
         }
         if b == 0 || ga == 0 {
@@ -683,14 +716,15 @@ impl Calc<'_> {
                         } else {
                             "the dataset is empty".to_string()
                         };
-                        self.r.diag(
+                        self.r.refuse(
                             Field::NumSamples,
-                            Level::Error,
-                            format!(
-                                "The Trainer raises: \u{201c}args.max_steps must be set to a positive value if dataloader does not \
-                                 have a length, was -1\u{201d} ({why}). Fix: dataloader_drop_last false, a per-device batch of \
-                                 at most {n}, or max_steps."
-                            ),
+                            Refusal::new(
+                                "The Trainer raises",
+                                "args.max_steps must be set to a positive value if dataloader does not have a length, was -1",
+                            )
+                            .fix(format!(
+                                "({why}). Fix: dataloader_drop_last false, a per-device batch of at most {n}, or max_steps."
+                            )),
                         );
                         return None;
                     }
