@@ -404,7 +404,22 @@ impl Report {
 
     /// The framework refuses the inputs at `field` (an error whose text is the refusal's
     /// [`Refusal::message`]).
+    /// Publishes the parallel layout the grid stage resolved, unless the framework refused the
+    /// layout (a layout that cannot launch has no grid for the views after it).
+    pub(crate) fn publish_grid(&mut self, grid: Grid) {
+        let refused = self
+            .diags
+            .iter()
+            .any(|d| d.stage == Stage::Grid && d.level == Level::Error);
+        if !refused {
+            self.grid = Some(grid);
+        }
+    }
+
     pub(crate) fn refuse(&mut self, field: Field, refusal: Refusal) {
+        if self.stage == Stage::Grid {
+            self.grid = None;
+        }
         self.diags.push(Diag {
             field,
             level: Level::Error,

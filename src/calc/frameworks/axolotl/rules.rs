@@ -42,7 +42,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report};
+use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 
 /// The inputs, typed. Absent fields take axolotl's schema defaults when used.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -306,12 +306,18 @@ struct Batch {
 }
 
 impl Calc<'_> {
+    /// The stages, in axolotl's order: the world and the parallel sizes with accelerate's
+    /// checks (grid), the validators and `normalize_config` (batch), `calculate_total_num_steps`
+    /// and the trainer's `max_steps` (steps), warmup and the save/eval intervals (schedule).
     fn run(mut self) {
         let (main, other) = (self.main, self.main.other());
+        self.r.enter(Stage::Grid);
         let cluster = self.cluster();
         self.parallel_checks(cluster.as_ref());
+        self.r.enter(Stage::Batch);
         let batch = self.batch(main, cluster.as_ref());
         let other_batch = self.batch(other, cluster.as_ref());
+        self.r.enter(Stage::Steps);
         let epochs = self.epochs();
         let steps = self.steps(main, batch.as_ref(), cluster.as_ref(), epochs);
         let other_steps = self.steps(other, other_batch.as_ref(), cluster.as_ref(), epochs);
@@ -319,9 +325,12 @@ impl Calc<'_> {
             self.compare(c.global, l.global, steps, other_steps);
         }
         if let Some(b) = &batch {
+            self.r.enter(Stage::Tokens);
             self.tokens(b);
+            self.r.enter(Stage::Steps);
         }
         let trainer_max = self.max_steps(steps, batch.as_ref(), epochs);
+        self.r.enter(Stage::Schedule);
         self.warmup(steps.map(|s| s.total), trainer_max);
         self.save_eval(trainer_max, epochs);
     }
@@ -358,6 +367,12 @@ impl Calc<'_> {
             dp
         };
         self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
+        self.r.publish_grid(crate::calc::Grid {
+            tp,
+            cp,
+            dp,
+            ..crate::calc::Grid::data_parallel(world_size)
+        });
         Some(Cluster {
             world_size,
             tp,

@@ -23,7 +23,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report};
+use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 use std::cmp::Ordering;
 
 /// The releases modelled, newest (the default) first.
@@ -217,13 +217,19 @@ struct Calc<'a> {
 }
 
 impl Calc<'_> {
+    /// The stages, in DeepSpeed's order: the world and the mesh (grid), `DeepSpeedConfig`'s batch
+    /// parameters and their assertion (batch), the data loader's length (steps).
     fn run(mut self) {
+        self.r.enter(Stage::Grid);
         let cluster = self.cluster();
+        self.r.enter(Stage::Batch);
         let batch = cluster.as_ref().and_then(|c| self.batch(c));
         if let (Some(c), Some(b)) = (&cluster, &batch) {
             self.global(c, b);
+            self.r.enter(Stage::Steps);
             self.steps(c, b);
         } else {
+            self.r.enter(Stage::Steps);
             self.steps_inputs_only();
         }
     }
@@ -359,6 +365,12 @@ impl Calc<'_> {
         let replicas = self.replicas(world, source, autotp);
         if let Some(dp) = replicas {
             self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
+            self.r.publish_grid(crate::calc::Grid {
+                tp: autotp,
+                sp: i.sequence_parallel_size.given().unwrap_or(1),
+                dp,
+                ..crate::calc::Grid::data_parallel(world)
+            });
         }
         Some(Cluster {
             world,

@@ -23,7 +23,7 @@ use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, float_repr};
 use crate::calc::spec::Release;
-use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report};
+use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report, Stage};
 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[
@@ -292,21 +292,31 @@ struct Dims {
 }
 
 impl Calc<'_> {
+    /// The stages, in the Trainer's order: `TrainingArguments.__post_init__` (checks), the world
+    /// and accelerate's `ParallelismConfig` (grid), the batch, `set_initial_training_values`
+    /// (steps), `get_warmup_steps` and `TrainerState.compute_steps` (schedule).
     fn run(mut self) {
+        self.r.enter(Stage::Grid);
         let ws = cluster::world_size(
             self.i.nodes,
             self.i.gpus_per_node,
             self.i.world_size,
             self.r,
         );
+        self.r.enter(Stage::Checks);
         self.args_checks();
+        self.r.enter(Stage::Grid);
         let dims = ws.and_then(|ws| self.dims(ws));
+        self.r.enter(Stage::Batch);
         let batch = self.batch(dims);
+        self.r.enter(Stage::Steps);
         let max_steps = self.steps(dims);
+        self.r.enter(Stage::Schedule);
         if let Some(m) = max_steps {
             self.warmup(m);
             self.intervals(m);
         }
+        self.r.enter(Stage::Tokens);
         if let (Some(g), Some(len)) = (batch, self.i.max_length.given()) {
             match g.checked_mul(len.into()).and_then(int) {
                 Some(t) => {
@@ -556,6 +566,13 @@ impl Calc<'_> {
             "dp = world_size // tp_size // cp_size // sp_size (TP, CP and SP ranks share a batch)",
             format!("dp = {ws} // {tp} // {cp} // {sp} = {dp}"),
         );
+        self.r.publish_grid(crate::calc::Grid {
+            tp,
+            cp,
+            sp,
+            dp,
+            ..crate::calc::Grid::data_parallel(ws)
+        });
         Some(Dims { ws, tp, cp, sp, dp })
     }
 

@@ -633,7 +633,7 @@ impl Calc<'_> {
         if let Some(ep) = ep {
             self.expert_grid(ws, tp, pp, ep as u128, dp);
         }
-        self.r.grid = Some(crate::calc::Grid {
+        self.r.publish_grid(crate::calc::Grid {
             world: ws as u64,
             dp: dp as u64,
             tp: tp as u64,

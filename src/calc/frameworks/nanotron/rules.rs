@@ -214,7 +214,7 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
             .iter()
             .all(|d| d.level != Level::Error)
         {
-            report.grid = Some(crate::calc::Grid {
+            report.publish_grid(crate::calc::Grid {
                 world: ws,
                 dp: p.dp,
                 tp: p.tp,

@@ -614,7 +614,7 @@ impl Calc<'_> {
             self.r.set(Output::DpWorldSize, n);
         }
         if let Ok(dp) = u64::try_from(deg) {
-            self.r.grid = Some(crate::calc::Grid {
+            self.r.publish_grid(crate::calc::Grid {
                 world: ws,
                 dp,
                 tp,
