@@ -172,6 +172,10 @@ impl Link {
                     }
                     None => {
                         let known: Vec<&str> = releases.iter().map(|r| r.id).collect();
+                        let shown = self
+                            .framework
+                            .release(self.framework.spec().unversioned)
+                            .unwrap_or(&releases[0]);
                         self.notices.push((
                             key.into(),
                             format!(
@@ -179,7 +183,7 @@ impl Link {
                                 crate::calc::field::shorten(value),
                                 self.framework.name(),
                                 known.join(", "),
-                                releases[0].id
+                                shown.id
                             ),
                         ));
                         self.unknown.push((key.into(), value.into()));
@@ -215,10 +219,46 @@ impl Link {
         self.framework.compute(self.release().id, &self.inputs)
     }
 
-    /// The release whose rules apply.
+    /// The release whose rules apply: the link's `version=`; without one, the release such
+    /// links have always meant (`Spec::unversioned`: links carry their version since
+    /// 2026-12-03, so a link without one was made before, when that was the default), except
+    /// for a link that states nothing (a fresh page), which gets the newest.
     pub fn release(&self) -> &'static Release {
-        self.release
-            .unwrap_or_else(|| self.framework.default_release())
+        self.release.unwrap_or_else(|| {
+            if self.states_something() {
+                self.framework
+                    .release(self.framework.spec().unversioned)
+                    .unwrap_or_else(|| self.framework.default_release())
+            } else {
+                self.framework.default_release()
+            }
+        })
+    }
+
+    /// Whether the link says anything about a run: a framework, an input, or a parameter dpcalc
+    /// does not know (view parameters alone do not).
+    pub fn states_something(&self) -> bool {
+        self.framework != Framework::default()
+            || self.inputs.given().next().is_some()
+            || Field::ALL
+                .iter()
+                .any(|&f| self.inputs.conflict(f).is_some())
+            || !self.unknown.is_empty()
+    }
+
+    /// What the version picker says when a link without `version=` is computed by an older
+    /// release than the newest.
+    pub fn unversioned_note(&self) -> Option<String> {
+        let (used, newest) = (self.release(), self.framework.default_release());
+        (self.release.is_none() && used.id != newest.id).then(|| {
+            format!(
+                "This link has no version=: it is computed by {} {}, what links without a version have \
+                 always meant. The newest release dpcalc models is {}.",
+                self.framework.name(),
+                used.label,
+                newest.label
+            )
+        })
     }
 
     /// The same link with other view parameters.
@@ -253,11 +293,13 @@ pub fn encode(link: &Link) -> String {
     if framework != Framework::default() {
         pairs.push(("framework", framework.id()));
     }
-    if let Some(r) = link
-        .release
-        .filter(|r| r.id != framework.default_release().id)
+    // Every link that states something carries its release, so a later default never changes
+    // what it computes (a fresh page states nothing and needs none).
+    // (An unreadable version= is kept among the unknown parameters instead, as it came.)
+    if link.release.is_some()
+        || (link.states_something() && !link.unknown.iter().any(|(k, _)| k == "version"))
     {
-        pairs.push(("version", r.id));
+        pairs.push(("version", link.release().id));
     }
     for field in framework.fields() {
         if let Some(values) = inputs.conflict(field) {
@@ -310,16 +352,17 @@ mod tests {
         let q = encode(&link);
         assert_eq!(
             q,
-            "nodes=2&micro_batch_size=2&micro_batch_size=4&num_samples=x+y&foo=bar"
+            "version=0.19.0&nodes=2&micro_batch_size=2&micro_batch_size=4&num_samples=x+y&foo=bar"
         );
         assert_eq!(decode(&q), decode(&encode(&decode(&q))));
     }
 
     #[test]
     fn keeps_nodes_when_world_size_is_given() {
-        let link = decode("nodes=1&world_size=4");
-        assert_eq!(encode(&link), "nodes=1&world_size=4");
-        assert_eq!(encode(&decode("nodes=1&gpus_per_node=8")), "");
+        let link = decode("version=0.19.0&nodes=1&world_size=4");
+        assert_eq!(encode(&link), "version=0.19.0&nodes=1&world_size=4");
+        // the defaults are left out, the release the link meant is not
+        assert_eq!(encode(&decode("nodes=1&gpus_per_node=8")), "version=0.19.0");
     }
 
     #[test]
@@ -334,17 +377,20 @@ mod tests {
             }
         );
         assert!(link.notices.is_empty() && link.unknown.is_empty());
-        assert_eq!(encode(&link), "nodes=2&embed=1&readonly=1&theme=dark");
+        assert_eq!(
+            encode(&link),
+            "version=0.19.0&nodes=2&embed=1&readonly=1&theme=dark"
+        );
         assert_eq!(
             encode(&link.with_view(View {
                 theme: Theme::Dark,
                 ..View::default()
             })),
-            "nodes=2&theme=dark"
+            "version=0.19.0&nodes=2&theme=dark"
         );
         let newer = decode("v=2&nodes=2&future_knob=7");
         assert_eq!(newer.notices.len(), 1);
-        assert_eq!(encode(&newer), "nodes=2&v=2&future_knob=7");
+        assert_eq!(encode(&newer), "version=0.19.0&nodes=2&v=2&future_knob=7");
         let bad = decode("theme=purple&embed=yes");
         assert_eq!(bad.notices.len(), 2);
         assert_eq!(bad.view, View::default());
@@ -354,7 +400,7 @@ mod tests {
     fn aliases_read_as_their_field() {
         let link = decode("sequence_parallel_degree=4");
         assert_eq!(link.inputs.get(Field::ContextParallelSize), "4");
-        assert_eq!(encode(&link), "context_parallel_size=4");
+        assert_eq!(encode(&link), "version=0.19.0&context_parallel_size=4");
         let both = decode("sequence_parallel_degree=4&context_parallel_size=2");
         assert!(both.inputs.conflict(Field::ContextParallelSize).is_some());
     }
@@ -372,19 +418,36 @@ mod tests {
             encode(&link),
             "framework=megatron&version=head&tensor_model_parallel_size=2&micro_batch_size=2"
         );
-        // the default release is left out
+        // every link that states something carries its release; without version= it means
+        // the release links without one have always meant, and is written out
         let newest = fw("megatron").default_release().id;
         assert_eq!(
             encode(&decode(&format!("framework=megatron&version={newest}"))),
-            "framework=megatron"
+            format!("framework=megatron&version={newest}")
         );
+        let old = decode("framework=megatron&micro_batch_size=2");
+        assert_eq!(old.release().id, fw("megatron").spec().unversioned);
+        assert_eq!(
+            encode(&old),
+            format!(
+                "framework=megatron&version={}&micro_batch_size=2",
+                fw("megatron").spec().unversioned
+            )
+        );
+        // a fresh page (nothing stated, view parameters at most) gets the newest, and no version
+        assert_eq!(
+            decode("theme=dark").release().id,
+            Framework::default().default_release().id
+        );
+        assert_eq!(encode(&decode("theme=dark")), "theme=dark");
+        assert_eq!(encode(&decode("")), "");
         // another framework's key is kept, with a notice, and never read as this one's
         let foreign = decode("framework=megatron&tensor_parallel_size=4");
         assert_eq!(foreign.inputs.get(Field::TensorParallelSize), "");
         assert_eq!(foreign.notices.len(), 1);
         assert_eq!(
             encode(&foreign),
-            "framework=megatron&tensor_parallel_size=4"
+            "framework=megatron&version=0.16.1&tensor_parallel_size=4"
         );
         // an alias belongs to its framework
         assert_eq!(
@@ -400,7 +463,7 @@ mod tests {
         let link = decode("framework=jax&nodes=2");
         assert_eq!(link.framework, fw("axolotl"));
         assert_eq!(link.notices[0].0, "framework");
-        assert_eq!(encode(&link), "nodes=2&framework=jax");
+        assert_eq!(encode(&link), "version=0.19.0&nodes=2&framework=jax");
         let twice = decode("framework=hf&framework=megatron");
         assert_eq!(twice.framework, fw("axolotl"));
         assert_eq!(twice.unknown.len(), 2);

@@ -1,4 +1,4 @@
-//! axolotl 0.19.0 and 0.14.0 against the spec's vectors (`shared/spec/batch_math.md` §1.7, §0.1)
+//! axolotl 0.19.0 and 0.14.0 against the spec's vectors (the batch-math specification's §1.7 and §0.1)
 //! and against boundaries of every rounding rule.
 #![cfg(not(target_arch = "wasm32"))]
 

@@ -2,7 +2,7 @@
 //! `DeepSpeedConfig` (world size, `_set_batch_related_parameters`, `_batch_assertion`),
 //! `DeepSpeedDataLoader.__len__` and `is_gradient_accumulation_boundary` gave when run
 //! (script: /work/scratch/deepspeed/oracle.py); every value and every refusal must match exactly.
-//! Also the spec's §3 vectors (shared/spec/batch_math.md) and DeepSpeed's own unit-test tuples.
+//! Also the spec's §3 vectors (the batch-math specification) and DeepSpeed's own unit-test tuples.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

@@ -1,7 +1,7 @@
 //! dpcalc against Megatron's own code: `tests/fixtures/megatron.txt` records what megatron-core
 //! 0.16.1 (and a transcription of Megatron-LM HEAD) computed when run (see
 //! `scripts/megatron_oracle_to_fixture.py`); every value and every refusal must match. Then the
-//! spec's §4.5 vectors, written out by hand from `shared/spec/batch_math.md`.
+//! batch-math specification's §4.5 vectors, written out by hand.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

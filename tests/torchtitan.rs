@@ -1,4 +1,4 @@
-//! torchtitan against its own code and the spec (`shared/spec/batch_math.md` §5, §0.1 item 9).
+//! torchtitan against its own code and the spec (the batch-math specification's §5 and §0.1 item 9).
 //! `tests/fixtures/torchtitan.txt` records what torchtitan 0.3.0 computed when run; every value and
 //! every refusal must match.
 #![cfg(not(target_arch = "wasm32"))]

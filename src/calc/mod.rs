@@ -266,7 +266,7 @@ outputs! {
 
     // (nanotron: add outputs above this line)
 
-    // ---- tokens and time (issue 5) -------------------------------------------------------
+    // ---- tokens and time (dpcalc's own arithmetic, calc/schedule.rs) ---------------------
     TokensPerEpoch => "tokens_per_epoch", "Token slots per epoch";
     TotalTokens => "total_tokens", "Token slots in the run";
     TimePerStepSeconds => "time_per_step_seconds", "Time per optimizer step (s)";

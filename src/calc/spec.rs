@@ -205,6 +205,9 @@ pub struct Spec {
     pub name: &'static str,
     /// The releases modelled, newest (the default) first.
     pub releases: &'static [Release],
+    /// The release a link without `version=` means: the default until 2026-12-03, when links
+    /// began always carrying their version. Never change it (old links keep their meaning).
+    pub unversioned: &'static str,
     /// The form: titled groups of this framework's fields (the throughput group follows).
     pub groups: &'static [(&'static str, &'static [Field])],
     /// The results this framework's page shows, in order.

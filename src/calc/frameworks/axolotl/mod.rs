@@ -14,6 +14,7 @@ pub const SPEC: Spec = Spec {
     id: "axolotl",
     name: "axolotl",
     releases: RELEASES,
+    unversioned: "0.19.0",
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,

@@ -16,6 +16,7 @@ pub const SPEC: Spec = Spec {
     id: "deepspeed",
     name: "DeepSpeed",
     releases: RELEASES,
+    unversioned: "0.19.8",
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,

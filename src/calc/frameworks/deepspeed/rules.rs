@@ -15,8 +15,8 @@
 //!   (`deepspeed/runtime/engine.py`).
 //!
 //! Python's numbers are copied exactly (`//` on ints and on floats, a float world size printed as
-//! `repr`). The spec is `shared/spec/batch_math.md` §3 as corrected by its §0.1; every rule here was
-//! also checked by running deepspeed 0.19.8's own code (`tests/deepspeed_oracle.txt`).
+//! `repr`). Every rule here was checked by running deepspeed 0.19.8's own code:
+//! `tests/fixtures/deepspeed.txt`.
 
 use crate::calc::cluster;
 use crate::calc::field::Reader;

@@ -14,6 +14,7 @@ pub const SPEC: Spec = Spec {
     id: "hf",
     name: "Hugging Face Trainer",
     releases: RELEASES,
+    unversioned: "5.23",
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,

@@ -15,8 +15,7 @@
 //! - `TrainingArguments.get_warmup_steps` and `TrainerState.compute_steps`,
 //!   `transformers/trainer_callback.py` (ratios of `max_steps`).
 //!
-//! The spec is `shared/spec/batch_math.md` §2 with §0.1 item 12; every release was checked by
-//! running its own code (tests/hf_oracle.txt).
+//! Every release was checked by running its own code: `tests/fixtures/hf.txt`.
 
 use crate::calc::cluster;
 use crate::calc::field::Reader;

@@ -17,6 +17,7 @@ pub const SPEC: Spec = Spec {
     id: "megatron",
     name: "Megatron-LM",
     releases: RELEASES,
+    unversioned: "0.16.1",
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,

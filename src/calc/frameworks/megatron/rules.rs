@@ -20,7 +20,7 @@
 //!   `lr_warmup_steps < lr_decay_steps`.
 //!
 //! Python's float steps are kept in the source's order (`int(consumed / (samples / increments))`).
-//! The spec is `shared/spec/batch_math.md` §4 as corrected by §0.1 item 10. Not modelled:
+//! Checked against runs of Megatron's own code: `tests/fixtures/megatron.txt`. Not modelled:
 //! `--expert-tensor-parallel-size` (taken as TP, its default), `--lr-decay-iters/-samples` (taken
 //! as the training length, their default), HEAD's `gtp_weight_remat_size` (taken as 1).
 

@@ -13,6 +13,7 @@ pub const SPEC: Spec = Spec {
     id: "nanotron",
     name: "nanotron",
     releases: RELEASES,
+    unversioned: "0.4",
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,

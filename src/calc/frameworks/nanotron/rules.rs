@@ -17,8 +17,7 @@
 //! - the training loop `for step in range(start + 1, train_steps + 1)` (`trainer.py`).
 //!
 //! Every error text is what Python prints as the last line of the traceback, checked by running
-//! nanotron 0.4's own code (`tests/nanotron_oracle.txt`). The spec is `shared/spec/batch_math.md`
-//! §6 as corrected by its §0.1.
+//! nanotron 0.4's own code (`tests/fixtures/nanotron.txt`).
 
 use crate::calc::cluster;
 use crate::calc::field::Reader;

@@ -14,6 +14,7 @@ pub const SPEC: Spec = Spec {
     id: "torchtitan",
     name: "torchtitan",
     releases: RELEASES,
+    unversioned: "0.3.0",
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,

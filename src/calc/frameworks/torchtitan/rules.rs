@@ -14,8 +14,7 @@
 //!   (warmup default 200, clamped to `training.steps`).
 //!
 //! The run length is `training.steps` optimizer steps (default 10000): torchtitan has no epochs.
-//! The spec is `shared/spec/batch_math.md` §5 as corrected by its §0.1 item 9; 0.3.0 was checked by
-//! running the released package (tests/torchtitan_oracle.txt).
+//! 0.3.0 was checked by running the released package: `tests/fixtures/torchtitan.txt`.
 
 use crate::calc::cluster;
 use crate::calc::field::Reader;
