@@ -7,6 +7,7 @@
 pub mod calc;
 pub mod embed;
 pub mod query;
+pub mod state;
 
 #[cfg(target_arch = "wasm32")]
 pub mod app;
