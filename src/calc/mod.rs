@@ -24,6 +24,7 @@ pub mod nanotron;
 pub mod num;
 pub mod schedule;
 pub mod torchtitan;
+pub mod view;
 
 pub use field::{Field, Kind, Param};
 pub use framework::{Framework, Release};
