@@ -1,7 +1,8 @@
 //! What the page's components show that is derived from the core's data: which form fields are
 //! shown and how a flag reads, the worked steps in order, the other axolotl release's comparison,
-//! the frameworks a config can be imported as, and the GPU map's rank descriptions, groups,
-//! counts and sentences. Plain Rust like the rest of `calc` (no web import); the components call
+//! the frameworks a config can be imported as, the GPU map's rank descriptions, groups, counts
+//! and sentences, the timeline's legend, the layout explorer's sentences and which unknown link
+//! parameters are listed. Plain Rust like the rest of `calc` (no web import); the components call
 //! these and render the result, so every rule here is tested natively.
 //!
 //! [`importable`] and [`legacy`] are single functions on purpose: they say per framework what
@@ -9,8 +10,10 @@
 
 use super::axolotl::Version;
 use super::field::{self, Param};
+use super::layout::{self, Explorer, Mode, Row};
 use super::mesh::{self, Axis, Picture};
-use super::{layout, Diag, Field, Framework, Level, RawInputs, Report, Step};
+use super::schedule::{human_count, human_duration, Marks, Timeline};
+use super::{Diag, Field, Framework, Level, Num, RawInputs, Report, Step};
 
 // ---- the form ---------------------------------------------------------------------------------
 
@@ -42,6 +45,19 @@ pub fn shown(
 /// Whether any of a field's messages is an error (the form marks the field invalid).
 pub fn invalid(diags: &[Diag]) -> bool {
     diags.iter().any(|d| d.level == Level::Error)
+}
+
+// ---- link notices -----------------------------------------------------------------------------
+
+/// The unknown parameters the page lists as "ignored, and kept": every one but those with a
+/// notice of their own (a newer `v`, an unknown `version=`), which are not listed twice.
+pub fn unlisted<'a>(
+    unknown: &'a [(String, String)],
+    notices: &'a [(String, String)],
+) -> impl Iterator<Item = &'a (String, String)> {
+    unknown
+        .iter()
+        .filter(move |(k, _)| !notices.iter().any(|(n, _)| n == k))
 }
 
 // ---- "How this is computed" and the legacy comparison ----------------------------------------
@@ -280,6 +296,115 @@ pub fn map_text(p: &Picture) -> MapText {
         replicas: dp,
         legend_replicas: dp.min(LEGEND_REPLICAS),
     }
+}
+
+// ---- tokens and time --------------------------------------------------------------------------
+
+/// The timeline's words: where the warmup bar ends, the legend (also the figure's caption and
+/// label) and the label at the last step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimelineText {
+    /// Where the warmup bar ends (at most the last step) and whether warmup outlasts the run.
+    pub warmup: Option<(u64, bool)>,
+    pub legend: Vec<String>,
+    /// `step 1000 · 2.5 h` (the time when a throughput is given).
+    pub end: String,
+}
+
+/// How often a mark falls, for the legend: `epoch boundary every 250 steps (4 in the run)`.
+fn every(m: &Option<Marks>, what: &str) -> Option<String> {
+    let m = m.as_ref()?;
+    let more = if m.complete() {
+        String::new()
+    } else {
+        format!(", the first {} drawn", m.at.len())
+    };
+    Some(format!(
+        "{what} every {} steps ({} in the run{more})",
+        m.every, m.count
+    ))
+}
+
+/// The words of a run's timeline.
+pub fn timeline_text(t: &Timeline) -> TimelineText {
+    let total = t.total;
+    let warmup = t.warmup.map(|w| (w.min(total), w > total));
+    let mut legend = vec![format!("{} optimizer steps", human_count(total as f64))];
+    if let Some((w, over)) = warmup {
+        legend.push(if over {
+            format!(
+                "warmup {} steps, longer than the run",
+                t.warmup.unwrap_or(0)
+            )
+        } else {
+            format!("warmup to step {w}")
+        });
+    }
+    legend.extend(every(&t.epochs, "epoch boundary"));
+    legend.extend(every(&t.evals, "evaluation (circle)"));
+    legend.extend(every(&t.saves, "save (square)"));
+    let end = t
+        .seconds
+        .map(|s| format!("step {total} · {}", human_duration(s)))
+        .unwrap_or_else(|| format!("step {total}"));
+    TimelineText {
+        warmup,
+        legend,
+        end,
+    }
+}
+
+// ---- the layout explorer ----------------------------------------------------------------------
+
+/// The explorer's summary: how many layouts, the global batch it keeps and what a row sets.
+pub fn explorer_summary(ex: &Explorer) -> String {
+    let target = match (ex.target, ex.micro) {
+        (Some(t), Some(m)) => format!(
+            "Current global batch {} at {} samples per replica per micro step.",
+            Num::Int(t.into()).pretty(),
+            m
+        ),
+        (Some(t), None) => format!("Current global batch {}.", Num::Int(t.into()).pretty()),
+        _ => "No current global batch to keep.".to_string(),
+    };
+    let mode = match ex.mode {
+        Mode::SetAccumulation => {
+            "Each row sets gradient accumulation to keep the current global batch (exactly, or the nearest it can)."
+        }
+        Mode::SetGlobal => {
+            "Each row sets the global batch to the achievable one nearest the current, and the framework derives its accumulation."
+        }
+        Mode::SizesOnly => "Each row changes only the parallel sizes.",
+    };
+    let world = ex.world.map(|w| w.to_string()).unwrap_or_default();
+    format!(
+        "{} layouts for {world} GPUs. {target} {mode}",
+        ex.rows.len()
+    )
+}
+
+/// When only the first `shown` of `all` rows are drawn, the note that says so.
+pub fn explorer_truncated(shown: usize, all: usize) -> Option<String> {
+    (all > shown).then(|| {
+        format!(
+            "The first {shown} of {all} in this order are shown; sort by a column to see others."
+        )
+    })
+}
+
+/// A row's miss in samples, signed: `+1,024 samples`, `-8 samples`, `0 samples`.
+pub fn miss(miss: i128) -> String {
+    let shown = if miss > 0 {
+        format!("+{}", Num::Int(miss).pretty())
+    } else {
+        Num::Int(miss).pretty()
+    };
+    format!("{shown} samples")
+}
+
+/// The accessible name of a row's Apply button: `Apply tensor_parallel_size=2, context_parallel_size=1`.
+pub fn apply_label(ex: &Explorer, row: &Row) -> String {
+    format!("Apply {}", ex.query(row).replace('&', ", "))
 }
 
 #[cfg(test)]
@@ -574,5 +699,119 @@ mod tests {
         );
         assert_eq!((t.replicas, t.legend_replicas), (32, LEGEND_REPLICAS));
         assert_eq!(t.tp_crossing, None);
+    }
+
+    #[test]
+    fn unknown_parameters_with_their_own_notice_are_not_listed_twice() {
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let unknown = vec![pair("colour", "blue"), pair("v", "9"), pair("version", "x")];
+        let notices = vec![pair("v", "newer"), pair("version", "unknown")];
+        let listed: Vec<_> = unlisted(&unknown, &notices).collect();
+        assert_eq!(listed, vec![&pair("colour", "blue")]);
+        assert_eq!(unlisted(&unknown, &[]).count(), 3);
+        assert_eq!(unlisted(&[], &notices).count(), 0);
+    }
+
+    fn marks(every: f64, count: u64, at: &[f64]) -> Option<Marks> {
+        Some(Marks {
+            every,
+            count,
+            at: at.to_vec(),
+        })
+    }
+
+    #[test]
+    fn the_timeline_legend() {
+        let t = Timeline {
+            total: 1000,
+            warmup: Some(100),
+            epochs: marks(250.0, 4, &[250.0, 500.0, 750.0, 1000.0]),
+            evals: None,
+            saves: marks(2.0, 500, &[2.0, 4.0]),
+            seconds: Some(9000.0),
+        };
+        let w = timeline_text(&t);
+        assert_eq!(w.warmup, Some((100, false)));
+        assert_eq!(
+            w.legend,
+            vec![
+                "1 K optimizer steps",
+                "warmup to step 100",
+                "epoch boundary every 250 steps (4 in the run)",
+                "save (square) every 2 steps (500 in the run, the first 2 drawn)",
+            ]
+        );
+        assert_eq!(w.end, "step 1000 · 2.5 h");
+        // warmup longer than the run: the bar stops at the end, the legend says so
+        let long = Timeline {
+            total: 50,
+            warmup: Some(80),
+            epochs: None,
+            evals: marks(10.0, 5, &[10.0, 20.0, 30.0, 40.0, 50.0]),
+            saves: None,
+            seconds: None,
+        };
+        let w = timeline_text(&long);
+        assert_eq!(w.warmup, Some((50, true)));
+        assert_eq!(
+            w.legend,
+            vec![
+                "50 optimizer steps",
+                "warmup 80 steps, longer than the run",
+                "evaluation (circle) every 10 steps (5 in the run)",
+            ]
+        );
+        assert_eq!(w.end, "step 50");
+    }
+
+    #[test]
+    fn the_explorer_sentences() {
+        let inputs = raw(&[
+            (Field::Nodes, "1"),
+            (Field::GpusPerNode, "8"),
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "4"),
+        ]);
+        let ex = layout::explore(Framework::Axolotl, "0.19.0", &inputs);
+        assert!(!ex.rows.is_empty());
+        assert_eq!(
+            explorer_summary(&ex),
+            format!(
+                "{} layouts for 8 GPUs. Current global batch 64 at 2 samples per replica per micro step. \
+                 Each row sets gradient accumulation to keep the current global batch (exactly, or the nearest it can).",
+                ex.rows.len()
+            )
+        );
+        let row = &ex.rows[0];
+        assert_eq!(
+            apply_label(&ex, row),
+            format!("Apply {}", ex.query(row).replace('&', ", "))
+        );
+        assert!(apply_label(&ex, row).contains("tensor_parallel_size="));
+        assert!(!apply_label(&ex, row).contains('&'));
+        // an unreadable batch: nothing to keep
+        let none = layout::explore(
+            Framework::Axolotl,
+            "0.19.0",
+            &raw(&[(Field::Nodes, "1"), (Field::MicroBatchSize, "x")]),
+        );
+        assert!(
+            explorer_summary(&none).contains(" GPUs. No current global batch to keep. "),
+            "{}",
+            explorer_summary(&none)
+        );
+        assert_eq!(explorer_truncated(1000, 1000), None);
+        assert_eq!(
+            explorer_truncated(1000, 1200).as_deref(),
+            Some("The first 1000 of 1200 in this order are shown; sort by a column to see others.")
+        );
+    }
+
+    #[test]
+    fn a_miss_is_signed() {
+        assert_eq!(miss(0), "0 samples");
+        assert_eq!(miss(8), "+8 samples");
+        assert_eq!(miss(-8), "-8 samples");
+        assert_eq!(miss(1024), format!("+{} samples", Num::Int(1024).pretty()));
     }
 }
