@@ -1,213 +1,35 @@
-//! The page: one reducer holds the link (the state), the core computes a report from it, and
-//! the components render that report. Every change is written back to the address bar with
-//! `history.replaceState` (never push: in an iframe a push floods the host page's back button).
+//! The page: Yew wired to [`crate::state`]. The reducer, the query and the links live there
+//! (native, tested by `cargo test`); this module dispatches the components' actions to it, writes
+//! every change back to the address bar with `history.replaceState` (never push: in an iframe a
+//! push floods the host page's back button), applies the theme, and lays the components out.
+//! The iframe height messages and the crash notice are [`crate::web::iframe`] and
+//! [`crate::web::crash`].
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::{framework, Field, Framework, Report};
+use crate::calc::{view, Field};
 use crate::components::{
     Compare, Config, Explain, Form, Later, Legacy, Notices, Picker, Results, Run, Share,
 };
-use crate::query::{self, Link, View};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
+use crate::state::{url_with, Action, State};
+use crate::web::{base_url, crash, iframe};
+use wasm_bindgen::JsValue;
 
-/// The whole state: the link and the report computed from it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct State {
-    pub link: Link,
-    /// `link.inputs`, shared with the components that only read them.
-    pub inputs: Rc<crate::calc::RawInputs>,
-    pub query: String,
-    pub report: Rc<Report>,
-}
+pub use crate::web::crash::show_crash;
 
-impl State {
-    pub fn from_query(q: &str) -> Self {
-        Self::from_link(query::decode(q))
-    }
-
-    fn from_link(link: Link) -> Self {
-        let report = Rc::new(link.report());
-        let query = query::encode(&link);
-        State {
-            inputs: Rc::new(link.inputs.clone()),
-            link,
-            query,
-            report,
-        }
-    }
-}
-
-pub enum Action {
-    Set(Field, String),
-    /// Several fields at once (an explorer row: its sizes and the accumulation that keeps the batch).
-    SetMany(Vec<(Field, String)>),
-    /// Another framework: the values carry across by meaning, the release is its newest.
-    Framework(Framework),
-    Release(&'static str),
-    /// A pasted config: its framework and inputs replace the current ones (the view stays).
-    Import(Framework, crate::calc::RawInputs),
-}
-
+/// Yew's reducer is [`State::reduce`]; an action that changes nothing keeps the same state
+/// (no render).
 impl Reducible for State {
     type Action = Action;
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        match action {
-            Action::Set(field, value) => {
-                if self.link.inputs.get(field) == value
-                    && self.link.inputs.conflict(field).is_none()
-                {
-                    return self; // nothing changed: no recomputation, no render
-                }
-                let mut link = self.link.clone();
-                link.inputs.set(field, value);
-                Rc::new(State::from_link(link))
-            }
-            Action::SetMany(pairs) => {
-                let mut link = self.link.clone();
-                for (field, value) in pairs {
-                    link.inputs.set(field, value);
-                }
-                if link.inputs == self.link.inputs {
-                    return self;
-                }
-                Rc::new(State::from_link(link))
-            }
-            Action::Framework(fw) => {
-                if fw == self.link.framework {
-                    return self;
-                }
-                let mut link = self.link.clone();
-                link.inputs = framework::carry(link.framework, &link.inputs, fw);
-                link.framework = fw;
-                link.release = None;
-                Rc::new(State::from_link(reread(link, &["framework", "version"])))
-            }
-            Action::Import(fw, mut inputs) => {
-                // A config file rarely says the cluster shape: keep the current one unless it does.
-                for &f in framework::CLUSTER {
-                    let given = !inputs.get(f).trim().is_empty();
-                    if !given && !self.link.inputs.get(f).trim().is_empty() {
-                        inputs.set(f, self.link.inputs.get(f));
-                    }
-                }
-                let link = Link {
-                    framework: fw,
-                    inputs,
-                    view: self.link.view,
-                    ..Link::default()
-                };
-                Rc::new(State::from_link(link))
-            }
-            Action::Release(id) => {
-                let mut link = self.link.clone();
-                link.release = link.framework.release(id);
-                Rc::new(State::from_link(reread(link, &["version"])))
-            }
+        match State::reduce(&self, action) {
+            Some(next) => Rc::new(next),
+            None => self,
         }
     }
-}
-
-/// The link as a fresh load of its own canonical query would read it, after a choice in the page
-/// replaced `chosen` (a kept unknown `framework=`/`version=` is dropped, not re-read). A kept
-/// parameter the new framework knows becomes its input (unless the switch already carried one
-/// there), and the notices are those of the new framework.
-fn reread(mut link: Link, chosen: &[&str]) -> Link {
-    let fw = link.framework;
-    link.unknown.retain(|(k, _)| {
-        !chosen.contains(&k.as_str())
-            && fw
-                .field(k)
-                .is_none_or(|f| link.inputs.get(f).trim().is_empty())
-    });
-    query::decode(&query::encode(&link))
-}
-
-/// The page URL without its query and fragment.
-fn base_url() -> String {
-    let location = gloo::utils::window().location();
-    let origin = location.origin().unwrap_or_default();
-    let path = location.pathname().unwrap_or_default();
-    format!("{origin}{path}")
-}
-
-fn url_of(link: &Link) -> String {
-    url_with(&query::encode(link))
-}
-
-/// This page with a query string (already encoded).
-fn url_with(q: &str) -> String {
-    if q.is_empty() {
-        base_url()
-    } else {
-        format!("{}?{q}", base_url())
-    }
-}
-
-/// The links the page offers for the current state.
-#[derive(Clone, PartialEq)]
-pub struct Urls {
-    /// Reproduces this view: `embed`, `theme` and `readonly` as given.
-    pub share: String,
-    /// The full calculator in a new tab: same inputs and theme, without embed and readonly.
-    pub full: String,
-    /// What an iframe should load: this view with `embed=1`.
-    pub embed: String,
-}
-
-fn urls(link: &Link) -> Urls {
-    let view = link.view;
-    Urls {
-        share: url_of(link),
-        full: url_of(&link.with_view(View {
-            theme: view.theme,
-            ..View::default()
-        })),
-        embed: url_of(&link.with_view(View {
-            embed: true,
-            ..view
-        })),
-    }
-}
-
-/// Tells a host page (when framed) how tall the content is:
-/// `{ type: "dpcalc:height", height: <CSS px>, href: <this page> }`.
-fn post_height() {
-    let window = gloo::utils::window();
-    let Ok(Some(parent)) = window.parent() else {
-        return;
-    };
-    if js_sys::Object::is(&parent, &window) {
-        return;
-    }
-    let Some(root) = gloo::utils::document().document_element() else {
-        return;
-    };
-    let message = js_sys::Object::new();
-    let set = |k: &str, v: JsValue| js_sys::Reflect::set(&message, &JsValue::from_str(k), &v);
-    let _ = set("type", JsValue::from_str("dpcalc:height"));
-    let _ = set("height", JsValue::from_f64(f64::from(root.scroll_height())));
-    let _ = set(
-        "href",
-        JsValue::from_str(&window.location().href().unwrap_or_default()),
-    );
-    let _ = parent.post_message(&message, "*");
-}
-
-/// Posts the height again whenever the content box changes size (a details element opening, a
-/// message appearing, the iframe getting narrower).
-fn observe_height() {
-    let callback = Closure::<dyn FnMut()>::new(post_height);
-    if let Ok(observer) = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()) {
-        if let Some(body) = gloo::utils::document().body() {
-            observer.observe(&body);
-        }
-    }
-    callback.forget(); // lives as long as the page
 }
 
 #[function_component(App)]
@@ -224,7 +46,7 @@ pub fn app() -> Html {
     {
         // `State::query` is the link already encoded; it is both the key and the URL's query.
         use_effect_with(state.query.clone(), |q| {
-            let url = url_with(q);
+            let url = url_with(&base_url(), q);
             if let Ok(history) = gloo::utils::window().history() {
                 // The current URL may already be this one (first render); replacing is harmless.
                 let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
@@ -238,10 +60,10 @@ pub fn app() -> Html {
     });
     use_effect_with(view.embed, |&embed| {
         if embed {
-            observe_height();
+            iframe::observe_height();
         }
     });
-    use_effect(post_height);
+    use_effect(iframe::post_height);
 
     let on_input = {
         let state = state.dispatcher();
@@ -273,7 +95,7 @@ pub fn app() -> Html {
     let picker = html! {
         <Picker framework={fw} {release} {on_framework} {on_release} readonly={view.readonly} />
     };
-    let urls = urls(&state.link);
+    let urls = state.urls(&base_url());
     let inputs = state.link.inputs.clone();
     let report = state.report.clone();
     let notices = html! { <Notices unknown={state.link.unknown.clone()} link={state.link.notices.clone()} /> };
@@ -322,7 +144,7 @@ pub fn app() -> Html {
                     <Results framework={fw} release={release.id} report={report.clone()} />
                     <Share framework={fw} urls={urls} {inputs} report={report.clone()} />
                     <Later>
-                        if fw.spec().legacy { <Legacy release={release.id} report={report.clone()} /> }
+                        if let Some(legacy) = view::legacy(fw, release.id) { <Legacy framework={fw} {legacy} report={report.clone()} /> }
                         <Explain report={report.clone()} />
                     </Later>
                 </div>
@@ -337,45 +159,6 @@ pub fn app() -> Html {
 
 /// Mounts the app on `<body>`.
 pub fn mount() {
-    yew::set_custom_panic_hook(Box::new(on_panic));
+    yew::set_custom_panic_hook(Box::new(crash::on_panic));
     yew::Renderer::<App>::new().render();
-}
-
-/// A panic must never leave a blank or frozen page: the hook logs it and shows [`show_crash`].
-fn on_panic(info: &std::panic::PanicHookInfo<'_>) {
-    web_sys::console::error_1(&JsValue::from_str(&format!("dpcalc panicked: {info}")));
-    show_crash();
-}
-
-/// Puts a message at the top of the page saying that dpcalc stopped, with the link the user had
-/// (nothing typed is lost) and a link that resets to the defaults. Text only; nothing from the
-/// link is parsed as HTML. Public so the browser tests can check it without panicking.
-pub fn show_crash() {
-    let document = gloo::utils::document();
-    let Some(body) = document.body() else { return };
-    let href = gloo::utils::window().location().href().unwrap_or_default();
-    let make = |tag: &str, text: &str| {
-        let el = document.create_element(tag).ok()?;
-        el.set_text_content(Some(text));
-        Some(el)
-    };
-    let (Some(notice), Some(title), Some(link), Some(kept)) = (
-        make("section", ""),
-        make("p", "dpcalc hit an internal error and stopped computing. This is a bug; your link is kept here:"),
-        make("a", "Start again with the defaults"),
-        document.create_element("input").ok(),
-    ) else {
-        return;
-    };
-    let _ = notice.set_attribute("class", "crashed");
-    let _ = notice.set_attribute("role", "alert");
-    let _ = notice.set_attribute("data-crash", "");
-    let _ = kept.set_attribute("readonly", "");
-    let _ = kept.set_attribute("value", &href);
-    let _ = kept.set_attribute("aria-label", "The link you had");
-    let _ = link.set_attribute("href", &base_url());
-    for child in [&title, &kept, &link] {
-        let _ = notice.append_child(child);
-    }
-    let _ = body.insert_before(&notice, body.first_child().as_ref());
 }

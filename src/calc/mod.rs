@@ -26,6 +26,7 @@ pub mod mesh;
 pub mod num;
 pub mod schedule;
 pub mod spec;
+pub mod view;
 
 pub use field::{Field, Kind, Param};
 pub use frameworks::{axolotl, deepspeed, hf, megatron, nanotron, torchtitan};

@@ -197,6 +197,15 @@ pub struct Import {
     pub alias: fn(key: &str) -> Option<Field>,
 }
 
+/// A comparison with another release shown beside the results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Legacy {
+    /// The other release's `version=` id.
+    pub other: &'static str,
+    pub title: &'static str,
+    pub help: &'static str,
+}
+
 /// Everything the shared machinery needs to know about one framework.
 pub struct Spec {
     /// The `framework=` value.
@@ -222,8 +231,9 @@ pub struct Spec {
     pub kind: fn(Field) -> Option<Kind>,
     /// The framework's own rules at a release (an id of [`Spec::releases`]).
     pub compute: fn(release: &str, raw: &RawInputs) -> Report,
-    /// Whether the report carries another release's numbers as `legacy_*` outputs.
-    pub legacy: bool,
+    /// The comparison with another release the page shows beside the results, whose numbers
+    /// the report carries as `legacy_*` outputs (axolotl's before/after the fix), for a release.
+    pub legacy: Option<fn(release: &str) -> Legacy>,
     /// The epochs the framework trains when its epochs key is absent.
     pub default_epochs: &'static str,
     /// The sequence length the framework uses when its key is absent, if it has one.

@@ -1,6 +1,7 @@
 //! Export (the selected framework's config fragment, from `calc::export`, with a Copy button)
 //! and import (paste a config; `calc::import` reads it, the form fills in, ignored keys are
-//! listed). Both are computed only while the panel is open.
+//! listed). Both are computed only while the panel is open. The "Read as" choices are
+//! `calc::view::importable`.
 
 use std::rc::Rc;
 
@@ -9,7 +10,7 @@ use yew::prelude::*;
 
 use super::share::copy;
 use crate::calc::import::{self, Imported};
-use crate::calc::{export, Framework, RawInputs, Report};
+use crate::calc::{export, view, Framework, RawInputs, Report};
 
 #[derive(Properties, PartialEq)]
 pub struct ConfigProps {
@@ -129,7 +130,7 @@ pub fn config(props: &ConfigProps) -> Html {
                     <label for="import-as">{ "Read as" }</label>
                     <select id="import-as" ref={as_ref}>
                         <option value="" selected=true>{ "detect" }</option>
-                        { for [Framework::Axolotl, Framework::DeepSpeed, Framework::Megatron].iter().map(|f| html! {
+                        { for view::importable().iter().map(|f| html! {
                             <option value={f.id()}>{ f.name() }</option>
                         }) }
                     </select>

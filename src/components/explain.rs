@@ -1,11 +1,12 @@
-//! "How this is computed" (each rule with the user's numbers) and the legacy comparison.
+//! "How this is computed" (each rule with the user's numbers, in `calc::view::steps` order) and
+//! the comparison with another release (`calc::view::legacy`: which one, its title and help).
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
 use super::results::value_row;
-use crate::calc::axolotl::Version;
+use crate::calc::view::{self, Legacy as Other};
 use crate::calc::{Framework, Output, Report};
 
 #[derive(Properties, PartialEq)]
@@ -15,8 +16,7 @@ pub struct ReportProps {
 
 #[function_component(Explain)]
 pub fn explain(props: &ReportProps) -> Html {
-    let mut steps: Vec<_> = props.report.steps.iter().collect();
-    steps.sort_by_key(|s| s.output);
+    let steps = view::steps(&props.report);
     html! {
         <details class="explain" open=true>
             <summary>{ "How this is computed" }</summary>
@@ -32,37 +32,27 @@ pub fn explain(props: &ReportProps) -> Html {
     }
 }
 
-/// The other axolotl release's numbers for the same inputs: 0.14.0 (before PRs #3444 and #3462)
-/// under the newer releases, 0.19.0 under 0.14.0 (`axolotl::Version::other`).
+/// The other release's numbers for the same inputs (a framework's `Spec::legacy`: axolotl's
+/// 0.14.0, before PRs #3444 and #3462, under the newer releases, 0.19.0 under 0.14.0), as
+/// `calc::view::legacy` describes it; the values are the report's `Legacy*` outputs.
 #[derive(Properties, PartialEq)]
 pub struct LegacyProps {
-    pub release: &'static str,
+    pub framework: Framework,
+    pub legacy: Other,
     pub report: Rc<Report>,
 }
 
 #[function_component(Legacy)]
 pub fn legacy(props: &LegacyProps) -> Html {
     let r = &props.report;
-    let main = Version::from_id(props.release).unwrap_or(Version::V0_19_0);
-    let (title, help) = match main.other() {
-        Version::V0_14_0 => (
-            "Before the fix: axolotl 0.14.0",
-            "0.14.0 scaled the batch by the whole world size and multiplied steps by context × tensor parallel size. \
-             Use these to audit an older run.",
-        ),
-        _ => (
-            "After the fix: axolotl 0.19.0",
-            "0.19.0 (after PRs #3444 and #3462) scales the batch by world_size // cp // tp and adds no step factor: \
-             what the same config gives on a current axolotl.",
-        ),
-    };
+    let Other { title, help, .. } = props.legacy;
     html! {
-        <section class="legacy" aria-label="Comparison with another axolotl release">
+        <section class="legacy" aria-label={format!("Comparison with another {} release", props.framework.name())}>
             <h2>{ title }</h2>
             <p class="help">{ help }</p>
             <dl>
-                { value_row(Framework::Axolotl, r, Output::LegacyGlobalBatchSize) }
-                { value_row(Framework::Axolotl, r, Output::LegacyTotalNumSteps) }
+                { value_row(props.framework, r, Output::LegacyGlobalBatchSize) }
+                { value_row(props.framework, r, Output::LegacyTotalNumSteps) }
             </dl>
             { for r.legacy_notes.iter().map(|n| html! { <p class="msg note">{ n.clone() }</p> }) }
         </section>

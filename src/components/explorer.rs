@@ -1,6 +1,7 @@
 //! The layout explorer: every parallel layout of the current world size as a sortable table
 //! (computed by `calc::layout::explore`; this component only renders it). The current layout is
-//! highlighted (`aria-current`); a click on a row, or its Apply button, applies it.
+//! highlighted (`aria-current`); a click on a row, or its Apply button, applies it. Its sentences
+//! (summary, truncation note, miss, Apply label) are `calc::view`'s.
 //!
 //! Each row carries `data-layout` (its sizes as a query fragment in the framework's own names,
 //! e.g. `tensor_parallel_size=2&context_parallel_size=1`) and `data-apply` (the same plus the
@@ -10,8 +11,8 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::layout::{self, Fit, Mode, SortKey};
-use crate::calc::{Field, Framework, Num, RawInputs};
+use crate::calc::layout::{self, Fit, SortKey};
+use crate::calc::{view, Field, Framework, Num, RawInputs};
 
 /// Props of [`LayoutExplorer`].
 #[derive(Properties, PartialEq)]
@@ -36,12 +37,7 @@ fn fit(f: Fit) -> Html {
     match f {
         Fit::Exact => html! { <span class="fit exact" data-miss="0">{ "exact" }</span> },
         Fit::Near { miss } => {
-            let shown = if miss > 0 {
-                format!("+{}", Num::Int(miss).pretty())
-            } else {
-                Num::Int(miss).pretty()
-            };
-            html! { <span class="fit near" data-miss={miss.to_string()}>{ format!("{shown} samples") }</span> }
+            html! { <span class="fit near" data-miss={miss.to_string()}>{ view::miss(miss) }</span> }
         }
         Fit::Unknown => html! { <span class="fit missing">{ "—" }</span> },
     }
@@ -87,35 +83,15 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
             </th>
         }
     };
-    let target = match (ex.target, ex.micro) {
-        (Some(t), Some(m)) => format!(
-            "Current global batch {} at {} samples per replica per micro step.",
-            Num::Int(t.into()).pretty(),
-            m
-        ),
-        (Some(t), None) => format!("Current global batch {}.", Num::Int(t.into()).pretty()),
-        _ => "No current global batch to keep.".to_string(),
-    };
-    let mode = match ex.mode {
-        Mode::SetAccumulation => {
-            "Each row sets gradient accumulation to keep the current global batch (exactly, or the nearest it can)."
-        }
-        Mode::SetGlobal => {
-            "Each row sets the global batch to the achievable one nearest the current, and the framework derives its accumulation."
-        }
-        Mode::SizesOnly => "Each row changes only the parallel sizes.",
-    };
     let world = ex.world.map(|w| w.to_string()).unwrap_or_default();
     html! {
-        <section class="explorer" aria-label="Layout explorer" data-world={world.clone()} data-compute-ms={format!("{compute_ms:.3}")}>
+        <section class="explorer" aria-label="Layout explorer" data-world={world} data-compute-ms={format!("{compute_ms:.3}")}>
             <h2>{ "Parallel layouts" }</h2>
             if let Some(note) = &ex.note { <p class="note">{ note }</p> }
             if !ex.rows.is_empty() {
-                <p class="explorer-summary">
-                    { format!("{} layouts for {world} GPUs. {target} {mode}", ex.rows.len()) }
-                </p>
-                if all > SHOWN {
-                    <p class="note">{ format!("The first {SHOWN} of {all} in this order are shown; sort by a column to see others.") }</p>
+                <p class="explorer-summary">{ view::explorer_summary(ex) }</p>
+                if let Some(note) = view::explorer_truncated(SHOWN, all) {
+                    <p class="note">{ note }</p>
                 }
                 <div class="table-scroll">
                 <table class="layouts">
@@ -140,7 +116,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                             Callback::from(move |_: MouseEvent| cb.emit(a.clone()))
                         };
                         let class = classes!(current.then_some("current"), (!row.valid()).then_some("invalid"));
-                        let label = format!("Apply {}", ex.query(row).replace('&', ", "));
+                        let label = view::apply_label(ex, row);
                         html! {
                             <tr {class} data-layout={ex.query(row)} data-apply={ex.apply_query(row)}
                                 aria-current={current.then_some("true")} onclick={apply}>

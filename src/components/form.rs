@@ -1,4 +1,6 @@
-//! The form: the selected framework's fields under its own config keys, in its groups.
+//! The form: the selected framework's fields under its own config keys, in its groups. Which
+//! fields the compact form shows, how a flag reads and whether a field is invalid are
+//! `calc::view`'s.
 
 use std::rc::Rc;
 
@@ -7,7 +9,7 @@ use yew::prelude::*;
 
 use super::messages::{message_id, FieldMessages};
 use crate::calc::framework::THROUGHPUT;
-use crate::calc::{Field, Framework, Kind, RawInputs, Report};
+use crate::calc::{view, Field, Framework, Kind, RawInputs, Report};
 
 #[derive(Properties, PartialEq)]
 pub struct FormProps {
@@ -22,11 +24,13 @@ pub struct FormProps {
 }
 
 fn shown(field: Field, props: &FormProps) -> bool {
-    !props.compact
-        || props.framework.key_fields().contains(&field)
-        || !props.inputs.get(field).is_empty()
-        || props.inputs.conflict(field).is_some()
-        || props.report.diags_for(field).next().is_some()
+    view::shown(
+        props.framework,
+        &props.inputs,
+        &props.report,
+        field,
+        props.compact,
+    )
 }
 
 #[function_component(Form)]
@@ -48,7 +52,7 @@ fn field_row(field: Field, props: &FormProps) -> Html {
     let key = field.key();
     let id = format!("in-{key}");
     let diags: Vec<_> = props.report.diags_for(field).cloned().collect();
-    let invalid = diags.iter().any(|d| d.level == crate::calc::Level::Error);
+    let invalid = view::invalid(&diags);
     let help_id = format!("help-{key}");
     let described: Vec<String> = std::iter::once(help_id.clone())
         .chain((0..diags.len()).map(|n| message_id(field, n)))
@@ -59,10 +63,7 @@ fn field_row(field: Field, props: &FormProps) -> Html {
     let readonly = props.readonly;
 
     let control = if field.kind() == Kind::Flag {
-        let checked = matches!(
-            value.trim().to_ascii_lowercase().as_str(),
-            "true" | "1" | "yes" | "on"
-        );
+        let checked = view::checked(field, &value);
         let onchange = Callback::from(move |e: Event| {
             let el: HtmlInputElement = e.target_unchecked_into();
             on_input.emit((

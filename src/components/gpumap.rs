@@ -5,14 +5,17 @@
 //! sequence-parallel) groups dashed. Every cell is focusable, has a `<title>`, and carries
 //! `data-rank`, `data-dp`, `data-cp`, `data-tp` (and `data-pp`, `data-sp` where the framework
 //! has them). Groups are `<g class="tp-group">` / `<g class="cp-group">` / `<g class="sp-group">`.
-//! Above 512 GPUs one node is drawn and the rest is given as counts.
+//! Above 512 GPUs one node is drawn and the rest is given as counts. The picture is
+//! `calc::mesh::picture`; the rank descriptions, the groups, their counts and every sentence are
+//! `calc::view`'s; this component only lays them out in SVG.
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
 use crate::calc::mesh::{self, Axis, Picture};
-use crate::calc::{layout, Field, Framework, Output, RawInputs, Report};
+use crate::calc::view::{self, DrawnGroup};
+use crate::calc::{Framework, Output, RawInputs, Report};
 
 /// Props of [`GpuMap`].
 #[derive(Properties)]
@@ -22,18 +25,14 @@ pub struct GpuMapProps {
     pub report: Rc<Report>,
 }
 
-/// Equal when the picture would be: same framework, world size, node shape and parallel sizes.
-/// An edit elsewhere (rows, epochs, warmup) then neither recomputes nor re-diffs the map.
+/// Equal when the picture would be: same framework, world size and the inputs the map depends
+/// on (`view::map_fields`: node shape and parallel sizes). An edit elsewhere (rows, epochs,
+/// warmup) then neither recomputes nor re-diffs the map.
 impl PartialEq for GpuMapProps {
     fn eq(&self, other: &Self) -> bool {
-        let fields = std::iter::once(Field::Nodes)
-            .chain(std::iter::once(Field::GpusPerNode))
-            .chain(layout::dims(self.framework).iter().map(|&(_, f)| f));
         self.framework == other.framework
             && self.report.value(Output::WorldSize) == other.report.value(Output::WorldSize)
-            && fields
-                .into_iter()
-                .all(|f| self.inputs.get(f) == other.inputs.get(f))
+            && view::map_fields(self.framework).all(|f| self.inputs.get(f) == other.inputs.get(f))
     }
 }
 
@@ -59,130 +58,80 @@ fn y_of(node: u64) -> u64 {
     TOP + node * (CELL + ROW_GAP)
 }
 
-fn describe(p: &Picture, rank: u64) -> String {
-    let c = p.mesh.coords(rank);
-    let mut parts = vec![format!("dp {}", c.dp)];
-    let order = mesh::order(p.framework());
-    if order.contains(&Axis::Pp) {
-        parts.push(format!("pp {}", c.pp));
-    }
-    parts.push(format!("cp {}", c.cp));
-    if order.contains(&Axis::Sp) {
-        parts.push(format!("sp {}", c.sp));
-    }
-    parts.push(format!("tp {}", c.tp));
-    format!(
-        "GPU {} of node {}: global rank {rank} ({})",
-        rank % p.gpus_per_node,
-        rank / p.gpus_per_node,
-        parts.join(", ")
-    )
-}
-
-trait Fw {
-    fn framework(&self) -> Framework;
-}
-
-impl Fw for Picture {
-    fn framework(&self) -> Framework {
-        self.mesh.framework
-    }
-}
-
 /// The outlines of every group along `axis` that has a member among the drawn cells.
 fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html {
-    if p.mesh.size(axis) < 2 {
-        return html! {};
-    }
-    let drawn = |r: u64| r / p.gpus_per_node < p.drawn_nodes && r % p.gpus_per_node < p.drawn_gpus;
     let mut out = Vec::new();
-    for node in 0..p.drawn_nodes {
-        for gpu in 0..p.drawn_gpus {
-            let r = node * p.gpus_per_node + gpu;
-            if p.mesh.coords(r).get(axis) != 0 {
-                continue;
-            }
-            let members: Vec<u64> = p
-                .mesh
-                .group(axis, r)
-                .into_iter()
-                .filter(|&m| drawn(m))
+    for DrawnGroup {
+        first: r,
+        members,
+        consecutive,
+        label,
+    } in view::drawn_groups(p, axis)
+    {
+        let stroke = if dashed { "4 3" } else { "none" };
+        let width = if dashed { "1.5" } else { "2.5" };
+        let shapes: Vec<Html> = if consecutive {
+            // A run of neighbours: an outline around it (one per node it touches).
+            let inset = if dashed { 5 } else { 2 };
+            let segs = mesh::segments(&members, p.gpus_per_node);
+            // A group continued on the next node: a line joins its pieces.
+            let joins: Vec<Html> = segs
+                .windows(2)
+                .map(|w| {
+                    let (x0, y0) = (x_of(w[0].2) + CELL / 2, y_of(w[0].0) + CELL + 2);
+                    let (x1, y1) = (x_of(w[1].1) + CELL / 2, y_of(w[1].0) - 2);
+                    html! { <line class="crossing" x1={x0.to_string()} y1={y0.to_string()} x2={x1.to_string()} y2={y1.to_string()} stroke="#c00" stroke-width="2.5" /> }
+                })
                 .collect();
-            let stroke = if dashed { "4 3" } else { "none" };
-            let width = if dashed { "1.5" } else { "2.5" };
-            let consecutive = members.windows(2).all(|w| w[1] == w[0] + 1);
-            let shapes: Vec<Html> = if consecutive {
-                // A run of neighbours: an outline around it (one per node it touches).
-                let inset = if dashed { 5 } else { 2 };
-                let segs = mesh::segments(&members, p.gpus_per_node);
-                // A group continued on the next node: a line joins its pieces.
-                let joins: Vec<Html> = segs
-                    .windows(2)
-                    .map(|w| {
-                        let (x0, y0) = (x_of(w[0].2) + CELL / 2, y_of(w[0].0) + CELL + 2);
-                        let (x1, y1) = (x_of(w[1].1) + CELL / 2, y_of(w[1].0) - 2);
-                        html! { <line class="crossing" x1={x0.to_string()} y1={y0.to_string()} x2={x1.to_string()} y2={y1.to_string()} stroke="#c00" stroke-width="2.5" /> }
-                    })
-                    .collect();
-                segs.iter()
-                    .map(|&(n, a, b)| {
-                        let x = x_of(a) - GAP / 2 + inset;
-                        let w = (b - a + 1) * (CELL + GAP) - 2 * inset;
-                        let y = y_of(n) - GAP / 2 + inset;
-                        let h = CELL + GAP - 2 * inset;
-                        let colour = if segs.len() > 1 { "#c00" } else { "currentColor" };
-                        html! { <rect x={x.to_string()} y={y.to_string()} width={w.to_string()} height={h.to_string()} rx="4" fill="none" stroke={colour} stroke-width={width} stroke-dasharray={stroke} /> }
-                    })
-                    .chain(joins)
-                    .collect()
-            } else {
-                // Strided members: arcs under the row join each member to the next, deeper for
-                // each interleaved group so they stay apart; a dot marks every member.
-                let stride = (members[1] - members[0]).max(1);
-                let depth = 4.0 + 3.0 * ((members[0] % stride).min(4) as f64);
-                let at = |m: u64| {
-                    (
-                        (x_of(m % p.gpus_per_node) + CELL / 2) as f64,
-                        (y_of(m / p.gpus_per_node) + CELL) as f64,
-                    )
-                };
-                let mut d = String::new();
-                for w in members.windows(2) {
-                    let ((x0, y0), (x1, y1)) = (at(w[0]), at(w[1]));
-                    if y0 == y1 {
-                        d.push_str(&format!(
-                            "M{x0},{y0} Q{},{} {x1},{y1} ",
-                            (x0 + x1) / 2.0,
-                            y0 + 2.0 * depth
-                        ));
-                    } else {
-                        d.push_str(&format!("M{x0},{y0} L{x1},{} ", y1 - CELL as f64));
-                    }
-                }
-                let mut v = vec![
-                    html! { <path d={d} fill="none" stroke="currentColor" stroke-width={width} stroke-dasharray={stroke} /> },
-                ];
-                v.extend(members.iter().map(|&m| {
-                    let (x, y) = at(m);
-                    html! { <circle cx={x.to_string()} cy={(y - 3.0).to_string()} r="2" fill="currentColor" /> }
-                }));
-                v
+            segs.iter()
+                .map(|&(n, a, b)| {
+                    let x = x_of(a) - GAP / 2 + inset;
+                    let w = (b - a + 1) * (CELL + GAP) - 2 * inset;
+                    let y = y_of(n) - GAP / 2 + inset;
+                    let h = CELL + GAP - 2 * inset;
+                    let colour = if segs.len() > 1 { "#c00" } else { "currentColor" };
+                    html! { <rect x={x.to_string()} y={y.to_string()} width={w.to_string()} height={h.to_string()} rx="4" fill="none" stroke={colour} stroke-width={width} stroke-dasharray={stroke} /> }
+                })
+                .chain(joins)
+                .collect()
+        } else {
+            // Strided members: arcs under the row join each member to the next, deeper for
+            // each interleaved group so they stay apart; a dot marks every member.
+            let stride = (members[1] - members[0]).max(1);
+            let depth = 4.0 + 3.0 * ((members[0] % stride).min(4) as f64);
+            let at = |m: u64| {
+                (
+                    (x_of(m % p.gpus_per_node) + CELL / 2) as f64,
+                    (y_of(m / p.gpus_per_node) + CELL) as f64,
+                )
             };
-            let label = format!(
-                "{} group of ranks {}",
-                axis.short(),
-                members
-                    .iter()
-                    .map(|m| m.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            out.push(html! {
-                <g class={class} data-group={r.to_string()} aria-label={label}>
-                    { for shapes }
-                </g>
-            });
-        }
+            let mut d = String::new();
+            for w in members.windows(2) {
+                let ((x0, y0), (x1, y1)) = (at(w[0]), at(w[1]));
+                if y0 == y1 {
+                    d.push_str(&format!(
+                        "M{x0},{y0} Q{},{} {x1},{y1} ",
+                        (x0 + x1) / 2.0,
+                        y0 + 2.0 * depth
+                    ));
+                } else {
+                    d.push_str(&format!("M{x0},{y0} L{x1},{} ", y1 - CELL as f64));
+                }
+            }
+            let mut v = vec![
+                html! { <path d={d} fill="none" stroke="currentColor" stroke-width={width} stroke-dasharray={stroke} /> },
+            ];
+            v.extend(members.iter().map(|&m| {
+                let (x, y) = at(m);
+                html! { <circle cx={x.to_string()} cy={(y - 3.0).to_string()} r="2" fill="currentColor" /> }
+            }));
+            v
+        };
+        out.push(html! {
+            <g class={class} data-group={r.to_string()} aria-label={label}>
+                { for shapes }
+            </g>
+        });
     }
     html! { <>{ for out }</> }
 }
@@ -214,7 +163,7 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
         for gpu in 0..p.drawn_gpus {
             let rank = node * p.gpus_per_node + gpu;
             let c = p.mesh.coords(rank);
-            let text = describe(&p, rank);
+            let text = view::describe_rank(&p, rank);
             let (onfocus, onenter) = {
                 let f = focused.clone();
                 let g = focused.clone();
@@ -237,66 +186,24 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
             });
         }
     }
-    let shown_replicas = p.mesh.size(Axis::Dp).min(8);
-    let dp = p.mesh.size(Axis::Dp);
-    let sizes: Vec<String> = std::iter::once(format!("dp {dp}"))
-        .chain(
-            p.dims
-                .iter()
-                .map(|(a, f, s)| format!("{} {s} ({})", a.short(), f.key())),
-        )
-        .collect();
+    let said = view::map_text(&p);
+    let (dp, shown_replicas) = (said.replicas, said.legend_replicas);
     let details = focused
-        .map(|r| describe(&p, r))
+        .map(|r| view::describe_rank(&p, r))
         .unwrap_or_else(|| "Hover or focus a GPU to see its global rank and coordinates.".into());
-    let tp_groups = p.mesh.world / p.mesh.size(Axis::Tp);
-    let counts: Vec<String> = std::iter::once(format!("{dp} data-parallel replicas"))
-        .chain(
-            [
-                (Axis::Tp, "tensor-parallel"),
-                (Axis::Cp, "context-parallel"),
-                (Axis::Sp, "sequence-parallel"),
-                (Axis::Pp, "pipeline"),
-            ]
-            .iter()
-            .filter(|(a, _)| p.mesh.size(*a) > 1)
-            .map(|&(a, name)| {
-                format!(
-                    "{} {name} groups of {}",
-                    p.mesh.world / p.mesh.size(a),
-                    p.mesh.size(a)
-                )
-            }),
-        )
-        .collect();
-    let cp_groups = p.mesh.world / p.mesh.size(Axis::Cp);
     html! {
         <section class="gpumap" aria-label="GPU map" data-world={p.mesh.world.to_string()}>
             <h2>{ "GPU map" }</h2>
-            <p class="map-order">
-                { format!("{} {} × {} GPUs; {}. Rank order: {} (from {}). Global rank = node × {} + local GPU.",
-                    p.nodes, if p.nodes == 1 { "node" } else { "nodes" }, p.gpus_per_node, sizes.join(", "), p.order, p.source, p.gpus_per_node) }
-            </p>
+            <p class="map-order">{ said.order }</p>
             if let Some(c) = p.caveat { <p class="note">{ c }</p> }
-            if let Some(n) = p.tp_crossing.filter(|&n| n > 0) {
-                <p class="warning" data-warning="tp-crosses-node" role="status">
-                    { format!("{} of {tp_groups} tensor-parallel groups span more than one node: their all-reduces go over the inter-node network, a classic slowdown. Keep the tensor-parallel size a divisor of the GPUs per node ({}).",
-                        n, p.gpus_per_node) }
-                </p>
+            if let Some(w) = said.tp_crossing {
+                <p class="warning" data-warning="tp-crosses-node" role="status">{ w }</p>
             }
-            if let Some(n) = p.cp_crossing.filter(|&n| n > 0) {
-                <p class="note" data-warning="cp-crosses-node">
-                    { format!("{} of {cp_groups} context-parallel groups span more than one node.", n) }
-                </p>
+            if let Some(n) = said.cp_crossing {
+                <p class="note" data-warning="cp-crosses-node">{ n }</p>
             }
-            if p.summarised {
-                <p class="map-summary" data-summary="true">
-                    { format!("{} GPUs are too many to draw one by one: node 0 is drawn{}; the other {} nodes ({} GPUs) repeat the pattern. In all: {}.",
-                        p.mesh.world,
-                        if p.drawn_gpus < p.gpus_per_node { format!(" (its first {} GPUs)", p.drawn_gpus) } else { String::new() },
-                        p.nodes - 1, p.mesh.world - p.gpus_per_node,
-                        counts.join(", ")) }
-                </p>
+            if let Some(s) = said.summary {
+                <p class="map-summary" data-summary="true">{ s }</p>
             }
             <div class="map-scroll">
             <svg class="map" role="group" aria-label={format!("{} GPUs by node", p.mesh.world)}

@@ -1,9 +1,10 @@
-//! Messages at a field, and notices about the link itself.
+//! Messages at a field, and notices about the link itself (which unknown parameters are listed:
+//! `calc::view::unlisted`).
 
 use yew::prelude::*;
 
 use crate::calc::field::shorten;
-use crate::calc::{Diag, Field, Level};
+use crate::calc::{view, Diag, Field, Level};
 
 /// The id of the n-th message at a field, for `aria-describedby`.
 pub fn message_id(field: Field, n: usize) -> String {
@@ -60,8 +61,7 @@ pub fn notices(props: &NoticesProps) -> Html {
             { for props.link.iter().map(|(k, text)| html! {
                 <p class="msg notice" data-notice={k.clone()}>{ text.clone() }</p>
             }) }
-            // a parameter with a notice of its own (e.g. a newer `v`) is not listed twice
-            { for props.unknown.iter().filter(|(k, _)| !props.link.iter().any(|(n, _)| n == k)).map(|(k, v)| html! {
+            { for view::unlisted(&props.unknown, &props.link).map(|(k, v)| html! {
                 <p class="msg notice" data-notice={k.clone()}>
                     { format!("Unknown parameter \u{201c}{k}\u{201d}") }
                     { if v.is_empty() { String::new() } else { format!(" (value \u{201c}{}\u{201d})", shorten(v)) } }

@@ -7,9 +7,9 @@ use wasm_bindgen::JsValue;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::app::Urls;
 use crate::calc::{Framework, RawInputs, Report};
 use crate::embed;
+use crate::state::Urls;
 
 #[derive(Properties, PartialEq)]
 pub struct ShareProps {

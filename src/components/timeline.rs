@@ -2,13 +2,15 @@
 //! time and GPU-hours (each `data-output` with the exact `data-value`, the readable K/M/B/T or
 //! s/min/h/d next to it), and an SVG timeline of the run along its optimizer steps: warmup,
 //! epoch boundaries, evaluations and saves (`data-mark` = `warmup`/`epoch`/`eval`/`save`,
-//! `data-step`). Everything shown comes from `calc::schedule`.
+//! `data-step`). Everything shown comes from `calc::schedule`; the legend from
+//! `calc::view::timeline_text`.
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::schedule::{self, human_count, human_duration, Marks};
+use crate::calc::schedule::{self, Marks};
+use crate::calc::view::{self, TimelineText};
 use crate::calc::{Framework, Output, Report};
 
 /// Props of [`TokensTime`].
@@ -84,19 +86,6 @@ fn square(x: f64, y: f64) -> Html {
     html! { <rect x={format!("{:.1}", x - 3.5)} y={format!("{:.1}", y + 22.0)} width="7" height="7" fill="none" stroke="currentColor" class="save-box" /> }
 }
 
-fn every(m: &Option<Marks>, what: &str) -> Option<String> {
-    let m = m.as_ref()?;
-    let more = if m.complete() {
-        String::new()
-    } else {
-        format!(", the first {} drawn", m.at.len())
-    };
-    Some(format!(
-        "{what} every {} steps ({} in the run{more})",
-        m.every, m.count
-    ))
-}
-
 /// Tokens, time and the run's timeline. See the module documentation for the DOM contract.
 #[function_component(TokensTime)]
 pub fn tokens_time(props: &TimelineProps) -> Html {
@@ -105,22 +94,11 @@ pub fn tokens_time(props: &TimelineProps) -> Html {
     let svg = timeline.map(|t| {
         let total = t.total;
         let x = |s: f64| LEFT + (W - LEFT - RIGHT) * (s / total as f64);
-        let warm = t.warmup.map(|w| (w.min(total), w > total));
-        let mut legend = vec![format!("{} optimizer steps", human_count(total as f64))];
-        if let Some((w, over)) = warm {
-            legend.push(if over {
-                format!("warmup {} steps, longer than the run", t.warmup.unwrap_or(0))
-            } else {
-                format!("warmup to step {w}")
-            });
-        }
-        legend.extend(every(&t.epochs, "epoch boundary"));
-        legend.extend(every(&t.evals, "evaluation (circle)"));
-        legend.extend(every(&t.saves, "save (square)"));
-        let end = t
-            .seconds
-            .map(|s| format!("step {total} · {}", human_duration(s)))
-            .unwrap_or_else(|| format!("step {total}"));
+        let TimelineText {
+            warmup: warm,
+            legend,
+            end,
+        } = view::timeline_text(&t);
         html! {
             <figure class="timeline">
                 <svg class="steps" role="img" aria-label={legend.join("; ")} width={W.to_string()} height="84" viewBox={format!("0 0 {W} 84")}>

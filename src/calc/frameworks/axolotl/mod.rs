@@ -7,7 +7,9 @@ mod rules;
 
 pub use rules::*;
 
-use crate::calc::spec::{self, Axis, Dim, Export, Import, Layout, Mesh, Reads, Spec, Syntax};
+use crate::calc::spec::{
+    self, Axis, Dim, Export, Import, Layout, Legacy, Mesh, Reads, Spec, Syntax,
+};
 use crate::calc::Field;
 
 pub const SPEC: Spec = Spec {
@@ -22,7 +24,7 @@ pub const SPEC: Spec = Spec {
     describe: spec::none_describe,
     kind: spec::none_kind,
     compute: compute_release,
-    legacy: true,
+    legacy: Some(legacy),
     default_epochs: "1",
     default_sequence_len: Some("512"),
     link_aliases: LINK_ALIASES,
@@ -95,6 +97,31 @@ fn link_default(field: Field, text: &str) -> bool {
 
 fn launcher(nodes: u64, gpus: u64) -> String {
     format!("torchrun --nnodes {nodes} --nproc-per-node {gpus} -m axolotl.cli.train config.yml")
+}
+
+/// The comparison shown beside the results: 0.14.0 (before PRs #3444 and #3462) under the
+/// newer releases, 0.19.0 under 0.14.0 ([`Version::other`]); an unknown release counts as the
+/// newest.
+fn legacy(release: &str) -> Legacy {
+    let main = Version::from_id(release).unwrap_or(Version::V0_19_0);
+    let other = main.other();
+    let (title, help) = match other {
+        Version::V0_14_0 => (
+            "Before the fix: axolotl 0.14.0",
+            "0.14.0 scaled the batch by the whole world size and multiplied steps by context × tensor parallel size. \
+             Use these to audit an older run.",
+        ),
+        _ => (
+            "After the fix: axolotl 0.19.0",
+            "0.19.0 (after PRs #3444 and #3462) scales the batch by world_size // cp // tp and adds no step factor: \
+             what the same config gives on a current axolotl.",
+        ),
+    };
+    Legacy {
+        other: other.id(),
+        title,
+        help,
+    }
 }
 
 /// A pasted YAML key: axolotl's deprecated alias (`sequence_parallel_degree`).

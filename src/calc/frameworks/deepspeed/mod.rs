@@ -24,7 +24,7 @@ pub const SPEC: Spec = Spec {
     describe,
     kind: spec::none_kind,
     compute: compute_release,
-    legacy: false,
+    legacy: None,
     default_epochs: "1",
     default_sequence_len: None,
     link_aliases: &[],

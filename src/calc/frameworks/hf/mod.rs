@@ -22,7 +22,7 @@ pub const SPEC: Spec = Spec {
     describe,
     kind,
     compute: compute_release,
-    legacy: false,
+    legacy: None,
     // TrainingArguments.num_train_epochs
     default_epochs: "3.0",
     default_sequence_len: None,

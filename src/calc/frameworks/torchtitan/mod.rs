@@ -22,7 +22,7 @@ pub const SPEC: Spec = Spec {
     describe,
     kind: spec::none_kind,
     compute: compute_release,
-    legacy: false,
+    legacy: None,
     default_epochs: "1",
     // training.seq_len
     default_sequence_len: Some("2048"),
