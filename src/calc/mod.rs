@@ -1,6 +1,6 @@
 //! The calculation core: inputs in, every number a framework would compute out, with the reasons.
 //!
-//! This module tree is plain Rust. It never imports `yew`, `web_sys`, `gloo` or `wasm_bindgen`, so
+//! This module tree is plain Rust. It never imports a web crate (Yew, web-sys, wasm-bindgen), so
 //! it compiles and is tested natively, and the page renders exactly what it returns: the UI holds
 //! no arithmetic of its own. It does not know URLs either (see `crate::query`).
 //!
