@@ -93,7 +93,7 @@ pub fn app() -> Html {
     let fw = state.link.framework;
     let release = state.link.release();
     let picker = html! {
-        <Picker framework={fw} {release} {on_framework} {on_release} readonly={view.readonly} />
+        <Picker framework={fw} {release} {on_framework} {on_release} readonly={view.readonly} note={state.link.unversioned_note()} />
     };
     let urls = state.urls(&base_url());
     let inputs = state.link.inputs.clone();

@@ -93,6 +93,14 @@ impl Mounted {
     }
 }
 
+/// The newest release of a framework (what a switch of framework writes into the link).
+fn newest(id: &str) -> &'static str {
+    dpcalc::calc::Framework::from_id(id)
+        .unwrap()
+        .default_release()
+        .id
+}
+
 fn search() -> String {
     web_sys::window().unwrap().location().search().unwrap()
 }
@@ -109,7 +117,8 @@ async fn renders_the_values_of_a_link() {
         Some("32")
     );
     let share = page.value("share_url").unwrap();
-    assert!(share.ends_with("?world_size=4&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000"), "{share}");
+    // a link without version= means the release such links always meant, and now says it
+    assert!(share.ends_with("?version=0.19.0&world_size=4&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000"), "{share}");
 }
 
 #[wasm_bindgen_test]
@@ -140,7 +149,7 @@ async fn a_link_with_every_input_round_trips() {
     // batch_size and warmup_ratio exclude GA and warmup_steps; they round-trip in a second link
     let page = mount(every).await;
     let first: Vec<Option<String>> = outputs().iter().map(|o| page.value(o)).collect();
-    assert_eq!(search(), format!("?{every}"));
+    assert_eq!(search(), format!("?version=0.19.0&{every}"));
     for key in [
         "nodes",
         "world_size",
@@ -161,7 +170,7 @@ async fn a_link_with_every_input_round_trips() {
     drop(again);
     let other = "micro_batch_size=2&batch_size=16&num_samples=1000&warmup_ratio=0.1";
     let page = mount(other).await;
-    assert_eq!(search(), format!("?{other}"));
+    assert_eq!(search(), format!("?version=0.19.0&{other}"));
     assert!(page.q("[data-warning=\"batch_size\"]").is_some());
 }
 
@@ -251,7 +260,7 @@ async fn embed_readonly_and_theme() {
     let root = document().document_element().unwrap();
     assert_eq!(root.get_attribute("data-theme").as_deref(), Some("dark"));
     let full = page.value("full_url").unwrap();
-    assert!(full.ends_with("?nodes=16&tensor_parallel_size=8&micro_batch_size=2&gradient_accumulation_steps=8&num_samples=500000&theme=dark"), "{full}");
+    assert!(full.ends_with("?version=0.19.0&nodes=16&tensor_parallel_size=8&micro_batch_size=2&gradient_accumulation_steps=8&num_samples=500000&theme=dark"), "{full}");
     let share = page.value("share_url").unwrap();
     assert!(share.ends_with("&embed=1&readonly=1&theme=dark"), "{share}");
     // a field with a message is shown even when it is not a key input
@@ -372,7 +381,10 @@ async fn switching_framework_carries_the_values_and_the_link() {
     let page = mount("nodes=2&tensor_parallel_size=4&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000").await;
     page.choose("in-framework", "megatron").await;
     assert!(
-        search().starts_with("?framework=megatron&nodes=2&"),
+        search().starts_with(&format!(
+            "?framework=megatron&version={}&nodes=2&",
+            newest("megatron")
+        )),
         "{}",
         search()
     );
@@ -480,7 +492,10 @@ async fn import_fills_the_form_and_lists_what_it_ignored() {
     button.click();
     yew::scheduler::flush().await;
     assert!(
-        search().starts_with("?framework=deepspeed&nodes=2&"),
+        search().starts_with(&format!(
+            "?framework=deepspeed&version={}&nodes=2&",
+            newest("deepspeed")
+        )),
         "{}",
         search()
     );
@@ -513,6 +528,9 @@ async fn a_kept_key_becomes_an_input_when_its_framework_is_chosen() {
     page.choose("in-framework", "axolotl").await;
     assert_eq!(page.input("tensor_parallel_size").value(), "4");
     assert!(page.q("[data-notice]").is_none(), "stale notices");
-    assert!(!search().contains("version="), "{}", search());
-    assert_eq!(search(), "?tensor_parallel_size=4");
+    // the unknown version= is gone; the switch wrote the newest release
+    assert_eq!(
+        search(),
+        format!("?version={}&tensor_parallel_size=4", newest("axolotl"))
+    );
 }

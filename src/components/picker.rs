@@ -12,6 +12,9 @@ pub struct PickerProps {
     pub on_framework: Callback<Framework>,
     pub on_release: Callback<&'static str>,
     pub readonly: bool,
+    /// What an old link without `version=` is computed by (`Link::unversioned_note`).
+    #[prop_or_default]
+    pub note: Option<String>,
 }
 
 #[function_component(Picker)]
@@ -56,6 +59,9 @@ pub fn picker(props: &PickerProps) -> Html {
                     <option value={r.id} selected={r.id == props.release.id}>{ r.label }</option>
                 }) }
             </select>
+            if let Some(note) = &props.note {
+                <p class="msg note" data-notice="unversioned">{ note.clone() }</p>
+            }
         </div>
     }
 }
