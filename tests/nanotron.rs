@@ -20,7 +20,13 @@ fn matches_nanotron_when_run() {
         file: "nanotron.txt",
         text: include_str!("fixtures/nanotron.txt"),
         framework: "nanotron",
-        minimums: &[("", 144, 1008), ("0.4", 72, 504), ("head", 72, 504)],
+        minimums: &[
+            ("", 175, 1225),
+            ("0.4", 72, 504),
+            ("nanotron-1 0.4", 72, 504),
+            ("head", 103, 721),
+            ("nanotronhead-1 head", 103, 721),
+        ],
         stop_marks: &["nanotron stops with", "dacite.exceptions"],
         known: &[],
     });
