@@ -1,23 +1,37 @@
-//! nanotron 0.4 (the PyPI release, the default) and nanotron HEAD `2411b02` (with context
-//! parallelism).
+//! nanotron 0.4 (the PyPI release, the default) and nanotron HEAD `2411b02` (2026-04-07, with
+//! context parallelism).
 //!
-//! Mirrors, in this order of execution:
+//! Mirrors, in `DistributedTrainer.__init__`'s order of execution:
 //! - the config parsing, `src/nanotron/config/config.py::get_config_from_dict` (dacite,
 //!   `strict=True`) of `ParallelismArgs` (`config/parallelism_config.py`: `dp`, `pp`, `tp` required,
 //!   `expert_parallel_size = 1`; HEAD adds `context_parallel_size = 1`) and `TokensArgs`
 //!   (`config/config.py`: `sequence_length`, `train_steps`, `micro_batch_size`,
-//!   `batch_accumulation_per_replica`, all required, none checked for positivity);
+//!   `batch_accumulation_per_replica`, all required, none checked for positivity). dacite stops at
+//!   the first missing key, in section then field order (dp, pp, tp; sequence_length,
+//!   train_steps, micro_batch_size, batch_accumulation_per_replica), and only that one is named
+//!   with its `MissingValueError`. nanotron then computes nothing; dpcalc still shows each value
+//!   whose own factors were typed (what nanotron's properties give on the keys given, as recorded
+//!   at HEAD), and the world-size check once the parallelism section is complete;
+//! - HEAD's `Config.__post_init__` model checks: `num_attention_heads % tp` (tp 0 stops here with
+//!   a ZeroDivisionError), `num_attention_heads >= num_key_value_heads`,
+//!   `num_key_value_heads >= tp`, `num_attention_heads % num_key_value_heads` (checked when
+//!   `model.model_config.num_attention_heads` is typed; 0.4 has none of them);
 //! - `Config.global_batch_size` (`config/config.py`) = `micro_batch_size ×
-//!   batch_accumulation_per_replica × dp`, and the tokens per step the trainer logs
-//!   (`trainer.py`: `global_batch_size * sequence_length`; HEAD's `global_batch_size_in_tokens`);
-//! - the world-size checks of `ParallelContext.__init__` (`src/nanotron/parallel/context.py`),
-//!   which `DistributedTrainer.__init__` runs first: in 0.4 three checks in order (dp divides the
-//!   world, `tp·pp·ep` divides the world, `tp·pp·ep·dp` equals it); at HEAD one assertion,
-//!   `tp·pp·cp·dp == WORLD_SIZE` (expert parallelism is not in it);
+//!   batch_accumulation_per_replica × dp` (cp is not in it), and the tokens per step the trainer
+//!   logs (`trainer.py`: `global_batch_size * sequence_length`; HEAD's
+//!   `global_batch_size_in_tokens`);
+//! - the world-size checks of `ParallelContext.__init__` (`src/nanotron/parallel/context.py`): in
+//!   0.4 three checks in order (dp divides the world, `tp·pp·ep` divides the world, `tp·pp·ep·dp`
+//!   equals it); at HEAD one assertion, `tp·pp·cp·dp == WORLD_SIZE` (expert parallelism is not in
+//!   it), then `_init_parallel_groups`' `arange(world_size).reshape(ep, pp, dp, cp, tp)`, which
+//!   refuses any `expert_parallel_size` other than 1;
+//! - HEAD with dummy data (`run_train.py`, `dummy_infinite_data_generator`):
+//!   `sequence_length % context_parallel_size == 0`;
 //! - the training loop `for step in range(start + 1, train_steps + 1)` (`trainer.py`).
 //!
 //! Every error text is what Python prints as the last line of the traceback, checked by running
-//! nanotron 0.4's own code (`tests/fixtures/nanotron.txt`).
+//! nanotron's own code (`tests/fixtures/nanotron.txt`: 0.4 in `nanotron-1`, HEAD 2411b02 in
+//! `nanotronhead-1`).
 
 use crate::calc::cluster;
 use crate::calc::field::Reader;
