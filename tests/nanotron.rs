@@ -1,7 +1,9 @@
 //! dpcalc against nanotron's own code: `tests/fixtures/nanotron.txt` records what nanotron 0.4's
 //! `ParallelContext` checks, its `Config.global_batch_size` and its dacite config parsing did when
-//! run, and what HEAD's world-size assertion did (run verbatim); every value and every message must
-//! match exactly.
+//! run (`nanotron-1`), and what HEAD 2411b02 did when run unmodified from its config parsing
+//! through `ParallelContext` (rank reshape included) to the dummy-data check (`nanotronhead-1`);
+//! every value and every message must match exactly. Where a required key is missing, the values
+//! are what nanotron's own properties compute from the keys given (see the fixture's comments).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

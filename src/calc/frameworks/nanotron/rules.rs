@@ -469,12 +469,12 @@ fn model_checks(tp: u64, heads: Param<u64>, kv: Param<u64>, then: Option<String>
     const BY: &str = "nanotron stops with";
     if tp == 0 {
         let after = then.map_or(String::new(), |t| {
-            format!(" With that passed, ParallelContext stops with {t}")
+            format!("; after it, ParallelContext would stop with \u{201c}{t}\u{201d}")
         });
         r.refuse(
             Field::Tp,
             Refusal::new(BY, "ZeroDivisionError: integer modulo by zero").fix(format!(
-                "(Config.__post_init__: num_attention_heads % tp, before the world-size check.){after} \
+                "(Config.__post_init__: num_attention_heads % tp, before the world-size check{after}.) \
                  Use at least 1."
             )),
         );
