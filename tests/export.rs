@@ -618,3 +618,27 @@ mod round_trip_properties {
         }
     }
 }
+
+#[test]
+fn nanotron_yaml_nests_the_model_keys() {
+    let (_, e) = ex(
+        Framework::Nanotron,
+        &[
+            (Field::Dp, "2"),
+            (Field::Tp, "4"),
+            (Field::Pp, "1"),
+            (Field::NumAttentionHeads, "16"),
+            (Field::NumKeyValueHeads, "4"),
+        ],
+    );
+    let y = yaml(&e.text);
+    assert_eq!(y["parallelism"]["tp"], Yaml::Integer(4));
+    assert_eq!(
+        y["model"]["model_config"]["num_attention_heads"],
+        Yaml::Integer(16)
+    );
+    assert_eq!(
+        y["model"]["model_config"]["num_key_value_heads"],
+        Yaml::Integer(4)
+    );
+}

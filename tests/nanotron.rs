@@ -1,7 +1,9 @@
 //! dpcalc against nanotron's own code: `tests/fixtures/nanotron.txt` records what nanotron 0.4's
 //! `ParallelContext` checks, its `Config.global_batch_size` and its dacite config parsing did when
-//! run, and what HEAD's world-size assertion did (run verbatim); every value and every message must
-//! match exactly.
+//! run (`nanotron-1`), and what HEAD 2411b02 did when run unmodified from its config parsing
+//! through `ParallelContext` (rank reshape included) to the dummy-data check (`nanotronhead-1`);
+//! every value and every message must match exactly. Where a required key is missing, the values
+//! are what nanotron's own properties compute from the keys given (see the fixture's comments).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -20,7 +22,13 @@ fn matches_nanotron_when_run() {
         file: "nanotron.txt",
         text: include_str!("fixtures/nanotron.txt"),
         framework: "nanotron",
-        minimums: &[("", 144, 1008), ("0.4", 72, 504), ("head", 72, 504)],
+        minimums: &[
+            ("", 175, 1225),
+            ("0.4", 72, 504),
+            ("nanotron-1 0.4", 72, 504),
+            ("head", 103, 721),
+            ("nanotronhead-1 head", 103, 721),
+        ],
         stop_marks: &["nanotron stops with", "dacite.exceptions"],
         known: &[],
     });
@@ -144,4 +152,102 @@ fn world_check_shows_before_the_tokens_are_filled() {
     assert!(r
         .diags_for(Field::TrainSteps)
         .any(|d| d.level == Level::Hint && d.message.contains("\"tokens.train_steps\"")));
+}
+
+fn hints(r: &Report, f: Field) -> Vec<String> {
+    r.diags_for(f)
+        .filter(|d| d.level == Level::Hint)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+#[test]
+fn missing_keys_leave_what_their_factors_allow_in_every_release() {
+    // oracle (HEAD E_no_mbs_no_seq): dacite names sequence_length, not micro_batch_size
+    for v in ["0.4", "head"] {
+        let r = report(&format!("version={v}&world_size=8&dp=4&tp=2&pp=1&batch_accumulation_per_replica=4&train_steps=1000"));
+        let seq = hints(&r, Field::SequenceLength);
+        assert_eq!(seq.len(), 1, "{v} {:?}", r.diags);
+        assert!(seq[0].contains("dacite.exceptions.MissingValueError: missing value for field \"tokens.sequence_length\""));
+        let mbs = hints(&r, Field::MicroBatchSize);
+        assert_eq!(mbs.len(), 1, "{v} {:?}", r.diags);
+        assert!(mbs[0].contains("\"tokens.micro_batch_size\""), "{}", mbs[0]);
+        assert!(!mbs[0].contains("dacite.exceptions"), "{}", mbs[0]);
+        assert!(!mbs[0].contains("nanotron stops with"), "{}", mbs[0]);
+        assert_eq!(r.value(Output::DpWorldSize), Some(Num::Int(4)));
+        assert_eq!(
+            r.value(Output::GradientAccumulationSteps),
+            Some(Num::Int(4))
+        );
+        assert_eq!(r.value(Output::MaxSteps), Some(Num::Int(1000)));
+        assert_eq!(r.value(Output::GlobalBatchSize), None);
+        assert_eq!(r.value(Output::TotalTokens), None);
+        // the world check still runs on the parallelism section, and passes
+        assert!(!r.has_errors(), "{v} {:?}", r.diags);
+        assert!(r.grid.is_some(), "{v}");
+    }
+    // an unreadable value still shows nothing (dpcalc's own error at that field)
+    let r = report("version=head&world_size=8&dp=4&tp=2&pp=1&micro_batch_size=x&batch_accumulation_per_replica=4&train_steps=1000");
+    assert_eq!(r.value(Output::DpWorldSize), None);
+}
+
+#[test]
+fn head_refuses_expert_parallelism_at_the_rank_reshape() {
+    // oracle C_ws8_dp8_tp1_pp1_ep2: the assertion passes (EP not counted), the reshape fails
+    let r = report("version=head&world_size=8&dp=8&tp=1&pp=1&expert_parallel_size=2&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10");
+    let e = errors(&r, Field::ExpertParallelSize);
+    assert_eq!(e.len(), 1, "{:?}", r.diags);
+    assert!(e[0].contains("nanotron stops with"), "{}", e[0]);
+    assert!(
+        e[0].contains("ValueError: cannot reshape array of size 8 into shape (2,1,8,1,1)"),
+        "{}",
+        e[0]
+    );
+    assert_eq!(r.grid, None);
+    // the values still show
+    assert_eq!(r.value(Output::GlobalBatchSize), Some(Num::Int(64)));
+}
+
+#[test]
+fn head_checks_tp_against_the_heads() {
+    let base = "version=head&world_size=8&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10&pp=1";
+    // oracle F_heads16_kv2_tp4
+    let r = report(&format!("{base}&dp=2&tp=4&model.model_config.num_attention_heads=16&model.model_config.num_key_value_heads=2"));
+    let e = errors(&r, Field::Tp);
+    assert_eq!(e.len(), 1, "{:?}", r.diags);
+    assert!(e[0].contains("AssertionError: num_key_value_heads (2) must be >= tp (4)"));
+    // num_key_value_heads defaults to num_attention_heads (LlamaConfig)
+    let r = report(&format!(
+        "{base}&dp=2&tp=4&model.model_config.num_attention_heads=8"
+    ));
+    assert!(!r.has_errors(), "{:?}", r.diags);
+    let r = report(&format!(
+        "{base}&dp=1&tp=8&model.model_config.num_attention_heads=12"
+    ));
+    let e = errors(&r, Field::Tp);
+    assert!(
+        e[0].contains("AssertionError: num_attention_heads (12) must be divisible by tp (8)"),
+        "{e:?}"
+    );
+    // 0.4 has no such check
+    let r = report(&format!("{base}&dp=2&tp=4&model.model_config.num_attention_heads=16&model.model_config.num_key_value_heads=2").replace("version=head", "version=0.4"));
+    assert!(!r.has_errors(), "{:?}", r.diags);
+    // without the model keys only tp 0 is certain: one error at tp, with both of HEAD's texts
+    let r = report(&format!("{base}&dp=8&tp=0"));
+    let e = errors(&r, Field::Tp);
+    assert_eq!(e.len(), 1, "{:?}", r.diags);
+    assert!(e[0].contains("ZeroDivisionError: integer modulo by zero"));
+    assert!(e[0].contains("AssertionError: TP*CP*DP*PP=0*1*1*8=0 != WORLD_SIZE=8"));
+}
+
+#[test]
+fn head_needs_the_sequence_to_split_evenly_over_cp() {
+    // oracle B_ws8_cp2_seq2047
+    let r = report("version=head&world_size=8&dp=2&tp=2&pp=1&context_parallel_size=2&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2047&train_steps=10");
+    let e = errors(&r, Field::SequenceLength);
+    assert_eq!(e.len(), 1, "{:?}", r.diags);
+    assert!(e[0].contains("AssertionError: sequence_length 2047 must be divisible by cp_size 2"));
+    assert!(e[0].contains("2046 or 2048"), "{}", e[0]);
+    // the layout itself launches
+    assert!(r.grid.is_some());
 }

@@ -357,19 +357,26 @@ fn yaml_nanotron(entries: &[Entry]) -> String {
         Field::ExpertParallelSize,
         Field::ContextParallelSize,
     ];
+    // a key written with dots (`model.model_config.num_attention_heads`) is nested YAML
+    let section = |e: &Entry| match e.field.key().rsplit_once('.') {
+        Some((path, _)) => path,
+        None if par.contains(&e.field) => "parallelism",
+        None => "tokens",
+    };
     let mut out = String::new();
-    for (title, inside) in [("parallelism", true), ("tokens", false)] {
-        let rows: Vec<&Entry> = entries
-            .iter()
-            .filter(|e| par.contains(&e.field) == inside)
-            .collect();
+    for title in ["parallelism", "tokens", "model.model_config"] {
+        let rows: Vec<&Entry> = entries.iter().filter(|e| section(e) == title).collect();
         if rows.is_empty() {
             continue;
         }
-        out.push_str(title);
-        out.push_str(":\n");
+        let mut indent = String::new();
+        for part in title.split('.') {
+            out.push_str(&format!("{indent}{part}:\n"));
+            indent.push_str("  ");
+        }
         for e in rows {
-            out.push_str(&format!("  {}: {}\n", e.field.key(), plain_lit(&e.value)));
+            let key = e.field.key().rsplit('.').next().unwrap_or_default();
+            out.push_str(&format!("{indent}{key}: {}\n", plain_lit(&e.value)));
         }
     }
     out

@@ -183,6 +183,10 @@ fields! {
         "tokens.batch_accumulation_per_replica: micro batches per optimizer step.";
     SequenceLength => "sequence_length", Count, "Sequence length", "required", "tokens.sequence_length.";
     TrainSteps => "train_steps", Count, "Train steps", "required", "tokens.train_steps: optimizer steps of the run.";
+    NumAttentionHeads => "model.model_config.num_attention_heads", Count, "Attention heads", "unchecked",
+        "model.model_config.num_attention_heads: HEAD checks tp against it (Config.__post_init__).";
+    NumKeyValueHeads => "model.model_config.num_key_value_heads", Count, "Key/value heads", "= attention heads",
+        "model.model_config.num_key_value_heads (absent: num_attention_heads); HEAD checks tp against it.";
     // (nanotron: add fields above this line)
 
     // ---- throughput (dpcalc's own, for time estimates) -----------------------------------

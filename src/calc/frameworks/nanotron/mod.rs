@@ -35,8 +35,9 @@ pub const SPEC: Spec = Spec {
         memo: spec::memo_first_two,
     },
     mesh: Mesh {
-        order: &[Axis::Pp, Axis::Dp, Axis::Tp],
-        source: "nanotron 0.4 parallel/context.py ParallelContext, arange(world).reshape(ep, pp, dp, tp)",
+        order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
+        source: "nanotron 0.4 parallel/context.py ParallelContext, arange(world).reshape(ep, pp, dp, tp) \
+                 (HEAD: reshape(ep, pp, dp, cp, tp))",
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -52,6 +53,8 @@ pub const SPEC: Spec = Spec {
             Field::BatchAccumulationPerReplica,
             Field::SequenceLength,
             Field::TrainSteps,
+            Field::NumAttentionHeads,
+            Field::NumKeyValueHeads,
         ],
         launcher,
         script: "run_train.py --config-file config.yaml",

@@ -1,23 +1,37 @@
-//! nanotron 0.4 (the PyPI release, the default) and nanotron HEAD `2411b02` (with context
-//! parallelism).
+//! nanotron 0.4 (the PyPI release, the default) and nanotron HEAD `2411b02` (2026-04-07, with
+//! context parallelism).
 //!
-//! Mirrors, in this order of execution:
+//! Mirrors, in `DistributedTrainer.__init__`'s order of execution:
 //! - the config parsing, `src/nanotron/config/config.py::get_config_from_dict` (dacite,
 //!   `strict=True`) of `ParallelismArgs` (`config/parallelism_config.py`: `dp`, `pp`, `tp` required,
 //!   `expert_parallel_size = 1`; HEAD adds `context_parallel_size = 1`) and `TokensArgs`
 //!   (`config/config.py`: `sequence_length`, `train_steps`, `micro_batch_size`,
-//!   `batch_accumulation_per_replica`, all required, none checked for positivity);
+//!   `batch_accumulation_per_replica`, all required, none checked for positivity). dacite stops at
+//!   the first missing key, in section then field order (dp, pp, tp; sequence_length,
+//!   train_steps, micro_batch_size, batch_accumulation_per_replica), and only that one is named
+//!   with its `MissingValueError`. nanotron then computes nothing; dpcalc still shows each value
+//!   whose own factors were typed (what nanotron's properties give on the keys given, as recorded
+//!   at HEAD), and the world-size check once the parallelism section is complete;
+//! - HEAD's `Config.__post_init__` model checks: `num_attention_heads % tp` (tp 0 stops here with
+//!   a ZeroDivisionError), `num_attention_heads >= num_key_value_heads`,
+//!   `num_key_value_heads >= tp`, `num_attention_heads % num_key_value_heads` (checked when
+//!   `model.model_config.num_attention_heads` is typed; 0.4 has none of them);
 //! - `Config.global_batch_size` (`config/config.py`) = `micro_batch_size ×
-//!   batch_accumulation_per_replica × dp`, and the tokens per step the trainer logs
-//!   (`trainer.py`: `global_batch_size * sequence_length`; HEAD's `global_batch_size_in_tokens`);
-//! - the world-size checks of `ParallelContext.__init__` (`src/nanotron/parallel/context.py`),
-//!   which `DistributedTrainer.__init__` runs first: in 0.4 three checks in order (dp divides the
-//!   world, `tp·pp·ep` divides the world, `tp·pp·ep·dp` equals it); at HEAD one assertion,
-//!   `tp·pp·cp·dp == WORLD_SIZE` (expert parallelism is not in it);
+//!   batch_accumulation_per_replica × dp` (cp is not in it), and the tokens per step the trainer
+//!   logs (`trainer.py`: `global_batch_size * sequence_length`; HEAD's
+//!   `global_batch_size_in_tokens`);
+//! - the world-size checks of `ParallelContext.__init__` (`src/nanotron/parallel/context.py`): in
+//!   0.4 three checks in order (dp divides the world, `tp·pp·ep` divides the world, `tp·pp·ep·dp`
+//!   equals it); at HEAD one assertion, `tp·pp·cp·dp == WORLD_SIZE` (expert parallelism is not in
+//!   it), then `_init_parallel_groups`' `arange(world_size).reshape(ep, pp, dp, cp, tp)`, which
+//!   refuses any `expert_parallel_size` other than 1;
+//! - HEAD with dummy data (`run_train.py`, `dummy_infinite_data_generator`):
+//!   `sequence_length % context_parallel_size == 0`;
 //! - the training loop `for step in range(start + 1, train_steps + 1)` (`trainer.py`).
 //!
 //! Every error text is what Python prints as the last line of the traceback, checked by running
-//! nanotron 0.4's own code (`tests/fixtures/nanotron.txt`).
+//! nanotron's own code (`tests/fixtures/nanotron.txt`: 0.4 in `nanotron-1`, HEAD 2411b02 in
+//! `nanotronhead-1`).
 
 use crate::calc::cluster;
 use crate::calc::field::Reader;
@@ -34,7 +48,7 @@ pub const RELEASES: &[Release] = &[
     },
     Release {
         id: "head",
-        label: "HEAD 2411b02 (context parallel)",
+        label: "HEAD 2411b02, 2026-04-07 (context parallel)",
     },
 ];
 
@@ -59,6 +73,10 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::SequenceLength,
             Field::TrainSteps,
         ],
+    ),
+    (
+        "Model",
+        &[Field::NumAttentionHeads, Field::NumKeyValueHeads],
     ),
 ];
 
@@ -138,6 +156,8 @@ struct Inputs {
     batch_accumulation_per_replica: Param<u64>,
     sequence_length: Param<u64>,
     train_steps: Param<u64>,
+    num_attention_heads: Param<u64>,
+    num_key_value_heads: Param<u64>,
 }
 
 impl Inputs {
@@ -159,8 +179,69 @@ impl Inputs {
             batch_accumulation_per_replica: r.count(Field::BatchAccumulationPerReplica),
             sequence_length: r.count(Field::SequenceLength),
             train_steps: r.count(Field::TrainSteps),
+            num_attention_heads: r.count(Field::NumAttentionHeads),
+            num_key_value_heads: r.count(Field::NumKeyValueHeads),
         }
     }
+}
+
+/// Computes everything by the rules of `release` (an id of [`RELEASES`]; anything else is 0.4).
+pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
+    let mut report = Report::default();
+    let i = Inputs::parse(raw, &mut report);
+    let version = Version::from_id(release);
+    report.enter(Stage::Grid);
+    let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, &mut report);
+    report.enter(Stage::Checks);
+    let parsed = parse_config(version, &i, &mut report);
+    // HEAD's Config.__post_init__ runs once the whole config parses
+    let post_init = version == Version::Head && parsed.complete;
+    let tp_refused = post_init && i.tp == Param::Given(0);
+    if let (true, Some(p)) = (post_init, parsed.par) {
+        let then = ws.map(|ws| head_assertion(ws, &p));
+        model_checks(
+            p.tp,
+            i.num_attention_heads,
+            i.num_key_value_heads,
+            then,
+            &mut report,
+        );
+    }
+    report.enter(Stage::Batch);
+    if let Some(g) = &parsed.given {
+        batch(g, &mut report);
+        tokens_checks(g, &mut report);
+    }
+    // nanotron parses the whole config first; the world check is shown as soon as the
+    // parallelism section is complete, so a layout that cannot launch is visible early.
+    report.enter(Stage::Grid);
+    if let (Some(p), Some(ws)) = (parsed.par, ws) {
+        let errors = report.diags.len();
+        match version {
+            Version::V04 => world_checks_04(ws, &p, &mut report),
+            Version::Head => world_check_head(ws, &p, tp_refused, &mut report),
+        }
+        let launched = report.diags[errors..]
+            .iter()
+            .all(|d| d.level != Level::Error);
+        if launched {
+            report.publish_grid(crate::calc::Grid {
+                world: ws,
+                dp: p.dp,
+                tp: p.tp,
+                cp: p.cp,
+                sp: 1,
+                pp: p.pp,
+                ep: p.ep,
+            });
+        }
+        // after ParallelContext, the dummy data generator (HEAD)
+        if let (true, Version::Head, Param::Given(seq)) = (launched, version, i.sequence_length) {
+            report.enter(Stage::Batch);
+            sequence_check(seq, p.cp, &mut report);
+        }
+    }
+    report
 }
 
 /// The `parallelism` section after nanotron parsed it.
@@ -174,134 +255,130 @@ struct Par {
     ep: u64,
 }
 
-/// The config after nanotron parsed it.
+/// The keys that were typed and read, for the values nanotron's own properties compute from
+/// them (`None`: absent). When the whole config parses, every one is given.
 #[derive(Clone, Copy, Debug)]
-struct Config {
-    dp: u64,
-    pp: u64,
-    ep: u64,
-    mbs: u64,
-    accum: u64,
-    seq: u64,
-    steps: u64,
+struct Given {
+    dp: Option<u64>,
+    pp: Option<u64>,
+    mbs: Option<u64>,
+    accum: Option<u64>,
+    seq: Option<u64>,
+    steps: Option<u64>,
 }
 
-/// Computes everything by the rules of `release` (an id of [`RELEASES`]; anything else is 0.4).
-pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
-    let mut report = Report::default();
-    let i = Inputs::parse(raw, &mut report);
-    let version = Version::from_id(release);
-    report.enter(Stage::Grid);
-    let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, &mut report);
-    report.enter(Stage::Checks);
-    let (par, config) = parse_config(version, &i, &mut report);
-    report.enter(Stage::Batch);
-    if let Some(c) = config {
-        batch(&c, &mut report);
-        tokens_checks(version, &c, &mut report);
-    }
-    // nanotron parses the whole config first; the world check is shown as soon as the
-    // parallelism section is complete, so a layout that cannot launch is visible early.
-    report.enter(Stage::Grid);
-    if let (Some(p), Some(ws)) = (par, ws) {
-        let errors = report.diags.len();
-        match version {
-            Version::V04 => world_checks_04(ws, &p, &mut report),
-            Version::Head => world_check_head(ws, &p, &mut report),
-        }
-        if report.diags[errors..]
-            .iter()
-            .all(|d| d.level != Level::Error)
-        {
-            report.publish_grid(crate::calc::Grid {
-                world: ws,
-                dp: p.dp,
-                tp: p.tp,
-                cp: p.cp,
-                sp: 1,
-                pp: p.pp,
-                ep: p.ep,
-            });
-        }
-    }
-    report
+/// What `get_config_from_dict` made of the inputs.
+#[derive(Clone, Copy, Debug)]
+struct Parsed {
+    /// The `parallelism` section, when it parses on its own (ParallelContext can then run).
+    par: Option<Par>,
+    /// The values typed, unless a value is unreadable or a key is one the release lacks (then
+    /// dpcalc shows no value at all).
+    given: Option<Given>,
+    /// The whole config parses: `Config.__post_init__` runs.
+    complete: bool,
 }
 
-/// `get_config_from_dict`: dacite with `strict=True`. A missing required key stops nanotron
-/// before anything is computed; so does a key the release does not have.
-fn parse_config(version: Version, i: &Inputs, r: &mut Report) -> (Option<Par>, Option<Config>) {
-    let mut ok = true;
-    let mut required = |field: Field, section: &str, p: Param<u64>, r: &mut Report| match p {
-        Param::Given(v) => Some(v),
-        Param::Absent => {
-            r.diag(
-                field,
-                Level::Hint,
-                format!(
-                    "Required: nanotron stops with dacite.exceptions.MissingValueError: missing value for field \"{section}.{}\"",
-                    field.key()
-                ),
-            );
-            ok = false;
-            None
-        }
-        Param::Invalid => {
-            ok = false;
-            None
-        }
+/// The required keys in the order dacite meets them: `Config`'s sections (parallelism before
+/// tokens), then each dataclass's field order (`ParallelismArgs`: dp, pp, tp; `TokensArgs`:
+/// sequence_length, train_steps, micro_batch_size, batch_accumulation_per_replica). The same in
+/// 0.4 and at HEAD.
+const REQUIRED: &[(Field, &str)] = &[
+    (Field::Dp, "parallelism"),
+    (Field::Pp, "parallelism"),
+    (Field::Tp, "parallelism"),
+    (Field::SequenceLength, "tokens"),
+    (Field::TrainSteps, "tokens"),
+    (Field::MicroBatchSize, "tokens"),
+    (Field::BatchAccumulationPerReplica, "tokens"),
+];
+
+/// `get_config_from_dict`: dacite with `strict=True`. nanotron stops at the first problem it
+/// meets (a key the release does not have, checked per section before its fields, or the first
+/// missing required key) and computes nothing; dpcalc names that one as nanotron does and still
+/// shows what nanotron's own properties (`Config.global_batch_size`, ...) compute from the keys
+/// that were typed.
+fn parse_config(version: Version, i: &Inputs, r: &mut Report) -> Parsed {
+    let param = |f: Field| match f {
+        Field::Dp => i.dp,
+        Field::Pp => i.pp,
+        Field::Tp => i.tp,
+        Field::SequenceLength => i.sequence_length,
+        Field::TrainSteps => i.train_steps,
+        Field::MicroBatchSize => i.micro_batch_size,
+        _ => i.batch_accumulation_per_replica,
     };
-    let dp = required(Field::Dp, "parallelism", i.dp, r);
-    let tp = required(Field::Tp, "parallelism", i.tp, r);
-    let pp = required(Field::Pp, "parallelism", i.pp, r);
-    let mbs = required(Field::MicroBatchSize, "tokens", i.micro_batch_size, r);
-    let accum = required(
-        Field::BatchAccumulationPerReplica,
-        "tokens",
-        i.batch_accumulation_per_replica,
-        r,
-    );
-    let seq = required(Field::SequenceLength, "tokens", i.sequence_length, r);
-    let steps = required(Field::TrainSteps, "tokens", i.train_steps, r);
-    let ep = i.ep.or(1);
-    let cp = match (version, i.cp) {
-        (Version::V04, Param::Given(_)) => {
-            r.refuse(
-                Field::ContextParallelSize,
-                Refusal::new(
-                    "nanotron 0.4 reads its config with dacite and stops with",
-                    "dacite.exceptions.UnexpectedDataError: can not match \"context_parallel_size\" to any \
-                     data class field",
-                )
-                .fix("0.4 has no context parallelism: remove the key, or choose the HEAD release."),
-            );
-            None
+    let unexpected_cp = version == Version::V04 && matches!(i.cp, Param::Given(_));
+    if unexpected_cp {
+        r.refuse(
+            Field::ContextParallelSize,
+            Refusal::new(
+                "nanotron 0.4 reads its config with dacite and stops with",
+                "dacite.exceptions.UnexpectedDataError: can not match \"context_parallel_size\" to any \
+                 data class field",
+            )
+            .fix("0.4 has no context parallelism: remove the key, or choose the HEAD release."),
+        );
+    }
+    // dacite names only the first missing key; the others are hints without nanotron's words
+    let mut named = unexpected_cp;
+    for &(field, section) in REQUIRED {
+        if param(field) != Param::Absent {
+            continue;
         }
-        (Version::V04, p) => p.or(1),
-        (Version::Head, p) => p.or(1),
+        let key = format!("\"{section}.{}\"", field.key());
+        let message = if named {
+            format!(
+                "Required: {key} is missing too (nanotron's dacite error names only the first missing key)."
+            )
+        } else {
+            format!(
+                "Required: nanotron stops with dacite.exceptions.MissingValueError: missing value for field {key}"
+            )
+        };
+        r.diag(field, Level::Hint, message);
+        named = true;
+    }
+    let invalid = [
+        i.dp,
+        i.tp,
+        i.pp,
+        i.cp,
+        i.ep,
+        i.micro_batch_size,
+        i.batch_accumulation_per_replica,
+        i.sequence_length,
+        i.train_steps,
+    ]
+    .contains(&Param::Invalid);
+    let cp = if version == Version::V04 {
+        Some(1)
+    } else {
+        i.cp.or(1)
     };
     let par = (|| {
         Some(Par {
-            dp: dp?,
-            tp: tp?,
-            pp: pp?,
+            dp: i.dp.given()?,
+            tp: i.tp.given()?,
+            pp: i.pp.given()?,
             cp: cp?,
-            ep: ep?,
-        })
-    })();
-    let config = (|| {
-        let p = par?;
-        Some(Config {
-            dp: p.dp,
-            pp: p.pp,
-            ep: p.ep,
-            mbs: mbs?,
-            accum: accum?,
-            seq: seq?,
-            steps: steps?,
+            ep: i.ep.or(1)?,
         })
     })()
-    .filter(|_| ok);
-    (par, config)
+    .filter(|_| !unexpected_cp);
+    let given = (!invalid && !unexpected_cp).then(|| Given {
+        dp: i.dp.given(),
+        pp: i.pp.given(),
+        mbs: i.micro_batch_size.given(),
+        accum: i.batch_accumulation_per_replica.given(),
+        seq: i.sequence_length.given(),
+        steps: i.train_steps.given(),
+    });
+    Parsed {
+        par,
+        given,
+        complete: !invalid && !named,
+    }
 }
 
 /// A product too large for dpcalc to count (Python's integers are unbounded).
@@ -313,29 +390,39 @@ fn too_large(r: &mut Report, what: &str) {
     );
 }
 
-/// `Config.global_batch_size`, the tokens per step and the run's length.
-fn batch(c: &Config, r: &mut Report) {
-    r.set(Output::DpWorldSize, Num::Int(c.dp.into()));
-    r.explain(
-        Output::DpWorldSize,
-        "dp_world_size = parallelism.dp (nanotron takes it as given)",
-        format!("dp_world_size = {}", c.dp),
-    );
-    r.set(Output::GradientAccumulationSteps, Num::Int(c.accum.into()));
-    r.explain(
-        Output::GradientAccumulationSteps,
-        "micro batches per step = tokens.batch_accumulation_per_replica",
-        format!("batch_accumulation_per_replica = {}", c.accum),
-    );
-    r.set(Output::MaxSteps, Num::Int(c.steps.into()));
-    r.explain(
-        Output::MaxSteps,
-        "optimizer steps = tokens.train_steps (the loop runs steps 1 … train_steps)",
-        format!("train_steps = {}", c.steps),
-    );
-    let gbs = u128::from(c.mbs)
-        .checked_mul(c.accum.into())
-        .and_then(|x| x.checked_mul(c.dp.into()))
+/// `Config.global_batch_size`, the tokens per step and the run's length: each value as soon as
+/// its own factors are typed (nanotron's properties on the keys given), none otherwise.
+fn batch(c: &Given, r: &mut Report) {
+    if let Some(dp) = c.dp {
+        r.set(Output::DpWorldSize, Num::Int(dp.into()));
+        r.explain(
+            Output::DpWorldSize,
+            "dp_world_size = parallelism.dp (nanotron takes it as given)",
+            format!("dp_world_size = {dp}"),
+        );
+    }
+    if let Some(accum) = c.accum {
+        r.set(Output::GradientAccumulationSteps, Num::Int(accum.into()));
+        r.explain(
+            Output::GradientAccumulationSteps,
+            "micro batches per step = tokens.batch_accumulation_per_replica",
+            format!("batch_accumulation_per_replica = {accum}"),
+        );
+    }
+    if let Some(steps) = c.steps {
+        r.set(Output::MaxSteps, Num::Int(steps.into()));
+        r.explain(
+            Output::MaxSteps,
+            "optimizer steps = tokens.train_steps (the loop runs steps 1 … train_steps)",
+            format!("train_steps = {steps}"),
+        );
+    }
+    let (Some(mbs), Some(accum), Some(dp)) = (c.mbs, c.accum, c.dp) else {
+        return;
+    };
+    let gbs = u128::from(mbs)
+        .checked_mul(accum.into())
+        .and_then(|x| x.checked_mul(dp.into()))
         .and_then(|x| i128::try_from(x).ok());
     let Some(gbs) = gbs else {
         return too_large(r, "micro_batch_size × batch_accumulation_per_replica × dp");
@@ -344,34 +431,119 @@ fn batch(c: &Config, r: &mut Report) {
     r.explain(
         Output::GlobalBatchSize,
         "global_batch_size = micro_batch_size × batch_accumulation_per_replica × dp",
-        format!(
-            "global_batch_size = {} × {} × {} = {gbs}",
-            c.mbs, c.accum, c.dp
-        ),
+        format!("global_batch_size = {mbs} × {accum} × {dp} = {gbs}"),
     );
-    let Some(tokens) = gbs.checked_mul(c.seq.into()) else {
+    let Some(seq) = c.seq else {
+        return;
+    };
+    let Some(tokens) = gbs.checked_mul(seq.into()) else {
         return too_large(r, "global_batch_size × sequence_length");
     };
     r.set(Output::TokensPerStep, Num::Int(tokens));
     r.explain(
         Output::TokensPerStep,
         "global_batch_size_in_tokens = global_batch_size × sequence_length",
-        format!("global_batch_size_in_tokens = {gbs} × {} = {tokens}", c.seq),
+        format!("global_batch_size_in_tokens = {gbs} × {seq} = {tokens}"),
     );
-    let Some(total) = tokens.checked_mul(c.steps.into()) else {
+    let Some(steps) = c.steps else {
+        return;
+    };
+    let Some(total) = tokens.checked_mul(steps.into()) else {
         return too_large(r, "train_steps × global_batch_size_in_tokens");
     };
     r.set(Output::TotalTokens, Num::Int(total));
     r.explain(
         Output::TotalTokens,
         "total_tokens = train_steps × global_batch_size_in_tokens",
-        format!("total_tokens = {} × {tokens} = {total}", c.steps),
+        format!("total_tokens = {steps} × {tokens} = {total}"),
     );
 }
 
+/// HEAD's `Config.__post_init__` model checks (`config/config.py`), which run before
+/// `ParallelContext`: `num_attention_heads % tp` (so tp 0 stops here with a ZeroDivisionError),
+/// then the heads against the key/value heads and tp. The model keys are optional in dpcalc:
+/// without `num_attention_heads` only the tp 0 case is certain. `num_key_value_heads` defaults to
+/// `num_attention_heads` (`LlamaConfig.__post_init__`). `then` is the world-size assertion that
+/// would follow, for a tp of 0.
+fn model_checks(tp: u64, heads: Param<u64>, kv: Param<u64>, then: Option<String>, r: &mut Report) {
+    const BY: &str = "nanotron stops with";
+    if tp == 0 {
+        let after = then.map_or(String::new(), |t| {
+            format!("; after it, ParallelContext would stop with \u{201c}{t}\u{201d}")
+        });
+        r.refuse(
+            Field::Tp,
+            Refusal::new(BY, "ZeroDivisionError: integer modulo by zero").fix(format!(
+                "(Config.__post_init__: num_attention_heads % tp, before the world-size check{after}.) \
+                 Use at least 1."
+            )),
+        );
+        return;
+    }
+    let Param::Given(h) = heads else {
+        return;
+    };
+    let kv = match kv {
+        Param::Given(v) => v,
+        Param::Absent => h,
+        Param::Invalid => return,
+    };
+    let divisors = || {
+        let fits: Vec<String> = (1..=h.min(64))
+            .filter(|d| h % d == 0 && *d <= kv)
+            .map(|d| d.to_string())
+            .collect();
+        format!("tp values that fit: {}.", fits.join(", "))
+    };
+    if h % tp != 0 {
+        r.refuse(
+            Field::Tp,
+            Refusal::new(
+                BY,
+                format!("AssertionError: num_attention_heads ({h}) must be divisible by tp ({tp})"),
+            )
+            .fix(format!("(Config.__post_init__.) {}", divisors())),
+        );
+    } else if h < kv {
+        r.refuse(
+            Field::NumKeyValueHeads,
+            Refusal::new(
+                BY,
+                format!(
+                    "AssertionError: num_attention_heads ({h}) must be >= num_key_value_heads ({kv})"
+                ),
+            )
+            .fix("(Config.__post_init__.) Use at most num_attention_heads key/value heads."),
+        );
+    } else if kv < tp {
+        r.refuse(
+            Field::Tp,
+            Refusal::new(
+                BY,
+                format!("AssertionError: num_key_value_heads ({kv}) must be >= tp ({tp})"),
+            )
+            .fix(format!(
+                "(Config.__post_init__: each TP rank needs a key/value head.) {}",
+                divisors()
+            )),
+        );
+    } else if h % kv != 0 {
+        r.refuse(
+            Field::NumKeyValueHeads,
+            Refusal::new(
+                BY,
+                format!(
+                    "AssertionError: num_attention_heads ({h}) must be divisible by num_key_value_heads ({kv})"
+                ),
+            )
+            .fix("(Config.__post_init__.) Use a divisor of num_attention_heads."),
+        );
+    }
+}
+
 /// Values nanotron's config accepts without a check, and what then happens.
-fn tokens_checks(version: Version, c: &Config, r: &mut Report) {
-    if c.mbs == 0 {
+fn tokens_checks(c: &Given, r: &mut Report) {
+    if c.mbs == Some(0) {
         r.refuse(
             Field::MicroBatchSize,
             Refusal::new(
@@ -382,7 +554,7 @@ fn tokens_checks(version: Version, c: &Config, r: &mut Report) {
             .fix("Use at least 1."),
         );
     }
-    if c.accum == 0 {
+    if c.accum == Some(0) {
         r.diag(
             Field::BatchAccumulationPerReplica,
             Level::Error,
@@ -390,14 +562,14 @@ fn tokens_checks(version: Version, c: &Config, r: &mut Report) {
              batch (global batch 0). Use at least 1.",
         );
     }
-    if c.seq == 0 {
+    if c.seq == Some(0) {
         r.diag(
             Field::SequenceLength,
             Level::Error,
             "sequence_length 0: nanotron does not check it, but every sample would hold no token. Use at least 1.",
         );
     }
-    if c.steps == 0 {
+    if c.steps == Some(0) {
         r.diag(
             Field::TrainSteps,
             Level::Warning,
@@ -405,27 +577,48 @@ fn tokens_checks(version: Version, c: &Config, r: &mut Report) {
         );
     }
     // parallel/pipeline_parallel/engine.py (OneForwardOneBackwardPipelineEngine.train_batch_iter)
-    if c.pp > 1 && c.accum < c.pp - 1 {
-        r.diag(
-            Field::BatchAccumulationPerReplica,
-            Level::Warning,
-            format!(
-                "With pp_engine: 1f1b, nanotron stops with AssertionError: Number of microbatches ({}) must be at \
-                 least PP_SIZE-1={} when using the OneForwardOneBackwardPipelineEngine. The default engine (afab) \
-                 accepts it.",
-                c.accum,
-                c.pp - 1
-            ),
-        );
+    if let (Some(pp), Some(accum)) = (c.pp, c.accum) {
+        if pp > 1 && accum < pp - 1 {
+            r.diag(
+                Field::BatchAccumulationPerReplica,
+                Level::Warning,
+                format!(
+                    "With pp_engine: 1f1b, nanotron stops with AssertionError: Number of microbatches ({accum}) must \
+                     be at least PP_SIZE-1={} when using the OneForwardOneBackwardPipelineEngine. The default engine \
+                     (afab) accepts it.",
+                    pp - 1
+                ),
+            );
+        }
     }
-    if c.ep > 1 && version == Version::Head {
-        r.diag(
-            Field::ExpertParallelSize,
-            Level::Note,
-            "At HEAD (dense models) expert_parallel_size is not part of tp × pp × context_parallel_size × dp; \
-             0.4 multiplied it in.",
-        );
+}
+
+/// HEAD, `run_train.py` with dummy data (`data.dataset: null`): `dummy_infinite_data_generator`
+/// (`data/dataloader.py`) asserts that every context-parallel rank gets an equal slice of the
+/// sequence. It runs once `ParallelContext` is built.
+fn sequence_check(seq: u64, cp: u64, r: &mut Report) {
+    if cp == 0 || seq % cp == 0 {
+        return;
     }
+    let down = seq - seq % cp;
+    let up = down + cp;
+    r.refuse(
+        Field::SequenceLength,
+        Refusal::new(
+            "nanotron stops with",
+            format!("AssertionError: sequence_length {seq} must be divisible by cp_size {cp}"),
+        )
+        .fix(format!(
+            "(run_train.py with dummy data: dummy_infinite_data_generator; with a dataset, the \
+             collator (clm_collator.py) refuses the uneven slices.) Use a multiple of \
+             context_parallel_size {cp}: {}.",
+            if down > 0 {
+                format!("{down} or {up}")
+            } else {
+                up.to_string()
+            }
+        )),
+    );
 }
 
 /// The product of `factors`, exactly, in decimal (Python's integers do not overflow).
@@ -589,12 +782,48 @@ fn world_checks_04(ws: u64, c: &Par, r: &mut Report) {
     }
 }
 
-/// nanotron HEAD, `ParallelContext.__init__` (dense models): one assertion. Its message labels
-/// the factors TP*CP*DP*PP but prints them in the order tp, pp, cp, dp.
-fn world_check_head(ws: u64, c: &Par, r: &mut Report) {
+/// HEAD's world-size assertion as Python prints it. Its message labels the factors TP*CP*DP*PP
+/// but prints them in the order tp, pp, cp, dp.
+fn head_assertion(ws: u64, c: &Par) -> String {
+    format!(
+        "AssertionError: TP*CP*DP*PP={}*{}*{}*{}={} != WORLD_SIZE={ws}",
+        c.tp,
+        c.pp,
+        c.cp,
+        c.dp,
+        product_text(&[c.tp, c.pp, c.cp, c.dp])
+    )
+}
+
+/// nanotron HEAD, `ParallelContext.__init__` (`parallel/context.py`): one assertion,
+/// `tp·pp·cp·dp == WORLD_SIZE` (expert parallelism is not in it); then `_init_parallel_groups`
+/// reshapes `arange(world_size)` to `(ep, pp, dp, cp, tp)`, which fails for any
+/// `expert_parallel_size` other than 1. `tp_refused`: tp is 0 and `Config.__post_init__` already
+/// stopped on it (that message quotes this assertion too).
+fn world_check_head(ws: u64, c: &Par, tp_refused: bool, r: &mut Report) {
     const PRODUCT: &str = "tp × pp × context_parallel_size";
     let all = product_text(&[c.tp, c.pp, c.cp, c.dp]);
     if all == ws.to_string() {
+        if c.ep != 1 {
+            r.refuse(
+                Field::ExpertParallelSize,
+                Refusal::new(
+                    "nanotron stops with",
+                    format!(
+                        "ValueError: cannot reshape array of size {ws} into shape ({},{},{},{},{})",
+                        c.ep, c.pp, c.dp, c.cp, c.tp
+                    ),
+                )
+                .fix(
+                    "(ParallelContext._init_parallel_groups: arange(world_size).reshape(ep, pp, dp, cp, tp); \
+                     the world-size check leaves expert_parallel_size out, the reshape does not.) At HEAD \
+                     expert_parallel_size must be 1.",
+                ),
+            );
+        }
+        return;
+    }
+    if tp_refused {
         return;
     }
     let model = product(&[c.tp, c.pp, c.cp]);
@@ -614,18 +843,22 @@ fn world_check_head(ws: u64, c: &Par, r: &mut Report) {
     });
     r.refuse(
         at,
-        Refusal::new(
-            "nanotron stops with",
-            format!(
-                "AssertionError: TP*CP*DP*PP={}*{}*{}*{}={all} != WORLD_SIZE={ws}",
-                c.tp, c.pp, c.cp, c.dp
-            ),
-        )
-        .fix(format!(
+        Refusal::new("nanotron stops with", head_assertion(ws, c)).fix(format!(
             "(the values are tp, pp, context_parallel_size, dp). {}",
             dp_fix(ws, model, PRODUCT)
         )),
     );
+    if c.ep != 1 {
+        r.diag(
+            Field::ExpertParallelSize,
+            Level::Note,
+            format!(
+                "At HEAD expert_parallel_size is not part of tp × pp × context_parallel_size × dp, but even \
+                 with a dp that fits, the rank reshape (ep, pp, dp, cp, tp) fails unless it is 1 (it is {}).",
+                c.ep
+            ),
+        );
+    }
 }
 
 #[cfg(test)]
