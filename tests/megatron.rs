@@ -35,7 +35,13 @@ fn matches_megatron_when_run() {
         file: "megatron.txt",
         text: include_str!("fixtures/megatron.txt"),
         framework: "megatron",
-        minimums: &[("", 404, 4242), ("0.16.1", 251, 2628), ("head", 153, 1614)],
+        minimums: &[
+            ("", 542, 5401),
+            ("0.16.1", 251, 2628),
+            ("head", 153, 1614),
+            ("0.19.2", 138, 1159),
+            ("megatron19-1", 138, 1159),
+        ],
         stop_marks: &[],
         known: &[],
     });
