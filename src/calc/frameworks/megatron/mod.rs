@@ -1,7 +1,11 @@
 //! Megatron-LM (megatron-core and its training code): everything dpcalc knows about it. Its
 //! rules, releases, form and outputs are in [`rules`]; this file describes it to the shared
 //! machinery ([`SPEC`]): its parallel dimensions and rank order, the keys it reads its own way,
-//! and its config mapping (a `pretrain_gpt.py` command line, exported and pasted).
+//! and its config mapping (a `pretrain_gpt.py` command line, exported and pasted). Releases:
+//! megatron-core 0.19.2 (the default), 0.16.1 (links without `version=`) and Megatron-LM HEAD
+//! `d98e8a6`; 0.19.2 adds the keys `eval_global_batch_size`, `eval_micro_batch_size`,
+//! `num_experts`, `expert_tensor_parallel_size` and `tensor_parallel_num_weight_shards` (exported
+//! and imported as `--eval-global-batch-size` etc.).
 
 mod rules;
 

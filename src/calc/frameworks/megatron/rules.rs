@@ -1,28 +1,44 @@
-//! Megatron-LM: the release built on megatron-core 0.16.1 (the default: constant calculator and
-//! the old `--rampup-batch-size`, both active) and Megatron-LM HEAD `d98e8a6` (ramp-up deprecated
-//! and ignored with a warning; `--step-batch-size-schedule` instead).
+//! Megatron-LM: megatron-core 0.19.2 with the Megatron-LM training code its wheel ships (the
+//! default: the ramp-up is parsed and ignored, `--step-batch-size-schedule`, the eval batch check,
+//! GTP weight shards), megatron-core 0.16.1 (what links without `version=` mean: constant
+//! calculator and the old `--rampup-batch-size`, both active) and Megatron-LM HEAD `d98e8a6`
+//! (ramp-up deprecated and ignored with a warning; `--step-batch-size-schedule` instead).
 //!
 //! Mirrors, in Megatron's order of execution:
-//! - `megatron/training/arguments.py::validate_args`: `total_model_size = TP × PP × CP` must divide
-//!   the world size, `data_parallel_size = world // total_model_size`, `--micro-batch-size` required
-//!   and positive, `--global-batch-size` defaulting to `micro_batch_size × data_parallel_size`, and
-//!   the iteration-based / sample-based assertions (`train_iters` against `train_samples`, and the
-//!   matching warmup options);
+//! - `megatron/training/arguments.py::validate_args`: `total_model_size = TP × PP × CP` (0.19.2:
+//!   `× gtp_weight_remat_size`, `tensor_parallel_num_weight_shards // TP` from
+//!   `core/model_parallel_config.py::resolve_tensor_parallel_weight_shards`, lines 410-446) must
+//!   divide the world size, `data_parallel_size = world // total_model_size`, `--micro-batch-size`
+//!   required and positive, `--global-batch-size` defaulting to `micro_batch_size ×
+//!   data_parallel_size` (0.19.2: also beside a schedule, which refuses an explicit one; lines
+//!   676-687), 0.19.2's eval batch (`eval_global_batch_size % (eval_micro_batch_size ×
+//!   data_parallel_size)`, lines 689-696), the sequence against `2 × CP` (line 1296), the sequence
+//!   length a schedule needs (line 1310) and `--num-experts` with expert parallelism (line 1601),
+//!   and the iteration-based / sample-based assertions (`train_iters` against `train_samples`, and
+//!   the matching warmup options);
 //! - `megatron/core/parallel_state.py::initialize_model_parallel`: the same divisibility as a
 //!   `RuntimeError`, and the separate expert grid `expert_tensor × expert_model × pipeline`
-//!   (EP is not in the data-parallel size);
-//! - `megatron/core/num_microbatches_calculator.py`: `ConstantNumMicroBatchesCalculator` (with and
+//!   (`--expert-tensor-parallel-size` defaults to TP; EP is not in the data-parallel size);
+//! - `megatron/training/global_vars.py::set_global_variables` (0.19.2: no ramp-up passed on, the
+//!   calculator's data-parallel size is `data_parallel_size × gtp_weight_remat_size`) and
+//!   `megatron/core/num_microbatches_calculator.py`: `ConstantNumMicroBatchesCalculator` (with and
 //!   without `decrease_batch_size_if_needed`), `RampupBatchsizeNumMicroBatchesCalculator` (0.16.1)
-//!   and, at HEAD, `StepBatchsizeNumMicroBatchesCalculator` with its schedule parser;
-//! - `megatron/training/training.py`: `update_train_iters` (floor for a constant batch, the loops
-//!   for the ramp-up and the schedule), the training loop's per-iteration consistency check, and
-//!   `get_optimizer_param_scheduler` (warmup in samples) with `OptimizerParamScheduler`'s
-//!   `lr_warmup_steps < lr_decay_steps`.
+//!   and, at HEAD and 0.19.2, `StepBatchsizeNumMicroBatchesCalculator` with its schedule parser
+//!   (thresholds in tokens, `// seq_length`);
+//! - `megatron/training/training.py`: `update_train_iters` (floor for a constant batch, from the
+//!   configured `--global-batch-size` also when the batch is decreased; the loops for the ramp-up
+//!   and the schedule), `setup_model_and_optimizer`'s `num_microbatches >= 1` (0.19.2), the training
+//!   loop's per-iteration checks (0.19.2: the microbatch count may not decrease, then divisibility),
+//!   and `get_optimizer_param_scheduler` (warmup in samples; with a schedule at 0.19.2 the
+//!   iteration-based lengths count `args.global_batch_size = mbs × dp`) with
+//!   `OptimizerParamScheduler`'s `lr_warmup_steps < lr_decay_steps`.
 //!
 //! Python's float steps are kept in the source's order (`int(consumed / (samples / increments))`).
-//! Checked against runs of Megatron's own code: `tests/fixtures/megatron.txt`. Not modelled:
-//! `--expert-tensor-parallel-size` (taken as TP, its default), `--lr-decay-iters/-samples` (taken
-//! as the training length, their default), HEAD's `gtp_weight_remat_size` (taken as 1).
+//! Checked against runs of Megatron's own code: `tests/fixtures/megatron.txt` (command
+//! `megatron19-1` for 0.19.2). Not modelled: `--lr-decay-iters/-samples` (taken as the training
+//! length, their default), `--expert-tensor-parallel-num-weight-shards` (taken as unset), HEAD's
+//! `gtp_weight_remat_size` (taken as 1), and before 0.19.2 `--expert-tensor-parallel-size` (taken
+//! as TP), `--num-experts` and the eval batch (ignored, with a note).
 
 use crate::calc::cluster;
 use crate::calc::field::Reader;
@@ -679,7 +695,12 @@ impl Calc<'_> {
                 cluster::nearest_valid(
                     ws as u64,
                     total as u64,
-                    "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size",
+                    if gtp > 1 {
+                        "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size \
+                         × gtp_weight_remat_size"
+                    } else {
+                        "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size"
+                    },
                 )
             } else {
                 String::new()
@@ -789,7 +810,9 @@ impl Calc<'_> {
                          tensor_model_parallel_size ({tp})."
                     ),
                 )
-                .fix(format!("Use a multiple of {tp}, or leave it unset (it is then {tp})."))
+                .fix(format!(
+                    "Use a multiple of {tp}, or leave it unset (it is then {tp})."
+                )),
             );
             return None;
         }
@@ -803,10 +826,7 @@ impl Calc<'_> {
                          tensor_model_parallel_size ({tp})."
                     ),
                 )
-                .fix(format!(
-                    "Nearest valid: {}.",
-                    nearest_multiples(s, tp)
-                )),
+                .fix(format!("Nearest valid: {}.", nearest_multiples(s, tp))),
             );
             return None;
         }
@@ -1328,7 +1348,9 @@ impl Calc<'_> {
         let d = div.unsigned_abs();
         let near = nearest_multiples(eg.unsigned_abs(), d);
         let fix = if i.eval_global_batch_size.is_given() {
-            format!("Nearest valid eval_global_batch_size: {near} (multiples of {em} × {dp} = {d}).")
+            format!(
+                "Nearest valid eval_global_batch_size: {near} (multiples of {em} × {dp} = {d})."
+            )
         } else if decrease {
             format!(
                 "eval_global_batch_size defaults to global_batch_size {eg}, and this check runs before \
