@@ -1756,7 +1756,11 @@ impl Calc<'_> {
                 } else {
                     Output::GlobalBatchSize
                 },
-                "with a schedule, the global batch is its last batch size",
+                if new {
+                    "with a schedule, the batch each step trains follows it; at the full batch it is the last size"
+                } else {
+                    "with a schedule, the global batch is its last batch size"
+                },
                 format!(
                     "global batch: {}",
                     levels
