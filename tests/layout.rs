@@ -220,6 +220,18 @@ fn memoised_rows_equal_direct_compute() {
             (Field::TrainSteps, "5"),
             (Field::ExpertParallelSize, "2"),
         ],
+        // Megatron 0.19.2: the weight-shard axis, the CP sequence check, the expert grid
+        &[
+            (Field::TensorParallelNumWeightShards, "4"),
+            (Field::SeqLength, "6"),
+            (Field::TrainSamples, "1000"),
+        ],
+        &[
+            (Field::ExpertTensorParallelSize, "1"),
+            (Field::ExpertModelParallelSize, "2"),
+            (Field::NumExperts, "4"),
+            (Field::TrainIters, "10"),
+        ],
     ];
     let mut rows = 0;
     for &fw in Framework::ALL {

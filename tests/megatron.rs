@@ -35,7 +35,13 @@ fn matches_megatron_when_run() {
         file: "megatron.txt",
         text: include_str!("fixtures/megatron.txt"),
         framework: "megatron",
-        minimums: &[("", 404, 4242), ("0.16.1", 251, 2628), ("head", 153, 1614)],
+        minimums: &[
+            ("", 542, 5401),
+            ("0.16.1", 251, 2628),
+            ("head", 153, 1614),
+            ("0.19.2", 138, 1159),
+            ("megatron19-1", 138, 1159),
+        ],
         stop_marks: &[],
         known: &[],
     });
@@ -241,9 +247,11 @@ fn refusals_give_the_fix() {
 #[test]
 fn extremes() {
     let max = u64::MAX;
-    for release in ["0.16.1", "head"] {
+    for release in ["0.19.2", "0.16.1", "head"] {
         for q in [
             format!("world_size={max}&micro_batch_size={max}&train_samples={max}"),
+            format!("world_size={max}&micro_batch_size={max}&eval_micro_batch_size=-{max}&eval_global_batch_size=-9223372036854775808&tensor_parallel_num_weight_shards={max}&expert_tensor_parallel_size={max}&expert_model_parallel_size={max}&num_experts={max}&context_parallel_size={max}&seq_length={max}&train_samples={max}"),
+            "world_size=1&micro_batch_size=1&step_batch_size_schedule=0%3A1%201T%3A2&seq_length=1&train_samples=18446744073709551615".to_string(),
             format!("world_size=1&micro_batch_size=1&global_batch_size=9223372036854775807&train_samples={max}&seq_length={max}"),
             format!("world_size=1&micro_batch_size=1&global_batch_size=1000001&rampup_batch_size=1%201%201000000&train_samples={max}"),
             "world_size=1&micro_batch_size=1&step_batch_size_schedule=0%3A1%201T%3A2&train_samples=18446744073709551615".to_string(),
@@ -271,4 +279,94 @@ fn long_schedule_is_cheap() {
     let r = run("head", &q);
     assert!(t.elapsed().as_secs() < 5);
     assert!(r.value(Output::TrainIters).is_some());
+}
+
+/// 0.19.2: the ramp-up is read and ignored (a note), the batch is constant from sample 0.
+#[test]
+fn v0192_ignores_the_ramp_up() {
+    let r = run(
+        "0.19.2",
+        "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2096&train_samples=1000&seq_length=128",
+    );
+    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("31"));
+    assert_eq!(val(&r, Output::InitialGlobalBatchSize), None);
+    assert!(r
+        .diags_for(Field::RampupBatchSize)
+        .any(|d| d.level == Level::Note
+            && d.message
+                .contains("parses --rampup-batch-size and ignores it")));
+    assert!(!r.has_errors(), "{:?}", errors(&r));
+}
+
+/// decrease_batch_size_if_needed: train_iters counts the configured batch, so the run trains
+/// fewer samples than train_samples; the warning says how many (0.19.2 and 0.16.1 alike).
+#[test]
+fn decrease_warns_of_the_samples_not_trained() {
+    for (release, q) in [
+        ("0.19.2", "world_size=3&micro_batch_size=1&global_batch_size=32&decrease_batch_size_if_needed=true&eval_global_batch_size=30&train_samples=1000&seq_length=128"),
+        ("0.16.1", "world_size=3&micro_batch_size=1&global_batch_size=32&decrease_batch_size_if_needed=true&train_samples=1000"),
+    ] {
+        let r = run(release, q);
+        assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("31"), "{release}");
+        assert_eq!(val(&r, Output::GlobalBatchSize).as_deref(), Some("32"), "{release}");
+        assert_eq!(
+            val(&r, Output::RunningGlobalBatchSize).as_deref(),
+            Some("30"),
+            "{release}"
+        );
+        assert!(
+            r.diags_for(Field::DecreaseBatchSizeIfNeeded).any(|d| d.level == Level::Warning
+                && d.message.contains("31 × 30 = 930 samples, 70 fewer than train_samples 1000")),
+            "{release}: {:?}",
+            r.diags
+        );
+    }
+    // 0.19.2 without eval_global_batch_size: the eval check stops it first, and says what to give
+    let r = run(
+        "0.19.2",
+        "world_size=3&micro_batch_size=1&global_batch_size=32&decrease_batch_size_if_needed=true&train_samples=1000&seq_length=128",
+    );
+    let m = errors(&r).join(" ");
+    assert!(m.contains("eval_global_batch_size (32) must be divisible by eval_micro_batch_size (1) * data_parallel_size (3)"), "{m}");
+    assert!(m.contains("give eval_global_batch_size"), "{m}");
+}
+
+/// 0.19.2 with a schedule: args.global_batch_size is mbs × dp, warmup steps follow the schedule;
+/// a blank schedule is a schedule with no entry; no seq_length is refused.
+#[test]
+fn v0192_schedule() {
+    let r = run(
+        "0.19.2",
+        "world_size=4&micro_batch_size=2&seq_length=1&step_batch_size_schedule=0%3A8%201k%3A16&train_iters=500&lr_warmup_iters=10",
+    );
+    assert_eq!(val(&r, Output::GlobalBatchSize).as_deref(), Some("8"));
+    assert_eq!(val(&r, Output::LrWarmupSteps).as_deref(), Some("80"));
+    assert_eq!(val(&r, Output::WarmupSteps).as_deref(), Some("10"));
+    let r = run(
+        "0.19.2",
+        "world_size=8&micro_batch_size=1&step_batch_size_schedule=%20&train_samples=1000&seq_length=128",
+    );
+    assert!(errors(&r)
+        .iter()
+        .any(|m| m.contains("schedule must have at least one entry")));
+    let r = run(
+        "0.19.2",
+        "world_size=8&micro_batch_size=1&step_batch_size_schedule=0%3A8&train_samples=1000",
+    );
+    assert!(r.error_at(Field::SeqLength).is_some(), "{:?}", r.diags);
+}
+
+/// The 0.19.2 keys are noted, not used, under the other releases.
+#[test]
+fn new_keys_under_old_releases_are_noted() {
+    for release in ["0.16.1", "head"] {
+        let r = run(
+            release,
+            "world_size=8&micro_batch_size=1&eval_global_batch_size=12&num_experts=3&expert_model_parallel_size=2&train_iters=10",
+        );
+        assert!(!r.has_errors(), "{release}: {:?}", errors(&r));
+        assert!(r
+            .diags_for(Field::EvalGlobalBatchSize)
+            .any(|d| d.level == Level::Note));
+    }
 }

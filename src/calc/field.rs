@@ -141,6 +141,16 @@ fields! {
     LrWarmupIters => "lr_warmup_iters", Count, "Warmup iterations", "0", "--lr-warmup-iters.";
     LrWarmupFraction => "lr_warmup_fraction", Real, "Warmup fraction", "unset", "--lr-warmup-fraction.";
     LrWarmupSamples => "lr_warmup_samples", Count, "Warmup samples", "0", "--lr-warmup-samples.";
+    EvalGlobalBatchSize => "eval_global_batch_size", Int, "Eval global batch size", "global batch",
+        "--eval-global-batch-size (0.19.2); must divide by eval micro batch × dp.";
+    EvalMicroBatchSize => "eval_micro_batch_size", Int, "Eval micro batch size", "micro batch",
+        "--eval-micro-batch-size (0.19.2).";
+    NumExperts => "num_experts", Count, "Number of experts", "unset",
+        "--num-experts (0.19.2: required with expert parallelism, a multiple of it).";
+    ExpertTensorParallelSize => "expert_tensor_parallel_size", Count, "Expert tensor parallel size", "TP",
+        "--expert-tensor-parallel-size (0.19.2): the expert grid is this × expert × pipeline.";
+    TensorParallelNumWeightShards => "tensor_parallel_num_weight_shards", Count, "TP weight shards", "TP",
+        "--tensor-parallel-num-weight-shards (0.19.2): shards ÷ TP is a weight-shard (GTP) axis in the model size.";
     // (megatron: add fields above this line)
 
     // ---- torchtitan (job config TOML: [parallelism], [training]) --------------------------

@@ -1,7 +1,11 @@
 //! Megatron-LM (megatron-core and its training code): everything dpcalc knows about it. Its
 //! rules, releases, form and outputs are in [`rules`]; this file describes it to the shared
 //! machinery ([`SPEC`]): its parallel dimensions and rank order, the keys it reads its own way,
-//! and its config mapping (a `pretrain_gpt.py` command line, exported and pasted).
+//! and its config mapping (a `pretrain_gpt.py` command line, exported and pasted). Releases:
+//! megatron-core 0.19.2 (the default), 0.16.1 (links without `version=`) and Megatron-LM HEAD
+//! `d98e8a6`; 0.19.2 adds the keys `eval_global_batch_size`, `eval_micro_batch_size`,
+//! `num_experts`, `expert_tensor_parallel_size` and `tensor_parallel_num_weight_shards` (exported
+//! and imported as `--eval-global-batch-size` etc.).
 
 mod rules;
 
@@ -67,11 +71,16 @@ const EXPORT_KEYS: &[Field] = &[
     Field::PipelineModelParallelSize,
     Field::ContextParallelSize,
     Field::ExpertModelParallelSize,
+    Field::ExpertTensorParallelSize,
+    Field::TensorParallelNumWeightShards,
+    Field::NumExperts,
     Field::MicroBatchSize,
     Field::GlobalBatchSize,
     Field::RampupBatchSize,
     Field::StepBatchSizeSchedule,
     Field::DecreaseBatchSizeIfNeeded,
+    Field::EvalGlobalBatchSize,
+    Field::EvalMicroBatchSize,
     Field::TrainIters,
     Field::TrainSamples,
     Field::SeqLength,
@@ -80,18 +89,23 @@ const EXPORT_KEYS: &[Field] = &[
     Field::LrWarmupSamples,
 ];
 
-/// Megatron's expert grid (expert tensor = tensor) × expert × pipeline must divide the world:
-/// with expert parallelism on (its size given and not 1; an unreadable size counts as on), tp
-/// and pp matter one by one.
-fn memo(_: &str, raw: &RawInputs) -> MemoKey {
-    let expert = !matches!(
-        field::count(
-            Field::ExpertModelParallelSize,
-            raw.get(Field::ExpertModelParallelSize),
-            &mut Vec::new()
-        ),
-        Param::Absent | Param::Given(1)
-    );
+/// Megatron's expert grid (expert tensor, by default tensor) × expert × pipeline must divide the
+/// world: with expert parallelism on (its size given and not 1; an unreadable size counts as on),
+/// tp and pp matter one by one. 0.19.2 also reads them with `expert_tensor_parallel_size` or
+/// `tensor_parallel_num_weight_shards` given (the expert grid, and `shards // tp` in the model
+/// size), and the context size with `seq_length` given (a multiple of 2 × CP): then (tp, pp),
+/// which with dp fix the whole layout.
+fn memo(release: &str, raw: &RawInputs) -> MemoKey {
+    let on = |f: Field, off: &[Param<u64>]| {
+        let p = field::count(f, raw.get(f), &mut Vec::new());
+        !(p == Param::Absent || off.contains(&p))
+    };
+    let new = Version::from_id(release) == Version::Core0192;
+    let expert = on(Field::ExpertModelParallelSize, &[Param::Given(1)])
+        || (new
+            && (on(Field::ExpertTensorParallelSize, &[])
+                || on(Field::TensorParallelNumWeightShards, &[])
+                || on(Field::SeqLength, &[])));
     Box::new(move |sizes| {
         if expert {
             (

@@ -1,28 +1,44 @@
-//! Megatron-LM: the release built on megatron-core 0.16.1 (the default: constant calculator and
-//! the old `--rampup-batch-size`, both active) and Megatron-LM HEAD `d98e8a6` (ramp-up deprecated
-//! and ignored with a warning; `--step-batch-size-schedule` instead).
+//! Megatron-LM: megatron-core 0.19.2 with the Megatron-LM training code its wheel ships (the
+//! default: the ramp-up is parsed and ignored, `--step-batch-size-schedule`, the eval batch check,
+//! GTP weight shards), megatron-core 0.16.1 (what links without `version=` mean: constant
+//! calculator and the old `--rampup-batch-size`, both active) and Megatron-LM HEAD `d98e8a6`
+//! (ramp-up deprecated and ignored with a warning; `--step-batch-size-schedule` instead).
 //!
 //! Mirrors, in Megatron's order of execution:
-//! - `megatron/training/arguments.py::validate_args`: `total_model_size = TP × PP × CP` must divide
-//!   the world size, `data_parallel_size = world // total_model_size`, `--micro-batch-size` required
-//!   and positive, `--global-batch-size` defaulting to `micro_batch_size × data_parallel_size`, and
-//!   the iteration-based / sample-based assertions (`train_iters` against `train_samples`, and the
-//!   matching warmup options);
+//! - `megatron/training/arguments.py::validate_args`: `total_model_size = TP × PP × CP` (0.19.2:
+//!   `× gtp_weight_remat_size`, `tensor_parallel_num_weight_shards // TP` from
+//!   `core/model_parallel_config.py::resolve_tensor_parallel_weight_shards`, lines 410-446) must
+//!   divide the world size, `data_parallel_size = world // total_model_size`, `--micro-batch-size`
+//!   required and positive, `--global-batch-size` defaulting to `micro_batch_size ×
+//!   data_parallel_size` (0.19.2: also beside a schedule, which refuses an explicit one; lines
+//!   676-687), 0.19.2's eval batch (`eval_global_batch_size % (eval_micro_batch_size ×
+//!   data_parallel_size)`, lines 689-696), the sequence against `2 × CP` (line 1296), the sequence
+//!   length a schedule needs (line 1310) and `--num-experts` with expert parallelism (line 1601),
+//!   and the iteration-based / sample-based assertions (`train_iters` against `train_samples`, and
+//!   the matching warmup options);
 //! - `megatron/core/parallel_state.py::initialize_model_parallel`: the same divisibility as a
 //!   `RuntimeError`, and the separate expert grid `expert_tensor × expert_model × pipeline`
-//!   (EP is not in the data-parallel size);
-//! - `megatron/core/num_microbatches_calculator.py`: `ConstantNumMicroBatchesCalculator` (with and
+//!   (`--expert-tensor-parallel-size` defaults to TP; EP is not in the data-parallel size);
+//! - `megatron/training/global_vars.py::set_global_variables` (0.19.2: no ramp-up passed on, the
+//!   calculator's data-parallel size is `data_parallel_size × gtp_weight_remat_size`) and
+//!   `megatron/core/num_microbatches_calculator.py`: `ConstantNumMicroBatchesCalculator` (with and
 //!   without `decrease_batch_size_if_needed`), `RampupBatchsizeNumMicroBatchesCalculator` (0.16.1)
-//!   and, at HEAD, `StepBatchsizeNumMicroBatchesCalculator` with its schedule parser;
-//! - `megatron/training/training.py`: `update_train_iters` (floor for a constant batch, the loops
-//!   for the ramp-up and the schedule), the training loop's per-iteration consistency check, and
-//!   `get_optimizer_param_scheduler` (warmup in samples) with `OptimizerParamScheduler`'s
-//!   `lr_warmup_steps < lr_decay_steps`.
+//!   and, at HEAD and 0.19.2, `StepBatchsizeNumMicroBatchesCalculator` with its schedule parser
+//!   (thresholds in tokens, `// seq_length`);
+//! - `megatron/training/training.py`: `update_train_iters` (floor for a constant batch, from the
+//!   configured `--global-batch-size` also when the batch is decreased; the loops for the ramp-up
+//!   and the schedule), `setup_model_and_optimizer`'s `num_microbatches >= 1` (0.19.2), the training
+//!   loop's per-iteration checks (0.19.2: the microbatch count may not decrease, then divisibility),
+//!   and `get_optimizer_param_scheduler` (warmup in samples; with a schedule at 0.19.2 the
+//!   iteration-based lengths count `args.global_batch_size = mbs × dp`) with
+//!   `OptimizerParamScheduler`'s `lr_warmup_steps < lr_decay_steps`.
 //!
 //! Python's float steps are kept in the source's order (`int(consumed / (samples / increments))`).
-//! Checked against runs of Megatron's own code: `tests/fixtures/megatron.txt`. Not modelled:
-//! `--expert-tensor-parallel-size` (taken as TP, its default), `--lr-decay-iters/-samples` (taken
-//! as the training length, their default), HEAD's `gtp_weight_remat_size` (taken as 1).
+//! Checked against runs of Megatron's own code: `tests/fixtures/megatron.txt` (command
+//! `megatron19-1` for 0.19.2). Not modelled: `--lr-decay-iters/-samples` (taken as the training
+//! length, their default), `--expert-tensor-parallel-num-weight-shards` (taken as unset), HEAD's
+//! `gtp_weight_remat_size` (taken as 1), and before 0.19.2 `--expert-tensor-parallel-size` (taken
+//! as TP), `--num-experts` and the eval batch (ignored, with a note).
 
 use crate::calc::cluster;
 use crate::calc::field::Reader;
@@ -34,6 +50,10 @@ use std::cmp::Ordering;
 
 /// The releases dpcalc models, newest (the default) first.
 pub const RELEASES: &[Release] = &[
+    Release {
+        id: "0.19.2",
+        label: "megatron-core 0.19.2 (ramp-up ignored, step schedule, eval batch)",
+    },
     Release {
         id: "0.16.1",
         label: "megatron-core 0.16.1 (ramp-up active)",
@@ -51,14 +71,16 @@ pub enum Version {
     Core0161,
     /// Megatron-LM HEAD `d98e8a6`.
     Head,
+    /// megatron-core 0.19.2 with the Megatron-LM training code its wheel ships.
+    Core0192,
 }
 
 impl Version {
     pub fn from_id(id: &str) -> Version {
-        if id == "head" {
-            Version::Head
-        } else {
-            Version::Core0161
+        match id {
+            "head" => Version::Head,
+            "0.19.2" => Version::Core0192,
+            _ => Version::Core0161,
         }
     }
 }
@@ -73,6 +95,9 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::PipelineModelParallelSize,
             Field::ContextParallelSize,
             Field::ExpertModelParallelSize,
+            Field::ExpertTensorParallelSize,
+            Field::NumExperts,
+            Field::TensorParallelNumWeightShards,
         ],
     ),
     (
@@ -83,6 +108,8 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::DecreaseBatchSizeIfNeeded,
             Field::RampupBatchSize,
             Field::StepBatchSizeSchedule,
+            Field::EvalGlobalBatchSize,
+            Field::EvalMicroBatchSize,
         ],
     ),
     (
@@ -137,10 +164,13 @@ pub const KEY_FIELDS: &[Field] = &[
 pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
     Some(match output {
         Output::DpWorldSize => ("Data-parallel size", "data_parallel_size"),
-        Output::GlobalBatchSize => ("Global batch (samples per step)", "global_batch_size"),
+        Output::GlobalBatchSize => (
+            "Configured global batch (--global-batch-size)",
+            "args.global_batch_size",
+        ),
         Output::RunningGlobalBatchSize => (
-            "Global batch trained per step",
-            "current_running_global_batch_size",
+            "Global batch trained per step (running)",
+            "get_current_running_global_batch_size()",
         ),
         Output::NumMicrobatches => (
             "Microbatches per step (full batch)",
@@ -167,6 +197,9 @@ pub struct Inputs {
     pub pp: Param<u64>,
     pub cp: Param<u64>,
     pub ep: Param<u64>,
+    pub etp: Param<u64>,
+    pub num_experts: Param<u64>,
+    pub weight_shards: Param<u64>,
     pub micro_batch_size: Param<u64>,
     pub global_batch_size: Param<i64>,
     pub rampup_batch_size: Param<String>,
@@ -178,6 +211,8 @@ pub struct Inputs {
     pub lr_warmup_iters: Param<u64>,
     pub lr_warmup_fraction: Param<f64>,
     pub lr_warmup_samples: Param<u64>,
+    pub eval_global_batch_size: Param<i64>,
+    pub eval_micro_batch_size: Param<i64>,
 }
 
 impl Inputs {
@@ -195,6 +230,9 @@ impl Inputs {
             pp: r.count(Field::PipelineModelParallelSize),
             cp: r.count(Field::ContextParallelSize),
             ep: r.count(Field::ExpertModelParallelSize),
+            etp: r.count(Field::ExpertTensorParallelSize),
+            num_experts: r.count(Field::NumExperts),
+            weight_shards: r.count(Field::TensorParallelNumWeightShards),
             micro_batch_size: r.count(Field::MicroBatchSize),
             global_batch_size: r.int(Field::GlobalBatchSize),
             rampup_batch_size: r.text(Field::RampupBatchSize),
@@ -206,6 +244,8 @@ impl Inputs {
             lr_warmup_iters: r.count(Field::LrWarmupIters),
             lr_warmup_fraction: r.real(Field::LrWarmupFraction),
             lr_warmup_samples: r.count(Field::LrWarmupSamples),
+            eval_global_batch_size: r.int(Field::EvalGlobalBatchSize),
+            eval_micro_batch_size: r.int(Field::EvalMicroBatchSize),
         }
     }
 }
@@ -218,7 +258,14 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
 /// Computes everything for one set of inputs.
 pub fn compute(version: Version, raw: &RawInputs) -> Report {
     let mut report = Report::default();
-    let i = Inputs::parse(raw, &mut report);
+    let mut i = Inputs::parse(raw, &mut report);
+    // 0.19.2's argparse passes a blank `--step-batch-size-schedule " "` on as a (blank) schedule
+    if version == Version::Core0192
+        && i.step_batch_size_schedule == Param::Absent
+        && !raw.get(Field::StepBatchSizeSchedule).is_empty()
+    {
+        i.step_batch_size_schedule = Param::Given(String::new());
+    }
     Calc {
         i,
         v: version,
@@ -388,18 +435,25 @@ fn walk(
 /// The data-parallel layout.
 #[derive(Clone, Copy, Debug)]
 struct Grid {
+    /// `args.data_parallel_size`: the replicate degree (0.19.2: without the GTP axis).
     dp: u128,
+    /// `gtp_weight_remat_size` (0.19.2; 1 before): the calculator's data-parallel size is dp × this.
+    gtp: u128,
 }
 
 /// The batch plan after the calculator is built.
 struct Plan {
     sched: Sched,
     mbs: u128,
+    /// The calculator's data-parallel size (0.19.2: `data_parallel_size × gtp_weight_remat_size`).
     dp: u128,
-    /// `micro_batch_size × data_parallel_size`.
+    /// `args.data_parallel_size` (the replicate degree; the same as `dp` without GTP).
+    dp_rep: u128,
+    /// `micro_batch_size × data_parallel_size` (the calculator's).
     m: u128,
     decrease: bool,
-    /// `args.global_batch_size` (None at HEAD with a schedule).
+    /// `args.global_batch_size` (None at HEAD with a schedule; 0.19.2 sets it to
+    /// `micro_batch_size × data_parallel_size` then).
     gbs_arg: Option<u128>,
 }
 
@@ -501,7 +555,7 @@ fn schedule_number(text: &str) -> Result<i128, NumParse> {
         _ => {
             return Err(NumParse::Bad(format!(
                 "ValueError: could not convert string to float: '{}'",
-                body.trim()
+                crate::calc::field::shorten(body.trim())
             )))
         }
     };
@@ -534,6 +588,7 @@ impl Calc<'_> {
         self.r.enter(Stage::Batch);
         let mbs = self.micro_batch();
         let plan = match (grid, mbs) {
+            (Some(g), Some(m)) if self.v == Version::Core0192 => self.plan_0192(g, m),
             (Some(g), Some(m)) => self.plan(g, m),
             _ => None,
         };
@@ -547,7 +602,11 @@ impl Calc<'_> {
             _ => None,
         };
         if let (Some(p), Some(n)) = (&plan, iters) {
-            self.consistency(p, n);
+            if self.v == Version::Core0192 {
+                self.loop_checks(p, n);
+            } else {
+                self.consistency(p, n);
+            }
         }
         self.r.enter(Stage::Schedule);
         if let (Some(p), Some(m)) = (&plan, mode) {
@@ -581,14 +640,44 @@ impl Calc<'_> {
 
     fn grid(&mut self) -> Option<Grid> {
         let i = self.i.clone();
+        let new = self.v == Version::Core0192;
+        if !new {
+            self.unmodelled_keys();
+        }
         let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.r);
         let tp = self.parallel(Field::TensorModelParallelSize, i.tp);
         let pp = self.parallel(Field::PipelineModelParallelSize, i.pp);
         let cp = self.parallel(Field::ContextParallelSize, i.cp);
         let ep = self.parallel(Field::ExpertModelParallelSize, i.ep);
+        // validate_args: expert_tensor_parallel_size defaults to tensor_model_parallel_size
+        let etp = if new {
+            match i.etp {
+                Param::Given(0) => {
+                    self.r.refuse(
+                        Field::ExpertTensorParallelSize,
+                        Refusal::new(
+                            "parallel_state.initialize_model_parallel stops with",
+                            "ZeroDivisionError: integer modulo by zero",
+                        )
+                        .fix("expert_tensor_parallel_size must be at least 1 (or unset: it is then tensor parallel)."),
+                    );
+                    None
+                }
+                Param::Given(e) => Some(Some(e as u128)),
+                Param::Absent => Some(None),
+                Param::Invalid => None,
+            }
+        } else {
+            Some(None)
+        };
         let (ws, tp, pp, cp) = (ws?, tp?, pp?, cp?);
         let (ws, tp, pp, cp) = (ws as u128, tp as u128, pp as u128, cp as u128);
-        let Some(total) = tp.checked_mul(pp).and_then(|x| x.checked_mul(cp)) else {
+        let gtp = if new { self.weight_shards(tp)? } else { 1 };
+        let Some(total) = tp
+            .checked_mul(pp)
+            .and_then(|x| x.checked_mul(cp))
+            .and_then(|x| x.checked_mul(gtp))
+        else {
             self.r.diag(
                 Field::TensorModelParallelSize,
                 Level::Error,
@@ -596,12 +685,22 @@ impl Calc<'_> {
             );
             return None;
         };
+        let (gtp_name, gtp_worked) = if gtp > 1 {
+            (" × gtp_weight_remat_size", format!(" × {gtp}"))
+        } else {
+            ("", String::new())
+        };
         if ws % total != 0 {
             let fix = if total <= u64::MAX as u128 {
                 cluster::nearest_valid(
                     ws as u64,
                     total as u64,
-                    "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size",
+                    if gtp > 1 {
+                        "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size \
+                         × gtp_weight_remat_size"
+                    } else {
+                        "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size"
+                    },
                 )
             } else {
                 String::new()
@@ -616,7 +715,7 @@ impl Calc<'_> {
                     ),
                 )
                 .fix(format!(
-                    ", where total_model_size = tensor × pipeline × context parallel = {tp} × {pp} × {cp}. \
+                    ", where total_model_size = tensor × pipeline × context parallel{gtp_name} = {tp} × {pp} × {cp}{gtp_worked}. \
                      (megatron-core alone, in parallel_state.initialize_model_parallel, raises \
                      \u{201c}RuntimeError: world_size ({ws}) is not divisible by {total}\u{201d}.) {fix}"
                 )),
@@ -627,11 +726,28 @@ impl Calc<'_> {
         self.r.set(Output::DpWorldSize, Num::Int(dp as i128));
         self.r.explain(
             Output::DpWorldSize,
-            "data_parallel_size = world_size // (tensor × pipeline × context parallel size); EP is not in it",
-            format!("data_parallel_size = {ws} // ({tp} × {pp} × {cp}) = {dp}"),
+            format!("data_parallel_size = world_size // (tensor × pipeline × context parallel size{gtp_name}); EP is not in it"),
+            format!("data_parallel_size = {ws} // ({tp} × {pp} × {cp}{gtp_worked}) = {dp}"),
         );
-        if let Some(ep) = ep {
-            self.expert_grid(ws, tp, pp, ep as u128, dp);
+        if gtp > 1 {
+            self.r.diag(
+                Field::TensorParallelNumWeightShards,
+                Level::Note,
+                format!(
+                    "gtp_weight_remat_size = tensor_parallel_num_weight_shards // tensor_model_parallel_size = {gtp}: \
+                     it counts in the model size, so data_parallel_size ({dp}) is the replicate degree, and the \
+                     microbatch calculator is built with data_parallel_size × {gtp} = {} (global_vars.py).",
+                    dp * gtp
+                ),
+            );
+        }
+        let mut expert_ok = true;
+        if new {
+            self.cp_sequence(cp);
+            expert_ok = self.num_experts(ep);
+        }
+        if let (Some(ep), Some(etp), true) = (ep, etp, expert_ok) {
+            self.expert_grid(ws, etp.unwrap_or(tp), pp, ep as u128, dp);
         }
         self.r.publish_grid(crate::calc::Grid {
             world: ws as u64,
@@ -642,9 +758,144 @@ impl Calc<'_> {
             pp: pp as u64,
             ep: ep.unwrap_or(1),
         });
-        Some(Grid { dp })
+        Some(Grid { dp, gtp })
     }
 
+    /// The keys dpcalc reads for 0.19.2 only: a note when another release is chosen.
+    fn unmodelled_keys(&mut self) {
+        for f in [
+            Field::ExpertTensorParallelSize,
+            Field::NumExperts,
+            Field::TensorParallelNumWeightShards,
+            Field::EvalGlobalBatchSize,
+            Field::EvalMicroBatchSize,
+        ] {
+            let given = match f {
+                Field::ExpertTensorParallelSize => self.i.etp.is_given(),
+                Field::NumExperts => self.i.num_experts.is_given(),
+                Field::TensorParallelNumWeightShards => self.i.weight_shards.is_given(),
+                Field::EvalGlobalBatchSize => self.i.eval_global_batch_size.is_given(),
+                _ => self.i.eval_micro_batch_size.is_given(),
+            };
+            if given {
+                self.r.diag(
+                    f,
+                    Level::Note,
+                    format!(
+                        "dpcalc reads {} for Megatron 0.19.2 only; with this release it is ignored.",
+                        f.key()
+                    ),
+                );
+            }
+        }
+    }
+
+    /// 0.19.2's `resolve_tensor_parallel_weight_shards` (model_parallel_config.py, called by
+    /// validate_args): `gtp_weight_remat_size = shards // TP` (1 when unset).
+    fn weight_shards(&mut self, tp: u128) -> Option<u128> {
+        let s = match self.i.weight_shards {
+            Param::Absent => return Some(1),
+            Param::Invalid => return None,
+            Param::Given(s) => s as u128,
+        };
+        let f = Field::TensorParallelNumWeightShards;
+        let by = "Megatron-LM's validate_args refuses it (resolve_tensor_parallel_weight_shards)";
+        if s < tp {
+            self.r.refuse(
+                f,
+                Refusal::new(
+                    by,
+                    format!(
+                        "ValueError: tensor_parallel_num_weight_shards ({s}) must be >= \
+                         tensor_model_parallel_size ({tp})."
+                    ),
+                )
+                .fix(format!(
+                    "Use a multiple of {tp}, or leave it unset (it is then {tp})."
+                )),
+            );
+            return None;
+        }
+        if s % tp != 0 {
+            self.r.refuse(
+                f,
+                Refusal::new(
+                    by,
+                    format!(
+                        "ValueError: tensor_parallel_num_weight_shards ({s}) must be divisible by \
+                         tensor_model_parallel_size ({tp})."
+                    ),
+                )
+                .fix(format!("Nearest valid: {}.", nearest_multiples(s, tp))),
+            );
+            return None;
+        }
+        Some(s / tp)
+    }
+
+    /// 0.19.2's validate_args: with context parallelism the sequence splits into 2 × CP chunks.
+    fn cp_sequence(&mut self, cp: u128) {
+        let Param::Given(seq) = self.i.seq_length else {
+            return;
+        };
+        let seq = seq as u128;
+        if cp > 1 && seq % (2 * cp) != 0 {
+            self.r.refuse(
+                Field::ContextParallelSize,
+                Refusal::new(
+                    "Megatron-LM refuses this in validate_args",
+                    "AssertionError: seq-length should be a multiple of 2 * context-parallel-size if \
+                     context-parallel-size > 1.",
+                )
+                .fix(format!(
+                    "seq_length {seq} is not a multiple of 2 × {cp} = {}; nearest: {}.",
+                    2 * cp,
+                    nearest_multiples(seq, 2 * cp)
+                )),
+            );
+        }
+    }
+
+    /// 0.19.2's validate_args: expert parallelism needs `--num-experts`, a multiple of it
+    /// (`--num-experts 0` counts as unset). Whether parallel_state is reached.
+    fn num_experts(&mut self, ep: Option<u64>) -> bool {
+        let Some(ep) = ep.filter(|&e| e > 1) else {
+            return true;
+        };
+        let by = "Megatron-LM refuses this in validate_args";
+        match self.i.num_experts {
+            Param::Absent | Param::Given(0) => {
+                self.r.refuse(
+                    Field::NumExperts,
+                    Refusal::new(
+                        by,
+                        "AssertionError: num_experts must be non None to use expert model parallelism",
+                    )
+                    .fix(format!(
+                        "Give num_experts (a multiple of expert_model_parallel_size {ep}), or set \
+                         expert_model_parallel_size to 1."
+                    )),
+                );
+                false
+            }
+            Param::Given(n) if n % ep != 0 => {
+                self.r.refuse(
+                    Field::NumExperts,
+                    Refusal::new(
+                        by,
+                        "AssertionError: Number of experts should be a multiple of expert model parallel_size.",
+                    )
+                    .fix(format!(
+                        "num_experts {n} is not a multiple of expert_model_parallel_size {ep}; nearest: {}.",
+                        nearest_multiples(n as u128, ep as u128)
+                    )),
+                );
+                false
+            }
+            Param::Invalid => false,
+            _ => true,
+        }
+    }
     /// parallel_state: the expert grid `expert_tensor × expert_model × pipeline` must divide too.
     fn expert_grid(&mut self, ws: u128, tp: u128, pp: u128, ep: u128, dp: u128) {
         let Some(grid) = tp.checked_mul(ep).and_then(|x| x.checked_mul(pp)) else {
@@ -709,7 +960,7 @@ impl Calc<'_> {
                 self.r.refuse(
                     Field::MicroBatchSize,
                     Refusal::new(
-                        "Megatron's validate_args stops at",
+                        "Megatron's validate_args stops with a bare AssertionError at",
                         "assert args.micro_batch_size > 0",
                     )
                     .fix("micro_batch_size must be at least 1."),
@@ -770,7 +1021,7 @@ impl Calc<'_> {
                 self.r.refuse(
                     Field::GlobalBatchSize,
                     Refusal::new(
-                        "Megatron's validate_args stops at",
+                        "Megatron's validate_args stops with a bare AssertionError at",
                         "assert args.global_batch_size > 0",
                     )
                     .fix(format!("(got {v}). global_batch_size must be positive.")),
@@ -817,6 +1068,7 @@ impl Calc<'_> {
                 sched: Sched::Step { levels },
                 mbs,
                 dp,
+                dp_rep: dp,
                 m,
                 decrease,
                 gbs_arg: None,
@@ -843,6 +1095,7 @@ impl Calc<'_> {
                 sched,
                 mbs,
                 dp,
+                dp_rep: dp,
                 m,
                 decrease,
                 gbs_arg: Some(gbs),
@@ -850,6 +1103,284 @@ impl Calc<'_> {
         }
 
         // ConstantNumMicroBatchesCalculator.
+        if !self.constant(gbs, mbs, dp, m, decrease) {
+            return None;
+        }
+        Some(Plan {
+            sched: Sched::Constant { gbs },
+            mbs,
+            dp,
+            dp_rep: dp,
+            m,
+            decrease,
+            gbs_arg: Some(gbs),
+        })
+    }
+
+    /// 0.19.2: validate_args' batch checks (the eval batch first), then the calculator
+    /// `global_vars.set_global_variables` builds (no ramp-up: it is parsed and never passed on).
+    fn plan_0192(&mut self, g: Grid, mbs: u64) -> Option<Plan> {
+        let i = self.i.clone();
+        let mbs = mbs as u128;
+        let (dp, gtp) = (g.dp, g.gtp);
+        let cdp = dp.checked_mul(gtp)?;
+        let m = mbs.checked_mul(cdp)?;
+        let decrease = i.decrease_batch_size_if_needed.or(false)?;
+        let ramp_ok = self.ramp_ignored();
+        let schedule = i.step_batch_size_schedule.clone();
+        if schedule == Param::Invalid || !ramp_ok {
+            return None;
+        }
+        let gbs_given = self.gbs_given()?;
+        if matches!(schedule, Param::Given(_)) && gbs_given.is_some() {
+            self.r.refuse(
+                Field::GlobalBatchSize,
+                Refusal::new(
+                    "Megatron-LM's validate_args refuses it together with a schedule (even at its default value)",
+                    "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size",
+                )
+                .fix("Remove global_batch_size: the schedule gives the batch at every step."),
+            );
+            return None;
+        }
+        let gbs = match gbs_given {
+            Some(v) => v,
+            None => {
+                let v = mbs.checked_mul(dp)?;
+                let rule = if matches!(schedule, Param::Given(_)) {
+                    "global_batch_size defaults to micro_batch_size × data_parallel_size, also with a schedule \
+                     (then it is not a batch the run trains: it is the default eval batch and the unit of \
+                     iteration-based warmup and decay)"
+                } else {
+                    "global_batch_size defaults to micro_batch_size × data_parallel_size (one microbatch)"
+                };
+                self.r.explain(
+                    Output::GlobalBatchSize,
+                    rule,
+                    format!("global_batch_size = {mbs} × {dp} = {v}"),
+                );
+                v
+            }
+        };
+        if !self.eval_batch(gbs, mbs, dp, decrease) {
+            return None;
+        }
+        if let Param::Given(text) = &schedule {
+            if decrease {
+                self.r.refuse(
+                    Field::DecreaseBatchSizeIfNeeded,
+                    Refusal::new(
+                        "megatron-core's _build_num_microbatches_calculator refuses it together with a schedule",
+                        "ValueError: Cannot specify both --step-batch-size-schedule and \
+                         --decrease-batch-size-if-needed",
+                    )
+                    .fix(
+                        "Make every batch size in the schedule a multiple of micro_batch_size × \
+                         data_parallel_size instead.",
+                    ),
+                );
+                return None;
+            }
+            if !self.i.seq_length.is_given() {
+                if self.i.seq_length == Param::Absent {
+                    self.r.refuse(
+                        Field::SeqLength,
+                        Refusal::new(
+                            "Megatron-LM's validate_args stops with a bare AssertionError at",
+                            "assert args.encoder_seq_length is not None",
+                        )
+                        .fix("Give seq_length: Megatron-LM requires it, and the schedule's thresholds are \
+                              tokens (threshold // seq_length samples)."),
+                    );
+                }
+                return None;
+            }
+            let text = text.clone();
+            let levels = self.parse_schedule(&text)?;
+            return Some(Plan {
+                sched: Sched::Step { levels },
+                mbs,
+                dp: cdp,
+                dp_rep: dp,
+                m,
+                decrease,
+                gbs_arg: Some(gbs),
+            });
+        }
+        if !self.constant(gbs, mbs, cdp, m, decrease) {
+            return None;
+        }
+        Some(Plan {
+            sched: Sched::Constant { gbs },
+            mbs,
+            dp: cdp,
+            dp_rep: dp,
+            m,
+            decrease,
+            gbs_arg: Some(gbs),
+        })
+    }
+
+    /// validate_args: `--global-batch-size`, when given, must be positive.
+    fn gbs_given(&mut self) -> Option<Option<u128>> {
+        match self.i.global_batch_size {
+            Param::Given(v) if v <= 0 => {
+                self.r.refuse(
+                    Field::GlobalBatchSize,
+                    Refusal::new(
+                        "Megatron's validate_args stops with a bare AssertionError at",
+                        "assert args.global_batch_size > 0",
+                    )
+                    .fix(format!("(got {v}). global_batch_size must be positive.")),
+                );
+                None
+            }
+            Param::Given(v) => Some(Some(v as u128)),
+            Param::Absent => Some(None),
+            Param::Invalid => None,
+        }
+    }
+
+    /// 0.19.2: `--rampup-batch-size` is still an argparse flag (`nargs=3, type=int`), and
+    /// nothing reads it. Whether argparse accepts it.
+    fn ramp_ignored(&mut self) -> bool {
+        let Param::Given(text) = self.i.rampup_batch_size.clone() else {
+            return self.i.rampup_batch_size != Param::Invalid;
+        };
+        let f = Field::RampupBatchSize;
+        let body = text.trim().trim_start_matches('[').trim_end_matches(']');
+        let tokens: Vec<&str> = body
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|t| !t.is_empty())
+            .collect();
+        let by = "Megatron-LM's argument parser stops (it still reads three whole numbers)";
+        if tokens.len() < 3 {
+            self.r.refuse(
+                f,
+                Refusal::new(by, "argument --rampup-batch-size: expected 3 arguments").fix(
+                    "Megatron-LM 0.19.2 ignores the ramp-up anyway: remove rampup_batch_size, or use \
+                     step_batch_size_schedule.",
+                ),
+            );
+            return false;
+        }
+        if tokens.len() > 3 {
+            self.r.refuse(
+                f,
+                Refusal::new(
+                    by,
+                    format!(
+                        "unrecognized arguments: {}",
+                        crate::calc::field::shorten(&tokens[3..].join(" "))
+                    ),
+                )
+                .fix("Give three numbers, or remove rampup_batch_size (0.19.2 ignores it)."),
+            );
+            return false;
+        }
+        if let Some(t) = tokens.iter().find(|t| python_int(t).is_none()) {
+            self.r.refuse(
+                f,
+                Refusal::new(
+                    by,
+                    format!(
+                        "argument --rampup-batch-size: invalid int value: '{}'",
+                        crate::calc::field::shorten(t)
+                    ),
+                )
+                .fix("Give three whole numbers, or remove rampup_batch_size (0.19.2 ignores it)."),
+            );
+            return false;
+        }
+        let then = if matches!(self.i.step_batch_size_schedule, Param::Given(_)) {
+            "the step schedule sets the batch"
+        } else {
+            "the global batch is constant from the first sample"
+        };
+        self.r.diag(
+            f,
+            Level::Note,
+            format!(
+                "Megatron-LM 0.19.2 parses --rampup-batch-size and ignores it, without a message \
+                 (global_vars.set_global_variables no longer passes it to the calculator): {then}. \
+                 For a ramp, write it as a step_batch_size_schedule."
+            ),
+        );
+        true
+    }
+
+    /// 0.19.2's validate_args: `eval_global_batch_size % (eval_micro_batch_size ×
+    /// data_parallel_size) == 0`, defaults the training batch's; before the calculator.
+    fn eval_batch(&mut self, gbs: u128, mbs: u128, dp: u128, decrease: bool) -> bool {
+        let i = self.i.clone();
+        let eg = match i.eval_global_batch_size {
+            Param::Given(v) => v as i128,
+            Param::Absent => gbs as i128,
+            Param::Invalid => return false,
+        };
+        let em = match i.eval_micro_batch_size {
+            Param::Given(v) => v as i128,
+            Param::Absent => mbs as i128,
+            Param::Invalid => return false,
+        };
+        let Some(div) = em.checked_mul(dp as i128) else {
+            return false;
+        };
+        let by = "Megatron-LM refuses this in validate_args, before the microbatch calculator";
+        if div == 0 {
+            self.r.refuse(
+                Field::EvalMicroBatchSize,
+                Refusal::new(by, "ZeroDivisionError: integer modulo by zero")
+                    .fix("eval_micro_batch_size must not be 0 (unset, it is micro_batch_size)."),
+            );
+            return false;
+        }
+        if eg % div == 0 {
+            return true;
+        }
+        let field = if i.eval_global_batch_size.is_given() {
+            Field::EvalGlobalBatchSize
+        } else if i.eval_micro_batch_size.is_given() {
+            Field::EvalMicroBatchSize
+        } else {
+            Field::GlobalBatchSize
+        };
+        let d = div.unsigned_abs();
+        let near = nearest_multiples(eg.unsigned_abs(), d);
+        let fix = if i.eval_global_batch_size.is_given() {
+            format!(
+                "Nearest valid eval_global_batch_size: {near} (multiples of {em} × {dp} = {d})."
+            )
+        } else if decrease {
+            format!(
+                "eval_global_batch_size defaults to global_batch_size {eg}, and this check runs before \
+                 decrease_batch_size_if_needed can round the training batch: give eval_global_batch_size \
+                 (a multiple of {em} × {dp} = {d}, e.g. {}), or a global batch of {near}.",
+                (eg.unsigned_abs() / d * d).max(d)
+            )
+        } else {
+            format!(
+                "eval_global_batch_size defaults to global_batch_size ({eg}) and eval_micro_batch_size to \
+                 micro_batch_size, so the global batch must be a multiple of {em} × {dp} = {d}: nearest {near}."
+            )
+        };
+        self.r.refuse(
+            field,
+            Refusal::new(
+                by,
+                format!(
+                    "AssertionError: eval_global_batch_size ({eg}) must be divisible by eval_micro_batch_size \
+                     ({em}) * data_parallel_size ({dp})"
+                ),
+            )
+            .fix(fix),
+        );
+        false
+    }
+
+    /// `ConstantNumMicroBatchesCalculator.__init__` (with `decrease_batch_size_if_needed`):
+    /// whether megatron-core accepts the global batch.
+    fn constant(&mut self, gbs: u128, mbs: u128, dp: u128, m: u128, decrease: bool) -> bool {
         if decrease {
             let running = gbs / m * m;
             if running / m < 1 {
@@ -865,7 +1396,7 @@ impl Calc<'_> {
                          Use a global batch of at least {m}."
                     )),
                 );
-                return None;
+                return false;
             }
             if running != gbs {
                 self.r.diag(
@@ -894,16 +1425,9 @@ impl Calc<'_> {
                     gbs / m * m
                 )),
             );
-            return None;
+            return false;
         }
-        Some(Plan {
-            sched: Sched::Constant { gbs },
-            mbs,
-            dp,
-            m,
-            decrease,
-            gbs_arg: Some(gbs),
-        })
+        true
     }
 
     /// `_build_num_microbatches_calculator` and `RampupBatchsizeNumMicroBatchesCalculator.__init__`
@@ -1111,7 +1635,7 @@ impl Calc<'_> {
                     Err(NumParse::Bad(msg)) => {
                         refuse(
                             self.r,
-                            crate::calc::field::shorten(&msg),
+                            msg,
                             "Numbers may have a K, M, B or T suffix (10^3 … 10^12).",
                         );
                         return None;
@@ -1207,7 +1731,10 @@ impl Calc<'_> {
         let (mbs, dp, m) = (p.mbs, p.dp, p.m);
         let fin = p.sched.final_gbs();
         let running = p.running(fin);
-        self.r.set(Output::GlobalBatchSize, Num::Int(fin as i128));
+        let new = self.v == Version::Core0192;
+        // args.global_batch_size: at HEAD a schedule leaves it unset (dpcalc shows the last size)
+        let shown = p.gbs_arg.unwrap_or(fin);
+        self.r.set(Output::GlobalBatchSize, Num::Int(shown as i128));
         match &p.sched {
             Sched::Constant { .. } => {
                 if p.gbs_arg.is_some() && self.i.global_batch_size.is_given() {
@@ -1224,8 +1751,16 @@ impl Calc<'_> {
                 format!("global batch: {start} + k × {inc} … {fin}"),
             ),
             Sched::Step { levels } => self.r.explain(
-                Output::GlobalBatchSize,
-                "with a schedule, the global batch is its last batch size",
+                if new {
+                    Output::RunningGlobalBatchSize
+                } else {
+                    Output::GlobalBatchSize
+                },
+                if new {
+                    "with a schedule, the batch each step trains follows it; at the full batch it is the last size"
+                } else {
+                    "with a schedule, the global batch is its last batch size"
+                },
                 format!(
                     "global batch: {}",
                     levels
@@ -1279,7 +1814,7 @@ impl Calc<'_> {
             "num_microbatches at the first step = running batch // (micro_batch_size × data_parallel_size)",
             format!("initial num_microbatches = {r0} // {m} = {}", r0 / m),
         );
-        if r0 / m == 0 {
+        if r0 / m == 0 && !new {
             let why = if p.decrease {
                 "megatron-core accepts this with no error (decrease_batch_size_if_needed rounds it to 0), so the \
                  first steps train no microbatch"
@@ -1478,6 +2013,20 @@ impl Calc<'_> {
                 match &p.sched {
                     Sched::Constant { gbs } => {
                         let n = ts / gbs;
+                        let running = p.running(*gbs);
+                        if running != *gbs {
+                            let trained = n * running;
+                            self.r.diag(
+                                Field::DecreaseBatchSizeIfNeeded,
+                                Level::Warning,
+                                format!(
+                                    "train_iters is computed from the configured --global-batch-size: {ts} // {gbs} = \
+                                     {n} iterations, but each trains the decreased batch {running}, so the run \
+                                     trains {n} × {running} = {trained} samples, {} fewer than train_samples {ts}.",
+                                    ts - trained
+                                ),
+                            );
+                        }
                         (
                             n,
                             "train_iters = train_samples // global_batch_size".to_string(),
@@ -1596,6 +2145,87 @@ impl Calc<'_> {
         );
     }
 
+    /// 0.19.2, with a schedule: setup_model_and_optimizer's `num_microbatches >= 1` at the first
+    /// batch, then each training iteration's checks in the loop's order: the microbatch count may
+    /// not decrease, and the batch in use must divide by micro_batch_size × data_parallel_size.
+    fn loop_checks(&mut self, p: &Plan, n: u128) {
+        if !matches!(p.sched, Sched::Step { .. }) {
+            return;
+        }
+        let (m, mbs, dp) = (p.m, p.mbs, p.dp);
+        let b0 = p.sched.current(0);
+        if b0 / m == 0 {
+            let rep = p.dp_rep;
+            self.r.refuse(
+                Field::StepBatchSizeSchedule,
+                Refusal::new(
+                    "setup_model_and_optimizer (training.py) stops before the first iteration",
+                    format!(
+                        "AssertionError: current global batch size ({b0}) is too small for micro_batch_size \
+                         ({mbs}) * data_parallel_size ({rep}) = {}. The world size cannot accommodate the batch \
+                         size. This can happen when resuming with more GPUs than the current batch size \
+                         schedule entry supports.",
+                        mbs * rep
+                    ),
+                )
+                .fix(format!(
+                    "The first scheduled batch must be at least micro_batch_size × data_parallel_size = {m} \
+                     (and a multiple of it)."
+                )),
+            );
+            return;
+        }
+        enum Stop {
+            Decrease(u128, u128),
+            NotDivisible(u128),
+        }
+        let mut prev = b0 / m;
+        let mut bad = None;
+        let res = walk(&p.sched, None, Some(n), |c, cur, done| {
+            let nm = cur / m;
+            if done > 0 && nm < prev {
+                bad = Some((c, done + 1, Stop::Decrease(prev, nm)));
+                return false;
+            }
+            prev = nm;
+            if cur % m != 0 {
+                bad = Some((c, done + 1, Stop::NotDivisible(cur)));
+                return false;
+            }
+            true
+        });
+        if res.is_err() {
+            self.too_long(p);
+            return;
+        }
+        let Some((c, k, stop)) = bad else { return };
+        let by = format!(
+            "The run stops at iteration {k} (after {c} samples), when the training loop checks the batch"
+        );
+        let refusal = match stop {
+            Stop::Decrease(from, to) => Refusal::new(
+                by,
+                format!("AssertionError: Number of microbatches should not decrease; going from {from} to {to}"),
+            )
+            .fix(format!(
+                "Megatron-LM's training loop allows the batch to grow only: make the scheduled batch sizes \
+                 non-decreasing (in microbatches of {mbs} × {dp} = {m})."
+            )),
+            Stop::NotDivisible(cur) => Refusal::new(
+                by,
+                format!(
+                    "AssertionError: current global batch size ({cur}) is not divisible by micro_batch_size \
+                     ({mbs}) * data_parallel_size ({dp})"
+                ),
+            )
+            .fix(format!(
+                "Nearest valid batch sizes for that step: {} (multiples of {mbs} × {dp} = {m}).",
+                nearest_multiples(cur, m)
+            )),
+        };
+        self.r.refuse(Field::StepBatchSizeSchedule, refusal);
+    }
+
     /// `get_optimizer_param_scheduler`: the warmup in samples, and `OptimizerParamScheduler`'s
     /// `assert lr_warmup_steps < lr_decay_steps`.
     fn warmup(&mut self, p: &Plan, mode: Mode) {
@@ -1707,14 +2337,29 @@ impl Calc<'_> {
             return;
         }
         // Optimizer steps until the learning rate peaks: each step adds the running batch.
-        if p.sched.varying() {
-            return;
-        }
-        let running = p.running(p.sched.final_gbs());
         let need: u128 = match lw {
             Num::Int(x) => x as u128,
             Num::Float(x) => x.ceil() as u128,
         };
+        if p.sched.varying() {
+            if self.v != Version::Core0192 {
+                return;
+            }
+            // the loop steps the scheduler by each iteration's batch
+            let Ok((c, k)) = walk(&p.sched, Some(need), None, |_, _, _| true) else {
+                self.too_long(p);
+                return;
+            };
+            self.r.set(Output::WarmupSteps, Num::Int(k as i128));
+            self.r.explain(
+                Output::WarmupSteps,
+                "warmup steps = iterations until the samples stepped reach lr_warmup_steps (the scheduler \
+                 advances by each iteration's scheduled batch)",
+                format!("warmup steps = {k} ({c} samples ≥ {})", lw.raw()),
+            );
+            return;
+        }
+        let running = p.running(p.sched.final_gbs());
         let k = need.div_ceil(running);
         self.r.set(Output::WarmupSteps, Num::Int(k as i128));
         self.r.explain(
