@@ -2,7 +2,7 @@
 //! ("16×8 GPUs, TP 8 → dp 16, global batch 256, 1,954 steps"). Plain text work on a computed
 //! report; no arithmetic happens here and nothing here touches the browser.
 
-use crate::calc::framework::Concept;
+use crate::calc::frameworks::Concept;
 use crate::calc::{Field, Framework, Output, RawInputs, Report};
 
 /// The snippets for one state.

@@ -87,7 +87,7 @@ pub fn decode(query: &str) -> Link {
                 "framework".into(),
                 format!(
                     "framework={} is not a framework dpcalc knows ({}); axolotl is shown.",
-                    crate::calc::field::shorten(id),
+                    crate::calc::parse::shorten(id),
                     Framework::ALL
                         .iter()
                         .map(|f| f.id())
@@ -180,7 +180,7 @@ impl Link {
                             key.into(),
                             format!(
                                 "version={} is not a {} release dpcalc models ({}); {} is shown.",
-                                crate::calc::field::shorten(value),
+                                crate::calc::parse::shorten(value),
                                 self.framework.name(),
                                 known.join(", "),
                                 shown.id

@@ -9,7 +9,7 @@
 
 use std::rc::Rc;
 
-use crate::calc::{framework, Field, Framework, RawInputs, Report};
+use crate::calc::{frameworks, Field, Framework, RawInputs, Report};
 use crate::query::{self, Link, View};
 
 /// The whole state: the link and the report computed from it.
@@ -93,7 +93,7 @@ impl State {
                     return None;
                 }
                 let mut link = self.link.clone();
-                link.inputs = framework::carry(link.framework, &link.inputs, fw);
+                link.inputs = frameworks::carry(link.framework, &link.inputs, fw);
                 link.framework = fw;
                 // a switch is a new choice: the newest release, written into the link
                 link.release = Some(fw.default_release());
@@ -101,7 +101,7 @@ impl State {
             }
             Action::Import(fw, mut inputs) => {
                 // A config file rarely says the cluster shape: keep the current one unless it does.
-                for &f in framework::CLUSTER {
+                for &f in frameworks::CLUSTER {
                     let given = !inputs.get(f).trim().is_empty();
                     if !given && !self.link.inputs.get(f).trim().is_empty() {
                         inputs.set(f, self.link.inputs.get(f));

@@ -1,7 +1,7 @@
 //! The compare view: one cluster and one batch intent, every framework side by side.
 //!
 //! The intent is what the user typed for the selected framework, carried to each other
-//! framework by [`Concept`] (see [`framework::carry`]), plus what a framework cannot express the
+//! framework by [`Concept`] (see [`frameworks::carry`]), plus what a framework cannot express the
 //! same way, taken from the selected framework's own result so the comparison is like for like:
 //! - a framework without a gradient-accumulation key (Megatron, torchtitan) gets the global
 //!   batch the selected framework computed;
@@ -15,7 +15,7 @@
 //! Each framework then computes by its own rules at its newest release; a row whose values
 //! differ is flagged, and each cell carries the rule that produced it (its one-line reason).
 
-use super::framework::{self, Concept, Framework, Release};
+use super::frameworks::{self, Concept, Framework, Release};
 use super::num::{self, Num};
 use super::{Field, Level, Output, RawInputs, Report};
 
@@ -140,7 +140,7 @@ fn default_epochs(framework: Framework) -> &'static str {
 
 /// `from`'s intent in `to`'s keys.
 fn intent(from: Framework, raw: &RawInputs, report: &Report, to: Framework) -> RawInputs {
-    let mut inputs = framework::carry(from, raw, to);
+    let mut inputs = frameworks::carry(from, raw, to);
     if let (Some(target), Some(source)) = (
         to.field_for(Concept::Epochs),
         from.field_for(Concept::Epochs),

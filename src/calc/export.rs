@@ -20,8 +20,8 @@
 //! PyYAML's string `1e-5`), text quoted. JSON has no comments, so there the notes are only in
 //! [`Export::notes`] (every format also lists them there, for the page).
 
-use super::field::Reader;
 use super::field::{CLUSTER, THROUGHPUT};
+use super::parse::Reader;
 use super::spec::{Entry, Syntax, Value};
 use super::{cluster, Field, Framework, Kind, Param, RawInputs, Report};
 

@@ -1,11 +1,9 @@
-//! The inputs: one [`Field`] per config key, and the parsing of what a user typed into a typed
-//! value or a message at that field.
+//! The inputs: one [`Field`] per config key (each framework's own names, in its own section of
+//! the table), the groups every form shares, and [`RawInputs`], what was typed, one text per
+//! field. The parsing of that text is `parse.rs`.
 //!
-//! Field keys are axolotl's own config keys (plus the cluster shape, which axolotl reads from the
-//! environment), so a value can be copied straight from a YAML file. Parsing is strict on purpose:
-//! `1.5` in an integer field, `-2`, `1e309` or `8 GPUs` are errors at that field, never guessed.
-
-use super::{Diag, Level, RawInputs};
+//! A key means the same thing in every framework that has it, so a value can be copied straight
+//! from a config file.
 
 /// What kind of value a field holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,215 +217,6 @@ impl Field {
     }
 }
 
-/// A parsed input: absent (the default applies), a value, or invalid (its error is already
-/// reported at the field, and everything that needs it shows no value).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Param<T> {
-    Absent,
-    Given(T),
-    Invalid,
-}
-
-impl<T: Copy> Param<T> {
-    /// The value, the default when absent, or `None` when invalid.
-    pub fn or(self, default: T) -> Option<T> {
-        match self {
-            Param::Absent => Some(default),
-            Param::Given(v) => Some(v),
-            Param::Invalid => None,
-        }
-    }
-
-    pub fn given(self) -> Option<T> {
-        match self {
-            Param::Given(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    pub fn is_given(self) -> bool {
-        matches!(self, Param::Given(_))
-    }
-}
-
-/// Largest accepted text, so a 100 KB URL value costs nothing to reject.
-const MAX_LEN: usize = 64;
-
-/// Parses a whole number field.
-pub fn count(field: Field, raw: &str, diags: &mut Vec<Diag>) -> Param<u64> {
-    let text = raw.trim();
-    if text.is_empty() {
-        return Param::Absent;
-    }
-    let msg = if text.len() > MAX_LEN {
-        "is far too long to be a number".to_string()
-    } else if text.bytes().all(|b| b.is_ascii_digit()) {
-        match text.parse::<u64>() {
-            Ok(v) => return Param::Given(v),
-            Err(_) => format!("is too large (at most {})", u64::MAX),
-        }
-    } else if text.starts_with('-') && text[1..].parse::<f64>().is_ok() {
-        "cannot be negative".to_string()
-    } else if text.parse::<f64>().is_ok_and(f64::is_finite) {
-        "must be a whole number".to_string()
-    } else {
-        "is not a number".to_string()
-    };
-    diags.push(Diag::new(
-        field,
-        Level::Error,
-        format!("{} {msg}: \u{201c}{}\u{201d}", field.key(), shorten(text)),
-    ));
-    Param::Invalid
-}
-
-/// Parses a decimal field (`num_epochs`, ratios, estimates).
-pub fn real(field: Field, raw: &str, diags: &mut Vec<Diag>) -> Param<f64> {
-    let text = raw.trim();
-    if text.is_empty() {
-        return Param::Absent;
-    }
-    // Rust accepts "inf", "NaN" and "infinity"; only digits, a point, a sign and an exponent are numbers here.
-    let plain = text.len() <= MAX_LEN
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'));
-    let msg = match text.parse::<f64>() {
-        Ok(v) if plain && v.is_finite() && v >= 0.0 => return Param::Given(v),
-        Ok(v) if plain && v.is_finite() => "cannot be negative",
-        Ok(_) if plain => "is too large",
-        _ if text.len() > MAX_LEN => "is far too long to be a number",
-        _ => "is not a number",
-    };
-    diags.push(Diag::new(
-        field,
-        Level::Error,
-        format!("{} {msg}: \u{201c}{}\u{201d}", field.key(), shorten(text)),
-    ));
-    Param::Invalid
-}
-
-/// Parses a boolean field the way pydantic reads YAML/URL booleans.
-pub fn flag(field: Field, raw: &str, diags: &mut Vec<Diag>) -> Param<bool> {
-    let text = raw.trim();
-    if text.is_empty() {
-        return Param::Absent;
-    }
-    match text.to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => Param::Given(true),
-        "false" | "0" | "no" | "off" => Param::Given(false),
-        _ => {
-            diags.push(Diag::new(
-                field,
-                Level::Error,
-                format!(
-                    "{} must be true or false: \u{201c}{}\u{201d}",
-                    field.key(),
-                    shorten(text)
-                ),
-            ));
-            Param::Invalid
-        }
-    }
-}
-
-/// Parses a whole number that may be negative (torchtitan's `-1` "fill in" values).
-pub fn int(field: Field, raw: &str, diags: &mut Vec<Diag>) -> Param<i64> {
-    let text = raw.trim();
-    if text.is_empty() {
-        return Param::Absent;
-    }
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    let msg = if text.len() > MAX_LEN {
-        "is far too long to be a number"
-    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        match text.parse::<i64>() {
-            Ok(v) => return Param::Given(v),
-            Err(_) => "is too large",
-        }
-    } else if text.parse::<f64>().is_ok_and(f64::is_finite) {
-        "must be a whole number"
-    } else {
-        "is not a number"
-    };
-    diags.push(Diag::new(
-        field,
-        Level::Error,
-        format!("{} {msg}: \u{201c}{}\u{201d}", field.key(), shorten(text)),
-    ));
-    Param::Invalid
-}
-
-/// Reads the fields of one set of inputs, turning a field given several times (a hand-edited
-/// link) into an error that shows every value, so no framework module picks one silently.
-pub struct Reader<'a> {
-    pub raw: &'a RawInputs,
-    pub diags: &'a mut Vec<Diag>,
-}
-
-impl Reader<'_> {
-    fn conflict<T>(&mut self, field: Field) -> Option<Param<T>> {
-        let values = self.raw.conflict(field)?;
-        let shown: Vec<String> = values
-            .iter()
-            .map(|v| format!("\u{201c}{}\u{201d}", shorten(v)))
-            .collect();
-        self.diags.push(Diag::new(
-            field,
-            Level::Error,
-            format!(
-                "{} is given {} times in the link ({}); keep one",
-                field.key(),
-                values.len(),
-                shown.join(", ")
-            ),
-        ));
-        Some(Param::Invalid)
-    }
-
-    pub fn count(&mut self, field: Field) -> Param<u64> {
-        self.conflict(field)
-            .unwrap_or_else(|| count(field, self.raw.get(field), self.diags))
-    }
-
-    pub fn real(&mut self, field: Field) -> Param<f64> {
-        self.conflict(field)
-            .unwrap_or_else(|| real(field, self.raw.get(field), self.diags))
-    }
-
-    pub fn flag(&mut self, field: Field) -> Param<bool> {
-        self.conflict(field)
-            .unwrap_or_else(|| flag(field, self.raw.get(field), self.diags))
-    }
-
-    pub fn int(&mut self, field: Field) -> Param<i64> {
-        self.conflict(field)
-            .unwrap_or_else(|| int(field, self.raw.get(field), self.diags))
-    }
-
-    /// Free text, trimmed; its syntax is the caller's to check.
-    pub fn text(&mut self, field: Field) -> Param<String> {
-        if let Some(p) = self.conflict(field) {
-            return p;
-        }
-        match self.raw.get(field).trim() {
-            "" => Param::Absent,
-            t => Param::Given(t.to_string()),
-        }
-    }
-}
-
-/// Keeps a quoted bad value readable in a message.
-pub(crate) fn shorten(text: &str) -> String {
-    const SHOW: usize = 40;
-    if text.chars().count() <= SHOW {
-        text.to_string()
-    } else {
-        let head: String = text.chars().take(SHOW).collect();
-        format!("{head}\u{2026}")
-    }
-}
-
 /// The group every framework's form ends with: measured speed, for the time estimates.
 pub const THROUGHPUT: (&str, &[Field]) = (
     "Throughput (optional)",
@@ -437,73 +226,58 @@ pub const THROUGHPUT: (&str, &[Field]) = (
 /// The cluster group every framework's form starts with.
 pub const CLUSTER: &[Field] = &[Field::Nodes, Field::GpusPerNode, Field::WorldSize];
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What the user typed, one text per field (empty = not given). The form and the URL both fill
+/// this; nothing here is interpreted yet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RawInputs {
+    values: Vec<String>,
+    /// Fields given more than once (a hand-edited link): every value, in order. Such a field is
+    /// an error until one value is chosen; dpcalc never picks one silently.
+    conflicts: Vec<(Field, Vec<String>)>,
+}
 
-    fn c(raw: &str) -> (Param<u64>, Vec<Diag>) {
-        let mut d = Vec::new();
-        (count(Field::Nodes, raw, &mut d), d)
+impl RawInputs {
+    pub fn get(&self, field: Field) -> &str {
+        self.values.get(field.index()).map_or("", String::as_str)
     }
 
-    fn r(raw: &str) -> (Param<f64>, Vec<Diag>) {
-        let mut d = Vec::new();
-        (real(Field::NumEpochs, raw, &mut d), d)
-    }
-
-    #[test]
-    fn counts() {
-        assert_eq!(c("").0, Param::Absent);
-        assert_eq!(c(" 8 ").0, Param::Given(8));
-        assert_eq!(c("18446744073709551615").0, Param::Given(u64::MAX));
-        for (bad, says) in [
-            ("18446744073709551616", "too large"),
-            ("-1", "negative"),
-            ("1.5", "whole number"),
-            ("1e3", "whole number"),
-            ("eight", "not a number"),
-            ("NaN", "not a number"),
-            ("0x10", "not a number"),
-        ] {
-            let (p, d) = c(bad);
-            assert_eq!(p, Param::Invalid, "{bad}");
-            assert!(d[0].message.contains(says), "{bad}: {}", d[0].message);
-            assert_eq!(d[0].field, Field::Nodes);
+    /// Sets a field's text; this also settles a conflict at that field.
+    pub fn set(&mut self, field: Field, value: impl Into<String>) {
+        if self.values.len() < Field::COUNT {
+            self.values.resize(Field::COUNT, String::new());
         }
-        let long = "9".repeat(100_000);
-        let (p, d) = c(&long);
-        assert_eq!(p, Param::Invalid);
-        assert!(d[0].message.len() < 200);
+        self.values[field.index()] = value.into();
+        self.conflicts.retain(|(f, _)| *f != field);
     }
 
-    #[test]
-    fn reals() {
-        assert_eq!(r("1.5").0, Param::Given(1.5));
-        assert_eq!(r("2").0, Param::Given(2.0));
-        assert_eq!(r("1e-3").0, Param::Given(0.001));
-        for bad in ["1e309", "inf", "NaN", "-0.5", "1,5", "infinity"] {
-            assert_eq!(r(bad).0, Param::Invalid, "{bad}");
+    /// Records that a field was given several values; its text becomes empty.
+    pub fn set_conflict(&mut self, field: Field, values: Vec<String>) {
+        self.set(field, "");
+        self.conflicts.push((field, values));
+    }
+
+    /// The values of a field given more than once, if it was.
+    pub fn conflict(&self, field: Field) -> Option<&[String]> {
+        self.conflicts
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// Builds inputs from `(field, text)` pairs.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (Field, &'a str)>) -> Self {
+        let mut raw = RawInputs::default();
+        for (f, v) in pairs {
+            raw.set(f, v);
         }
+        raw
     }
 
-    #[test]
-    fn flags() {
-        let mut d = Vec::new();
-        assert_eq!(
-            flag(Field::SamplePacking, "True", &mut d),
-            Param::Given(true)
-        );
-        assert_eq!(flag(Field::SamplePacking, "0", &mut d), Param::Given(false));
-        assert_eq!(flag(Field::SamplePacking, "maybe", &mut d), Param::Invalid);
-        assert_eq!(d.len(), 1);
-    }
-
-    #[test]
-    fn keys_round_trip() {
-        for &f in Field::ALL {
-            assert_eq!(Field::from_key(f.key()), Some(f));
-            assert_eq!(Field::ALL[f.index()], f);
-        }
-        assert_eq!(Field::from_key("nope"), None);
+    /// The given (non-empty) fields in form order.
+    pub fn given(&self) -> impl Iterator<Item = (Field, &str)> {
+        Field::ALL
+            .iter()
+            .map(|&f| (f, self.get(f)))
+            .filter(|(_, v)| !v.trim().is_empty())
     }
 }

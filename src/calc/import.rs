@@ -65,7 +65,7 @@ impl Imported {
 
     fn unknown(&mut self, key: impl Into<String>) {
         if self.unknown.len() < MAX_LISTED {
-            self.unknown.push(super::field::shorten(&key.into()));
+            self.unknown.push(super::parse::shorten(&key.into()));
         } else {
             self.more_unknown += 1;
         }
@@ -475,7 +475,7 @@ fn json_value(
         )),
         Value::String(s) => out.error(format!(
             "{name} is the string \"{}\", not a number; DeepSpeed needs a number, so the field is left empty",
-            super::field::shorten(s)
+            super::parse::shorten(s)
         )),
         other => out.error(format!(
             "{name} is {}, not a number; the field is left empty",
@@ -519,7 +519,7 @@ fn json_duplicates(text: &str, out: &mut Imported) {
             reported.push(&pair[0]);
             out.error(format!(
                 "\"{}\" is given more than once; DeepSpeed would keep the last one silently",
-                super::field::shorten(&pair[0])
+                super::parse::shorten(&pair[0])
             ));
         }
     }

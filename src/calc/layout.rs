@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 
-use super::framework::{Concept, Framework};
+use super::frameworks::{Concept, Framework};
 use super::spec::MemoKey;
 use super::{Field, Level, Num, Output, RawInputs, Report};
 
@@ -346,7 +346,7 @@ fn current_sizes_of(dims: &[(Dim, Field)], raw: &RawInputs) -> Option<Vec<u64>> 
             if raw.conflict(f).is_some() {
                 return None;
             }
-            match super::field::count(f, raw.get(f), &mut scratch) {
+            match super::parse::count(f, raw.get(f), &mut scratch) {
                 super::Param::Absent => Some(1),
                 super::Param::Given(0) => Some(1),
                 super::Param::Given(v) => Some(v),

@@ -28,7 +28,7 @@
 //! The picture puts global rank `node × gpus_per_node + local_rank` at node `node`, GPU
 //! `local_rank` (torchrun's default rank assignment: ranks fill a node before the next).
 
-use super::framework::Framework;
+use super::frameworks::Framework;
 use super::layout::{self, Dim};
 use super::{Field, Num, Output, Param, RawInputs, Report};
 
@@ -284,7 +284,7 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
     }
     let count = |f: Field, default: u64| {
         let mut scratch = Vec::new();
-        match super::field::count(f, raw.get(f), &mut scratch) {
+        match super::parse::count(f, raw.get(f), &mut scratch) {
             Param::Given(v) if v > 0 => v,
             _ => default,
         }

@@ -20,7 +20,7 @@
 //! The integer products are exact (i128, checked); the time values are `f64` (IEEE division and
 //! multiplication, correctly rounded, in the order written above).
 
-use super::field::Reader;
+use super::parse::Reader;
 use super::spec::{Concept, Spec};
 use super::{Field, Level, Num, Output, Param, RawInputs, Report};
 
@@ -84,7 +84,7 @@ fn tokens_per_step(spec: &'static Spec, raw: &RawInputs, report: &mut Report) {
     };
     // The framework module reports a bad sequence length; here it is only read.
     let mut scratch = Vec::new();
-    let Param::Given(len) = super::field::count(field, raw.get(field), &mut scratch) else {
+    let Param::Given(len) = super::parse::count(field, raw.get(field), &mut scratch) else {
         return;
     };
     let Some(global) = positive_int(report, Output::GlobalBatchSize) else {

@@ -8,19 +8,19 @@
 //! [`importable`] and [`legacy`] are single functions on purpose: they say per framework what
 //! the per-framework modules will say for themselves, and then become one-line lookups.
 
-use super::field::{self, Param};
 use super::layout::{self, Explorer, Mode, Row};
 use super::mesh::{self, Axis, Picture};
+use super::parse::{self, Param};
 use super::schedule::{human_count, human_duration, Marks, Timeline};
 use super::{Diag, Field, Framework, Level, Num, RawInputs, Report, Step};
 
 // ---- the form ---------------------------------------------------------------------------------
 
 /// Whether a flag field's text shows as checked: exactly when the framework reads it as true
-/// (`true`, `1`, `yes`, `on`, any case, spaces around), as [`field::flag`] parses it.
+/// (`true`, `1`, `yes`, `on`, any case, spaces around), as [`parse::flag`] parses it.
 pub fn checked(field: Field, text: &str) -> bool {
     matches!(
-        field::flag(field, text, &mut Vec::new()),
+        parse::flag(field, text, &mut Vec::new()),
         Param::Given(true)
     )
 }

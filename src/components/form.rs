@@ -8,7 +8,7 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use super::messages::{message_id, FieldMessages};
-use crate::calc::framework::THROUGHPUT;
+use crate::calc::frameworks::THROUGHPUT;
 use crate::calc::{view, Field, Framework, Kind, RawInputs, Report};
 
 #[derive(Properties, PartialEq)]

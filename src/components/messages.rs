@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use crate::calc::field::shorten;
+use crate::calc::parse::shorten;
 use crate::calc::{view, Diag, Field, Level};
 
 /// The id of the n-th message at a field, for `aria-describedby`.

@@ -38,9 +38,9 @@
 //! code: `tests/fixtures/axolotl.txt`.
 
 use crate::calc::cluster;
-use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
+use crate::calc::parse::Reader;
 use crate::calc::spec::Release;
 use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 

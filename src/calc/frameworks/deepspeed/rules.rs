@@ -19,9 +19,9 @@
 //! `tests/fixtures/deepspeed.txt`.
 
 use crate::calc::cluster;
-use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
+use crate::calc::parse::Reader;
 use crate::calc::spec::Release;
 use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 use std::cmp::Ordering;

@@ -18,9 +18,9 @@
 //! Every release was checked by running its own code: `tests/fixtures/hf.txt`.
 
 use crate::calc::cluster;
-use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, float_repr};
+use crate::calc::parse::Reader;
 use crate::calc::spec::Release;
 use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report, Stage};
 

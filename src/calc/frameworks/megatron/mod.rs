@@ -11,7 +11,7 @@ mod rules;
 
 pub use rules::*;
 
-use crate::calc::field;
+use crate::calc::parse;
 use crate::calc::spec::{
     self, Axis, Dim, Entry, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Value,
 };
@@ -97,7 +97,7 @@ const EXPORT_KEYS: &[Field] = &[
 /// which with dp fix the whole layout.
 fn memo(release: &str, raw: &RawInputs) -> MemoKey {
     let on = |f: Field, off: &[Param<u64>]| {
-        let p = field::count(f, raw.get(f), &mut Vec::new());
+        let p = parse::count(f, raw.get(f), &mut Vec::new());
         !(p == Param::Absent || off.contains(&p))
     };
     let new = Version::from_id(release) == Version::Core0192;

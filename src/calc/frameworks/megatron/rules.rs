@@ -41,9 +41,9 @@
 //! as TP), `--num-experts` and the eval batch (ignored, with a note).
 
 use crate::calc::cluster;
-use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num};
+use crate::calc::parse::Reader;
 use crate::calc::spec::Release;
 use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 use std::cmp::Ordering;
@@ -555,7 +555,7 @@ fn schedule_number(text: &str) -> Result<i128, NumParse> {
         _ => {
             return Err(NumParse::Bad(format!(
                 "ValueError: could not convert string to float: '{}'",
-                crate::calc::field::shorten(body.trim())
+                crate::calc::parse::shorten(body.trim())
             )))
         }
     };
@@ -1271,7 +1271,7 @@ impl Calc<'_> {
                     by,
                     format!(
                         "unrecognized arguments: {}",
-                        crate::calc::field::shorten(&tokens[3..].join(" "))
+                        crate::calc::parse::shorten(&tokens[3..].join(" "))
                     ),
                 )
                 .fix("Give three numbers, or remove rampup_batch_size (0.19.2 ignores it)."),
@@ -1285,7 +1285,7 @@ impl Calc<'_> {
                     by,
                     format!(
                         "argument --rampup-batch-size: invalid int value: '{}'",
-                        crate::calc::field::shorten(t)
+                        crate::calc::parse::shorten(t)
                     ),
                 )
                 .fix("Give three whole numbers, or remove rampup_batch_size (0.19.2 ignores it)."),
@@ -1473,7 +1473,7 @@ impl Calc<'_> {
                         )
                         .fix(format!(
                             "rampup_batch_size: \u{201c}{}\u{201d} is not a whole number.",
-                            crate::calc::field::shorten(t)
+                            crate::calc::parse::shorten(t)
                         )),
                     );
                     return None;
@@ -1622,7 +1622,7 @@ impl Calc<'_> {
                     self.r,
                     format!(
                         "ValueError: Invalid schedule entry \"{}\". Expected format: \"THRESHOLD:BATCH_SIZE\"",
-                        crate::calc::field::shorten(entry)
+                        crate::calc::parse::shorten(entry)
                     ),
                     "Write each step as THRESHOLD:BATCH_SIZE, e.g. \u{201c}0:256 100B:512\u{201d}.",
                 );
@@ -1646,7 +1646,7 @@ impl Calc<'_> {
                             Level::Error,
                             format!(
                                 "step_batch_size_schedule: \u{201c}{}\u{201d} is too large to count",
-                                crate::calc::field::shorten(part)
+                                crate::calc::parse::shorten(part)
                             ),
                         );
                         return None;

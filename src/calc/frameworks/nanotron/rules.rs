@@ -34,9 +34,9 @@
 //! `nanotronhead-1`).
 
 use crate::calc::cluster;
-use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::Num;
+use crate::calc::parse::Reader;
 use crate::calc::spec::Release;
 use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 

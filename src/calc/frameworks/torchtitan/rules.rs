@@ -17,8 +17,8 @@
 //! 0.3.0 was checked by running the released package: `tests/fixtures/torchtitan.txt`.
 
 use crate::calc::cluster;
-use crate::calc::field::Reader;
 use crate::calc::field::CLUSTER;
+use crate::calc::parse::Reader;
 use crate::calc::spec::Release;
 use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report, Stage};
 

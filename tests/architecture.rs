@@ -1,0 +1,203 @@
+//! The layering ARCHITECTURE.md promises, checked on the source: each module of the core uses only
+//! modules of lower layers (so there is no import circle), the frameworks never reach the
+//! registry or the machinery, no module of the core or the state imports a web crate, and no
+//! code outside the registry names a framework.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The core's modules by layer; a module may use modules of lower layers only.
+const LAYERS: &[(&str, u8)] = &[
+    ("num", 0),
+    ("field", 0),
+    ("report", 1),
+    ("parse", 2),
+    ("spec", 2),
+    ("cluster", 3),
+    ("schedule", 4),
+    ("frameworks/*", 4),
+    ("frameworks", 5),
+    ("layout", 6),
+    ("mesh", 7),
+    ("compare", 6),
+    ("export", 6),
+    ("import", 6),
+    ("view", 8),
+];
+
+/// What `calc/mod.rs` re-exports, by the module that defines it.
+const REEXPORTS: &[(&str, &str)] = &[
+    ("Field", "field"),
+    ("Kind", "field"),
+    ("RawInputs", "field"),
+    ("Param", "parse"),
+    ("Diag", "report"),
+    ("Grid", "report"),
+    ("Level", "report"),
+    ("Output", "report"),
+    ("Refusal", "report"),
+    ("Report", "report"),
+    ("Stage", "report"),
+    ("Step", "report"),
+    ("Num", "num"),
+    ("Spec", "spec"),
+    ("Framework", "frameworks"),
+    ("Release", "frameworks"),
+    ("axolotl", "frameworks"),
+    ("hf", "frameworks"),
+    ("deepspeed", "frameworks"),
+    ("megatron", "frameworks"),
+    ("torchtitan", "frameworks"),
+    ("nanotron", "frameworks"),
+];
+
+fn layer(module: &str) -> Option<u8> {
+    LAYERS.iter().find(|(m, _)| *m == module).map(|&(_, l)| l)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The code of a file without its comments (a doc may name anything).
+fn code(path: &Path) -> String {
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The core modules a file refers to, as `crate::calc::X` or (at the top level) `super::X`.
+fn uses(text: &str, top_level: bool) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut prefixes = vec!["crate::calc::"];
+    if top_level {
+        prefixes.push("super::");
+    }
+    for prefix in prefixes {
+        for (i, _) in text.match_indices(prefix) {
+            let rest = &text[i + prefix.len()..];
+            // `crate::calc::{a, b::c}`: every name in the braces
+            let names: Vec<&str> = if let Some(inner) = rest.strip_prefix('{') {
+                inner[..inner.find('}').unwrap_or(0)]
+                    .split(',')
+                    .map(|n| n.trim().split("::").next().unwrap_or(""))
+                    .collect()
+            } else {
+                vec![rest
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("")]
+            };
+            for n in names {
+                let n = REEXPORTS
+                    .iter()
+                    .find(|(name, _)| *name == n)
+                    .map_or(n, |&(_, m)| m);
+                if layer(n).is_some() {
+                    found.insert(n.to_string());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_core_is_layered_without_circles() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/calc");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let module = match rel.as_str() {
+            "mod.rs" => continue,
+            "frameworks/mod.rs" => "frameworks".to_string(),
+            r if r.starts_with("frameworks/") => "frameworks/*".to_string(),
+            r => r.trim_end_matches(".rs").to_string(),
+        };
+        let own = layer(&module).unwrap_or_else(|| panic!("{rel}: not in LAYERS"));
+        let text = code(f);
+        let top_level = !rel.contains('/');
+        for used in uses(&text, top_level) {
+            if used == module {
+                continue;
+            }
+            let theirs = layer(&used).unwrap();
+            if theirs >= own {
+                problems.push(format!("{rel} (layer {own}) uses {used} (layer {theirs})"));
+            }
+        }
+        if module == "frameworks/*" {
+            // a framework never reaches the registry, another framework or the machinery
+            for bad in [
+                "crate::calc::Framework",
+                "crate::calc::frameworks",
+                "super::super",
+            ] {
+                if text.contains(bad) {
+                    problems.push(format!("{rel} refers to {bad}"));
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(checked >= 25, "only {checked} files");
+}
+
+#[test]
+fn no_web_crate_in_the_core_or_the_state() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![
+        src.join("state.rs"),
+        src.join("query.rs"),
+        src.join("embed.rs"),
+    ];
+    rust_files(&src.join("calc"), &mut files);
+    for f in files {
+        let text = fs::read_to_string(&f).unwrap();
+        for web in ["web_sys", "yew::", "gloo", "wasm_bindgen"] {
+            assert!(!text.contains(web), "{} mentions {web}", f.display());
+        }
+    }
+}
+
+#[test]
+fn only_the_registry_names_a_framework() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let registry = src.join("calc/frameworks/mod.rs");
+    for f in files.iter().filter(|f| **f != registry) {
+        let text = fs::read_to_string(f).unwrap();
+        for v in [
+            "Axolotl",
+            "Hf",
+            "DeepSpeed",
+            "Megatron",
+            "Torchtitan",
+            "Nanotron",
+        ] {
+            let needle = format!("Framework::{v}");
+            assert!(!text.contains(&needle), "{} names {needle}", f.display());
+        }
+    }
+}
