@@ -54,6 +54,7 @@ pub const SPEC: Spec = Spec {
             Field::NumTrainEpochs,
             Field::MaxSteps,
             Field::DataloaderDropLast,
+            Field::TrainSamplingStrategy,
             Field::WarmupSteps,
             Field::WarmupRatio,
             Field::EvalSteps,
@@ -94,8 +95,16 @@ fn launch_refusal(sizes: &[u64]) -> Option<String> {
 }
 
 /// With SP the Trainer shards over world // tp and multiplies by sp, so tp and sp matter one by
-/// one (and accelerate's CP+SP refusal quotes cp and sp).
-fn memo(_: &str, _: &RawInputs) -> MemoKey {
+/// one (and accelerate's CP+SP refusal quotes cp and sp). With batch_rebalance the sampler's
+/// batch, its warning and accelerate's data processes (world // tp // cp) use every size.
+fn memo(_: &str, raw: &RawInputs) -> MemoKey {
+    if raw.get(Field::TrainSamplingStrategy).trim() == "batch_rebalance" {
+        return Box::new(|sizes| match sizes {
+            &[tp, cp, sp] => (tp | (cp << 32), sp),
+            &[tp] => (tp, 1),
+            _ => (1, 1),
+        });
+    }
     Box::new(|sizes| match sizes {
         &[tp, cp, sp] if sp > 1 => (tp | (cp << 32), sp),
         _ => (1, 1),
