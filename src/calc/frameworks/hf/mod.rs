@@ -95,16 +95,10 @@ fn launch_refusal(sizes: &[u64]) -> Option<String> {
 }
 
 /// With SP the Trainer shards over world // tp and multiplies by sp, so tp and sp matter one by
-/// one (and accelerate's CP+SP refusal quotes cp and sp). With batch_rebalance the sampler's
-/// batch, its warning and accelerate's data processes (world // tp // cp) use every size.
-fn memo(_: &str, raw: &RawInputs) -> MemoKey {
-    if raw.get(Field::TrainSamplingStrategy).trim() == "batch_rebalance" {
-        return Box::new(|sizes| match sizes {
-            &[tp, cp, sp] => (tp | (cp << 32), sp),
-            &[tp] => (tp, 1),
-            _ => (1, 1),
-        });
-    }
+/// one (and accelerate's CP+SP refusal quotes cp and sp). batch_rebalance needs nothing more: its
+/// batch is per-device × GA × world // sp and its steps global batches × sp (the world is the
+/// same for every row), and its warning and note use dp, sp and the world only.
+fn memo(_: &str, _: &RawInputs) -> MemoKey {
     Box::new(|sizes| match sizes {
         &[tp, cp, sp] if sp > 1 => (tp | (cp << 32), sp),
         _ => (1, 1),
