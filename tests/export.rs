@@ -371,6 +371,7 @@ const HF: &[(Field, &str)] = &[
     (Field::NumTrainEpochs, "3"),
     (Field::MaxSteps, "500"),
     (Field::DataloaderDropLast, "true"),
+    (Field::TrainSamplingStrategy, "batch_rebalance"),
     (Field::WarmupSteps, "0.1"),
     (Field::SaveSteps, "0.25"),
     (Field::TpSize, "2"),
@@ -390,6 +391,7 @@ fn hf_training_arguments() {
         "    num_train_epochs=3,\n",
         "    max_steps=500,\n",
         "    dataloader_drop_last=True,\n",
+        "    train_sampling_strategy=\"batch_rebalance\",\n",
         "    warmup_steps=0.1,\n",
         "    save_steps=0.25,\n",
         "    # parallelism_config=ParallelismConfig(tp_size=2, cp_size=2),",
@@ -418,6 +420,17 @@ fn hf_training_arguments() {
             e.text
         );
     }
+    // transformers 4 has no train_sampling_strategy: left out, with the reason
+    let (_, e) = ex_at(Framework::Hf, "4.57", HF);
+    assert!(!e.text.contains("train_sampling_strategy="), "{}", e.text);
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.starts_with("train_sampling_strategy left out")
+                && n.contains("unexpected keyword argument 'train_sampling_strategy'")),
+        "{:?}",
+        e.notes
+    );
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! dpcalc's Hugging Face Trainer module against the Trainer's own code: `tests/fixtures/hf.txt`
 //! records what transformers 4.51.3, 4.52.4, 4.57.1 and 5.16.1 (for the 5.23 rules) with
-//! accelerate 1.13.0 computed when run (accelerate's `BatchSamplerShard` length,
+//! accelerate 1.13.0 computed when run, and what 5.25.0 and 5.23.0 with accelerate 1.16.0
+//! computed for the 5.25 rules and `train_sampling_strategy` (hf525-*: `BatchRebalanceSampler`
+//! and the command line's `choices`) (accelerate's `BatchSamplerShard` length,
 //! `Trainer.set_initial_training_values`, `get_total_train_batch_size`, `get_warmup_steps`,
 //! `TrainerState.compute_steps`, `TrainingArguments` and `ParallelismConfig` validation), plus
 //! the spec's §2.4 vectors.
@@ -37,6 +39,9 @@ fn errors(r: &Report) -> Vec<String> {
 /// over accelerate 1.13.0's `BatchSamplerShard`; hf-third, the third, independent run, which
 /// includes transformers 5.23.0 itself (sp 3 on 8 GPUs runs the Trainer's functions but is
 /// refused by dpcalc: DeepSpeed cannot build those Ulysses groups; the values are still compared).
+/// hf525-1: transformers 5.25.0 (accelerate 1.16.0) on the 33 hf-1 inputs and 70 sampling cases
+/// (random, sequential, group_by_length, batch_rebalance); hf525-523: the batch_rebalance cases
+/// under 5.23.0 (it has batch_rebalance since 5.17); hf525-cli: HfArgumentParser's `choices`.
 /// Every value is compared with its Python type (see `tests/common/mod.rs`).
 #[test]
 fn matches_the_trainer_when_run() {
@@ -45,7 +50,7 @@ fn matches_the_trainer_when_run() {
         text: include_str!("fixtures/hf.txt"),
         framework: "hf",
         minimums: &[
-            ("", 425, 2706),
+            ("", 565, 3564),
             ("hf-1", 130, 713),
             ("hf-1 5.23", 33, 187),
             ("hf-1 4.57", 33, 170),
@@ -57,6 +62,12 @@ fn matches_the_trainer_when_run() {
             ("hf-third 4.57", 59, 413),
             ("hf-third 4.52", 55, 385),
             ("hf-third 4.51", 55, 385),
+            ("hf525-1", 103, 650),
+            ("hf525-1 5.25", 103, 650),
+            ("hf525-523 5.23", 33, 208),
+            ("hf525-cli", 4, 0),
+            ("hf525-cli 5.25", 2, 0),
+            ("hf525-cli 5.23", 2, 0),
         ],
         stop_marks: &[],
         // dpcalc prints the interval the Trainer keeps as given (`eval_steps=1.0`, and
@@ -85,7 +96,7 @@ fn val(r: &Report, o: Output) -> Option<i128> {
 #[test]
 fn spec_vectors() {
     // test_number_of_steps_in_training: 64 samples, bs 8, 3 epochs → 24 steps on one GPU
-    for rel in ["5.23", "4.57", "4.52", "4.51"] {
+    for rel in ["5.25", "5.23", "4.57", "4.52", "4.51"] {
         let r = run(rel, "world_size=1 num_samples=64");
         assert_eq!(val(&r, Output::MaxSteps), Some(24), "{rel}");
         let r = run(rel, "world_size=1 num_samples=64 num_train_epochs=1.5");
@@ -212,4 +223,136 @@ fn a_refusal_is_data() {
         "{}",
         refusal.fix
     );
+}
+
+fn diags(r: &Report, level: Level) -> Vec<String> {
+    r.diags
+        .iter()
+        .filter(|d| d.level == level)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+/// `train_sampling_strategy="batch_rebalance"` (5.17+, so both 5.25 and 5.23): one global batch
+/// of per-device × GA × world_size rows per step, whatever tp/cp/sp are (REPORT §2).
+#[test]
+fn batch_rebalance() {
+    for rel in ["5.25", "5.23"] {
+        let q = "world_size=4 num_samples=1000 per_device_train_batch_size=2 gradient_accumulation_steps=4 num_train_epochs=1 train_sampling_strategy=batch_rebalance";
+        let r = run(rel, q);
+        assert_eq!(val(&r, Output::StepsPerEpoch), Some(32), "{rel}");
+        assert_eq!(val(&r, Output::GlobalBatchSize), Some(32));
+        // drop_last drops the tail global batch: 31 (random: 32)
+        let r = run(rel, &format!("{q} dataloader_drop_last=true"));
+        assert_eq!(val(&r, Output::StepsPerEpoch), Some(31));
+        // TP ranks get their own rows: E = 2 × 4 × 4 = 32, the Trainer logs 16
+        let r = run(rel, &format!("{q} tp_size=2"));
+        assert_eq!(val(&r, Output::TotalTrainBatchSize), Some(16));
+        assert_eq!(val(&r, Output::GlobalBatchSize), Some(32));
+        assert_eq!(val(&r, Output::StepsPerEpoch), Some(32));
+        let warnings = diags(&r, Level::Warning);
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("= 16") && w.contains("32 samples")),
+            "{warnings:?}"
+        );
+        // accelerate 1.13 refuses it on more than one data process: a note with its words
+        let notes = diags(&r, Level::Note);
+        assert!(
+            notes.iter().any(|n| n.contains("accelerate ≥ 1.14")
+                && n.contains("You need to use `even_batches=False` when the batch sampler has no batch size.")),
+            "{notes:?}"
+        );
+        // one process: no note
+        let r = run(
+            rel,
+            "world_size=1 num_samples=999 per_device_train_batch_size=1 gradient_accumulation_steps=10 train_sampling_strategy=batch_rebalance",
+        );
+        assert!(!diags(&r, Level::Note)
+            .iter()
+            .any(|n| n.contains("even_batches")));
+        assert_eq!(val(&r, Output::StepsPerEpoch), Some(100));
+        // SP: the adapter multiplies by sp_size
+        let r = run(
+            rel,
+            &format!("{} sp_size=2", q.replace("world_size=4", "world_size=8")),
+        );
+        assert_eq!(val(&r, Output::StepsPerEpoch), Some(32));
+        assert_eq!(val(&r, Output::TotalTrainBatchSize), Some(32));
+        // fewer rows than one global batch with drop_last: the Trainer's error
+        let r = run(
+            rel,
+            "world_size=4 num_samples=20 per_device_train_batch_size=2 gradient_accumulation_steps=4 dataloader_drop_last=true train_sampling_strategy=batch_rebalance",
+        );
+        assert!(errors(&r).iter().any(|e| e.contains(
+            "args.max_steps must be set to a positive value if dataloader does not have a length, was -1"
+        ) && e.contains("global batch of 2 × 4 × world_size 4 = 32")));
+        // the bare asserts: per-device 0, GA 0
+        let r = run(
+            rel,
+            "world_size=4 num_samples=100 per_device_train_batch_size=0 train_sampling_strategy=batch_rebalance",
+        );
+        let d = r
+            .diags_for(dpcalc::calc::Field::PerDeviceTrainBatchSize)
+            .find(|d| d.level == Level::Error)
+            .expect("the assert");
+        let refusal = d.refusal.as_ref().unwrap();
+        assert_eq!(refusal.says, "AssertionError");
+        assert!(refusal
+            .by
+            .contains("assert effective_batch_size >= dp_size * grad_accum"));
+        let r = run(
+            rel,
+            "world_size=4 num_samples=100 gradient_accumulation_steps=0 train_sampling_strategy=batch_rebalance",
+        );
+        let d = r
+            .diags_for(dpcalc::calc::Field::GradientAccumulationSteps)
+            .find(|d| d.level == Level::Error)
+            .expect("the assert");
+        assert!(d.message.contains("assert grad_accum >= 1"));
+    }
+    // only 5.23 (which stands for 5.14–5.16 too) says that 5.14–5.16 lack it
+    let q = "world_size=1 num_samples=100 train_sampling_strategy=batch_rebalance";
+    assert!(diags(&run("5.23", q), Level::Note)
+        .iter()
+        .any(|n| n.contains("5.14–5.16")));
+    assert!(!diags(&run("5.25", q), Level::Note)
+        .iter()
+        .any(|n| n.contains("5.14–5.16")));
+}
+
+/// The other values, and releases without the key.
+#[test]
+fn train_sampling_strategy_values() {
+    let q = "world_size=4 num_samples=1000 per_device_train_batch_size=2 gradient_accumulation_steps=4 num_train_epochs=1";
+    for s in ["random", "sequential", "group_by_length"] {
+        let r = run("5.25", &format!("{q} train_sampling_strategy={s}"));
+        assert!(errors(&r).is_empty(), "{s}: {:?}", errors(&r));
+        assert_eq!(val(&r, Output::StepsPerEpoch), Some(32), "{s}");
+    }
+    // the command line's choices (case-sensitive); the values shown are random's
+    let r = run("5.25", &format!("{q} train_sampling_strategy=Random"));
+    assert!(errors(&r).iter().any(|e| e.contains(
+        "invalid choice: 'Random' (choose from 'random', 'sequential', 'group_by_length', 'batch_rebalance')"
+    )));
+    assert_eq!(val(&r, Output::StepsPerEpoch), Some(32));
+    // transformers 4 has no such keyword
+    for rel in ["4.57", "4.52", "4.51"] {
+        let r = run(rel, &format!("{q} train_sampling_strategy=random"));
+        assert!(errors(&r).iter().any(|e| e.contains(
+            "TrainingArguments.__init__() got an unexpected keyword argument 'train_sampling_strategy'"
+        )), "{rel}");
+    }
+    // an empty dataset: RandomSampler refuses it even with max_steps; sequential runs max_steps
+    let r = run("5.25", "num_samples=0 max_steps=5");
+    assert!(errors(&r).iter().any(
+        |e| e.contains("num_samples should be a positive integer value, but got num_samples=0")
+    ));
+    let r = run(
+        "5.25",
+        "num_samples=0 max_steps=5 train_sampling_strategy=sequential",
+    );
+    assert!(errors(&r).is_empty(), "{:?}", errors(&r));
+    assert_eq!(val(&r, Output::MaxSteps), Some(5));
 }

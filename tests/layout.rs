@@ -232,6 +232,20 @@ fn memoised_rows_equal_direct_compute() {
             (Field::NumExperts, "4"),
             (Field::TrainIters, "10"),
         ],
+        // HF 5.17+: batch_rebalance (every rank its own rows; the warning and accelerate's note
+        // use the world, tp and cp)
+        &[
+            (Field::TrainSamplingStrategy, "batch_rebalance"),
+            (Field::PerDeviceTrainBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "3"),
+            (Field::NumSamples, "1001"),
+            (Field::DataloaderDropLast, "true"),
+        ],
+        &[
+            (Field::TrainSamplingStrategy, "batch_rebalance"),
+            (Field::NumSamples, "20"),
+            (Field::MaxSteps, "7"),
+        ],
     ];
     let mut rows = 0;
     for &fw in Framework::ALL {

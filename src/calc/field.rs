@@ -104,6 +104,8 @@ fields! {
     LoggingSteps => "logging_steps", Real, "Log every", "500", "logging_steps; below 1 it is a fraction of max_steps.";
     MaxLength => "max_length", Count, "Sequence length", "1024",
         "Tokens per sample (TRL SFTConfig.max_length); only for the token counts.";
+    TrainSamplingStrategy => "train_sampling_strategy", Text, "Training sampler", "random",
+        "train_sampling_strategy (transformers 5): random, sequential, group_by_length or batch_rebalance. batch_rebalance (5.17+) hands out one global batch of per-device × GA × world_size rows per step; 5.14–5.16 accept it unchecked in Python and sample randomly.";
     // (hf: add fields above this line)
 
     // ---- DeepSpeed (ds_config.json) ------------------------------------------------------

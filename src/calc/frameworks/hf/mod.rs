@@ -54,6 +54,7 @@ pub const SPEC: Spec = Spec {
             Field::NumTrainEpochs,
             Field::MaxSteps,
             Field::DataloaderDropLast,
+            Field::TrainSamplingStrategy,
             Field::WarmupSteps,
             Field::WarmupRatio,
             Field::EvalSteps,
@@ -94,7 +95,9 @@ fn launch_refusal(sizes: &[u64]) -> Option<String> {
 }
 
 /// With SP the Trainer shards over world // tp and multiplies by sp, so tp and sp matter one by
-/// one (and accelerate's CP+SP refusal quotes cp and sp).
+/// one (and accelerate's CP+SP refusal quotes cp and sp). batch_rebalance needs nothing more: its
+/// batch is per-device × GA × world // sp and its steps global batches × sp (the world is the
+/// same for every row), and its warning and note use dp, sp and the world only.
 fn memo(_: &str, _: &RawInputs) -> MemoKey {
     Box::new(|sizes| match sizes {
         &[tp, cp, sp] if sp > 1 => (tp | (cp << 32), sp),

@@ -1,6 +1,8 @@
-//! Hugging Face transformers `Trainer` with accelerate's data sharding: transformers 5.23 (the
-//! default; 5.14 through 5.23 share this math), 4.57 (4.53–4.57), 4.52 and 4.51, each with
-//! accelerate 1.13.
+//! Hugging Face transformers `Trainer` with accelerate's data sharding: transformers 5.25 (the
+//! default; 5.17 through 5.25 share this math, `train_sampling_strategy="batch_rebalance"`
+//! included), 5.23 (the same rules; old links without `version=` mean it; 5.14–5.16 share the math
+//! but have no batch_rebalance), 4.57 (4.53–4.57), 4.52 and 4.51, each with accelerate 1.13
+//! (batch_rebalance on more than one data process needs accelerate ≥ 1.14).
 //!
 //! Mirrors, in the Trainer's order of execution:
 //! - `TrainingArguments.__post_init__`, `transformers/training_args.py` (the warmup checks, the
@@ -9,6 +11,9 @@
 //!   (sizes ≥ 1, CP and SP exclusive, `total_size == num_processes` except for DeepSpeed SP);
 //! - `prepare_data_loader` and `BatchSamplerShard.__len__`, `accelerate/data_loader.py` (TP and CP
 //!   ranks share a batch; `even_batches` pads the shard, `drop_last` floors it);
+//! - `Trainer._get_train_sampler` and `BatchRebalanceSampler`, `transformers/trainer_pt_utils.py`
+//!   (5.17+: global batches of per-device × GA × world_size rows, every rank its own micro-batches,
+//!   accelerate's shard switched off; torch's `RandomSampler` refuses an empty dataset);
 //! - `Trainer.get_total_train_batch_size` and `Trainer.set_initial_training_values`,
 //!   `transformers/trainer.py` (the logged total, SP's dataloader adapter, steps per epoch,
 //!   `max_steps`, the empty-dataloader error);
@@ -27,8 +32,12 @@ use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report, 
 /// The releases dpcalc models, newest release (the default) first.
 pub const RELEASES: &[Release] = &[
     Release {
+        id: "5.25",
+        label: "5.25 (5.17–5.25: dp = world // tp // cp // sp; batch_rebalance sampler)",
+    },
+    Release {
         id: "5.23",
-        label: "5.23 (5.14–5.23: dp = world // tp // cp // sp)",
+        label: "5.23 (the same rules as 5.25; also 5.14–5.16, which lack batch_rebalance)",
     },
     Release {
         id: "4.57",
@@ -57,6 +66,7 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::GradientAccumulationSteps,
             Field::DataloaderDropLast,
             Field::MaxLength,
+            Field::TrainSamplingStrategy,
         ],
     ),
     (
@@ -136,14 +146,6 @@ impl Version {
             _ => Version::V5,
         }
     }
-    fn name(self) -> &'static str {
-        match self {
-            Version::V451 => "4.51",
-            Version::V452 => "4.52",
-            Version::V457 => "4.57",
-            Version::V5 => "5.23",
-        }
-    }
     /// ParallelismConfig is passed to accelerate (cp_size, sp_size exist).
     fn has_pc(self) -> bool {
         self >= Version::V457
@@ -169,6 +171,8 @@ struct Inputs {
     logging_steps: Param<f64>,
     eval_steps: Param<f64>,
     save_steps: Param<f64>,
+    /// `train_sampling_strategy` as typed (checked in `sampling_checks`).
+    strategy: Param<String>,
     /// The interval keys written as a float literal (`1.0`, `1e0`): Python keeps such a 1 a
     /// float, while a `1` written as an int stays an int.
     float_written: Vec<Field>,
@@ -205,6 +209,7 @@ impl Inputs {
             logging_steps: r.real(Field::LoggingSteps),
             eval_steps: r.real(Field::EvalSteps),
             save_steps: r.real(Field::SaveSteps),
+            strategy: r.text(Field::TrainSamplingStrategy),
             float_written: [Field::LoggingSteps, Field::EvalSteps, Field::SaveSteps]
                 .into_iter()
                 .filter(|&f| raw.get(f).trim().contains(['.', 'e', 'E']))
@@ -216,12 +221,19 @@ impl Inputs {
 /// Computes everything by the rules of `release` (an id of [`RELEASES`]; unknown ids get the default).
 pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let v = Version::from_id(release);
+    let name = RELEASES
+        .iter()
+        .find(|r| r.id == release)
+        .unwrap_or(&RELEASES[0])
+        .id;
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
     negative_warmup_texts(v, raw, &mut report);
     Calc {
         i,
         v,
+        name,
+        sampling: Sampling::Random,
         r: &mut report,
     }
     .run();
@@ -272,8 +284,32 @@ fn negative_warmup_texts(v: Version, raw: &RawInputs, report: &mut Report) {
 struct Calc<'a> {
     i: Inputs,
     v: Version,
+    /// The release id (`5.25`, `5.23`, ...), for messages.
+    name: &'static str,
+    /// The sampler `Trainer._get_train_sampler` builds (set by `sampling_checks`).
+    sampling: Sampling,
     r: &'a mut Report,
 }
+
+/// `TrainingArguments.train_sampling_strategy` (transformers 5; v4 always samples randomly).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sampling {
+    /// torch's `RandomSampler` (the default, and what any unchecked string gets).
+    Random,
+    Sequential,
+    /// `LengthGroupedSampler`: the same counts as random.
+    GroupByLength,
+    /// `BatchRebalanceSampler` (5.17+).
+    BatchRebalance,
+}
+
+/// The values 5.17–5.25 list as the field's `choices`.
+const STRATEGIES: &str = "'random', 'sequential', 'group_by_length', 'batch_rebalance'";
+
+/// accelerate 1.13's `BatchSamplerShard.__init__` check, gone in 1.14.
+const EVEN_BATCHES: &str =
+    "ValueError: You need to use `even_batches=False` when the batch sampler has no batch size. \
+If you are not calling this method directly, set `accelerator.even_batches=False` instead.";
 
 fn int(x: u128) -> Option<Num> {
     i128::try_from(x).ok().map(Num::Int)
@@ -304,6 +340,7 @@ impl Calc<'_> {
         );
         self.r.enter(Stage::Checks);
         self.args_checks();
+        self.sampling = self.sampling_checks();
         self.r.enter(Stage::Grid);
         let dims = ws.and_then(|ws| self.dims(ws));
         self.r.enter(Stage::Batch);
@@ -389,7 +426,7 @@ impl Calc<'_> {
                         Refusal::new(
                             format!(
                                 "transformers {} has no warmup_ratio, and TrainingArguments refuses it",
-                                self.v.name()
+                                self.name
                             ),
                             "TrainingArguments.__init__() got an unexpected keyword argument 'warmup_ratio'",
                         )
@@ -438,6 +475,68 @@ impl Calc<'_> {
         }
     }
 
+    // ---- train_sampling_strategy (TrainingArguments, Trainer._get_train_sampler) ------------
+
+    /// The sampler the Trainer builds. transformers 4 has no such key (its `TrainingArguments`
+    /// refuses the keyword); in 5.x only the command-line parser checks the `choices`: in Python
+    /// (and `parse_dict`/YAML) any other string is kept and samples randomly.
+    fn sampling_checks(&mut self) -> Sampling {
+        let Param::Given(given) = &self.i.strategy else {
+            return Sampling::Random;
+        };
+        let given = given.clone();
+        if self.v < Version::V5 {
+            self.r.refuse(
+                Field::TrainSamplingStrategy,
+                Refusal::new(
+                    format!(
+                        "transformers {} has no train_sampling_strategy (transformers 5 replaced group_by_length with it), \
+                         and TrainingArguments refuses it",
+                        self.name
+                    ),
+                    "TrainingArguments.__init__() got an unexpected keyword argument 'train_sampling_strategy'",
+                )
+                .fix("Leave it out: v4 samples randomly (group_by_length=True groups by length; batch_rebalance came in 5.17)."),
+            );
+            return Sampling::Random;
+        }
+        let sampling = match given.as_str() {
+            "random" => Sampling::Random,
+            "sequential" => Sampling::Sequential,
+            "group_by_length" => Sampling::GroupByLength,
+            "batch_rebalance" => Sampling::BatchRebalance,
+            other => {
+                self.r.refuse(
+                    Field::TrainSamplingStrategy,
+                    Refusal::new(
+                        "HfArgumentParser (the command line) refuses",
+                        format!(
+                            "argument --train_sampling_strategy/--train-sampling-strategy: invalid choice: '{}' \
+                             (choose from {STRATEGIES})",
+                            crate::calc::parse::shorten(other)
+                        ),
+                    )
+                    .fix(
+                        "The check is case-sensitive. TrainingArguments(...) in Python (and parse_dict or YAML) keeps any \
+                         string unchecked and then samples randomly, as shown. Use random, sequential, group_by_length or \
+                         batch_rebalance.",
+                    ),
+                );
+                return Sampling::Random;
+            }
+        };
+        if sampling == Sampling::BatchRebalance && self.name == "5.23" {
+            self.r.diag(
+                Field::TrainSamplingStrategy,
+                Level::Note,
+                "batch_rebalance exists since transformers 5.17 (5.17–5.25 compute as shown). 5.14–5.16 have no such value: \
+                 TrainingArguments(...) keeps the string unchecked and samples randomly (their command line refuses it), \
+                 so for those releases leave it out.",
+            );
+        }
+        sampling
+    }
+
     // ---- ParallelismConfig (accelerate) and the data-parallel size --------------------------
 
     fn size(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
@@ -476,7 +575,7 @@ impl Calc<'_> {
                         Level::Note,
                         format!(
                             "transformers {} passes no ParallelismConfig to accelerate: {} is not read (treated as 1)",
-                            self.v.name(),
+                            self.name,
                             f.key()
                         ),
                     );
@@ -562,7 +661,12 @@ impl Calc<'_> {
         self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
         self.r.explain(
             Output::DpWorldSize,
-            "dp = world_size // tp_size // cp_size // sp_size (TP, CP and SP ranks share a batch)",
+            if self.sampling == Sampling::BatchRebalance {
+                "dp = world_size // tp_size // cp_size // sp_size (the Trainer's dp_world_size; batch_rebalance still \
+                 gives every rank its own rows)"
+            } else {
+                "dp = world_size // tp_size // cp_size // sp_size (TP, CP and SP ranks share a batch)"
+            },
             format!("dp = {ws} // {tp} // {cp} // {sp} = {dp}"),
         );
         self.r.publish_grid(crate::calc::Grid {
@@ -580,6 +684,35 @@ impl Calc<'_> {
     fn batch(&mut self, dims: Option<Dims>) -> Option<u128> {
         let b = self.i.per_device.or(DEFAULT_PER_DEVICE)?;
         let ga = self.i.ga.or(1)?;
+        let rebalance = self.sampling == Sampling::BatchRebalance;
+        if rebalance && (b == 0 || ga == 0) {
+            // BatchRebalanceSampler.__init__: bare asserts, checked in this order
+            let ws = dims.map_or("world_size".to_string(), |d| d.ws.to_string());
+            if ga == 0 {
+                self.r.refuse(
+                    Field::GradientAccumulationSteps,
+                    Refusal::new(
+                        "BatchRebalanceSampler.__init__ stops at `assert grad_accum >= 1` (a bare assert, no message)",
+                        "AssertionError",
+                    )
+                    .fix("gradient_accumulation_steps 0: use at least 1."),
+                );
+            } else {
+                self.r.refuse(
+                    Field::PerDeviceTrainBatchSize,
+                    Refusal::new(
+                        "BatchRebalanceSampler.__init__ stops at `assert effective_batch_size >= dp_size * grad_accum` \
+                         (a bare assert, no message)",
+                        "AssertionError",
+                    )
+                    .fix(format!(
+                        "(effective_batch_size = 0 × {ga} × {ws} = 0, below {ws} × {ga}). per_device_train_batch_size 0: \
+                         use at least 1."
+                    )),
+                );
+            }
+            return None;
+        }
         if b == 0 {
             self.r.refuse(
                 Field::PerDeviceTrainBatchSize,
@@ -607,7 +740,10 @@ impl Calc<'_> {
             .set(Output::GradientAccumulationSteps, Num::Int(ga.into()));
         let d = dims?;
         let per_replica = u128::from(b) * u128::from(ga);
-        let global = per_replica.checked_mul(d.dp.into())?;
+        // batch_rebalance: every one of the world_size ranks gets its own micro-batches (the SP
+        // adapter then spreads each rank's batch over sp_size steps)
+        let replicas = if rebalance { d.ws / d.sp } else { d.dp };
+        let global = per_replica.checked_mul(replicas.into())?;
         let logged_dp = match self.v {
             Version::V5 => d.dp,
             Version::V457 => d.ws / d.tp,
@@ -623,11 +759,30 @@ impl Calc<'_> {
             return None;
         };
         self.r.set(Output::GlobalBatchSize, g);
-        self.r.explain(
-            Output::GlobalBatchSize,
-            "global batch = per_device_train_batch_size × gradient_accumulation_steps × dp",
-            format!("global batch = {b} × {ga} × {} = {global}", d.dp),
-        );
+        if !rebalance {
+            self.r.explain(
+                Output::GlobalBatchSize,
+                "global batch = per_device_train_batch_size × gradient_accumulation_steps × dp",
+                format!("global batch = {b} × {ga} × {} = {global}", d.dp),
+            );
+        } else if d.sp > 1 {
+            self.r.explain(
+                Output::GlobalBatchSize,
+                "batch_rebalance: global batch = effective_batch_size / sp_size, effective_batch_size = per_device × GA × \
+                 world_size (every rank its own rows; the SP adapter spreads each rank's batch over sp_size steps)",
+                format!(
+                    "global batch = {b} × {ga} × {} / {} = {global}",
+                    d.ws, d.sp
+                ),
+            );
+        } else {
+            self.r.explain(
+                Output::GlobalBatchSize,
+                "batch_rebalance: global batch = effective_batch_size = per_device × GA × world_size (BatchRebalanceSampler; \
+                 every rank, tensor- and context-parallel ranks included, gets its own rows)",
+                format!("global batch = {b} × {ga} × {} = {global}", d.ws),
+            );
+        }
         self.r.set(Output::TotalTrainBatchSize, l);
         let (rule, who) = match self.v {
             Version::V5 => ("world_size // tp // cp // sp", "dp"),
@@ -639,7 +794,25 @@ impl Calc<'_> {
             format!("total_train_batch_size (logged) = per_device × GA × {rule}"),
             format!("total_train_batch_size = {b} × {ga} × {logged_dp} = {logged}"),
         );
-        if logged != global {
+        if rebalance && logged != global {
+            let per_step = if d.sp > 1 {
+                format!("{b} × {ga} × world_size {} / sp_size {}", d.ws, d.sp)
+            } else {
+                format!("effective_batch_size = {b} × {ga} × world_size {}", d.ws)
+            };
+            self.r.diag(
+                Field::TrainSamplingStrategy,
+                Level::Warning,
+                format!(
+                    "transformers {} logs \u{201c}Total train batch size (w. parallel, distributed & accumulation) = {logged}\u{201d} \
+                     ({b} × {ga} × dp {}), but with batch_rebalance each optimizer step takes {global} samples ({per_step}): \
+                     BatchRebalanceSampler gives every one of the {} ranks its own micro-batches, so tensor- and \
+                     context-parallel ranks get different rows. The docs say tensor parallelism is not yet supported; \
+                     nothing refuses it. The step count shown is what the Trainer runs.",
+                    self.name, d.dp, d.ws
+                ),
+            );
+        } else if logged != global {
             self.r.diag(
                 Field::WorldSize,
                 Level::Warning,
@@ -647,7 +820,7 @@ impl Calc<'_> {
                     "transformers {} logs \u{201c}Total train batch size (w. parallel, distributed & accumulation) = {logged}\u{201d} \
                      (it multiplies by {who} = {logged_dp}), but each optimizer step trains on {global} samples \
                      ({b} × {ga} × dp {}). The logged value is wrong, the step count is not.",
-                    self.v.name(),
+                    self.name,
                     d.dp
                 ),
             );
@@ -658,6 +831,24 @@ impl Calc<'_> {
                 Level::Warning,
                 "transformers 4.57 has no sequence-parallel dataloader adapter (it came in 5.x): the Trainer's step count \
                  is computed from each rank's own shard, as shown",
+            );
+        }
+        // accelerate 1.13 BatchSamplerShard.__init__ refuses a batch sampler without batch_size
+        // when it shards over more than one process (1.14 dropped the check)
+        let processes = if d.sp > 1 {
+            d.ws / d.tp
+        } else {
+            d.ws / d.tp / d.cp
+        };
+        if rebalance && processes > 1 {
+            self.r.diag(
+                Field::TrainSamplingStrategy,
+                Level::Note,
+                format!(
+                    "batch_rebalance needs accelerate ≥ 1.14 here ({processes} data processes): accelerate 1.13 and older \
+                     stop in accelerator.prepare with \u{201c}{EVEN_BATCHES}\u{201d} (transformers only requires \
+                     accelerate>=1.1.0). The numbers shown are accelerate ≥ 1.14's."
+                ),
             );
         }
         Some(global)
@@ -707,6 +898,69 @@ impl Calc<'_> {
         out
     }
 
+    /// An empty training set: torch's `RandomSampler` refuses it; `LengthGroupedSampler` and
+    /// batch_rebalance's length inference read `train_dataset[0]` first.
+    fn empty_dataset_refusal(&mut self) {
+        let refusal = match self.sampling {
+            Sampling::Random => Refusal::new(
+                "torch's RandomSampler raises ValueError (even with max_steps)",
+                "num_samples should be a positive integer value, but got num_samples=0",
+            )
+            .fix("The training set needs at least one row."),
+            _ => Refusal::new(
+                format!(
+                    "the Trainer infers the lengths for {} from train_dataset[0], which an empty dataset lacks",
+                    if self.sampling == Sampling::BatchRebalance {
+                        "batch_rebalance"
+                    } else {
+                        "group_by_length"
+                    }
+                ),
+                "IndexError",
+            )
+            .fix(
+                "(its text depends on the dataset type, e.g. \u{201c}list index out of range\u{201d}). \
+                 The training set needs at least one row.",
+            ),
+        };
+        self.r.refuse(Field::NumSamples, refusal);
+    }
+
+    /// batch_rebalance: `BatchRebalanceSampler.__len__` = global batches × GA on every rank
+    /// (the Trainer sets the prepared shard to one process), times sp_size with SP's adapter.
+    fn rebalance_len(&mut self, d: Dims, n: u64, b: u64, ga: u64, drop_last: bool) -> u128 {
+        let e = u128::from(b) * u128::from(ga) * u128::from(d.ws);
+        let n128 = u128::from(n);
+        let tail = n128 % e != 0 && !drop_last;
+        let g = n128 / e + u128::from(tail);
+        let mut out = g * u128::from(ga);
+        let how = if n128 % e == 0 {
+            format!("{n} / {e} = {g}")
+        } else if drop_last {
+            format!("{n} // {e} = {g} (drop_last drops the tail)")
+        } else {
+            format!("{n} // {e} + 1 = {g} (the tail is a batch, padded with rows from the start)")
+        };
+        let sp_part = if d.sp > 1 {
+            out *= u128::from(d.sp);
+            format!("; × sp_size {} (SP dataloader adapter) = {out}", d.sp)
+        } else {
+            String::new()
+        };
+        self.r.explain(
+            Output::StepsPerEpoch,
+            "batch_rebalance: global batches = N // effective_batch_size (+1 for the tail unless drop_last), \
+             effective_batch_size = per_device × GA × world_size; each rank's dataloader = global batches × GA \
+             (the Trainer switches accelerate's shard off)",
+            format!(
+                "effective_batch_size = {b} × {ga} × {} = {e}; global batches = {how}; per rank = {g} × {ga} = {}{sp_part}",
+                d.ws,
+                g * u128::from(ga)
+            ),
+        );
+        out
+    }
+
     fn steps(&mut self, dims: Option<Dims>) -> Option<Num> {
         let epochs = self.i.epochs.or(DEFAULT_EPOCHS);
         let max_steps = self.i.max_steps;
@@ -715,7 +969,16 @@ impl Calc<'_> {
         let drop_last = self.i.drop_last.or(false);
         let nupe = match (dims, self.i.num_samples, b, ga, drop_last) {
             (Some(d), Param::Given(n), Some(b), Some(ga), Some(dl)) => {
-                let len = self.dataloader_len(d, n, b, dl);
+                if n == 0 && self.sampling != Sampling::Sequential {
+                    self.empty_dataset_refusal();
+                    return None;
+                }
+                let rebalance = self.sampling == Sampling::BatchRebalance;
+                let len = if rebalance {
+                    self.rebalance_len(d, n, b, ga, dl)
+                } else {
+                    self.dataloader_len(d, n, b, dl)
+                };
                 if len == 0 {
                     if let Param::Given(m) = max_steps.filter_pos() {
                         self.r.diag(
@@ -725,7 +988,14 @@ impl Calc<'_> {
                         );
                         Some((m as u128, true))
                     } else {
-                        let why = if dl && n > 0 {
+                        let why = if rebalance && dl && n > 0 {
+                            format!(
+                                "with batch_rebalance and dataloader_drop_last, {n} rows make no full global batch of \
+                                 {b} × {ga} × world_size {} = {}",
+                                d.ws,
+                                u128::from(b) * u128::from(ga) * u128::from(d.ws)
+                            )
+                        } else if dl && n > 0 {
                             format!(
                                 "with dataloader_drop_last, {n} rows make no full batch of {b}, so the dataloader is empty"
                             )
@@ -738,9 +1008,16 @@ impl Calc<'_> {
                                 "The Trainer raises",
                                 "args.max_steps must be set to a positive value if dataloader does not have a length, was -1",
                             )
-                            .fix(format!(
-                                "({why}). Fix: dataloader_drop_last false, a per-device batch of at most {n}, or max_steps."
-                            )),
+                            .fix(if rebalance {
+                                format!(
+                                    "({why}). Fix: dataloader_drop_last false, per-device × GA × world_size of at most {n}, \
+                                     or max_steps."
+                                )
+                            } else {
+                                format!(
+                                    "({why}). Fix: dataloader_drop_last false, a per-device batch of at most {n}, or max_steps."
+                                )
+                            }),
                         );
                         return None;
                     }
