@@ -166,8 +166,9 @@ fn the_issue_zero_examples() {
     assert_eq!(z2.gpu_mem, 34_128_610_304);
 }
 
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * b.abs()
+/// The Python float to the bit (the brief allows 1e-9 relative; none is needed).
+fn bit_equal(a: f64, b: f64) -> bool {
+    a == b
 }
 
 #[test]
@@ -188,17 +189,29 @@ fn every_flops_record_equals_the_frameworks() {
         hf += 1;
         if let Some(want) = r["flops_per_token_megatron"].as_f64() {
             let vocab = flops::megatron_padded_vocab_size(m.vocab_size, 128, 1).unwrap();
-            assert_eq!(Some(vocab), r["megatron_padded_vocab_size"].as_u64().map(u128::from));
+            assert_eq!(
+                Some(vocab),
+                r["megatron_padded_vocab_size"].as_u64().map(u128::from)
+            );
             let total = flops::megatron_num_floating_point_operations(&m, seq, 1, vocab).unwrap();
-            let want_total = r["megatron_num_floating_point_operations"].as_f64().unwrap();
-            assert!(close(total, want_total), "megatron total {what}: {total} vs {want_total}");
+            let want_total = r["megatron_num_floating_point_operations"]
+                .as_f64()
+                .unwrap();
+            assert!(
+                bit_equal(total, want_total),
+                "megatron total {what}: {total} vs {want_total}"
+            );
             let got = flops::megatron(&m, seq, 128, 1).unwrap();
-            assert!(close(got, want), "megatron {what}: {got} vs {want}");
+            assert!(bit_equal(got, want), "megatron {what}: {got} vs {want}");
             mega += 1;
         }
         match r["flops_per_token_torchtitan"].as_u64() {
             Some(want) => {
-                assert_eq!(flops::torchtitan(&m, seq), Some(u128::from(want)), "tt {what}");
+                assert_eq!(
+                    flops::torchtitan(&m, seq),
+                    Some(u128::from(want)),
+                    "tt {what}"
+                );
                 assert_eq!(
                     m.num_parameters(),
                     Some(int(r, "torchtitan_nparams")),
@@ -227,7 +240,94 @@ fn the_issue_flops_example() {
     assert_eq!(flops::torchtitan(&m, 8192), Some(57_914_449_920));
     assert_eq!(flops::nanotron(&m, 8192), Some(57_912_852_480.0));
     // Megatron pads 128,256 to 129,024 at TP 8 (REPORT.md §3)
-    assert_eq!(flops::megatron_padded_vocab_size(128_256, 128, 8), Some(129_024));
-    assert_eq!(flops::megatron_padded_vocab_size(128_256, 128, 4), Some(128_512));
-    assert_eq!(flops::megatron_padded_vocab_size(128_256, 256, 2), Some(128_512));
+    assert_eq!(
+        flops::megatron_padded_vocab_size(128_256, 128, 8),
+        Some(129_024)
+    );
+    assert_eq!(
+        flops::megatron_padded_vocab_size(128_256, 128, 4),
+        Some(128_512)
+    );
+    assert_eq!(
+        flops::megatron_padded_vocab_size(128_256, 256, 2),
+        Some(128_512)
+    );
+}
+
+#[test]
+fn int_true_division_rounds_once_as_python() {
+    use dpcalc::calc::num::itruediv;
+    // values printed by CPython 3 (`a / b`, then `int(a / b)`)
+    for (a, b, want) in [
+        (
+            1_152_921_504_606_846_977i128,
+            3i128,
+            384_307_168_202_282_304i128,
+        ),
+        (7_305_360_998_400_000, 7, 1_043_622_999_771_428),
+        (
+            1_000_000_000_000_000_000_000_000_000_007,
+            1_000_000_009,
+            999_999_991_000_000_102_400,
+        ),
+        (18_446_744_073_709_551_615, 2049, 9_002_803_354_665_472),
+        (9_007_199_254_740_993, 1, 9_007_199_254_740_992),
+        (-2_305_843_009_213_693_955, 5, -461_168_601_842_738_816),
+    ] {
+        assert_eq!(itruediv(a, b).unwrap() as i128, want, "{a} / {b}");
+    }
+    assert!(itruediv(1, 0).is_err());
+}
+
+/// More GPUs, a higher ZeRO stage or an offload never raises DeepSpeed's GPU bytes (for every
+/// preset: its largest layer is below half its parameters, which ZeRO-3 ≤ ZeRO-2 needs).
+#[test]
+fn more_gpus_higher_stage_or_offload_never_raise_gpu_bytes() {
+    for id in PRESETS {
+        let m = preset(id).unwrap();
+        let (n, l) = (
+            m.num_parameters().unwrap(),
+            m.largest_layer_params().unwrap(),
+        );
+        let z2 = |gpn, nodes, off| zero2_model_states(n, gpn, nodes, off, 1.5).unwrap().gpu_mem;
+        let z3 = |gpn, nodes, off, offp, zi| {
+            zero3_model_states(n, l, gpn, nodes, off, offp, zi, 1.5)
+                .unwrap()
+                .gpu_mem
+        };
+        let mut previous: Option<[u128; 5]> = None;
+        for nodes in 1..=64u64 {
+            let gpn = 8;
+            let now = [
+                z2(gpn, nodes, false),
+                z2(gpn, nodes, true),
+                z3(gpn, nodes, false, false, true),
+                z3(gpn, nodes, true, false, true),
+                z3(gpn, nodes, true, true, false),
+            ];
+            assert!(
+                now[2] <= now[0],
+                "{id}: ZeRO-3 above ZeRO-2 at {nodes} nodes"
+            );
+            assert!(
+                now[1] <= now[0] && now[3] <= now[2] && now[4] <= now[3],
+                "{id}: offload"
+            );
+            if let Some(p) = previous {
+                assert!(
+                    now.iter().zip(p).all(|(a, b)| *a <= b),
+                    "{id}: {nodes} nodes"
+                );
+            }
+            previous = Some(now);
+        }
+        for nodes in [1u64, 2, 16] {
+            let mut last = u128::MAX;
+            for gpn in 1..=16u64 {
+                let g = z3(gpn, nodes, false, false, true);
+                assert!(g <= last, "{id}: {gpn} GPUs per node");
+                last = g;
+            }
+        }
+    }
 }

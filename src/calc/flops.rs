@@ -85,8 +85,7 @@ pub fn megatron_num_floating_point_operations(
             .checked_add(m(&[kv, add(&[h, m(&[n, nope + v])?, 1])?])?)?
             .checked_add(m(&[h, rope])?)?
             .checked_add(m(&[n, v, h])?)?;
-        let core = 6.0
-            * (ratio(m(&[n, nope + rope])?, 2)? + ratio(m(&[n, v])?, 2)?);
+        let core = 6.0 * (ratio(m(&[n, nope + rope])?, 2)? + ratio(m(&[n, v])?, 2)?);
         (m(&[6, linear])?, core)
     } else {
         let d = u128::from(model.resolved_head_dim()?);
@@ -106,7 +105,10 @@ pub fn megatron_num_floating_point_operations(
         } else {
             0
         };
-        (m(&[f, model.num_experts_per_tok.into(), 3])?, m(&[shared, 3])?)
+        (
+            m(&[f, model.num_experts_per_tok.into(), 3])?,
+            m(&[shared, 3])?,
+        )
     } else {
         (0, 0)
     };
@@ -150,7 +152,9 @@ pub fn torchtitan(model: &Model, seq_len: u64) -> Option<u128> {
     let heads = u128::from(model.num_attention_heads);
     let head_dims = match model.model_type {
         // llama3: 2 * (dim // n_heads)
-        ModelType::Llama => 2 * u128::from(model.hidden_size.checked_div(model.num_attention_heads)?),
+        ModelType::Llama => {
+            2 * u128::from(model.hidden_size.checked_div(model.num_attention_heads)?)
+        }
         ModelType::Qwen3 | ModelType::Qwen3Moe => 2 * u128::from(model.resolved_head_dim()?),
         ModelType::DeepseekV3 => {
             u128::from(model.qk_nope_head_dim)
@@ -167,7 +171,8 @@ pub fn torchtitan(model: &Model, seq_len: u64) -> Option<u128> {
     };
     if model.is_moe() {
         let experts = model.routed_expert_params()?;
-        let active = m(&[experts, model.num_experts_per_tok.into()])? / u128::from(model.num_experts);
+        let active =
+            m(&[experts, model.num_experts_per_tok.into()])? / u128::from(model.num_experts);
         matmul = matmul.checked_sub(experts)?.checked_add(active)?;
     }
     m(&[6, matmul])?.checked_add(m(&[
@@ -194,14 +199,14 @@ pub fn nanotron_get_flops(model: &Model, seq_len: u64) -> Option<u128> {
     let f = u128::from(model.intermediate_size);
     let v = u128::from(model.vocab_size);
     let decoder = [
-        m(&[2, l, s, h, n, d])?,    // q projection
+        m(&[2, l, s, h, n, d])?,     // q projection
         m(&[2, l, s, h, 2, kv, d])?, // k and v projections
-        m(&[2, l, n, s, d, s])?,    // q·kᵀ
-        m(&[2, l, n, s, s, d])?,    // scores·v
-        m(&[2, l, n, s, d, h])?,    // attention output
-        m(&[4, l, s, h, f])?,       // gate and up
-        m(&[2, l, s, f, h])?,       // down
-        m(&[2, s, h, v])?,          // lm head
+        m(&[2, l, n, s, d, s])?,     // q·kᵀ
+        m(&[2, l, n, s, s, d])?,     // scores·v
+        m(&[2, l, n, s, d, h])?,     // attention output
+        m(&[4, l, s, h, f])?,        // gate and up
+        m(&[2, l, s, f, h])?,        // down
+        m(&[2, s, h, v])?,           // lm head
     ];
     add(&decoder)?.checked_mul(3)
 }

@@ -242,13 +242,16 @@ impl Model {
         let (qkv_bias, o_bias) = match self.model_type {
             ModelType::Qwen2 => (1, 0),
             ModelType::Mistral | ModelType::Mixtral => (0, 0),
-            _ => (u64::from(self.attention_bias), u64::from(self.attention_bias)),
+            _ => (
+                u64::from(self.attention_bias),
+                u64::from(self.attention_bias),
+            ),
         };
         let mut m = vec![
-            sum(&[mul(&[h, n, d]), mul(&[qkv_bias, n, d])]),   // q_proj
+            sum(&[mul(&[h, n, d]), mul(&[qkv_bias, n, d])]), // q_proj
             sum(&[mul(&[h, kv, d]), mul(&[qkv_bias, kv, d])]), // k_proj
             sum(&[mul(&[h, kv, d]), mul(&[qkv_bias, kv, d])]), // v_proj
-            sum(&[mul(&[n, d, h]), mul(&[o_bias, h])]),        // o_proj
+            sum(&[mul(&[n, d, h]), mul(&[o_bias, h])]),      // o_proj
         ];
         if matches!(self.model_type, ModelType::Qwen3 | ModelType::Qwen3Moe) {
             m.push(mul(&[d])); // q_norm
@@ -315,8 +318,7 @@ impl Model {
 
     /// transformers' `num_parameters(exclude_embeddings=True)`: without the `nn.Embedding` weight.
     pub fn num_parameters_exclude_embeddings(&self) -> Option<u128> {
-        self.num_parameters()?
-            .checked_sub(self.embedding_params()?)
+        self.num_parameters()?.checked_sub(self.embedding_params()?)
     }
 
     /// All routed experts' parameters (0 for a dense model).
@@ -425,13 +427,9 @@ pub fn preset(id: &str) -> Option<Model> {
     };
     Some(match id {
         // huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json: 8,030,261,248
-        "meta-llama/Llama-3.1-8B" => {
-            Model::dense(Llama, [4096, 32, 32, 8, 14336, 128256], false)
-        }
+        "meta-llama/Llama-3.1-8B" => Model::dense(Llama, [4096, 32, 32, 8, 14336, 128256], false),
         // huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json: 70,553,706,496
-        "meta-llama/Llama-3.1-70B" => {
-            Model::dense(Llama, [8192, 80, 64, 8, 28672, 128256], false)
-        }
+        "meta-llama/Llama-3.1-70B" => Model::dense(Llama, [8192, 80, 64, 8, 28672, 128256], false),
         // huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json: 405,853,388,800
         "meta-llama/Llama-3.1-405B" => {
             Model::dense(Llama, [16384, 126, 128, 8, 53248, 128256], false)
@@ -448,17 +446,9 @@ pub fn preset(id: &str) -> Option<Model> {
         // huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json: 72,706,203,648
         "Qwen/Qwen2.5-72B" => Model::dense(Qwen2, [8192, 80, 64, 8, 29568, 152064], false),
         // huggingface.co/Qwen/Qwen3-8B/blob/main/config.json: 8,190,735,360
-        "Qwen/Qwen3-8B" => qwen3(Model::dense(
-            Qwen3,
-            [4096, 36, 32, 8, 12288, 151936],
-            false,
-        )),
+        "Qwen/Qwen3-8B" => qwen3(Model::dense(Qwen3, [4096, 36, 32, 8, 12288, 151936], false)),
         // huggingface.co/Qwen/Qwen3-32B/blob/main/config.json: 32,762,123,264
-        "Qwen/Qwen3-32B" => qwen3(Model::dense(
-            Qwen3,
-            [5120, 64, 64, 8, 25600, 151936],
-            false,
-        )),
+        "Qwen/Qwen3-32B" => qwen3(Model::dense(Qwen3, [5120, 64, 64, 8, 25600, 151936], false)),
         // huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json: 30,532,122,624
         "Qwen/Qwen3-30B-A3B" => qwen3(moe(
             Model::dense(Qwen3Moe, [2048, 48, 32, 4, 6144, 151936], false),
