@@ -331,3 +331,102 @@ fn more_gpus_higher_stage_or_offload_never_raise_gpu_bytes() {
         }
     }
 }
+
+#[test]
+fn every_accepted_megatron_run_equals_report_theoretical_memory() {
+    use dpcalc::calc::memory::{megatron_theoretical_memory, MegatronArgs};
+    let f = fixture("model_megatron.json");
+    let recs = f["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 32);
+    for r in recs {
+        let name = r["name"].as_str().unwrap();
+        let (a, d, o) = (&r["inputs"], &r["derived"], &r["outputs"]);
+        let u =
+            |v: &Value, k: &str, default: u64| v.get(k).and_then(Value::as_u64).unwrap_or(default);
+        let flag = |k: &str| a.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let (layers, tp, pp) = (
+            u(a, "num_layers", 0),
+            u(a, "tensor_model_parallel_size", 1),
+            u(a, "pipeline_model_parallel_size", 1),
+        );
+        // Megatron pads the NullTokenizer's vocabulary (+1 EOD) as dpcalc does
+        let vocab = flops::megatron_padded_vocab_size(
+            u(a, "vocab_size", 0) + 1,
+            u(a, "make_vocab_size_divisible_by", 128),
+            tp,
+        )
+        .unwrap();
+        assert_eq!(
+            Some(vocab),
+            d["padded_vocab_size"].as_u64().map(u128::from),
+            "{name}"
+        );
+        let args = MegatronArgs {
+            num_layers: layers,
+            hidden_size: u(a, "hidden_size", 0),
+            ffn_hidden_size: u(a, "ffn_hidden_size", 0),
+            num_attention_heads: u(a, "num_attention_heads", 0),
+            num_query_groups: flag("group_query_attention").then(|| u(a, "num_query_groups", 1)),
+            kv_channels: u(d, "kv_channels", 0),
+            swiglu: flag("swiglu"),
+            rms_norm: a["normalization"] == "RMSNorm",
+            add_bias_linear: !flag("disable_bias_linear"),
+            untie_embeddings_and_output_weights: flag("untie_embeddings_and_output_weights"),
+            multi_latent_attention: false,
+            num_experts: a.get("num_experts").and_then(Value::as_u64),
+            moe_ffn_hidden_size: u(a, "moe_ffn_hidden_size", u(a, "ffn_hidden_size", 0)),
+            moe_shared_expert_intermediate_size: None,
+            moe_layer_pattern: Vec::new(),
+            padded_vocab_size: vocab as u64,
+            tensor_model_parallel_size: tp,
+            pipeline_model_parallel_size: pp,
+            virtual_pipeline_model_parallel_size: a
+                .get("num_layers_per_virtual_pipeline_stage")
+                .and_then(Value::as_u64)
+                .map(|per| layers / pp / per),
+            expert_model_parallel_size: u(a, "expert_model_parallel_size", 1),
+            expert_tensor_parallel_size: tp,
+            world_size: u(a, "WORLD_SIZE", 0),
+            data_parallel_size: u(d, "data_parallel_size", 0),
+            use_distributed_optimizer: d["use_distributed_optimizer"].as_bool().unwrap(),
+            seq_length: u(d, "seq_length", 0),
+            micro_batch_size: u(a, "micro_batch_size", 0),
+            sequence_parallel: d["sequence_parallel"].as_bool().unwrap(),
+            recompute_selective: d["recompute_granularity"] == "selective",
+            num_microbatches: u(d, "num_microbatches", 0),
+        };
+        let got = megatron_theoretical_memory(&args).unwrap_or_else(|| panic!("{name}"));
+        let f = |k: &str| o[k].as_str().unwrap().parse::<f64>().unwrap();
+        for (what, g, w) in [
+            (
+                "w+o bytes",
+                got.weight_and_optimizer_bytes,
+                f("weight_and_optimizer_bytes"),
+            ),
+            (
+                "act sp",
+                got.activation_bytes_with_sp,
+                f("activation_bytes_compute_activation_memory"),
+            ),
+            (
+                "act no sp",
+                got.activation_bytes_without_sp,
+                f("activation_bytes_compute_activation_memory_without_sp"),
+            ),
+            (
+                "w+o MB",
+                got.weight_and_optimizer_memory_mb,
+                f("weight_and_optimizer_memory"),
+            ),
+            ("act MB", got.activation_memory_mb, f("activation_memory")),
+            ("total MB", got.total_memory_mb, f("total_memory")),
+        ] {
+            assert!(bit_equal(g, w), "{name} {what}: {g} vs {w}");
+        }
+        assert_eq!(
+            got.uses_sp_branch,
+            o["activation_branch"] == "compute_activation_memory",
+            "{name}"
+        );
+    }
+}

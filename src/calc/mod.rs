@@ -16,8 +16,8 @@
 //!    GPU map), [`compare`], [`export`], [`import`].
 //!
 //! Beside them, not yet wired into a report: [`model`] (an architecture under config.json's keys,
-//! its parameter counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators)
-//! and [`flops`] (FLOPs per token in each framework's convention).
+//! its parameter counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators,
+//! Megatron's theoretical memory) and [`flops`] (FLOPs per token in each framework's convention).
 
 pub mod cluster;
 pub mod compare;
