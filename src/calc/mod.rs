@@ -14,15 +14,22 @@
 //!    arithmetic over any framework's report) sits beside the registry, which calls it;
 //! 3. the machinery, generic over a [`Spec`]: [`layout`] (the layout explorer), [`mesh`] (the
 //!    GPU map), [`compare`], [`export`], [`import`].
+//!
+//! Beside them, not yet wired into a report: [`model`] (an architecture under config.json's keys,
+//! its parameter counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators,
+//! Megatron's theoretical memory) and [`flops`] (FLOPs per token in each framework's convention).
 
 pub mod cluster;
 pub mod compare;
 pub mod export;
 pub mod field;
+pub mod flops;
 pub mod frameworks;
 pub mod import;
 pub mod layout;
+pub mod memory;
 pub mod mesh;
+pub mod model;
 pub mod num;
 pub mod parse;
 pub mod report;

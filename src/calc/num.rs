@@ -270,6 +270,42 @@ pub fn min(a: Num, b: Num) -> Num {
     }
 }
 
+/// Python's `int / int` (true division): the exact quotient rounded once to the nearest double,
+/// ties to even, as CPython does for any size of int (`a as f64 / b as f64` rounds twice once an
+/// operand is beyond 2^53). `Err` for a zero divisor, or when the scaled operands leave `i128`.
+pub fn itruediv(a: i128, b: i128) -> Result<f64, NumError> {
+    if b == 0 {
+        return Err(NumError::ZeroDivision("division by zero"));
+    }
+    const EXACT: u128 = 1 << 53;
+    let negative = (a < 0) != (b < 0);
+    let (n, d) = (a.unsigned_abs(), b.unsigned_abs());
+    let magnitude = if n == 0 {
+        0.0
+    } else if n <= EXACT && d <= EXACT {
+        // both operands are doubles exactly, so IEEE division rounds once
+        n as f64 / d as f64
+    } else {
+        // q = n / (d · 2^shift) with 55 or 56 significant bits; a non-zero remainder is folded
+        // into the last bit (sticky), so the one rounding of `q as f64` is the correct one
+        let bits = |x: u128| 128 - x.leading_zeros() as i32;
+        let shift = bits(n) - bits(d) - 55;
+        let (num, den) = if shift >= 0 {
+            (n, d.checked_shl(shift as u32).ok_or(NumError::TooLarge)?)
+        } else {
+            let s = (-shift) as u32;
+            if bits(n) + s as i32 > 127 {
+                return Err(NumError::TooLarge);
+            }
+            (n << s, d)
+        };
+        let (q, r) = (num / den, num % den);
+        let q = q | u128::from(r != 0);
+        (q as f64) * 2f64.powi(shift)
+    };
+    finite(if negative { -magnitude } else { magnitude })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,516 @@
+//! A model's architecture, under config.json's own key names, and its parameter counts.
+//!
+//! [`Model`] holds the shape keys of a Hugging Face `config.json` (the names transformers reads) plus
+//! the family facts that change a count: Qwen2's hard-wired q/k/v bias, Qwen3's q/k RMSNorm over
+//! `head_dim`, Gemma 2's four norms per layer, the fused routed experts of Mixtral, Qwen3-MoE and
+//! DeepSeek-V3 (one module of `3·E·h·f` parameters in transformers 5), DeepSeek-V3's multi-head
+//! latent attention and its first dense layers. DeepSeek-V3 is counted without its multi-token
+//! prediction layer, which transformers does not build.
+//!
+//! Each count is dpcalc's own sum over the modules the architecture has, in checked `u128`
+//! arithmetic (an overflow gives `None`, never a panic or a wrapped number). They equal, and
+//! `tests/model.rs` asserts it on the recorded vectors (tests/fixtures/model_presets.json):
+//! - [`Model::num_parameters`]: transformers 5.24 `PreTrainedModel.num_parameters()` (tied weights
+//!   once);
+//! - [`Model::num_parameters_exclude_embeddings`]: `num_parameters(exclude_embeddings=True)`, which
+//!   drops the `nn.Embedding` weight only (an untied `lm_head` stays counted);
+//! - [`Model::largest_layer_params`]: DeepSpeed's `model_to_params` "largest layer", the largest
+//!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
+//!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
+//!
+//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15, with their config.json
+//! values; each one's count equals the Hub's published count (see the comment beside each).
+
+use super::num;
+
+/// config.json's `model_type`: the transformers family, which decides the layout of a layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelType {
+    Llama,
+    Mistral,
+    Mixtral,
+    Qwen2,
+    Qwen3,
+    Qwen3Moe,
+    DeepseekV3,
+    Gemma,
+    Gemma2,
+}
+
+impl ModelType {
+    pub const ALL: [ModelType; 9] = [
+        ModelType::Llama,
+        ModelType::Mistral,
+        ModelType::Mixtral,
+        ModelType::Qwen2,
+        ModelType::Qwen3,
+        ModelType::Qwen3Moe,
+        ModelType::DeepseekV3,
+        ModelType::Gemma,
+        ModelType::Gemma2,
+    ];
+
+    /// The `model_type` string of config.json.
+    pub fn key(self) -> &'static str {
+        match self {
+            ModelType::Llama => "llama",
+            ModelType::Mistral => "mistral",
+            ModelType::Mixtral => "mixtral",
+            ModelType::Qwen2 => "qwen2",
+            ModelType::Qwen3 => "qwen3",
+            ModelType::Qwen3Moe => "qwen3_moe",
+            ModelType::DeepseekV3 => "deepseek_v3",
+            ModelType::Gemma => "gemma",
+            ModelType::Gemma2 => "gemma2",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<ModelType> {
+        ModelType::ALL.into_iter().find(|t| t.key() == key)
+    }
+
+    /// transformers' default for `tie_word_embeddings` when config.json leaves it out.
+    pub fn ties_by_default(self) -> bool {
+        matches!(self, ModelType::Gemma | ModelType::Gemma2)
+    }
+}
+
+/// A decoder-only architecture, under config.json's key names.
+///
+/// `num_experts` stands for Mixtral's `num_local_experts`, Qwen3-MoE's `num_experts` and
+/// DeepSeek-V3's `n_routed_experts` (0: dense). The MLA keys are read for DeepSeek-V3 only, the MoE
+/// layer pattern (`first_k_dense_replace`, `decoder_sparse_step`, `mlp_only_layers`) by the family
+/// that has it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Model {
+    pub model_type: ModelType,
+    pub hidden_size: u64,
+    pub num_hidden_layers: u64,
+    pub num_attention_heads: u64,
+    pub num_key_value_heads: u64,
+    /// `None`: `hidden_size / num_attention_heads`, as transformers derives it.
+    pub head_dim: Option<u64>,
+    pub intermediate_size: u64,
+    pub vocab_size: u64,
+    pub tie_word_embeddings: bool,
+    /// Llama, Qwen3(-MoE), Gemma(2): q, k, v and o biases; DeepSeek-V3: q_a, kv_a and o biases.
+    /// Qwen2 ignores it (its q/k/v bias is part of the architecture); Mistral and Mixtral too.
+    pub attention_bias: bool,
+    pub num_experts: u64,
+    pub num_experts_per_tok: u64,
+    /// The routed (and, times `n_shared_experts`, the shared) expert width; Mixtral's experts
+    /// use `intermediate_size`.
+    pub moe_intermediate_size: u64,
+    pub n_shared_experts: u64,
+    pub first_k_dense_replace: u64,
+    pub decoder_sparse_step: u64,
+    pub mlp_only_layers: Vec<u64>,
+    /// `None`: a full `q_proj` (DeepSeek-V2-Lite style).
+    pub q_lora_rank: Option<u64>,
+    pub kv_lora_rank: u64,
+    pub qk_nope_head_dim: u64,
+    pub qk_rope_head_dim: u64,
+    pub v_head_dim: u64,
+}
+
+fn mul(xs: &[u64]) -> Option<u128> {
+    xs.iter()
+        .try_fold(1u128, |acc, &x| acc.checked_mul(u128::from(x)))
+}
+
+fn sum(xs: &[Option<u128>]) -> Option<u128> {
+    xs.iter().try_fold(0u128, |acc, &x| acc.checked_add(x?))
+}
+
+/// The parameter count of each module of one decoder layer (`recurse=False`, as DeepSpeed sums them).
+struct Layer {
+    modules: Vec<Option<u128>>,
+    /// The fused routed experts (for the active-parameter conventions).
+    routed_experts: u128,
+}
+
+impl Model {
+    /// A dense Llama-style model with everything else off (the base of the presets).
+    fn dense(
+        model_type: ModelType,
+        [h, layers, heads, kv, ffn, vocab]: [u64; 6],
+        tie: bool,
+    ) -> Model {
+        Model {
+            model_type,
+            hidden_size: h,
+            num_hidden_layers: layers,
+            num_attention_heads: heads,
+            num_key_value_heads: kv,
+            head_dim: None,
+            intermediate_size: ffn,
+            vocab_size: vocab,
+            tie_word_embeddings: tie,
+            attention_bias: false,
+            num_experts: 0,
+            num_experts_per_tok: 0,
+            moe_intermediate_size: 0,
+            n_shared_experts: 0,
+            first_k_dense_replace: 0,
+            decoder_sparse_step: 1,
+            mlp_only_layers: Vec::new(),
+            q_lora_rank: None,
+            kv_lora_rank: 0,
+            qk_nope_head_dim: 0,
+            qk_rope_head_dim: 0,
+            v_head_dim: 0,
+        }
+    }
+
+    /// The head dimension transformers uses: `head_dim`, else `hidden_size // num_attention_heads`.
+    pub fn resolved_head_dim(&self) -> Option<u64> {
+        match self.head_dim {
+            Some(d) => Some(d),
+            None => self.hidden_size.checked_div(self.num_attention_heads),
+        }
+    }
+
+    pub fn is_moe(&self) -> bool {
+        self.num_experts > 0
+            && matches!(
+                self.model_type,
+                ModelType::Mixtral | ModelType::Qwen3Moe | ModelType::DeepseekV3
+            )
+    }
+
+    pub fn is_mla(&self) -> bool {
+        self.model_type == ModelType::DeepseekV3
+    }
+
+    /// Whether decoder layer `i` (0-based) has routed experts, as the family's decoder layer decides.
+    pub fn is_moe_layer(&self, i: u64) -> bool {
+        if !self.is_moe() {
+            return false;
+        }
+        match self.model_type {
+            ModelType::Mixtral => true,
+            ModelType::Qwen3Moe => {
+                !self.mlp_only_layers.contains(&i)
+                    && self.decoder_sparse_step > 0
+                    && (i + 1) % self.decoder_sparse_step == 0
+            }
+            ModelType::DeepseekV3 => i >= self.first_k_dense_replace,
+            _ => false,
+        }
+    }
+
+    /// The width of one routed expert.
+    pub fn expert_intermediate_size(&self) -> u64 {
+        if self.model_type == ModelType::Mixtral {
+            self.intermediate_size
+        } else {
+            self.moe_intermediate_size
+        }
+    }
+
+    /// The number of layers with routed experts.
+    pub fn num_moe_layers(&self) -> u64 {
+        (0..self.num_hidden_layers)
+            .filter(|&i| self.is_moe_layer(i))
+            .count() as u64
+    }
+
+    fn attention(&self) -> Option<Vec<Option<u128>>> {
+        let h = self.hidden_size;
+        let n = self.num_attention_heads;
+        if self.is_mla() {
+            let bias = u64::from(self.attention_bias);
+            let qk = self.qk_nope_head_dim.checked_add(self.qk_rope_head_dim)?;
+            let mut m = match self.q_lora_rank {
+                Some(r) => vec![
+                    sum(&[mul(&[h, r]), mul(&[bias, r])]), // q_a_proj
+                    mul(&[r]),                             // q_a_layernorm
+                    mul(&[r, n, qk]),                      // q_b_proj
+                ],
+                None => vec![mul(&[h, n, qk])], // q_proj
+            };
+            let kv_a = self.kv_lora_rank.checked_add(self.qk_rope_head_dim)?;
+            m.push(sum(&[mul(&[h, kv_a]), mul(&[bias, kv_a])])); // kv_a_proj_with_mqa
+            m.push(mul(&[self.kv_lora_rank])); // kv_a_layernorm
+            let kv_b = self.qk_nope_head_dim.checked_add(self.v_head_dim)?;
+            m.push(mul(&[self.kv_lora_rank, n, kv_b])); // kv_b_proj
+            m.push(sum(&[mul(&[n, self.v_head_dim, h]), mul(&[bias, h])])); // o_proj
+            return Some(m);
+        }
+        let d = self.resolved_head_dim()?;
+        let kv = self.num_key_value_heads;
+        let (qkv_bias, o_bias) = match self.model_type {
+            ModelType::Qwen2 => (1, 0),
+            ModelType::Mistral | ModelType::Mixtral => (0, 0),
+            _ => (
+                u64::from(self.attention_bias),
+                u64::from(self.attention_bias),
+            ),
+        };
+        let mut m = vec![
+            sum(&[mul(&[h, n, d]), mul(&[qkv_bias, n, d])]), // q_proj
+            sum(&[mul(&[h, kv, d]), mul(&[qkv_bias, kv, d])]), // k_proj
+            sum(&[mul(&[h, kv, d]), mul(&[qkv_bias, kv, d])]), // v_proj
+            sum(&[mul(&[n, d, h]), mul(&[o_bias, h])]),      // o_proj
+        ];
+        if matches!(self.model_type, ModelType::Qwen3 | ModelType::Qwen3Moe) {
+            m.push(mul(&[d])); // q_norm
+            m.push(mul(&[d])); // k_norm
+        }
+        Some(m)
+    }
+
+    fn layer(&self, i: u64) -> Option<Layer> {
+        let h = self.hidden_size;
+        let mut modules = self.attention()?;
+        let norms = if self.model_type == ModelType::Gemma2 {
+            4
+        } else {
+            2
+        };
+        for _ in 0..norms {
+            modules.push(mul(&[h]));
+        }
+        let mut routed_experts = 0;
+        if self.is_moe_layer(i) {
+            let f = self.expert_intermediate_size();
+            modules.push(mul(&[self.num_experts, h])); // router gate
+            routed_experts = mul(&[3, self.num_experts, h, f])?;
+            modules.push(Some(routed_experts)); // fused gate_up_proj + down_proj
+            if self.model_type == ModelType::DeepseekV3 {
+                let shared = f.checked_mul(self.n_shared_experts)?;
+                for _ in 0..3 {
+                    modules.push(mul(&[h, shared])); // shared gate/up/down
+                }
+            }
+        } else {
+            for _ in 0..3 {
+                modules.push(mul(&[h, self.intermediate_size])); // gate/up/down_proj
+            }
+        }
+        Some(Layer {
+            modules,
+            routed_experts,
+        })
+    }
+
+    fn layers(&self) -> Option<Vec<Layer>> {
+        (0..self.num_hidden_layers).map(|i| self.layer(i)).collect()
+    }
+
+    /// The input embedding's weight (`vocab_size × hidden_size`).
+    pub fn embedding_params(&self) -> Option<u128> {
+        mul(&[self.vocab_size, self.hidden_size])
+    }
+
+    /// transformers' `num_parameters()`: every parameter once (a tied `lm_head` is the embedding).
+    pub fn num_parameters(&self) -> Option<u128> {
+        let mut total = self.embedding_params()?;
+        if !self.tie_word_embeddings {
+            total = total.checked_add(self.embedding_params()?)?;
+        }
+        total = total.checked_add(u128::from(self.hidden_size))?; // final norm
+        for layer in self.layers()? {
+            total = total.checked_add(sum(&layer.modules)?)?;
+        }
+        Some(total)
+    }
+
+    /// transformers' `num_parameters(exclude_embeddings=True)`: without the `nn.Embedding` weight.
+    pub fn num_parameters_exclude_embeddings(&self) -> Option<u128> {
+        self.num_parameters()?.checked_sub(self.embedding_params()?)
+    }
+
+    /// All routed experts' parameters (0 for a dense model).
+    pub fn routed_expert_params(&self) -> Option<u128> {
+        self.layers()?
+            .iter()
+            .try_fold(0u128, |acc, l| acc.checked_add(l.routed_experts))
+    }
+
+    /// DeepSpeed's largest layer: the largest module's own parameters (embedding, `lm_head`, a
+    /// projection, a norm or one layer's fused experts).
+    pub fn largest_layer_params(&self) -> Option<u128> {
+        let mut largest = self.embedding_params()?; // embed_tokens, and lm_head (tied or not)
+        for layer in self.layers()? {
+            for m in layer.modules {
+                largest = largest.max(m?);
+            }
+        }
+        Some(largest)
+    }
+
+    /// Reads a Hugging Face `config.json` (as transformers does: a missing `head_dim` is derived,
+    /// a missing `tie_word_embeddings` takes the family default, `num_local_experts` and
+    /// `n_routed_experts` stand for `num_experts`). `None` for an unknown `model_type` or a
+    /// missing shape key.
+    pub fn from_config(config: &serde_json::Value) -> Option<Model> {
+        let model_type = ModelType::from_key(config.get("model_type")?.as_str()?)?;
+        let int = |k: &str| config.get(k).and_then(serde_json::Value::as_u64);
+        let flag = |k: &str| config.get(k).and_then(serde_json::Value::as_bool);
+        let mut m = Model::dense(
+            model_type,
+            [
+                int("hidden_size")?,
+                int("num_hidden_layers")?,
+                int("num_attention_heads")?,
+                int("num_key_value_heads").or(int("num_attention_heads"))?,
+                int("intermediate_size")?,
+                int("vocab_size")?,
+            ],
+            flag("tie_word_embeddings").unwrap_or(model_type.ties_by_default()),
+        );
+        m.head_dim = int("head_dim");
+        m.attention_bias = flag("attention_bias").unwrap_or(false);
+        m.num_experts = int("num_experts")
+            .or(int("num_local_experts"))
+            .or(int("n_routed_experts"))
+            .unwrap_or(0);
+        m.num_experts_per_tok = int("num_experts_per_tok").unwrap_or(0);
+        m.moe_intermediate_size = int("moe_intermediate_size").unwrap_or(0);
+        m.n_shared_experts = int("n_shared_experts").unwrap_or(0);
+        m.first_k_dense_replace = int("first_k_dense_replace").unwrap_or(0);
+        m.decoder_sparse_step = int("decoder_sparse_step").unwrap_or(1);
+        if let Some(list) = config
+            .get("mlp_only_layers")
+            .and_then(serde_json::Value::as_array)
+        {
+            m.mlp_only_layers = list.iter().filter_map(serde_json::Value::as_u64).collect();
+        }
+        if model_type == ModelType::DeepseekV3 {
+            m.q_lora_rank = int("q_lora_rank");
+            m.kv_lora_rank = int("kv_lora_rank")?;
+            m.qk_nope_head_dim = int("qk_nope_head_dim")?;
+            m.qk_rope_head_dim = int("qk_rope_head_dim")?;
+            m.v_head_dim = int("v_head_dim")?;
+        }
+        Some(m)
+    }
+}
+
+/// The Hub ids of the presets, in the order issue 15 lists them.
+pub const PRESETS: [&str; 16] = [
+    "meta-llama/Llama-3.1-8B",
+    "meta-llama/Llama-3.1-70B",
+    "meta-llama/Llama-3.1-405B",
+    "meta-llama/Llama-3.2-1B",
+    "Qwen/Qwen2.5-0.5B",
+    "Qwen/Qwen2.5-7B",
+    "Qwen/Qwen2.5-72B",
+    "Qwen/Qwen3-8B",
+    "Qwen/Qwen3-32B",
+    "Qwen/Qwen3-30B-A3B",
+    "Qwen/Qwen3-235B-A22B",
+    "mistralai/Mistral-7B-v0.1",
+    "mistralai/Mixtral-8x7B-v0.1",
+    "deepseek-ai/DeepSeek-V3",
+    "google/gemma-7b",
+    "google/gemma-2-9b",
+];
+
+/// A preset by its Hub id, with its config.json values.
+///
+/// Source of every value: the model's config.json on the Hugging Face Hub, as recorded in
+/// /work/scratch/memory/presets.json (tests/fixtures/model_presets.json); each count below is
+/// transformers 5.24's `num_parameters()` for it, equal to the Hub's published count.
+pub fn preset(id: &str) -> Option<Model> {
+    use ModelType::*;
+    let qwen3 = |m: Model| Model {
+        head_dim: Some(128),
+        ..m
+    };
+    let moe = |m: Model, experts: u64, top_k: u64, width: u64| Model {
+        num_experts: experts,
+        num_experts_per_tok: top_k,
+        moe_intermediate_size: width,
+        ..m
+    };
+    Some(match id {
+        // huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json: 8,030,261,248
+        "meta-llama/Llama-3.1-8B" => Model::dense(Llama, [4096, 32, 32, 8, 14336, 128256], false),
+        // huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json: 70,553,706,496
+        "meta-llama/Llama-3.1-70B" => Model::dense(Llama, [8192, 80, 64, 8, 28672, 128256], false),
+        // huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json: 405,853,388,800
+        "meta-llama/Llama-3.1-405B" => {
+            Model::dense(Llama, [16384, 126, 128, 8, 53248, 128256], false)
+        }
+        // huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json: 1,235,814,400 (tied)
+        "meta-llama/Llama-3.2-1B" => Model {
+            head_dim: Some(64),
+            ..Model::dense(Llama, [2048, 16, 32, 8, 8192, 128256], true)
+        },
+        // huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json: 494,032,768 (tied, q/k/v bias)
+        "Qwen/Qwen2.5-0.5B" => Model::dense(Qwen2, [896, 24, 14, 2, 4864, 151936], true),
+        // huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json: 7,615,616,512
+        "Qwen/Qwen2.5-7B" => Model::dense(Qwen2, [3584, 28, 28, 4, 18944, 152064], false),
+        // huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json: 72,706,203,648
+        "Qwen/Qwen2.5-72B" => Model::dense(Qwen2, [8192, 80, 64, 8, 29568, 152064], false),
+        // huggingface.co/Qwen/Qwen3-8B/blob/main/config.json: 8,190,735,360
+        "Qwen/Qwen3-8B" => qwen3(Model::dense(Qwen3, [4096, 36, 32, 8, 12288, 151936], false)),
+        // huggingface.co/Qwen/Qwen3-32B/blob/main/config.json: 32,762,123,264
+        "Qwen/Qwen3-32B" => qwen3(Model::dense(Qwen3, [5120, 64, 64, 8, 25600, 151936], false)),
+        // huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json: 30,532,122,624
+        "Qwen/Qwen3-30B-A3B" => qwen3(moe(
+            Model::dense(Qwen3Moe, [2048, 48, 32, 4, 6144, 151936], false),
+            128,
+            8,
+            768,
+        )),
+        // huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json: 235,093,634,560
+        "Qwen/Qwen3-235B-A22B" => qwen3(moe(
+            Model::dense(Qwen3Moe, [4096, 94, 64, 4, 12288, 151936], false),
+            128,
+            8,
+            1536,
+        )),
+        // huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json: 7,241,732,096
+        "mistralai/Mistral-7B-v0.1" => {
+            Model::dense(Mistral, [4096, 32, 32, 8, 14336, 32000], false)
+        }
+        // huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json (num_local_experts 8):
+        // 46,702,792,704
+        "mistralai/Mixtral-8x7B-v0.1" => moe(
+            Model::dense(Mixtral, [4096, 32, 32, 8, 14336, 32000], false),
+            8,
+            2,
+            0,
+        ),
+        // huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json (n_routed_experts 256):
+        // 671,026,404,352 without the MTP layer (the Hub's "685B" includes it)
+        "deepseek-ai/DeepSeek-V3" => Model {
+            n_shared_experts: 1,
+            first_k_dense_replace: 3,
+            q_lora_rank: Some(1536),
+            kv_lora_rank: 512,
+            qk_nope_head_dim: 128,
+            qk_rope_head_dim: 64,
+            v_head_dim: 128,
+            ..moe(
+                Model::dense(DeepseekV3, [7168, 61, 128, 128, 18432, 129280], false),
+                256,
+                8,
+                2048,
+            )
+        },
+        // huggingface.co/google/gemma-7b/blob/main/config.json: 8,537,680,896 (tied by default)
+        "google/gemma-7b" => Model {
+            head_dim: Some(256),
+            ..Model::dense(Gemma, [3072, 28, 16, 16, 24576, 256000], true)
+        },
+        // huggingface.co/google/gemma-2-9b/blob/main/config.json: 9,241,705,984 (tied by default)
+        "google/gemma-2-9b" => Model {
+            head_dim: Some(256),
+            ..Model::dense(Gemma2, [3584, 42, 16, 8, 14336, 256000], true)
+        },
+        _ => return None,
+    })
+}
+
+/// Python's `int(a / b)` on two ints (used by the estimators); `None` on a zero divisor.
+pub(crate) fn int_of_truediv(a: u128, b: u128) -> Option<u128> {
+    let q = num::itruediv(i128::try_from(a).ok()?, i128::try_from(b).ok()?).ok()?;
+    match num::int_of(q).ok()? {
+        num::Num::Int(i) => u128::try_from(i).ok(),
+        num::Num::Float(_) => None,
+    }
+}

@@ -1,0 +1,432 @@
+//! Parameter counts, DeepSpeed ZeRO model states and FLOPs per token against the values the
+//! frameworks' own code returned (tests/fixtures/model_*.json; each file's `_source` gives the
+//! function and the command that recorded it, see also tests/fixtures/README.md).
+
+use dpcalc::calc::flops;
+use dpcalc::calc::memory::{zero2_model_states, zero3_model_states, ADDITIONAL_BUFFER_FACTOR};
+use dpcalc::calc::model::{preset, Model, PRESETS};
+use serde_json::Value;
+use std::path::Path;
+
+fn fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn int(v: &Value, key: &str) -> u128 {
+    u128::from(
+        v[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{key}: not an int in {v}")),
+    )
+}
+
+fn counts(m: &Model) -> [Option<u128>; 3] {
+    [
+        m.num_parameters(),
+        m.num_parameters_exclude_embeddings(),
+        m.largest_layer_params(),
+    ]
+}
+
+fn expected(rec: &Value) -> [Option<u128>; 3] {
+    let o = &rec["outputs"];
+    [
+        Some(int(o, "num_parameters")),
+        Some(int(o, "num_parameters_exclude_embeddings")),
+        Some(int(o, "largest_layer_params")),
+    ]
+}
+
+#[test]
+fn every_preset_equals_transformers_num_parameters() {
+    let f = fixture("model_presets.json");
+    let presets = f["presets"].as_array().unwrap();
+    assert_eq!(presets.len(), 16);
+    for rec in presets {
+        let name = rec["name"].as_str().unwrap();
+        let from_config = Model::from_config(&rec["config"]).unwrap();
+        let built = preset(name).unwrap_or_else(|| panic!("no preset {name}"));
+        assert_eq!(built, from_config, "{name}: preset ≠ its config.json");
+        assert_eq!(counts(&built), expected(rec), "{name}");
+    }
+    let names: Vec<&str> = presets
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, PRESETS);
+}
+
+#[test]
+fn the_issue_counts_are_the_hubs() {
+    for (id, n) in [
+        ("meta-llama/Llama-3.1-8B", 8_030_261_248u128),
+        ("Qwen/Qwen3-30B-A3B", 30_532_122_624),
+        ("mistralai/Mixtral-8x7B-v0.1", 46_702_792_704),
+        ("google/gemma-2-9b", 9_241_705_984),
+        ("deepseek-ai/DeepSeek-V3", 671_026_404_352),
+    ] {
+        assert_eq!(preset(id).unwrap().num_parameters(), Some(n), "{id}");
+    }
+    assert_eq!(preset("nope/none"), None);
+}
+
+#[test]
+fn every_variation_equals_transformers_num_parameters() {
+    let f = fixture("model_presets.json");
+    let variations = f["variations"].as_array().unwrap();
+    assert_eq!(variations.len(), 27);
+    for rec in variations {
+        let what = format!("{} {}", rec["base"], rec["overrides"]);
+        let m = Model::from_config(&rec["config"]).unwrap_or_else(|| panic!("{what}"));
+        assert_eq!(counts(&m), expected(rec), "{what}");
+    }
+}
+
+#[test]
+fn overflow_is_none_not_a_panic() {
+    let mut m = preset("deepseek-ai/DeepSeek-V3").unwrap();
+    m.hidden_size = u64::MAX;
+    m.moe_intermediate_size = u64::MAX;
+    assert_eq!(m.num_parameters(), None);
+    assert_eq!(m.largest_layer_params(), None);
+    assert_eq!(flops::hf(&m), None);
+    assert_eq!(flops::torchtitan(&m, 8192), None);
+    assert_eq!(flops::megatron(&m, 8192, 128, 1), None);
+    let mut d = preset("meta-llama/Llama-3.1-8B").unwrap();
+    d.num_attention_heads = 0;
+    assert_eq!(d.num_parameters(), None);
+    assert_eq!(flops::nanotron(&d, 8192), None);
+    assert_eq!(zero2_model_states(1, 0, 1, false, 1.5), None);
+    assert_eq!(zero3_model_states(1, 1, 8, 0, true, true, true, 1.5), None);
+}
+
+#[test]
+fn every_zero_record_equals_deepspeed() {
+    let f = fixture("model_zero.json");
+    let recs = f["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 240);
+    for r in recs {
+        let model = r["model"].as_str().unwrap();
+        let m = preset(model).unwrap();
+        // the inputs are the preset's own counts
+        assert_eq!(m.num_parameters(), Some(int(r, "total_params")), "{model}");
+        assert_eq!(
+            m.largest_layer_params(),
+            Some(int(r, "largest_layer_params")),
+            "{model}"
+        );
+        let abf = r["additional_buffer_factor"].as_f64().unwrap();
+        assert_eq!(abf, ADDITIONAL_BUFFER_FACTOR);
+        let gpn = r["num_gpus_per_node"].as_u64().unwrap();
+        let nodes = r["num_nodes"].as_u64().unwrap();
+        let off = r["cpu_offload"].as_bool().unwrap();
+        let total = int(r, "total_params");
+        let o = &r["outputs"];
+        let got = match r["stage"].as_u64().unwrap() {
+            2 => zero2_model_states(total, gpn, nodes, off, abf).unwrap(),
+            3 => {
+                let got = zero3_model_states(
+                    total,
+                    int(r, "largest_layer_params"),
+                    gpn,
+                    nodes,
+                    off,
+                    r["cpu_offload_params"].as_bool().unwrap(),
+                    r["zero_init"].as_bool().unwrap(),
+                    abf,
+                )
+                .unwrap();
+                assert_eq!(
+                    got.largest_layer_memory,
+                    Some(int(o, "largest_layer_memory")),
+                    "{r}"
+                );
+                got
+            }
+            s => panic!("stage {s}"),
+        };
+        assert_eq!(got.cpu_mem, int(o, "cpu_mem"), "cpu {r}");
+        assert_eq!(got.gpu_mem, int(o, "gpu_mem"), "gpu {r}");
+    }
+}
+
+#[test]
+fn the_issue_zero_examples() {
+    let m = preset("meta-llama/Llama-3.1-8B").unwrap();
+    let (n, l) = (
+        m.num_parameters().unwrap(),
+        m.largest_layer_params().unwrap(),
+    );
+    let z3 = zero3_model_states(n, l, 8, 1, false, false, true, 1.5).unwrap();
+    assert_eq!(z3.gpu_mem, 20_169_434_112);
+    let z2 = zero2_model_states(n, 8, 1, false, 1.5).unwrap();
+    assert_eq!(z2.gpu_mem, 34_128_610_304);
+}
+
+/// The Python float to the bit (the brief allows 1e-9 relative; none is needed).
+fn bit_equal(a: f64, b: f64) -> bool {
+    a == b
+}
+
+#[test]
+fn every_flops_record_equals_the_frameworks() {
+    let f = fixture("model_flops.json");
+    let recs = f["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 39);
+    let (mut hf, mut mega, mut tt, mut nt) = (0, 0, 0, 0);
+    for r in recs {
+        let model = r["model"].as_str().unwrap();
+        let m = preset(model).unwrap();
+        let seq = r["seq_len"].as_u64().unwrap();
+        assert_eq!(r["batch_size"], 1);
+        let what = format!("{model} seq {seq}");
+        // HF: an int-valued float in the record; dpcalc's is the exact int
+        let want = r["flops_per_token_hf"].as_f64().unwrap();
+        assert_eq!(flops::hf(&m).unwrap() as f64, want, "hf {what}");
+        hf += 1;
+        if let Some(want) = r["flops_per_token_megatron"].as_f64() {
+            let vocab = flops::megatron_padded_vocab_size(m.vocab_size, 128, 1).unwrap();
+            assert_eq!(
+                Some(vocab),
+                r["megatron_padded_vocab_size"].as_u64().map(u128::from)
+            );
+            let total = flops::megatron_num_floating_point_operations(&m, seq, 1, vocab).unwrap();
+            let want_total = r["megatron_num_floating_point_operations"]
+                .as_f64()
+                .unwrap();
+            assert!(
+                bit_equal(total, want_total),
+                "megatron total {what}: {total} vs {want_total}"
+            );
+            let got = flops::megatron(&m, seq, 128, 1).unwrap();
+            assert!(bit_equal(got, want), "megatron {what}: {got} vs {want}");
+            mega += 1;
+        }
+        match r["flops_per_token_torchtitan"].as_u64() {
+            Some(want) => {
+                assert_eq!(
+                    flops::torchtitan(&m, seq),
+                    Some(u128::from(want)),
+                    "tt {what}"
+                );
+                assert_eq!(
+                    m.num_parameters(),
+                    Some(int(r, "torchtitan_nparams")),
+                    "tt nparams {what}"
+                );
+                tt += 1;
+            }
+            None => assert_eq!(flops::torchtitan(&m, seq), None, "tt {what}"),
+        }
+        match r["flops_per_token_nanotron"].as_f64() {
+            Some(want) => {
+                assert_eq!(flops::nanotron(&m, seq), Some(want), "nanotron {what}");
+                nt += 1;
+            }
+            None => assert_eq!(flops::nanotron(&m, seq), None, "nanotron {what}"),
+        }
+    }
+    assert_eq!((hf, mega, tt, nt), (39, 39, 27, 27));
+}
+
+#[test]
+fn the_issue_flops_example() {
+    let m = preset("meta-llama/Llama-3.1-8B").unwrap();
+    assert_eq!(flops::hf(&m), Some(45_029_548_032));
+    assert_eq!(flops::megatron(&m, 8192, 128, 1), Some(51_470_401_536.0));
+    assert_eq!(flops::torchtitan(&m, 8192), Some(57_914_449_920));
+    assert_eq!(flops::nanotron(&m, 8192), Some(57_912_852_480.0));
+    // Megatron pads 128,256 to 129,024 at TP 8 (REPORT.md §3)
+    assert_eq!(
+        flops::megatron_padded_vocab_size(128_256, 128, 8),
+        Some(129_024)
+    );
+    assert_eq!(
+        flops::megatron_padded_vocab_size(128_256, 128, 4),
+        Some(128_512)
+    );
+    assert_eq!(
+        flops::megatron_padded_vocab_size(128_256, 256, 2),
+        Some(128_512)
+    );
+}
+
+#[test]
+fn int_true_division_rounds_once_as_python() {
+    use dpcalc::calc::num::itruediv;
+    // values printed by CPython 3 (`a / b`, then `int(a / b)`)
+    for (a, b, want) in [
+        (
+            1_152_921_504_606_846_977i128,
+            3i128,
+            384_307_168_202_282_304i128,
+        ),
+        (7_305_360_998_400_000, 7, 1_043_622_999_771_428),
+        (
+            1_000_000_000_000_000_000_000_000_000_007,
+            1_000_000_009,
+            999_999_991_000_000_102_400,
+        ),
+        (18_446_744_073_709_551_615, 2049, 9_002_803_354_665_472),
+        (9_007_199_254_740_993, 1, 9_007_199_254_740_992),
+        (-2_305_843_009_213_693_955, 5, -461_168_601_842_738_816),
+    ] {
+        assert_eq!(itruediv(a, b).unwrap() as i128, want, "{a} / {b}");
+    }
+    assert!(itruediv(1, 0).is_err());
+}
+
+/// More GPUs, a higher ZeRO stage or an offload never raises DeepSpeed's GPU bytes (for every
+/// preset: its largest layer is below half its parameters, which ZeRO-3 ≤ ZeRO-2 needs).
+#[test]
+fn more_gpus_higher_stage_or_offload_never_raise_gpu_bytes() {
+    for id in PRESETS {
+        let m = preset(id).unwrap();
+        let (n, l) = (
+            m.num_parameters().unwrap(),
+            m.largest_layer_params().unwrap(),
+        );
+        let z2 = |gpn, nodes, off| zero2_model_states(n, gpn, nodes, off, 1.5).unwrap().gpu_mem;
+        let z3 = |gpn, nodes, off, offp, zi| {
+            zero3_model_states(n, l, gpn, nodes, off, offp, zi, 1.5)
+                .unwrap()
+                .gpu_mem
+        };
+        let mut previous: Option<[u128; 5]> = None;
+        for nodes in 1..=64u64 {
+            let gpn = 8;
+            let now = [
+                z2(gpn, nodes, false),
+                z2(gpn, nodes, true),
+                z3(gpn, nodes, false, false, true),
+                z3(gpn, nodes, true, false, true),
+                z3(gpn, nodes, true, true, false),
+            ];
+            assert!(
+                now[2] <= now[0],
+                "{id}: ZeRO-3 above ZeRO-2 at {nodes} nodes"
+            );
+            assert!(
+                now[1] <= now[0] && now[3] <= now[2] && now[4] <= now[3],
+                "{id}: offload"
+            );
+            if let Some(p) = previous {
+                assert!(
+                    now.iter().zip(p).all(|(a, b)| *a <= b),
+                    "{id}: {nodes} nodes"
+                );
+            }
+            previous = Some(now);
+        }
+        for nodes in [1u64, 2, 16] {
+            let mut last = u128::MAX;
+            for gpn in 1..=16u64 {
+                let g = z3(gpn, nodes, false, false, true);
+                assert!(g <= last, "{id}: {gpn} GPUs per node");
+                last = g;
+            }
+        }
+    }
+}
+
+#[test]
+fn every_accepted_megatron_run_equals_report_theoretical_memory() {
+    use dpcalc::calc::memory::{megatron_theoretical_memory, MegatronArgs};
+    let f = fixture("model_megatron.json");
+    let recs = f["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 32);
+    for r in recs {
+        let name = r["name"].as_str().unwrap();
+        let (a, d, o) = (&r["inputs"], &r["derived"], &r["outputs"]);
+        let u =
+            |v: &Value, k: &str, default: u64| v.get(k).and_then(Value::as_u64).unwrap_or(default);
+        let flag = |k: &str| a.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let (layers, tp, pp) = (
+            u(a, "num_layers", 0),
+            u(a, "tensor_model_parallel_size", 1),
+            u(a, "pipeline_model_parallel_size", 1),
+        );
+        // Megatron pads the NullTokenizer's vocabulary (+1 EOD) as dpcalc does
+        let vocab = flops::megatron_padded_vocab_size(
+            u(a, "vocab_size", 0) + 1,
+            u(a, "make_vocab_size_divisible_by", 128),
+            tp,
+        )
+        .unwrap();
+        assert_eq!(
+            Some(vocab),
+            d["padded_vocab_size"].as_u64().map(u128::from),
+            "{name}"
+        );
+        let args = MegatronArgs {
+            num_layers: layers,
+            hidden_size: u(a, "hidden_size", 0),
+            ffn_hidden_size: u(a, "ffn_hidden_size", 0),
+            num_attention_heads: u(a, "num_attention_heads", 0),
+            num_query_groups: flag("group_query_attention").then(|| u(a, "num_query_groups", 1)),
+            kv_channels: u(d, "kv_channels", 0),
+            swiglu: flag("swiglu"),
+            rms_norm: a["normalization"] == "RMSNorm",
+            add_bias_linear: !flag("disable_bias_linear"),
+            untie_embeddings_and_output_weights: flag("untie_embeddings_and_output_weights"),
+            multi_latent_attention: false,
+            num_experts: a.get("num_experts").and_then(Value::as_u64),
+            moe_ffn_hidden_size: u(a, "moe_ffn_hidden_size", u(a, "ffn_hidden_size", 0)),
+            moe_shared_expert_intermediate_size: None,
+            moe_layer_pattern: Vec::new(),
+            padded_vocab_size: vocab as u64,
+            tensor_model_parallel_size: tp,
+            pipeline_model_parallel_size: pp,
+            virtual_pipeline_model_parallel_size: a
+                .get("num_layers_per_virtual_pipeline_stage")
+                .and_then(Value::as_u64)
+                .map(|per| layers / pp / per),
+            expert_model_parallel_size: u(a, "expert_model_parallel_size", 1),
+            expert_tensor_parallel_size: tp,
+            world_size: u(a, "WORLD_SIZE", 0),
+            data_parallel_size: u(d, "data_parallel_size", 0),
+            use_distributed_optimizer: d["use_distributed_optimizer"].as_bool().unwrap(),
+            seq_length: u(d, "seq_length", 0),
+            micro_batch_size: u(a, "micro_batch_size", 0),
+            sequence_parallel: d["sequence_parallel"].as_bool().unwrap(),
+            recompute_selective: d["recompute_granularity"] == "selective",
+            num_microbatches: u(d, "num_microbatches", 0),
+        };
+        let got = megatron_theoretical_memory(&args).unwrap_or_else(|| panic!("{name}"));
+        let f = |k: &str| o[k].as_str().unwrap().parse::<f64>().unwrap();
+        for (what, g, w) in [
+            (
+                "w+o bytes",
+                got.weight_and_optimizer_bytes,
+                f("weight_and_optimizer_bytes"),
+            ),
+            (
+                "act sp",
+                got.activation_bytes_with_sp,
+                f("activation_bytes_compute_activation_memory"),
+            ),
+            (
+                "act no sp",
+                got.activation_bytes_without_sp,
+                f("activation_bytes_compute_activation_memory_without_sp"),
+            ),
+            (
+                "w+o MB",
+                got.weight_and_optimizer_memory_mb,
+                f("weight_and_optimizer_memory"),
+            ),
+            ("act MB", got.activation_memory_mb, f("activation_memory")),
+            ("total MB", got.total_memory_mb, f("total_memory")),
+        ] {
+            assert!(bit_equal(g, w), "{name} {what}: {g} vs {w}");
+        }
+        assert_eq!(
+            got.uses_sp_branch,
+            o["activation_branch"] == "compute_activation_memory",
+            "{name}"
+        );
+    }
+}
