@@ -622,7 +622,7 @@ fn notes_at(r: &Report, f: Field) -> Vec<String> {
 #[test]
 fn releases_are_real_choices() {
     let ids: Vec<&str> = axolotl::RELEASES.iter().map(|r| r.id).collect();
-    assert_eq!(ids, ["0.19.0", "0.18.0", "0.14.0"]);
+    assert_eq!(ids, ["0.21.0", "0.20.0", "0.19.0", "0.18.0", "0.14.0"]);
     let pairs = [
         ("world_size", "4"),
         ("tensor_parallel_size", "2"),
