@@ -1011,3 +1011,37 @@ fn release_018_has_019s_math_and_014s_count_rule() {
         "{n}"
     );
 }
+
+/// axolotl21: `_prepare_standard_dataset` caps the comparison's step count too, and 0.21.0's
+/// expert parallelism does not divide the batch.
+#[test]
+fn axolotl21_max_steps_cap_and_expert_parallelism() {
+    let case = [
+        ("micro_batch_size", "3"),
+        ("gradient_accumulation_steps", "8"),
+        ("num_epochs", "2.5"),
+        ("max_steps", "50"),
+        ("world_size", "3"),
+        ("num_samples", "123457"),
+    ];
+    let r = run_release("0.19.0", &case);
+    assert_eq!(v(&r, Output::LegacyTotalNumSteps), "50");
+    let r = run14(&case);
+    assert_eq!(v(&r, Output::TotalNumSteps), "50");
+    assert_eq!(v(&r, Output::LegacyTotalNumSteps), "50");
+    let r = run_release(
+        "0.21.0",
+        &[
+            ("world_size", "8"),
+            ("micro_batch_size", "2"),
+            ("gradient_accumulation_steps", "4"),
+            ("expert_parallel_size", "2"),
+            ("dp_shard_size", "4"),
+            ("fsdp_version", "2"),
+            ("fsdp_config.state_dict_type", "FULL_STATE_DICT"),
+        ],
+    );
+    assert!(!r.has_errors());
+    assert_eq!(v(&r, Output::GlobalBatchSize), "64");
+    assert_eq!(r.grid.map(|g| g.ep), Some(2));
+}

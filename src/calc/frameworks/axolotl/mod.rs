@@ -85,6 +85,10 @@ const EXPORT_KEYS: &[Field] = &[
     Field::DpShardSize,
     Field::DpReplicateSize,
     Field::FsdpVersion,
+    Field::FsdpConfigFsdpVersion,
+    Field::FsdpStateDictType,
+    Field::FsdpFinalStateDictType,
+    Field::FsdpReshardAfterForward,
     Field::Deepspeed,
     Field::Plugins,
 ];
