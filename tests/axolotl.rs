@@ -622,7 +622,7 @@ fn notes_at(r: &Report, f: Field) -> Vec<String> {
 #[test]
 fn releases_are_real_choices() {
     let ids: Vec<&str> = axolotl::RELEASES.iter().map(|r| r.id).collect();
-    assert_eq!(ids, ["0.19.0", "0.18.0", "0.14.0"]);
+    assert_eq!(ids, ["0.21.0", "0.20.0", "0.19.0", "0.18.0", "0.14.0"]);
     let pairs = [
         ("world_size", "4"),
         ("tensor_parallel_size", "2"),
@@ -1010,4 +1010,38 @@ fn release_018_has_019s_math_and_014s_count_rule() {
         n.contains("\u{201c}context_parallel_size > 1 requires flash attention (attn_implementation: flash_attention_2 or flash_attention_3).\u{201d}"),
         "{n}"
     );
+}
+
+/// axolotl21: `_prepare_standard_dataset` caps the comparison's step count too, and 0.21.0's
+/// expert parallelism does not divide the batch.
+#[test]
+fn axolotl21_max_steps_cap_and_expert_parallelism() {
+    let case = [
+        ("micro_batch_size", "3"),
+        ("gradient_accumulation_steps", "8"),
+        ("num_epochs", "2.5"),
+        ("max_steps", "50"),
+        ("world_size", "3"),
+        ("num_samples", "123457"),
+    ];
+    let r = run_release("0.19.0", &case);
+    assert_eq!(v(&r, Output::LegacyTotalNumSteps), "50");
+    let r = run14(&case);
+    assert_eq!(v(&r, Output::TotalNumSteps), "50");
+    assert_eq!(v(&r, Output::LegacyTotalNumSteps), "50");
+    let r = run_release(
+        "0.21.0",
+        &[
+            ("world_size", "8"),
+            ("micro_batch_size", "2"),
+            ("gradient_accumulation_steps", "4"),
+            ("expert_parallel_size", "2"),
+            ("dp_shard_size", "4"),
+            ("fsdp_version", "2"),
+            ("fsdp_config.state_dict_type", "FULL_STATE_DICT"),
+        ],
+    );
+    assert!(!r.has_errors());
+    assert_eq!(v(&r, Output::GlobalBatchSize), "64");
+    assert_eq!(r.grid.map(|g| g.ep), Some(2));
 }

@@ -11,18 +11,26 @@ mod common;
 fn matches_axolotl_when_run() {
     // axolotl-1: the first oracle run; axolotl-boundaries: cases added near the boundaries
     // between the releases (world_size 1 with tp/cp, non-divisible world sizes, packed × cp × tp,
-    // max_steps caps, warmup and save/eval from 0.14.0's step counts).
+    // max_steps caps, warmup and save/eval from 0.14.0's step counts); axolotl-0.21 / axolotl-0.20 /
+    // axolotl-0.14: the runs of 0.21.0, 0.20.0 and 0.14.0 for the new releases (context
+    // parallelism's attention rule, expert parallelism, the dp axes, DeepSpeed with CP, and
+    // 0.14.0's max_steps cap).
     common::run(&common::Oracle {
         file: "axolotl.txt",
         text: include_str!("fixtures/axolotl.txt"),
         framework: "axolotl",
         minimums: &[
-            ("", 405, 3313),
+            ("", 554, 4233),
             ("axolotl-1", 345, 2832),
             ("axolotl-boundaries", 60, 481),
+            ("axolotl-0.21", 99, 610),
+            ("axolotl-0.20", 45, 275),
+            ("axolotl-0.14", 5, 35),
+            ("0.21.0", 99, 610),
+            ("0.20.0", 45, 275),
             ("0.19.0", 135, 1120),
             ("0.18.0", 135, 1086),
-            ("0.14.0", 135, 1107),
+            ("0.14.0", 140, 1142),
         ],
         stop_marks: &[],
         known: &[],

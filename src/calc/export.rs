@@ -342,8 +342,22 @@ fn comments(notes: &[String], prefix: &str) -> String {
 
 fn yaml_flat(entries: &[Entry]) -> String {
     let mut out = String::new();
+    let mut block: Option<&str> = None;
     for e in entries {
-        out.push_str(&format!("{}: {}\n", e.field.key(), plain_lit(&e.value)));
+        // a key written with a dot (axolotl's `fsdp_config.state_dict_type`) is one nested level
+        match e.field.key().split_once('.') {
+            Some((head, key)) => {
+                if block != Some(head) {
+                    out.push_str(&format!("{head}:\n"));
+                    block = Some(head);
+                }
+                out.push_str(&format!("  {key}: {}\n", plain_lit(&e.value)));
+            }
+            None => {
+                block = None;
+                out.push_str(&format!("{}: {}\n", e.field.key(), plain_lit(&e.value)));
+            }
+        }
     }
     out
 }

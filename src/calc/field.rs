@@ -87,6 +87,27 @@ fields! {
     ValSetSize => "val_set_size", Real, "Validation split", "0", "val_set_size; evaluations need it.";
     EvalsPerEpoch => "evals_per_epoch", Count, "Evaluations per epoch", "unset", "Turned into eval_steps.";
     SavesPerEpoch => "saves_per_epoch", Count, "Saves per epoch", "unset", "Turned into save_steps.";
+    AttnImplementation => "attn_implementation", Text, "Attention implementation", "unset",
+        "attn_implementation (eager, sdpa, flash_attention_2, flex_attention…); 0.20.0+ refuse eager with context parallelism.";
+    DpShardSize => "dp_shard_size", Count, "DP shard size", "auto",
+        "dp_shard_size: FSDP shard axis (needs fsdp_config); with expert parallelism give it explicitly.";
+    DpReplicateSize => "dp_replicate_size", Count, "DP replicate size", "auto",
+        "dp_replicate_size: replicas of the sharded model (HSDP), or DeepSpeed's data-parallel size with CP.";
+    FsdpVersion => "fsdp_version", Count, "FSDP version", "2 with fsdp_config",
+        "fsdp_version: 0.21.0 accepts only 2 (an fsdp_config block without it means 2).";
+    FsdpConfigFsdpVersion => "fsdp_config.fsdp_version", Count, "fsdp_config.fsdp_version", "unset",
+        "fsdp_version given inside the fsdp_config block.";
+    FsdpStateDictType => "fsdp_config.state_dict_type", Text, "FSDP state dict type", "unset",
+        "fsdp_config.state_dict_type; expert parallelism needs FULL_STATE_DICT.";
+    FsdpFinalStateDictType => "fsdp_config.final_state_dict_type", Text, "FSDP final state dict type", "unset",
+        "fsdp_config.final_state_dict_type; with expert parallelism FULL_STATE_DICT when set.";
+    FsdpReshardAfterForward => "fsdp_config.reshard_after_forward", Flag, "FSDP reshard after forward", "",
+        "fsdp_config.reshard_after_forward (only whether an fsdp_config block is given matters here).";
+    Deepspeed => "deepspeed", Text, "DeepSpeed config", "unset",
+        "deepspeed: the DeepSpeed JSON path; only whether it is set matters (0.21.0 maps CP to Ulysses sp_size).";
+    Plugins => "plugins", Text, "Plugins", "unset",
+        "plugins (comma-separated); 0.20.0 needs axolotl.integrations.expert_parallel.ExpertParallelPlugin for expert_parallel_size.";
+    // (axolotl: add fields above this line)
 
     // ---- Hugging Face Trainer (TrainingArguments, accelerate ParallelismConfig) -----------
     PerDeviceTrainBatchSize => "per_device_train_batch_size", Count, "Per-device batch size", "8",

@@ -1,5 +1,5 @@
 //! axolotl: everything dpcalc knows about it. Its rules, releases, form and outputs are in
-//! [`rules`] (axolotl 0.19.0, 0.18.0 for 0.15.0 – 0.18.0, and 0.14.0); this file describes it to
+//! [`rules`] (axolotl 0.21.0, 0.20.0, 0.19.0, 0.18.0 for 0.15.0 – 0.18.0, and 0.14.0); this file describes it to
 //! the shared machinery ([`SPEC`]): its parallel dimensions and rank order, its config mapping
 //! (export and import) and its link defaults.
 
@@ -37,7 +37,7 @@ pub const SPEC: Spec = Spec {
         dims_at: spec::all_dims,
         fills: spec::no_fills,
         launch_refusal: spec::no_refusal,
-        memo: spec::memo_plain,
+        memo,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Tp],
@@ -80,6 +80,17 @@ const EXPORT_KEYS: &[Field] = &[
     Field::ValSetSize,
     Field::EvalsPerEpoch,
     Field::SavesPerEpoch,
+    Field::AttnImplementation,
+    Field::ExpertParallelSize,
+    Field::DpShardSize,
+    Field::DpReplicateSize,
+    Field::FsdpVersion,
+    Field::FsdpConfigFsdpVersion,
+    Field::FsdpStateDictType,
+    Field::FsdpFinalStateDictType,
+    Field::FsdpReshardAfterForward,
+    Field::Deepspeed,
+    Field::Plugins,
 ];
 
 /// Values a link leaves out because they are what axolotl assumes when the key is absent. Not
@@ -92,6 +103,24 @@ fn link_default(field: Field, text: &str) -> bool {
         Field::SequenceLen => text == "512",
         Field::SamplePacking => text.eq_ignore_ascii_case("false"),
         _ => false,
+    }
+}
+
+/// The memo key: dp and the dimensions' on/off, unless expert parallelism, the dp axes or
+/// DeepSpeed are given (0.20.0+'s launch checks then quote tp and cp one by one).
+fn memo(release: &str, raw: &crate::calc::RawInputs) -> spec::MemoKey {
+    let one_by_one = [
+        Field::ExpertParallelSize,
+        Field::DpShardSize,
+        Field::DpReplicateSize,
+        Field::Deepspeed,
+    ]
+    .iter()
+    .any(|&f| !raw.get(f).trim().is_empty());
+    if one_by_one {
+        spec::memo_first_two(release, raw)
+    } else {
+        spec::memo_plain(release, raw)
     }
 }
 

@@ -67,6 +67,53 @@ pub struct Inputs {
     pub val_set_size: Param<f64>,
     pub evals_per_epoch: Param<u64>,
     pub saves_per_epoch: Param<u64>,
+    pub expert_parallel_size: Param<u64>,
+    pub dp_shard_size: Param<u64>,
+    pub dp_replicate_size: Param<u64>,
+    pub fsdp_version: Param<u64>,
+    pub fsdp_config_fsdp_version: Param<u64>,
+    pub fsdp_reshard_after_forward: Param<bool>,
+}
+
+/// The text inputs (not `Copy`, so kept apart from [`Inputs`]); `None` when absent or empty.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Texts {
+    pub attn_implementation: Option<String>,
+    pub state_dict_type: Option<String>,
+    pub final_state_dict_type: Option<String>,
+    pub deepspeed: Option<String>,
+    pub plugins: Option<String>,
+}
+
+/// The plugin 0.20.0 needs listed for `expert_parallel_size` to mean anything.
+const EP_PLUGIN: &str = "axolotl.integrations.expert_parallel.ExpertParallelPlugin";
+
+impl Texts {
+    fn parse(raw: &RawInputs, report: &mut Report) -> Texts {
+        let mut r = Reader {
+            raw,
+            diags: &mut report.diags,
+        };
+        let mut text = |f: Field| match r.text(f) {
+            Param::Given(t) => Some(t),
+            _ => None,
+        };
+        Texts {
+            attn_implementation: text(Field::AttnImplementation),
+            state_dict_type: text(Field::FsdpStateDictType),
+            final_state_dict_type: text(Field::FsdpFinalStateDictType),
+            deepspeed: text(Field::Deepspeed),
+            plugins: text(Field::Plugins),
+        }
+    }
+
+    /// Whether `plugins` lists the expert-parallel plugin (comma- or space-separated).
+    fn ep_plugin(&self) -> bool {
+        self.plugins.as_deref().is_some_and(|p| {
+            p.split(|c: char| c == ',' || c.is_whitespace() || c == '[' || c == ']')
+                .any(|x| x.trim_matches(|c| c == '"' || c == '\'') == EP_PLUGIN)
+        })
+    }
 }
 
 /// axolotl's schema default for `sequence_len` (`schemas/config.py`).
@@ -100,6 +147,12 @@ impl Inputs {
             val_set_size: r.real(Field::ValSetSize),
             evals_per_epoch: r.count(Field::EvalsPerEpoch),
             saves_per_epoch: r.count(Field::SavesPerEpoch),
+            expert_parallel_size: r.count(Field::ExpertParallelSize),
+            dp_shard_size: r.count(Field::DpShardSize),
+            dp_replicate_size: r.count(Field::DpReplicateSize),
+            fsdp_version: r.count(Field::FsdpVersion),
+            fsdp_config_fsdp_version: r.count(Field::FsdpConfigFsdpVersion),
+            fsdp_reshard_after_forward: r.flag(Field::FsdpReshardAfterForward),
         }
     }
 }
@@ -107,6 +160,12 @@ impl Inputs {
 /// Which axolotl release's rules to apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Version {
+    /// 0.21.0: 0.20.0's rules, plus the built-in expert-parallel plugin and DeepSpeed's Ulysses
+    /// `sp_size` for context parallelism.
+    V0_21_0,
+    /// 0.20.0: 0.19.0's batch and steps; context parallelism refuses only `attn_implementation:
+    /// eager`; expert parallelism only with the plugin listed under `plugins`.
+    V0_20_0,
     /// 0.19.0: `dp = world_size // cp // tp`; no extra factor in steps.
     V0_19_0,
     /// 0.18.0 (0.15.0 – 0.18.0): 0.19.0's batch and step math with 0.14.0's batch-field count.
@@ -119,6 +178,8 @@ impl Version {
     /// The release with this `version=` id.
     pub fn from_id(id: &str) -> Option<Version> {
         match id {
+            "0.21.0" => Some(Version::V0_21_0),
+            "0.20.0" => Some(Version::V0_20_0),
             "0.19.0" => Some(Version::V0_19_0),
             "0.18.0" => Some(Version::V0_18_0),
             "0.14.0" => Some(Version::V0_14_0),
@@ -129,6 +190,8 @@ impl Version {
     /// The `version=` id (also how messages name the release).
     pub fn id(self) -> &'static str {
         match self {
+            Version::V0_21_0 => "0.21.0",
+            Version::V0_20_0 => "0.20.0",
             Version::V0_19_0 => "0.19.0",
             Version::V0_18_0 => "0.18.0",
             Version::V0_14_0 => "0.14.0",
@@ -139,7 +202,9 @@ impl Version {
     /// releases after it, 0.19.0 for 0.14.0.
     pub fn other(self) -> Version {
         match self {
-            Version::V0_19_0 | Version::V0_18_0 => Version::V0_14_0,
+            Version::V0_21_0 | Version::V0_20_0 | Version::V0_19_0 | Version::V0_18_0 => {
+                Version::V0_14_0
+            }
             Version::V0_14_0 => Version::V0_19_0,
         }
     }
@@ -148,6 +213,31 @@ impl Version {
     /// (PRs #3444 and #3462); 0.14.0 scales by `world_size` and multiplies steps by `cp * tp`.
     fn dp_batch(self) -> bool {
         self != Version::V0_14_0
+    }
+
+    /// 0.20.0+: context parallelism wraps any kernel-backed attention (only `eager` refused,
+    /// no `micro_batch_size: 1` with packing).
+    fn cp_any_kernel(self) -> bool {
+        matches!(self, Version::V0_21_0 | Version::V0_20_0)
+    }
+
+    /// 0.21.0: the expert-parallel plugin is built in (0.20.0 needs it under `plugins`).
+    fn ep_builtin(self) -> bool {
+        self == Version::V0_21_0
+    }
+
+    /// 0.21.0: DeepSpeed maps context parallelism to Ulysses `sp_size` (`is_deepspeed`).
+    fn ds_ulysses(self) -> bool {
+        self == Version::V0_21_0
+    }
+}
+
+/// A Python `repr` of a string (single quotes unless it holds one).
+fn py_repr(s: &str) -> String {
+    if s.contains('\'') && !s.contains('"') {
+        format!("\"{s}\"")
+    } else {
+        format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
     }
 }
 
@@ -172,7 +262,26 @@ pub const GROUPS: &[(&str, &[Field])] = &[
     ("Cluster", CLUSTER),
     (
         "Parallelism",
-        &[Field::TensorParallelSize, Field::ContextParallelSize],
+        &[
+            Field::TensorParallelSize,
+            Field::ContextParallelSize,
+            Field::AttnImplementation,
+            Field::ExpertParallelSize,
+            Field::DpShardSize,
+            Field::DpReplicateSize,
+            Field::Plugins,
+        ],
+    ),
+    (
+        "FSDP & DeepSpeed",
+        &[
+            Field::FsdpVersion,
+            Field::FsdpConfigFsdpVersion,
+            Field::FsdpStateDictType,
+            Field::FsdpFinalStateDictType,
+            Field::FsdpReshardAfterForward,
+            Field::Deepspeed,
+        ],
     ),
     (
         "Batch",
@@ -242,6 +351,14 @@ pub const KEY_FIELDS: &[Field] = &[
 /// The releases dpcalc models, newest (the default) first.
 pub const RELEASES: &[Release] = &[
     Release {
+        id: "0.21.0",
+        label: "0.21.0 (built-in expert parallelism)",
+    },
+    Release {
+        id: "0.20.0",
+        label: "0.20.0 (context parallelism with any kernel attention)",
+    },
+    Release {
         id: "0.19.0",
         label: "0.19.0 (after #3462)",
     },
@@ -270,8 +387,10 @@ pub fn compute(raw: &RawInputs) -> Report {
 pub fn compute_version(main: Version, raw: &RawInputs) -> Report {
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
+    let t = Texts::parse(raw, &mut report);
     Calc {
         i,
+        t,
         r: &mut report,
         main,
     }
@@ -281,6 +400,7 @@ pub fn compute_version(main: Version, raw: &RawInputs) -> Report {
 
 struct Calc<'a> {
     i: Inputs,
+    t: Texts,
     r: &'a mut Report,
     /// The release whose numbers are the main outputs.
     main: Version,
@@ -324,6 +444,7 @@ impl Calc<'_> {
         if let (Some(c), Some(l)) = (&batch, &other_batch) {
             self.compare(c.global, l.global, steps, other_steps);
         }
+        self.cap_other(other_steps);
         if let Some(b) = &batch {
             self.r.enter(Stage::Tokens);
             self.tokens(b);
@@ -351,7 +472,7 @@ impl Calc<'_> {
         } else {
             let dp = world_size / cp / tp;
             let rule = match self.main {
-                Version::V0_19_0 | Version::V0_18_0 => {
+                Version::V0_21_0 | Version::V0_20_0 | Version::V0_19_0 | Version::V0_18_0 => {
                     "dp_world_size = world_size // context_parallel_size // tensor_parallel_size"
                 }
                 Version::V0_14_0 => {
@@ -367,10 +488,17 @@ impl Calc<'_> {
             dp
         };
         self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
+        // Expert parallelism borrows ranks inside the data-parallel ranks (0.21.0's mesh puts
+        // `ep` among the data axes): it does not divide the batch.
+        let ep = self
+            .ep_size()
+            .filter(|&e| e > 1 && dp % e == 0)
+            .unwrap_or(1);
         self.r.publish_grid(crate::calc::Grid {
             tp,
             cp,
             dp,
+            ep,
             ..crate::calc::Grid::data_parallel(world_size)
         });
         Some(Cluster {
@@ -415,9 +543,26 @@ impl Calc<'_> {
         else {
             return;
         };
+        if self.main.cp_any_kernel() {
+            if cp > 1 && self.t.attn_implementation.as_deref() != Some("eager") {
+                self.r.diag(
+                    Field::ContextParallelSize,
+                    Level::Note,
+                    format!(
+                        "axolotl {} wraps any kernel-backed attention (sdpa, flash, flex) for context parallelism: only \
+                         attn_implementation: eager is refused, and sample_packing no longer needs micro_batch_size 1 \
+                         (0.19.0 required attn_implementation: flash_attention_2).",
+                        self.main.id()
+                    ),
+                );
+            }
+            self.launch_checks(ws, tp, cp);
+            return;
+        }
         if cp > 1 {
             // schemas/validation.py check_context_parallel_size (after-validator).
             let text = match self.main {
+                Version::V0_21_0 | Version::V0_20_0 => unreachable!("handled above"),
                 Version::V0_18_0 => {
                     "context_parallel_size > 1 requires flash attention; otherwise axolotl 0.18.0 refuses the config with \
                      \u{201c}context_parallel_size > 1 requires flash attention (attn_implementation: flash_attention_2 or \
@@ -468,9 +613,9 @@ impl Calc<'_> {
             ))
         } else if ws < model {
             match self.main {
-                Version::V0_19_0 | Version::V0_18_0 => Refusal::new(
-                    "axolotl stops in calculate_total_num_steps with ZeroDivisionError",
-                    "float division by zero",
+                Version::V0_21_0 | Version::V0_20_0 | Version::V0_19_0 | Version::V0_18_0 => Refusal::new(
+                    "axolotl stops in calculate_total_num_steps",
+                    "ZeroDivisionError: float division by zero",
                 )
                 .fix(format!(
                     "world_size {ws} is smaller than tensor_parallel_size × context_parallel_size = {tp} × {cp} = {model}: \
@@ -485,9 +630,11 @@ impl Calc<'_> {
             }
         } else {
             let floors = match self.main {
-                Version::V0_19_0 | Version::V0_18_0 => format!(
-                    "axolotl floors silently (dp_world_size = {ws} // {cp} // {tp} = {rest})"
-                ),
+                Version::V0_21_0 | Version::V0_20_0 | Version::V0_19_0 | Version::V0_18_0 => {
+                    format!(
+                        "axolotl floors silently (dp_world_size = {ws} // {cp} // {tp} = {rest})"
+                    )
+                }
                 Version::V0_14_0 => {
                     "axolotl 0.14.0 scales batch_size by the whole world_size without complaint"
                         .to_string()
@@ -509,6 +656,402 @@ impl Calc<'_> {
             Level::Error,
             format!("tensor_parallel_size × context_parallel_size = {model} must divide world_size {ws} (see world_size)"),
         );
+    }
+
+    // ---- 0.20.0+: expert parallelism, dp axes, DeepSpeed ----------------------------------
+
+    /// Whether the expert-parallel plugin runs: built in from 0.21.0; 0.20.0 only with it listed
+    /// under `plugins` (without it axolotl drops `expert_parallel_size` silently).
+    fn ep_active(&self) -> bool {
+        self.main.ep_builtin() || (self.main == Version::V0_20_0 && self.t.ep_plugin())
+    }
+
+    /// `expert_parallel_size` as the plugin reads it (`None` when it does not run or is unreadable).
+    fn ep_size(&self) -> Option<u64> {
+        if !self.ep_active() {
+            return None;
+        }
+        match self.i.expert_parallel_size {
+            Param::Invalid => None,
+            p => p.or(1),
+        }
+    }
+
+    /// `bool(cfg.fsdp or cfg.fsdp_config)`: an `fsdp_config` block is given.
+    fn is_fsdp(&self) -> bool {
+        self.i.fsdp_config_fsdp_version.is_given()
+            || self.i.fsdp_reshard_after_forward.is_given()
+            || self.t.state_dict_type.is_some()
+            || self.t.final_state_dict_type.is_some()
+    }
+
+    /// 0.20.0+'s validators that stop `load_cfg` (so nothing downstream has a value).
+    fn validators_020(&mut self, cluster: Option<&Cluster>) -> Option<(Field, String)> {
+        let i = self.i;
+        // check_context_parallel_size: only eager is refused.
+        if cluster.is_some_and(|c| c.cp > 1)
+            && self.t.attn_implementation.as_deref() == Some("eager")
+        {
+            return Some((
+                Field::AttnImplementation,
+                "context parallelism wraps a kernel-backed attention implementation (sdpa/flash/flex); \
+                 `attn_implementation: eager` is not supported."
+                    .to_string(),
+            ));
+        }
+        // check_fsdp_version (mode="before"): FSDP1 is gone.
+        for (field, p) in [
+            (Field::FsdpVersion, i.fsdp_version),
+            (Field::FsdpConfigFsdpVersion, i.fsdp_config_fsdp_version),
+        ] {
+            if let Some(v) = p.given().filter(|&v| v != 2) {
+                return Some((
+                    field,
+                    format!(
+                        "fsdp_version: {v} is no longer supported, FSDP1 has been removed from Axolotl. Use fsdp_version: 2 \
+                         and see docs/multi-gpu.qmd#sec-migrate-fsdp1-fsdp2 for the migration guide."
+                    ),
+                ));
+            }
+        }
+        if !self.ep_active() {
+            return None;
+        }
+        let ep_field = Field::ExpertParallelSize;
+        let ep = match i.expert_parallel_size {
+            Param::Given(0) => {
+                return Some((
+                    ep_field,
+                    "expert_parallel_size must be >= 1 (got 0). Use 1 to disable EP.".to_string(),
+                ))
+            }
+            p => p.or(1)?,
+        };
+        if ep <= 1 {
+            return None;
+        }
+        let tp = cluster.map_or(1, |c| c.tp);
+        let cp = cluster.map_or(1, |c| c.cp);
+        if tp > 1 {
+            return Some((
+                Field::TensorParallelSize,
+                "tensor_parallel_size > 1 cannot be combined with expert_parallel_size > 1; shard the experts with \
+                 expert_parallel_size and the rest with dp_shard_size"
+                    .to_string(),
+            ));
+        }
+        // integrations/expert_parallel/args.py::validate_expert_parallel_topology; an fsdp_config
+        // block without a version means 2 (check_fsdp_version_in_fsdp_config).
+        let fsdp = self.is_fsdp();
+        let version = i
+            .fsdp_version
+            .given()
+            .or(i.fsdp_config_fsdp_version.given())
+            .or(fsdp.then_some(2));
+        if !fsdp || version != Some(2) {
+            return Some((
+                ep_field,
+                format!(
+                    "expert_parallel_size ({ep}) > 1 requires FSDP2: set fsdp_version: 2 and an fsdp_config block. \
+                     Under DDP the expert LoRA sync, gradient clipping, gradient-accumulation scaling and checkpoint \
+                     save are all wrong for sharded experts."
+                ),
+            ));
+        }
+        for (field, key, value) in [
+            (
+                Field::FsdpStateDictType,
+                "state_dict_type",
+                &self.t.state_dict_type,
+            ),
+            (
+                Field::FsdpFinalStateDictType,
+                "final_state_dict_type",
+                &self.t.final_state_dict_type,
+            ),
+        ] {
+            match value.as_deref() {
+                None if key == "state_dict_type" => {
+                    return Some((
+                        field,
+                        format!(
+                            "expert_parallel_size ({ep}) > 1 requires fsdp_config.state_dict_type: FULL_STATE_DICT. \
+                             accelerate defaults FSDP2 to SHARDED_STATE_DICT, whose checkpoints keep only EP group 0's \
+                             experts (every group's expert shard has the same name, shape and offset, so DCP \
+                             deduplicates them)."
+                        ),
+                    ))
+                }
+                Some(v) if v != "FULL_STATE_DICT" => {
+                    return Some((
+                        field,
+                        format!(
+                            "expert_parallel_size ({ep}) > 1 requires fsdp_config.{key}: FULL_STATE_DICT, got {}. {v} \
+                             checkpoints keep only EP group 0's experts; the full state dict gathers every EP group's \
+                             experts before rank 0 writes.",
+                            py_repr(v)
+                        ),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        // 0.20.0 only: a (dp_replicate, ep) mesh without a shard axis.
+        if self.main == Version::V0_20_0 {
+            if let Some(r) = i.dp_replicate_size.given().filter(|&r| r > 1) {
+                if !(i.dp_shard_size.given().is_some_and(|s| s > 1) || cp > 1) {
+                    return Some((
+                        Field::DpReplicateSize,
+                        format!(
+                            "expert_parallel_size ({ep}) with dp_replicate_size ({r}) needs a shard axis inside each \
+                             replica: set dp_shard_size > 1 or context_parallel_size > 1. A (dp_replicate, ep) mesh \
+                             gives the experts no group to reduce over, so replicas would drift apart."
+                        ),
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// 0.20.0+ at launch: `utils/distributed.py::_get_parallel_config_kwargs`, accelerate's
+    /// `ParallelismConfig.__post_init__` (under axolotl's patch), the expert-parallel plugin's
+    /// `_validate_mesh_axes`, then `ParallelismConfig._validate_accelerator`.
+    fn launch_checks(&mut self, ws: u64, tp: u64, cp: u64) {
+        let i = self.i;
+        let v = self.main.id();
+        if self.main == Version::V0_20_0
+            && !self.t.ep_plugin()
+            && i.expert_parallel_size.given().is_some_and(|e| e != 1)
+        {
+            self.r.diag(
+                Field::ExpertParallelSize,
+                Level::Note,
+                format!(
+                    "axolotl 0.20.0 drops expert_parallel_size silently unless plugins lists {EP_PLUGIN}: no expert \
+                     parallelism runs and none of its checks apply (0.21.0 has the plugin built in)."
+                ),
+            );
+        }
+        if [i.dp_shard_size, i.dp_replicate_size].contains(&Param::Invalid) {
+            return;
+        }
+        let ep = if self.ep_active() {
+            match self.ep_size() {
+                Some(e) => e,
+                None => return,
+            }
+        } else {
+            1
+        };
+        if ep > 1 {
+            self.r.diag(
+                Field::ExpertParallelSize,
+                Level::Note,
+                format!(
+                    "expert parallelism borrows its ranks inside the data-parallel ranks: the {ep} ranks of an expert \
+                     group each read different data (axolotl counts ep among the data axes), so expert_parallel_size \
+                     does not divide the batch (batch_size × world_size // context_parallel_size // tensor_parallel_size)."
+                ),
+            );
+        }
+        // calculate_total_num_steps divides by a batch of 0 first.
+        if ws != 1 && ws / cp / tp == 0 {
+            let fix =
+                cluster::nearest_valid(ws, tp * cp, "tensor_parallel_size × context_parallel_size");
+            self.r.refuse(
+                Field::WorldSize,
+                Refusal::new(
+                    "axolotl stops in calculate_total_num_steps",
+                    "ZeroDivisionError: float division by zero",
+                )
+                .fix(format!(
+                    "world_size {ws} is smaller than tensor_parallel_size × context_parallel_size = {tp} × {cp}: \
+                     dp_world_size = {ws} // {cp} // {tp} = 0, so the global batch is 0. {fix}"
+                )),
+            );
+            return;
+        }
+        let dp_shard = i.dp_shard_size.given();
+        let dp_rep = i.dp_replicate_size.given();
+        let is_fsdp = self.is_fsdp();
+        let ds = self.main.ds_ulysses() && self.t.deepspeed.is_some();
+        let kwargs_by = "axolotl stops in utils/distributed.py::_get_parallel_config_kwargs";
+        let mut rem = ws;
+        if ep > 1 {
+            if rem % ep != 0 {
+                self.r.refuse(
+                    Field::ExpertParallelSize,
+                    Refusal::new(
+                        kwargs_by,
+                        format!("ValueError: expert_parallel_size ({ep}) must divide world_size ({ws})."),
+                    )
+                    .fix(format!("use an expert_parallel_size that divides world_size {ws}.")),
+                );
+                return;
+            }
+            rem /= ep;
+        }
+        // The ParallelismConfig kwargs: (dp_replicate, dp_shard, tp, cp, sp); empty → none built.
+        let (mut k_rep, mut k_shard, mut k_cp, mut k_sp) = (None, None, 1, 1);
+        if tp > 1 {
+            rem /= tp;
+        }
+        if cp > 1 {
+            if ds {
+                k_sp = cp;
+            } else {
+                k_cp = cp;
+            }
+            rem /= cp;
+        }
+        if ds && k_sp > 1 && rem > 1 {
+            if let Some(r) = dp_rep.filter(|&r| r > 1 && r != rem) {
+                self.r.refuse(
+                    Field::DpReplicateSize,
+                    Refusal::new(
+                        kwargs_by,
+                        format!(
+                            "ValueError: dp_replicate_size ({r}) must equal world_size / context_parallel_size ({rem}) under DeepSpeed."
+                        ),
+                    )
+                    .fix(format!(
+                        "the quotient axolotl means is world_size ÷ (expert_parallel_size × tensor_parallel_size × \
+                         context_parallel_size) = {ws} ÷ ({ep} × {tp} × {cp}) = {rem}, not world_size ÷ \
+                         context_parallel_size as it says: set dp_replicate_size {rem} or leave it unset."
+                    )),
+                );
+                return;
+            }
+            self.r.diag(
+                Field::Deepspeed,
+                Level::Note,
+                format!(
+                    "axolotl {v} with DeepSpeed maps context_parallel_size {cp} to DeepSpeed Ulysses (sp_size {cp}, \
+                     sp_backend deepspeed) and replicates over the remaining dp_replicate_size {rem}."
+                ),
+            );
+            k_rep = Some(rem);
+        } else {
+            if dp_shard.is_none() && matches!(dp_rep, None | Some(1)) && rem > 1 {
+                k_shard = Some(rem);
+                rem = 1;
+            }
+            if let Some(r) = dp_rep.filter(|&r| r > 1) {
+                k_rep = Some(r);
+                rem /= r;
+            }
+            if let Some(s) = dp_shard.filter(|&s| s > 1 && rem > 1) {
+                if !is_fsdp {
+                    self.r.refuse(
+                        Field::DpShardSize,
+                        Refusal::new(
+                            kwargs_by,
+                            "ValueError: dp_shard_size was configured without a corresponding fsdp_config! Please ensure \
+                             you have configured FSDP using fsdp_config.",
+                        )
+                        .fix("add an fsdp_config block (fsdp_version: 2), or leave dp_shard_size unset."),
+                    );
+                    return;
+                }
+                k_shard = Some(s);
+                rem /= s;
+                if rem > 1 && k_rep.is_none() {
+                    k_rep = Some(rem);
+                    rem = 1;
+                }
+            }
+            if rem > 1 && k_shard.is_none() && is_fsdp {
+                k_shard = Some(rem);
+                rem = 1;
+            }
+            if rem > 1 {
+                self.r.refuse(
+                    Field::WorldSize,
+                    Refusal::new(
+                        kwargs_by,
+                        format!("ValueError: The configured parallelisms are incompatible with the current world size ({ws})!"),
+                    )
+                    .fix(format!(
+                        "{rem} ranks are left over for data parallelism and nothing takes them: without an fsdp_config \
+                         block dp_replicate_size must fill the world alone (or add fsdp_config so dp_shard_size takes them)."
+                    )),
+                );
+                return;
+            }
+        }
+        let built = tp > 1 || k_cp > 1 || k_sp > 1 || k_rep.is_some() || k_shard.is_some();
+        let (rep, shard) = (k_rep.unwrap_or(1), k_shard.unwrap_or(1));
+        // accelerate's __post_init__ (axolotl's patch re-raises it unless ep > 1).
+        if built && (tp > 1 || k_cp > 1) && rep > 1 && shard == 1 && ep <= 1 {
+            self.r.refuse(
+                if tp > 1 { Field::TensorParallelSize } else { Field::DpReplicateSize },
+                Refusal::new(
+                    "accelerate refuses the launch (ParallelismConfig)",
+                    "ValueError: Tensor/Context parallelism (tp/cp_size > 1) cannot be used with pure data parallelism \
+                     (dp_replicate_size > 1 and dp_shard_size == 1). Please set dp_shard_size > 1 and dp_replicate_size \
+                     == 1 to compose FSDP + TP/CP for 2D parallel, or set dp_replicate_size == 1 and dp_shard_size > 1 \
+                     to compose HSDP + TP/CP for 3D parallel.",
+                )
+                .fix(format!(
+                    "axolotl {v} hands accelerate dp_replicate_size {rep} with tensor/context parallelism and no shard \
+                     axis: DeepSpeed cannot combine tensor_parallel_size > 1 with this layout; use FSDP (fsdp_config) \
+                     instead, or tensor_parallel_size 1."
+                )),
+            );
+            return;
+        }
+        // ExpertParallelPlugin._validate_mesh_axes: the config's values, unset = 1.
+        if ep > 1 && ws > 1 {
+            let or1 = |p: Param<u64>| p.given().filter(|&x| x != 0).unwrap_or(1);
+            let (r, s) = (or1(i.dp_replicate_size), or1(i.dp_shard_size));
+            let product = ep * r * s * tp * cp;
+            if product != ws {
+                self.r.refuse(
+                    Field::ExpertParallelSize,
+                    Refusal::new(
+                        "axolotl's expert-parallel plugin stops before loading the model",
+                        format!(
+                            "ValueError: expert_parallel: world_size ({ws}) must equal expert_parallel_size ({ep}) * \
+                             dp_replicate_size ({r}) * dp_shard_size ({s}) * tensor_parallel_size ({tp}) * \
+                             context_parallel_size ({cp}) = {product}."
+                        ),
+                    )
+                    .fix(format!(
+                        "give dp_shard_size (with fsdp_config), dp_replicate_size or context_parallel_size explicitly so \
+                         that their product with expert_parallel_size {ep} is world_size {ws}: the plugin checks the \
+                         values written in the config, not the ones axolotl fills in."
+                    )),
+                );
+                return;
+            }
+        }
+        // ParallelismConfig._validate_accelerator (skipped for DeepSpeed Ulysses).
+        if built && k_sp <= 1 {
+            let patched = cp > 1 || is_fsdp || ep > 1;
+            let total = rep * shard * tp * k_cp * k_sp * if patched { ep } else { 1 };
+            if total != ws {
+                let suffix = if patched { "/ep_size" } else { "" };
+                let fix = cluster::nearest_valid(
+                    ws,
+                    tp * cp,
+                    "tensor_parallel_size × context_parallel_size",
+                );
+                self.r.refuse(
+                    Field::WorldSize,
+                    Refusal::new(
+                        "accelerate refuses the launch",
+                        format!(
+                            "ParallelismConfig total_size ({total}) does not match num_processes ({ws}). Please adjust \
+                             dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size{suffix}."
+                        ),
+                    )
+                    .fix(format!(
+                        "the parallel sizes axolotl {v} hands accelerate multiply to {total}, not world_size {ws}. {fix}"
+                    )),
+                );
+            }
+        }
     }
 
     // ---- batch ---------------------------------------------------------------------------
@@ -535,31 +1078,34 @@ impl Calc<'_> {
             Version::V0_14_0 | Version::V0_18_0 => {
                 [mbs_t, ga_t, bs_t].iter().filter(|&&t| t).count() < 2
             }
-            Version::V0_19_0 => bs_t && !(mbs_t || ga_t),
+            Version::V0_21_0 | Version::V0_20_0 | Version::V0_19_0 => bs_t && !(mbs_t || ga_t),
         };
         let warmup_both = i.warmup_steps.given().is_some_and(|w| w != 0)
             && i.warmup_ratio.given().is_some_and(|r| r != 0.0);
         // check_context_parallel_size (after-validator): cp > 1 with packing needs mbs 1.
         let cp_packing = cluster.is_some_and(|c| c.cp > 1)
+            && !version.cp_any_kernel()
             && i.sample_packing.given() == Some(true)
             && mbs_p.or(1).is_some_and(|m| m > 1);
         let refusal = if too_few {
-            Some((Field::BatchSize, "At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set"))
+            Some((Field::BatchSize, "At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set".to_string()))
         } else if ga_t && bs_t {
             Some((
                 Field::BatchSize,
-                "please set only one of gradient_accumulation_steps or batch_size",
+                "please set only one of gradient_accumulation_steps or batch_size".to_string(),
             ))
         } else if warmup_both {
             Some((
                 Field::WarmupRatio,
-                "warmup_steps and warmup_ratio are mutually exclusive",
+                "warmup_steps and warmup_ratio are mutually exclusive".to_string(),
             ))
         } else if cp_packing {
             Some((
                 Field::MicroBatchSize,
-                "micro_batch_size must be set to 1 when sample_packing is enabled due to a `ring-flash-attn` requirement",
+                "micro_batch_size must be set to 1 when sample_packing is enabled due to a `ring-flash-attn` requirement".to_string(),
             ))
+        } else if version.cp_any_kernel() {
+            self.validators_020(cluster)
         } else {
             None
         };
@@ -657,8 +1203,8 @@ impl Calc<'_> {
             self.r.refuse(
                 Field::MicroBatchSize,
                 Refusal::new(
-                    "axolotl stops in calculate_total_num_steps with ZeroDivisionError",
-                    "float division by zero",
+                    "axolotl stops in calculate_total_num_steps",
+                    "ZeroDivisionError: float division by zero",
                 )
                 .fix("micro_batch_size 0: axolotl accepts it, so the global batch is 0."),
             );
@@ -707,7 +1253,7 @@ impl Calc<'_> {
             )
         } else {
             match version {
-                Version::V0_19_0 | Version::V0_18_0 => (
+                Version::V0_21_0 | Version::V0_20_0 | Version::V0_19_0 | Version::V0_18_0 => (
                     "batch_size = micro_batch_size × gradient_accumulation_steps × dp_world_size".to_string(),
                     format!("batch_size = {local_worked} × {factor} = {global}"),
                 ),
@@ -1040,7 +1586,9 @@ impl Calc<'_> {
         let (m_id, o_id) = (self.main.id(), self.main.other().id());
         // The older release in the past tense.
         let (logs_m, logs_o, computes_m, computes_o) = match self.main {
-            Version::V0_19_0 | Version::V0_18_0 => ("logs", "logged", "computes", "computed"),
+            Version::V0_21_0 | Version::V0_20_0 | Version::V0_19_0 | Version::V0_18_0 => {
+                ("logs", "logged", "computes", "computed")
+            }
             Version::V0_14_0 => ("logged", "logs", "computed", "computes"),
         };
         if main != other {
@@ -1068,6 +1616,27 @@ impl Calc<'_> {
                 )
             });
         }
+    }
+
+    /// The comparison's `total_num_steps` as that release logs it: `_prepare_standard_dataset`
+    /// (`utils/data/sft.py`, the same in 0.14.0 and later) caps it with `min(·, max_steps)`.
+    fn cap_other(&mut self, other: Option<StepCount>) {
+        let (Some(o), Some(m)) = (other, self.i.max_steps.given().filter(|&m| m != 0)) else {
+            return;
+        };
+        let m = Num::Int(m.into());
+        let t = num::min(o.total, m);
+        self.r.set(Output::LegacyTotalNumSteps, t);
+        self.r.explain(
+            Output::LegacyTotalNumSteps,
+            "sft.py: total_num_steps = min(calculate_total_num_steps(...), max_steps)",
+            format!(
+                "total_num_steps = min({}, {}) = {}",
+                o.total.raw(),
+                m.raw(),
+                t.raw()
+            ),
+        );
     }
 
     fn tokens(&mut self, b: &Batch) {
