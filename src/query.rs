@@ -459,6 +459,30 @@ mod tests {
     }
 
     #[test]
+    fn an_old_link_without_version_keeps_its_release_and_says_so() {
+        for &f in Framework::ALL {
+            let spec = f.spec();
+            let old = decode(&format!("framework={}&world_size=8", f.id()));
+            assert_eq!(old.release().id, spec.unversioned, "{}", f.id());
+            assert_eq!(
+                old.unversioned_note().is_some(),
+                spec.unversioned != f.default_release().id,
+                "{}",
+                f.id()
+            );
+            // the same link with its version written: no note, the same release
+            let carried = decode(&encode(&old));
+            assert_eq!(carried.release().id, spec.unversioned);
+            assert_eq!(carried.unversioned_note(), None);
+            assert_eq!(carried.report(), old.report());
+        }
+        // a default that moved: axolotl's links without version= mean 0.19.0
+        let note = decode("world_size=8").unversioned_note().unwrap();
+        assert!(note.contains("0.19.0") && note.contains(fw("axolotl").default_release().label));
+        assert_eq!(decode("").unversioned_note(), None);
+    }
+
+    #[test]
     fn unknown_framework_or_version_is_a_notice_and_kept() {
         let link = decode("framework=jax&nodes=2");
         assert_eq!(link.framework, fw("axolotl"));
