@@ -139,6 +139,9 @@ pub struct Refusal {
 }
 
 impl Refusal {
+    // Out of line: a refusal is built at about a hundred places, and inlining the conversions
+    // at each would cost kilobytes of wasm.
+    #[inline(never)]
     pub fn new(by: impl Into<String>, says: impl Into<String>) -> Self {
         Refusal {
             by: by.into(),
@@ -148,6 +151,7 @@ impl Refusal {
     }
 
     /// What to change (context and the nearest valid values).
+    #[inline(never)]
     pub fn fix(mut self, fix: impl Into<String>) -> Self {
         self.fix = fix.into();
         self
@@ -310,6 +314,7 @@ impl Report {
         self.stage
     }
 
+    #[inline(never)]
     pub(crate) fn diag(&mut self, field: Field, level: Level, message: impl Into<String>) {
         let mut d = Diag::new(field, level, message);
         d.stage = self.stage;
@@ -330,6 +335,7 @@ impl Report {
         }
     }
 
+    #[inline(never)]
     pub(crate) fn refuse(&mut self, field: Field, refusal: Refusal) {
         if self.stage == Stage::Grid {
             self.grid = None;
@@ -343,6 +349,7 @@ impl Report {
         });
     }
 
+    #[inline(never)]
     pub(crate) fn explain(
         &mut self,
         output: Output,
