@@ -479,3 +479,42 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn axolotl_nested_keys_are_read_as_dotted_fields() {
+    // axolotl 0.21.0's expert parallelism needs FSDP2 and fsdp_config.state_dict_type: pasted as
+    // YAML they are one nested block, read as the dotted keys of the form
+    let y = "expert_parallel_size: 2\ndp_shard_size: 4\nfsdp_version: 2\nfsdp_config:\n  state_dict_type: FULL_STATE_DICT\n  \
+             offload_params: false\n  mixed: [1, 2]\nattn_implementation: sdpa\nspecial_tokens:\n  pad_token: x\n";
+    let i = import(y);
+    assert!(i.errors.is_empty(), "{:?}", i.errors);
+    assert_eq!(i.get(Field::ExpertParallelSize), Some("2"));
+    assert_eq!(i.get(Field::FsdpVersion), Some("2"));
+    assert_eq!(i.get(Field::FsdpStateDictType), Some("FULL_STATE_DICT"));
+    assert_eq!(i.get(Field::AttnImplementation), Some("sdpa"));
+    // the block's other entries are listed by their dotted names; a block with no key dpcalc
+    // reads stays one unknown key
+    assert_eq!(
+        i.unknown,
+        vec![
+            "fsdp_config.offload_params".to_string(),
+            "fsdp_config.mixed".to_string(),
+            "special_tokens".to_string()
+        ]
+    );
+    // what export writes, import reads back
+    let raw = i.raw();
+    let fw = Framework::from_id("axolotl").unwrap();
+    let rel = fw.default_release().id;
+    let report = fw.compute(rel, &raw);
+    let e = dpcalc::calc::export::export(fw, rel, &raw, &report);
+    let back = import(&e.text);
+    for f in [
+        Field::ExpertParallelSize,
+        Field::FsdpVersion,
+        Field::FsdpStateDictType,
+        Field::AttnImplementation,
+    ] {
+        assert_eq!(back.get(f), i.get(f), "{f:?} in\n{}", e.text);
+    }
+}

@@ -263,6 +263,17 @@ enum Node {
     Collection,
 }
 
+/// A mapping nested one level inside the top mapping (`fsdp_config:` with its keys): its scalar
+/// entries are read as `parent.child` keys (the dotted names of a framework's nested keys).
+#[derive(Default)]
+struct Nested {
+    /// The next scalar at depth 2 is a key.
+    expect_key: bool,
+    key: Option<(String, Marker)>,
+    /// `(child key, its scalar value or None for a collection, where the key is)`.
+    entries: Vec<(String, Option<(String, TScalarStyle)>, Marker)>,
+}
+
 fn yaml(text: &str, out: &mut Imported) {
     let mut parser = Parser::new_from_str(text);
     // Collections open (the top mapping is depth 1). Inside the top mapping, nodes alternate
@@ -275,6 +286,8 @@ fn yaml(text: &str, out: &mut Imported) {
     let mut nested_at: Option<Marker> = None;
     let mut anchors: Vec<(usize, String, TScalarStyle)> = Vec::new();
     let mut seen = Vec::new();
+    // the mapping value of the current top-level key, while it is open
+    let mut nested: Option<Nested> = None;
     loop {
         let (event, mark) = match parser.next_token() {
             Ok(e) => e,
@@ -308,6 +321,21 @@ fn yaml(text: &str, out: &mut Imported) {
                 }
                 if depth == 2 {
                     nested_at = Some(mark);
+                    if matches!(event, Event::MappingStart(..)) && !expect_key {
+                        nested = Some(Nested {
+                            expect_key: true,
+                            ..Nested::default()
+                        });
+                    }
+                }
+                if depth == 3 {
+                    // a collection inside the nested mapping: its child is not read
+                    if let Some(n) = nested.as_mut() {
+                        if let Some((k, m)) = n.key.take() {
+                            n.entries.push((k, None, m));
+                            n.expect_key = true;
+                        }
+                    }
                 }
                 continue;
             }
@@ -333,11 +361,24 @@ fn yaml(text: &str, out: &mut Imported) {
                     continue;
                 }
                 if depth > 1 {
+                    if depth == 2 {
+                        if let Some(n) = nested.as_mut() {
+                            n.scalar(value, style, mark);
+                        }
+                    }
                     continue;
                 }
                 Node::Scalar(value, style)
             }
             Event::Alias(id) => {
+                if depth == 2 {
+                    if let Some(n) = nested.as_mut() {
+                        match anchors.iter().find(|(a, _, _)| *a == id) {
+                            Some((_, v, st)) => n.scalar(v.clone(), *st, mark),
+                            None => n.scalar(String::new(), TScalarStyle::Plain, mark),
+                        }
+                    }
+                }
                 if depth != 1 {
                     continue;
                 }
@@ -370,11 +411,40 @@ fn yaml(text: &str, out: &mut Imported) {
             let Some((key, kmark)) = pending.take() else {
                 continue;
             };
-            match node {
-                Node::Scalar(value, style) => yaml_value(out, &mut seen, key, &kmark, value, style),
-                // a nested mapping or list, or an alias of one (`<<: *base`): not read
+            match (node, nested.take()) {
+                (Node::Scalar(value, style), _) => {
+                    yaml_value(out, &mut seen, key, &kmark, value, style)
+                }
+                // a nested mapping with a key the framework reads (`fsdp_config.state_dict_type`):
+                // each entry as `key.child`; one with none stays one unknown key
+                (Node::Collection, Some(n))
+                    if n.entries.iter().any(|(c, _, _)| {
+                        config_field(out.framework, &format!("{key}.{c}")).is_some()
+                    }) =>
+                {
+                    for (child, value, m) in n.entries {
+                        let dotted = format!("{key}.{child}");
+                        match value {
+                            Some((v, st)) => yaml_value(out, &mut seen, dotted, &m, v, st),
+                            None => out.unknown(dotted),
+                        }
+                    }
+                }
+                // a list, or an alias of a collection (`<<: *base`): not read
                 _ => out.unknown(key),
             }
+        }
+    }
+}
+
+impl Nested {
+    fn scalar(&mut self, value: String, style: TScalarStyle, mark: Marker) {
+        if self.expect_key {
+            self.key = Some((value, mark));
+            self.expect_key = false;
+        } else if let Some((k, m)) = self.key.take() {
+            self.entries.push((k, Some((value, style)), m));
+            self.expect_key = true;
         }
     }
 }

@@ -1018,7 +1018,7 @@ impl Calc<'_> {
                         ),
                     )
                     .fix(format!(
-                        "give dp_shard_size (with fsdp_config), dp_replicate_size or context_parallel_size explicitly so \
+                        "Give dp_shard_size (with fsdp_config), dp_replicate_size or context_parallel_size explicitly so \
                          that their product with expert_parallel_size {ep} is world_size {ws}: the plugin checks the \
                          values written in the config, not the ones axolotl fills in."
                     )),
