@@ -263,6 +263,9 @@ enum Node {
     Collection,
 }
 
+/// A nested entry: its key, its scalar value (`None` for a collection), where the key is.
+type Entry = (String, Option<(String, TScalarStyle)>, Marker);
+
 /// A mapping nested one level inside the top mapping (`fsdp_config:` with its keys): its scalar
 /// entries are read as `parent.child` keys (the dotted names of a framework's nested keys).
 #[derive(Default)]
@@ -270,8 +273,7 @@ struct Nested {
     /// The next scalar at depth 2 is a key.
     expect_key: bool,
     key: Option<(String, Marker)>,
-    /// `(child key, its scalar value or None for a collection, where the key is)`.
-    entries: Vec<(String, Option<(String, TScalarStyle)>, Marker)>,
+    entries: Vec<Entry>,
 }
 
 fn yaml(text: &str, out: &mut Imported) {
