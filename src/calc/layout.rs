@@ -14,7 +14,10 @@
 //! 17 distinct data-parallel sizes.
 //!
 //! The per-framework dimensions ([`dims`]) are the framework's own config keys:
-//! axolotl `tensor_parallel_size`, `context_parallel_size`; HF Trainer (accelerate
+//! axolotl `tensor_parallel_size`, `context_parallel_size` (and from 0.21.0
+//! `expert_parallel_size`, whose rows also set `dp_shard_size` = the rest of the world and
+//! `fsdp_config.state_dict_type: FULL_STATE_DICT`, as its expert-parallel checks need; expert
+//! ranks read their own data, so a row's batch counts `dp × ep`, [`batch_dp`]); HF Trainer (accelerate
 //! `ParallelismConfig`) `tp_size`, `cp_size`, `sp_size`; DeepSpeed `autotp_size`,
 //! `sequence_parallel_size`; Megatron `tensor_model_parallel_size`, `context_parallel_size`,
 //! `pipeline_model_parallel_size`; torchtitan `tensor_parallel_degree`,
