@@ -220,6 +220,20 @@ fn memoised_rows_equal_direct_compute() {
             (Field::TrainSteps, "5"),
             (Field::ExpertParallelSize, "2"),
         ],
+        // axolotl 0.21.0 expert parallelism: the EP checks quote ep, tp, cp and the dp axes
+        &[
+            (Field::ExpertParallelSize, "2"),
+            (Field::DpShardSize, "4"),
+            (Field::FsdpStateDictType, "FULL_STATE_DICT"),
+            (Field::MicroBatchSize, "2"),
+            (Field::NumSamples, "1000"),
+        ],
+        &[
+            (Field::ExpertParallelSize, "4"),
+            (Field::DpReplicateSize, "2"),
+            (Field::FsdpVersion, "2"),
+            (Field::GradientAccumulationSteps, "3"),
+        ],
         // Megatron 0.19.2: the weight-shard axis, the CP sequence check, the expert grid
         &[
             (Field::TensorParallelNumWeightShards, "4"),
@@ -342,5 +356,57 @@ fn hf_refuses_cp_with_sp() {
     for row in &ex.rows {
         let both = row.sizes[1] > 1 && row.sizes[2] > 1;
         assert_eq!(row.valid(), !both, "{:?}", row.sizes);
+    }
+}
+
+/// axolotl 0.21.0 explores expert parallelism (`expert_parallel_size`, with `dp_shard_size` and
+/// the FSDP2 state dict filled so each EP row is a layout axolotl accepts); 0.19.0 does not.
+#[test]
+fn axolotl_explores_expert_parallelism_from_0_21_0() {
+    use dpcalc::calc::layout::Dim;
+    let fw = Framework::Axolotl;
+    let raw = RawInputs::from_pairs([
+        (Field::WorldSize, "8"),
+        (Field::MicroBatchSize, "2"),
+        (Field::GradientAccumulationSteps, "4"),
+        (Field::NumSamples, "10000"),
+    ]);
+    let new = layout::explore(fw, "0.21.0", &raw);
+    assert_eq!(
+        new.dims.iter().map(|d| d.0).collect::<Vec<_>>(),
+        vec![Dim::Tp, Dim::Cp, Dim::Ep]
+    );
+    // ep 2 (tp 1, cp 1): dp_shard 4, accepted, the batch unchanged (ep does not divide it)
+    let row = new.rows.iter().find(|r| r.sizes == [1, 1, 2]).unwrap();
+    assert!(row.valid(), "{:?}", row.problem);
+    assert_eq!(row.dp, 4);
+    assert_eq!(row.fit, layout::Fit::Exact);
+    assert_eq!(row.ga, Some(4));
+    let q = new.apply_query(row);
+    assert!(q.contains("expert_parallel_size=2"), "{q}");
+    assert!(q.contains("dp_shard_size=4"), "{q}");
+    assert!(
+        q.contains("fsdp_config.state_dict_type=FULL_STATE_DICT"),
+        "{q}"
+    );
+    // ep 2 × cp 2, ep 8: accepted; tp 2 with ep 2: axolotl refuses
+    for sizes in [[1, 2, 2], [1, 1, 8], [1, 4, 2]] {
+        let r = new.rows.iter().find(|r| r.sizes == sizes).unwrap();
+        assert!(r.valid(), "{sizes:?}: {:?}", r.problem);
+    }
+    let r = new.rows.iter().find(|r| r.sizes == [2, 1, 2]).unwrap();
+    assert!(r
+        .problem
+        .as_deref()
+        .unwrap()
+        .contains("cannot be combined with expert_parallel_size"));
+    // rows without ep set nothing more
+    let plain = new.rows.iter().find(|r| r.sizes == [2, 1, 1]).unwrap();
+    assert!(!new.apply_query(plain).contains("dp_shard_size"));
+    // 0.19.0 (and 0.20.0): tp and cp only
+    for rel in ["0.19.0", "0.20.0"] {
+        let old = layout::explore(fw, rel, &raw);
+        assert_eq!(old.dims.len(), 2, "{rel}");
+        assert!(old.rows.iter().all(|r| r.sizes.len() == 2));
     }
 }

@@ -3,6 +3,11 @@
 //! `ParallelismConfig._get_mesh` (reshaped row-major as `init_device_mesh` does), Megatron-core
 //! 0.16.1's `RankGenerator(order="tp-cp-ep-dp-pp")`, nanotron 0.4's reshape/transposes of
 //! `ParallelContext._init_parallel_groups`, and torchtitan 0.3.0's `ParallelDims` mesh order.
+//! Lines with an `ep=N` token after the sizes come from `/work/scratch/ep_mesh/ep_mesh.py`
+//! (command in the file's `#` line): axolotl 0.21.0's `_get_parallel_config_kwargs` → accelerate
+//! 1.15 `ParallelismConfig` under axolotl's `patch_parallelism_config` → `_get_mesh` → groups of
+//! `torch.arange(world).view(shape)`; there `dp` = world / (tp·cp·ep), the dp_replicate ×
+//! dp_shard axes. Lines starting with `#` are comments.
 #![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::mesh::{self, Axis, Mesh};
@@ -15,6 +20,7 @@ fn axis(name: &str) -> Axis {
         "sp" => Axis::Sp,
         "tp" => Axis::Tp,
         "pp" => Axis::Pp,
+        "ep" => Axis::Ep,
         other => panic!("axis {other}"),
     }
 }
@@ -31,12 +37,24 @@ fn sorted(mut g: Vec<Vec<u64>>) -> Vec<Vec<u64>> {
 fn groups_match_the_frameworks_code() {
     let text = include_str!("mesh.txt");
     let mut checked = 0;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let f: Vec<&str> = line.split(' ').collect();
+    let mut ep_lines = 0;
+    for line in text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let mut f: Vec<&str> = line.split(' ').collect();
         let fw = Framework::from_id(f[0]).unwrap();
         let n: Vec<u64> = f[1..6].iter().map(|x| x.parse().unwrap()).collect();
         let (world, tp, cp, sp, pp) = (n[0], n[1], n[2], n[3], n[4]);
-        let dp = world / (tp * cp * sp * pp);
+        let ep = match f[6].strip_prefix("ep=") {
+            Some(e) => {
+                f.remove(6);
+                ep_lines += 1;
+                e.parse().unwrap()
+            }
+            None => 1,
+        };
+        let dp = world / (tp * cp * sp * pp * ep);
         let m = Mesh::new(
             fw,
             &[
@@ -45,6 +63,7 @@ fn groups_match_the_frameworks_code() {
                 (Axis::Cp, cp),
                 (Axis::Sp, sp),
                 (Axis::Pp, pp),
+                (Axis::Ep, ep),
             ],
         )
         .unwrap_or_else(|| panic!("{line}"));
@@ -69,6 +88,7 @@ fn groups_match_the_frameworks_code() {
         checked += 1;
     }
     assert!(checked > 350, "{checked}");
+    assert!(ep_lines >= 32, "{ep_lines}");
 }
 
 /// Megatron's `initialize_model_parallel` docstring: 16 GPUs, tp 2, pp 4.
@@ -201,7 +221,7 @@ fn segments_split_at_nodes_and_gaps() {
     );
     assert_eq!(
         mesh::describe(Framework::Axolotl),
-        "tp fastest, then cp, then dp"
+        "tp fastest, then ep, then cp, then dp"
     );
 }
 

@@ -14,7 +14,10 @@
 //! 17 distinct data-parallel sizes.
 //!
 //! The per-framework dimensions ([`dims`]) are the framework's own config keys:
-//! axolotl `tensor_parallel_size`, `context_parallel_size`; HF Trainer (accelerate
+//! axolotl `tensor_parallel_size`, `context_parallel_size` (and from 0.21.0
+//! `expert_parallel_size`, whose rows also set `dp_shard_size` = the rest of the world and
+//! `fsdp_config.state_dict_type: FULL_STATE_DICT`, as its expert-parallel checks need; expert
+//! ranks read their own data, so a row's batch counts `dp × ep`, [`batch_dp`]); HF Trainer (accelerate
 //! `ParallelismConfig`) `tp_size`, `cp_size`, `sp_size`; DeepSpeed `autotp_size`,
 //! `sequence_parallel_size`; Megatron `tensor_model_parallel_size`, `context_parallel_size`,
 //! `pipeline_model_parallel_size`; torchtitan `tensor_parallel_degree`,
@@ -43,9 +46,20 @@ pub fn dims_at(framework: Framework, release: &str) -> &'static [(Dim, Field)] {
 }
 
 /// What else a layout sets so the framework fills the data-parallel size (torchtitan's
-/// `data_parallel_shard_degree = -1`, nanotron's `dp`, which has no default).
-fn fills(framework: Framework, dp: u64) -> Vec<(Field, String)> {
-    (framework.spec().layout.fills)(dp)
+/// `data_parallel_shard_degree = -1`, nanotron's `dp`, which has no default, axolotl's
+/// `dp_shard_size` and FSDP2 state dict under expert parallelism); `sizes` in the release's
+/// dimension order.
+fn fills(framework: Framework, dp: u64, sizes: &[u64]) -> Vec<(Field, String)> {
+    (framework.spec().layout.fills)(dp, sizes)
+}
+
+/// The data-parallel size the batch counts: `dp` times the sizes of the dimensions whose ranks
+/// read their own data (expert parallelism, [`Dim::reads_data`]).
+pub fn batch_dp(dims: &[(Dim, Field)], sizes: &[u64], dp: u64) -> u64 {
+    dims.iter()
+        .zip(sizes)
+        .filter(|((d, _), _)| d.reads_data())
+        .fold(dp, |p, (_, &s)| p.saturating_mul(s))
 }
 
 /// The largest world the explorer enumerates (its divisors are found by trial division up to
@@ -148,7 +162,7 @@ impl Explorer {
             .zip(&row.sizes)
             .map(|(&(_, f), s)| (f, s.to_string()))
             .collect();
-        out.extend(fills(self.framework, row.dp));
+        out.extend(fills(self.framework, row.dp, &row.sizes));
         out
     }
 
@@ -159,7 +173,7 @@ impl Explorer {
             self.accum_field,
             self.global_field,
             self.micro,
-            row.dp,
+            batch_dp(self.dims, &row.sizes, row.dp),
             row.ga,
         ));
         out
@@ -437,10 +451,11 @@ impl Context<'_> {
         for (&(_, f), s) in dims_at(self.framework, self.release).iter().zip(sizes) {
             raw.set(f, s.to_string());
         }
-        for (f, v) in fills(self.framework, dp) {
+        for (f, v) in fills(self.framework, dp, sizes) {
             raw.set(f, v);
         }
-        for (f, v) in batch_fields(self.accum_field, self.global_field, self.micro, dp, ga) {
+        let data = batch_dp(dims_at(self.framework, self.release), sizes, dp);
+        for (f, v) in batch_fields(self.accum_field, self.global_field, self.micro, data, ga) {
             raw.set(f, v);
         }
         raw
@@ -458,7 +473,7 @@ impl Context<'_> {
     fn compute(&self, sizes: &[u64]) -> Computed {
         let product: u64 = sizes.iter().product();
         let dp = self.world / product;
-        let ga = self.ga(dp);
+        let ga = self.ga(batch_dp(dims_at(self.framework, self.release), sizes, dp));
         let report = self
             .framework
             .compute_rules(self.release, &self.inputs(sizes, dp, ga));

@@ -10,7 +10,11 @@
 //!   tp fastest, then sp, then cp, then dp (axolotl gives it `tp_size`, `cp_size`, `dp_shard_size`,
 //!   `utils/distributed.py::_get_parallel_config_kwargs`). With DeepSpeed Ulysses
 //!   (`sp_backend="deepspeed"`, `sp_size > 1`) accelerate builds no mesh and DeepSpeed's
-//!   `(data_parallel, sequence_parallel)` mesh applies: the same order.
+//!   `(data_parallel, sequence_parallel)` mesh applies: the same order. axolotl 0.21.0 with
+//!   `expert_parallel_size > 1` patches `_get_mesh` (`monkeypatch/accelerate/parallelism_config.py`,
+//!   `MESH_ORDER = ("dp_replicate", "dp_shard", "cp", "ep", "sp", "tp")`): ep between cp and tp,
+//!   so an EP group is a run of consecutive ranks when tp is 1 (axolotl refuses tp with ep).
+//!   Run, not read: `/work/scratch/ep_mesh/ep_mesh.py` (tests/mesh.txt's `ep=` lines).
 //! - DeepSpeed 0.19.8: AutoTP `utils/groups.py::_init_tp_mesh_device`,
 //!   `initialize_mesh_device((data_parallel_size, tensor_model_parallel_size))`; Ulysses
 //!   `deepspeed/__init__.py::initialize`, `initialize_mesh_device((data_parallel_size,
@@ -41,6 +45,7 @@ impl Axis {
             Axis::Dp => "dp",
             Axis::Cp => "cp",
             Axis::Sp => "sp",
+            Axis::Ep => "ep",
             Axis::Tp => "tp",
         }
     }
@@ -52,8 +57,12 @@ impl Axis {
             Axis::Cp => 2,
             Axis::Sp => 3,
             Axis::Tp => 4,
+            Axis::Ep => 5,
         }
     }
+
+    /// Every axis, in [`Axis::index`] order.
+    pub const ALL: [Axis; 6] = [Axis::Pp, Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp, Axis::Ep];
 
     fn of(dim: Dim) -> Axis {
         match dim {
@@ -61,6 +70,7 @@ impl Axis {
             Dim::Cp => Axis::Cp,
             Dim::Sp => Axis::Sp,
             Dim::Pp => Axis::Pp,
+            Dim::Ep => Axis::Ep,
         }
     }
 }
@@ -95,6 +105,7 @@ pub struct Coords {
     pub cp: u64,
     pub sp: u64,
     pub tp: u64,
+    pub ep: u64,
 }
 
 impl Coords {
@@ -105,6 +116,7 @@ impl Coords {
             Axis::Cp => self.cp,
             Axis::Sp => self.sp,
             Axis::Tp => self.tp,
+            Axis::Ep => self.ep,
         }
     }
 
@@ -115,6 +127,7 @@ impl Coords {
             Axis::Cp => self.cp = v,
             Axis::Sp => self.sp = v,
             Axis::Tp => self.tp = v,
+            Axis::Ep => self.ep = v,
         }
     }
 }
@@ -123,8 +136,8 @@ impl Coords {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mesh {
     pub framework: Framework,
-    /// Size per [`Axis`] (indexed pp, dp, cp, sp, tp); 1 for dimensions the framework lacks.
-    sizes: [u64; 5],
+    /// Size per [`Axis`] (indexed pp, dp, cp, sp, tp, ep); 1 for dimensions the framework lacks.
+    sizes: [u64; 6],
     pub world: u64,
 }
 
@@ -132,14 +145,14 @@ impl Mesh {
     /// The mesh of `sizes` (`(axis, size)`; missing axes are 1) for `framework`; `None` unless
     /// the sizes are at least 1 and multiply to a count that fits.
     pub fn new(framework: Framework, sizes: &[(Axis, u64)]) -> Option<Mesh> {
-        let mut s = [1u64; 5];
+        let mut s = [1u64; 6];
         for &(a, v) in sizes {
             if v == 0 {
                 return None;
             }
             s[a.index()] = v;
         }
-        for a in [Axis::Pp, Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp] {
+        for a in Axis::ALL {
             if s[a.index()] > 1 && !order(framework).contains(&a) {
                 return None;
             }
@@ -262,6 +275,8 @@ pub struct Picture {
     /// Tensor-parallel groups spanning more than one node (`None`: too many to count).
     pub tp_crossing: Option<u64>,
     pub cp_crossing: Option<u64>,
+    /// Expert-parallel groups spanning more than one node.
+    pub ep_crossing: Option<u64>,
     /// The framework's model-parallel dims with their sizes (for the legend).
     pub dims: Vec<(Axis, Field, u64)>,
     /// The rank order in words and its source.
@@ -319,6 +334,15 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
     let mut axes: Vec<(Axis, u64)> = vec![(Axis::Dp, world / product)];
     let mut dims = Vec::new();
     for (&(d, f), &s) in table.iter().zip(&sizes) {
+        // a release that does not read the key (axolotl before 0.21.0 and expert parallelism)
+        // resolves it to 1 in its grid: draw what the framework resolved
+        let s = match (d, &report.grid) {
+            (Dim::Ep, Some(g)) if g.ep == 1 && s > 1 => {
+                axes[0].1 = axes[0].1.saturating_mul(s);
+                1
+            }
+            _ => s,
+        };
         axes.push((Axis::of(d), s));
         dims.push((Axis::of(d), f, s));
     }
@@ -328,6 +352,7 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
     Ok(Picture {
         tp_crossing: mesh.crossing(Axis::Tp, gpn),
         cp_crossing: mesh.crossing(Axis::Cp, gpn),
+        ep_crossing: mesh.crossing(Axis::Ep, gpn),
         nodes,
         gpus_per_node: gpn,
         drawn_nodes: if summarised { 1 } else { nodes },

@@ -70,17 +70,27 @@ pub enum Dim {
     Sp,
     /// Pipeline parallel.
     Pp,
+    /// Expert parallel: a mesh axis among the data-parallel ranks (each expert-parallel rank
+    /// reads its own batch), so it does not divide the data-parallel size the batch counts.
+    Ep,
 }
 
 impl Dim {
-    /// The short name (`tp`, `cp`, `sp`, `pp`).
+    /// The short name (`tp`, `cp`, `sp`, `pp`, `ep`).
     pub const fn short(self) -> &'static str {
         match self {
             Dim::Tp => "tp",
             Dim::Cp => "cp",
             Dim::Sp => "sp",
             Dim::Pp => "pp",
+            Dim::Ep => "ep",
         }
+    }
+
+    /// Whether the dimension's ranks read different data (expert parallelism): the batch's
+    /// data-parallel size counts them.
+    pub const fn reads_data(self) -> bool {
+        matches!(self, Dim::Ep)
     }
 }
 
@@ -91,6 +101,8 @@ pub enum Axis {
     Dp,
     Cp,
     Sp,
+    /// Expert parallel (axolotl 0.21.0: between cp and tp).
+    Ep,
     Tp,
 }
 
@@ -98,6 +110,9 @@ pub enum Axis {
 /// and which dimensions are above 1 (the explorer's memo key, see `layout.rs`): two sizes, or
 /// `(1, 1)` when nothing else matters.
 pub type MemoKey = Box<dyn Fn(&[u64]) -> (u64, u64)>;
+
+/// What a layout sets beyond its sizes, given its data-parallel size and its sizes.
+pub type Fills = fn(dp: u64, sizes: &[u64]) -> Vec<(Field, String)>;
 
 /// A framework's model-parallel dimensions with their config keys.
 pub type Dims = &'static [(Dim, Field)];
@@ -109,8 +124,9 @@ pub struct Layout {
     pub dims: Dims,
     /// Fewer dimensions at a release that lacks some (`None`: all of [`Layout::dims`]).
     pub dims_at: fn(release: &str) -> Option<Dims>,
-    /// What else a layout sets so the framework fills the data-parallel size `dp`.
-    pub fills: fn(dp: u64) -> Vec<(Field, String)>,
+    /// What else a layout sets so the framework fills the data-parallel size `dp`, given the
+    /// layout's sizes in the release's dimension order (`Layout::dims_at`).
+    pub fills: Fills,
     /// A layout the framework refuses at launch that its rules may not model, given its sizes
     /// in [`Layout::dims`] order.
     pub launch_refusal: fn(sizes: &[u64]) -> Option<String>,
@@ -277,7 +293,7 @@ pub fn no_link_default(_: Field, _: &str) -> bool {
 }
 
 /// Nothing to fill.
-pub fn no_fills(_: u64) -> Vec<(Field, String)> {
+pub fn no_fills(_: u64, _: &[u64]) -> Vec<(Field, String)> {
     Vec::new()
 }
 

@@ -95,7 +95,7 @@ pub fn map_fields(framework: Framework) -> impl Iterator<Item = Field> {
 }
 
 /// A rank in words: `GPU 1 of node 0: global rank 1 (dp 0, cp 0, tp 1)`, with `pp` and `sp`
-/// where the framework has them.
+/// where the framework has them and `ep` where the layout has expert parallelism.
 pub fn describe_rank(p: &Picture, rank: u64) -> String {
     let c = p.mesh.coords(rank);
     let mut parts = vec![format!("dp {}", c.dp)];
@@ -104,6 +104,9 @@ pub fn describe_rank(p: &Picture, rank: u64) -> String {
         parts.push(format!("pp {}", c.pp));
     }
     parts.push(format!("cp {}", c.cp));
+    if p.mesh.size(Axis::Ep) > 1 {
+        parts.push(format!("ep {}", c.ep));
+    }
     if order.contains(&Axis::Sp) {
         parts.push(format!("sp {}", c.sp));
     }
@@ -183,6 +186,8 @@ pub struct MapText {
     pub tp_crossing: Option<String>,
     /// Context-parallel groups spanning nodes, when some do (a note).
     pub cp_crossing: Option<String>,
+    /// Expert-parallel groups spanning nodes.
+    pub ep_crossing: Option<String>,
     /// Above the drawing limit: what is drawn and every group count.
     pub summary: Option<String>,
     /// Data-parallel replicas.
@@ -201,6 +206,7 @@ pub fn map_text(p: &Picture) -> MapText {
         .chain(
             p.dims
                 .iter()
+                .filter(|(a, _, s)| *a != Axis::Ep || *s > 1)
                 .map(|(a, f, s)| format!("{} {s} ({})", a.short(), f.key())),
         )
         .collect();
@@ -210,6 +216,7 @@ pub fn map_text(p: &Picture) -> MapText {
                 (Axis::Tp, "tensor-parallel"),
                 (Axis::Cp, "context-parallel"),
                 (Axis::Sp, "sequence-parallel"),
+                (Axis::Ep, "expert-parallel"),
                 (Axis::Pp, "pipeline"),
             ]
             .iter()
@@ -241,6 +248,13 @@ pub fn map_text(p: &Picture) -> MapText {
                 "{} of {} context-parallel groups span more than one node.",
                 n,
                 group_count(p, Axis::Cp)
+            )
+        }),
+        ep_crossing: p.ep_crossing.filter(|&n| n > 0).map(|n| {
+            format!(
+                "{} of {} expert-parallel groups span more than one node: their all-to-all goes over the inter-node network.",
+                n,
+                group_count(p, Axis::Ep)
             )
         }),
         summary: p.summarised.then(|| {
@@ -589,6 +603,38 @@ mod tests {
         let plain = picture(fw("axolotl"), &[(Field::Nodes, "1")]);
         assert!(drawn_groups(&plain, Axis::Tp).is_empty());
         assert!(drawn_groups(&plain, Axis::Cp).is_empty());
+    }
+
+    /// axolotl 0.21.0, world 8, ep 2 with dp_shard 4 (tests/mesh.txt's run): EP groups are
+    /// consecutive pairs, the replicas stride 2.
+    #[test]
+    fn an_expert_parallel_rank() {
+        let pairs = [
+            (Field::Nodes, "1"),
+            (Field::ExpertParallelSize, "2"),
+            (Field::DpShardSize, "4"),
+            (Field::FsdpStateDictType, "FULL_STATE_DICT"),
+        ];
+        let p = picture(fw("axolotl"), &pairs);
+        assert_eq!(p.mesh.size(Axis::Ep), 2);
+        assert_eq!(p.mesh.size(Axis::Dp), 4);
+        assert_eq!(
+            describe_rank(&p, 5),
+            "GPU 5 of node 0: global rank 5 (dp 2, cp 0, ep 1, tp 0)"
+        );
+        assert_eq!(group_count(&p, Axis::Ep), 4);
+        let t = map_text(&p);
+        assert!(
+            t.order.contains("ep 2 (expert_parallel_size)"),
+            "{}",
+            t.order
+        );
+        assert!(t.ep_crossing.is_none());
+        // 0.19.0 has no expert parallelism: the same inputs draw 8 replicas
+        let inputs = RawInputs::from_pairs(pairs.iter().copied());
+        let report = fw("axolotl").compute("0.19.0", &inputs);
+        let old = mesh::picture(fw("axolotl"), &inputs, &report).unwrap();
+        assert_eq!((old.mesh.size(Axis::Ep), old.mesh.size(Axis::Dp)), (1, 8));
     }
 
     #[test]

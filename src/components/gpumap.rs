@@ -2,9 +2,10 @@
 //! framework's rank order (`calc::mesh`, which cites each framework's source; the caption says
 //! which order is drawn). Colour shows the data-parallel replica and every cell also prints its
 //! replica number; tensor-parallel groups are outlined solid, context-parallel (and Ulysses
-//! sequence-parallel) groups dashed. Every cell is focusable, has a `<title>`, and carries
-//! `data-rank`, `data-dp`, `data-cp`, `data-tp` (and `data-pp`, `data-sp` where the framework
-//! has them). Groups are `<g class="tp-group">` / `<g class="cp-group">` / `<g class="sp-group">`.
+//! sequence-parallel) groups dashed, expert-parallel groups dotted (further inside). Every cell
+//! is focusable, has a `<title>`, and carries `data-rank`, `data-dp`, `data-cp`, `data-tp` (and
+//! `data-pp`, `data-sp`, `data-ep` where the framework has them). Groups are
+//! `<g class="tp-group">` / `<g class="cp-group">` / `<g class="sp-group">` / `<g class="ep-group">`.
 //! Above 512 GPUs one node is drawn and the rest is given as counts. The picture is
 //! `calc::mesh::picture`; the rank descriptions, the groups, their counts and every sentence are
 //! `calc::view`'s; this component only lays them out in SVG.
@@ -58,8 +59,20 @@ fn y_of(node: u64) -> u64 {
     TOP + node * (CELL + ROW_GAP)
 }
 
+/// How a group's outline is drawn.
+#[derive(Clone, Copy, PartialEq)]
+enum Line {
+    /// Tensor parallel.
+    Solid,
+    /// Context and sequence parallel.
+    Dashed,
+    /// Expert parallel (inset further, so it shows inside a context-parallel outline).
+    Dotted,
+}
+
 /// The outlines of every group along `axis` that has a member among the drawn cells.
-fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html {
+fn outlines(p: &Picture, axis: Axis, class: &'static str, line: Line) -> Html {
+    let dashed = line != Line::Solid;
     let mut out = Vec::new();
     for DrawnGroup {
         first: r,
@@ -68,11 +81,19 @@ fn outlines(p: &Picture, axis: Axis, class: &'static str, dashed: bool) -> Html 
         label,
     } in view::drawn_groups(p, axis)
     {
-        let stroke = if dashed { "4 3" } else { "none" };
+        let stroke = match line {
+            Line::Solid => "none",
+            Line::Dashed => "4 3",
+            Line::Dotted => "1.5 2.5",
+        };
         let width = if dashed { "1.5" } else { "2.5" };
         let shapes: Vec<Html> = if consecutive {
             // A run of neighbours: an outline around it (one per node it touches).
-            let inset = if dashed { 5 } else { 2 };
+            let inset = match line {
+                Line::Solid => 2,
+                Line::Dashed => 5,
+                Line::Dotted => 8,
+            };
             let segs = mesh::segments(&members, p.gpus_per_node);
             // A group continued on the next node: a line joins its pieces.
             let joins: Vec<Html> = segs
@@ -178,6 +199,7 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
                     data-rank={rank.to_string()} data-dp={c.dp.to_string()} data-cp={c.cp.to_string()} data-tp={c.tp.to_string()}
                     data-pp={order.contains(&Axis::Pp).then(|| c.pp.to_string())}
                     data-sp={order.contains(&Axis::Sp).then(|| c.sp.to_string())}
+                    data-ep={order.contains(&Axis::Ep).then(|| c.ep.to_string())}
                     {onfocus} onmouseenter={onenter}>
                     <title>{ text }</title>
                     <rect x={x.to_string()} y={y.to_string()} width={CELL.to_string()} height={CELL.to_string()} rx="3" fill={colour(c.dp)} stroke="#555" stroke-width="0.5" />
@@ -202,6 +224,9 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
             if let Some(n) = said.cp_crossing {
                 <p class="note" data-warning="cp-crosses-node">{ n }</p>
             }
+            if let Some(n) = said.ep_crossing {
+                <p class="note" data-warning="ep-crosses-node">{ n }</p>
+            }
             if let Some(s) = said.summary {
                 <p class="map-summary" data-summary="true">{ s }</p>
             }
@@ -210,9 +235,10 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
                 width={width.to_string()} height={height.to_string()} viewBox={format!("0 0 {width} {height}")}>
                 { for cells }
                 <g class="outlines" aria-hidden="true">
-                    { outlines(&p, Axis::Tp, "tp-group", false) }
-                    { outlines(&p, Axis::Cp, "cp-group", true) }
-                    { outlines(&p, Axis::Sp, "sp-group", true) }
+                    { outlines(&p, Axis::Tp, "tp-group", Line::Solid) }
+                    { outlines(&p, Axis::Cp, "cp-group", Line::Dashed) }
+                    { outlines(&p, Axis::Sp, "sp-group", Line::Dashed) }
+                    { outlines(&p, Axis::Ep, "ep-group", Line::Dotted) }
                 </g>
             </svg>
             </div>
@@ -226,6 +252,9 @@ pub fn gpu_map(props: &GpuMapProps) -> Html {
                 <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="2.5" class="tp-swatch" /></svg>{ " solid outline: a tensor-parallel group (red, joined by a red line, when it spans nodes)" }</li>
                 if order.contains(&Axis::Cp) {
                     <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="cp-swatch" /></svg>{ " dashed outline, or dashed arcs and dots under the row when its members are apart: a context-parallel group" }</li>
+                }
+                if p.mesh.size(Axis::Ep) > 1 {
+                    <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="1.5 2.5" class="ep-swatch" /></svg>{ " dotted outline (inside), or dotted arcs when its members are apart: an expert-parallel group (its ranks read their own data)" }</li>
                 }
                 if order.contains(&Axis::Sp) {
                     <li><svg width="22" height="14" aria-hidden="true"><rect x="1" y="1" width="20" height="12" rx="3" fill="none" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3" class="sp-swatch" /></svg>{ " dashed outline or arcs: a sequence-parallel (Ulysses) group" }</li>

@@ -8,7 +8,7 @@ mod rules;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Export, Import, Layout, Legacy, Mesh, Reads, Spec, Syntax,
+    self, Axis, Dim, Dims, Export, Import, Layout, Legacy, Mesh, Reads, Spec, Syntax,
 };
 use crate::calc::Field;
 
@@ -30,18 +30,17 @@ pub const SPEC: Spec = Spec {
     link_aliases: LINK_ALIASES,
     link_default,
     layout: Layout {
-        dims: &[
-            (Dim::Tp, Field::TensorParallelSize),
-            (Dim::Cp, Field::ContextParallelSize),
-        ],
-        dims_at: spec::all_dims,
-        fills: spec::no_fills,
+        dims: DIMS_EP,
+        dims_at,
+        fills,
         launch_refusal: spec::no_refusal,
         memo,
     },
     mesh: Mesh {
-        order: &[Axis::Dp, Axis::Cp, Axis::Tp],
-        source: "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp), which axolotl builds in utils/distributed.py",
+        order: &[Axis::Dp, Axis::Cp, Axis::Ep, Axis::Tp],
+        source: "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp), which axolotl builds in utils/distributed.py; \
+                 with expert parallelism (0.21.0) axolotl's patched _get_mesh (monkeypatch/accelerate/parallelism_config.py, \
+                 MESH_ORDER dp_replicate, dp_shard, cp, ep, sp, tp), run on accelerate 1.15 for world 8 and 16",
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -58,6 +57,45 @@ pub const SPEC: Spec = Spec {
         alias: import_alias,
     }),
 };
+
+/// 0.21.0's dimensions: expert parallelism is built in (`expert_parallel_size`).
+const DIMS_EP: Dims = &[
+    (Dim::Tp, Field::TensorParallelSize),
+    (Dim::Cp, Field::ContextParallelSize),
+    (Dim::Ep, Field::ExpertParallelSize),
+];
+
+/// The releases before 0.21.0: tensor and context parallelism (0.20.0 reads
+/// `expert_parallel_size` only with the plugin listed, so its explorer leaves it as given).
+const DIMS_TP_CP: Dims = &[
+    (Dim::Tp, Field::TensorParallelSize),
+    (Dim::Cp, Field::ContextParallelSize),
+];
+
+/// The explorer's dimensions at a release: expert parallelism from 0.21.0 on (an unknown
+/// release counts as the newest).
+fn dims_at(release: &str) -> Option<Dims> {
+    match Version::from_id(release) {
+        Some(Version::V0_21_0) | None => None,
+        Some(_) => Some(DIMS_TP_CP),
+    }
+}
+
+/// With expert parallelism, what `ExpertParallelPlugin._validate_mesh_axes` (the config's
+/// values: `ep × dp_replicate × dp_shard × tp × cp` = world) and `validate_expert_parallel_topology`
+/// (an FSDP2 `fsdp_config` with `state_dict_type: FULL_STATE_DICT`; the block without a version
+/// means 2) need: `dp_shard_size` = the rest of the world, and the state dict type. Nothing
+/// without it (`sizes` in [`DIMS_EP`] order; shorter at older releases).
+fn fills(dp: u64, sizes: &[u64]) -> Vec<(Field, String)> {
+    if sizes.get(2).is_some_and(|&ep| ep > 1) {
+        vec![
+            (Field::DpShardSize, dp.to_string()),
+            (Field::FsdpStateDictType, "FULL_STATE_DICT".to_string()),
+        ]
+    } else {
+        Vec::new()
+    }
+}
 
 /// Old parameter names a link may use: axolotl itself still accepts `sequence_parallel_degree`
 /// as the deprecated name of `context_parallel_size` (`utils/schemas/config.py`).
@@ -107,7 +145,9 @@ fn link_default(field: Field, text: &str) -> bool {
 }
 
 /// The memo key: dp and the dimensions' on/off, unless expert parallelism, the dp axes or
-/// DeepSpeed are given (0.20.0+'s launch checks then quote tp and cp one by one).
+/// DeepSpeed are given (0.20.0+'s launch checks then quote tp and cp one by one), or a row
+/// has expert parallelism (its fills give `dp_shard_size`, and the EP checks quote ep). tp and
+/// cp with dp fix ep (`tp × cp × ep × dp` = world).
 fn memo(release: &str, raw: &crate::calc::RawInputs) -> spec::MemoKey {
     let one_by_one = [
         Field::ExpertParallelSize,
@@ -117,11 +157,14 @@ fn memo(release: &str, raw: &crate::calc::RawInputs) -> spec::MemoKey {
     ]
     .iter()
     .any(|&f| !raw.get(f).trim().is_empty());
-    if one_by_one {
-        spec::memo_first_two(release, raw)
-    } else {
-        spec::memo_plain(release, raw)
-    }
+    let two = spec::memo_first_two(release, raw);
+    Box::new(move |sizes| {
+        if one_by_one || sizes.get(2).is_some_and(|&ep| ep > 1) {
+            two(sizes)
+        } else {
+            (1, 1)
+        }
+    })
 }
 
 fn launcher(nodes: u64, gpus: u64) -> String {

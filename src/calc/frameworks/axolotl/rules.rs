@@ -857,8 +857,11 @@ impl Calc<'_> {
         }
         // calculate_total_num_steps divides by a batch of 0 first.
         if ws != 1 && ws / cp / tp == 0 {
-            let fix =
-                cluster::nearest_valid(ws, tp * cp, "tensor_parallel_size × context_parallel_size");
+            let fix = cluster::nearest_valid(
+                ws,
+                tp.saturating_mul(cp),
+                "tensor_parallel_size × context_parallel_size",
+            );
             self.r.refuse(
                 Field::WorldSize,
                 Refusal::new(
@@ -1005,8 +1008,12 @@ impl Calc<'_> {
         if ep > 1 && ws > 1 {
             let or1 = |p: Param<u64>| p.given().filter(|&x| x != 0).unwrap_or(1);
             let (r, s) = (or1(i.dp_replicate_size), or1(i.dp_shard_size));
-            let product = ep * r * s * tp * cp;
-            if product != ws {
+            // Python's ints: exact (hostile sizes beyond u128 are shown as such)
+            let product = [ep, r, s, tp, cp]
+                .iter()
+                .try_fold(1u128, |p, &x| p.checked_mul(u128::from(x)))
+                .map_or_else(|| "a number beyond 2^128".to_string(), |p| p.to_string());
+            if product != ws.to_string() {
                 self.r.refuse(
                     Field::ExpertParallelSize,
                     Refusal::new(
@@ -1029,12 +1036,14 @@ impl Calc<'_> {
         // ParallelismConfig._validate_accelerator (skipped for DeepSpeed Ulysses).
         if built && k_sp <= 1 {
             let patched = cp > 1 || is_fsdp || ep > 1;
-            let total = rep * shard * tp * k_cp * k_sp * if patched { ep } else { 1 };
+            let total = [rep, shard, tp, k_cp, k_sp, if patched { ep } else { 1 }]
+                .iter()
+                .fold(1u64, |p, &x| p.saturating_mul(x));
             if total != ws {
                 let suffix = if patched { "/ep_size" } else { "" };
                 let fix = cluster::nearest_valid(
                     ws,
-                    tp * cp,
+                    tp.saturating_mul(cp),
                     "tensor_parallel_size × context_parallel_size",
                 );
                 self.r.refuse(

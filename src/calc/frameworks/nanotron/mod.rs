@@ -64,7 +64,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// nanotron's `dp` has no default: a layout sets it.
-fn fills(dp: u64) -> Vec<(Field, String)> {
+fn fills(dp: u64, _: &[u64]) -> Vec<(Field, String)> {
     vec![(Field::Dp, dp.to_string())]
 }
 

@@ -73,7 +73,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// A layout leaves `data_parallel_shard_degree = -1`: "the rest of the world".
-fn fills(_: u64) -> Vec<(Field, String)> {
+fn fills(_: u64, _: &[u64]) -> Vec<(Field, String)> {
     vec![(Field::DataParallelShardDegree, "-1".to_string())]
 }
 
