@@ -411,6 +411,30 @@ async fn the_version_choice_is_in_the_link() {
 }
 
 #[wasm_bindgen_test]
+async fn an_old_link_keeps_its_release_and_says_so() {
+    // links without version= were made when 0.19.0 was axolotl's default: they keep it
+    let page =
+        mount("world_size=8&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000")
+            .await;
+    let select: web_sys::HtmlSelectElement = page.q("#in-version").unwrap().dyn_into().unwrap();
+    assert_eq!(select.value(), "0.19.0");
+    let note = page
+        .q("[data-notice=\"unversioned\"]")
+        .expect("the picker says so");
+    assert!(note.text_content().unwrap().contains(newest("axolotl")));
+    // an edit writes the release into the link, and the note goes
+    page.type_into("num_samples", "2000").await;
+    assert!(search().starts_with("?version=0.19.0&"), "{}", search());
+    assert!(page.q("[data-notice=\"unversioned\"]").is_none());
+    // a fresh page is the newest
+    drop(page);
+    let fresh = mount("").await;
+    let select: web_sys::HtmlSelectElement = fresh.q("#in-version").unwrap().dyn_into().unwrap();
+    assert_eq!(select.value(), newest("axolotl"));
+    assert!(fresh.q("[data-notice=\"unversioned\"]").is_none());
+}
+
+#[wasm_bindgen_test]
 async fn compare_shows_every_framework_and_marks_differences() {
     let page = mount("world_size=8&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000").await;
     assert!(

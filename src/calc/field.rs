@@ -209,7 +209,7 @@ fields! {
     Tp => "tp", Count, "Tensor parallel size", "required", "parallelism.tp.";
     Pp => "pp", Count, "Pipeline parallel size", "required", "parallelism.pp.";
     ExpertParallelSize => "expert_parallel_size", Count, "Expert parallel size", "1",
-        "parallelism.expert_parallel_size (0.4 counts it in the GPUs per model; HEAD does not).";
+        "GPUs that split the experts of an MoE layer; they sit inside the data-parallel ranks.";
     BatchAccumulationPerReplica => "batch_accumulation_per_replica", Count, "Batch accumulation per replica", "required",
         "tokens.batch_accumulation_per_replica: micro batches per optimizer step.";
     SequenceLength => "sequence_length", Count, "Sequence length", "required", "tokens.sequence_length.";

@@ -21,7 +21,7 @@ pub const SPEC: Spec = Spec {
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
     output_label,
-    describe: spec::none_describe,
+    describe,
     kind: spec::none_kind,
     compute: compute_release,
     legacy: Some(legacy),
@@ -202,6 +202,19 @@ fn import_alias(key: &str) -> Option<Field> {
         .iter()
         .find(|(a, _)| *a == key)
         .map(|&(_, f)| f)
+}
+
+/// The keys axolotl reads its own way.
+fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match field {
+        Field::ExpertParallelSize => (
+            "Expert parallel size",
+            "1",
+            "expert_parallel_size (0.21.0; 0.20.0 with the expert-parallel plugin): splits the \
+             experts over GPUs inside the data-parallel ranks; not in batch_size.",
+        ),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

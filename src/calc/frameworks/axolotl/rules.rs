@@ -849,7 +849,7 @@ impl Calc<'_> {
                 Field::ExpertParallelSize,
                 Level::Note,
                 format!(
-                    "expert parallelism borrows its ranks inside the data-parallel ranks: the {ep} ranks of an expert \
+                    "Expert parallelism borrows its ranks inside the data-parallel ranks: the {ep} ranks of an expert \
                      group each read different data (axolotl counts ep among the data axes), so expert_parallel_size \
                      does not divide the batch (batch_size × world_size // context_parallel_size // tensor_parallel_size)."
                 ),

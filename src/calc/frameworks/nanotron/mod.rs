@@ -103,6 +103,11 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
             "1",
             "parallelism.context_parallel_size (HEAD only; 0.4 has no such key).",
         ),
+        Field::ExpertParallelSize => (
+            "Expert parallel size",
+            "1",
+            "parallelism.expert_parallel_size (0.4 counts it in the GPUs per model; HEAD does not).",
+        ),
         _ => return None,
     })
 }
