@@ -316,13 +316,19 @@ impl Report {
 
     #[inline(never)]
     pub(crate) fn diag(&mut self, field: Field, level: Level, message: impl Into<String>) {
-        let mut d = Diag::new(field, level, message);
+        self.push(Diag::new(field, level, message));
+    }
+
+    /// Adds a message of the running stage. An error in the grid stage means the layout does
+    /// not launch: whatever grid was published goes (see [`Report::publish_grid`]).
+    fn push(&mut self, mut d: Diag) {
         d.stage = self.stage;
+        if d.stage == Stage::Grid && d.level == Level::Error {
+            self.grid = None;
+        }
         self.diags.push(d);
     }
 
-    /// The framework refuses the inputs at `field` (an error whose text is the refusal's
-    /// [`Refusal::message`]).
     /// Publishes the parallel layout the grid stage resolved, unless the framework refused the
     /// layout (a layout that cannot launch has no grid for the views after it).
     pub(crate) fn publish_grid(&mut self, grid: Grid) {
@@ -335,12 +341,11 @@ impl Report {
         }
     }
 
+    /// The framework refuses the inputs at `field` (an error whose text is the refusal's
+    /// [`Refusal::message`]).
     #[inline(never)]
     pub(crate) fn refuse(&mut self, field: Field, refusal: Refusal) {
-        if self.stage == Stage::Grid {
-            self.grid = None;
-        }
-        self.diags.push(Diag {
+        self.push(Diag {
             field,
             level: Level::Error,
             stage: self.stage,

@@ -1016,22 +1016,7 @@ impl Calc<'_> {
         }
 
         // validate_args: the global batch.
-        let gbs_given = match i.global_batch_size {
-            Param::Given(v) if v <= 0 => {
-                self.r.refuse(
-                    Field::GlobalBatchSize,
-                    Refusal::new(
-                        "Megatron's validate_args stops with a bare AssertionError at",
-                        "assert args.global_batch_size > 0",
-                    )
-                    .fix(format!("(got {v}). global_batch_size must be positive.")),
-                );
-                return None;
-            }
-            Param::Given(v) => Some(v as u128),
-            Param::Absent => None,
-            Param::Invalid => return None,
-        };
+        let gbs_given = self.gbs_given()?;
 
         if let Param::Given(text) = &schedule {
             if gbs_given.is_some() {
