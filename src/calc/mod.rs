@@ -17,10 +17,13 @@
 //!
 //! Beside them, not yet wired into a report: [`model`] (an architecture under config.json's keys,
 //! its parameter counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators,
-//! Megatron's theoretical memory) and [`flops`] (FLOPs per token in each framework's convention).
+//! Megatron's theoretical memory), [`estimate`] (memory per GPU by the published formulas of the
+//! ZeRO and activation-recomputation papers) and [`flops`] (FLOPs per token in each framework's
+//! convention).
 
 pub mod cluster;
 pub mod compare;
+pub mod estimate;
 pub mod export;
 pub mod field;
 pub mod flops;

@@ -1,0 +1,294 @@
+//! Memory per GPU by the published formulas: a "published formula" estimate, never a measurement.
+//!
+//! [`estimate`] returns the bytes one GPU holds for a [`Model`] under a [`Plan`], in four parts,
+//! each by a formula from a paper (checked `u128` arithmetic, a division rounds up; `None` on an
+//! overflow or a zero size, never a panic):
+//!
+//! - **Model states** (Rajbhandari et al. 2019, "ZeRO", arXiv 1910.02054, §3 and Figure 1):
+//!   mixed-precision Adam holds 2Ψ (bf16 weights) + 2Ψ (bf16 gradients) + KΨ (optimizer), K = 12
+//!   (fp32 master weights, m and v: [`Plan::optimizer_bytes_per_param`], 6 for an 8-bit Adam).
+//!   Over N = [`Plan::shard`] GPUs: P_os 4Ψ + KΨ/N ([`Sharding::Zero1`]), P_os+g 2Ψ + (2+K)Ψ/N
+//!   ([`Sharding::Zero2`]), P_os+g+p (2+2+K)Ψ/N ([`Sharding::Zero3`], FSDP's FULL_SHARD).
+//!   [`Sharding::DistributedOptimizer`] shards the optimizer like P_os but keeps fp32 gradients
+//!   (4Ψ), the 6 + 12/N bytes per parameter of Megatron-LM's distributed optimizer (bf16 params,
+//!   fp32 grads; see NVIDIA/Megatron-LM#654). Ψ is the parameters one GPU's model replica holds:
+//!   `num_parameters()` less the routed experts, / (TP·PP) (an even split: the embedding and
+//!   `lm_head` are spread, not put on the first and last stage), plus the routed experts
+//!   / (TP·PP·EP), whose states are sharded over N/EP (expert parallelism carved out of the
+//!   sharding group). Weights take [`Plan::weight_bits`] (4 for QLoRA's NF4 base, quantisation
+//!   constants not counted). LoRA ([`Plan::trainable`] = n): only the n/(TP·PP) adapter parameters
+//!   have gradients and optimizer states, and they add 2 B each to the weights. Offload (Ren et al.
+//!   2021, "ZeRO-Offload", arXiv 2101.06840): offloading the optimizer moves the gradients and the
+//!   optimizer states to the CPU (0 on the GPU, as DeepSpeed's own estimator counts it); offloading
+//!   the parameters (ZeRO-3 only, ignored otherwise) moves the weights too. ZeRO-3's gathered
+//!   working set (a layer or two at a time) is not counted.
+//! - **Activations** (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+//!   Transformer Models", arXiv 2205.05198, Table 2), bytes per layer with s the sequence, b the
+//!   micro batch, h the hidden size, a the attention heads, t the TP size: no parallelism
+//!   sbh(34 + 5as/h); TP sbh(10 + 24/t + 5as/(ht)); TP + sequence parallelism sbh(34/t + 5as/(ht));
+//!   selective recompute drops the 5as/h attention-score term, and so does flash attention (no s×s
+//!   scores are stored); full recompute keeps the layer input 2sbh (/t with sequence parallelism).
+//!   The constants are the paper's, for a 4h GeLU MLP, multi-head attention and 16-bit
+//!   activations; they are kept as printed for LLaMA-style models (SwiGLU, GQA) too. Context
+//!   parallelism and Ulysses sequence parallelism ([`Plan::cp`], [`Plan::sp`]) divide s; under
+//!   Ulysses the attention scores cover the whole (CP-local) sequence for a/sp heads. The first
+//!   pipeline stage, the most loaded under 1F1B, holds p micro batches of L/p layers: L layers of
+//!   one micro batch whatever p (at least p micro batches assumed). The output layer and the
+//!   cross-entropy, 4sbh/t·(1 + v/h), are added when PP = 1 (the paper's §4.4, as Megatron does):
+//!   with PP > 1 they are on the last stage, which holds less. The 1-byte embedding dropout mask
+//!   (sbhp/t) is left out.
+//!
+//! Not counted: the CUDA context, allocator fragmentation, communication buffers, temporary
+//! buffers of the optimizer step.
+
+use super::model::Model;
+
+/// Activation recomputation, from the most memory to the least.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Recompute {
+    None,
+    /// Korthikanti's selective recompute: the attention core (scores, softmax, dropout).
+    Selective,
+    /// Every layer recomputed from its input.
+    Full,
+}
+
+/// How the model states are sharded over [`Plan::shard`] GPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharding {
+    /// DDP: every GPU holds all its model states.
+    Replicated,
+    Zero1,
+    Zero2,
+    /// ZeRO-3, FSDP's FULL_SHARD.
+    Zero3,
+    /// Megatron-LM's distributed optimizer: optimizer states sharded, fp32 gradients.
+    DistributedOptimizer,
+}
+
+/// A training setup, per model replica.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub tp: u64,
+    pub pp: u64,
+    pub cp: u64,
+    /// Ulysses sequence parallelism.
+    pub sp: u64,
+    pub ep: u64,
+    /// The GPUs the states are sharded over (normally the DP size; `dp_shard` for HSDP).
+    pub shard: u64,
+    pub sharding: Sharding,
+    pub offload_optimizer: bool,
+    pub offload_param: bool,
+    pub micro_batch: u64,
+    pub seq_len: u64,
+    pub recompute: Recompute,
+    pub flash_attention: bool,
+    /// Megatron-style sequence parallelism with TP.
+    pub sequence_parallel: bool,
+    /// 16 for bf16, 4 for QLoRA's NF4 base.
+    pub weight_bits: u64,
+    /// `None`: every parameter trains; `Some(n)`: LoRA with n trainable parameters.
+    pub trainable: Option<u128>,
+    /// 12 for mixed-precision AdamW (fp32 master weights, m, v).
+    pub optimizer_bytes_per_param: u64,
+}
+
+impl Default for Plan {
+    /// One GPU, bf16 AdamW, micro batch 1 of 2048 tokens, eager attention, nothing else.
+    fn default() -> Plan {
+        Plan {
+            tp: 1,
+            pp: 1,
+            cp: 1,
+            sp: 1,
+            ep: 1,
+            shard: 1,
+            sharding: Sharding::Replicated,
+            offload_optimizer: false,
+            offload_param: false,
+            micro_batch: 1,
+            seq_len: 2048,
+            recompute: Recompute::None,
+            flash_attention: false,
+            sequence_parallel: false,
+            weight_bits: 16,
+            trainable: None,
+            optimizer_bytes_per_param: 12,
+        }
+    }
+}
+
+/// Bytes on one GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    pub weights: u128,
+    pub gradients: u128,
+    pub optimizer: u128,
+    pub activations: u128,
+}
+
+impl Estimate {
+    pub fn total(&self) -> Option<u128> {
+        self.weights
+            .checked_add(self.gradients)?
+            .checked_add(self.optimizer)?
+            .checked_add(self.activations)
+    }
+}
+
+/// `a / b` rounded up; `None` for `b = 0`.
+fn cdiv(a: u128, b: u128) -> Option<u128> {
+    Some(a.checked_div(b)? + u128::from(a % b != 0))
+}
+
+fn mul(xs: &[u128]) -> Option<u128> {
+    xs.iter().try_fold(1u128, |acc, &x| acc.checked_mul(x))
+}
+
+/// The bytes of `params` parameters at `bits` each, over `n` GPUs if `sharded`.
+fn part(params: u128, bits: u64, n: u64, sharded: bool) -> Option<u128> {
+    let n = if sharded { u128::from(n) } else { 1 };
+    cdiv(params.checked_mul(u128::from(bits))?, n.checked_mul(8)?)
+}
+
+pub fn estimate(model: &Model, plan: &Plan) -> Option<Estimate> {
+    use Sharding::*;
+    let p = plan;
+    let split = mul(&[p.tp.into(), p.pp.into()])?;
+    let routed = model.routed_expert_params()?;
+    let dense = cdiv(model.num_parameters()?.checked_sub(routed)?, split)?;
+    let experts = cdiv(routed, split.checked_mul(p.ep.into())?)?;
+    if p.shard == 0 {
+        return None;
+    }
+    let edp = p.shard.checked_div(p.ep)?.max(1);
+    let zero3 = p.sharding == Zero3;
+    let both = |params: [u128; 2], bits: u64, sharded: bool| -> Option<u128> {
+        part(params[0], bits, p.shard, sharded)?.checked_add(part(params[1], bits, edp, sharded)?)
+    };
+    let mut weights = both([dense, experts], p.weight_bits, zero3)?;
+    let trains = match p.trainable {
+        None => [dense, experts],
+        Some(n) => {
+            let n = cdiv(n, split)?;
+            weights = weights.checked_add(part(n, 16, p.shard, zero3)?)?;
+            [n, 0]
+        }
+    };
+    let grad_bits = if p.sharding == DistributedOptimizer {
+        32
+    } else {
+        16
+    };
+    let mut gradients = both(trains, grad_bits, matches!(p.sharding, Zero2 | Zero3))?;
+    let k_bits = p.optimizer_bytes_per_param.checked_mul(8)?;
+    let mut optimizer = both(trains, k_bits, p.sharding != Replicated)?;
+    if p.offload_optimizer {
+        (gradients, optimizer) = (0, 0);
+    }
+    if zero3 && p.offload_param {
+        weights = 0;
+    }
+
+    let (b, h, t) = (p.micro_batch.into(), model.hidden_size.into(), p.tp.into());
+    let s_cp = cdiv(p.seq_len.into(), p.cp.into())?;
+    let s = cdiv(s_cp, p.sp.into())?;
+    let sbh = mul(&[s, b, h])?;
+    let x = |k: u128| sbh.checked_mul(k);
+    let per_layer = if p.recompute == Recompute::Full {
+        cdiv(x(2)?, if p.sequence_parallel { t } else { 1 })?
+    } else {
+        let base = if p.sequence_parallel {
+            cdiv(x(34)?, t)?
+        } else {
+            x(10)?.checked_add(cdiv(x(24)?, t)?)?
+        };
+        let scores = if p.recompute == Recompute::Selective || p.flash_attention {
+            0
+        } else {
+            let a = model.num_attention_heads.into();
+            cdiv(mul(&[5, a, s_cp, s_cp, b])?, mul(&[t, p.sp.into()])?)?
+        };
+        base.checked_add(scores)?
+    };
+    let mut activations = per_layer.checked_mul(model.num_hidden_layers.into())?;
+    if p.pp == 1 {
+        let logits = mul(&[4, s, b, model.vocab_size.into()])?;
+        activations = activations.checked_add(cdiv(x(4)?.checked_add(logits)?, t)?)?;
+    }
+    Some(Estimate {
+        weights,
+        gradients,
+        optimizer,
+        activations,
+    })
+}
+
+/// One change to a [`Plan`] that lowers its memory per GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    Zero3,
+    Recompute(Recompute),
+    MicroBatch(u64),
+    /// The new TP size, at the same GPU count: the sharding group shrinks by the same factor.
+    MoreTp(u64),
+}
+
+impl Change {
+    /// The plan with this change; `None` if it cannot be made (TP not a multiple of the old one,
+    /// or a sharding group it does not divide).
+    pub fn apply(self, plan: &Plan) -> Option<Plan> {
+        let mut p = plan.clone();
+        match self {
+            Change::Zero3 => p.sharding = Sharding::Zero3,
+            Change::Recompute(r) => p.recompute = r,
+            Change::MicroBatch(m) => p.micro_batch = m,
+            Change::MoreTp(tp) => {
+                let f = tp.checked_div(p.tp)?;
+                if f == 0 || f * p.tp != tp || p.shard % f != 0 {
+                    return None;
+                }
+                p.tp = tp;
+                p.shard /= f;
+            }
+        }
+        Some(p)
+    }
+}
+
+/// The first single change that brings the total within `capacity_bytes`, with its new total;
+/// `None` if the plan already fits or no change does. Tried in this order (the cheapest in
+/// throughput first): ZeRO-3 (unless already), selective then full recompute (beyond the plan's),
+/// the micro batch halved down to 1, TP doubled while it divides the attention heads and the
+/// sharding group and stays ≤ 8.
+pub fn nearest_fit(model: &Model, plan: &Plan, capacity_bytes: u128) -> Option<(Change, u128)> {
+    let fits = |c: Change| -> Option<u128> {
+        estimate(model, &c.apply(plan)?)?
+            .total()
+            .filter(|&t| t <= capacity_bytes)
+    };
+    if estimate(model, plan)?.total()? <= capacity_bytes {
+        return None;
+    }
+    let mut tries = Vec::new();
+    if plan.sharding != Sharding::Zero3 {
+        tries.push(Change::Zero3);
+    }
+    for r in [Recompute::Selective, Recompute::Full] {
+        if r > plan.recompute {
+            tries.push(Change::Recompute(r));
+        }
+    }
+    let mut m = plan.micro_batch / 2;
+    while m >= 1 {
+        tries.push(Change::MicroBatch(m));
+        m /= 2;
+    }
+    let mut tp = plan.tp.saturating_mul(2);
+    while tp <= 8 && model.num_attention_heads % tp == 0 {
+        tries.push(Change::MoreTp(tp));
+        tp *= 2;
+    }
+    tries.into_iter().find_map(|c| Some((c, fits(c)?)))
+}
