@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("model", 1),
     ("memory", 2),
     ("flops", 2),
+    ("lora", 2),
     ("parse", 2),
     ("spec", 2),
     ("cluster", 3),

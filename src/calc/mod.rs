@@ -17,7 +17,8 @@
 //!
 //! Beside them, not yet wired into a report: [`model`] (an architecture under config.json's keys,
 //! its parameter counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators,
-//! Megatron's theoretical memory) and [`flops`] (FLOPs per token in each framework's convention).
+//! Megatron's theoretical memory), [`flops`] (FLOPs per token in each framework's convention) and
+//! [`lora`] (LoRA's trainable parameters as PEFT counts them for axolotl's LoraConfig).
 
 pub mod cluster;
 pub mod compare;
@@ -27,6 +28,7 @@ pub mod flops;
 pub mod frameworks;
 pub mod import;
 pub mod layout;
+pub mod lora;
 pub mod memory;
 pub mod mesh;
 pub mod model;
