@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("memory", 2),
     ("flops", 2),
     ("estimate", 2),
+    ("lora", 2),
     ("parse", 2),
     ("spec", 2),
     ("cluster", 3),

@@ -18,8 +18,9 @@
 //! Beside them, not yet wired into a report: [`model`] (an architecture under config.json's keys,
 //! its parameter counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators,
 //! Megatron's theoretical memory), [`estimate`] (memory per GPU by the published formulas of the
-//! ZeRO and activation-recomputation papers) and [`flops`] (FLOPs per token in each framework's
-//! convention).
+//! ZeRO and activation-recomputation papers), [`flops`] (FLOPs per token in each framework's
+//! convention) and [`lora`] (LoRA's trainable parameters as PEFT counts them for axolotl's
+//! LoraConfig). [`fit`] runs them as the model stage of every report.
 
 pub mod cluster;
 pub mod compare;
@@ -30,6 +31,7 @@ pub mod flops;
 pub mod frameworks;
 pub mod import;
 pub mod layout;
+pub mod lora;
 pub mod memory;
 pub mod mesh;
 pub mod model;
