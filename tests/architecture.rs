@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("spec", 2),
     ("cluster", 3),
     ("schedule", 4),
+    ("fit", 4),
     ("frameworks/*", 4),
     ("frameworks", 5),
     ("layout", 6),

@@ -1,6 +1,7 @@
 //! The published-formula memory estimate (src/calc/estimate.rs) against the papers' own numbers:
 //! the ZeRO paper's worked example, Korthikanti et al.'s Table 2 rows at GPT-3 175B's shape, and
 //! monotonic properties over the presets.
+#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::estimate::{estimate, nearest_fit, Change, Estimate, Plan, Recompute, Sharding};
 use dpcalc::calc::model::{preset, Model, PRESETS};

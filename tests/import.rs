@@ -39,6 +39,8 @@ fn axolotl_yaml_fills_its_fields() {
     assert_eq!(got.framework, Framework::Axolotl);
     assert!(got.errors.is_empty(), "{:?}", got.errors);
     let want: Vec<(Field, String)> = [
+        // the model key (issue 15): an unknown Hub id is a note, not an error
+        (Field::BaseModel, "NousResearch/Meta-Llama-3-8B"),
         (Field::ValSetSize, "0.05"),
         (Field::SequenceLen, "4096"),
         (Field::SamplePacking, "true"),
@@ -60,7 +62,6 @@ fn axolotl_yaml_fills_its_fields() {
     assert_eq!(
         got.unknown,
         [
-            "base_model",
             "load_in_8bit",
             "datasets",
             "pad_to_sequence_len",
@@ -250,6 +251,7 @@ fn megatron_command_line_fills_its_fields() {
         (Field::Nodes, "2"),
         (Field::TensorModelParallelSize, "2"),
         (Field::PipelineModelParallelSize, "4"),
+        (Field::NumLayers, "32"),
         (Field::MicroBatchSize, "1"),
         (Field::GlobalBatchSize, "512"),
         (Field::RampupBatchSize, "32 32 1000000"),
@@ -268,7 +270,6 @@ fn megatron_command_line_fills_its_fields() {
         [
             "--node_rank",
             "--master_addr",
-            "--num-layers",
             "--lr",
             "--bf16",
             "--data-path"

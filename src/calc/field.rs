@@ -220,6 +220,93 @@ fields! {
         "model.model_config.num_key_value_heads (absent: num_attention_heads); HEAD checks tp against it.";
     // (nanotron: add fields above this line)
 
+    // ---- the model (config.json's keys; a preset by its Hub id under each framework's key) -
+    BaseModel => "base_model", Text, "Model", "none",
+        "base_model: a Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …) fills the architecture below.";
+    ModelNameOrPath => "model_name_or_path", Text, "Model", "none",
+        "model_name_or_path: a Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …) fills the architecture below.";
+    ModelId => "model", Text, "Model", "none",
+        "A Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …): fills the architecture below.";
+    ModelType => "model_type", Text, "Model type", "preset's, else llama",
+        "config.json model_type: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gemma, gemma2.";
+    HiddenSize => "hidden_size", Count, "Hidden size", "preset's", "hidden_size.";
+    NumHiddenLayers => "num_hidden_layers", Count, "Layers", "preset's", "num_hidden_layers.";
+    ModelNumAttentionHeads => "num_attention_heads", Count, "Attention heads", "preset's", "num_attention_heads.";
+    ModelNumKeyValueHeads => "num_key_value_heads", Count, "Key/value heads", "preset's",
+        "num_key_value_heads (GQA groups; = attention heads without GQA).";
+    HeadDim => "head_dim", Count, "Head dimension", "hidden ÷ heads", "head_dim (Qwen3 and Gemma set it).";
+    IntermediateSize => "intermediate_size", Count, "MLP size", "preset's", "intermediate_size.";
+    VocabSize => "vocab_size", Count, "Vocabulary", "preset's", "vocab_size (the real vocabulary).";
+    TieWordEmbeddings => "tie_word_embeddings", Flag, "Tie embeddings", "preset's",
+        "tie_word_embeddings: the output layer shares the embedding's weights.";
+    AttentionBias => "attention_bias", Flag, "Attention bias", "preset's",
+        "attention_bias: on Llama and Qwen3, q, k, v and o biases (Qwen2's q/k/v bias is built in).";
+    NumExpertsPerTok => "num_experts_per_tok", Count, "Experts per token", "preset's", "num_experts_per_tok (top-k).";
+    MoeIntermediateSize => "moe_intermediate_size", Count, "Expert MLP size", "preset's", "moe_intermediate_size.";
+    NSharedExperts => "n_shared_experts", Count, "Shared experts", "preset's", "n_shared_experts (DeepSeek-V3).";
+    FirstKDenseReplace => "first_k_dense_replace", Count, "Dense first layers", "preset's",
+        "first_k_dense_replace (DeepSeek-V3).";
+    QLoraRank => "q_lora_rank", Count, "q LoRA rank (MLA)", "preset's", "q_lora_rank (DeepSeek-V3 MLA).";
+    KvLoraRank => "kv_lora_rank", Count, "kv LoRA rank (MLA)", "preset's", "kv_lora_rank.";
+    QkNopeHeadDim => "qk_nope_head_dim", Count, "qk nope head dim (MLA)", "preset's", "qk_nope_head_dim.";
+    QkRopeHeadDim => "qk_rope_head_dim", Count, "qk rope head dim (MLA)", "preset's", "qk_rope_head_dim.";
+    VHeadDim => "v_head_dim", Count, "v head dim (MLA)", "preset's", "v_head_dim.";
+    // Megatron-LM's own arguments for the model
+    NumLayers => "num_layers", Count, "Layers", "preset's", "--num-layers.";
+    FfnHiddenSize => "ffn_hidden_size", Count, "FFN hidden size", "preset's", "--ffn-hidden-size.";
+    GroupQueryAttention => "group_query_attention", Flag, "Group query attention", "preset's",
+        "--group-query-attention.";
+    NumQueryGroups => "num_query_groups", Count, "Query groups", "preset's", "--num-query-groups.";
+    KvChannels => "kv_channels", Count, "KV channels", "hidden ÷ heads", "--kv-channels (the head dimension).";
+    MakeVocabSizeDivisibleBy => "make_vocab_size_divisible_by", Count, "Pad vocabulary to a multiple of", "128",
+        "--make-vocab-size-divisible-by; Megatron pads to this × TP.";
+    Swiglu => "swiglu", Flag, "SwiGLU", "preset's", "--swiglu.";
+    UntieEmbeddingsAndOutputWeights => "untie_embeddings_and_output_weights", Flag, "Untie embeddings", "preset's",
+        "--untie-embeddings-and-output-weights.";
+    MoeRouterTopk => "moe_router_topk", Count, "Router top-k", "preset's", "--moe-router-topk.";
+    MoeFfnHiddenSize => "moe_ffn_hidden_size", Count, "Expert FFN size", "preset's", "--moe-ffn-hidden-size.";
+    UseDistributedOptimizer => "use_distributed_optimizer", Flag, "Distributed optimizer", "false",
+        "--use-distributed-optimizer: optimizer states sharded over the data-parallel ranks.";
+    SequenceParallel => "sequence_parallel", Flag, "Sequence parallel", "false",
+        "--sequence-parallel (with TP > 1).";
+    RecomputeGranularity => "recompute_granularity", Text, "Recompute", "none", "--recompute-granularity: full or selective.";
+    RecomputeMethod => "recompute_method", Text, "Recompute method", "none",
+        "--recompute-method: uniform or block (full recompute needs one).";
+
+    // ---- training memory -------------------------------------------------------------------
+    GradientCheckpointing => "gradient_checkpointing", Flag, "Gradient checkpointing", "false",
+        "gradient_checkpointing: recompute each layer in the backward pass (keeps only its input).";
+    Adapter => "adapter", Text, "Adapter", "none (full fine-tune)", "adapter: lora or qlora.";
+    LoraR => "lora_r", Count, "LoRA rank", "8", "lora_r.";
+    LoraTargetModules => "lora_target_modules", Text, "LoRA target modules", "none",
+        "lora_target_modules, comma-separated (q_proj, v_proj, …); with lora_target_linear both count.";
+    LoraTargetLinear => "lora_target_linear", Flag, "LoRA on all linear layers", "false",
+        "lora_target_linear: every linear layer but lm_head.";
+    Optimizer => "optimizer", Text, "Optimizer", "adamw_torch_fused",
+        "optimizer: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
+    Optim => "optim", Text, "Optimizer", "adamw_torch_fused",
+        "TrainingArguments.optim: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
+    ZeroStage => "zero_optimization.stage", Count, "ZeRO stage", "0",
+        "DeepSpeed zero_optimization.stage (0–3).";
+    OffloadOptimizerDevice => "zero_optimization.offload_optimizer.device", Text, "Offload optimizer to", "none",
+        "zero_optimization.offload_optimizer.device: cpu or none.";
+    OffloadParamDevice => "zero_optimization.offload_param.device", Text, "Offload parameters to", "none",
+        "zero_optimization.offload_param.device (ZeRO-3): cpu or none.";
+    ZeroInit => "zero_init", Flag, "zero.Init", "true",
+        "Load a ZeRO-3 model under deepspeed.zero.Init (HF and axolotl do).";
+    RecomputeLayer => "recompute_layer", Flag, "Recompute layers", "false",
+        "parallelism.recompute_layer: recompute each decoder layer in the backward pass.";
+    ActivationCheckpointMode => "activation_checkpoint.mode", Text, "Activation checkpointing", "selective",
+        "activation_checkpoint.mode: none, selective or full.";
+
+    // ---- hardware ----------------------------------------------------------------------------
+    Gpu => "gpu", Text, "GPU", "none",
+        "a100-40gb, a100-80gb, h100-sxm, h100-pcie, h100-nvl, h200, b200, gb200, mi300x.";
+    GpuMemoryGib => "gpu_memory_gib", Real, "Usable GPU memory (GiB)", "the GPU's",
+        "Overrides the GPU's memory (what the driver leaves usable).";
+    Mfu => "mfu", Real, "MFU (0–1)", "unset",
+        "Model FLOPs utilisation: estimates tokens per second from the FLOPs and the GPU's peak.";
+
     // ---- throughput (dpcalc's own, for time estimates) -----------------------------------
     TokensPerSecondPerGpu => "tokens_per_second_per_gpu", Real, "Tokens per second per GPU", "unset",
         "Measured throughput; gives time per step and GPU-hours.";
@@ -242,8 +329,45 @@ impl Field {
 
 /// The group every framework's form ends with: measured speed, for the time estimates.
 pub const THROUGHPUT: (&str, &[Field]) = (
-    "Throughput (optional)",
-    &[Field::TokensPerSecondPerGpu, Field::SecondsPerStep],
+    "GPU and speed (optional)",
+    &[
+        Field::Gpu,
+        Field::GpuMemoryGib,
+        Field::Mfu,
+        Field::TokensPerSecondPerGpu,
+        Field::SecondsPerStep,
+    ],
+);
+
+/// The title of the architecture group (the form folds it away until a value in it is given).
+pub const ARCHITECTURE_TITLE: &str = "Architecture (overrides the model's config.json)";
+
+/// config.json's architecture keys, the architecture group of every framework but Megatron
+/// (nanotron reads its own two head keys instead of the first two here).
+pub const ARCHITECTURE: (&str, &[Field]) = (
+    ARCHITECTURE_TITLE,
+    &[
+        Field::ModelType,
+        Field::HiddenSize,
+        Field::NumHiddenLayers,
+        Field::ModelNumAttentionHeads,
+        Field::ModelNumKeyValueHeads,
+        Field::HeadDim,
+        Field::IntermediateSize,
+        Field::VocabSize,
+        Field::TieWordEmbeddings,
+        Field::AttentionBias,
+        Field::NumExperts,
+        Field::NumExpertsPerTok,
+        Field::MoeIntermediateSize,
+        Field::NSharedExperts,
+        Field::FirstKDenseReplace,
+        Field::QLoraRank,
+        Field::KvLoraRank,
+        Field::QkNopeHeadDim,
+        Field::QkRopeHeadDim,
+        Field::VHeadDim,
+    ],
 );
 
 /// The cluster group every framework's form starts with.

@@ -15,7 +15,7 @@
 //! 3. the machinery, generic over a [`Spec`]: [`layout`] (the layout explorer), [`mesh`] (the
 //!    GPU map), [`compare`], [`export`], [`import`].
 //!
-//! Beside them, not yet wired into a report: [`model`] (an architecture under config.json's keys,
+//! Beside them, the model stage's parts: [`model`] (an architecture under config.json's keys,
 //! its parameter counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators,
 //! Megatron's theoretical memory), [`estimate`] (memory per GPU by the published formulas of the
 //! ZeRO and activation-recomputation papers), [`flops`] (FLOPs per token in each framework's
@@ -27,6 +27,7 @@ pub mod compare;
 pub mod estimate;
 pub mod export;
 pub mod field;
+pub mod fit;
 pub mod flops;
 pub mod frameworks;
 pub mod import;

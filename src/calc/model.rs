@@ -162,6 +162,12 @@ impl Model {
         }
     }
 
+    /// A model of `model_type` with every size 0 (to be filled from typed keys), tied as the
+    /// family ties by default.
+    pub fn blank(model_type: ModelType) -> Model {
+        Model::dense(model_type, [0; 6], model_type.ties_by_default())
+    }
+
     /// The head dimension transformers uses: `head_dim`, else `hidden_size // num_attention_heads`.
     pub fn resolved_head_dim(&self) -> Option<u64> {
         match self.head_dim {

@@ -38,6 +38,8 @@ pub enum Stage {
     Steps,
     /// Warmup, evaluation, saving and logging intervals.
     Schedule,
+    /// The model, its memory per GPU and its FLOPs (the frameworks' estimators, `fit.rs`).
+    Model,
     /// Tokens and time (dpcalc's own arithmetic over the framework's numbers).
     Tokens,
 }
@@ -50,6 +52,7 @@ impl Stage {
         Stage::Batch,
         Stage::Steps,
         Stage::Schedule,
+        Stage::Model,
         Stage::Tokens,
     ];
 
@@ -61,6 +64,7 @@ impl Stage {
             Stage::Batch => "batch",
             Stage::Steps => "steps",
             Stage::Schedule => "warmup, eval and save",
+            Stage::Model => "model, memory and compute",
             Stage::Tokens => "tokens and time",
         }
     }
@@ -239,6 +243,31 @@ outputs! {
     // (torchtitan: add outputs above this line)
 
     // (nanotron: add outputs above this line)
+
+    // ---- model, memory and compute (the frameworks' estimators and published formulas, fit.rs)
+    NumParameters => "num_parameters", "Parameters (transformers num_parameters())";
+    NumParametersExcludeEmbeddings => "num_parameters_exclude_embeddings", "Parameters without the embedding";
+    TrainableParameters => "trainable_parameters", "Trainable parameters";
+    ZeroModelStatesGpuBytes => "zero_model_states_gpu_bytes", "DeepSpeed ZeRO model states per GPU";
+    ZeroModelStatesCpuBytes => "zero_model_states_cpu_bytes", "DeepSpeed ZeRO model states in CPU memory per node";
+    WeightAndOptimizerMemoryMb => "weight_and_optimizer_memory_mb", "Megatron: weights and optimizer (MB)";
+    ActivationMemoryMb => "activation_memory_mb", "Megatron: activations (MB)";
+    TotalMemoryMb => "total_memory_mb", "Megatron: theoretical memory (MB)";
+    PaddedVocabSize => "padded_vocab_size", "Megatron's padded vocabulary";
+    MemoryPerGpuBytes => "memory_per_gpu_bytes", "Estimated memory per GPU";
+    WeightsBytes => "weights_bytes", "Weights";
+    GradientsBytes => "gradients_bytes", "Gradients";
+    OptimizerBytes => "optimizer_bytes", "Optimizer states";
+    ActivationBytes => "activation_bytes", "Activations";
+    GpuMemoryBytes => "gpu_memory_bytes", "GPU memory";
+    FlopsPerToken => "flops_per_token", "Training FLOPs per token";
+    FlopsPerTokenHf => "flops_per_token_hf", "FLOPs per token, HF Trainer";
+    FlopsPerTokenMegatron => "flops_per_token_megatron", "FLOPs per token, Megatron-LM";
+    FlopsPerTokenTorchtitan => "flops_per_token_torchtitan", "FLOPs per token, torchtitan";
+    FlopsPerTokenNanotron => "flops_per_token_nanotron", "FLOPs per token, nanotron";
+    PeakTflops => "peak_tflops", "GPU peak dense BF16 (TFLOPS)";
+    TokensPerSecondPerGpu => "tokens_per_second_per_gpu", "Estimated tokens per second per GPU";
+    // (model: add outputs above this line)
 
     // ---- tokens and time (dpcalc's own arithmetic, calc/schedule.rs) ---------------------
     TokensPerEpoch => "tokens_per_epoch", "Token slots per epoch";

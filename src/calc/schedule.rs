@@ -25,9 +25,16 @@ use super::spec::{Concept, Spec};
 use super::{Field, Level, Num, Output, Param, RawInputs, Report};
 
 /// Adds the token and time outputs to a framework's report (the hook in `Framework::compute`).
-pub fn finish(spec: &'static Spec, raw: &RawInputs, mut report: Report) -> Report {
+/// `estimated`: tokens per second per GPU from an MFU (the model stage's), used when no
+/// throughput is measured.
+pub fn finish(
+    spec: &'static Spec,
+    raw: &RawInputs,
+    mut report: Report,
+    estimated: Option<f64>,
+) -> Report {
     report.enter(super::Stage::Tokens);
-    post_process(spec, raw, &mut report);
+    post_process(spec, raw, &mut report, estimated);
     report
 }
 
@@ -41,7 +48,12 @@ fn positive_int(report: &Report, output: Output) -> Option<i128> {
 }
 
 /// See the module documentation.
-pub fn post_process(spec: &'static Spec, raw: &RawInputs, report: &mut Report) {
+pub fn post_process(
+    spec: &'static Spec,
+    raw: &RawInputs,
+    report: &mut Report,
+    estimated: Option<f64>,
+) {
     tokens_per_step(spec, raw, report);
     let tokens = positive_int(report, Output::TokensPerStep);
     if let Some(t) = tokens {
@@ -70,7 +82,7 @@ pub fn post_process(spec: &'static Spec, raw: &RawInputs, report: &mut Report) {
             }
         }
     }
-    time(raw, report, tokens);
+    time(raw, report, tokens, estimated);
 }
 
 /// `global_batch_size × sequence length`, when the framework module left it out and the
@@ -119,9 +131,20 @@ fn read(raw: &RawInputs, report: &mut Report, field: Field) -> Param<f64> {
     p
 }
 
-fn time(raw: &RawInputs, report: &mut Report, tokens: Option<i128>) {
+fn time(raw: &RawInputs, report: &mut Report, tokens: Option<i128>, estimated: Option<f64>) {
     let tps = read(raw, report, Field::TokensPerSecondPerGpu);
     let sps = read(raw, report, Field::SecondsPerStep);
+    // a measured throughput wins over the MFU estimate
+    let (tps, rule) = match (tps, sps, estimated) {
+        (Param::Absent, Param::Absent, Some(x)) => (
+            Param::Given(x),
+            "time_per_step = tokens_per_step / (estimated tokens_per_second_per_gpu × world_size) — an estimate from the MFU",
+        ),
+        _ => (
+            tps,
+            "time_per_step = tokens_per_step / (tokens_per_second_per_gpu × world_size)",
+        ),
+    };
     if let (Param::Given(_), Param::Given(_)) = (tps, sps) {
         report.diag(
             Field::SecondsPerStep,
@@ -168,7 +191,7 @@ fn time(raw: &RawInputs, report: &mut Report, tokens: Option<i128>) {
             }
             report.explain(
                 Output::TimePerStepSeconds,
-                "time_per_step = tokens_per_step / (tokens_per_second_per_gpu × world_size)",
+                rule,
                 format!(
                     "time_per_step = {t} / ({} × {w}) = {} s",
                     super::num::float_repr(x),

@@ -222,6 +222,43 @@ pub struct Legacy {
     pub help: &'static str,
 }
 
+/// Whose FLOPs-per-token convention a framework's own code uses (`flops.rs` has all four).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlopsConvention {
+    /// transformers' `Trainer.floating_point_ops` (axolotl, HF, DeepSpeed runs of HF models).
+    Hf,
+    /// megatron-core's `num_floating_point_operations`.
+    Megatron,
+    /// torchtitan's `get_nparams_and_flops`.
+    Torchtitan,
+    /// nanotron's `get_flops`.
+    Nanotron,
+}
+
+/// Which of the framework's settings decide how its model states are sharded (read by the
+/// memory stage, `fit.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharding {
+    /// DeepSpeed's `zero_optimization.*` keys (stage, offload), over the data-parallel ranks.
+    Zero,
+    /// DeepSpeed's keys, or an `fsdp_config` block (FSDP full shard) when given (axolotl).
+    ZeroOrFsdp,
+    /// FSDP2 over the data-parallel shard ranks, always (torchtitan).
+    Fsdp,
+    /// Megatron's `--use-distributed-optimizer` (optimizer states over the data-parallel ranks).
+    DistributedOptimizer,
+    /// Replicated model states (nanotron's default ZeRO stage 0).
+    Replicated,
+}
+
+/// What the memory and compute stage needs to know about a framework.
+pub struct Fit {
+    pub flops: FlopsConvention,
+    pub sharding: Sharding,
+    /// The key naming a model preset here (`base_model`, `model_name_or_path`, `model`).
+    pub model_key: Field,
+}
+
 /// Everything the shared machinery needs to know about one framework.
 pub struct Spec {
     /// The `framework=` value.
@@ -265,6 +302,7 @@ pub struct Spec {
     pub export: Export,
     /// `None`: its configs cannot be pasted.
     pub import: Option<Import>,
+    pub fit: Fit,
 }
 
 /// No own text for any output or field.

@@ -96,9 +96,12 @@ impl Framework {
     }
 
     /// Computes everything by the rules of `release` (an id from [`Framework::releases`]), then
-    /// dpcalc's tokens-and-time additions.
+    /// the model, memory and compute stage (`fit.rs`) and dpcalc's tokens-and-time additions.
     pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
-        super::schedule::finish(self.spec(), raw, self.compute_rules(release, raw))
+        let mut report = self.compute_rules(release, raw);
+        report.enter(super::Stage::Model);
+        let estimated = super::fit::run(self.spec(), raw, &mut report);
+        super::schedule::finish(self.spec(), raw, report, estimated)
     }
 
     /// The framework's own rules only, without dpcalc's tokens-and-time additions

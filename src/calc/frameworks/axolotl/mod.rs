@@ -56,6 +56,11 @@ pub const SPEC: Spec = Spec {
         reads: Reads::Yaml,
         alias: import_alias,
     }),
+    fit: spec::Fit {
+        flops: spec::FlopsConvention::Hf,
+        sharding: spec::Sharding::ZeroOrFsdp,
+        model_key: Field::BaseModel,
+    },
 };
 
 /// 0.21.0's dimensions: expert parallelism is built in (`expert_parallel_size`).

@@ -308,6 +308,23 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::SavesPerEpoch,
         ],
     ),
+    (
+        "Model & memory",
+        &[
+            Field::BaseModel,
+            Field::GradientCheckpointing,
+            Field::Adapter,
+            Field::LoraR,
+            Field::LoraTargetModules,
+            Field::LoraTargetLinear,
+            Field::Optimizer,
+            Field::ZeroStage,
+            Field::OffloadOptimizerDevice,
+            Field::OffloadParamDevice,
+            Field::ZeroInit,
+        ],
+    ),
+    crate::calc::field::ARCHITECTURE,
 ];
 
 /// The results, in page order.

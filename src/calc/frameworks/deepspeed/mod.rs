@@ -65,6 +65,11 @@ pub const SPEC: Spec = Spec {
         reads: Reads::Json,
         alias: import_alias,
     }),
+    fit: spec::Fit {
+        flops: spec::FlopsConvention::Hf,
+        sharding: spec::Sharding::Zero,
+        model_key: Field::ModelId,
+    },
 };
 
 fn caveat(tp: u64, sp: u64) -> Option<&'static str> {

@@ -60,6 +60,18 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::MaxLength,
         ],
     ),
+    (
+        "Model & memory",
+        &[
+            Field::ModelId,
+            Field::GradientCheckpointing,
+            Field::ZeroStage,
+            Field::OffloadOptimizerDevice,
+            Field::OffloadParamDevice,
+            Field::ZeroInit,
+        ],
+    ),
+    crate::calc::field::ARCHITECTURE,
 ];
 
 /// The results, in page order.

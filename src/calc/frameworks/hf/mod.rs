@@ -71,6 +71,11 @@ pub const SPEC: Spec = Spec {
         derive: spec::derive_nothing,
     },
     import: None,
+    fit: spec::Fit {
+        flops: spec::FlopsConvention::Hf,
+        sharding: spec::Sharding::Zero,
+        model_key: Field::ModelNameOrPath,
+    },
 };
 
 /// The Trainer up to 4.52 passes no `ParallelismConfig` to accelerate, so there only tensor

@@ -82,6 +82,19 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::SaveSteps,
         ],
     ),
+    (
+        "Model & memory",
+        &[
+            Field::ModelNameOrPath,
+            Field::GradientCheckpointing,
+            Field::Optim,
+            Field::ZeroStage,
+            Field::OffloadOptimizerDevice,
+            Field::OffloadParamDevice,
+            Field::ZeroInit,
+        ],
+    ),
+    crate::calc::field::ARCHITECTURE,
 ];
 
 pub const OUTPUTS: &[Output] = &[

@@ -63,6 +63,11 @@ pub const SPEC: Spec = Spec {
         reads: Reads::CommandLine,
         alias: import_alias,
     }),
+    fit: spec::Fit {
+        flops: spec::FlopsConvention::Megatron,
+        sharding: spec::Sharding::DistributedOptimizer,
+        model_key: Field::ModelId,
+    },
 };
 
 /// The arguments in `megatron/training/arguments.py`'s order.

@@ -123,6 +123,34 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::LrWarmupSamples,
         ],
     ),
+    (
+        "Model & memory",
+        &[
+            Field::ModelId,
+            Field::UseDistributedOptimizer,
+            Field::SequenceParallel,
+            Field::RecomputeGranularity,
+            Field::RecomputeMethod,
+        ],
+    ),
+    (
+        crate::calc::field::ARCHITECTURE_TITLE,
+        &[
+            Field::NumLayers,
+            Field::HiddenSize,
+            Field::FfnHiddenSize,
+            Field::ModelNumAttentionHeads,
+            Field::GroupQueryAttention,
+            Field::NumQueryGroups,
+            Field::KvChannels,
+            Field::VocabSize,
+            Field::MakeVocabSizeDivisibleBy,
+            Field::Swiglu,
+            Field::UntieEmbeddingsAndOutputWeights,
+            Field::MoeRouterTopk,
+            Field::MoeFfnHiddenSize,
+        ],
+    ),
 ];
 
 /// The results, in page order.

@@ -61,6 +61,11 @@ pub const SPEC: Spec = Spec {
         derive,
     },
     import: None,
+    fit: spec::Fit {
+        flops: spec::FlopsConvention::Nanotron,
+        sharding: spec::Sharding::Replicated,
+        model_key: Field::ModelId,
+    },
 };
 
 /// nanotron's `dp` has no default: a layout sets it.

@@ -74,9 +74,20 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::TrainSteps,
         ],
     ),
+    ("Model & memory", &[Field::ModelId, Field::RecomputeLayer]),
     (
-        "Model",
-        &[Field::NumAttentionHeads, Field::NumKeyValueHeads],
+        crate::calc::field::ARCHITECTURE_TITLE,
+        &[
+            Field::ModelType,
+            Field::HiddenSize,
+            Field::NumHiddenLayers,
+            Field::NumAttentionHeads,
+            Field::NumKeyValueHeads,
+            Field::HeadDim,
+            Field::IntermediateSize,
+            Field::VocabSize,
+            Field::TieWordEmbeddings,
+        ],
     ),
 ];
 

@@ -70,6 +70,11 @@ pub const SPEC: Spec = Spec {
         derive: spec::derive_nothing,
     },
     import: None,
+    fit: spec::Fit {
+        flops: spec::FlopsConvention::Torchtitan,
+        sharding: spec::Sharding::Fsdp,
+        model_key: Field::ModelId,
+    },
 };
 
 /// A layout leaves `data_parallel_shard_degree = -1`: "the rest of the world".

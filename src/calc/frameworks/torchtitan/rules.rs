@@ -70,6 +70,11 @@ pub const GROUPS: &[(&str, &[Field])] = &[
         "Schedule",
         &[Field::Steps, Field::WarmupSteps, Field::DisableCudaGraphs],
     ),
+    (
+        "Model & memory",
+        &[Field::ModelId, Field::ActivationCheckpointMode],
+    ),
+    crate::calc::field::ARCHITECTURE,
 ];
 
 pub const OUTPUTS: &[Output] = &[

@@ -1,0 +1,288 @@
+//! The model, memory and compute stage as the page runs it: links with a model, a GPU and the
+//! frameworks' memory settings, against the values the frameworks' own code returned
+//! (tests/fixtures/model_*.json, see tests/fixtures/README.md for the commands).
+#![cfg(not(target_arch = "wasm32"))]
+
+use dpcalc::calc::{Level, Num, Output, Report};
+use dpcalc::query;
+use serde_json::Value;
+use std::path::Path;
+
+fn fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn report(q: &str) -> Report {
+    let r = query::decode(q).report();
+    let errors: Vec<_> = r.diags.iter().filter(|d| d.level == Level::Error).collect();
+    assert!(errors.is_empty(), "{q}: {errors:?}");
+    r
+}
+
+fn int(r: &Report, o: Output) -> i128 {
+    match r.value(o) {
+        Some(Num::Int(v)) => v,
+        other => panic!("{}: {other:?}", o.name()),
+    }
+}
+
+fn float(r: &Report, o: Output) -> f64 {
+    match r.value(o) {
+        Some(Num::Float(v)) => v,
+        other => panic!("{}: {other:?}", o.name()),
+    }
+}
+
+/// Every DeepSpeed estimator record, through an axolotl, HF and DeepSpeed link.
+#[test]
+fn zero_model_states_through_the_page_equal_deepspeed() {
+    let z = fixture("model_zero.json");
+    let mut n = 0;
+    for rec in z["records"].as_array().unwrap() {
+        let model = rec["model"].as_str().unwrap();
+        let dev = |k: &str| {
+            if rec[k].as_bool() == Some(true) {
+                "cpu"
+            } else {
+                "none"
+            }
+        };
+        let mut q = format!(
+            "nodes={}&gpus_per_node={}&zero_optimization.stage={}&zero_optimization.offload_optimizer.device={}",
+            rec["num_nodes"], rec["num_gpus_per_node"], rec["stage"], dev("cpu_offload")
+        );
+        if rec["stage"] == 3 {
+            q += &format!(
+                "&zero_optimization.offload_param.device={}&zero_init={}",
+                dev("cpu_offload_params"),
+                rec["zero_init"]
+            );
+        }
+        for (fw, key) in [
+            ("axolotl", "base_model"),
+            ("hf", "model_name_or_path"),
+            ("deepspeed", "model"),
+        ] {
+            let link = format!("framework={fw}&{key}={model}&{q}&micro_batch_size=1&gradient_accumulation_steps=1&train_micro_batch_size_per_gpu=1");
+            let r = query::decode(&link).report();
+            let o = &rec["outputs"];
+            assert_eq!(
+                r.value(Output::ZeroModelStatesGpuBytes),
+                Some(Num::Int(o["gpu_mem"].as_i64().unwrap().into())),
+                "{link}"
+            );
+            assert_eq!(
+                r.value(Output::ZeroModelStatesCpuBytes),
+                Some(Num::Int(o["cpu_mem"].as_i64().unwrap().into())),
+                "{link}"
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 700, "{n}");
+}
+
+/// The example and the newcomer's case: Llama-3.1-70B, 8 × H100, axolotl with ZeRO-3.
+#[test]
+fn llama_70b_on_8_h100_with_axolotl_zero3() {
+    let r = report(
+        "framework=axolotl&version=0.21.0&base_model=meta-llama/Llama-3.1-70B&gpu=h100-sxm&mfu=0.4&zero_optimization.stage=3&micro_batch_size=1&gradient_accumulation_steps=4&num_samples=10000&sequence_len=4096",
+    );
+    assert_eq!(int(&r, Output::NumParameters), 70_553_706_496);
+    let ne = int(&r, Output::NumParametersExcludeEmbeddings);
+    assert_eq!(ne, 70_553_706_496 - 128_256 * 8192);
+    assert_eq!(int(&r, Output::FlopsPerToken), 6 * ne);
+    assert_eq!(int(&r, Output::FlopsPerTokenHf), 6 * ne);
+    assert_eq!(int(&r, Output::PeakTflops), 989);
+    assert_eq!(int(&r, Output::GpuMemoryBytes), 80_000_000_000);
+    let tps = float(&r, Output::TokensPerSecondPerGpu);
+    assert_eq!(tps, 0.4 * 989.0 * 1e12 / (6 * ne) as f64);
+    // the estimate feeds the time: tokens per step ÷ (tps × world)
+    let step = float(&r, Output::TimePerStepSeconds);
+    let tokens = int(&r, Output::TokensPerStep) as f64;
+    assert_eq!(step, tokens / (tps * 8.0));
+    assert!(r.value(Output::TotalTimeSeconds).is_some());
+    assert!(r.value(Output::ZeroModelStatesGpuBytes).is_some());
+    // a measured throughput wins over the estimate
+    let m = report("base_model=meta-llama/Llama-3.1-70B&gpu=h100-sxm&mfu=0.4&tokens_per_second_per_gpu=1000&micro_batch_size=1&num_samples=100");
+    let step = float(&m, Output::TimePerStepSeconds);
+    assert_eq!(step, int(&m, Output::TokensPerStep) as f64 / (1000.0 * 8.0));
+}
+
+/// Megatron's theoretical memory through a Megatron link with its own arguments, for every
+/// recorded run a link can state (no virtual pipeline, no qk-layernorm, no explicit
+/// recompute layer count).
+#[test]
+fn megatron_theoretical_memory_through_the_page() {
+    let m = fixture("model_megatron.json");
+    let mut n = 0;
+    for rec in m["records"].as_array().unwrap() {
+        let a = rec["inputs"].as_object().unwrap();
+        if a.contains_key("num_layers_per_virtual_pipeline_stage")
+            || a.contains_key("qk_layernorm")
+            || a.contains_key("recompute_num_layers")
+            || a.get("normalization").and_then(Value::as_str) != Some("RMSNorm")
+            || a.get("disable_bias_linear") != Some(&Value::Bool(true))
+        {
+            continue;
+        }
+        let mut q = String::from("framework=megatron&version=0.19.2&train_iters=10");
+        for (k, v) in a {
+            let key = match k.as_str() {
+                "WORLD_SIZE" => "world_size",
+                "normalization" | "disable_bias_linear" => continue,
+                // the NullTokenizer adds one token: the run's vocabulary is one more
+                "vocab_size" => {
+                    q += &format!("&vocab_size={}", v.as_u64().unwrap() + 1);
+                    continue;
+                }
+                k => k,
+            };
+            let v = match v {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            q += &format!("&{key}={v}");
+        }
+        if !a.contains_key("untie_embeddings_and_output_weights") {
+            q += "&untie_embeddings_and_output_weights=false";
+        }
+        if !a.contains_key("swiglu") {
+            continue;
+        }
+        if !a.contains_key("group_query_attention") {
+            q += "&group_query_attention=false";
+        }
+        let r = query::decode(&q).report();
+        let o = &rec["outputs"];
+        let want = |k: &str| o[k].as_str().unwrap().parse::<f64>().unwrap();
+        assert_eq!(
+            r.value(Output::TotalMemoryMb),
+            Some(Num::Float(want("total_memory"))),
+            "{} {q}: {:?}",
+            rec["name"],
+            r.diags
+        );
+        assert_eq!(
+            r.value(Output::WeightAndOptimizerMemoryMb),
+            Some(Num::Float(want("weight_and_optimizer_memory"))),
+            "{}",
+            rec["name"]
+        );
+        n += 1;
+    }
+    assert!(n >= 20, "only {n} Megatron runs checked");
+}
+
+#[test]
+fn megatron_refuses_heads_not_a_multiple_of_tp() {
+    let r = query::decode("framework=megatron&model=meta-llama/Llama-3.1-8B&world_size=6&tensor_model_parallel_size=3&micro_batch_size=1&global_batch_size=2&train_iters=1&seq_length=2048").report();
+    let e = r
+        .error_at(dpcalc::calc::Field::ModelNumAttentionHeads)
+        .expect("a refusal");
+    assert!(
+        e.contains("ValueError: num_attention_heads (32) must be a multiple of tensor_model_parallel_size (3)."),
+        "{e}"
+    );
+}
+
+/// A model typed from scratch, an unknown preset and an unknown GPU: messages at their fields.
+#[test]
+fn typed_models_and_bad_names() {
+    let r = report("framework=hf&hidden_size=4096&num_hidden_layers=32&num_attention_heads=32&num_key_value_heads=8&intermediate_size=14336&vocab_size=128256&per_device_train_batch_size=1");
+    assert_eq!(int(&r, Output::NumParameters), 8_030_261_248);
+    let r = query::decode("framework=hf&hidden_size=4096").report();
+    assert!(r.value(Output::NumParameters).is_none());
+    assert!(r
+        .diags_for(dpcalc::calc::Field::VocabSize)
+        .any(|d| d.level == Level::Hint));
+    let r = query::decode("base_model=nobody/nothing&gpu=tpu").report();
+    assert!(r
+        .diags_for(dpcalc::calc::Field::BaseModel)
+        .any(|d| d.level == Level::Note && d.message.contains("no preset")));
+    assert!(r.error_at(dpcalc::calc::Field::Gpu).is_some());
+    // the batch is still computed
+    assert!(r.value(Output::GlobalBatchSize).is_some());
+    let r = query::decode(
+        "model_name_or_path=meta-llama/Llama-3.1-8B&num_key_value_heads=5&framework=hf",
+    )
+    .report();
+    assert!(r
+        .error_at(dpcalc::calc::Field::ModelNumKeyValueHeads)
+        .is_some());
+}
+
+/// LoRA through an axolotl link: PEFT's count for every recorded run a link can state, and its
+/// refusals at the key they concern.
+#[test]
+fn lora_through_an_axolotl_link_equals_peft() {
+    let p = fixture("model_peft.json");
+    let mut counted = 0;
+    let mut refused = 0;
+    for rec in p["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(p["more"].as_array().unwrap())
+    {
+        let model = rec["model"].as_str().unwrap();
+        let preset = dpcalc::calc::model::preset(model).unwrap();
+        // only the presets as published (variations change the config)
+        let cfg = &rec["config"];
+        if cfg["hidden_size"].as_u64() != Some(preset.hidden_size)
+            || cfg["num_hidden_layers"].as_u64() != Some(preset.num_hidden_layers)
+            || cfg.get("mlp_only_layers").is_some()
+            || cfg.get("decoder_sparse_step").is_some()
+            || cfg.get("n_shared_experts").is_some()
+            || cfg.get("q_lora_rank").is_some()
+        {
+            continue;
+        }
+        let i = &rec["inputs"];
+        let mut q = format!("base_model={model}&adapter=lora&lora_r={}", i["lora_r"]);
+        if let Some(l) = i.get("lora_target_linear") {
+            q += &format!("&lora_target_linear={l}");
+        }
+        if let Some(m) = i.get("lora_target_modules").and_then(Value::as_array) {
+            let names: Vec<&str> = m.iter().map(|x| x.as_str().unwrap()).collect();
+            q += &format!("&lora_target_modules={}", names.join(","));
+        }
+        let r = query::decode(&q).report();
+        match (
+            rec["outputs"].get("trainable_parameters"),
+            rec["outputs"].get("error"),
+        ) {
+            (Some(n), _) => {
+                assert_eq!(
+                    r.value(Output::TrainableParameters),
+                    Some(Num::Int(n.as_i64().unwrap().into())),
+                    "{q}: {:?}",
+                    r.diags
+                );
+                counted += 1;
+            }
+            (None, Some(e)) => {
+                let e = e.as_str().unwrap();
+                let said = r
+                    .diags
+                    .iter()
+                    .find(|d| d.refusal.is_some())
+                    .unwrap_or_else(|| panic!("{q}: no refusal"));
+                let says = &said.refusal.as_ref().unwrap().says;
+                // Python prints a set in hash order: compare up to the set
+                let head = |t: &str| t.split('{').next().unwrap().to_string();
+                assert_eq!(head(says), head(e), "{q}");
+                assert!(r.value(Output::TrainableParameters).is_none(), "{q}");
+                refused += 1;
+            }
+            _ => panic!("{q}: no outcome"),
+        }
+    }
+    assert!(
+        counted >= 30 && refused >= 8,
+        "{counted} counted, {refused} refused"
+    );
+}
