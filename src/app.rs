@@ -11,7 +11,7 @@ use yew::prelude::*;
 
 use crate::calc::{view, Field};
 use crate::components::{
-    Compare, Config, Explain, Form, Later, Legacy, Notices, Picker, Results, Run, Share,
+    Compare, Config, Explain, Form, Later, Legacy, Memory, Notices, Picker, Results, Run, Share,
 };
 use crate::state::{url_with, Action, State};
 use crate::web::{base_url, crash, iframe};
@@ -143,6 +143,7 @@ pub fn app() -> Html {
                 <div class="side">
                     <Results framework={fw} release={release.id} report={report.clone()} />
                     <Share framework={fw} urls={urls} {inputs} report={report.clone()} />
+                    <Memory framework={fw} report={report.clone()} />
                     <Later>
                         if let Some(legacy) = view::legacy(fw, release.id) { <Legacy framework={fw} {legacy} report={report.clone()} /> }
                         <Explain report={report.clone()} />

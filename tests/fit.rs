@@ -286,3 +286,61 @@ fn lora_through_an_axolotl_link_equals_peft() {
         "{counted} counted, {refused} refused"
     );
 }
+
+/// Pasting a model's config.json fills the architecture of the current framework (Megatron's
+/// own names under Megatron) and keeps the other inputs; the count then equals transformers'.
+#[test]
+fn a_pasted_config_json_fills_the_architecture() {
+    use dpcalc::calc::import::model_config;
+    use dpcalc::calc::{Field, Framework, RawInputs};
+    let p = fixture("model_presets.json");
+    let mut n = 0;
+    for rec in p["presets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(p["variations"].as_array().unwrap())
+    {
+        let cfg = rec["config"].to_string();
+        let want = rec["outputs"]["num_parameters"].as_i64().unwrap();
+        // unmodelled layout keys (mlp_only_layers, decoder_sparse_step) are listed, not read
+        let layout_keys = rec["config"].get("mlp_only_layers").is_some()
+            || rec["config"].get("decoder_sparse_step").is_some();
+        for &fw in Framework::ALL {
+            let Some(imported) = model_config(fw, &cfg) else {
+                panic!("{}: not read as a model config", rec["name"]);
+            };
+            assert!(imported.errors.is_empty(), "{:?}", imported.errors);
+            let mut current = RawInputs::default();
+            current.set(Field::Nodes, "2");
+            current.set(fw.spec().fit.model_key, "Qwen/Qwen3-8B");
+            let raw = imported.merged_into(&current);
+            assert_eq!(raw.get(Field::Nodes), "2", "other inputs are kept");
+            assert_eq!(
+                raw.get(fw.spec().fit.model_key),
+                "",
+                "the preset is replaced"
+            );
+            let r = fw.compute(fw.default_release().id, &raw);
+            // Megatron and nanotron hold fewer families (no model_type, q/k norms, biases)
+            let exact = !layout_keys
+                && (fw.has(Field::ModelType) || rec["config"]["model_type"] == "llama")
+                && fw.has(Field::AttentionBias);
+            if exact {
+                assert_eq!(
+                    r.value(Output::NumParameters),
+                    Some(Num::Int(want.into())),
+                    "{} {}: {:?}",
+                    fw.id(),
+                    rec["name"],
+                    r.diags
+                );
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 100, "{n}");
+    // not a model config
+    assert!(model_config(Framework::Axolotl, "{\"train_batch_size\": 8}").is_none());
+    assert!(model_config(Framework::Axolotl, "base_model: x").is_none());
+}

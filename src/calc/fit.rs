@@ -131,6 +131,11 @@ const FLAG_KEYS: &[&str] = &[
     "group_query_attention",
 ];
 
+/// Whether a config.json (or Megatron) key describes the architecture (a size or a switch).
+pub fn is_architecture_key(key: &str) -> bool {
+    key == "model_type" || HF_KEYS.iter().any(|(k, _)| *k == key) || FLAG_KEYS.contains(&key)
+}
+
 /// The keys a model typed without a preset needs.
 const REQUIRED: &[&str] = &[
     "hidden_size",
@@ -142,7 +147,7 @@ const REQUIRED: &[&str] = &[
 
 /// This framework's field for a config.json (or Megatron) key: its own key, or nanotron's
 /// `model.model_config.` form of it.
-fn field_of(spec: &'static Spec, key: &str) -> Option<Field> {
+pub fn field_of(spec: &'static Spec, key: &str) -> Option<Field> {
     spec.fields().find(|f| {
         f.key() == key
             || f.key().strip_prefix("model.model_config.") == Some(key)

@@ -12,7 +12,7 @@ use super::layout::{self, Explorer, Mode, Row};
 use super::mesh::{self, Axis, Picture};
 use super::parse::{self, Param};
 use super::schedule::{human_count, human_duration, Marks, Timeline};
-use super::{Diag, Field, Framework, Level, Num, RawInputs, Report, Step};
+use super::{Diag, Field, Framework, Level, Num, Output, RawInputs, Report, Step};
 
 // ---- the form ---------------------------------------------------------------------------------
 
@@ -820,5 +820,154 @@ mod tests {
         assert_eq!(miss(8), "+8 samples");
         assert_eq!(miss(-8), "-8 samples");
         assert_eq!(miss(1024), format!("+{} samples", Num::Int(1024).pretty()));
+    }
+}
+
+// ---- model, memory and compute -----------------------------------------------------------------
+
+/// One part of the memory bar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarPart {
+    pub output: Output,
+    pub label: &'static str,
+    pub bytes: u128,
+    /// Left edge and width, in percent of the bar (the larger of the total and the GPU).
+    pub x: f64,
+    pub width: f64,
+    /// `12.3 GiB (45 %)` of the total.
+    pub text: String,
+}
+
+/// The stacked bar of the estimated memory per GPU against the GPU's memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryBar {
+    pub parts: Vec<BarPart>,
+    pub total: u128,
+    pub total_text: String,
+    /// Where the GPU's memory ends, in percent of the bar, and its size.
+    pub capacity: Option<(f64, String)>,
+    /// Whether the total fits the GPU (`None` without a GPU).
+    pub fits: Option<bool>,
+}
+
+fn bytes_of(report: &Report, output: Output) -> Option<u128> {
+    match report.value(output)? {
+        Num::Int(v) => u128::try_from(v).ok(),
+        Num::Float(_) => None,
+    }
+}
+
+/// The bar, when the report has the estimate.
+pub fn memory_bar(report: &Report) -> Option<MemoryBar> {
+    let total = bytes_of(report, Output::MemoryPerGpuBytes)?;
+    let capacity = bytes_of(report, Output::GpuMemoryBytes);
+    let scale = capacity.map_or(total, |c| c.max(total)).max(1) as f64;
+    let pct = |b: u128| b as f64 * 100.0 / scale;
+    let mut x = 0.0;
+    let mut parts = Vec::new();
+    for (output, label) in [
+        (Output::WeightsBytes, "Weights"),
+        (Output::GradientsBytes, "Gradients"),
+        (Output::OptimizerBytes, "Optimizer states"),
+        (Output::ActivationBytes, "Activations"),
+    ] {
+        let bytes = bytes_of(report, output)?;
+        let width = pct(bytes);
+        let share = if total == 0 {
+            0.0
+        } else {
+            bytes as f64 * 100.0 / total as f64
+        };
+        parts.push(BarPart {
+            output,
+            label,
+            bytes,
+            x,
+            width,
+            text: format!("{} ({share:.0} %)", super::fit::gib(bytes)),
+        });
+        x += width;
+    }
+    Some(MemoryBar {
+        parts,
+        total,
+        total_text: super::fit::gib(total),
+        capacity: capacity.map(|c| (pct(c), super::fit::gib(c))),
+        fits: capacity.map(|c| total <= c),
+    })
+}
+
+/// The memory warning the model stage gave (at the GPU field), for the memory panel.
+pub fn memory_warning(report: &Report) -> Option<&str> {
+    report
+        .diags
+        .iter()
+        .find(|d| d.field == Field::Gpu && d.level == Level::Warning)
+        .map(|d| d.message.as_str())
+}
+
+/// Whether the page has anything to show in the model panel.
+pub fn has_model(report: &Report) -> bool {
+    report.value(Output::NumParameters).is_some()
+        || report.value(Output::TotalMemoryMb).is_some()
+        || report.value(Output::FlopsPerToken).is_some()
+}
+
+/// What a text field offers to pick from (`<datalist>`): a name and the values.
+pub fn suggestions(field: Field) -> Option<(&'static str, Vec<&'static str>)> {
+    Some(match field {
+        Field::BaseModel | Field::ModelNameOrPath | Field::ModelId => {
+            ("list-models", super::model::PRESETS.to_vec())
+        }
+        Field::Gpu => ("list-gpus", super::fit::GPUS.iter().map(|g| g.id).collect()),
+        Field::ModelType => (
+            "list-model-types",
+            super::model::ModelType::ALL
+                .iter()
+                .map(|t| t.key())
+                .collect(),
+        ),
+        Field::Adapter => ("list-adapters", vec!["lora", "qlora"]),
+        Field::OffloadOptimizerDevice | Field::OffloadParamDevice => {
+            ("list-devices", vec!["none", "cpu", "nvme"])
+        }
+        Field::RecomputeGranularity => ("list-granularity", vec!["selective", "full"]),
+        Field::RecomputeMethod => ("list-recompute-method", vec!["uniform", "block"]),
+        Field::ActivationCheckpointMode => (
+            "list-ac-mode",
+            vec!["none", "selective", "full", "memory_budget"],
+        ),
+        Field::Optimizer | Field::Optim => (
+            "list-optimizers",
+            vec![
+                "adamw_torch_fused",
+                "adamw_torch",
+                "adamw_bnb_8bit",
+                "paged_adamw_8bit",
+                "adafactor",
+                "lion_32bit",
+                "sgd",
+            ],
+        ),
+        _ => return None,
+    })
+}
+
+/// Whether a form group starts folded: the architecture group, unless something in it is given
+/// or has a message.
+pub fn folded(title: &str, fields: &[Field], raw: &RawInputs, report: &Report) -> bool {
+    title == super::field::ARCHITECTURE_TITLE
+        && fields
+            .iter()
+            .all(|&f| raw.get(f).trim().is_empty() && report.diags_for(f).next().is_none())
+}
+
+/// How the results list shows a value: the exact number, with bytes also in GiB.
+pub fn shown_value(output: Output, v: Num) -> String {
+    match v {
+        Num::Int(b) if output.name().ends_with("_bytes") && b > 0 => {
+            format!("{} ({})", super::fit::gib(b as u128), v.pretty())
+        }
+        _ => v.pretty(),
     }
 }

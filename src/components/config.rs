@@ -69,16 +69,23 @@ pub fn config(props: &ConfigProps) -> Html {
         let text = (*pasted).clone();
         let result = result.clone();
         let apply = props.on_import.clone();
+        let (current, inputs) = (props.framework, props.inputs.clone());
         Callback::from(move |_: MouseEvent| {
             let forced = as_ref
                 .cast::<HtmlSelectElement>()
                 .and_then(|s| Framework::from_id(&s.value()));
-            let imported = match forced {
-                Some(fw) => import::import_as(fw, &text),
-                None => import::import(&text),
+            // a model's config.json fills the architecture of the current framework
+            let model = match forced {
+                None => import::model_config(current, &text),
+                Some(fw) => import::model_config(fw, &text),
+            };
+            let imported = match (model, forced) {
+                (Some(m), _) => m,
+                (None, Some(fw)) => import::import_as(fw, &text),
+                (None, None) => import::import(&text),
             };
             if imported.errors.is_empty() {
-                apply.emit((imported.framework, imported.raw()));
+                apply.emit((imported.framework, imported.merged_into(&inputs)));
             }
             result.set(Some(Rc::new(imported)));
         })
@@ -96,7 +103,11 @@ pub fn config(props: &ConfigProps) -> Html {
                 { for r.errors.iter().map(|e| html! { <p class="msg error" role="alert" data-import-error="">{ e.clone() }</p> }) }
                 if r.errors.is_empty() {
                     <p class="msg note" role="status">
-                        { format!("Read as {}: {} setting(s) filled in.", r.framework.name(), r.inputs.len()) }
+                        if r.model {
+                            { format!("Read a model config.json: {} architecture key(s) filled in for {}; the other inputs are kept.", r.inputs.len(), r.framework.name()) }
+                        } else {
+                            { format!("Read as {}: {} setting(s) filled in.", r.framework.name(), r.inputs.len()) }
+                        }
                     </p>
                 }
                 if !r.unknown.is_empty() {
@@ -122,7 +133,7 @@ pub fn config(props: &ConfigProps) -> Html {
             if !props.readonly {
                 <h3><label for="import-text">{ "Import" }</label></h3>
                 <p class="help">
-                    { "Paste an axolotl YAML, a DeepSpeed JSON or a Megatron command line; the form fills in. \
+                    { "Paste an axolotl YAML, a DeepSpeed JSON, a Megatron command line or a model's config.json; the form fills in. \
                        Keys dpcalc does not read are listed and ignored." }
                 </p>
                 <textarea id="import-text" rows="6" spellcheck="false" value={(*pasted).clone()} oninput={on_paste} />

@@ -8,6 +8,7 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use super::messages::{message_id, FieldMessages};
+use crate::calc::field::ARCHITECTURE_TITLE;
 use crate::calc::frameworks::THROUGHPUT;
 use crate::calc::{view, Field, Framework, Kind, RawInputs, Report};
 
@@ -37,11 +38,25 @@ fn shown(field: Field, props: &FormProps) -> bool {
 pub fn form(props: &FormProps) -> Html {
     html! {
         <form class="inputs" aria-label="Run configuration" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-            { for props.framework.groups().iter().chain(std::iter::once(&THROUGHPUT)).map(|(title, fields)| html! {
-                <fieldset class="group">
-                    <legend>{ *title }</legend>
-                    { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props)) }
-                </fieldset>
+            { for props.framework.groups().iter().chain(std::iter::once(&THROUGHPUT)).map(|(title, fields)| {
+                let rows = html! { { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props)) } };
+                if *title == ARCHITECTURE_TITLE {
+                    // folded until something in it is given (or has a message)
+                    let open = !view::folded(title, fields, &props.inputs, &props.report);
+                    html! {
+                        <details class="group architecture" {open}>
+                            <summary>{ *title }</summary>
+                            { rows }
+                        </details>
+                    }
+                } else {
+                    html! {
+                        <fieldset class="group">
+                            <legend>{ *title }</legend>
+                            { rows }
+                        </fieldset>
+                    }
+                }
             }) }
         </form>
     }
@@ -89,10 +104,17 @@ fn field_row(field: Field, props: &FormProps) -> Html {
             Kind::Text => "text",
             _ => "decimal",
         };
+        let suggest = view::suggestions(field);
+        let list = suggest.as_ref().map(|_| format!("list-{key}"));
         html! {
-            <input type="text" id={id.clone()} name={key} {value} {placeholder} inputmode={mode} {readonly}
-                autocomplete="off" spellcheck="false" {oninput}
-                aria-invalid={invalid.to_string()} aria-describedby={described} />
+            <>
+                <input type="text" id={id.clone()} name={key} {value} {placeholder} inputmode={mode} {readonly}
+                    autocomplete="off" spellcheck="false" {oninput} list={list.clone()}
+                    aria-invalid={invalid.to_string()} aria-describedby={described} />
+                if let (Some(list), Some((_, values))) = (list, suggest) {
+                    <datalist id={list}>{ for values.into_iter().map(|v| html! { <option value={v} /> }) }</datalist>
+                }
+            </>
         }
     };
     let class = classes!(

@@ -5,14 +5,14 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::{Framework, Output, Report};
+use crate::calc::{view, Framework, Output, Report};
 
 /// One value: `<div data-output=NAME data-value=RAW>`; without `data-value` when not computable.
 pub fn value_row(framework: Framework, report: &Report, output: Output) -> Html {
     let (label, config_name) = framework.label(output);
     let value = report.value(output);
     let raw = value.map(|v| AttrValue::from(v.raw()));
-    let shown = value.map_or_else(|| "—".to_string(), |v| v.pretty());
+    let shown = value.map_or_else(|| "—".to_string(), |v| view::shown_value(output, v));
     let class = classes!("value", value.is_none().then_some("missing"));
     html! {
         <div {class}>

@@ -1,0 +1,93 @@
+//! "Model, memory and compute": the model's parameter counts, the frameworks' own estimators
+//! (DeepSpeed's ZeRO model states, Megatron's theoretical memory, FLOPs per token in four
+//! conventions) and the published-formula memory per GPU as a stacked bar against the GPU's
+//! memory. Every number is the core's (`calc::fit`); the bar's geometry is `calc::view`'s.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use super::results::value_row;
+use crate::calc::{view, Framework, Output, Report};
+
+#[derive(Properties, PartialEq)]
+pub struct MemoryProps {
+    pub framework: Framework,
+    pub report: Rc<Report>,
+}
+
+/// A titled list of values, each labelled with its source, shown when any of them is computed.
+fn group(fw: Framework, report: &Report, title: &str, source: &str, outputs: &[Output]) -> Html {
+    if outputs.iter().all(|&o| report.value(o).is_none()) {
+        return html! {};
+    }
+    html! {
+        <div class="fit-group">
+            <h3>{ title }</h3>
+            <p class="source">{ source }</p>
+            <dl>{ for outputs.iter().filter(|&&o| report.value(o).is_some()).map(|&o| value_row(fw, report, o)) }</dl>
+        </div>
+    }
+}
+
+#[function_component(Memory)]
+pub fn memory(props: &MemoryProps) -> Html {
+    let (fw, report) = (props.framework, &*props.report);
+    if !view::has_model(report) {
+        return html! {
+            <section class="fit" aria-label="Model, memory and compute">
+                <h2>{ "Model, memory and compute" }</h2>
+                <p class="hint" data-hint="model">{ format!("Pick a model ({}) and a GPU (gpu) to see its parameters, its memory per GPU, whether it fits and its FLOPs.", fw.spec().fit.model_key.key()) }</p>
+            </section>
+        };
+    }
+    let bar = view::memory_bar(report);
+    html! {
+        <section class="fit" aria-label="Model, memory and compute">
+            <h2>{ "Model, memory and compute" }</h2>
+            { group(fw, report, "Parameters", "transformers num_parameters(); with a LoRA adapter, PEFT's count for axolotl's LoraConfig",
+                &[Output::NumParameters, Output::NumParametersExcludeEmbeddings, Output::TrainableParameters]) }
+            { group(fw, report, "DeepSpeed ZeRO model states", "DeepSpeed 0.19.8's own estimator (model states only, no activations)",
+                &[Output::ZeroModelStatesGpuBytes, Output::ZeroModelStatesCpuBytes]) }
+            { group(fw, report, "Megatron-LM theoretical memory", "Megatron-LM 0.19.2 report_theoretical_memory (first pipeline stage; blind to CP, full recompute, MoE/MLA activations)",
+                &[Output::WeightAndOptimizerMemoryMb, Output::ActivationMemoryMb, Output::TotalMemoryMb, Output::PaddedVocabSize]) }
+            if let Some(bar) = bar {
+                <div class="fit-group estimate">
+                    <h3>{ "Estimated memory per GPU" }</h3>
+                    <p class="source">{ "Published formulas, not a measurement: ZeRO (Rajbhandari et al. 2019) for weights, gradients and optimizer states as this framework shards them; Korthikanti et al. 2022, Table 2 for activations. CUDA context, fragmentation and communication buffers are not counted." }</p>
+                    <svg class="membar" viewBox="0 0 100 12" preserveAspectRatio="none" role="img"
+                        aria-label={format!("{} per GPU{}", bar.total_text, bar.capacity.as_ref().map_or(String::new(), |(_, c)| format!(" of {c}")))}>
+                        { for bar.parts.iter().enumerate().map(|(i, p)| html! {
+                            <rect class={format!("part p{i}")} x={format!("{:.3}", p.x)} y="1" width={format!("{:.3}", p.width)} height="10">
+                                <title>{ format!("{}: {}", p.label, p.text) }</title>
+                            </rect>
+                        }) }
+                        if let Some((x, _)) = &bar.capacity {
+                            <line class="capacity" x1={format!("{x:.3}")} x2={format!("{x:.3}")} y1="0" y2="12" />
+                        }
+                    </svg>
+                    <ul class="legend">
+                        { for bar.parts.iter().enumerate().map(|(i, p)| html! {
+                            <li><span class={format!("swatch p{i}")} aria-hidden="true"></span>{ format!("{}: {}", p.label, p.text) }</li>
+                        }) }
+                        if let Some((_, c)) = &bar.capacity {
+                            <li><span class="swatch capacity" aria-hidden="true"></span>{ format!("GPU memory: {c} (the line)") }</li>
+                        }
+                    </ul>
+                    <dl>
+                        { value_row(fw, report, Output::MemoryPerGpuBytes) }
+                        { for [Output::WeightsBytes, Output::GradientsBytes, Output::OptimizerBytes, Output::ActivationBytes, Output::GpuMemoryBytes]
+                            .into_iter().filter(|&o| report.value(o).is_some()).map(|o| value_row(fw, report, o)) }
+                    </dl>
+                    if let Some(w) = view::memory_warning(report) {
+                        <p class="warning" data-warning="memory" role="status">{ w }</p>
+                    } else if bar.fits == Some(true) {
+                        <p class="note" data-fits="true">{ format!("Fits: {} of {} per GPU (estimated).", bar.total_text, bar.capacity.as_ref().map_or("", |(_, c)| c.as_str())) }</p>
+                    }
+                </div>
+            }
+            { group(fw, report, "FLOPs per token", "each framework's own counter; they differ in how they count attention, experts and the vocabulary",
+                &[Output::FlopsPerToken, Output::FlopsPerTokenHf, Output::FlopsPerTokenMegatron, Output::FlopsPerTokenTorchtitan, Output::FlopsPerTokenNanotron, Output::PeakTflops, Output::TokensPerSecondPerGpu]) }
+        </section>
+    }
+}
