@@ -170,6 +170,56 @@ async fn clicking_an_explorer_row_applies_it() {
     );
 }
 
+/// With a model and a GPU every row carries its estimated memory per GPU and whether it fits;
+/// the "only layouts that fit" checkbox hides the rows that do not.
+#[wasm_bindgen_test]
+async fn explorer_rows_carry_memory_and_the_fits_filter_hides_the_rest() {
+    let m = mount(&[
+        (Field::BaseModel, "meta-llama/Llama-3.1-8B"),
+        (Field::Gpu, "a100-40gb"),
+        (Field::MicroBatchSize, "1"),
+        (Field::NumSamples, "1000"),
+    ])
+    .await;
+    assert_eq!(m.count("tr[data-layout]"), 10);
+    assert_eq!(m.count("tr[data-layout][data-memory-bytes]"), 10);
+    assert_eq!(m.count("tr[data-layout][data-fits]"), 10);
+    // Llama-3.1-8B replicated on one 40 GB GPU's worth of memory: tp 1 does not fit
+    let over = m
+        .q("tr[data-layout=\"tensor_parallel_size=1&context_parallel_size=1\"]")
+        .unwrap();
+    assert_eq!(over.get_attribute("data-fits").as_deref(), Some("false"));
+    let bytes: u128 = over
+        .get_attribute("data-memory-bytes")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(bytes > 40_000_000_000, "{bytes}");
+    assert!(over.text_content().unwrap().contains("over by "));
+    let fitting = m.count("tr[data-layout][data-fits=\"true\"]");
+    assert!(fitting > 0 && fitting < 10, "{fitting}");
+    let fits = m.q("tr[data-fits=\"true\"]").unwrap();
+    assert!(fits.text_content().unwrap().contains("fits"));
+    // the filter
+    let filter: HtmlElement = m.q("input#explorer-fits").unwrap().dyn_into().unwrap();
+    filter.click();
+    yew::scheduler::flush().await;
+    assert_eq!(m.count("tr[data-layout]"), fitting);
+    assert_eq!(m.count("tr[data-layout][data-fits=\"false\"]"), 0);
+    assert!(m
+        .q("tr[data-layout=\"tensor_parallel_size=1&context_parallel_size=1\"]")
+        .is_none());
+    filter.click();
+    yew::scheduler::flush().await;
+    assert_eq!(m.count("tr[data-layout]"), 10);
+    drop(m);
+    // without a GPU: memory, but no fits mark and no filter
+    let m = mount(&[(Field::BaseModel, "meta-llama/Llama-3.1-8B")]).await;
+    assert_eq!(m.count("tr[data-layout][data-memory-bytes]"), 10);
+    assert_eq!(m.count("tr[data-fits]"), 0);
+    assert!(m.q("input#explorer-fits").is_none());
+}
+
 #[wasm_bindgen_test]
 async fn tokens_and_timeline() {
     let m = mount(&[

@@ -152,12 +152,34 @@ fn part(params: u128, bits: u64, n: u64, sharded: bool) -> Option<u128> {
     cdiv(params.checked_mul(u128::from(bits))?, n.checked_mul(8)?)
 }
 
+/// The parameter counts [`estimate`] reads: the model's `num_parameters()` and its routed
+/// experts' share, counted once for the many plans of the layout explorer ([`estimate_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    pub total: u128,
+    pub routed: u128,
+}
+
+impl Params {
+    pub fn of(model: &Model) -> Option<Params> {
+        Some(Params {
+            routed: model.routed_expert_params()?,
+            total: model.num_parameters()?,
+        })
+    }
+}
+
 pub fn estimate(model: &Model, plan: &Plan) -> Option<Estimate> {
+    estimate_with(model, Params::of(model)?, plan)
+}
+
+/// [`estimate`] with the model's parameter counts already counted.
+pub fn estimate_with(model: &Model, params: Params, plan: &Plan) -> Option<Estimate> {
     use Sharding::*;
     let p = plan;
     let split = mul(&[p.tp.into(), p.pp.into()])?;
-    let routed = model.routed_expert_params()?;
-    let dense = cdiv(model.num_parameters()?.checked_sub(routed)?, split)?;
+    let routed = params.routed;
+    let dense = cdiv(params.total.checked_sub(routed)?, split)?;
     let experts = cdiv(routed, split.checked_mul(p.ep.into())?)?;
     if p.shard == 0 {
         return None;

@@ -1147,6 +1147,126 @@ fn micro_batch(report: &Report, dp: u64) -> Option<u64> {
         .filter(|&m| m > 0)
 }
 
+/// What the published estimate reads besides the layout (the grid, the micro batch per GPU and
+/// the data-parallel shard size): the same for the current inputs ([`published`]) and for every
+/// layout the explorer lists ([`MemoryContext::row_memory`]).
+struct Setup<'a> {
+    sharding: Sharding,
+    seq: u64,
+    training: &'a Training,
+    zero: Option<&'a ZeroSettings>,
+    meg: Option<&'a MegatronSettings>,
+    /// LoRA's trainable parameters; `None`: every parameter trains.
+    trainable: Option<u128>,
+}
+
+/// LoRA's trainable parameters as the report counted them: `Some(None)` for a full fine-tune,
+/// `None` when LoRA is set but its count is not known (no estimate then).
+fn trainable_of(report: &Report, t: &Training) -> Option<Option<u128>> {
+    match &t.lora {
+        None => Some(None),
+        Some(_) => report
+            .count(Output::TrainableParameters)
+            .map(|n| Some(u128::from(n))),
+    }
+}
+
+/// axolotl's typed `dp_shard_size` (a positive count), the FSDP shard group.
+fn typed_dp_shard(raw: &RawInputs) -> Option<u64> {
+    super::parse::count(
+        Field::DpShardSize,
+        raw.get(Field::DpShardSize),
+        &mut Vec::new(),
+    )
+    .given()
+    .filter(|&s| s > 0)
+}
+
+/// The data-parallel shard size the framework reads for the current inputs: torchtitan's
+/// `data_parallel_shard_degree` as its rules resolved it, axolotl's typed `dp_shard_size`.
+fn dp_shard(spec: &'static Spec, raw: &RawInputs, report: &Report) -> Option<u64> {
+    match spec.fit.sharding {
+        Sharding::Fsdp => report.count(Output::DataParallelShardDegree),
+        _ => typed_dp_shard(raw),
+    }
+}
+
+/// The one place a [`Plan`] is built: the setup on grid `g` with `micro` samples per GPU per
+/// micro step and the data-parallel shard size `dp_shard` (see [`dp_shard`]; `None`: all of dp).
+/// Returns the plan and how the model states are sharded, in words.
+fn plan(s: &Setup, g: Grid, micro: u64, dp_shard: Option<u64>) -> (Plan, &'static str) {
+    let t = s.training;
+    let (sharding, shard, how) = match s.sharding {
+        Sharding::Zero | Sharding::ZeroOrFsdp => match (s.zero, t.fsdp) {
+            (Some(z), _) => (
+                [
+                    estimate::Sharding::Replicated,
+                    estimate::Sharding::Zero1,
+                    estimate::Sharding::Zero2,
+                    estimate::Sharding::Zero3,
+                ][z.stage.min(3) as usize],
+                g.dp,
+                "ZeRO over the data-parallel ranks",
+            ),
+            (None, Some(reshard)) => (
+                if reshard {
+                    estimate::Sharding::Zero3
+                } else {
+                    estimate::Sharding::Zero2
+                },
+                dp_shard.unwrap_or(g.dp),
+                "FSDP over the shard ranks",
+            ),
+            (None, None) => (estimate::Sharding::Replicated, g.dp, "replicated (DDP)"),
+        },
+        Sharding::Fsdp => (
+            estimate::Sharding::Zero3,
+            dp_shard.unwrap_or(g.dp).saturating_mul(g.cp),
+            "FSDP2 over dp_shard × cp",
+        ),
+        Sharding::DistributedOptimizer => {
+            if s.meg.is_some_and(|m| m.distributed_optimizer) {
+                (
+                    estimate::Sharding::DistributedOptimizer,
+                    g.dp.saturating_mul(g.cp),
+                    "distributed optimizer over dp × cp",
+                )
+            } else {
+                (estimate::Sharding::Replicated, g.dp, "replicated optimizer")
+            }
+        }
+        Sharding::Replicated => (
+            estimate::Sharding::Replicated,
+            g.dp,
+            "replicated (ZeRO stage 0)",
+        ),
+    };
+    let plan = Plan {
+        tp: g.tp,
+        pp: g.pp,
+        cp: g.cp,
+        sp: g.sp,
+        ep: g.ep,
+        shard: shard.max(1),
+        sharding,
+        offload_optimizer: s.zero.is_some_and(|z| z.offload_optimizer),
+        offload_param: s.zero.is_some_and(|z| z.offload_param),
+        micro_batch: micro,
+        seq_len: s.seq,
+        recompute: t.recompute,
+        flash_attention: t.flash_attention,
+        sequence_parallel: s.meg.is_some_and(|m| m.sequence_parallel) && g.tp > 1,
+        weight_bits: if t.lora.as_ref().is_some_and(|l| l.qlora) {
+            4
+        } else {
+            16
+        },
+        trainable: s.trainable,
+        optimizer_bytes_per_param: t.optimizer_bytes_per_param,
+    };
+    (plan, how)
+}
+
 /// The memory per GPU by published formulas (`estimate.rs`), as this framework shards it, and
 /// whether it fits the GPU.
 #[allow(clippy::too_many_arguments)]
@@ -1164,94 +1284,18 @@ fn published(
     let Some(micro) = micro_batch(report, g.dp) else {
         return;
     };
-    let (sharding, shard, how) = match spec.fit.sharding {
-        Sharding::Zero | Sharding::ZeroOrFsdp => match (zero, t.fsdp) {
-            (Some(z), _) => (
-                [
-                    estimate::Sharding::Replicated,
-                    estimate::Sharding::Zero1,
-                    estimate::Sharding::Zero2,
-                    estimate::Sharding::Zero3,
-                ][z.stage.min(3) as usize],
-                g.dp,
-                "ZeRO over the data-parallel ranks",
-            ),
-            (None, Some(reshard)) => {
-                let shard = super::parse::count(
-                    Field::DpShardSize,
-                    raw.get(Field::DpShardSize),
-                    &mut Vec::new(),
-                )
-                .given()
-                .filter(|&s| s > 0)
-                .unwrap_or(g.dp);
-                (
-                    if reshard {
-                        estimate::Sharding::Zero3
-                    } else {
-                        estimate::Sharding::Zero2
-                    },
-                    shard,
-                    "FSDP over the shard ranks",
-                )
-            }
-            (None, None) => (estimate::Sharding::Replicated, g.dp, "replicated (DDP)"),
-        },
-        Sharding::Fsdp => (
-            estimate::Sharding::Zero3,
-            report
-                .count(Output::DataParallelShardDegree)
-                .unwrap_or(g.dp)
-                .saturating_mul(g.cp),
-            "FSDP2 over dp_shard × cp",
-        ),
-        Sharding::DistributedOptimizer => {
-            if meg.is_some_and(|s| s.distributed_optimizer) {
-                (
-                    estimate::Sharding::DistributedOptimizer,
-                    g.dp.saturating_mul(g.cp),
-                    "distributed optimizer over dp × cp",
-                )
-            } else {
-                (estimate::Sharding::Replicated, g.dp, "replicated optimizer")
-            }
-        }
-        Sharding::Replicated => (
-            estimate::Sharding::Replicated,
-            g.dp,
-            "replicated (ZeRO stage 0)",
-        ),
+    let Some(trainable) = trainable_of(report, t) else {
+        return;
     };
-    let trainable = match &t.lora {
-        None => None,
-        Some(_) => match report.count(Output::TrainableParameters) {
-            Some(n) => Some(u128::from(n)),
-            None => return,
-        },
-    };
-    let plan = Plan {
-        tp: g.tp,
-        pp: g.pp,
-        cp: g.cp,
-        sp: g.sp,
-        ep: g.ep,
-        shard: shard.max(1),
-        sharding,
-        offload_optimizer: zero.is_some_and(|z| z.offload_optimizer),
-        offload_param: zero.is_some_and(|z| z.offload_param),
-        micro_batch: micro,
-        seq_len: seq,
-        recompute: t.recompute,
-        flash_attention: t.flash_attention,
-        sequence_parallel: meg.is_some_and(|s| s.sequence_parallel) && g.tp > 1,
-        weight_bits: if t.lora.as_ref().is_some_and(|l| l.qlora) {
-            4
-        } else {
-            16
-        },
+    let setup = Setup {
+        sharding: spec.fit.sharding,
+        seq,
+        training: t,
+        zero,
+        meg,
         trainable,
-        optimizer_bytes_per_param: t.optimizer_bytes_per_param,
     };
+    let (plan, how) = plan(&setup, g, micro, dp_shard(spec, raw, report));
     let Some(e) = estimate::estimate(m, &plan) else {
         return;
     };
@@ -1378,5 +1422,93 @@ fn trainable(report: &mut Report, m: &Model, l: &Lora) {
                 Refusal::new(by, says).fix("Set lora_target_linear: true, or list module names the model has (q_proj, k_proj, v_proj, o_proj, …)."),
             );
         }
+    }
+}
+
+/// The published estimate for the layouts the explorer lists: what [`published`] reads for the
+/// current inputs (the model, resolved once; the training settings; LoRA's count; the sequence;
+/// the micro batch per GPU), held so that a layout's memory is arithmetic on its grid alone.
+pub struct MemoryContext {
+    model: Model,
+    /// The model's parameter counts, counted once.
+    params: estimate::Params,
+    sharding: Sharding,
+    seq: u64,
+    training: Training,
+    zero: Option<ZeroSettings>,
+    meg: Option<MegatronSettings>,
+    trainable: Option<u128>,
+    /// axolotl's typed `dp_shard_size`.
+    typed_shard: Option<u64>,
+    /// torchtitan's data-parallel replicas (`dp ÷ data_parallel_shard_degree` of the current
+    /// inputs; 1 elsewhere).
+    replicate: u64,
+    /// The current inputs' samples per GPU per micro step (every layout keeps it).
+    pub micro: u64,
+}
+
+impl MemoryContext {
+    /// From the current inputs and their report (`Framework::compute`); `None` when the report
+    /// has no estimate to share (no model, no grid, no sequence or micro batch, LoRA without its
+    /// count, or a plain MLP under Megatron).
+    pub fn new(spec: &'static Spec, raw: &RawInputs, base: &Report) -> Option<MemoryContext> {
+        let g = base.grid?;
+        let micro = micro_batch(base, g.dp)?;
+        let seq = seq_len(spec, raw)?;
+        let mut diags = Vec::new();
+        let training = Training::read(spec, raw, &mut diags);
+        let trainable = trainable_of(base, &training)?;
+        let zero = matches!(spec.fit.sharding, Sharding::Zero | Sharding::ZeroOrFsdp)
+            .then(|| zero_settings(raw, &mut diags))
+            .flatten();
+        let meg = (spec.fit.flops == FlopsConvention::Megatron)
+            .then(|| MegatronSettings::read(raw, &mut diags))
+            .flatten();
+        let resolved = resolve(spec, raw, &mut Report::default())?;
+        if !resolved.swiglu {
+            return None;
+        }
+        let replicate = match (spec.fit.sharding, dp_shard(spec, raw, base)) {
+            (Sharding::Fsdp, Some(s)) if s > 0 && g.dp % s == 0 => g.dp / s,
+            _ => 1,
+        };
+        Some(MemoryContext {
+            params: estimate::Params::of(&resolved.model)?,
+            model: resolved.model,
+            sharding: spec.fit.sharding,
+            seq,
+            training,
+            zero,
+            meg,
+            trainable,
+            typed_shard: typed_dp_shard(raw),
+            replicate,
+            micro,
+        })
+    }
+
+    /// The memory per GPU of a layout: its grid (`dp` = the data-parallel size the batch
+    /// counts) at `micro` samples per GPU per micro step. Its data-parallel shard is what the
+    /// explorer's row sets: torchtitan's `data_parallel_shard_degree = -1` (the rest: dp over the
+    /// replicas; `None` when they do not divide it), axolotl's `dp_shard_size` = dp ÷ ep under
+    /// expert parallelism, the typed one otherwise.
+    pub fn row_memory(&self, grid: Grid, micro: u64) -> Option<u128> {
+        let dp_shard = match self.sharding {
+            // a row whose data-parallel size the replicas do not divide is refused: no estimate
+            Sharding::Fsdp if grid.dp % self.replicate != 0 => return None,
+            Sharding::Fsdp => Some(grid.dp / self.replicate),
+            _ if grid.ep > 1 && self.training.fsdp.is_some() => Some(grid.dp / grid.ep),
+            _ => self.typed_shard,
+        };
+        let setup = Setup {
+            sharding: self.sharding,
+            seq: self.seq,
+            training: &self.training,
+            zero: self.zero.as_ref(),
+            meg: self.meg.as_ref(),
+            trainable: self.trainable,
+        };
+        let (plan, _) = plan(&setup, grid, micro, dp_shard);
+        estimate::estimate_with(&self.model, self.params, &plan)?.total()
     }
 }

@@ -24,12 +24,18 @@
 //! `context_parallel_degree`, `pipeline_parallel_degree` (with `data_parallel_shard_degree = -1`
 //! filling the rest); nanotron `tp`, `pp` (with `dp = world // (tp × pp)`, which nanotron needs
 //! set).
+//!
+//! With a model, each row also has its memory per GPU ([`Row::memory_bytes`]): the published
+//! estimate the report makes for the current inputs (`fit::MemoryContext`, the model resolved
+//! once per explore), on the row's grid ([`row_grid`]) at the current micro batch per GPU; no
+//! framework compute, so memoisation does not touch it. [`Explorer::capacity`] is the GPU's memory.
 
 use std::collections::HashMap;
 
+use super::fit::MemoryContext;
 use super::frameworks::{Concept, Framework};
 use super::spec::MemoKey;
-use super::{Field, Level, Num, Output, RawInputs, Report};
+use super::{Field, Grid, Level, Num, Output, RawInputs, Report};
 
 pub use super::spec::Dim;
 
@@ -99,6 +105,10 @@ pub struct Row {
     /// The framework's first error for this layout (one the current inputs without model
     /// parallelism do not have), if any.
     pub problem: Option<String>,
+    /// The memory per GPU by published formulas (`fit::MemoryContext::row_memory`): the estimate
+    /// the report makes for the current inputs, on this row's grid at the current micro batch
+    /// per GPU. `None` without a model (or what the estimate needs).
+    pub memory_bytes: Option<u128>,
 }
 
 impl Row {
@@ -142,6 +152,8 @@ pub struct Explorer {
     pub note: Option<String>,
     /// How many framework computes the rows took (the memo's size).
     pub computes: usize,
+    /// The GPU's memory (`gpu_memory_bytes` of the current report), when known.
+    pub capacity: Option<u128>,
 }
 
 impl Explorer {
@@ -199,6 +211,8 @@ pub enum SortKey {
     Miss,
     Global,
     Steps,
+    /// The memory per GPU ([`Row::memory_bytes`]).
+    Memory,
 }
 
 /// The row indices sorted by `key` (stable: ties keep the enumeration order); rows without a
@@ -216,6 +230,7 @@ pub fn order(ex: &Explorer, key: SortKey, descending: bool) -> Vec<usize> {
             },
             SortKey::Global => r.global_batch_size.map(Num::to_f64),
             SortKey::Steps => r.max_steps.map(Num::to_f64),
+            SortKey::Memory => r.memory_bytes.map(|b| b as f64),
         }
     };
     let mut idx: Vec<usize> = (0..ex.rows.len()).collect();
@@ -518,6 +533,24 @@ fn memo_key(extra: &MemoKey, sizes: &[u64], dp: u64) -> (u64, u32, u64, u64) {
     (dp, mask, a, b)
 }
 
+/// A row's grid: the current grid (`template`, for what the rows keep, such as Megatron's expert
+/// parallel size) with the row's sizes, and as its data-parallel size the one the batch counts
+/// ([`batch_dp`]).
+pub fn row_grid(template: Grid, dims: &[(Dim, Field)], sizes: &[u64], dp: u64) -> Grid {
+    let mut g = template;
+    for (&(d, _), &s) in dims.iter().zip(sizes) {
+        match d {
+            Dim::Tp => g.tp = s,
+            Dim::Cp => g.cp = s,
+            Dim::Sp => g.sp = s,
+            Dim::Pp => g.pp = s,
+            Dim::Ep => g.ep = s,
+        }
+    }
+    g.dp = batch_dp(dims, sizes, dp);
+    g
+}
+
 /// Lists every layout for the current inputs, memoised (see the module documentation).
 pub fn explore(framework: Framework, release: &str, raw: &RawInputs) -> Explorer {
     build(framework, release, raw, true)
@@ -557,6 +590,10 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         global_field: None,
         note: None,
         computes: 0,
+        capacity: match base.value(Output::GpuMemoryBytes) {
+            Some(Num::Int(b)) if b > 0 => u128::try_from(b).ok(),
+            _ => None,
+        },
     };
     let Some(world) = ex.world else {
         ex.note = Some("The layouts need a valid world size.".into());
@@ -623,6 +660,10 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     let current = current_sizes_of(dims, raw);
     let mut cache: HashMap<(u64, u32, u64, u64), Computed> = HashMap::new();
     let extra = (framework.spec().layout.memo)(release, raw);
+    // the model and the training settings, resolved once; each row's memory is arithmetic
+    let memory = base
+        .grid
+        .and_then(|g| Some((g, MemoryContext::new(framework.spec(), raw, &base)?)));
     for sizes in all {
         let product: u64 = sizes.iter().product();
         let dp = world / product;
@@ -642,6 +683,9 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         if current.as_deref() == Some(sizes.as_slice()) {
             ex.current = Some(ex.rows.len());
         }
+        let memory_bytes = memory
+            .as_ref()
+            .and_then(|(g, m)| m.row_memory(row_grid(*g, dims, &sizes, dp), m.micro));
         ex.rows.push(Row {
             sizes,
             dp,
@@ -652,6 +696,7 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
             global_batch_size: c.global_batch_size,
             max_steps: c.max_steps,
             problem: c.problem,
+            memory_bytes,
         });
     }
     ex

@@ -8,6 +8,7 @@
 //! [`importable`] and [`legacy`] are single functions on purpose: they say per framework what
 //! the per-framework modules will say for themselves, and then become one-line lookups.
 
+use super::fit;
 use super::layout::{self, Explorer, Mode, Row};
 use super::mesh::{self, Axis, Picture};
 use super::parse::{self, Param};
@@ -383,6 +384,61 @@ pub fn miss(miss: i128) -> String {
 /// The accessible name of a row's Apply button: `Apply tensor_parallel_size=2, context_parallel_size=1`.
 pub fn apply_label(ex: &Explorer, row: &Row) -> String {
     format!("Apply {}", ex.query(row).replace('&', ", "))
+}
+
+/// Whether a row's estimated memory per GPU fits the GPU's (`None`: either is unknown).
+pub fn row_fits(row: &Row, capacity: Option<u128>) -> Option<bool> {
+    Some(row.memory_bytes? <= capacity?)
+}
+
+/// A row's memory per GPU in GiB (`fit::gib`), or `None` when unknown.
+pub fn row_memory(row: &Row) -> Option<String> {
+    row.memory_bytes.map(fit::gib)
+}
+
+/// A row's fits mark, readable without colour: `fits`, or `over by 3.25 GiB`.
+pub fn fit_mark(row: &Row, capacity: Option<u128>) -> Option<String> {
+    let (m, c) = (row.memory_bytes?, capacity?);
+    Some(if m <= c {
+        "fits".to_string()
+    } else {
+        format!("over by {}", fit::gib(m - c))
+    })
+}
+
+/// The rows kept by the "only layouts that fit" filter: with it on (and a capacity known),
+/// exactly the rows whose memory is known and at most the capacity, in `order`'s order.
+pub fn keep_fitting(ex: &Explorer, order: Vec<usize>, only_fit: bool) -> Vec<usize> {
+    if !only_fit || ex.capacity.is_none() {
+        return order;
+    }
+    order
+        .into_iter()
+        .filter(|&i| row_fits(&ex.rows[i], ex.capacity) == Some(true))
+        .collect()
+}
+
+/// The sentence under the explorer's summary when the rows have a memory estimate:
+/// `412 of 969 layouts fit the GPU's 74.5 GiB (published-formula estimate per GPU).`
+pub fn explorer_memory_summary(ex: &Explorer) -> Option<String> {
+    if !ex.rows.iter().any(|r| r.memory_bytes.is_some()) {
+        return None;
+    }
+    Some(match ex.capacity {
+        Some(c) => {
+            let n = ex
+                .rows
+                .iter()
+                .filter(|r| row_fits(r, Some(c)) == Some(true))
+                .count();
+            format!(
+                "{n} of {} layouts fit the GPU's {} (memory per GPU by published formulas, an estimate).",
+                ex.rows.len(),
+                fit::gib(c)
+            )
+        }
+        None => "Memory per GPU by published formulas (an estimate); pick a GPU to see which layouts fit.".to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -812,6 +868,35 @@ mod tests {
             explorer_truncated(1000, 1200).as_deref(),
             Some("The first 1000 of 1200 in this order are shown; sort by a column to see others.")
         );
+    }
+
+    #[test]
+    fn the_explorer_memory_marks() {
+        let inputs = raw(&[
+            (Field::BaseModel, "meta-llama/Llama-3.1-8B"),
+            (Field::Gpu, "a100-40gb"),
+            (Field::MicroBatchSize, "1"),
+        ]);
+        let mut ex = layout::explore(fw("axolotl"), "0.19.0", &inputs);
+        let cap = ex.capacity.unwrap();
+        let row = &mut ex.rows[0];
+        row.memory_bytes = Some(cap);
+        assert_eq!(fit_mark(row, Some(cap)).as_deref(), Some("fits"));
+        assert_eq!(row_fits(row, Some(cap)), Some(true));
+        row.memory_bytes = Some(cap + 3 * 1_073_741_824 + 1_073_741_824 / 4);
+        assert_eq!(
+            fit_mark(row, Some(cap)).as_deref(),
+            Some("over by 3.25 GiB")
+        );
+        assert_eq!(row_fits(row, Some(cap)), Some(false));
+        assert_eq!(fit_mark(row, None), None);
+        assert_eq!(row_fits(row, None), None);
+        row.memory_bytes = None;
+        assert_eq!(row_memory(row), None);
+        assert_eq!(fit_mark(row, Some(cap)), None);
+        // the filter drops a row without an estimate
+        let all: Vec<usize> = (0..ex.rows.len()).collect();
+        assert!(!keep_fitting(&ex, all, true).contains(&0));
     }
 
     #[test]

@@ -5,13 +5,16 @@
 //!
 //! Each row carries `data-layout` (its sizes as a query fragment in the framework's own names,
 //! e.g. `tensor_parallel_size=2&context_parallel_size=1`) and `data-apply` (the same plus the
-//! gradient accumulation it sets), so rows are testable and linkable.
+//! gradient accumulation it sets), so rows are testable and linkable. With a model, each row also
+//! carries `data-memory-bytes` (the estimated memory per GPU, an exact integer) and, when the
+//! GPU's memory is known, `data-fits="true|false"` with a "fits" / "over by X GiB" mark; the
+//! checkbox `input#explorer-fits` then hides the rows that do not fit.
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::layout::{self, Fit, SortKey};
+use crate::calc::layout::{self, Fit, Row, SortKey};
 use crate::calc::{view, Field, Framework, Num, RawInputs};
 
 /// Props of [`LayoutExplorer`].
@@ -43,6 +46,23 @@ fn fit(f: Fit) -> Html {
     }
 }
 
+/// A row's memory per GPU (GiB) and, when the GPU's memory is known, its fits mark.
+fn memory(row: &Row, capacity: Option<u128>) -> Html {
+    match view::row_memory(row) {
+        Some(text) => {
+            let mark = view::fit_mark(row, capacity).map(|m| {
+                let class = classes!(
+                    "fits",
+                    (view::row_fits(row, capacity) == Some(false)).then_some("over")
+                );
+                html! { <span {class}>{ m }</span> }
+            });
+            html! { <><span class="gib">{ text }</span>{ for mark }</> }
+        }
+        None => html! { <span class="missing">{ "—" }</span> },
+    }
+}
+
 /// The most rows drawn (in the chosen order); 65,536 GPUs have 969 layouts of three dimensions.
 pub const SHOWN: usize = 1_000;
 
@@ -61,9 +81,20 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
     );
     let (ex, compute_ms) = (&memo.0, memo.1);
     let sort = use_state(|| None::<(SortKey, bool)>);
-    let mut order: Vec<usize> = match *sort {
+    let only_fit = use_state(|| false);
+    let order: Vec<usize> = match *sort {
         Some((key, desc)) => layout::order(ex, key, desc),
         None => (0..ex.rows.len()).collect(),
+    };
+    let mut order = view::keep_fitting(ex, order, *only_fit);
+    let has_memory = ex.rows.iter().any(|r| r.memory_bytes.is_some());
+    let show_filter = has_memory && ex.capacity.is_some();
+    let on_fit_filter = {
+        let only_fit = only_fit.clone();
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            only_fit.set(el.checked());
+        })
     };
     let all = order.len();
     order.truncate(SHOWN);
@@ -90,6 +121,15 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
             if let Some(note) = &ex.note { <p class="note">{ note }</p> }
             if !ex.rows.is_empty() {
                 <p class="explorer-summary">{ view::explorer_summary(ex) }</p>
+                if let Some(s) = view::explorer_memory_summary(ex) {
+                    <p class="explorer-memory">{ s }</p>
+                }
+                if show_filter {
+                    <p class="explorer-filter">
+                        <input type="checkbox" id="explorer-fits" checked={*only_fit} onchange={on_fit_filter} />
+                        <label for="explorer-fits">{ "only layouts that fit" }</label>
+                    </p>
+                }
                 if let Some(note) = view::explorer_truncated(SHOWN, all) {
                     <p class="note">{ note }</p>
                 }
@@ -102,6 +142,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                         { header("Global batch".into(), SortKey::Global, None) }
                         { header("Miss".into(), SortKey::Miss, None) }
                         { header("Steps".into(), SortKey::Steps, Some("max_steps")) }
+                        if has_memory { { header("Memory per GPU".into(), SortKey::Memory, None) } }
                         <th scope="col"><span class="sr-only">{ "Apply" }</span></th>
                     </tr></thead>
                     <tbody>
@@ -117,8 +158,11 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                         };
                         let class = classes!(current.then_some("current"), (!row.valid()).then_some("invalid"));
                         let label = view::apply_label(ex, row);
+                        let memory_bytes = row.memory_bytes.map(|b| b.to_string());
+                        let fits = view::row_fits(row, ex.capacity).map(|f| f.to_string());
                         html! {
                             <tr {class} data-layout={ex.query(row)} data-apply={ex.apply_query(row)}
+                                data-memory-bytes={memory_bytes} data-fits={fits}
                                 aria-current={current.then_some("true")} onclick={apply}>
                                 { for row.sizes.iter().map(|s| html! { <td>{ s }</td> }) }
                                 <td>{ num(row.dp_world_size.or(Some(Num::Int(row.dp.into())))) }</td>
@@ -126,6 +170,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                                 <td>{ num(row.global_batch_size) }</td>
                                 <td>{ fit(row.fit) }</td>
                                 <td>{ num(row.max_steps) }</td>
+                                if has_memory { <td class="memory">{ memory(row, ex.capacity) }</td> }
                                 <td>
                                     if current { <span class="badge">{ "current" }</span> }
                                     if let Some(p) = &row.problem { <span class="problem" data-error="layout" title={p.clone()}>{ "refused: " }{ p.clone() }</span> }
