@@ -344,3 +344,51 @@ fn a_pasted_config_json_fills_the_architecture() {
     assert!(model_config(Framework::Axolotl, "{\"train_batch_size\": 8}").is_none());
     assert!(model_config(Framework::Axolotl, "base_model: x").is_none());
 }
+
+/// Switching framework carries the model and each architecture key to the other framework's
+/// name for it (Megatron's `num_layers`, `num_query_groups`, the inverted tie switch).
+#[test]
+fn switching_framework_carries_the_model() {
+    use dpcalc::calc::frameworks::carry;
+    use dpcalc::calc::{Field, Framework, RawInputs};
+    let raw = RawInputs::from_pairs([
+        (Field::BaseModel, "Qwen/Qwen3-8B"),
+        (Field::NumHiddenLayers, "40"),
+        (Field::ModelNumKeyValueHeads, "4"),
+        (Field::TieWordEmbeddings, "true"),
+        (Field::HeadDim, "128"),
+        (Field::Optimizer, "adamw_bnb_8bit"),
+        (Field::Gpu, "h200"),
+    ]);
+    let m = carry(Framework::Axolotl, &raw, Framework::Megatron);
+    assert_eq!(m.get(Field::ModelId), "Qwen/Qwen3-8B");
+    assert_eq!(m.get(Field::NumLayers), "40");
+    assert_eq!(m.get(Field::NumQueryGroups), "4");
+    assert_eq!(m.get(Field::GroupQueryAttention), "true");
+    assert_eq!(m.get(Field::KvChannels), "128");
+    assert_eq!(m.get(Field::UntieEmbeddingsAndOutputWeights), "false");
+    assert_eq!(m.get(Field::Gpu), "h200");
+    let h = carry(Framework::Megatron, &m, Framework::Hf);
+    assert_eq!(h.get(Field::ModelNameOrPath), "Qwen/Qwen3-8B");
+    assert_eq!(h.get(Field::NumHiddenLayers), "40");
+    assert_eq!(h.get(Field::ModelNumKeyValueHeads), "4");
+    assert_eq!(h.get(Field::TieWordEmbeddings), "true");
+    let h2 = carry(Framework::Axolotl, &raw, Framework::Hf);
+    assert_eq!(h2.get(Field::Optim), "adamw_bnb_8bit");
+    // the same model gives the same count on both sides
+    let a = Framework::Axolotl.compute("0.21.0", &raw);
+    let n = carry(Framework::Axolotl, &raw, Framework::Nanotron);
+    let b = Framework::Nanotron.compute("0.4", &n);
+    assert_eq!(n.get(Field::NumKeyValueHeads), "4");
+    assert!(a.value(Output::NumParameters).is_some());
+    assert_eq!(
+        a.value(Output::NumParameters),
+        Framework::Hf
+            .compute("5.25", &h2)
+            .value(Output::NumParameters)
+    );
+    assert_eq!(
+        a.value(Output::NumParameters),
+        b.value(Output::NumParameters)
+    );
+}

@@ -558,3 +558,65 @@ async fn a_kept_key_becomes_an_input_when_its_framework_is_chosen() {
         format!("?version={}&tensor_parallel_size=4", newest("axolotl"))
     );
 }
+
+/// The newcomer's case of issue 15: Llama-3.1-70B, 8 × H100, axolotl with ZeRO-3. The page shows
+/// the parameters, DeepSpeed's model states, the estimated memory per GPU with its parts against
+/// the GPU, the warning that it does not fit, the FLOPs by convention and, with an MFU, the time.
+#[wasm_bindgen_test]
+async fn the_model_panel_answers_will_it_fit() {
+    let page = mount("version=0.21.0&base_model=meta-llama/Llama-3.1-70B&gpu=h100-sxm&mfu=0.4&zero_optimization.stage=3&micro_batch_size=1&num_samples=1000&sequence_len=4096").await;
+    assert_eq!(page.value("num_parameters").as_deref(), Some("70553706496"));
+    assert!(page.value("zero_model_states_gpu_bytes").is_some());
+    assert_eq!(
+        page.value("gpu_memory_bytes").as_deref(),
+        Some("80000000000")
+    );
+    let total: u128 = page.value("memory_per_gpu_bytes").unwrap().parse().unwrap();
+    let parts: u128 = [
+        "weights_bytes",
+        "gradients_bytes",
+        "optimizer_bytes",
+        "activation_bytes",
+    ]
+    .iter()
+    .map(|o| page.value(o).unwrap().parse::<u128>().unwrap())
+    .sum();
+    assert_eq!(total, parts);
+    assert_eq!(
+        page.root
+            .query_selector_all(".membar rect.part")
+            .unwrap()
+            .length(),
+        4
+    );
+    let warning = page
+        .q("[data-warning=\"memory\"]")
+        .expect("a memory warning");
+    assert!(warning.text_content().unwrap().contains("does not fit"));
+    for o in [
+        "flops_per_token",
+        "flops_per_token_hf",
+        "flops_per_token_megatron",
+        "flops_per_token_torchtitan",
+        "flops_per_token_nanotron",
+        "peak_tflops",
+        "tokens_per_second_per_gpu",
+        "time_per_step_seconds",
+    ] {
+        assert!(page.value(o).is_some(), "{o}");
+    }
+    // the architecture group stays folded until something in it is used
+    let arch = page
+        .q("details.architecture")
+        .expect("the architecture group");
+    assert!(!arch.has_attribute("open"));
+    // a model that fits says so instead
+    drop(page);
+    let page = mount("version=0.21.0&base_model=meta-llama/Llama-3.2-1B&gpu=h100-sxm&micro_batch_size=1&num_samples=100").await;
+    assert!(page.q("[data-warning=\"memory\"]").is_none());
+    assert!(page.q(".fit [data-fits=\"true\"]").is_some());
+    // no model: a hint instead of numbers
+    drop(page);
+    let page = mount("micro_batch_size=1").await;
+    assert!(page.q("[data-hint=\"model\"]").is_some());
+}

@@ -57,6 +57,17 @@ pub enum Concept {
     WarmupSteps,
     TokensPerSecondPerGpu,
     SecondsPerStep,
+    /// The model preset (a Hub id).
+    Model,
+    /// The architecture under config.json's and Megatron's names for the same size.
+    Layers,
+    Ffn,
+    Heads,
+    KvHeads,
+    HeadDim,
+    TopK,
+    ExpertFfn,
+    Optimizer,
 }
 
 /// A model-parallel dimension of the layout explorer.
@@ -405,6 +416,17 @@ impl Field {
             Field::WarmupSteps | Field::LrWarmupIters => C::WarmupSteps,
             Field::TokensPerSecondPerGpu => C::TokensPerSecondPerGpu,
             Field::SecondsPerStep => C::SecondsPerStep,
+            Field::BaseModel | Field::ModelNameOrPath | Field::ModelId => C::Model,
+            Field::NumHiddenLayers | Field::NumLayers => C::Layers,
+            Field::IntermediateSize | Field::FfnHiddenSize => C::Ffn,
+            Field::ModelNumAttentionHeads | Field::NumAttentionHeads => C::Heads,
+            Field::ModelNumKeyValueHeads | Field::NumKeyValueHeads | Field::NumQueryGroups => {
+                C::KvHeads
+            }
+            Field::HeadDim | Field::KvChannels => C::HeadDim,
+            Field::NumExpertsPerTok | Field::MoeRouterTopk => C::TopK,
+            Field::MoeIntermediateSize | Field::MoeFfnHiddenSize => C::ExpertFfn,
+            Field::Optimizer | Field::Optim => C::Optimizer,
             _ => return None,
         })
     }

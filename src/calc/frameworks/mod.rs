@@ -15,7 +15,7 @@ pub mod torchtitan;
 
 pub use super::field::{CLUSTER, THROUGHPUT};
 pub use super::spec::{Concept, Release, Spec};
-use super::{Field, Kind, Output, RawInputs, Report};
+use super::{Field, Kind, Output, Param, RawInputs, Report};
 
 macro_rules! frameworks {
     ($($variant:ident => $module:ident;)*) => {
@@ -165,6 +165,26 @@ pub fn carry(from: Framework, raw: &RawInputs, to: Framework) -> RawInputs {
                 );
             if !text.trim().is_empty() && !none {
                 out.set(field, text);
+            }
+        }
+    }
+    // the one switch two frameworks state the other way round
+    let (tie, untie) = (
+        Field::TieWordEmbeddings,
+        Field::UntieEmbeddingsAndOutputWeights,
+    );
+    for (a, b) in [(tie, untie), (untie, tie)] {
+        if from.has(a) && to.has(b) && !from.has(b) {
+            if let Param::Given(v) = super::parse::flag(a, raw.get(a), &mut Vec::new()) {
+                out.set(b, (!v).to_string());
+            }
+        }
+    }
+    // Megatron's grouped-query switch follows from the key/value heads carried
+    if to.has(Field::GroupQueryAttention) && !from.has(Field::GroupQueryAttention) {
+        if let Some(kv) = from.field_for(Concept::KvHeads) {
+            if !raw.get(kv).trim().is_empty() {
+                out.set(Field::GroupQueryAttention, "true");
             }
         }
     }
