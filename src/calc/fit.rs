@@ -681,6 +681,7 @@ pub struct MegatronSettings {
     /// `Some` when full recompute has its method.
     pub method_ok: bool,
     pub divisible: u64,
+    pub expert_tp: Option<u64>,
 }
 
 impl MegatronSettings {
@@ -727,7 +728,15 @@ impl MegatronSettings {
             }
             _ => false,
         };
+        let expert_tp = super::parse::count(
+            Field::ExpertTensorParallelSize,
+            raw.get(Field::ExpertTensorParallelSize),
+            &mut Vec::new(),
+        )
+        .given()
+        .filter(|&e| e > 0);
         Some(MegatronSettings {
+            expert_tp,
             distributed_optimizer: dist?,
             sequence_parallel: sp?,
             selective,
@@ -869,7 +878,8 @@ fn megatron(
         pipeline_model_parallel_size: grid.pp,
         virtual_pipeline_model_parallel_size: None,
         expert_model_parallel_size: grid.ep,
-        expert_tensor_parallel_size: grid.tp,
+        // --expert-tensor-parallel-size (TP unless given; the rules check it)
+        expert_tensor_parallel_size: s.expert_tp.unwrap_or(grid.tp),
         world_size: grid.world,
         data_parallel_size: grid.dp,
         use_distributed_optimizer: dist,
@@ -963,7 +973,7 @@ fn flops_stage(
         Output::FlopsPerToken,
         format!("flops_per_token = {rule}"),
         format!(
-            "at {seq} tokens per sequence: HF {} · Megatron {} · torchtitan {} · nanotron {}",
+            "at {seq} tokens per sequence: HF {} · Megatron {} · torchtitan {} · nanotron {} (HF counts no attention and every expert; Megatron halves attention for causality and adds the padded vocabulary; torchtitan counts the active experts and full attention; nanotron leaves out the norms)",
             hf.map_or("—".into(), |v| v.to_string()),
             meg.map_or("—".into(), fmt_f),
             tt.map_or("—".into(), |v| v.to_string()),
@@ -1136,12 +1146,18 @@ impl Training {
 
 /// Micro batch per GPU: the global batch over dp × the micro batches of a step.
 fn micro_batch(report: &Report, dp: u64) -> Option<u64> {
+    // DeepSpeed derives it itself (its batch check may count the whole world, not dp)
+    if let Some(m) = report.count(Output::TrainMicroBatchSizePerGpu) {
+        return Some(m).filter(|&m| m > 0);
+    }
     let global = report.count(Output::GlobalBatchSize)?;
     let accum = report
         .count(Output::NumMicrobatches)
         .or_else(|| report.count(Output::GradientAccumulationSteps))
         .unwrap_or(1);
-    let per = dp.checked_mul(accum)?;
+    // torchtitan splits each local batch into the pipeline's microbatches
+    let pipeline = report.count(Output::NumPpMicrobatches).unwrap_or(1);
+    let per = dp.checked_mul(accum)?.checked_mul(pipeline)?;
     (per > 0 && global % per == 0)
         .then(|| global / per)
         .filter(|&m| m > 0)
