@@ -19,6 +19,8 @@ const FIXTURES: &[(&str, &str)] = &[
     ("nanotron", include_str!("fixtures/nanotron.txt")),
 ];
 
+static FIXES_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static FIXES_MAX_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 static REVEALS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn applied(raw: &RawInputs, fix: &Fix) -> RawInputs {
@@ -42,7 +44,11 @@ fn error_fields(report: &Report) -> Vec<Field> {
 fn check(fw: Framework, release: &str, raw: &RawInputs, at: &str) -> (usize, usize) {
     let report = fw.compute(release, raw);
     let before = error_fields(&report);
+    let t = Instant::now();
     let all = fixes(fw, release, raw, &report);
+    let took = t.elapsed().as_nanos() as u64;
+    FIXES_NS.fetch_add(took, std::sync::atomic::Ordering::Relaxed);
+    FIXES_MAX_NS.fetch_max(took, std::sync::atomic::Ordering::Relaxed);
     for (field, list) in &all {
         assert!(
             before.contains(field),
@@ -146,6 +152,15 @@ fn every_fix_of_every_refused_fixture_link_removes_its_error() {
         total.1 += per.1;
     }
     let reveals = REVEALS.load(std::sync::atomic::Ordering::Relaxed);
+    let ns = FIXES_NS.load(std::sync::atomic::Ordering::Relaxed);
+    let max = FIXES_MAX_NS.load(std::sync::atomic::Ordering::Relaxed);
+    // what the page pays per edit with an error (the calls of this test only; others run in
+    // parallel and add to the total but the mean stays indicative)
+    println!(
+        "fixes(): mean {:?}, max {:?} per refused link",
+        Duration::from_nanos(ns / links as u64),
+        Duration::from_nanos(max)
+    );
     println!("all: {} of {} fields, {links} links; slowest {:?} {}; {reveals} fixes reveal another error", total.1, total.0, slowest.0, slowest.1);
     assert!(links >= 300, "{links}");
 }

@@ -21,8 +21,6 @@
 //! [`super::layout::MAX_WORLD`]). Nothing here runs without an error: a report without errors
 //! gets no fixes and costs nothing.
 
-use std::collections::BTreeSet;
-
 use super::frameworks::Framework;
 use super::layout::{self, Explorer, Fit};
 use super::{parse, Field, Kind, Level, Param, RawInputs, Report, Stage};
@@ -63,12 +61,11 @@ pub fn fixes(
     if fields.is_empty() {
         return Vec::new();
     }
-    let before: BTreeSet<Field> = fields.iter().copied().collect();
     let check = Check {
         framework,
         release,
         raw,
-        before: &before,
+        before: &fields,
     };
     let dims = layout::dims_at(framework, release);
     let mut explorer: Option<Explorer> = None;
@@ -106,10 +103,10 @@ pub fn fixes(
             new
         });
         // the ones that leave no error at all first (stable: nearest first within each)
-        found.sort_by_key(|(tier, _)| *tier);
-        let list: Vec<Fix> = found
-            .into_iter()
-            .map(|(_, f)| f)
+        let list: Vec<Fix> = [Tier::Clean, Tier::Others, Tier::Reveals]
+            .iter()
+            .flat_map(|t| found.iter().filter(move |(tier, _)| tier == t))
+            .map(|(_, f)| f.clone())
             .take(MAX_FIXES + usize::from(cluster))
             .collect();
         if !list.is_empty() {
@@ -156,12 +153,6 @@ fn cluster_targets(field: Field, raw: &RawInputs) -> Vec<Field> {
     }
 }
 
-/// What a fix sets.
-type Assignments = Vec<(Field, String)>;
-/// How near a row is to the current layout, nearest first: it keeps the size in error, how many
-/// sizes it changes, it misses the global batch, the sum of the size changes.
-type Nearness = (bool, usize, bool, u128);
-
 /// What a verified fix leaves, best first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Tier {
@@ -180,7 +171,7 @@ struct Check<'a> {
     release: &'a str,
     raw: &'a RawInputs,
     /// The fields with an error before any change.
-    before: &'a BTreeSet<Field>,
+    before: &'a [Field],
 }
 
 impl Check<'_> {
@@ -253,40 +244,48 @@ impl Check<'_> {
                     .unwrap_or(1)
             })
             .collect();
-        let mut ranked: Vec<(usize, Assignments, Nearness)> = Vec::new();
-        for (i, row) in ex.rows.iter().enumerate() {
-            if !row.valid() {
-                continue;
-            }
-            let mut set = self.changed(ex, &current, ex.assignments(row));
-            // the accumulation or global batch a row sets only matters when it keeps the batch
-            // or replaces a value given; otherwise the framework's default is the natural one
-            if row.fit != Fit::Exact {
-                set.retain(|(f, _)| {
-                    !(Some(*f) == ex.accum_field || Some(*f) == ex.global_field)
-                        || !self.raw.get(*f).trim().is_empty()
-                });
-            }
-            if set.is_empty() {
-                continue;
-            }
-            let mut changed = 0;
-            let mut distance: u128 = 0;
-            let mut touches = false;
-            for ((&(_, f), &s), &c) in ex.dims.iter().zip(&row.sizes).zip(&current) {
-                if s != c {
-                    changed += 1;
-                    distance = distance.saturating_add(u128::from(s.abs_diff(c)));
-                    touches |= f == field;
+        let is_dim = ex.dims.iter().any(|&(_, f)| f == field);
+        // how near each row is, nearest first: it changes the size in error, how many sizes it
+        // changes, it keeps the global batch, the sum of the size changes (one number; an
+        // invalid row is last)
+        let keys: Vec<u128> = ex
+            .rows
+            .iter()
+            .map(|row| {
+                if !row.valid() {
+                    return u128::MAX;
                 }
-            }
-            let keeps = row.fit == Fit::Exact;
-            let is_dim = ex.dims.iter().any(|&(_, f)| f == field);
-            ranked.push((i, set, (is_dim && !touches, changed, !keeps, distance)));
-            // bounded: the rows are many only for a huge world; the nearest are kept below
-        }
-        ranked.sort_by_key(|(i, _, key)| (*key, *i));
-        self.first(field, ranked.into_iter().map(|(_, set, _)| set), want)
+                let (mut changed, mut distance, mut touches) = (0u128, 0u128, false);
+                for ((&(_, f), &s), &c) in ex.dims.iter().zip(&row.sizes).zip(&current) {
+                    if s != c {
+                        changed += 1;
+                        distance = distance.saturating_add(u128::from(s.abs_diff(c)));
+                        touches |= f == field;
+                    }
+                }
+                (u128::from(is_dim && !touches) << 120)
+                    | (changed.min(0xff) << 100)
+                    | (u128::from(row.fit != Fit::Exact) << 99)
+                    | distance.min((1 << 99) - 1)
+            })
+            .collect();
+        let sets = smallest(&keys, 2 * MAX_TRIES)
+            .into_iter()
+            .filter(|&i| keys[i] != u128::MAX)
+            .filter_map(|i| {
+                let row = &ex.rows[i];
+                let mut set = self.changed(ex, &current, ex.assignments(row));
+                // the accumulation or global batch a row sets only matters when it keeps the
+                // batch or replaces a value given; otherwise the framework's default is natural
+                if row.fit != Fit::Exact {
+                    set.retain(|(f, _)| {
+                        !(Some(*f) == ex.accum_field || Some(*f) == ex.global_field)
+                            || !self.raw.get(*f).trim().is_empty()
+                    });
+                }
+                (!set.is_empty()).then_some(set)
+            });
+        self.first(field, sets, want)
     }
 
     /// A row's assignments without those that set what is already there.
@@ -338,14 +337,9 @@ fn label(set: &[(Field, String)]) -> String {
         })
         .collect();
     let text = parts.join(", ");
-    if set.first().is_some_and(|(_, v)| v.is_empty()) {
-        // "Leave … unset"
-        let mut c = text.chars();
-        c.next()
-            .map(|f| f.to_uppercase().chain(c).collect())
-            .unwrap_or_default()
-    } else {
-        format!("Use {text}")
+    match text.strip_prefix("leave ") {
+        Some(rest) => format!("Leave {rest}"),
+        None => format!("Use {text}"),
     }
 }
 
@@ -431,7 +425,12 @@ fn candidates(kind: Kind, field: Field, raw: &RawInputs, messages: &[&str]) -> V
             }
         }
     }
-    values.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // nearest first (distances below 1e19, kept to a thousandth)
+    let keys: Vec<u128> = values.iter().map(|(d, _)| (d * 1000.0) as u128).collect();
+    let mut values: Vec<(f64, String)> = smallest(&keys, keys.len())
+        .into_iter()
+        .map(|i| values[i].clone())
+        .collect();
     // one text per number (`2.0` from a message before `2`)
     let mut numbers: Vec<f64> = Vec::new();
     values.retain(|(_, s)| match s.parse::<f64>() {
@@ -455,6 +454,25 @@ fn candidates(kind: Kind, field: Field, raw: &RawInputs, messages: &[&str]) -> V
         first.push(String::new());
     }
     first
+}
+
+/// The indices of the `n` smallest keys, smallest first (ties: the earlier first); a selection,
+/// not a sort (one small loop in the bundle instead of a sort per key type).
+fn smallest(keys: &[u128], n: usize) -> Vec<usize> {
+    let mut taken = vec![false; keys.len()];
+    let mut out = Vec::new();
+    while out.len() < n {
+        let mut best: Option<usize> = None;
+        for (i, k) in keys.iter().enumerate() {
+            if !taken[i] && best.is_none_or(|b| *k < keys[b]) {
+                best = Some(i);
+            }
+        }
+        let Some(b) = best else { break };
+        taken[b] = true;
+        out.push(b);
+    }
+    out
 }
 
 /// The numbers in a text (`16`, `2.0`, not a version like `0.14.0`), as written.
