@@ -108,7 +108,7 @@ pub fn app() -> Html {
                 <div class="layout">
                     <div class="main">
                         { picker }
-                        <Form framework={fw} {inputs} report={report.clone()} {on_input} readonly={view.readonly} compact=true />
+                        <Form framework={fw} release={release.id} {inputs} report={report.clone()} {on_input} {on_apply} readonly={view.readonly} compact=true />
                     </div>
                     <div class="side">
                         <Results framework={fw} release={release.id} report={report.clone()} />
@@ -138,7 +138,7 @@ pub fn app() -> Html {
             <div class="layout">
                 <div class="main">
                     { picker }
-                    <Form framework={fw} inputs={inputs.clone()} report={report.clone()} {on_input} readonly={view.readonly} compact=false />
+                    <Form framework={fw} release={release.id} inputs={inputs.clone()} report={report.clone()} {on_input} on_apply={on_apply.clone()} readonly={view.readonly} compact=false />
                 </div>
                 <div class="side">
                     <Results framework={fw} release={release.id} report={report.clone()} />

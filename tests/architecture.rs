@@ -27,6 +27,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("frameworks", 5),
     ("layout", 6),
     ("mesh", 7),
+    ("fixes", 7),
     ("compare", 6),
     ("export", 6),
     ("import", 6),

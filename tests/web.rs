@@ -232,6 +232,64 @@ async fn bad_values_are_field_errors_and_the_rest_computes() {
 }
 
 #[wasm_bindgen_test]
+async fn a_refusal_offers_one_click_fixes() {
+    // tensor_parallel_size 4 does not divide 6 GPUs: the error at the field offers the nearest
+    // sizes that do, as buttons under it
+    let page = mount("world_size=6&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000&tensor_parallel_size=4").await;
+    let err = page
+        .q("[data-error=\"tensor_parallel_size\"]")
+        .expect("error at tensor_parallel_size");
+    assert_eq!(err.get_attribute("role").as_deref(), Some("alert"));
+    let described = page
+        .input("tensor_parallel_size")
+        .get_attribute("aria-describedby")
+        .unwrap();
+    assert!(described
+        .split(' ')
+        .any(|id| Some(id.to_string()) == err.get_attribute("id")));
+    let button: web_sys::HtmlElement = page
+        .q("button[data-fix=\"tensor_parallel_size\"]")
+        .expect("a fix button")
+        .dyn_into()
+        .unwrap();
+    let label = button.text_content().unwrap();
+    assert!(label.starts_with("Use tensor_parallel_size = 3"), "{label}");
+    // the world_size refusal offers other world sizes
+    assert!(page
+        .q("button[data-fix=\"world_size\"][data-fix-set=\"world_size=8\"]")
+        .is_some());
+    button.click();
+    yew::scheduler::flush().await;
+    settle().await;
+    assert!(page.q("[data-error=\"tensor_parallel_size\"]").is_none());
+    assert!(page.q("[data-error]").is_none());
+    assert!(page.q("button[data-fix]").is_none());
+    assert_eq!(page.input("tensor_parallel_size").value(), "3");
+    assert!(search().contains("tensor_parallel_size=3"), "{}", search());
+    // the fix keeps the global batch of 8 (gradient accumulation 2 with dp 2)
+    assert_eq!(page.value("global_batch_size").as_deref(), Some("8"));
+}
+
+#[wasm_bindgen_test]
+async fn an_error_that_does_not_name_its_field_shows_the_key() {
+    // torchtitan's product message names dp_shard, not the key
+    let page = mount("framework=torchtitan&world_size=10&data_parallel_replicate_degree=2&data_parallel_shard_degree=2&tensor_parallel_degree=2").await;
+    let err = page
+        .q("[data-error=\"data_parallel_shard_degree\"]")
+        .expect("error at data_parallel_shard_degree");
+    let key = err
+        .query_selector("code.key")
+        .unwrap()
+        .expect("the key in front");
+    assert_eq!(key.text_content().unwrap(), "data_parallel_shard_degree");
+    // a message that names its key has no prefix
+    let ws = page
+        .q("[data-error=\"world_size\"]")
+        .expect("error at world_size");
+    assert!(ws.query_selector("code.key").unwrap().is_none());
+}
+
+#[wasm_bindgen_test]
 async fn hostile_values_are_text() {
     let page = mount("nodes=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&%3Cscript%3E=1").await;
     assert!(page.q("img").is_none());

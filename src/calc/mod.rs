@@ -28,6 +28,7 @@ pub mod estimate;
 pub mod export;
 pub mod field;
 pub mod fit;
+pub mod fixes;
 pub mod flops;
 pub mod frameworks;
 pub mod import;

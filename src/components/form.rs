@@ -9,15 +9,20 @@ use yew::prelude::*;
 
 use super::messages::{message_id, FieldMessages};
 use crate::calc::field::ARCHITECTURE_TITLE;
+use crate::calc::fixes::{fixes, Fix};
 use crate::calc::frameworks::THROUGHPUT;
 use crate::calc::{view, Field, Framework, Kind, RawInputs, Report};
 
 #[derive(Properties, PartialEq)]
 pub struct FormProps {
     pub framework: Framework,
+    /// The release the report is computed by (the fixes are verified by it).
+    pub release: &'static str,
     pub inputs: RawInputs,
     pub report: Rc<Report>,
     pub on_input: Callback<(Field, String)>,
+    /// Applies several fields at once (a fix under an error message).
+    pub on_apply: Callback<Vec<(Field, String)>>,
     /// `readonly=1`: shown, not editable.
     pub readonly: bool,
     /// `embed=1`: the key inputs, plus any other field that is given or has a message.
@@ -36,10 +41,34 @@ fn shown(field: Field, props: &FormProps) -> bool {
 
 #[function_component(Form)]
 pub fn form(props: &FormProps) -> Html {
+    // computed only when there is an error (and something can be changed)
+    let fixes = use_memo(
+        (
+            props.framework,
+            props.release,
+            props.inputs.clone(),
+            props.report.clone(),
+            props.readonly,
+        ),
+        |(fw, release, inputs, report, readonly)| {
+            if *readonly || !report.has_errors() {
+                Vec::new()
+            } else {
+                fixes(*fw, release, inputs, report)
+            }
+        },
+    );
+    let fixes_at = |f: Field| -> Vec<Fix> {
+        fixes
+            .iter()
+            .find(|(g, _)| *g == f)
+            .map(|(_, l)| l.clone())
+            .unwrap_or_default()
+    };
     html! {
         <form class="inputs" aria-label="Run configuration" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
             { for props.framework.groups().iter().chain(std::iter::once(&THROUGHPUT)).map(|(title, fields)| {
-                let rows = html! { { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props)) } };
+                let rows = html! { { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props, fixes_at(f))) } };
                 if *title == ARCHITECTURE_TITLE {
                     // folded until something in it is given (or has a message)
                     let open = !view::folded(title, fields, &props.inputs, &props.report);
@@ -62,7 +91,7 @@ pub fn form(props: &FormProps) -> Html {
     }
 }
 
-fn field_row(field: Field, props: &FormProps) -> Html {
+fn field_row(field: Field, props: &FormProps, fixes: Vec<Fix>) -> Html {
     let (label, placeholder, help) = props.framework.describe(field);
     let key = field.key();
     let id = format!("in-{key}");
@@ -130,7 +159,7 @@ fn field_row(field: Field, props: &FormProps) -> Html {
             </label>
             { control }
             <p id={help_id} class="help">{ help }</p>
-            <FieldMessages {field} {diags} />
+            <FieldMessages {field} {diags} {fixes} on_fix={props.on_apply.clone()} />
         </div>
     }
 }

@@ -3,6 +3,7 @@
 
 use yew::prelude::*;
 
+use crate::calc::fixes::{names_key, Fix};
 use crate::calc::parse::shorten;
 use crate::calc::{view, Diag, Field, Level};
 
@@ -15,13 +16,40 @@ pub fn message_id(field: Field, n: usize) -> String {
 pub struct FieldMessagesProps {
     pub field: Field,
     pub diags: Vec<Diag>,
+    /// One-click changes that make the framework accept the inputs at this field
+    /// (`calc::fixes`), shown after its last error.
+    #[prop_or_default]
+    pub fixes: Vec<Fix>,
+    /// Applies a fix's assignments (one action for all its fields).
+    #[prop_or_default]
+    pub on_fix: Callback<Vec<(Field, String)>>,
 }
 
 /// Every message at one field: errors carry `data-error` and `role="alert"`, warnings
 /// `data-warning`, notes `data-note`, hints `data-hint` (the attribute value is the field key).
+/// An error whose text does not name the field's key shows the key in front of it. After the
+/// last error, the fixes: `button[data-fix=KEY]`, `data-fix-set` the query fragment it sets.
 #[function_component(FieldMessages)]
 pub fn field_messages(props: &FieldMessagesProps) -> Html {
     let key = props.field.key();
+    let last_error = props.diags.iter().rposition(|d| d.level == Level::Error);
+    let fixes = html! {
+        if !props.fixes.is_empty() {
+            <div class="fixes" role="group" aria-label={format!("Fixes for {key}")}>
+                { for props.fixes.iter().map(|fix| {
+                    let set = fix.set.clone();
+                    let cb = props.on_fix.clone();
+                    let query = fix.set.iter().map(|(f, v)| format!("{}={v}", f.key())).collect::<Vec<_>>().join("&");
+                    html! {
+                        <button type="button" class="fix" data-fix={key} data-fix-set={query}
+                            onclick={Callback::from(move |_: MouseEvent| cb.emit(set.clone()))}>
+                            { fix.label.clone() }
+                        </button>
+                    }
+                }) }
+            </div>
+        }
+    };
     props
         .diags
         .iter()
@@ -31,7 +59,16 @@ pub fn field_messages(props: &FieldMessagesProps) -> Html {
             let text = d.message.clone();
             match d.level {
                 Level::Error => {
-                    html! { <p {id} class="msg error" data-error={key} role="alert">{ text }</p> }
+                    let named = names_key(props.field, &text);
+                    html! {
+                        <>
+                            <p {id} class="msg error" data-error={key} role="alert">
+                                if !named { <code class="key">{ key }</code>{ ": " } }
+                                { text }
+                            </p>
+                            if Some(n) == last_error { { fixes.clone() } }
+                        </>
+                    }
                 }
                 Level::Warning => {
                     html! { <p {id} class="msg warning" data-warning={key}>{ text }</p> }
