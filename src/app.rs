@@ -142,7 +142,7 @@ pub fn app() -> Html {
                 </div>
                 <div class="side">
                     <Results framework={fw} release={release.id} report={report.clone()} />
-                    <Share framework={fw} urls={urls} {inputs} report={report.clone()} />
+                    <Share framework={fw} release={release.id} urls={urls} {inputs} report={report.clone()} />
                     <Memory framework={fw} report={report.clone()} />
                     <Later>
                         if let Some(legacy) = view::legacy(fw, release.id) { <Legacy framework={fw} {legacy} report={report.clone()} /> }

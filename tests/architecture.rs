@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("export", 6),
     ("import", 6),
     ("view", 8),
+    ("card", 9),
 ];
 
 /// What `calc/mod.rs` re-exports, by the module that defines it.

@@ -391,6 +391,80 @@ async fn embed_button_shows_snippets_for_the_state() {
 }
 
 #[wasm_bindgen_test]
+async fn embed_offers_a_summary_card_to_download() {
+    let page = mount("nodes=16&tensor_parallel_size=8&micro_batch_size=2&gradient_accumulation_steps=8&num_samples=500000").await;
+    assert!(
+        page.q("[data-card]").is_none(),
+        "the card comes with the Embed dialog"
+    );
+    let button: web_sys::HtmlElement = page
+        .root
+        .query_selector_all(".share button")
+        .unwrap()
+        .item(1)
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    button.click();
+    yew::scheduler::flush().await;
+    let section = page.q("[data-card]").expect("the summary card section");
+    assert!(section
+        .text_content()
+        .unwrap()
+        .contains("Summary card (SVG)"));
+    let link = page
+        .q("[data-card] a[data-card-download][download=\"dpcalc-card.svg\"]")
+        .expect("the download link");
+    let href = link.get_attribute("href").unwrap();
+    let prefix = "data:image/svg+xml;charset=utf-8,";
+    assert!(href.starts_with(prefix), "{href}");
+    let svg: String = js_sys::decode_uri_component(&href[prefix.len()..])
+        .unwrap()
+        .into();
+    assert!(
+        svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+        "{svg}"
+    );
+    assert!(svg.ends_with("</svg>"));
+    let global = page.value("global_batch_size").unwrap();
+    assert_eq!(global, "256");
+    assert!(svg.contains(&format!(">{global}</text>")), "{svg}");
+    assert!(svg.contains(">1,954</text>") && svg.contains("prefers-color-scheme: dark"));
+    // the preview shows the same picture inline, in the SVG namespace, without its style element
+    let preview = page
+        .q("[data-card] .card-preview svg")
+        .expect("the preview");
+    assert!(preview.query_selector("style").unwrap().is_none());
+    assert!(preview.text_content().unwrap().contains("256"));
+    assert_eq!(
+        preview.namespace_uri().as_deref(),
+        Some("http://www.w3.org/2000/svg")
+    );
+    // the Markdown links the committed picture to these inputs
+    let md: web_sys::HtmlTextAreaElement = page
+        .q("[data-card] [data-card-markdown]")
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let share = page.value("share_url").unwrap();
+    assert_eq!(
+        md.value(),
+        format!("[![dpcalc: axolotl 0.19.0 → 128 GPUs, dp 16, global batch 256, 1,954 steps](dpcalc-card.svg)]({share})")
+    );
+    // the card follows the state
+    page.type_into("tensor_parallel_size", "4").await;
+    let href = page
+        .q("a[data-card-download]")
+        .unwrap()
+        .get_attribute("href")
+        .unwrap();
+    let svg: String = js_sys::decode_uri_component(&href[prefix.len()..])
+        .unwrap()
+        .into();
+    assert!(svg.contains(">512</text>"), "{svg}");
+}
+
+#[wasm_bindgen_test]
 async fn a_crash_keeps_the_link_and_offers_a_reset() {
     let _page = mount("nodes=2&x=%3Cb%3Ehi%3C%2Fb%3E").await;
     let before = web_sys::window().unwrap().location().href().unwrap();

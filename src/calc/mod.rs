@@ -22,6 +22,7 @@
 //! convention) and [`lora`] (LoRA's trainable parameters as PEFT counts them for axolotl's
 //! LoraConfig). [`fit`] runs them as the model stage of every report.
 
+pub mod card;
 pub mod cluster;
 pub mod compare;
 pub mod estimate;

@@ -1,5 +1,9 @@
 //! The share link and its Copy button (Clipboard API, with a selectable fallback when the
-//! clipboard is refused, as in cross-origin iframes).
+//! clipboard is refused, as in cross-origin iframes), and the Embed dialog: the iframe, Markdown
+//! and text snippets, and the summary card (`[data-card]`, src/calc/card.rs) for docs that strip
+//! iframes: an SVG file to download (`a[data-card-download]`, a `data:` URL: a download is no
+//! fetch, so the strict CSP allows it), its inline preview (the markup itself: the CSP allows no
+//! `data:` image) and the Markdown that links the committed picture (`[data-card-markdown]`).
 
 use std::rc::Rc;
 
@@ -7,13 +11,15 @@ use wasm_bindgen::JsValue;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::calc::{Framework, RawInputs, Report};
+use crate::calc::{card, Framework, RawInputs, Report};
 use crate::embed;
 use crate::state::Urls;
 
 #[derive(Properties, PartialEq)]
 pub struct ShareProps {
     pub framework: Framework,
+    /// The release computed (an id of the framework's releases), for the summary card.
+    pub release: &'static str,
     pub urls: Urls,
     pub inputs: RawInputs,
     pub report: Rc<Report>,
@@ -79,6 +85,14 @@ pub fn share(props: &ShareProps) -> Html {
             &props.inputs,
             &props.report,
         );
+        let (fw, release, url) = (props.framework, props.release, &props.urls.share);
+        let svg = card::svg(fw, release, &props.inputs, &props.report, url);
+        let preview = card::preview(fw, release, &props.inputs, &props.report, url);
+        let markdown = card::markdown(fw, release, &props.report, url);
+        let onfocus = Callback::from(|e: FocusEvent| {
+            let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
+            area.select();
+        });
         html! {
             <div class="snippets" id="embed-snippets">
                 <Snippet id="snippet-iframe" label="HTML (iframe)" text={s.iframe} />
@@ -88,6 +102,23 @@ pub fn share(props: &ShareProps) -> Html {
                     { "To size the iframe to its content, add to the host page: " }
                     <code>{ HOST_SNIPPET }</code>
                 </p>
+                <section class="summary-card" data-card="" aria-labelledby="card-title">
+                    <h3 id="card-title">{ "Summary card (SVG)" }</h3>
+                    <p class="help">
+                        { "For READMEs and wikis that strip iframes (GitHub, GitLab): download the picture, commit it next to the page, and paste the Markdown below: the picture links to these inputs. It reads in light and dark themes and loads nothing." }
+                    </p>
+                    <div class="card-preview">{ Html::from_html_unchecked(AttrValue::from(preview)) }</div>
+                    <p class="card-download">
+                        <a download={card::FILE_NAME} href={card::data_url(&svg)} data-card-download="">
+                            { format!("Download {}", card::FILE_NAME) }
+                        </a>
+                    </p>
+                    <div class="snippet">
+                        <label for="snippet-card">{ "Markdown (the committed picture, linked to the calculator)" }</label>
+                        <textarea id="snippet-card" readonly=true rows="3" value={markdown} {onfocus}
+                            data-snippet="snippet-card" data-card-markdown="" />
+                    </div>
+                </section>
             </div>
         }
     });
