@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("export", 6),
     ("import", 6),
     ("view", 8),
+    ("guide", 9),
 ];
 
 /// What `calc/mod.rs` re-exports, by the module that defines it.

@@ -30,6 +30,7 @@ pub mod field;
 pub mod fit;
 pub mod flops;
 pub mod frameworks;
+pub mod guide;
 pub mod import;
 pub mod layout;
 pub mod lora;
