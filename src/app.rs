@@ -9,9 +9,10 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::{view, Field};
+use crate::calc::{guide, view, Field};
 use crate::components::{
-    Compare, Config, Explain, Form, Later, Legacy, Memory, Notices, Picker, Results, Run, Share,
+    Compare, Config, Examples, Explain, Form, Later, Legacy, Memory, Notices, Picker, Results, Run,
+    Share, Summary,
 };
 use crate::state::{url_with, Action, State};
 use crate::web::{base_url, crash, iframe};
@@ -111,7 +112,7 @@ pub fn app() -> Html {
                         <Form framework={fw} release={release.id} {inputs} report={report.clone()} {on_input} {on_apply} readonly={view.readonly} compact=true />
                     </div>
                     <div class="side">
-                        <Results framework={fw} release={release.id} report={report.clone()} />
+                        <Results framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} />
                         <p class="full-link">
                             <a href={urls.full.clone()} target="_blank" rel="noopener" data-output="full_url" data-value={urls.full.clone()}>
                                 { "Open full calculator \u{2197}" }
@@ -124,6 +125,9 @@ pub fn app() -> Html {
         };
     }
 
+    // the other release's comparison, only when it says something about these inputs
+    let legacy =
+        view::legacy(fw, release.id).zip(guide::legacy_why(fw, release.id, &state.inputs, &report));
     html! {
         <main class="page">
             <header class="top">
@@ -133,7 +137,9 @@ pub fn app() -> Html {
                     <strong>{ format!("{} {}", fw.name(), release.id) }</strong>
                     { " run gets: computed in your browser, exactly as the framework does it." }
                 </p>
+                <Examples />
             </header>
+            <Summary framework={fw} inputs={state.inputs.clone()} report={report.clone()} />
             { notices }
             <div class="layout">
                 <div class="main">
@@ -141,11 +147,11 @@ pub fn app() -> Html {
                     <Form framework={fw} release={release.id} inputs={inputs.clone()} report={report.clone()} {on_input} on_apply={on_apply.clone()} readonly={view.readonly} compact=false />
                 </div>
                 <div class="side">
-                    <Results framework={fw} release={release.id} report={report.clone()} />
+                    <Results framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} />
                     <Share framework={fw} release={release.id} urls={urls} {inputs} report={report.clone()} />
                     <Memory framework={fw} report={report.clone()} />
                     <Later>
-                        if let Some(legacy) = view::legacy(fw, release.id) { <Legacy framework={fw} {legacy} report={report.clone()} /> }
+                        if let Some((legacy, why)) = legacy { <Legacy framework={fw} {legacy} {why} report={report.clone()} /> }
                         <Explain report={report.clone()} />
                     </Later>
                 </div>

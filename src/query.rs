@@ -325,6 +325,23 @@ pub fn encode(link: &Link) -> String {
     serde_urlencoded::to_string(&pairs).unwrap_or_default()
 }
 
+/// The one-click examples (`calc::guide::examples`) as `(label, query)`: each a complete link
+/// with its `version=`, written by [`encode`] so it reads back as the same configuration.
+pub fn example_links() -> Vec<(&'static str, String)> {
+    crate::calc::guide::examples()
+        .into_iter()
+        .map(|ex| {
+            let link = Link {
+                framework: ex.framework,
+                release: ex.framework.release(ex.release),
+                inputs: ex.inputs,
+                ..Link::default()
+            };
+            (ex.label, encode(&link))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

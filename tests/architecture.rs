@@ -33,6 +33,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("import", 6),
     ("view", 8),
     ("card", 9),
+    ("guide", 9),
 ];
 
 /// What `calc/mod.rs` re-exports, by the module that defines it.

@@ -752,3 +752,64 @@ async fn the_model_panel_answers_will_it_fit() {
     let page = mount("micro_batch_size=1").await;
     assert!(page.q("[data-hint=\"model\"]").is_some());
 }
+
+/// The first visit: a value that cannot be computed says what it needs (data-needs, the
+/// framework's label), the summary follows the results, the other release's box waits for the
+/// user's own inputs, and the examples are complete links.
+#[wasm_bindgen_test]
+async fn the_first_visit_says_what_the_rest_needs() {
+    let page = mount("").await;
+    let steps = page.q("[data-output=\"total_num_steps\"]").unwrap();
+    assert_eq!(steps.get_attribute("data-value"), None);
+    assert_eq!(
+        steps.get_attribute("data-needs").as_deref(),
+        Some("num_samples")
+    );
+    assert_eq!(steps.text_content().as_deref(), Some("needs Training rows"));
+    assert!(
+        page.q(".legacy").is_none(),
+        "no other-release box on the bare page"
+    );
+    let bar = page.q("[data-summary-bar]").expect("the summary");
+    assert!(bar.query_selector("[data-output]").unwrap().is_none());
+    let gb = page.q("[data-summary=\"global_batch_size\"]").unwrap();
+    assert_eq!(gb.get_attribute("data-value").as_deref(), Some("8"));
+    let max = page.q("[data-summary=\"max_steps\"]").unwrap();
+    assert_eq!(max.text_content().as_deref(), Some("needs Training rows"));
+    let examples = page.root.query_selector_all("a[data-example]").unwrap();
+    assert!(examples.length() >= 3);
+    for i in 0..examples.length() {
+        let href = examples
+            .item(i)
+            .unwrap()
+            .dyn_into::<Element>()
+            .unwrap()
+            .get_attribute("href")
+            .unwrap();
+        assert!(href.contains("?") && href.contains("version="), "{href}");
+    }
+    // typing the rows computes the steps, in the results and the summary
+    page.type_into("num_samples", "1000").await;
+    assert_eq!(page.value("total_num_steps").as_deref(), Some("125"));
+    let max = page.q("[data-summary=\"max_steps\"]").unwrap();
+    assert_eq!(max.get_attribute("data-value").as_deref(), Some("125"));
+    // an error shows in the summary with a link to its field
+    page.type_into("nodes", "two").await;
+    let err = page
+        .q("[data-summary=\"error\"] a")
+        .expect("the error in the summary");
+    assert_eq!(err.get_attribute("href").as_deref(), Some("#in-nodes"));
+}
+
+#[wasm_bindgen_test]
+async fn the_other_release_box_says_why_it_matters() {
+    let page = mount("version=0.19.0&world_size=4&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000").await;
+    let why = page
+        .q(".legacy [data-legacy-why]")
+        .expect("the box, with its reason");
+    assert!(why.text_content().unwrap().contains("global batch"));
+    assert_eq!(
+        page.value("legacy_global_batch_size").as_deref(),
+        Some("32")
+    );
+}

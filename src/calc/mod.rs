@@ -32,6 +32,7 @@ pub mod fit;
 pub mod fixes;
 pub mod flops;
 pub mod frameworks;
+pub mod guide;
 pub mod import;
 pub mod layout;
 pub mod lora;

@@ -39,6 +39,9 @@ pub fn explain(props: &ReportProps) -> Html {
 pub struct LegacyProps {
     pub framework: Framework,
     pub legacy: Other,
+    /// Why it matters for these inputs (`calc::guide::legacy_why`); the page shows the box only
+    /// when there is a reason.
+    pub why: String,
     pub report: Rc<Report>,
 }
 
@@ -49,6 +52,7 @@ pub fn legacy(props: &LegacyProps) -> Html {
     html! {
         <section class="legacy" aria-label={format!("Comparison with another {} release", props.framework.name())}>
             <h2>{ title }</h2>
+            <p class="why" data-legacy-why="">{ props.why.clone() }</p>
             <p class="help">{ help }</p>
             <dl>
                 { value_row(props.framework, r, Output::LegacyGlobalBatchSize) }

@@ -14,6 +14,7 @@ mod picker;
 mod results;
 mod run;
 mod share;
+mod summary;
 mod timeline;
 
 pub use compare::Compare;
@@ -29,4 +30,5 @@ pub use picker::Picker;
 pub use results::Results;
 pub use run::Run;
 pub use share::Share;
+pub use summary::{Examples, Summary};
 pub use timeline::{TimelineProps, TokensTime};

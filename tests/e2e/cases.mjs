@@ -5,7 +5,8 @@ export const cases = [
       steps_per_epoch: '63', warmup_steps: '2', legacy_global_batch_size: '32', legacy_total_num_steps: '63' }],
   ['world_size=4&micro_batch_size=2&gradient_accumulation_steps=4&sequence_len=2048&sample_packing=true&sample_packing_eff_est=0.95&total_num_tokens=10000000',
     { global_batch_size: '32', total_num_steps: '158.0', max_steps: '158.0', tokens_per_step: '65536' }],
-  ['', { world_size: '8', dp_world_size: '8', global_batch_size: '8', total_num_steps: null, legacy_total_num_steps: null }],
+  // the bare address: no other-release box (it says nothing about inputs nobody typed)
+  ['', { world_size: '8', dp_world_size: '8', global_batch_size: '8', total_num_steps: null }],
   ['nodes=16&gpus_per_node=8&tensor_parallel_size=8&micro_batch_size=4&gradient_accumulation_steps=16&num_samples=500000&num_epochs=3&saves_per_epoch=2',
     { world_size: '128', dp_world_size: '16', global_batch_size: '1024', total_num_steps: '1465', save_steps: '245', warmup_steps: '43' }],
   ['world_size=6&tensor_parallel_size=4&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000',

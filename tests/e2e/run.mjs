@@ -44,6 +44,8 @@ try {
   failures += await embedded(browser);
   failures += await hostile(browser);
   failures += await accessibility(browser);
+  failures += await phone(browser);
+  failures += await firstVisit(browser);
 } finally {
   await browser.close();
   close();
@@ -111,6 +113,8 @@ async function accessibility(browser) {
   const base = 'nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=10000';
   const modes = [
     ['full, light', `${base}&theme=light`],
+    ['phone 375 px, the bare address', '', { width: 375, height: 812 }],
+    ['phone 375 px, dark, a link', `${base}&theme=dark`, { width: 375, height: 812 }],
     ['full, dark', `${base}&theme=dark`],
     ['full, with errors and warnings', 'world_size=6&tensor_parallel_size=4&micro_batch_size=2&batch_size=16&num_samples=abc&foo=1'],
     ['embed', `${base}&embed=1`],
@@ -119,8 +123,9 @@ async function accessibility(browser) {
   let failed = 0;
   // axe is injected through the devtools protocol, which the page's CSP does not govern
   const context = await browser.newContext({ bypassCSP: true });
-  for (const [name, query] of modes) {
+  for (const [name, query, viewport] of modes) {
     const page = await context.newPage();
+    if (viewport) await page.setViewportSize(viewport);
     await page.goto(`${origin}${BASE}?${query}`);
     await page.waitForSelector('[data-output="world_size"][data-value]', { timeout: 15000 });
     await page.evaluate(axe);
@@ -134,6 +139,88 @@ async function accessibility(browser) {
   }
   await context.close();
   return failed;
+}
+
+// A phone: a shared link at 375 × 812 shows the key results (the summary bar) in the first
+// viewport and keeps them while the form scrolls; no page scrolls sideways at 375 or 360 px
+// (every framework's bare page and a link); tap targets are at least 44 px.
+async function phone(browser) {
+  const link = 'version=0.19.0&nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=10000&sequence_len=2048&tokens_per_second_per_gpu=3000';
+  const problems = [];
+  for (const width of [375, 360]) {
+    const page = await browser.newPage({ viewport: { width, height: 812 } });
+    for (const q of [link, '', 'framework=hf', 'framework=deepspeed', 'framework=megatron&version=0.19.2&nodes=4&tensor_model_parallel_size=8&micro_batch_size=1&global_batch_size=128&train_iters=1000&seq_length=8192',
+      'framework=torchtitan', 'framework=nanotron']) {
+      await page.goto(`${origin}${BASE}${q ? '?' + q : ''}`);
+      await page.waitForSelector('[data-output="world_size"][data-value]', { timeout: 15000 });
+      await page.waitForTimeout(300); // the later parts render one task after the first
+      const w = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+      if (w[0] > w[1]) problems.push(`${width} px ?${q}: the page is ${w[0]} px wide (scrolls sideways)`);
+      if (q !== link || width !== 375) continue;
+      const want = { dp_world_size: '8', global_batch_size: '64', max_steps: '157' };
+      for (const [name, v] of Object.entries(want)) {
+        const el = page.locator(`[data-summary-bar] [data-summary="${name}"]`);
+        if ((await el.getAttribute('data-value')) !== v) problems.push(`summary ${name}: ${await el.getAttribute('data-value')}, want ${v}`);
+        const box = await el.boundingBox();
+        if (!box || box.y < 0 || box.y + box.height > 812) problems.push(`summary ${name} is not in the first viewport: ${JSON.stringify(box)}`);
+      }
+      if (await page.locator('[data-summary-bar] [data-output]').count()) problems.push('the summary repeats a data-output');
+      // the results come before the form
+      const order = await page.evaluate(() => [document.querySelector('.results').getBoundingClientRect().top,
+        document.querySelector('form.inputs').getBoundingClientRect().top]);
+      if (!(order[0] < order[1])) problems.push(`the results (${order[0]}) come after the form (${order[1]})`);
+      // scrolled to the middle of the form, the summary is still on screen
+      await page.evaluate(() => document.querySelector('#in-num_samples').scrollIntoView());
+      const sticky = await page.locator('[data-summary="global_batch_size"]').boundingBox();
+      if (!sticky || sticky.y < 0 || sticky.y > 100) problems.push(`the summary scrolled away: ${JSON.stringify(sticky)}`);
+      // tap targets: controls, the examples and the summary's links
+      const small = await page.evaluate(() => [...document.querySelectorAll(
+        'input:not([type=hidden]), select, button, a[data-example], [data-summary-bar] a, details > summary')]
+        .filter((e) => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden')
+        .map((e) => [e.id || e.getAttribute('class') || e.textContent.slice(0, 30), e.getBoundingClientRect().height])
+        .filter(([, h]) => h < 44));
+      for (const [what, h] of small) problems.push(`tap target ${what}: ${h} px high`);
+    }
+    await page.close();
+  }
+  console.log(`${problems.length ? 'FAIL' : 'ok  '} phone: summary in the first viewport and sticky, no sideways scroll at 375/360 px, tap targets ≥ 44 px`);
+  for (const p of problems) console.log(`     ${p}`);
+  return problems.length ? 1 : 0;
+}
+
+// The first visit: the bare address says what a missing value needs, shows no other-release box,
+// and offers examples whose links compute.
+async function firstVisit(browser) {
+  const problems = [];
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(`${origin}${BASE}`);
+  await page.waitForSelector('[data-output="world_size"][data-value]', { timeout: 15000 });
+  await page.waitForTimeout(300);
+  const steps = page.locator('[data-output="total_num_steps"]');
+  if ((await steps.getAttribute('data-value')) !== null) problems.push('total_num_steps has a value on the bare page');
+  if ((await steps.getAttribute('data-needs')) !== 'num_samples') problems.push(`data-needs ${await steps.getAttribute('data-needs')}`);
+  if ((await steps.textContent()) !== 'needs Training rows') problems.push(`total_num_steps reads ${await steps.textContent()}`);
+  if (await page.locator('.legacy').count()) problems.push('the bare page shows the other release\'s box');
+  const dashes = await page.locator('.results dd').evaluateAll((dds) => dds.filter((d) => d.textContent.trim() === '—').length);
+  if (dashes) problems.push(`${dashes} bare dashes among the results`);
+  const examples = await page.locator('a[data-example]').evaluateAll((as) => as.map((a) => [a.textContent, a.href]));
+  if (examples.length < 3) problems.push(`${examples.length} examples`);
+  for (const [label, href] of examples) {
+    if (!href.startsWith(`${origin}${BASE}?`) || !href.includes('version=')) problems.push(`example ${label}: ${href}`);
+  }
+  // one click loads the example's link, and it computes
+  await page.click('a[data-example]:first-of-type');
+  await page.waitForSelector('[data-output="max_steps"][data-value]', { timeout: 15000 });
+  if (page.url() !== examples[0][1]) problems.push(`clicked ${examples[0][1]}, at ${page.url()}`);
+  if (await page.locator('form.inputs [data-error]').count()) problems.push('the first example has errors');
+  // a link of PR #3462's table: the other release gives another batch, and the box says why
+  const pr = examples.find(([l]) => l.includes('#3462'));
+  await page.goto(pr[1]);
+  await page.waitForSelector('.legacy [data-legacy-why]', { timeout: 15000 }).catch(() => problems.push('no other-release box on the #3462 link'));
+  await page.close();
+  console.log(`${problems.length ? 'FAIL' : 'ok  '} first visit: needs at the values, no unprompted other-release box, examples load`);
+  for (const p of problems) console.log(`     ${p}`);
+  return problems.length ? 1 : 0;
 }
 
 if (failures) { console.log(`${failures} end-to-end case(s) failed`); process.exit(1); }

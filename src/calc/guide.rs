@@ -1,0 +1,516 @@
+//! What the page says to someone who has not typed everything yet (issue 17): what a value that
+//! cannot be computed still needs, at the value itself ([`needs`]); the compact summary a phone
+//! shows at the top ([`summary`]); whether the other release's comparison says anything about the
+//! user's own inputs, and why it matters ([`legacy_why`]); and the one-click examples
+//! ([`examples`], their links are `query::example_links`).
+//!
+//! "What a value needs" is a table per output ([`inputs_of`]: the concepts and fields it is
+//! computed from, and the outputs it is computed from) read through each framework's own keys
+//! (`Spec::field_for`), and filtered by what the framework's rules said: an input is needed when it
+//! is empty and the framework has no value for it when absent (its rules give a hint there, its
+//! form says `required` or `unset`, or it has no default sequence length).
+
+use super::report::Level;
+use super::spec::Concept;
+use super::{Field, Framework, Output, RawInputs, Report};
+
+/// One thing an output is computed from: a concept (each framework's own key for it), or a field
+/// only some frameworks have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Need {
+    C(Concept),
+    F(Field),
+}
+use Need::{C, F};
+
+/// The alternatives of one requirement (any one of them given is enough).
+type Req = &'static [Need];
+
+/// What an output is computed from: other outputs, and requirements on the inputs.
+struct Deps {
+    from: &'static [Output],
+    reqs: &'static [Req],
+    /// Settings the value exists only with (a feature off while they are absent), each a list
+    /// of alternatives.
+    only_with: &'static [&'static [Field]],
+}
+
+const NONE: Deps = Deps {
+    from: &[],
+    reqs: &[],
+    only_with: &[],
+};
+
+/// The parallel sizes a framework may require (nanotron's `dp`, `tp`, `pp`).
+const PARALLEL: &[Req] = &[&[F(Field::Dp)], &[C(Concept::Tp)], &[C(Concept::Pp)]];
+/// The batch: a global batch or a micro batch (DeepSpeed: either), and the accumulation.
+const BATCH: &[Req] = &[
+    &[C(Concept::Global), C(Concept::Micro)],
+    &[C(Concept::Accum), C(Concept::Global)],
+];
+/// The length of the run: rows of data, or a step count, or Megatron's samples.
+const LENGTH: &[Req] = &[&[
+    C(Concept::Samples),
+    C(Concept::Steps),
+    F(Field::TrainSamples),
+]];
+
+/// The table: what each output is computed from.
+fn inputs_of(output: Output) -> Deps {
+    use Output as O;
+    match output {
+        O::DpWorldSize
+        | O::ExpertDataParallelSize
+        | O::DataParallelShardDegree
+        | O::BatchCheckWorldSize => Deps {
+            reqs: PARALLEL,
+            ..NONE
+        },
+        O::GradientAccumulationSteps
+        | O::GlobalBatchSize
+        | O::TrainBatchSize
+        | O::TrainMicroBatchSizePerGpu
+        | O::TotalTrainBatchSize
+        | O::RunningGlobalBatchSize
+        | O::NumMicrobatches
+        | O::NumPpMicrobatches
+        | O::LegacyGlobalBatchSize => Deps {
+            from: &[O::DpWorldSize],
+            reqs: BATCH,
+            ..NONE
+        },
+        O::TokensPerStep => Deps {
+            from: &[O::GlobalBatchSize],
+            reqs: &[&[C(Concept::SeqLen)]],
+            ..NONE
+        },
+        O::TotalNumSteps
+        | O::MaxSteps
+        | O::StepsPerEpoch
+        | O::MicroBatchesPerEpoch
+        | O::TrainIters
+        | O::LegacyTotalNumSteps
+        | O::WarmupSteps
+        | O::LrWarmupSteps
+        | O::LoggingSteps => Deps {
+            from: &[O::GlobalBatchSize],
+            reqs: LENGTH,
+            ..NONE
+        },
+        O::TotalTokens => Deps {
+            from: &[O::TokensPerStep, O::MaxSteps],
+            ..NONE
+        },
+        O::EvalSteps => Deps {
+            from: &[O::MaxSteps],
+            only_with: &[
+                &[Field::EvalsPerEpoch],
+                &[Field::ValSetSize],
+                &[Field::EvalSteps],
+            ],
+            ..NONE
+        },
+        O::SaveSteps => Deps {
+            from: &[O::MaxSteps],
+            only_with: &[&[Field::SavesPerEpoch]],
+            ..NONE
+        },
+        O::InitialGlobalBatchSize
+        | O::InitialNumMicrobatches
+        | O::RampupSamplesPerIncrement
+        | O::FullBatchIteration => Deps {
+            from: &[O::GlobalBatchSize],
+            only_with: &[&[Field::RampupBatchSize, Field::StepBatchSizeSchedule]],
+            ..NONE
+        },
+        _ => NONE,
+    }
+}
+
+/// Whether the framework reads nothing for `field` while it is absent: its rules give a hint
+/// there, its form says it is required or unset, or it is a sequence length without a default.
+fn no_default(framework: Framework, report: &Report, field: Field) -> bool {
+    let placeholder = framework.describe(field).1;
+    report.diags_for(field).any(|d| d.level == Level::Hint)
+        || matches!(
+            placeholder,
+            "required" | "required for steps" | "unset" | "derived"
+        )
+        || (field.concept() == Some(Concept::SeqLen)
+            && framework.spec().default_sequence_len.is_none())
+}
+
+fn empty(raw: &RawInputs, field: Field) -> bool {
+    raw.get(field).trim().is_empty() && raw.conflict(field).is_none()
+}
+
+/// The framework's fields for one requirement, in the table's order, without repeats.
+fn fields_of(framework: Framework, req: Req) -> Vec<Field> {
+    let mut out: Vec<Field> = Vec::new();
+    for need in req {
+        let field = match *need {
+            C(c) => framework.field_for(c),
+            F(f) => framework.has(f).then_some(f),
+        };
+        if let Some(f) = field.filter(|f| !out.contains(f)) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// What a value that cannot be computed still needs: its inputs (each a list of alternatives,
+/// the framework's own fields), or why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// Inputs to give: each inner list is one requirement's alternatives (any one is enough).
+    Needs(Vec<Vec<Field>>),
+    /// Everything it needs is given, but an error stops the computation.
+    Blocked,
+    /// Everything it needs is given, and the framework's note or warning at this field says why
+    /// the value does not exist (a setting it ignores, an evaluation without an eval split).
+    Explained(Field),
+    /// A batch in samples where the release counts its batch in tokens only (torchtitan HEAD):
+    /// the tokens per step are the batch.
+    InTokens,
+    /// Not computed, and dpcalc cannot say why.
+    Unknown,
+}
+
+impl Missing {
+    /// The fields named, for `data-needs` (their config keys, space-separated).
+    pub fn keys(&self) -> String {
+        match self {
+            Missing::Needs(reqs) => reqs
+                .iter()
+                .flatten()
+                .map(|f| f.key())
+                .collect::<Vec<_>>()
+                .join(" "),
+            Missing::Explained(f) => f.key().into(),
+            _ => String::new(),
+        }
+    }
+
+    /// What the page shows in place of the value: `needs Training rows`, `needs Train batch
+    /// size or Micro batch per GPU`, `needs Data parallel size, Tensor parallel size and …`.
+    pub fn text(&self, framework: Framework) -> String {
+        match self {
+            Missing::Needs(reqs) => {
+                let parts: Vec<String> = reqs
+                    .iter()
+                    .map(|alts| {
+                        alts.iter()
+                            .map(|&f| framework.describe(f).0)
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    })
+                    .collect();
+                format!("needs {}", and_list(&parts))
+            }
+            Missing::Blocked => "not computed: see the error".into(),
+            Missing::Explained(f) => format!("none: see {}", framework.describe(*f).0),
+            Missing::InTokens => "none: this release counts the batch in tokens".into(),
+            Missing::Unknown => "\u{2014}".into(),
+        }
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The requirements of `output` still open, with those of the outputs it comes from (each once).
+fn open(
+    framework: Framework,
+    raw: &RawInputs,
+    report: &Report,
+    output: Output,
+    depth: u8,
+    out: &mut Vec<Vec<Field>>,
+) {
+    if report.value(output).is_some() || depth > 4 {
+        return;
+    }
+    let deps = inputs_of(output);
+    for &from in deps.from {
+        open(framework, raw, report, from, depth + 1, out);
+    }
+    for req in deps.reqs {
+        let alts = fields_of(framework, req);
+        let unmet = !alts.is_empty()
+            && alts.iter().all(|&f| empty(raw, f))
+            && alts.iter().any(|&f| no_default(framework, report, f));
+        if unmet {
+            // name the alternatives the framework asked for (its hint), else all of them
+            let hinted: Vec<Field> = alts
+                .iter()
+                .copied()
+                .filter(|&f| report.diags_for(f).any(|d| d.level == Level::Hint))
+                .collect();
+            let named = if hinted.is_empty() { alts } else { hinted };
+            if !out.contains(&named) {
+                out.push(named);
+            }
+        }
+    }
+    for alts in deps.only_with {
+        let named: Vec<Field> = alts.iter().copied().filter(|&f| framework.has(f)).collect();
+        if !named.is_empty() && named.iter().all(|&f| empty(raw, f)) && !out.contains(&named) {
+            out.push(named);
+        }
+    }
+}
+
+/// The first given input `output` depends on (its own, or of the outputs it comes from) that
+/// has a warning or a note: the framework's words there say why the value is not computed.
+fn explained(
+    framework: Framework,
+    raw: &RawInputs,
+    report: &Report,
+    output: Output,
+    depth: u8,
+) -> Option<Field> {
+    if report.value(output).is_some() || depth > 4 {
+        return None;
+    }
+    let deps = inputs_of(output);
+    let own = deps
+        .reqs
+        .iter()
+        .flat_map(|req| fields_of(framework, req))
+        .chain(deps.only_with.iter().flat_map(|alts| alts.iter().copied()))
+        .filter(|&f| framework.has(f) && !empty(raw, f))
+        .find(|&f| {
+            report
+                .diags_for(f)
+                .any(|d| matches!(d.level, Level::Warning | Level::Note))
+        });
+    own.or_else(|| {
+        deps.from
+            .iter()
+            .find_map(|&o| explained(framework, raw, report, o, depth + 1))
+    })
+}
+
+/// What `output` still needs, or `None` when it has a value.
+pub fn needs(
+    framework: Framework,
+    raw: &RawInputs,
+    report: &Report,
+    output: Output,
+) -> Option<Missing> {
+    if report.value(output).is_some() {
+        return None;
+    }
+    let mut reqs = Vec::new();
+    open(framework, raw, report, output, 0, &mut reqs);
+    Some(if !reqs.is_empty() {
+        Missing::Needs(reqs)
+    } else if report.has_errors() {
+        Missing::Blocked
+    } else if let Some(f) = explained(framework, raw, report, output, 0) {
+        Missing::Explained(f)
+    } else if output == Output::GlobalBatchSize && report.value(Output::TokensPerStep).is_some() {
+        Missing::InTokens
+    } else {
+        Missing::Unknown
+    })
+}
+
+// ---- the compact summary -----------------------------------------------------------------------
+
+/// One value of the summary: the output, a short label, and what it shows (the value, or what
+/// it needs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SummaryItem {
+    pub output: Output,
+    pub label: &'static str,
+    pub shown: String,
+    pub computed: bool,
+}
+
+/// The key results in a few words, for the top of a small screen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    pub items: Vec<SummaryItem>,
+    /// The first error: its field and message, and how many errors there are.
+    pub error: Option<(Field, String, usize)>,
+}
+
+/// The outputs the summary shows, with their short labels.
+pub const SUMMARY: &[(Output, &str)] = &[
+    (Output::DpWorldSize, "dp"),
+    (Output::GlobalBatchSize, "global batch"),
+    (Output::MaxSteps, "steps"),
+];
+
+/// The summary of a report: dp, global batch and steps (those the framework shows), and the
+/// first error.
+pub fn summary(framework: Framework, raw: &RawInputs, report: &Report) -> Summary {
+    let items = SUMMARY
+        .iter()
+        .filter(|(o, _)| framework.outputs().contains(o))
+        .map(|&(output, label)| {
+            let value = report.value(output);
+            SummaryItem {
+                output,
+                label,
+                shown: match value {
+                    Some(v) => super::view::shown_value(output, v),
+                    None => needs(framework, raw, report, output)
+                        .map(|m| m.text(framework))
+                        .unwrap_or_default(),
+                },
+                computed: value.is_some(),
+            }
+        })
+        .collect();
+    let errors: Vec<_> = report
+        .diags
+        .iter()
+        .filter(|d| d.level == Level::Error)
+        .collect();
+    Summary {
+        items,
+        error: errors
+            .first()
+            .map(|d| (d.field, d.message.clone(), errors.len())),
+    }
+}
+
+// ---- the other release's comparison ----------------------------------------------------------
+
+/// Why the other release's comparison matters for these inputs, or `None` when it says nothing
+/// about them (then the page leaves it out): it gives a different global batch or step count, or
+/// it refuses a config the user typed (not the bare address's).
+pub fn legacy_why(
+    framework: Framework,
+    release: &str,
+    raw: &RawInputs,
+    report: &Report,
+) -> Option<String> {
+    let legacy = super::view::legacy(framework, release)?;
+    let name = framework.name();
+    let other = legacy.other;
+    let differs = |a: Output, b: Output| matches!((report.value(a), report.value(b)), (Some(x), Some(y)) if x.raw() != y.raw());
+    let batch = differs(Output::GlobalBatchSize, Output::LegacyGlobalBatchSize);
+    let steps = differs(Output::TotalNumSteps, Output::LegacyTotalNumSteps);
+    let what = match (batch, steps) {
+        (true, true) => Some("a different global batch and step count"),
+        (true, false) => Some("a different global batch"),
+        (false, true) => Some("a different step count"),
+        _ => None,
+    };
+    if let Some(what) = what {
+        return Some(format!(
+            "{name} {other} gives {what} for these inputs than {release}: the same config trains \
+             differently there, so check which release a run used before comparing its numbers."
+        ));
+    }
+    let refused = report.value(Output::LegacyGlobalBatchSize).is_none()
+        && report.value(Output::GlobalBatchSize).is_some()
+        && !report.legacy_notes.is_empty();
+    let typed = raw.given().next().is_some();
+    (refused && typed).then(|| {
+        format!(
+            "{name} {other} refuses this config: a config that runs on {release} will not start \
+             there, so pin the release you launch with."
+        )
+    })
+}
+
+// ---- one-click examples ------------------------------------------------------------------------
+
+/// A complete example configuration, one click from the top of the page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Example {
+    pub label: &'static str,
+    pub framework: Framework,
+    /// Its release (`version=`), so the link keeps its meaning.
+    pub release: &'static str,
+    pub inputs: RawInputs,
+}
+
+fn example(
+    label: &'static str,
+    framework: &str,
+    release: &'static str,
+    pairs: &[(Field, &str)],
+) -> Option<Example> {
+    let framework = Framework::from_id(framework)?;
+    framework.release(release)?;
+    let mut inputs = RawInputs::default();
+    for &(f, v) in pairs {
+        inputs.set(f, v);
+    }
+    Some(Example {
+        label,
+        framework,
+        release,
+        inputs,
+    })
+}
+
+/// The examples the page offers near the top: a common fine-tune, a large pretraining layout,
+/// and the table of axolotl PR #3462 (whose batch the fix changed).
+pub fn examples() -> Vec<Example> {
+    use Field as Fd;
+    let pr = |label, tp| {
+        example(
+            label,
+            "axolotl",
+            "0.19.0",
+            &[
+                (Fd::Nodes, "2"),
+                (Fd::TensorParallelSize, tp),
+                (Fd::MicroBatchSize, "2"),
+                (Fd::GradientAccumulationSteps, "4"),
+                (Fd::NumSamples, "10000"),
+                (Fd::SequenceLen, "2048"),
+            ],
+        )
+    };
+    [
+        example(
+            "Llama-3.1-8B on 1 × 8, ZeRO-3",
+            "axolotl",
+            "0.21.0",
+            &[
+                (Fd::MicroBatchSize, "2"),
+                (Fd::GradientAccumulationSteps, "8"),
+                (Fd::NumSamples, "50000"),
+                (Fd::SequenceLen, "4096"),
+                (Fd::BaseModel, "meta-llama/Llama-3.1-8B"),
+                (Fd::ZeroStage, "3"),
+                (Fd::Gpu, "h100-sxm"),
+            ],
+        ),
+        example(
+            "70B on 4 × 8, TP 8",
+            "megatron",
+            "0.19.2",
+            &[
+                (Fd::Nodes, "4"),
+                (Fd::TensorModelParallelSize, "8"),
+                (Fd::MicroBatchSize, "1"),
+                (Fd::GlobalBatchSize, "128"),
+                (Fd::TrainIters, "1000"),
+                (Fd::SeqLength, "8192"),
+                (Fd::ModelId, "meta-llama/Llama-3.1-70B"),
+                (Fd::UseDistributedOptimizer, "true"),
+                (Fd::Gpu, "h100-sxm"),
+            ],
+        ),
+        pr("axolotl PR #3462's table: 2 nodes, TP 2", "2"),
+        pr("axolotl PR #3462's table: 2 nodes, TP 4", "4"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
