@@ -3,7 +3,9 @@
 //! alias bombs, control characters) never panic, hang or blow up memory.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dpcalc::calc::import::{detect, import, import_as, MAX_INPUT};
+use dpcalc::calc::import::{
+    detect, detect_format, import, import_as, read, Format, Scope, MAX_INPUT, NOT_A_CONFIG,
+};
 use dpcalc::calc::{Field, Framework};
 use std::time::{Duration, Instant};
 
@@ -111,14 +113,24 @@ fn yaml_errors_say_where() {
     assert!(got.errors[0].contains("line 2"), "{:?}", got.errors);
     let got = import("- a\n- b\n");
     assert!(got.errors[0].contains("is a list"));
-    let got = import("just text");
+    // a text that is no config gets the one sentence
+    for text in ["just text", "Hello,\nthis is a letter.\n", "null\n"] {
+        let got = import(text);
+        assert_eq!(got.errors, [NOT_A_CONFIG], "{text:?}");
+        assert!(got.inputs.is_empty());
+    }
+    // forced as axolotl, the YAML reader says what it is
+    let got = import_as(Framework::Axolotl, "just text");
     assert!(got.errors[0].contains("single value"));
     let got = import("micro_batch_size: 2\n---\nmicro_batch_size: 3\n");
     assert!(got.errors[0].contains("second YAML document"));
     assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
-    // empty texts and comments only: nothing, and nothing wrong
+    // empty texts and comments only: nothing read, so the one sentence (and the page keeps
+    // its inputs); read in a framework's format they are nothing, and nothing wrong
     for empty in ["", "   \n", "# only a comment\n", "---\n", "null\n"] {
         let got = import(empty);
+        assert_eq!(got.errors, [NOT_A_CONFIG], "{empty:?}");
+        let got = import_as(Framework::Axolotl, empty);
         assert!(
             got.inputs.is_empty() && got.errors.is_empty(),
             "{empty:?}: {got:?}"
@@ -337,7 +349,7 @@ fn detection() {
     let got = import_as(Framework::Axolotl, "{micro_batch_size: 2}");
     assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
     let got = import_as(Framework::Nanotron, "parallelism: {dp: 2}");
-    assert!(got.errors[0].contains("nanotron configs cannot be imported"));
+    assert_eq!(got.get(Field::Dp), Some("2"));
 }
 
 // ---- hostile input -----------------------------------------------------------------------
