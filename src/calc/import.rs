@@ -1,19 +1,32 @@
-//! Config import: a pasted axolotl YAML, DeepSpeed JSON or Megatron-LM command line becomes form
-//! inputs, with every key dpcalc does not read listed and ignored.
+//! Config import ("paste anything"): a pasted config becomes form inputs, with every key dpcalc
+//! does not read listed and ignored. [`detect_format`] says what a text is; [`read`] is what the
+//! page's Import button does.
 //!
-//! The parsers are maintained crates, not hand-written ones: `serde_json` for DeepSpeed's
-//! `ds_config.json` (the keys `deepspeed/runtime/config.py` reads: `train_batch_size`,
-//! `train_micro_batch_size_per_gpu`, `gradient_accumulation_steps`, `tensor_parallel.autotp_size`,
-//! `sequence_parallel_size`), `yaml-rust2`'s event parser for axolotl's config YAML (the keys of
-//! `src/axolotl/utils/schemas/config.py` that dpcalc has as fields) and `shlex` for the shell words
-//! of a Megatron-LM launch (`megatron/training/arguments.py`: `--flag value`, `--flag=value`,
-//! `store_true` flags, `nargs='*'` lists such as `--rampup-batch-size`).
+//! - axolotl's config YAML (`yaml-rust2`'s event parser: the keys of
+//!   `src/axolotl/utils/schemas/config.py` that dpcalc has as fields);
+//! - DeepSpeed's `ds_config.json` (`serde_json`: `train_batch_size`,
+//!   `train_micro_batch_size_per_gpu`, `gradient_accumulation_steps`,
+//!   `tensor_parallel.autotp_size`, `sequence_parallel_size`, …);
+//! - a Megatron-LM launch (`shlex`: `--flag value`, `--flag=value`, `store_true` flags, `nargs='*'`
+//!   lists such as `--rampup-batch-size`);
+//! - the Hugging Face Trainer's `TrainingArguments`: HfArgumentParser's `--under_score` flags
+//!   (`--flag`, `--flag true`, `--no_flag`), its JSON dict, or a `TrainingArguments(...)` call;
+//! - torchtitan's job TOML (`basic-toml`, behind a nesting guard): `[table] key` as `table.key`;
+//! - nanotron's config YAML: `parallelism.dp`, `tokens.…`, `model.model_config.…`;
+//! - the cluster only ([`Scope::Cluster`]): accelerate's config YAML (`num_machines`,
+//!   `num_processes`) or a launcher line (`torchrun --nnodes 2 --nproc_per_node 8`, `accelerate
+//!   launch`, `deepspeed --num_nodes`); a launcher before a Megatron or HF script fills both;
+//! - a model's `config.json` ([`model_config`], [`Scope::Model`]).
+//!
+//! dpcalc's own export carries what is not a config key in comments, read back here: the
+//! launcher line (`# launch: torchrun …`, the cluster) and the training rows (`# num_samples`).
 //!
 //! Nothing here interprets a value: each is handed to the form as text and the framework module
 //! parses it, so a bad value shows its usual message at its field. Hostile input is bounded: the
 //! text is capped at [`MAX_INPUT`] bytes; YAML is read as events (iterative, no tree is built and
 //! aliases are never expanded, so an alias bomb costs nothing); JSON nesting stops at
-//! serde_json's recursion limit (128); the lists of unknown keys and errors are capped.
+//! serde_json's recursion limit (128), TOML nesting at [`MAX_TOML_NESTING`] before the parser
+//! sees it; the lists of unknown keys and errors are capped.
 
 use super::field::{CLUSTER, THROUGHPUT};
 use super::spec::Reads;
@@ -74,6 +87,20 @@ impl Imported {
     /// The inputs as the form holds them.
     pub fn raw(&self) -> RawInputs {
         RawInputs::from_pairs(self.inputs.iter().map(|(f, v)| (*f, v.as_str())))
+    }
+
+    /// What the import did, in one sentence (the page shows it after a successful import).
+    pub fn summary(&self) -> String {
+        let (n, name) = (self.inputs.len(), self.framework.name());
+        match self.scope {
+            Scope::Config => format!("Read as {name}: {n} setting(s) filled in."),
+            Scope::Model => format!(
+                "Read a model config.json: {n} architecture key(s) filled in for {name}; the other inputs are kept."
+            ),
+            Scope::Cluster => format!(
+                "Read the cluster: {n} setting(s) filled in for {name}; the other inputs are kept."
+            ),
+        }
     }
 
     /// The text of `field`, if the config gave it.
@@ -1409,70 +1436,162 @@ fn accelerate(text: &str, out: &mut Imported) {
     processes(machines, procs, out, &mut seen);
 }
 
-/// torchtitan's job TOML (`torchtitan/config/job_config.py`), parsed by the `toml` crate: each
-/// `[table] key` is read as `table.key` through the Spec's alias.
+/// The deepest nesting of arrays and inline tables read (basic-toml recurses without a limit).
+const MAX_TOML_NESTING: usize = 32;
+
+/// The line where `[`/`{` nesting outside strings and comments, or a dotted key or table name,
+/// first goes deeper than [`MAX_TOML_NESTING`], if it does: a guard before the parser (TOML's four string forms and its
+/// comments are skipped as the TOML spec lexes them), not a parser.
+fn toml_too_deep(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let (mut i, mut depth, mut line) = (0usize, 0usize, 1usize);
+    // the dotted segments of the line's key or table header (`a.b.c`): tables nest too
+    let (mut dots, mut in_value) = (0usize, false);
+    // the end of a string opened at `i` by `delim` (escapes only in basic strings)
+    let skip = |mut i: usize, delim: &[u8], line: &mut usize| {
+        let escapes = delim[0] == b'"';
+        while i < b.len() {
+            if b[i] == b'\n' {
+                *line += 1;
+            }
+            if escapes && b[i] == b'\\' {
+                i += 2;
+                continue;
+            }
+            if b[i..].starts_with(delim) {
+                return i + delim.len();
+            }
+            i += 1;
+        }
+        i
+    };
+    while i < b.len() {
+        match b[i] {
+            b'\n' => {
+                line += 1;
+                i += 1;
+                (dots, in_value) = (0, false);
+            }
+            b'=' => {
+                in_value = true;
+                i += 1;
+            }
+            b'.' if !in_value => {
+                dots += 1;
+                if dots > MAX_TOML_NESTING {
+                    return Some(line);
+                }
+                i += 1;
+            }
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            q @ (b'"' | b'\'') => {
+                let triple = [q, q, q];
+                i = if b[i..].starts_with(&triple) {
+                    skip(i + 3, &triple, &mut line)
+                } else {
+                    skip(i + 1, &triple[..1], &mut line)
+                };
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_TOML_NESTING {
+                    return Some(line);
+                }
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// torchtitan's job TOML (`torchtitan/config/job_config.py`), parsed by `basic-toml` (into a
+/// JSON value): each `[table] key` is read as `table.key` through the Spec's alias, in the
+/// text's order.
 fn toml(text: &str, out: &mut Imported) {
-    use toml::de::{DeTable, DeValue};
-    let table = match DeTable::parse(text) {
-        Ok(t) => t,
+    use serde_json::Value;
+    if let Some(line) = toml_too_deep(text) {
+        out.error(format!(
+            "TOML error at line {line}: arrays, inline tables or dotted keys nested more than {MAX_TOML_NESTING} deep; a job config has none"
+        ));
+        return;
+    }
+    let top: Value = match basic_toml::from_str(text) {
+        Ok(v) => v,
         Err(e) => {
-            let start = e.span().map_or(0, |s| s.start).min(text.len());
-            let before = text.get(..start).unwrap_or_default();
-            let line = before.matches('\n').count() + 1;
-            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            out.error(format!(
-                "TOML error at line {line}, column {column}: {}",
-                e.message().trim()
-            ));
+            // basic-toml's message ends with " at line L column C"
+            let e = e.to_string();
+            out.error(match e.rfind(" at line ") {
+                Some(i) => format!("TOML error at {}: {}", &e[i + 4..], &e[..i]),
+                None => format!("TOML error: {e}"),
+            });
             return;
         }
     };
-    let position = |offset: usize| {
-        let before = text.get(..offset).unwrap_or_default();
-        format!(
-            "line {}, column {}",
-            before.matches('\n').count() + 1,
-            before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1
-        )
-    };
-    let mut leaves: Vec<(usize, Leaf)> = Vec::new();
-    let mut stack: Vec<(String, &DeTable, usize)> = vec![(String::new(), table.get_ref(), 0)];
-    while let Some((path, t, depth)) = stack.pop() {
-        for (k, v) in t.iter() {
-            let p = if path.is_empty() {
-                k.get_ref().to_string()
+    // where each dotted key is: its table header and its `key =` line (the parser keeps none)
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    let mut table = String::new();
+    for (n, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix('[') {
+            table = h
+                .trim_matches(|c| c == '[' || c == ']' || c == ' ')
+                .to_string();
+        } else if let Some((k, _)) = l.split_once('=') {
+            let k = k.trim().trim_matches('"');
+            let path = if table.is_empty() {
+                k.to_string()
             } else {
-                format!("{path}.{}", k.get_ref())
+                format!("{table}.{k}")
             };
-            let start = k.span().start;
-            let value = match v.get_ref() {
-                DeValue::Table(inner) if depth < MAX_DEPTH => {
-                    stack.push((p, inner, depth + 1));
+            if lines.len() < MAX_LEAVES {
+                lines.push((path, n + 1));
+            }
+        }
+    }
+    let line_of = |p: &str| lines.iter().find(|(k, _)| k == p).map(|(_, n)| *n);
+    let mut leaves: Vec<(usize, Leaf)> = Vec::new();
+    let mut stack: Vec<(String, &Value, usize)> = vec![(String::new(), &top, 0)];
+    while let Some((path, v, depth)) = stack.pop() {
+        let Value::Object(map) = v else { continue };
+        for (k, v) in map {
+            let p = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            let value = match v {
+                Value::Object(_) if depth < MAX_DEPTH => {
+                    stack.push((p, v, depth + 1));
                     continue;
                 }
-                DeValue::String(s) => Some(s.to_string()),
-                DeValue::Integer(i) if i.radix() == 10 => Some(i.as_str().replace('_', "")),
-                DeValue::Integer(i) => i128::from_str_radix(i.as_str(), i.radix())
-                    .ok()
-                    .map(|n| n.to_string()),
-                DeValue::Float(x) => Some(x.as_str().replace('_', "")),
-                DeValue::Boolean(b) => Some(b.to_string()),
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                Value::Bool(b) => Some(b.to_string()),
                 _ => None,
             };
+            let line = line_of(&p).unwrap_or(usize::MAX);
             if leaves.len() < MAX_LEAVES {
                 leaves.push((
-                    start,
+                    line,
                     Leaf {
+                        at: format!("line {line}"),
                         path: p,
                         value,
-                        at: position(start),
                     },
                 ));
             }
         }
     }
-    // in the text's order (the parser's tables are sorted by key)
-    leaves.sort_by_key(|(start, _)| *start);
+    leaves.sort_by_key(|(line, _)| *line);
     let framework = out.framework;
     read_leaves(out, leaves.into_iter().map(|(_, l)| l).collect(), |path| {
         config_field(framework, path)

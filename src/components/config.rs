@@ -95,13 +95,7 @@ pub fn config(props: &ConfigProps) -> Html {
             <div class="import-result" data-import-framework={r.framework.id()}>
                 { for r.errors.iter().map(|e| html! { <p class="msg error" role="alert" data-import-error="">{ e.clone() }</p> }) }
                 if r.errors.is_empty() {
-                    <p class="msg note" role="status">
-                        if r.model {
-                            { format!("Read a model config.json: {} architecture key(s) filled in for {}; the other inputs are kept.", r.inputs.len(), r.framework.name()) }
-                        } else {
-                            { format!("Read as {}: {} setting(s) filled in.", r.framework.name(), r.inputs.len()) }
-                        }
-                    </p>
+                    <p class="msg note" role="status">{ r.summary() }</p>
                 }
                 if !r.unknown.is_empty() {
                     <p class="msg hint" data-import-ignored={r.unknown.join(" ")}>
