@@ -3,7 +3,9 @@
 //! alias bombs, control characters) never panic, hang or blow up memory.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dpcalc::calc::import::{detect, import, import_as, MAX_INPUT};
+use dpcalc::calc::import::{
+    detect, detect_format, import, import_as, read, Format, Scope, MAX_INPUT, NOT_A_CONFIG,
+};
 use dpcalc::calc::{Field, Framework};
 use std::time::{Duration, Instant};
 
@@ -111,14 +113,24 @@ fn yaml_errors_say_where() {
     assert!(got.errors[0].contains("line 2"), "{:?}", got.errors);
     let got = import("- a\n- b\n");
     assert!(got.errors[0].contains("is a list"));
-    let got = import("just text");
+    // a text that is no config gets the one sentence
+    for text in ["just text", "Hello,\nthis is a letter.\n", "null\n"] {
+        let got = import(text);
+        assert_eq!(got.errors, [NOT_A_CONFIG], "{text:?}");
+        assert!(got.inputs.is_empty());
+    }
+    // forced as axolotl, the YAML reader says what it is
+    let got = import_as(Framework::Axolotl, "just text");
     assert!(got.errors[0].contains("single value"));
     let got = import("micro_batch_size: 2\n---\nmicro_batch_size: 3\n");
     assert!(got.errors[0].contains("second YAML document"));
     assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
-    // empty texts and comments only: nothing, and nothing wrong
+    // empty texts and comments only: nothing read, so the one sentence (and the page keeps
+    // its inputs); read in a framework's format they are nothing, and nothing wrong
     for empty in ["", "   \n", "# only a comment\n", "---\n", "null\n"] {
         let got = import(empty);
+        assert_eq!(got.errors, [NOT_A_CONFIG], "{empty:?}");
+        let got = import_as(Framework::Axolotl, empty);
         assert!(
             got.inputs.is_empty() && got.errors.is_empty(),
             "{empty:?}: {got:?}"
@@ -337,7 +349,7 @@ fn detection() {
     let got = import_as(Framework::Axolotl, "{micro_batch_size: 2}");
     assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
     let got = import_as(Framework::Nanotron, "parallelism: {dp: 2}");
-    assert!(got.errors[0].contains("nanotron configs cannot be imported"));
+    assert_eq!(got.get(Field::Dp), Some("2"));
 }
 
 // ---- hostile input -----------------------------------------------------------------------
@@ -474,9 +486,19 @@ mod properties {
         }
 
         #[test]
+        fn toml_and_flag_like_text_never_panics(text in "(\\[[a-z_.]{0,9}\\]|[a-z_]{1,8}|[=.\"'{},#-]|--|\n| |[0-9]){0,120}") {
+            for &fw in Framework::ALL {
+                let got = read(fw, None, &text);
+                prop_assert!(got.unknown.len() <= 101 && got.errors.len() <= 101);
+            }
+        }
+
+        #[test]
         fn yaml_like_text_never_panics(text in "([a-z_]{1,8}|[:&*!|>{}\\[\\],#'\" -]|\n|[0-9]){0,120}") {
             let _ = import(&text);
             let _ = import_as(Framework::Megatron, &text);
+            let _ = import_as(Framework::Nanotron, &text);
+            let _ = read(Framework::Hf, None, &text);
         }
     }
 }
@@ -518,4 +540,288 @@ fn axolotl_nested_keys_are_read_as_dotted_fields() {
     ] {
         assert_eq!(back.get(f), i.get(f), "{f:?} in\n{}", e.text);
     }
+}
+
+// ---- Hugging Face TrainingArguments ------------------------------------------------------
+
+#[test]
+fn hf_flags_after_a_launcher_fill_the_trainer_and_the_cluster() {
+    let line = "torchrun --nnodes=2 --nproc_per_node 8 train.py \\\n  --output_dir out --per_device_train_batch_size 4 \
+                --gradient_accumulation_steps=2 --num_train_epochs 3 --dataloader_drop_last \
+                --max_steps -1 --bf16 --learning_rate 2e-5 --gradient_checkpointing false";
+    assert_eq!(detect(line), Framework::Hf);
+    let got = import(line);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    assert_eq!(got.framework, Framework::Hf);
+    assert_eq!(got.scope, Scope::Config);
+    assert_eq!(got.get(Field::Nodes), Some("2"));
+    assert_eq!(got.get(Field::GpusPerNode), Some("8"));
+    assert_eq!(got.get(Field::PerDeviceTrainBatchSize), Some("4"));
+    assert_eq!(got.get(Field::GradientAccumulationSteps), Some("2"));
+    assert_eq!(got.get(Field::NumTrainEpochs), Some("3"));
+    assert_eq!(got.get(Field::DataloaderDropLast), Some("true"));
+    assert_eq!(got.get(Field::MaxSteps), Some("-1"));
+    assert_eq!(got.get(Field::GradientCheckpointing), Some("false"));
+    assert_eq!(got.unknown, ["--output_dir", "--bf16", "--learning_rate"]);
+    // `--flag True`, `--no_flag`, accelerate launch's processes
+    let got = import(
+        "accelerate launch --num_machines 2 --num_processes 16 train.py --per_device_train_batch_size 1 \
+         --dataloader_drop_last True --no_gradient_checkpointing",
+    );
+    assert_eq!(got.get(Field::DataloaderDropLast), Some("true"));
+    assert_eq!(got.get(Field::GradientCheckpointing), Some("false"));
+    assert_eq!(got.get(Field::Nodes), Some("2"));
+    assert_eq!(got.get(Field::GpusPerNode), Some("8"));
+    // Megatron's dash-style flags stay Megatron's
+    assert_eq!(
+        detect("torchrun --nnodes 2 train.py --micro-batch-size 2 --global-batch-size 64"),
+        Framework::Megatron
+    );
+}
+
+#[test]
+fn hf_json_and_python_fill_the_trainer() {
+    let j = r#"{"output_dir": "out", "per_device_train_batch_size": 8, "gradient_accumulation_steps": 4,
+               "num_train_epochs": 3.0, "max_steps": -1, "warmup_ratio": 0.1, "logging_steps": 10,
+               "dataloader_drop_last": false, "report_to": ["wandb"], "deepspeed": null, "seed": 42}"#;
+    assert_eq!(detect(j), Framework::Hf);
+    let got = import(j);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    assert_eq!(got.get(Field::PerDeviceTrainBatchSize), Some("8"));
+    assert_eq!(got.get(Field::NumTrainEpochs), Some("3.0"));
+    assert_eq!(got.get(Field::MaxSteps), Some("-1"));
+    assert_eq!(got.get(Field::DataloaderDropLast), Some("false"));
+    assert_eq!(got.unknown, ["output_dir", "report_to", "seed"]);
+    // a DeepSpeed config with gradient_accumulation_steps stays DeepSpeed's
+    assert_eq!(
+        detect(r#"{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 2}"#),
+        Framework::DeepSpeed
+    );
+    let py = "args = TrainingArguments(output_dir=\"o\", per_device_train_batch_size=2,\n    \
+              dataloader_drop_last=True,  # a comment, with a comma\n    \
+              parallelism_config=ParallelismConfig(tp_size=2, cp_size=1),\n    report_to=os.environ['X'],\n)\n";
+    let got = import(py);
+    assert_eq!(got.framework, Framework::Hf);
+    assert_eq!(got.get(Field::PerDeviceTrainBatchSize), Some("2"));
+    assert_eq!(got.get(Field::DataloaderDropLast), Some("true"));
+    assert_eq!(got.get(Field::TpSize), Some("2"));
+    assert_eq!(got.get(Field::CpSize), Some("1"));
+    assert_eq!(got.unknown, ["output_dir", "report_to"]);
+}
+
+// ---- torchtitan TOML ---------------------------------------------------------------------
+
+const TORCHTITAN_TOML: &str = r#"# torchtitan Llama 3 8B
+[job]
+dump_folder = "./outputs"
+description = "Llama 3 8B training"
+
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+local_batch_size = 1
+seq_len = 8_192
+steps = 1000
+dataset = "c4"
+
+[lr_scheduler]
+warmup_steps = 200
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+pipeline_parallel_degree = 1
+
+[activation_checkpoint]
+mode = "selective"
+"#;
+
+#[test]
+fn torchtitan_toml_fills_its_fields() {
+    assert_eq!(detect(TORCHTITAN_TOML), Framework::Torchtitan);
+    let got = import(TORCHTITAN_TOML);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    assert_eq!(got.get(Field::LocalBatchSize), Some("1"));
+    assert_eq!(got.get(Field::SeqLen), Some("8192"));
+    assert_eq!(got.get(Field::Steps), Some("1000"));
+    assert_eq!(got.get(Field::WarmupSteps), Some("200"));
+    assert_eq!(got.get(Field::DataParallelShardDegree), Some("-1"));
+    assert_eq!(got.get(Field::TensorParallelDegree), Some("2"));
+    assert_eq!(got.get(Field::ActivationCheckpointMode), Some("selective"));
+    // whole tables dpcalc does not read are listed once; a table it reads lists its other keys
+    assert_eq!(got.unknown, ["job", "model", "training.dataset"]);
+    let got = import("[training]\nsteps = \n");
+    assert!(
+        got.errors[0].starts_with("TOML error at line 2"),
+        "{:?}",
+        got.errors
+    );
+    let got = import("[training]\nsteps = 1\nsteps = 2\n");
+    assert!(!got.errors.is_empty());
+}
+
+// ---- nanotron YAML -----------------------------------------------------------------------
+
+const NANOTRON_YAML: &str = "general:\n  project: debug\n  seed: 42\ncheckpoints:\n  checkpoint_interval: 10\n\
+parallelism:\n  dp: 2\n  tp: 2\n  pp: 1\n  pp_engine: 1f1b\n  recompute_layer: false\n\
+model:\n  init_method:\n    std: 0.025\n  model_config:\n    hidden_size: 4096\n    num_attention_heads: 32\n    num_key_value_heads: 8\n\
+tokens:\n  micro_batch_size: 2\n  batch_accumulation_per_replica: 4\n  sequence_length: 2048\n  train_steps: 100\n\
+data_stages:\n  - name: s1\n";
+
+#[test]
+fn nanotron_yaml_fills_its_fields() {
+    assert_eq!(detect(NANOTRON_YAML), Framework::Nanotron);
+    let got = import(NANOTRON_YAML);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    assert_eq!(got.get(Field::Dp), Some("2"));
+    assert_eq!(got.get(Field::Tp), Some("2"));
+    assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
+    assert_eq!(got.get(Field::BatchAccumulationPerReplica), Some("4"));
+    assert_eq!(got.get(Field::SequenceLength), Some("2048"));
+    assert_eq!(got.get(Field::TrainSteps), Some("100"));
+    assert_eq!(got.get(Field::NumAttentionHeads), Some("32"));
+    assert_eq!(got.get(Field::NumKeyValueHeads), Some("8"));
+    assert_eq!(got.get(Field::HiddenSize), Some("4096"));
+    assert_eq!(got.get(Field::RecomputeLayer), Some("false"));
+    assert_eq!(
+        got.unknown,
+        [
+            "general",
+            "checkpoints",
+            "parallelism.pp_engine",
+            "model.init_method",
+            "data_stages"
+        ]
+    );
+    // axolotl's YAML with a `tokens:` list stays axolotl's
+    assert_eq!(
+        detect("base_model: x\ntokens:\n  - <a>\nmicro_batch_size: 1\n"),
+        Framework::Axolotl
+    );
+}
+
+// ---- the cluster: accelerate config, torchrun line ---------------------------------------
+
+#[test]
+fn accelerate_config_and_launcher_lines_fill_the_cluster_only() {
+    let acc = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmachine_rank: 0\n\
+               mixed_precision: bf16\nnum_machines: 2\nnum_processes: 16\nfsdp_config:\n  fsdp_version: 2\n";
+    assert_eq!(detect_format(acc), Format::Cluster);
+    let got = read(Framework::Megatron, None, acc);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    assert_eq!(got.framework, Framework::Megatron);
+    assert_eq!(got.scope, Scope::Cluster);
+    assert_eq!(got.get(Field::Nodes), Some("2"));
+    assert_eq!(got.get(Field::GpusPerNode), Some("8"));
+    assert!(got.unknown.contains(&"fsdp_config".to_string()));
+    assert!(got.unknown.contains(&"distributed_type".to_string()));
+    // it keeps the other inputs and replaces the whole cluster
+    let current = dpcalc::calc::RawInputs::from_pairs([
+        (Field::WorldSize, "4"),
+        (Field::MicroBatchSize, "3"),
+    ]);
+    let merged = got.merged_into(&current);
+    assert_eq!(merged.get(Field::MicroBatchSize), "3");
+    assert_eq!(merged.get(Field::WorldSize), "");
+    assert_eq!(merged.get(Field::Nodes), "2");
+    // processes that do not divide over the machines: as written, the world size
+    let got = read(
+        Framework::Axolotl,
+        None,
+        "num_machines: 3\nnum_processes: 16\n",
+    );
+    assert_eq!(got.get(Field::WorldSize), Some("16"));
+    assert_eq!(got.get(Field::Nodes), Some("3"));
+    for line in [
+        "torchrun --nnodes 2 --nproc_per_node 8 train.py",
+        "torchrun --nnodes=2 --nproc-per-node=8",
+        "python -m torch.distributed.run --nnodes 2 --nproc-per-node 8 train.py --deepspeed ds.json",
+        "deepspeed --num_nodes 2 --num_gpus 8 train.py",
+    ] {
+        assert_eq!(detect_format(line), Format::Cluster, "{line}");
+        let got = read(Framework::Torchtitan, None, line);
+        assert!(got.errors.is_empty(), "{line}: {:?}", got.errors);
+        assert_eq!(got.scope, Scope::Cluster, "{line}");
+        assert_eq!(got.framework, Framework::Torchtitan);
+        assert_eq!(got.get(Field::Nodes), Some("2"), "{line}");
+        assert_eq!(got.get(Field::GpusPerNode), Some("8"), "{line}");
+    }
+    // a Megatron line keeps its cluster and its flags
+    let got = import("torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2");
+    assert_eq!(got.framework, Framework::Megatron);
+    assert_eq!(got.get(Field::Nodes), Some("2"));
+    assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
+}
+
+#[test]
+fn every_format_survives_odd_input() {
+    let texts = [
+        "[training]\nsteps = 1\n[training]\n",
+        "[parallelism]\ntensor_parallel_degree = { a = 1 }\n",
+        "[a]\nb = 1979-05-27T07:32:00Z\n",
+        "parallelism:\n  dp: [1, 2]\n  tp: *x\n",
+        "parallelism: &a\n  dp: 1\ntokens: *a\n",
+        "num_processes: 0\nnum_machines: 0\n",
+        "num_processes: -1\n",
+        "torchrun --nnodes",
+        "torchrun --nnodes 1:2 --nproc_per_node gpu",
+        "TrainingArguments(",
+        "TrainingArguments(per_device_train_batch_size=\"\\",
+        "TrainingArguments(a=(((((, b='x",
+        "{\"per_device_train_batch_size\": {\"a\": 1}, \"output_dir\": []}",
+        "accelerate launch",
+    ];
+    for t in texts {
+        for &fw in Framework::ALL {
+            let got = import_as(fw, t);
+            assert!(got.unknown.len() <= 101 && got.errors.len() <= 101);
+            let _ = read(fw, None, t);
+        }
+    }
+    // a deeply nested TOML or YAML is refused or cut, never a stack overflow
+    let deep = format!("a = {}1{}", "[".repeat(5000), "]".repeat(5000));
+    let _ = quick("deep TOML", || import(&format!("[t]\n{deep}")));
+    let deep = format!(
+        "parallelism:\n{}",
+        (1..200)
+            .map(|i| format!("{}k{i}:\n", "  ".repeat(i)))
+            .collect::<String>()
+    );
+    let _ = quick("deep YAML", || import(&deep));
+}
+
+#[test]
+fn nesting_hidden_in_strings_is_still_refused() {
+    // closing brackets inside strings (all four TOML string forms) do not hide the nesting
+    for s in ["\"]\"", "'}'", "\"\"\"]\"]\"\"\"", "'''x']'''", "\"\\\"]\""] {
+        let deep: String = (0..3000).map(|_| format!("[{s}, ")).collect();
+        let got = quick("hidden TOML nesting", || {
+            import(&format!("[t]\na = {deep}"))
+        });
+        assert!(
+            got.errors[0].contains("nested more than"),
+            "{s}: {:?}",
+            got.errors
+        );
+    }
+    // tables nest through dotted names too
+    let dotted = vec!["a"; 20_000].join(".");
+    for text in [format!("[{dotted}]\nx = 1\n"), format!("{dotted} = 1\n")] {
+        let got = quick("dotted TOML nesting", || {
+            import_as(Framework::Torchtitan, &text)
+        });
+        assert!(
+            got.errors[0].contains("nested more than"),
+            "{:?}",
+            got.errors
+        );
+    }
+    // a float, a dotted key of two tables and a dot in a string are fine
+    let got =
+        import("[lr_scheduler]\nwarmup_steps = 10\nmin_lr_factor = 0.1\n[job]\nx.y = \"a.b.c\"\n");
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    assert_eq!(got.get(Field::WarmupSteps), Some("10"));
 }

@@ -813,3 +813,56 @@ async fn the_other_release_box_says_why_it_matters() {
         Some("32")
     );
 }
+
+#[wasm_bindgen_test]
+async fn a_pasted_torchtitan_toml_switches_the_framework() {
+    let page = mount("micro_batch_size=2").await;
+    open_details(&page, "details.config").await;
+    page.paste(
+        "[job]\ndump_folder = \"./outputs\"\n\n[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 2\n\n\
+         [training]\nlocal_batch_size = 4\nseq_len = 4096\nsteps = 500\n",
+    )
+    .await;
+    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
+    button.click();
+    yew::scheduler::flush().await;
+    assert!(page.q("[data-import-error]").is_none());
+    assert!(
+        page.q("[data-import-framework=\"torchtitan\"]").is_some(),
+        "the import's framework"
+    );
+    assert!(
+        search().starts_with("?framework=torchtitan&"),
+        "{}",
+        search()
+    );
+    assert_eq!(page.input("tensor_parallel_degree").value(), "2");
+    // 8 GPUs, tp 2: dp 4 × local batch 4 = 16; the job table is listed as ignored
+    assert_eq!(page.value("global_batch_size").as_deref(), Some("16"));
+    assert_eq!(page.value("max_steps").as_deref(), Some("500"));
+    let ignored = page
+        .q("[data-import-ignored]")
+        .unwrap()
+        .get_attribute("data-import-ignored")
+        .unwrap();
+    assert_eq!(ignored, "job");
+    // a text that is no config: one sentence, nothing changes
+    page.paste("hello, this is not a config").await;
+    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
+    button.click();
+    yew::scheduler::flush().await;
+    let error = page
+        .q("[data-import-error]")
+        .unwrap()
+        .text_content()
+        .unwrap();
+    assert!(
+        error.starts_with("This does not look like a config"),
+        "{error}"
+    );
+    assert!(
+        search().contains("tensor_parallel_degree=2"),
+        "{}",
+        search()
+    );
+}

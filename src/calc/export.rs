@@ -371,10 +371,12 @@ fn yaml_nanotron(entries: &[Entry]) -> String {
         Field::ExpertParallelSize,
         Field::ContextParallelSize,
     ];
-    // a key written with dots (`model.model_config.num_attention_heads`) is nested YAML
+    // a key written with dots (`model.model_config.num_attention_heads`) is nested YAML; the
+    // architecture keys are the model config's (nanotron's LlamaConfig reads config.json's names)
     let section = |e: &Entry| match e.field.key().rsplit_once('.') {
         Some((path, _)) => path,
-        None if par.contains(&e.field) => "parallelism",
+        None if par.contains(&e.field) || e.field == Field::RecomputeLayer => "parallelism",
+        None if super::fit::is_architecture_key(e.field.key()) => "model.model_config",
         None => "tokens",
     };
     let mut out = String::new();
@@ -422,8 +424,9 @@ fn json(entries: &[Entry]) -> String {
     s
 }
 
-/// torchtitan: `[parallelism]` for the parallel sizes and pipeline microbatching, `[training]`
-/// for the rest.
+/// torchtitan: `[parallelism]` for the parallel sizes and pipeline microbatching,
+/// `[lr_scheduler]` for the warmup, `[activation_checkpoint]` for its mode, `[training]` for the
+/// rest.
 fn toml(entries: &[Entry]) -> String {
     let par = [
         Field::DataParallelReplicateDegree,
@@ -435,11 +438,29 @@ fn toml(entries: &[Entry]) -> String {
         Field::PipelineParallelMicrobatchSize,
         Field::NumPpMicrobatches,
     ];
+    // torchtitan's tables: the warmup is `[lr_scheduler] warmup_steps`, a dotted key
+    // (`activation_checkpoint.mode`) is its own table; the rest is `[training]`
+    let table = |e: &Entry| match e.field.key().split_once('.') {
+        _ if par.contains(&e.field) || e.field == Field::EnableSequenceParallel => {
+            ("parallelism", e.field.key())
+        }
+        _ if e.field == Field::WarmupSteps => ("lr_scheduler", e.field.key()),
+        Some((t, key)) => (t, key),
+        None => ("training", e.field.key()),
+    };
     let mut out = String::new();
-    for (title, inside) in [("parallelism", true), ("training", false)] {
-        let rows: Vec<&Entry> = entries
+    for title in [
+        "parallelism",
+        "training",
+        "lr_scheduler",
+        "activation_checkpoint",
+    ] {
+        let rows: Vec<(&str, &Entry)> = entries
             .iter()
-            .filter(|e| par.contains(&e.field) == inside)
+            .filter_map(|e| {
+                let (t, key) = table(e);
+                (t == title).then_some((key, e))
+            })
             .collect();
         if rows.is_empty() {
             continue;
@@ -448,8 +469,8 @@ fn toml(entries: &[Entry]) -> String {
             out.push('\n');
         }
         out.push_str(&format!("[{title}]\n"));
-        for e in rows {
-            out.push_str(&format!("{} = {}\n", e.field.key(), plain_lit(&e.value)));
+        for (key, e) in rows {
+            out.push_str(&format!("{key} = {}\n", plain_lit(&e.value)));
         }
     }
     out

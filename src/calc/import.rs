@@ -1,19 +1,32 @@
-//! Config import: a pasted axolotl YAML, DeepSpeed JSON or Megatron-LM command line becomes form
-//! inputs, with every key dpcalc does not read listed and ignored.
+//! Config import ("paste anything"): a pasted config becomes form inputs, with every key dpcalc
+//! does not read listed and ignored. [`detect_format`] says what a text is; [`read`] is what the
+//! page's Import button does.
 //!
-//! The parsers are maintained crates, not hand-written ones: `serde_json` for DeepSpeed's
-//! `ds_config.json` (the keys `deepspeed/runtime/config.py` reads: `train_batch_size`,
-//! `train_micro_batch_size_per_gpu`, `gradient_accumulation_steps`, `tensor_parallel.autotp_size`,
-//! `sequence_parallel_size`), `yaml-rust2`'s event parser for axolotl's config YAML (the keys of
-//! `src/axolotl/utils/schemas/config.py` that dpcalc has as fields) and `shlex` for the shell words
-//! of a Megatron-LM launch (`megatron/training/arguments.py`: `--flag value`, `--flag=value`,
-//! `store_true` flags, `nargs='*'` lists such as `--rampup-batch-size`).
+//! - axolotl's config YAML (`yaml-rust2`'s event parser: the keys of
+//!   `src/axolotl/utils/schemas/config.py` that dpcalc has as fields);
+//! - DeepSpeed's `ds_config.json` (`serde_json`: `train_batch_size`,
+//!   `train_micro_batch_size_per_gpu`, `gradient_accumulation_steps`,
+//!   `tensor_parallel.autotp_size`, `sequence_parallel_size`, …);
+//! - a Megatron-LM launch (`shlex`: `--flag value`, `--flag=value`, `store_true` flags, `nargs='*'`
+//!   lists such as `--rampup-batch-size`);
+//! - the Hugging Face Trainer's `TrainingArguments`: HfArgumentParser's `--under_score` flags
+//!   (`--flag`, `--flag true`, `--no_flag`), its JSON dict, or a `TrainingArguments(...)` call;
+//! - torchtitan's job TOML (`basic-toml`, behind a nesting guard): `[table] key` as `table.key`;
+//! - nanotron's config YAML: `parallelism.dp`, `tokens.…`, `model.model_config.…`;
+//! - the cluster only ([`Scope::Cluster`]): accelerate's config YAML (`num_machines`,
+//!   `num_processes`) or a launcher line (`torchrun --nnodes 2 --nproc_per_node 8`, `accelerate
+//!   launch`, `deepspeed --num_nodes`); a launcher before a Megatron or HF script fills both;
+//! - a model's `config.json` ([`model_config`], [`Scope::Model`]).
+//!
+//! dpcalc's own export carries what is not a config key in comments, read back here: the
+//! launcher line (`# launch: torchrun …`, the cluster) and the training rows (`# num_samples`).
 //!
 //! Nothing here interprets a value: each is handed to the form as text and the framework module
 //! parses it, so a bad value shows its usual message at its field. Hostile input is bounded: the
 //! text is capped at [`MAX_INPUT`] bytes; YAML is read as events (iterative, no tree is built and
 //! aliases are never expanded, so an alias bomb costs nothing); JSON nesting stops at
-//! serde_json's recursion limit (128); the lists of unknown keys and errors are capped.
+//! serde_json's recursion limit (128), TOML nesting at [`MAX_TOML_NESTING`] before the parser
+//! sees it; the lists of unknown keys and errors are capped.
 
 use super::field::{CLUSTER, THROUGHPUT};
 use super::spec::Reads;
@@ -27,6 +40,24 @@ pub const MAX_INPUT: usize = 256 * 1024;
 /// At most this many unknown keys or errors are listed; the rest are counted.
 const MAX_LISTED: usize = 100;
 
+/// What an import replaces when applied ([`Imported::merged_into`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// A framework's config: its inputs replace all of them.
+    #[default]
+    Config,
+    /// A model's config.json: the model preset and every architecture key; the rest is kept.
+    Model,
+    /// An accelerate config or a launcher line without a config: the cluster shape (nodes, GPUs
+    /// per node, world size); the rest is kept.
+    Cluster,
+}
+
+/// The one sentence for a text that is no config dpcalc reads.
+pub const NOT_A_CONFIG: &str = "This does not look like a config: paste an axolotl or nanotron YAML, a DeepSpeed or \
+     Hugging Face TrainingArguments JSON, a torchtitan TOML, Megatron-LM or Hugging Face command-line flags, \
+     an accelerate config, a torchrun line or a model's config.json.";
+
 /// What a pasted config gave.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Imported {
@@ -38,8 +69,9 @@ pub struct Imported {
     pub unknown: Vec<String>,
     /// Why something could not be read, with the line and column where the parser knows them.
     pub errors: Vec<String>,
-    /// A model's config.json: it fills the architecture and keeps the other inputs.
-    pub model: bool,
+    /// What the import replaces: every input, or (a model's config.json, an accelerate config,
+    /// a bare launcher line) only its own group of fields.
+    pub scope: Scope,
     more_unknown: usize,
     more_errors: usize,
 }
@@ -55,6 +87,20 @@ impl Imported {
     /// The inputs as the form holds them.
     pub fn raw(&self) -> RawInputs {
         RawInputs::from_pairs(self.inputs.iter().map(|(f, v)| (*f, v.as_str())))
+    }
+
+    /// What the import did, in one sentence (the page shows it after a successful import).
+    pub fn summary(&self) -> String {
+        let (n, name) = (self.inputs.len(), self.framework.name());
+        match self.scope {
+            Scope::Config => format!("Read as {name}: {n} setting(s) filled in."),
+            Scope::Model => format!(
+                "Read a model config.json: {n} architecture key(s) filled in for {name}; the other inputs are kept."
+            ),
+            Scope::Cluster => format!(
+                "Read the cluster: {n} setting(s) filled in for {name}; the other inputs are kept."
+            ),
+        }
     }
 
     /// The text of `field`, if the config gave it.
@@ -127,9 +173,11 @@ fn reading(reads: Reads) -> Option<Framework> {
 /// What a pasted config of `framework` is called ("an axolotl YAML").
 fn format_name(framework: Framework) -> Option<String> {
     let noun = match framework.spec().import.as_ref()?.reads {
-        Reads::Yaml => "YAML",
+        Reads::Yaml | Reads::YamlNested => "YAML",
         Reads::Json => "JSON",
         Reads::CommandLine => "command line",
+        Reads::Toml => "TOML",
+        Reads::TrainingArguments => "TrainingArguments (flags, JSON or Python)",
     };
     let name = framework.name();
     let article = if name.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']) {
@@ -140,60 +188,272 @@ fn format_name(framework: Framework) -> Option<String> {
     Some(format!("{article} {name} {noun}"))
 }
 
-/// The syntax of a pasted text: JSON when it starts with `{`; a command line when a word outside
-/// a comment starts with `--` and a letter and the first line is not a YAML `key:`; else YAML.
-/// The framework is the one whose configs are read in that syntax.
-pub fn detect(text: &str) -> Framework {
-    let reads = detect_syntax(text);
-    reading(reads)
-        .or_else(|| importable().next())
-        .unwrap_or_default()
+/// What a pasted text is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A config of this framework.
+    Config(Framework),
+    /// Only a cluster shape: an accelerate config YAML, or a launcher line (`torchrun --nnodes 2
+    /// --nproc_per_node 8 train.py`) whose script arguments no framework here reads.
+    Cluster,
+    /// No config dpcalc reads ([`NOT_A_CONFIG`]).
+    Unknown,
 }
 
-fn detect_syntax(text: &str) -> Reads {
+/// The framework a pasted config is for ([`detect_format`]; a cluster-only text or an
+/// unrecognised one gives the registry's first framework).
+pub fn detect(text: &str) -> Framework {
+    match detect_format(text) {
+        Format::Config(f) => f,
+        _ => importable().next().unwrap_or_default(),
+    }
+}
+
+/// DeepSpeed's own top-level keys: a JSON with one of them is a `ds_config.json`.
+const DEEPSPEED_KEYS: &[&str] = &[
+    "train_batch_size",
+    "train_micro_batch_size_per_gpu",
+    "zero_optimization",
+    "tensor_parallel",
+    "sequence_parallel_size",
+    "gradient_clipping",
+    "steps_per_print",
+    "wall_clock_breakdown",
+];
+
+/// Keys only a `TrainingArguments` dict has (`TrainingArguments.to_dict()`).
+const TRAINING_ARGUMENTS_KEYS: &[&str] = &[
+    "per_device_train_batch_size",
+    "num_train_epochs",
+    "output_dir",
+    "per_device_eval_batch_size",
+    "dataloader_drop_last",
+    "eval_strategy",
+    "evaluation_strategy",
+    "save_strategy",
+    "logging_steps",
+    "lr_scheduler_type",
+    "optim",
+];
+
+/// accelerate's config YAML (`accelerate config`, `default_config.yaml`).
+const ACCELERATE_KEYS: &[&str] = &[
+    "num_processes",
+    "num_machines",
+    "distributed_type",
+    "compute_environment",
+    "machine_rank",
+    "main_process_ip",
+    "main_training_function",
+];
+
+/// The syntax and framework of a pasted text:
+/// - a JSON object: a TrainingArguments dict (one of its own keys and none of DeepSpeed's) is
+///   the Hugging Face Trainer's, any other JSON DeepSpeed's;
+/// - a `[table]` header line: torchtitan's job TOML;
+/// - YAML (the first line is a `key:`): accelerate's config (`num_processes`, `num_machines`, …)
+///   is a cluster, nanotron's has a top-level `parallelism:` (or `tokens:` beside its `general:`,
+///   `checkpoints:`, `model:` or `data_stages:`), any other is axolotl's;
+/// - `--flags`: after a launcher (`torchrun`, `accelerate launch`, `deepspeed`, `python -m
+///   torch.distributed.run`), the script's flags decide: HfArgumentParser's `--under_score`
+///   names (or the Trainer's keys) for the Hugging Face Trainer, Megatron-LM's `--dash-names`
+///   (or `pretrain_*.py`) for Megatron-LM; none of either after a launcher is a cluster.
+pub fn detect_format(text: &str) -> Format {
     let text = text.trim_start_matches('\u{feff}');
-    if text.trim_start().starts_with('{') {
-        return Reads::Json;
+    if text.len() > MAX_INPUT {
+        return Format::Config(importable().next().unwrap_or_default());
     }
-    let mut lines = text
-        .lines()
-        .map(str::trim_start)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'));
-    let yaml_key = |line: &str| {
-        line.split_once(':').is_some_and(|(k, rest)| {
-            !k.is_empty()
-                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && (rest.is_empty() || rest.starts_with([' ', '\t']))
-        })
+    let config = |reads| match reading(reads) {
+        Some(f) => Format::Config(f),
+        None => Format::Unknown,
     };
-    if lines
-        .clone()
-        .next()
-        .is_some_and(|l| yaml_key(l) || l.starts_with("---"))
-    {
-        return Reads::Yaml;
+    if text.trim_start().starts_with('{') {
+        // the keys only one of the two reads decide (both read gradient_accumulation_steps)
+        let (hf_fw, ds_fw) = (reading(Reads::TrainingArguments), reading(Reads::Json));
+        let reads = |f: Option<Framework>, k: &str| f.is_some_and(|f| config_field(f, k).is_some());
+        let hf = match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::Object(map)) => {
+                let is_hf = |k: &str| TRAINING_ARGUMENTS_KEYS.contains(&k) || reads(hf_fw, k);
+                let is_ds = |k: &str| DEEPSPEED_KEYS.contains(&k) || reads(ds_fw, k);
+                let hf_only = map.keys().filter(|k| is_hf(k) && !is_ds(k)).count();
+                let ds_only = map.keys().filter(|k| is_ds(k) && !is_hf(k)).count();
+                hf_only > ds_only
+            }
+            _ => false,
+        };
+        return config(if hf {
+            Reads::TrainingArguments
+        } else {
+            Reads::Json
+        });
     }
-    let flag = lines.any(|line| {
+    // dpcalc's own export says whose it is on its first line
+    let first = text.lines().next().unwrap_or_default();
+    if let Some(head) = first
+        .strip_prefix("# ")
+        .filter(|l| l.contains(" config from dpcalc"))
+    {
+        if let Some(&f) = importable()
+            .collect::<Vec<_>>()
+            .iter()
+            .find(|f| head.starts_with(&format!("{} ", f.name())))
+        {
+            return Format::Config(f);
+        }
+    }
+    let lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    if lines.clone().any(toml_header) {
+        return config(Reads::Toml);
+    }
+    if looks_yaml(text) {
+        // the top-level keys: lines at column 0
+        let top: Vec<&str> = text.lines().filter_map(yaml_key).collect();
+        let has = |k: &str| top.contains(&k);
+        if ACCELERATE_KEYS.iter().any(|k| has(k)) {
+            return Format::Cluster;
+        }
+        let nanotron = has("parallelism")
+            || (has("tokens")
+                && ["general", "checkpoints", "model", "data_stages"]
+                    .iter()
+                    .any(|k| has(k)));
+        return config(if nanotron {
+            Reads::YamlNested
+        } else {
+            Reads::Yaml
+        });
+    }
+    let flag = lines.clone().any(|line| {
         line.split_whitespace().any(|w| {
             w.strip_prefix("--")
                 .and_then(|r| r.chars().next())
                 .is_some_and(|c| c.is_ascii_alphabetic())
         })
     });
-    if flag {
-        Reads::CommandLine
+    if !flag {
+        // TrainingArguments(...) as exported (Python keyword arguments)
+        if text.contains("TrainingArguments(") {
+            return config(Reads::TrainingArguments);
+        }
+        // YAML after all: a list, a complex key, a key on a later line
+        if text.lines().any(|l| {
+            yaml_key(l).is_some() || l.starts_with("- ") || l.starts_with("? ") || l == "-"
+        }) {
+            return config(Reads::Yaml);
+        }
+        return Format::Unknown;
+    }
+    let mut lexer = shlex::Shlex::new(text);
+    let words: Vec<String> = lexer.by_ref().filter(|w| !w.is_empty()).collect();
+    if lexer.had_error {
+        // the command-line reader says where the quote is open
+        return config(Reads::CommandLine);
+    }
+    let command = split_command(&words);
+    let (mut hf, mut megatron) = (0usize, 0usize);
+    if command.script.is_some_and(|s| {
+        s.rsplit('/')
+            .next()
+            .is_some_and(|n| n.starts_with("pretrain_"))
+    }) {
+        megatron += 1;
+    }
+    let (hf_fw, mg_fw) = (
+        reading(Reads::TrainingArguments),
+        reading(Reads::CommandLine),
+    );
+    for (flag, _) in flags(command.program) {
+        let name = flag.split_once('=').map_or(flag, |(n, _)| n);
+        if name.is_empty() || name.contains('.') {
+            continue;
+        }
+        let key = name.replace('-', "_");
+        let known = |f: Option<Framework>| f.is_some_and(|f| config_field(f, &key).is_some());
+        if name.contains('_') || known(hf_fw) && !known(mg_fw) {
+            hf += 1;
+        }
+        if name.contains('-') || known(mg_fw) && !known(hf_fw) {
+            megatron += 1;
+        }
+    }
+    if hf > megatron {
+        config(Reads::TrainingArguments)
+    } else if megatron > 0 || command.launcher.is_empty() {
+        config(Reads::CommandLine)
     } else {
-        Reads::Yaml
+        Format::Cluster
     }
 }
 
-/// Reads a pasted config, detecting its format with [`detect`].
-pub fn import(text: &str) -> Imported {
-    import_as(detect(text), text)
+/// Whether the first line that is not a comment is a YAML `key:` or a document start `---`.
+fn looks_yaml(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.starts_with("---") || yaml_key(l).is_some())
 }
 
-/// Reads a pasted config in `framework`'s format (its `Spec::import`). A framework whose configs
-/// are not read gives an error saying which formats are.
+/// A TOML table header: `[name]`, `[a.b]`, `[[name]]`.
+fn toml_header(line: &str) -> bool {
+    let inner = line
+        .trim_end()
+        .strip_prefix('[')
+        .and_then(|l| l.strip_suffix(']'))
+        .map(|l| l.trim_start_matches('[').trim_end_matches(']').trim());
+    inner.is_some_and(|n| {
+        n.starts_with(|c: char| c.is_ascii_alphabetic())
+            && n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    })
+}
+
+/// The key of a YAML `key:` line at column 0.
+fn yaml_key(line: &str) -> Option<&str> {
+    let (k, rest) = line.split_once(':')?;
+    (!k.is_empty()
+        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && (rest.is_empty() || rest.starts_with([' ', '\t'])))
+    .then_some(k)
+}
+
+/// Reads a pasted text, detecting its format with [`detect_format`]: a cluster-only text fills
+/// the cluster of the registry's first framework; a text that is no config gets
+/// [`NOT_A_CONFIG`].
+pub fn import(text: &str) -> Imported {
+    read(importable().next().unwrap_or_default(), None, text)
+}
+
+/// What the page's Import button does, with the `current` framework and the one `forced` by
+/// "Read as" (if any): a model's config.json fills the model of that framework; an accelerate
+/// config or a bare launcher line fills its cluster; any other config is read in the forced
+/// framework's format, or in the detected one's.
+pub fn read(current: Framework, forced: Option<Framework>, text: &str) -> Imported {
+    if let Some(m) = model_config(forced.unwrap_or(current), text) {
+        return m;
+    }
+    if let Some(fw) = forced {
+        return import_as(fw, text);
+    }
+    let got = match detect_format(text) {
+        Format::Config(fw) => import_as(fw, text),
+        Format::Cluster => import_as(current, text),
+        Format::Unknown => Imported::new(current),
+    };
+    // nothing read, nothing listed, nothing wrong: not a config (and the form is kept)
+    if got.inputs.is_empty() && got.unknown.is_empty() && got.errors.is_empty() {
+        let mut out = Imported::new(current);
+        out.error(NOT_A_CONFIG);
+        return out;
+    }
+    got
+}
+
+/// Reads a pasted config in `framework`'s format (its `Spec::import`); an accelerate config or a
+/// launcher line without a config fills `framework`'s cluster ([`Scope::Cluster`]). A framework
+/// whose configs are not read gives an error saying which formats are.
 pub fn import_as(framework: Framework, text: &str) -> Imported {
     let mut out = Imported::new(framework);
     if text.len() > MAX_INPUT {
@@ -205,10 +465,23 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
         return out;
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    match framework.spec().import.as_ref().map(|i| i.reads) {
+    let reads = framework.spec().import.as_ref().map(|i| i.reads);
+    if reads.is_some() && detect_format(text) == Format::Cluster {
+        out.scope = Scope::Cluster;
+        if looks_yaml(text) {
+            accelerate(text, &mut out);
+        } else {
+            cli(text, &mut out);
+        }
+        return out.finish();
+    }
+    match reads {
         Some(Reads::Yaml) => yaml(text, &mut out),
+        Some(Reads::YamlNested) => yaml_nested(text, &mut out),
         Some(Reads::Json) => json(text, &mut out),
         Some(Reads::CommandLine) => cli(text, &mut out),
+        Some(Reads::Toml) => toml(text, &mut out),
+        Some(Reads::TrainingArguments) => training_arguments(text, &mut out),
         None => {
             let names: Vec<String> = importable().filter_map(format_name).collect();
             let list = match names.split_last() {
@@ -222,6 +495,9 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
             ))
         }
     }
+    if out.errors.is_empty() && !matches!(reads, Some(Reads::Json) | None) {
+        dpcalc_comments(text, &mut out);
+    }
     out.finish()
 }
 
@@ -231,8 +507,42 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
 fn config_field(framework: Framework, key: &str) -> Option<Field> {
     framework
         .field(key)
-        .filter(|f| !CLUSTER.contains(f) && !THROUGHPUT.1.contains(f))
         .or_else(|| (framework.spec().import.as_ref()?.alias)(key))
+        .filter(|f| !CLUSTER.contains(f) && !THROUGHPUT.1.contains(f))
+}
+
+/// dpcalc's own comments in an exported config, which carry what is not a config key: the
+/// launcher line (`# launch: torchrun --nnodes 2 --nproc-per-node 8 …`, the cluster shape) and
+/// the training rows (`# num_samples 1000: training rows, …`). A value the config itself gave
+/// is not replaced.
+fn dpcalc_comments(text: &str, out: &mut Imported) {
+    let mut seen: Vec<(Field, String)> = Vec::new();
+    for line in text.lines() {
+        let Some(note) = line.trim_start().strip_prefix('#').map(str::trim) else {
+            continue;
+        };
+        if let Some(command) = note.strip_prefix("launch: ") {
+            if CLUSTER.iter().any(|f| out.get(*f).is_some()) {
+                continue;
+            }
+            let words = shlex::split(command).unwrap_or_default();
+            let cmd = split_command(&words);
+            let mut shape = Imported::new(out.framework);
+            launcher_flags(cmd.launcher, &mut shape, &mut seen);
+            if shape.errors.is_empty() {
+                out.inputs.extend(shape.inputs);
+            }
+        } else if let Some(rest) = note.strip_prefix("num_samples ") {
+            let n = rest.split(':').next().unwrap_or_default().trim();
+            if rest.contains(": training rows")
+                && out.framework.has(Field::NumSamples)
+                && out.get(Field::NumSamples).is_none()
+                && !n.is_empty()
+            {
+                out.inputs.push((Field::NumSamples, n.to_string()));
+            }
+        }
+    }
 }
 
 fn at(mark: &Marker) -> String {
@@ -492,7 +802,7 @@ fn json(text: &str, out: &mut Imported) {
     };
     // serde_json keeps the last of a repeated key; the duplicates check is in `json_duplicates`.
     let mut seen = Vec::new();
-    json_duplicates(text, out);
+    json_duplicates(text, out, "DeepSpeed");
     for (key, value) in &map {
         match key.as_str() {
             "tensor_parallel" => match value {
@@ -542,6 +852,13 @@ fn json_value(
         // DeepSpeed's get_scalar_param returns None for null: the key counts as not given
         Value::Null => {}
         Value::Number(n) => out.input(field, n.to_string(), seen, name),
+        // a switch or a text of the form (dataloader_drop_last, zero_optimization.… devices)
+        Value::Bool(b) if field.kind() == super::Kind::Flag => {
+            out.input(field, b.to_string(), seen, name)
+        }
+        Value::String(s) if field.kind() == super::Kind::Text => {
+            out.input(field, s.clone(), seen, name)
+        }
         Value::String(s) if s == "auto" => out.error(format!(
             "{name} is \"auto\": the Hugging Face Trainer fills it in from its TrainingArguments \
              (transformers integrations/deepspeed.py), so this file alone does not say it; \
@@ -564,7 +881,7 @@ fn json_value(
 
 /// Reports a top-level key given twice (serde_json keeps the last silently, as Python's `json`
 /// does for DeepSpeed). Reads the text again with serde_json's streaming visitor.
-fn json_duplicates(text: &str, out: &mut Imported) {
+fn json_duplicates(text: &str, out: &mut Imported, who: &str) {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
     struct Keys;
     impl<'de> Visitor<'de> for Keys {
@@ -592,20 +909,155 @@ fn json_duplicates(text: &str, out: &mut Imported) {
         if pair[0] == pair[1] && !reported.contains(&pair[0].as_str()) {
             reported.push(&pair[0]);
             out.error(format!(
-                "\"{}\" is given more than once; DeepSpeed would keep the last one silently",
+                "\"{}\" is given more than once; {who} would keep the last one silently",
                 super::parse::shorten(&pair[0])
             ));
         }
     }
 }
 
-// ---- Megatron-LM command line ------------------------------------------------------------
+// ---- command lines (Megatron-LM, HfArgumentParser) and launchers ----------------------------
 
-/// torchrun's flags for the cluster shape (`torch/distributed/run.py`).
-fn launcher_field(flag: &str) -> Option<Field> {
-    match flag {
-        "nnodes" => Some(Field::Nodes),
-        "nproc-per-node" | "nproc_per_node" => Some(Field::GpusPerNode),
+/// A command split at its script.
+struct Command<'a> {
+    /// The launcher and its flags (`torchrun --nnodes 2 …`), before the script.
+    launcher: &'a [String],
+    /// The script (`…/pretrain_gpt.py`, or the module after `-m`), if any.
+    script: Option<&'a str>,
+    /// The script's arguments (every word when there is neither a script nor a launcher).
+    program: &'a [String],
+}
+
+/// Launcher programs: a line of only their flags is a cluster shape.
+const LAUNCHERS: &[&str] = &[
+    "torchrun",
+    "accelerate",
+    "deepspeed",
+    "torch.distributed.run",
+    "torch.distributed.launch",
+];
+
+/// Splits a command at its script: the first word ending in `.py`, or the module of a `-m`
+/// other than torch's own launcher (`python -m torch.distributed.run`).
+fn split_command(words: &[String]) -> Command<'_> {
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        if w.ends_with(".py") {
+            return Command {
+                launcher: &words[..i],
+                script: Some(w),
+                program: &words[i + 1..],
+            };
+        }
+        if w == "-m" {
+            match words.get(i + 1) {
+                Some(m) if !m.starts_with("torch.distributed.") => {
+                    return Command {
+                        launcher: &words[..i],
+                        script: Some(m),
+                        program: &words[i + 2..],
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+        i += 1;
+    }
+    let launcher = words
+        .iter()
+        .any(|w| LAUNCHERS.contains(&w.rsplit('/').next().unwrap_or(w)));
+    if launcher {
+        Command {
+            launcher: words,
+            script: None,
+            program: &words[..0],
+        }
+    } else {
+        Command {
+            launcher: &words[..0],
+            script: None,
+            program: words,
+        }
+    }
+}
+
+/// The launchers' flags for the cluster shape: torchrun's `--nnodes`, `--nproc-per-node`
+/// (`torch/distributed/run.py`, either spelling), DeepSpeed's `--num_nodes`, `--num_gpus`, and
+/// accelerate's `--num_machines`, `--num_processes` (all processes: see [`processes`]).
+fn launcher_flags(words: &[String], out: &mut Imported, seen: &mut Vec<(Field, String)>) {
+    let (mut machines, mut procs) = (None, None);
+    for (flag, values) in flags(words) {
+        if flag.is_empty() {
+            continue; // torchrun, python -m torch.distributed.run, accelerate launch, …
+        }
+        let name = flag.split_once('=').map_or(flag, |(n, _)| n);
+        let shown = format!("--{name}");
+        let field = match name.replace('-', "_").as_str() {
+            "nnodes" | "num_nodes" => Some(Field::Nodes),
+            "nproc_per_node" | "num_gpus" => Some(Field::GpusPerNode),
+            "num_machines" | "num_processes" => None,
+            _ => {
+                out.unknown(shown);
+                continue;
+            }
+        };
+        let Some(value) = one_value(flag, &values) else {
+            out.error(format!("{shown} needs one value"));
+            continue;
+        };
+        match field {
+            Some(f) => out.input(f, value, seen, &shown),
+            None if name.ends_with("machines") => machines = Some((value, shown)),
+            None => procs = Some((value, shown)),
+        }
+    }
+    processes(machines, procs, out, seen);
+}
+
+/// accelerate's `num_machines` and `num_processes` (the processes of all machines, one a GPU):
+/// the nodes, and GPUs per node = processes ÷ machines when it divides, else the world size.
+fn processes(
+    machines: Option<(String, String)>,
+    procs: Option<(String, String)>,
+    out: &mut Imported,
+    seen: &mut Vec<(Field, String)>,
+) {
+    let count = |v: &Option<(String, String)>| {
+        v.as_ref()
+            .and_then(|(t, _)| t.trim().parse::<u64>().ok())
+            .filter(|&n| n > 0)
+    };
+    match (count(&machines), count(&procs)) {
+        (Some(m), Some(p)) if p % m == 0 => {
+            let at = machines.as_ref().map_or("", |(_, a)| a.as_str());
+            out.input(Field::Nodes, m.to_string(), seen, at);
+            let at = procs.as_ref().map_or("", |(_, a)| a.as_str());
+            out.input(Field::GpusPerNode, (p / m).to_string(), seen, at);
+        }
+        (None, Some(p)) if machines.is_none() => {
+            // one machine
+            let at = procs.as_ref().map_or("", |(_, a)| a.as_str());
+            out.input(Field::Nodes, "1".into(), seen, at);
+            out.input(Field::GpusPerNode, p.to_string(), seen, at);
+        }
+        _ => {
+            // as written: the form says what is wrong at its field
+            if let Some((m, at)) = machines {
+                out.input(Field::Nodes, m, seen, &at);
+            }
+            if let Some((p, at)) = procs {
+                out.input(Field::WorldSize, p, seen, &at);
+            }
+        }
+    }
+}
+
+/// HfArgumentParser's booleans (`transformers/hf_argparser.py`, `string_to_bool`).
+fn hf_bool(v: &str) -> Option<&'static str> {
+    match v.to_ascii_lowercase().as_str() {
+        "yes" | "true" | "t" | "y" | "1" => Some("true"),
+        "no" | "false" | "f" | "n" | "0" => Some("false"),
         _ => None,
     }
 }
@@ -622,29 +1074,16 @@ fn cli(text: &str, out: &mut Imported) {
         ));
         return;
     }
-    // The script (…/pretrain_gpt.py) splits the launcher's flags from Megatron's; without one,
-    // every flag is Megatron's.
-    let script = words.iter().position(|w| w.ends_with(".py"));
-    let (launcher, megatron) = match script {
-        Some(i) => (&words[..i], &words[i + 1..]),
-        None => (&words[..0], &words[..]),
-    };
+    let command = split_command(&words);
     let mut seen = Vec::new();
-    for (flag, values) in flags(launcher) {
-        if flag.is_empty() {
-            continue; // torchrun, python -m torch.distributed.run, …
-        }
-        let name = flag.split_once('=').map_or(flag, |(n, _)| n);
-        match (launcher_field(name), one_value(flag, &values)) {
-            (Some(field), Some(v)) => out.input(field, v, &mut seen, &format!("--{name}")),
-            (Some(_), None) => out.error(format!("--{name} needs one value")),
-            (None, _) => out.unknown(format!("--{name}")),
-        }
-    }
+    launcher_flags(command.launcher, out, &mut seen);
+    // HfArgumentParser's flags, or Megatron-LM's (`megatron/training/arguments.py`)
+    let reads = out.framework.spec().import.as_ref().map(|i| i.reads);
+    let hf = reads == Some(Reads::TrainingArguments);
     let mut leading = true;
-    for (flag, values) in flags(megatron) {
+    for (flag, values) in flags(command.program) {
         if flag.is_empty() {
-            // words before the first flag: positional arguments Megatron does not take
+            // words before the first flag: positional arguments the script does not take
             if leading {
                 for v in values {
                     out.unknown(v.to_string());
@@ -659,11 +1098,31 @@ fn cli(text: &str, out: &mut Imported) {
         };
         let key = name.replace('-', "_");
         let shown = format!("--{name}");
+        if out.scope == Scope::Cluster {
+            out.unknown(shown);
+            continue;
+        }
+        // HfArgumentParser's `--no_<flag>` for a boolean that defaults to True
+        let negated = key
+            .strip_prefix("no_")
+            .filter(|_| hf && inline.is_none())
+            .and_then(|k| config_field(out.framework, k))
+            .filter(|f| f.kind() == super::Kind::Flag);
+        if let Some(field) = negated {
+            for v in values {
+                out.unknown(v.to_string());
+            }
+            out.input(field, "false".into(), &mut seen, &shown);
+            continue;
+        }
         let Some(field) = config_field(out.framework, &key) else {
             out.unknown(shown);
             continue;
         };
         let value = match (inline, field.kind()) {
+            (Some(v), super::Kind::Flag) if hf && values.is_empty() => {
+                hf_bool(v).map_or_else(|| v.to_string(), str::to_string)
+            }
             (Some(v), _) if values.is_empty() => v.to_string(),
             (Some(_), _) => {
                 out.error(format!(
@@ -671,6 +1130,12 @@ fn cli(text: &str, out: &mut Imported) {
                     values.join(" ")
                 ));
                 continue;
+            }
+            // HfArgumentParser: `--flag` alone is True, `--flag false` says it
+            (None, super::Kind::Flag)
+                if hf && values.len() == 1 && hf_bool(values[0]).is_some() =>
+            {
+                hf_bool(values[0]).unwrap_or("true").to_string()
             }
             // a store_true flag takes no value; words after it are positional
             (None, super::Kind::Flag) => {
@@ -725,6 +1190,609 @@ fn flags(words: &[String]) -> Vec<(&str, Vec<&str>)> {
     groups
 }
 
+// ---- nested configs read as dotted paths (nanotron YAML, accelerate YAML, torchtitan TOML) --
+
+/// The deepest nesting read; deeper values are listed by their path.
+const MAX_DEPTH: usize = 8;
+
+/// At most this many values are read from a nested config.
+const MAX_LEAVES: usize = 20_000;
+
+/// A value of a nested config, by its dotted path.
+struct Leaf {
+    path: String,
+    /// The value as text; `None` for a list or another value dpcalc never reads.
+    value: Option<String>,
+    /// Where the key is (`line 3, column 1`).
+    at: String,
+}
+
+/// Fills the fields `field` names for each leaf; lists the others. A section with no value
+/// dpcalc reads is listed once by its path (`checkpoints`), not key by key.
+fn read_leaves(out: &mut Imported, leaves: Vec<Leaf>, field: impl Fn(&str) -> Option<Field>) {
+    let mut seen = Vec::new();
+    let mut known: Vec<String> = Vec::new();
+    let mut unknown: Vec<String> = Vec::new();
+    for leaf in leaves {
+        match (field(&leaf.path), leaf.value) {
+            (Some(f), Some(v)) => {
+                known.push(leaf.path);
+                out.input(f, v, &mut seen, &leaf.at);
+            }
+            (Some(_), None) => out.error(format!(
+                "{}: {} is not a single value; the field is left empty",
+                leaf.at,
+                super::parse::shorten(&leaf.path)
+            )),
+            (None, _) => unknown.push(leaf.path),
+        }
+    }
+    let mut listed: Vec<String> = Vec::new();
+    for path in unknown {
+        // the shortest section of the path that holds no key dpcalc read
+        let mut end = 0;
+        let section = loop {
+            end = match path[end..].find('.') {
+                Some(i) => end + i,
+                None => break path.as_str(),
+            };
+            let prefix = &path[..end];
+            if !known.iter().any(|k| {
+                k.strip_prefix(prefix)
+                    .is_some_and(|rest| rest.starts_with('.'))
+            }) {
+                break prefix;
+            }
+            end += 1;
+        };
+        if !listed.iter().any(|l| l == section) {
+            listed.push(section.to_string());
+            out.unknown(section);
+        }
+    }
+}
+
+/// A YAML mapping's values by their dotted paths (scalar anchors resolved, collection aliases
+/// never expanded, lists not read). `None` after an error (recorded in `out`).
+fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<Vec<Leaf>> {
+    enum Frame {
+        /// A mapping at `path`; the pending key (`None` until one is read, `Some(None)` for a key
+        /// that is not text).
+        Map {
+            path: String,
+            key: Option<Option<(String, Marker)>>,
+        },
+        /// A list, a too-deep mapping, or a collection used as a key: not read.
+        Skip,
+    }
+    let join = |path: &str, key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    let mut parser = Parser::new_from_str(text);
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut leaves: Vec<Leaf> = Vec::new();
+    let mut anchors: Vec<(usize, String, TScalarStyle)> = Vec::new();
+    let mut documents = 0usize;
+    loop {
+        let (event, mark) = match parser.next_token() {
+            Ok(e) => e,
+            Err(e) => {
+                out.error(format!("YAML error at {}: {}", at(e.marker()), e.info()));
+                return None;
+            }
+        };
+        // a scalar (resolved), or the start of a collection (true: a mapping)
+        let node: Result<(String, TScalarStyle), bool> = match event {
+            Event::StreamEnd => break,
+            Event::StreamStart | Event::Nothing | Event::DocumentEnd => continue,
+            Event::DocumentStart => {
+                documents += 1;
+                if documents > 1 {
+                    out.error(format!(
+                        "{}: a second YAML document (---); only the first is read",
+                        at(&mark)
+                    ));
+                    return None;
+                }
+                continue;
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                frames.pop();
+                continue;
+            }
+            Event::MappingStart(..) => Err(true),
+            Event::SequenceStart(..) => Err(false),
+            Event::Scalar(value, style, anchor, _) => {
+                if anchor != 0 && anchors.len() < 4096 {
+                    anchors.push((anchor, value.clone(), style));
+                }
+                Ok((value, style))
+            }
+            Event::Alias(id) => match anchors.iter().find(|(a, _, _)| *a == id) {
+                Some((_, v, st)) => Ok((v.clone(), *st)),
+                // an alias of a collection: not expanded (read as a list would be)
+                None => {
+                    if let Some(Frame::Map { path, key }) = frames.last_mut() {
+                        match key.take() {
+                            None => *key = Some(None),
+                            Some(Some((k, m))) => leaves.push(Leaf {
+                                path: join(path, &k),
+                                value: None,
+                                at: at(&m),
+                            }),
+                            Some(None) => {}
+                        }
+                    }
+                    continue;
+                }
+            },
+        };
+        let depth = frames.len();
+        let Some(top) = frames.last_mut() else {
+            // the document's root
+            match node {
+                Err(true) => frames.push(Frame::Map {
+                    path: String::new(),
+                    key: None,
+                }),
+                Err(false) => {
+                    out.error(format!(
+                        "{}: the YAML is a list; {what} is a mapping of keys",
+                        at(&mark)
+                    ));
+                    return None;
+                }
+                Ok((v, st)) if is_null(&v, st) => {}
+                Ok(_) => {
+                    out.error(format!(
+                        "{}: the YAML is a single value; {what} is a mapping of keys",
+                        at(&mark)
+                    ));
+                    return None;
+                }
+            }
+            continue;
+        };
+        let Frame::Map { path, key } = top else {
+            if node.is_err() {
+                frames.push(Frame::Skip);
+            }
+            continue;
+        };
+        match (key.take(), node) {
+            // a key
+            (None, Ok((k, _))) => *key = Some(Some((k, mark))),
+            (None, Err(_)) => {
+                *key = Some(None);
+                frames.push(Frame::Skip);
+            }
+            // a value
+            (Some(k), node) => {
+                let entry = k.map(|(k, m)| (join(path, &k), at(&m)));
+                match (entry, node) {
+                    (Some((p, a)), Ok((v, st))) => {
+                        if !is_null(&v, st) && leaves.len() < MAX_LEAVES {
+                            leaves.push(Leaf {
+                                path: p,
+                                value: Some(scalar_text(v, st)),
+                                at: a,
+                            });
+                        }
+                    }
+                    (Some((p, _)), Err(true)) if depth < MAX_DEPTH => {
+                        frames.push(Frame::Map { path: p, key: None })
+                    }
+                    (Some((p, a)), Err(_)) => {
+                        if leaves.len() < MAX_LEAVES {
+                            leaves.push(Leaf {
+                                path: p,
+                                value: None,
+                                at: a,
+                            });
+                        }
+                        frames.push(Frame::Skip);
+                    }
+                    (None, Err(_)) => frames.push(Frame::Skip),
+                    (None, Ok(_)) => {}
+                }
+            }
+        }
+    }
+    Some(leaves)
+}
+
+/// nanotron's config YAML (`src/nanotron/config/config.py`): `parallelism.dp`, `tokens.…`,
+/// `model.model_config.…`, through the Spec's alias.
+fn yaml_nested(text: &str, out: &mut Imported) {
+    let what = format!("a {} config", out.framework.name());
+    let Some(leaves) = yaml_leaves(text, out, &what) else {
+        return;
+    };
+    let framework = out.framework;
+    read_leaves(out, leaves, |path| config_field(framework, path));
+}
+
+/// accelerate's config YAML (`accelerate/commands/config/config_args.py`): `num_machines` and
+/// `num_processes` give the cluster; the rest is listed.
+fn accelerate(text: &str, out: &mut Imported) {
+    let Some(leaves) = yaml_leaves(text, out, "an accelerate config") else {
+        return;
+    };
+    let (mut machines, mut procs) = (None, None);
+    let mut rest = Vec::new();
+    for leaf in leaves {
+        match (leaf.path.as_str(), &leaf.value) {
+            ("num_machines", Some(v)) => machines = Some((v.clone(), leaf.at)),
+            ("num_processes", Some(v)) => procs = Some((v.clone(), leaf.at)),
+            _ => rest.push(leaf),
+        }
+    }
+    read_leaves(out, rest, |_| None);
+    let mut seen = Vec::new();
+    processes(machines, procs, out, &mut seen);
+}
+
+/// The deepest nesting of arrays and inline tables read (basic-toml recurses without a limit).
+const MAX_TOML_NESTING: usize = 32;
+
+/// The line where `[`/`{` nesting outside strings and comments, or a dotted key or table name,
+/// first goes deeper than [`MAX_TOML_NESTING`], if it does: a guard before the parser (TOML's four string forms and its
+/// comments are skipped as the TOML spec lexes them), not a parser.
+fn toml_too_deep(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let (mut i, mut depth, mut line) = (0usize, 0usize, 1usize);
+    // the dotted segments of the line's key or table header (`a.b.c`): tables nest too
+    let (mut dots, mut in_value) = (0usize, false);
+    // the end of a string opened at `i` by `delim` (escapes only in basic strings)
+    let skip = |mut i: usize, delim: &[u8], line: &mut usize| {
+        let escapes = delim[0] == b'"';
+        while i < b.len() {
+            if b[i] == b'\n' {
+                *line += 1;
+            }
+            if escapes && b[i] == b'\\' {
+                i += 2;
+                continue;
+            }
+            if b[i..].starts_with(delim) {
+                return i + delim.len();
+            }
+            i += 1;
+        }
+        i
+    };
+    while i < b.len() {
+        match b[i] {
+            b'\n' => {
+                line += 1;
+                i += 1;
+                (dots, in_value) = (0, false);
+            }
+            b'=' => {
+                in_value = true;
+                i += 1;
+            }
+            b'.' if !in_value => {
+                dots += 1;
+                if dots > MAX_TOML_NESTING {
+                    return Some(line);
+                }
+                i += 1;
+            }
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            q @ (b'"' | b'\'') => {
+                let triple = [q, q, q];
+                i = if b[i..].starts_with(&triple) {
+                    skip(i + 3, &triple, &mut line)
+                } else {
+                    skip(i + 1, &triple[..1], &mut line)
+                };
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_TOML_NESTING {
+                    return Some(line);
+                }
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// torchtitan's job TOML (`torchtitan/config/job_config.py`), parsed by `basic-toml` (into a
+/// JSON value): each `[table] key` is read as `table.key` through the Spec's alias, in the
+/// text's order.
+fn toml(text: &str, out: &mut Imported) {
+    use serde_json::Value;
+    if let Some(line) = toml_too_deep(text) {
+        out.error(format!(
+            "TOML error at line {line}: arrays, inline tables or dotted keys nested more than {MAX_TOML_NESTING} deep; a job config has none"
+        ));
+        return;
+    }
+    let top: Value = match basic_toml::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            // basic-toml's message ends with " at line L column C"
+            let e = e.to_string();
+            out.error(match e.rfind(" at line ") {
+                Some(i) => format!("TOML error at {}: {}", &e[i + 4..], &e[..i]),
+                None => format!("TOML error: {e}"),
+            });
+            return;
+        }
+    };
+    // where each dotted key is: its table header and its `key =` line (the parser keeps none)
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    let mut table = String::new();
+    for (n, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix('[') {
+            table = h
+                .trim_matches(|c| c == '[' || c == ']' || c == ' ')
+                .to_string();
+        } else if let Some((k, _)) = l.split_once('=') {
+            let k = k.trim().trim_matches('"');
+            let path = if table.is_empty() {
+                k.to_string()
+            } else {
+                format!("{table}.{k}")
+            };
+            if lines.len() < MAX_LEAVES {
+                lines.push((path, n + 1));
+            }
+        }
+    }
+    let line_of = |p: &str| lines.iter().find(|(k, _)| k == p).map(|(_, n)| *n);
+    let mut leaves: Vec<(usize, Leaf)> = Vec::new();
+    let mut stack: Vec<(String, &Value, usize)> = vec![(String::new(), &top, 0)];
+    while let Some((path, v, depth)) = stack.pop() {
+        let Value::Object(map) = v else { continue };
+        for (k, v) in map {
+            let p = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            let value = match v {
+                Value::Object(_) if depth < MAX_DEPTH => {
+                    stack.push((p, v, depth + 1));
+                    continue;
+                }
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                Value::Bool(b) => Some(b.to_string()),
+                _ => None,
+            };
+            let line = line_of(&p).unwrap_or(usize::MAX);
+            if leaves.len() < MAX_LEAVES {
+                leaves.push((
+                    line,
+                    Leaf {
+                        at: format!("line {line}"),
+                        path: p,
+                        value,
+                    },
+                ));
+            }
+        }
+    }
+    leaves.sort_by_key(|(line, _)| *line);
+    let framework = out.framework;
+    read_leaves(out, leaves.into_iter().map(|(_, l)| l).collect(), |path| {
+        config_field(framework, path)
+    });
+}
+
+// ---- the Hugging Face Trainer's TrainingArguments ------------------------------------------
+
+/// TrainingArguments as a JSON dict, HfArgumentParser's flags (after a launcher and the
+/// script, or alone), or a `TrainingArguments(...)` call (as dpcalc exports it).
+fn training_arguments(text: &str, out: &mut Imported) {
+    let t = text.trim_start();
+    if t.starts_with('{') {
+        training_arguments_json(text, out);
+    } else if text.contains("TrainingArguments(")
+        || !text
+            .split_whitespace()
+            .any(|w| w.starts_with("--") && w.len() > 2)
+    {
+        python_call(text, out);
+    } else {
+        cli(text, out);
+    }
+}
+
+fn training_arguments_json(text: &str, out: &mut Imported) {
+    let map = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) => {
+            out.error("the JSON is not an object; TrainingArguments is { \"key\": value, … }");
+            return;
+        }
+        Err(e) => {
+            out.error(format!(
+                "JSON error at line {}, column {}: {}",
+                e.line(),
+                e.column(),
+                json_reason(&e)
+            ));
+            return;
+        }
+    };
+    json_duplicates(text, out, "the Trainer");
+    let mut seen = Vec::new();
+    for (key, value) in &map {
+        use serde_json::Value;
+        let text = match value {
+            Value::Null => continue,
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::String(s) => s.clone(),
+            Value::Array(_) | Value::Object(_) => {
+                out.unknown(key.clone());
+                continue;
+            }
+        };
+        match config_field(out.framework, key) {
+            Some(f) => out.input(f, text, &mut seen, key),
+            None => out.unknown(key.clone()),
+        }
+    }
+}
+
+/// Splits Python arguments at the commas outside quotes and parentheses; a `#` outside quotes
+/// ends the text.
+fn python_args(text: &str) -> Vec<&str> {
+    let mut args = Vec::new();
+    let (mut depth, mut quote, mut escaped, mut start) = (0usize, None::<char>, false, 0usize);
+    for (i, c) in text.char_indices() {
+        match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    args.push(text[start..i].trim());
+                    start = i + 1;
+                }
+                '#' => {
+                    args.push(text[start..i].trim());
+                    start = text.len();
+                    break;
+                }
+                _ => {}
+            },
+        }
+    }
+    if start < text.len() {
+        args.push(text[start..].trim());
+    }
+    args.retain(|a| !a.is_empty());
+    args
+}
+
+/// A Python literal as form text (`True` → `true`, a quoted string unquoted); `Err` for an
+/// expression; `Ok(None)` for `None`.
+fn python_literal(v: &str) -> Result<Option<String>, ()> {
+    match v {
+        "True" => return Ok(Some("true".into())),
+        "False" => return Ok(Some("false".into())),
+        "None" => return Ok(None),
+        _ => {}
+    }
+    if v.starts_with('"') {
+        return serde_json::from_str::<String>(v).map(Some).map_err(|_| ());
+    }
+    if let Some(inner) = v.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
+        if !inner.contains(['\'', '\\']) {
+            return Ok(Some(inner.to_string()));
+        }
+        return Err(());
+    }
+    let number = !v.is_empty()
+        && v.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-' | b'_'));
+    if number {
+        Ok(Some(v.replace('_', "")))
+    } else {
+        Err(())
+    }
+}
+
+/// `TrainingArguments(key=value, …)` in Python, one argument a line or several; accelerate's
+/// `ParallelismConfig(tp_size=…)` inside it; dpcalc's commented `# max_length=…` (TRL's) and
+/// `# parallelism_config=…` lines.
+fn python_call(text: &str, out: &mut Imported) {
+    let mut seen = Vec::new();
+    let mut read_any = false;
+    for (n, line) in text.lines().enumerate() {
+        let mut l = line.trim();
+        if let Some(c) = l.strip_prefix('#') {
+            let c = c.trim();
+            if c.starts_with("max_length=") || c.starts_with("parallelism_config=") {
+                l = c;
+            } else {
+                continue;
+            }
+        }
+        if l.starts_with("from ") || l.starts_with("import ") {
+            continue;
+        }
+        if let Some(i) = l.find("TrainingArguments(") {
+            l = &l[i + "TrainingArguments(".len()..];
+        }
+        let at = format!("line {}", n + 1);
+        let mut args = python_args(l);
+        // the call's closing parenthesis
+        if let Some(last) = args.last_mut() {
+            if last.matches(')').count() > last.matches('(').count() {
+                *last = last.strip_suffix(')').unwrap_or(last).trim_end();
+            }
+        }
+        let mut queue: Vec<&str> = args.into_iter().rev().collect();
+        while let Some(arg) = queue.pop() {
+            if arg.is_empty() {
+                continue;
+            }
+            let Some((key, value)) = arg.split_once('=') else {
+                out.unknown(arg.to_string());
+                continue;
+            };
+            let (key, value) = (key.trim(), value.trim());
+            if key.is_empty()
+                || !key
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+            {
+                out.unknown(arg.to_string());
+                continue;
+            }
+            read_any = true;
+            if let Some(inner) = value
+                .strip_prefix("ParallelismConfig(")
+                .and_then(|v| v.strip_suffix(')'))
+            {
+                queue.extend(python_args(inner).into_iter().rev());
+                continue;
+            }
+            let Some(field) = config_field(out.framework, key) else {
+                out.unknown(key.to_string());
+                continue;
+            };
+            match python_literal(value) {
+                Ok(Some(v)) => out.input(field, v, &mut seen, &at),
+                Ok(None) => {}
+                Err(()) => out.error(format!(
+                    "{at}: {key}={} is not a literal; the field is left empty",
+                    super::parse::shorten(value)
+                )),
+            }
+        }
+    }
+    if !read_any && out.errors.is_empty() && !text.contains("TrainingArguments(") {
+        out.error(NOT_A_CONFIG);
+    }
+}
+
 // ---- a model's config.json ----------------------------------------------------------------
 
 /// config.json keys with another name under Megatron (`--num-layers`, …), or one of the MoE
@@ -754,7 +1822,7 @@ pub fn model_config(framework: Framework, text: &str) -> Option<Imported> {
     let map = top.as_object()?;
     map.get("model_type")?.as_str()?;
     let mut out = Imported::new(framework);
-    out.model = true;
+    out.scope = Scope::Model;
     let mut seen = Vec::new();
     let spec = framework.spec();
     for (key, value) in map {
@@ -803,13 +1871,24 @@ pub fn model_config(framework: Framework, text: &str) -> Option<Imported> {
 
 impl Imported {
     /// The inputs after an import: a config replaces them; a model config replaces only the
-    /// model (its preset key and every architecture key) and keeps the rest.
+    /// model (its preset key and every architecture key), a cluster import only the cluster
+    /// shape, and both keep the rest.
     pub fn merged_into(&self, current: &RawInputs) -> RawInputs {
-        if !self.model {
-            return self.raw();
-        }
         let spec = self.framework.spec();
         let mut raw = current.clone();
+        match self.scope {
+            Scope::Config => return self.raw(),
+            Scope::Cluster => {
+                for &f in CLUSTER {
+                    raw.set(f, "");
+                }
+                for (f, v) in &self.inputs {
+                    raw.set(*f, v.as_str());
+                }
+                return raw;
+            }
+            Scope::Model => {}
+        }
         raw.set(spec.fit.model_key, "");
         for f in self.framework.fields() {
             let key = f

@@ -211,16 +211,27 @@ pub struct Export {
 /// The syntax a pasted config is read in (the readers are in `import.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reads {
+    /// Flat YAML (axolotl's config; a nested block is read as dotted keys).
     Yaml,
+    /// Nested YAML sections read as dotted paths (nanotron's `parallelism.dp`, `tokens.…`,
+    /// `model.model_config.…`), each mapped by the framework's `Import::alias`.
+    YamlNested,
+    /// A JSON object (DeepSpeed's `ds_config.json`).
     Json,
+    /// A launch command with `--dash-style` flags (Megatron-LM).
     CommandLine,
+    /// TOML tables read as dotted `table.key` paths (torchtitan's job config).
+    Toml,
+    /// The Hugging Face Trainer's `TrainingArguments`: `--under_score` flags (HfArgumentParser),
+    /// a JSON dict (`TrainingArguments.to_json_string()`), or a `TrainingArguments(...)` call.
+    TrainingArguments,
 }
 
 /// Config import of a framework.
 pub struct Import {
     pub reads: Reads,
     /// The field for a key the framework accepts besides its own form keys (deprecated aliases,
-    /// launcher flags), if any.
+    /// launcher flags, a nested key's dotted path such as `parallelism.tp`), if any.
     pub alias: fn(key: &str) -> Option<Field>,
 }
 

@@ -74,16 +74,9 @@ pub fn config(props: &ConfigProps) -> Html {
             let forced = as_ref
                 .cast::<HtmlSelectElement>()
                 .and_then(|s| Framework::from_id(&s.value()));
-            // a model's config.json fills the architecture of the current framework
-            let model = match forced {
-                None => import::model_config(current, &text),
-                Some(fw) => import::model_config(fw, &text),
-            };
-            let imported = match (model, forced) {
-                (Some(m), _) => m,
-                (None, Some(fw)) => import::import_as(fw, &text),
-                (None, None) => import::import(&text),
-            };
+            // a model's config.json fills the model, an accelerate config or a launcher line
+            // the cluster, of the current framework; any other config replaces the inputs
+            let imported = import::read(current, forced, &text);
             if imported.errors.is_empty() {
                 apply.emit((imported.framework, imported.merged_into(&inputs)));
             }
@@ -102,13 +95,7 @@ pub fn config(props: &ConfigProps) -> Html {
             <div class="import-result" data-import-framework={r.framework.id()}>
                 { for r.errors.iter().map(|e| html! { <p class="msg error" role="alert" data-import-error="">{ e.clone() }</p> }) }
                 if r.errors.is_empty() {
-                    <p class="msg note" role="status">
-                        if r.model {
-                            { format!("Read a model config.json: {} architecture key(s) filled in for {}; the other inputs are kept.", r.inputs.len(), r.framework.name()) }
-                        } else {
-                            { format!("Read as {}: {} setting(s) filled in.", r.framework.name(), r.inputs.len()) }
-                        }
-                    </p>
+                    <p class="msg note" role="status">{ r.summary() }</p>
                 }
                 if !r.unknown.is_empty() {
                     <p class="msg hint" data-import-ignored={r.unknown.join(" ")}>
@@ -133,7 +120,9 @@ pub fn config(props: &ConfigProps) -> Html {
             if !props.readonly {
                 <h3><label for="import-text">{ "Import" }</label></h3>
                 <p class="help">
-                    { "Paste an axolotl YAML, a DeepSpeed JSON, a Megatron command line or a model's config.json; the form fills in. \
+                    { "Paste what you have: an axolotl or nanotron YAML, a DeepSpeed JSON, Hugging Face TrainingArguments \
+                       (JSON, --flags or the Python call), a torchtitan TOML, a Megatron command line, an accelerate config \
+                       or a torchrun line (the cluster), or a model's config.json (the model); the form fills in. \
                        Keys dpcalc does not read are listed and ignored." }
                 </p>
                 <textarea id="import-text" rows="6" spellcheck="false" value={(*pasted).clone()} oninput={on_paste} />

@@ -1,13 +1,16 @@
 //! The Hugging Face Trainer (transformers, with accelerate's `ParallelismConfig`): everything
 //! dpcalc knows about it. Its rules, releases, form and outputs are in [`rules`]; this file
 //! describes it to the shared machinery ([`SPEC`]): its parallel dimensions and rank order, the
-//! keys it reads its own way, and its config mapping (export only: a Python call is not pasted).
+//! keys it reads its own way, and its config mapping (`TrainingArguments` exported as a Python
+//! call; imported as HfArgumentParser's flags, its JSON or that call).
 
 mod rules;
 
 pub use rules::*;
 
-use crate::calc::spec::{self, Axis, Dim, Export, Layout, MemoKey, Mesh, Spec, Syntax};
+use crate::calc::spec::{
+    self, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
+};
 use crate::calc::{Field, Kind, RawInputs};
 
 pub const SPEC: Spec = Spec {
@@ -70,7 +73,11 @@ pub const SPEC: Spec = Spec {
         script: "train.py",
         derive: spec::derive_nothing,
     },
-    import: None,
+    // TrainingArguments as HfArgumentParser's flags, its JSON, or the exported Python call
+    import: Some(Import {
+        reads: Reads::TrainingArguments,
+        alias: spec::no_alias,
+    }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
         sharding: spec::Sharding::Zero,

@@ -1,12 +1,14 @@
 //! nanotron: everything dpcalc knows about it. Its rules, releases, form and outputs are in
 //! [`rules`]; this file describes it to the shared machinery ([`SPEC`]): its parallel dimensions
-//! and rank order, the keys it reads its own way, and its config mapping (YAML, export only).
+//! and rank order, the keys it reads its own way, and its config mapping (YAML, export and import).
 
 mod rules;
 
 pub use rules::*;
 
-use crate::calc::spec::{self, Axis, Dim, Entry, Export, Layout, Mesh, Spec, Syntax, Value};
+use crate::calc::spec::{
+    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value,
+};
 use crate::calc::{Field, Output, RawInputs, Report};
 
 pub const SPEC: Spec = Spec {
@@ -60,7 +62,10 @@ pub const SPEC: Spec = Spec {
         script: "run_train.py --config-file config.yaml",
         derive,
     },
-    import: None,
+    import: Some(Import {
+        reads: Reads::YamlNested,
+        alias: import_alias,
+    }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Nanotron,
         sharding: spec::Sharding::Replicated,
@@ -97,6 +102,17 @@ fn derive(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, _: &mut Ve
             );
         }
     }
+}
+
+/// A pasted YAML key, as its dotted path: `parallelism.dp`, `tokens.micro_batch_size`,
+/// `model.model_config.hidden_size` (the two head keys are form keys with that path).
+fn import_alias(path: &str) -> Option<Field> {
+    let key = ["parallelism.", "tokens.", "model.model_config."]
+        .iter()
+        .find_map(|p| path.strip_prefix(p))?;
+    SPEC.fields()
+        .filter(|f| !crate::calc::field::CLUSTER.contains(f))
+        .find(|f| f.key() == key)
 }
 
 /// The keys nanotron requires or describes its own way.

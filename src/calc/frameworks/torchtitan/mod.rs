@@ -1,13 +1,15 @@
 //! torchtitan: everything dpcalc knows about it. Its rules, releases, form and outputs are in
 //! [`rules`]; this file describes it to the shared machinery ([`SPEC`]): its parallel
 //! dimensions and rank order, the keys it reads its own way, and its config mapping (job TOML,
-//! export only).
+//! export and import).
 
 mod rules;
 
 pub use rules::*;
 
-use crate::calc::spec::{self, Axis, Dim, Export, Layout, MemoKey, Mesh, Spec, Syntax};
+use crate::calc::spec::{
+    self, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
+};
 use crate::calc::{Field, RawInputs};
 
 pub const SPEC: Spec = Spec {
@@ -69,7 +71,10 @@ pub const SPEC: Spec = Spec {
         script: "-m torchtitan.train --job.config_file train.toml",
         derive: spec::derive_nothing,
     },
-    import: None,
+    import: Some(Import {
+        reads: Reads::Toml,
+        alias: import_alias,
+    }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Torchtitan,
         sharding: spec::Sharding::Fsdp,
@@ -104,6 +109,27 @@ fn launcher(nodes: u64, gpus: u64) -> String {
     format!(
         "torchrun --nnodes {nodes} --nproc-per-node {gpus} -m torchtitan.train --job.config_file train.toml"
     )
+}
+
+/// The tables of torchtitan's job TOML whose keys are this form's keys (`[training] steps`,
+/// `[lr_scheduler] warmup_steps`; before 0.1 warmup_steps was in `[training]`).
+const TABLES: &[&str] = &[
+    "parallelism",
+    "training",
+    "lr_scheduler",
+    "activation_checkpoint",
+];
+
+/// A pasted TOML key, as its dotted path: `parallelism.tensor_parallel_degree`,
+/// `lr_scheduler.warmup_steps`, `activation_checkpoint.mode` (a form key itself).
+fn import_alias(path: &str) -> Option<Field> {
+    let (table, key) = path.split_once('.')?;
+    if !TABLES.contains(&table) {
+        return None;
+    }
+    SPEC.fields()
+        .filter(|f| !crate::calc::field::CLUSTER.contains(f))
+        .find(|f| f.key() == path || f.key() == key)
 }
 
 /// The keys torchtitan defaults or reads differently from the other frameworks.

@@ -1,0 +1,270 @@
+//! Export then import gives back the same inputs, for every framework: each link of the oracle
+//! fixtures (`tests/fixtures/<fw>.txt`) and of `tests/links.txt` is decoded, computed, exported
+//! (`calc::export::export`) and imported again, both detected (`import::read`) and forced as its
+//! framework (`import::import_as`).
+//!
+//! What comes back, field by field:
+//! - every config key the export wrote (the given keys and the ones it derives, e.g. DeepSpeed's
+//!   gradient_accumulation_steps or nanotron's dp) comes back with the same value; a key it left
+//!   out (a value with an error) is not compared;
+//! - the cluster is no config key: it is carried by the launcher line, `# launch: torchrun
+//!   --nnodes N --nproc-per-node G …` in a comment (YAML, TOML, Python), the command itself
+//!   (Megatron); world_size comes back as that nodes × GPUs shape, so the world size is compared;
+//!   DeepSpeed's JSON has no comments and carries no cluster;
+//! - the training rows (num_samples, dpcalc's input) are carried by dpcalc's comment
+//!   `# num_samples N: training rows, …`, except in DeepSpeed's JSON;
+//! - the GPU, its memory, the MFU and the measured throughput are not exported, so not compared;
+//! - Megatron's store_true flags that are false are absent from the command, and come back
+//!   empty (the same: false is their default);
+//! - with nothing left out and the cluster carried, the imported inputs compute the same values
+//!   for every output (and, with nothing derived, encode to the same link).
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use dpcalc::calc::export::export;
+use dpcalc::calc::field::{CLUSTER, THROUGHPUT};
+use dpcalc::calc::import::{import_as, read, Imported};
+use dpcalc::calc::{Field, Framework, Output, RawInputs};
+use dpcalc::query::{self, Link};
+
+/// The same value as form text: equal text, or the same number, or the same boolean.
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim(), b.trim());
+    if a == b {
+        return true;
+    }
+    if let (Ok(x), Ok(y)) = (a.parse::<f64>(), b.parse::<f64>()) {
+        return x == y;
+    }
+    let flag = |s: &str| match s.to_ascii_lowercase().as_str() {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
+    };
+    flag(a).is_some() && flag(a) == flag(b)
+}
+
+fn links() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for fw in Framework::ALL {
+        let file = format!("tests/fixtures/{}.txt", fw.id());
+        let text = std::fs::read_to_string(&file).expect("fixture");
+        let (_, records) = common::parse(&text);
+        for r in records {
+            out.push((format!("{file}:{}", r.line), r.link));
+        }
+    }
+    let text = std::fs::read_to_string("tests/links.txt").expect("links.txt");
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        if let Some((q, _)) = line.split_once("=>") {
+            out.push((format!("tests/links.txt:{}", i + 1), q.trim().to_string()));
+        }
+    }
+    out
+}
+
+/// Checks one import of the exported text; returns whether every field was compared.
+fn check(at: &str, link: &Link, text: &str, notes: &[String], got: &Imported) -> bool {
+    let fw = link.framework;
+    let raw = &link.inputs;
+    assert!(
+        got.errors.is_empty(),
+        "{at}: errors {:?}\n{text}",
+        got.errors
+    );
+    assert_eq!(got.framework, fw, "{at}\n{text}");
+    assert!(
+        got.unknown.is_empty(),
+        "{at}: unknown {:?}\n{text}",
+        got.unknown
+    );
+    let mut back = got.raw();
+    let left_out = |f: Field| {
+        notes
+            .iter()
+            .any(|n| n.starts_with(&format!("{} left out", f.key())))
+    };
+    let derived = |f: Field| {
+        notes
+            .iter()
+            .any(|n| n.starts_with("derived from the other values") && n.contains(f.key()))
+    };
+    let json = fw.spec().export.lang == "json";
+    let report = fw.compute(link.release().id, raw);
+    // a whitespace-only value is not written (the export skips empty texts)
+    let mut complete = !notes.iter().any(|n| n.contains("left out"))
+        && !fw
+            .fields()
+            .any(|f| !raw.get(f).is_empty() && raw.get(f).trim().is_empty());
+    for f in fw.fields() {
+        if CLUSTER.contains(&f) || THROUGHPUT.1.contains(&f) {
+            continue;
+        }
+        if f == Field::NumSamples && json {
+            complete &= raw.get(f).trim().is_empty();
+            continue;
+        }
+        let (a, b) = (raw.get(f), back.get(f));
+        if raw.conflict(f).is_some() || left_out(f) || report.error_at(f).is_some() {
+            // not written (num_samples with an error is dropped without a note)
+            complete = false;
+            continue;
+        }
+        if a.trim().is_empty() {
+            assert!(
+                b.trim().is_empty() || derived(f),
+                "{at}: {} came back as {b:?}, not given\n{text}",
+                f.key()
+            );
+        } else if fw.spec().export.lang == "sh" && b.is_empty() && same(a, "false") {
+            // a store_true flag that is false is simply absent from the command line
+        } else {
+            assert!(
+                same(a, b),
+                "{at}: {} was {a:?}, came back {b:?}\n{text}",
+                f.key()
+            );
+        }
+    }
+    // the cluster: the launcher line's shape
+    let has_launch = !json && !notes.iter().any(|n| n.starts_with("no launcher line"));
+    complete &= has_launch || json || CLUSTER.iter().all(|f| raw.get(*f).trim().is_empty());
+    if json {
+        // DeepSpeed's JSON carries no cluster: the user's cluster stays as it was
+        for &f in CLUSTER {
+            back.set(f, raw.get(f));
+        }
+    }
+    let rel = link.release().id;
+    let (before, after) = (fw.compute(rel, raw), fw.compute(rel, &back));
+    if has_launch {
+        assert_eq!(
+            before.value(Output::WorldSize).map(|n| n.raw()),
+            after.value(Output::WorldSize).map(|n| n.raw()),
+            "{at}: world size\n{text}"
+        );
+    }
+    let others_empty = THROUGHPUT.1.iter().all(|f| raw.get(*f).trim().is_empty());
+    if complete && others_empty {
+        for &o in fw.outputs() {
+            // the same number (a value DeepSpeed derives as a float, 2.0, is written as the
+            // integer 2 and then given: its type is the given key's)
+            let (x, y) = (
+                before.value(o).map(|n| n.raw()),
+                after.value(o).map(|n| n.raw()),
+            );
+            assert!(
+                x == y || matches!((&x, &y), (Some(a), Some(b)) if same(a, b)),
+                "{at}: {o:?} differs after the round trip: {x:?} then {y:?}\n{text}"
+            );
+        }
+        if !notes
+            .iter()
+            .any(|n| n.starts_with("derived") || n.starts_with("world_size"))
+        {
+            // the same link (the cluster as nodes × GPUs, text as the export writes it)
+            let mut norm = raw.clone();
+            for (f, v) in raw.given() {
+                if !same(v, back.get(f)) {
+                    continue;
+                }
+                norm.set(f, back.get(f));
+            }
+            let a = query::encode(&Link {
+                inputs: norm,
+                release: Some(link.release()),
+                ..link.clone()
+            });
+            let b = query::encode(&Link {
+                inputs: back,
+                release: Some(link.release()),
+                ..link.clone()
+            });
+            assert_eq!(a, b, "{at}: the link differs\n{text}");
+        }
+    }
+    complete
+}
+
+#[test]
+fn export_then_import_gives_back_the_same_inputs() {
+    let mut checked = vec![0usize; Framework::ALL.len()];
+    let mut whole = vec![0usize; Framework::ALL.len()];
+    for (at, q) in links() {
+        let link = query::decode(&q);
+        if !link.notices.is_empty() {
+            continue;
+        }
+        let fw = link.framework;
+        let rel = link.release().id;
+        let report = fw.compute(rel, &link.inputs);
+        let e = export(fw, rel, &link.inputs, &report);
+        let i = Framework::ALL.iter().position(|&f| f == fw).unwrap();
+        let forced = import_as(fw, &e.text);
+        let complete = check(
+            &format!("{at} (as {})", fw.id()),
+            &link,
+            &e.text,
+            &e.notes,
+            &forced,
+        );
+        // detected: the current framework does not matter
+        let other = Framework::ALL[(i + 1) % Framework::ALL.len()];
+        let detected = read(other, None, &e.text);
+        if detected
+            .errors
+            .iter()
+            .any(|m| m.starts_with("This does not look"))
+        {
+            // an export with nothing in it (DeepSpeed's `{}`, only comments and no launcher
+            // line) is no config
+            let nothing = e.text.trim() == "{}"
+                || e.text
+                    .lines()
+                    .all(|l| l.starts_with('#') && !l.starts_with("# launch:"));
+            assert!(nothing, "{at}\n{}", e.text);
+        } else {
+            check(
+                &format!("{at} (detected)"),
+                &link,
+                &e.text,
+                &e.notes,
+                &detected,
+            );
+        }
+        checked[i] += 1;
+        whole[i] += usize::from(complete);
+    }
+    for (i, fw) in Framework::ALL.iter().enumerate() {
+        assert!(checked[i] >= 5, "{}: only {} links", fw.id(), checked[i]);
+        assert!(whole[i] >= 1, "{}: no link compared whole", fw.id());
+    }
+    eprintln!("links checked per framework: {checked:?}; compared whole: {whole:?}");
+}
+
+#[test]
+fn the_launcher_line_carries_the_cluster() {
+    // world_size 16 with 2 nodes: exported as 2 × 8, read back as that shape
+    for fw in Framework::ALL {
+        let raw = RawInputs::from_pairs([(Field::Nodes, "2"), (Field::WorldSize, "16")]);
+        let rel = fw.default_release().id;
+        let e = export(*fw, rel, &raw, &fw.compute(rel, &raw));
+        let got = import_as(*fw, &e.text);
+        if fw.spec().export.lang == "json" {
+            assert_eq!(got.get(Field::Nodes), None, "{}", e.text);
+            continue;
+        }
+        assert_eq!(got.get(Field::Nodes), Some("2"), "{}: {}", fw.id(), e.text);
+        assert_eq!(
+            got.get(Field::GpusPerNode),
+            Some("8"),
+            "{}: {}",
+            fw.id(),
+            e.text
+        );
+    }
+}
