@@ -392,3 +392,52 @@ fn switching_framework_carries_the_model() {
         b.value(Output::NumParameters)
     );
 }
+
+/// The model stage's inputs go into an exported config only where they are keys of that file:
+/// a Hub id, config.json's architecture or DeepSpeed's keys are named in a note instead.
+#[test]
+fn exports_write_only_keys_of_their_file() {
+    use dpcalc::calc::export::export;
+    let cases = [
+        ("framework=hf&version=5.25&model_name_or_path=meta-llama/Llama-3.1-8B&zero_optimization.stage=3&gradient_checkpointing=true&hidden_size=4096", &["zero_optimization", "model_name_or_path=", "hidden_size="][..], &["gradient_checkpointing=True"][..]),
+        ("framework=axolotl&version=0.21.0&base_model=meta-llama/Llama-3.1-8B&zero_optimization.stage=3&adapter=lora", &["zero_optimization", "hidden_size"][..], &["base_model: \"meta-llama/Llama-3.1-8B\"", "adapter: \"lora\""][..]),
+        ("framework=deepspeed&version=0.19.8&model=meta-llama/Llama-3.1-8B&zero_optimization.stage=3&train_batch_size=8", &["\"model\"", "meta-llama"][..], &["\"stage\": 3"][..]),
+        ("framework=megatron&version=0.19.2&model=meta-llama/Llama-3.1-8B&num_layers=40&micro_batch_size=1", &["--model "][..], &["--num-layers 40"][..]),
+    ];
+    for (q, absent, present) in cases {
+        let link = query::decode(q);
+        let r = link.report();
+        let e = export(link.framework, link.release().id, &link.inputs, &r);
+        let body: String = e
+            .text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for a in absent {
+            assert!(!body.contains(a), "{q}: {a} written\n{}", e.text);
+        }
+        for p in present {
+            assert!(e.text.contains(p), "{q}: {p} missing\n{}", e.text);
+        }
+        assert!(
+            e.notes.iter().any(|n| n.contains("not a key of")),
+            "{q}: {:?}",
+            e.notes
+        );
+    }
+}
+
+/// A real DeepSpeed config nests its ZeRO keys; import reads them, export writes them nested.
+#[test]
+fn deepspeed_zero_keys_nest_in_json() {
+    use dpcalc::calc::import::import;
+    use dpcalc::calc::Field;
+    let got = import(
+        r#"{"train_batch_size": 16, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "overlap_comm": true}}"#,
+    );
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    assert_eq!(got.get(Field::ZeroStage), Some("3"));
+    assert_eq!(got.get(Field::OffloadOptimizerDevice), Some("cpu"));
+    assert_eq!(got.unknown, ["zero_optimization.overlap_comm"]);
+}

@@ -161,15 +161,17 @@ fn deepspeed_json_fills_its_fields() {
     assert_eq!(get(Field::GradientAccumulationSteps), Some("8"));
     assert_eq!(get(Field::SequenceParallelSize), Some("2"));
     assert_eq!(get(Field::AutotpSize), Some("2"));
+    // a nested key is read by its dotted path (issue 15: the ZeRO stage)
+    assert_eq!(get(Field::ZeroStage), Some("3"));
     let mut unknown = got.unknown.clone();
     unknown.sort();
     assert_eq!(
         unknown,
         [
-            "bf16",
+            "bf16.enabled",
             "steps_per_print",
             "tensor_parallel.tp_overlap_comm",
-            "zero_optimization"
+            "zero_optimization.overlap_comm"
         ]
     );
 }

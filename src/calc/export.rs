@@ -156,6 +156,20 @@ fn given(
             }
             continue;
         }
+        let spec = framework.spec();
+        if !(spec.export.in_file)(field) {
+            // the model stage's inputs that this file has no key for
+            if let Some(v) = &value {
+                notes.push(format!(
+                    "{} left out: {} = {} is dpcalc's model input, not a key of {}",
+                    field.key(),
+                    field.key(),
+                    plain_lit(v),
+                    spec.export.file_name
+                ));
+            }
+            continue;
+        }
         let why = report
             .error_at(field)
             .or_else(|| diags.first().map(|d| d.message.clone()));
@@ -410,13 +424,29 @@ fn json(entries: &[Entry]) -> String {
         Value::Text(t) => J::String(t.clone()),
     };
     let mut top = Map::new();
-    for e in entries {
+    'entries: for e in entries {
         if e.field == Field::AutotpSize {
             let mut tp = Map::new();
             tp.insert("autotp_size".into(), lit(&e.value));
             top.insert("tensor_parallel".into(), J::Object(tp));
         } else {
-            top.insert(e.field.key().into(), lit(&e.value));
+            // a dotted key is a nested object (`zero_optimization.stage`)
+            let mut path: Vec<&str> = e.field.key().split('.').collect();
+            let last = path.pop().unwrap_or_default();
+            let mut at = &mut top;
+            for p in path {
+                let slot = at
+                    .entry(p.to_string())
+                    .or_insert_with(|| J::Object(Map::new()));
+                if !slot.is_object() {
+                    *slot = J::Object(Map::new());
+                }
+                match slot {
+                    J::Object(m) => at = m,
+                    _ => continue 'entries,
+                }
+            }
+            at.insert(last.into(), lit(&e.value));
         }
     }
     let mut s = serde_json::to_string_pretty(&J::Object(top)).unwrap_or_else(|_| "{}".into());

@@ -823,11 +823,29 @@ fn json(text: &str, out: &mut Imported) {
             },
             // autotp_size is only read inside tensor_parallel
             "autotp_size" => out.unknown(key.clone()),
-            k => match config_field(out.framework, k) {
-                Some(field) => json_value(out, &mut seen, field, k, value),
-                None => out.unknown(key.clone()),
-            },
+            k => json_entry(out, &mut seen, k.to_string(), value, 0),
         }
+    }
+}
+
+/// One JSON entry under its dotted path: a key the framework reads, or an object whose keys
+/// are read as `parent.child` (DeepSpeed's `zero_optimization.offload_optimizer.device`), or an
+/// unknown key. Nesting deeper than four levels is not a key dpcalc reads.
+fn json_entry(
+    out: &mut Imported,
+    seen: &mut Vec<(Field, String)>,
+    path: String,
+    value: &serde_json::Value,
+    depth: usize,
+) {
+    match (config_field(out.framework, &path), value) {
+        (Some(field), _) => json_value(out, seen, field, &path, value),
+        (None, serde_json::Value::Object(map)) if depth < 4 => {
+            for (k, v) in map {
+                json_entry(out, seen, format!("{path}.{k}"), v, depth + 1);
+            }
+        }
+        _ => out.unknown(path),
     }
 }
 

@@ -203,6 +203,10 @@ pub struct Export {
     pub launcher: fn(nodes: u64, gpus_per_node: u64) -> String,
     /// The script and its arguments, for a command without a cluster shape.
     pub script: &'static str,
+    /// Whether a form field is a key of this file (the model stage's inputs mostly are not: a
+    /// Hub id, config.json's architecture, DeepSpeed's keys outside a DeepSpeed JSON); the
+    /// others are named in a note instead of written as keys.
+    pub in_file: fn(Field) -> bool,
     /// Adds what the framework derives and needs written down to give the same numbers.
     pub derive:
         fn(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, notes: &mut Vec<String>),
@@ -380,6 +384,22 @@ pub fn memo_first_two(_: &str, _: &RawInputs) -> MemoKey {
 /// No picture caveat.
 pub fn no_caveat(_: u64, _: u64) -> Option<&'static str> {
     None
+}
+
+/// Whether `field` is one of config.json's architecture keys (the form's architecture group).
+pub fn architecture(field: Field) -> bool {
+    super::field::ARCHITECTURE.1.contains(&field)
+}
+
+/// Whether `field` is one of DeepSpeed's `zero_optimization` keys or `zero_init`.
+pub fn deepspeed_key(field: Field) -> bool {
+    matches!(
+        field,
+        Field::ZeroStage
+            | Field::OffloadOptimizerDevice
+            | Field::OffloadParamDevice
+            | Field::ZeroInit
+    )
 }
 
 /// Nothing to derive.

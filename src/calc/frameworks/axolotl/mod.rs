@@ -50,6 +50,7 @@ pub const SPEC: Spec = Spec {
         keys: EXPORT_KEYS,
         launcher,
         script: "-m axolotl.cli.train config.yml",
+        in_file,
         derive: spec::derive_nothing,
     },
     import: Some(Import {
@@ -220,6 +221,11 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
         ),
         _ => return None,
     })
+}
+
+/// The form fields that are keys of this framework's config file.
+fn in_file(f: Field) -> bool {
+    !spec::architecture(f) && !spec::deepspeed_key(f)
 }
 
 #[cfg(test)]

@@ -59,6 +59,7 @@ pub const SPEC: Spec = Spec {
         ],
         launcher,
         script: "train.py --deepspeed ds_config.json",
+        in_file,
         derive: deepspeed_triple,
     },
     import: Some(Import {
@@ -197,4 +198,12 @@ fn deepspeed_triple(
             );
         }
     }
+}
+
+/// The form fields that are keys of this framework's config file.
+fn in_file(f: Field) -> bool {
+    f != Field::ModelId
+        && f != Field::GradientCheckpointing
+        && f != Field::ZeroInit
+        && !spec::architecture(f)
 }

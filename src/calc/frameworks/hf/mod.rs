@@ -71,6 +71,7 @@ pub const SPEC: Spec = Spec {
         ],
         launcher,
         script: "train.py",
+        in_file,
         derive: spec::derive_nothing,
     },
     // TrainingArguments as HfArgumentParser's flags, its JSON, or the exported Python call
@@ -151,4 +152,9 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
         ),
         _ => return None,
     })
+}
+
+/// The form fields that are keys of this framework's config file.
+fn in_file(f: Field) -> bool {
+    f != Field::ModelNameOrPath && !spec::architecture(f) && !spec::deepspeed_key(f)
 }

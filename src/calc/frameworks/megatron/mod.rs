@@ -57,6 +57,7 @@ pub const SPEC: Spec = Spec {
         keys: EXPORT_KEYS,
         launcher,
         script: "pretrain_gpt.py",
+        in_file,
         derive,
     },
     import: Some(Import {
@@ -174,4 +175,9 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
         Field::ContextParallelSize => ("Context parallel size", "1", "--context-parallel-size."),
         _ => return None,
     })
+}
+
+/// The form fields that are keys of this framework's config file.
+fn in_file(f: Field) -> bool {
+    f != Field::ModelId
 }

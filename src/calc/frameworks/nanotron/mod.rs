@@ -60,6 +60,7 @@ pub const SPEC: Spec = Spec {
         ],
         launcher,
         script: "run_train.py --config-file config.yaml",
+        in_file,
         derive,
     },
     import: Some(Import {
@@ -131,4 +132,9 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
         ),
         _ => return None,
     })
+}
+
+/// The form fields that are keys of this framework's config file.
+fn in_file(f: Field) -> bool {
+    f != Field::ModelId && f != Field::ModelType
 }

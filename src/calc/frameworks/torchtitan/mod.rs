@@ -69,6 +69,7 @@ pub const SPEC: Spec = Spec {
         ],
         launcher,
         script: "-m torchtitan.train --job.config_file train.toml",
+        in_file,
         derive: spec::derive_nothing,
     },
     import: Some(Import {
@@ -147,6 +148,11 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
         ),
         _ => return None,
     })
+}
+
+/// The form fields that are keys of this framework's config file.
+fn in_file(f: Field) -> bool {
+    f != Field::ModelId && !spec::architecture(f)
 }
 
 #[cfg(test)]
