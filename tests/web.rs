@@ -643,7 +643,7 @@ async fn export_gives_the_framework_config_for_the_state() {
 async fn import_fills_the_form_and_lists_what_it_ignored() {
     let page = mount("nodes=2").await;
     open_details(&page, "details.config").await;
-    page.paste(r#"{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 3}}"#).await;
+    page.paste(r#"{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 3, "overlap_comm": true}}"#).await;
     let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
     button.click();
     yew::scheduler::flush().await;
@@ -662,7 +662,17 @@ async fn import_fills_the_form_and_lists_what_it_ignored() {
         .unwrap()
         .get_attribute("data-import-ignored")
         .unwrap();
-    assert!(ignored.contains("zero_optimization"), "{ignored}");
+    // the ZeRO stage is read (the model stage's input); what dpcalc does not read is listed
+    let stage: HtmlInputElement = document()
+        .get_element_by_id("in-zero_optimization.stage")
+        .expect("the ZeRO stage field")
+        .dyn_into()
+        .unwrap();
+    assert_eq!(stage.value(), "3");
+    assert!(
+        ignored.contains("zero_optimization.overlap_comm"),
+        "{ignored}"
+    );
     // a broken paste is an error and changes nothing
     page.paste("{\"train_batch_size\": ").await;
     let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
