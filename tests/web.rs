@@ -752,6 +752,14 @@ async fn the_model_panel_answers_will_it_fit() {
         .q("details.architecture")
         .expect("the architecture group");
     assert!(!arch.has_attribute("open"));
+    // folded, its fields are not built; opened, they are
+    assert!(page.q("#in-hidden_size").is_none());
+    arch.set_attribute("open", "").unwrap();
+    settle().await;
+    assert!(
+        page.q("#in-hidden_size").is_some(),
+        "the opened group shows its fields"
+    );
     // a model that fits says so instead
     drop(page);
     let page = mount("version=0.21.0&base_model=meta-llama/Llama-3.2-1B&gpu=h100-sxm&micro_batch_size=1&num_samples=100").await;

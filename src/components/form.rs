@@ -65,26 +65,41 @@ pub fn form(props: &FormProps) -> Html {
             .map(|(_, l)| l.clone())
             .unwrap_or_default()
     };
+    // the architecture group: opened by the user, or open because something in it is used; its
+    // twenty fields are built only while it is open (they would cost every keystroke otherwise)
+    let opened = use_state(|| false);
+    let ontoggle = {
+        let opened = opened.clone();
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlDetailsElement = e.target_unchecked_into();
+            if el.open() != *opened {
+                opened.set(el.open());
+            }
+        })
+    };
     html! {
         <form class="inputs" aria-label="Run configuration" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
             { for props.framework.groups().iter().chain(std::iter::once(&THROUGHPUT)).map(|(title, fields)| {
-                let rows = html! { { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props, fixes_at(f))) } };
                 if *title == ARCHITECTURE_TITLE {
                     // folded until something in it is given (or has a message)
-                    let open = !view::folded(title, fields, &props.inputs, &props.report);
-                    html! {
-                        <details class="group architecture" {open}>
+                    let open = *opened || !view::folded(title, fields, &props.inputs, &props.report);
+                    let rows = if open {
+                        html! { { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props, fixes_at(f))) } }
+                    } else {
+                        html! {}
+                    };
+                    return html! {
+                        <details class="group architecture" {open} ontoggle={ontoggle.clone()}>
                             <summary>{ *title }</summary>
                             { rows }
                         </details>
-                    }
-                } else {
-                    html! {
-                        <fieldset class="group">
-                            <legend>{ *title }</legend>
-                            { rows }
-                        </fieldset>
-                    }
+                    };
+                }
+                html! {
+                    <fieldset class="group">
+                        <legend>{ *title }</legend>
+                        { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props, fixes_at(f))) }
+                    </fieldset>
                 }
             }) }
         </form>
