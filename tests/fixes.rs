@@ -334,3 +334,29 @@ fn every_error_message_of_the_fixtures_is_checked_for_its_key() {
     println!("{} of {n} error messages lack their key", lacking.len());
     assert!(n > 500);
 }
+
+/// A batch rule that wants another key given (axolotl 0.14.0–0.18.0's "at least two of …", and
+/// "please set only one of gradient_accumulation_steps or batch_size") gets that key as a fix.
+#[test]
+fn a_batch_rule_gets_the_other_batch_key() {
+    for (q, want) in [
+        ("version=0.18.0&world_size=4&num_samples=1000", "gradient_accumulation_steps=1&micro_batch_size=1"),
+        ("version=0.14.0&world_size=1&gradient_accumulation_steps=4&batch_size=16&num_samples=1000", "batch_size=&micro_batch_size=1"),
+    ] {
+        let link = query::decode(q);
+        let release = link.release().id;
+        let report = link.framework.compute(release, &link.inputs);
+        let fx = fixes(link.framework, release, &link.inputs, &report);
+        let at = fx
+            .iter()
+            .find(|(f, _)| *f == Field::BatchSize)
+            .unwrap_or_else(|| panic!("{q}: no fix at batch_size: {fx:?}"));
+        let sets: Vec<String> = at.1[0].set.iter().map(|(f, v)| format!("{}={v}", f.key())).collect();
+        assert_eq!(sets.join("&"), want, "{q}");
+        let mut fixed = link.inputs.clone();
+        for (f, v) in &at.1[0].set {
+            fixed.set(*f, v.as_str());
+        }
+        assert!(!link.framework.compute(release, &fixed).has_errors(), "{q}");
+    }
+}

@@ -23,6 +23,7 @@
 
 use super::frameworks::Framework;
 use super::layout::{self, Explorer, Fit};
+use super::spec::Concept;
 use super::{parse, Field, Kind, Level, Param, RawInputs, Report, Stage};
 
 /// A one-click change that makes the framework accept the inputs at a field.
@@ -95,6 +96,29 @@ pub fn fixes(
         if is_dim && found.len() < MAX_FIXES {
             let want = MAX_FIXES - found.len();
             found.extend(check.values(field, field, report, want));
+        }
+        // nothing at the field itself: a batch rule may want another batch key given (axolotl
+        // 0.14.0–0.18.0's "at least two of micro_batch_size, gradient_accumulation_steps,
+        // batch_size"), or that key instead of this one ("please set only one of
+        // gradient_accumulation_steps or batch_size")
+        if found.is_empty() {
+            let siblings: Vec<Field> = [Concept::Accum, Concept::Micro]
+                .into_iter()
+                .filter_map(|c| framework.field_for(c))
+                .filter(|&t| t != field && raw.get(t).trim() != "1")
+                .collect();
+            let both: Vec<(Field, String)> =
+                siblings.iter().map(|&t| (t, "1".to_string())).collect();
+            let sets = siblings
+                .iter()
+                .map(|&t| vec![(t, "1".to_string())])
+                .chain(
+                    siblings
+                        .iter()
+                        .map(|&t| vec![(field, String::new()), (t, "1".to_string())]),
+                )
+                .chain((siblings.len() > 1).then_some(both));
+            found.extend(check.first(field, sets, 1));
         }
         let mut seen: Vec<Vec<(Field, String)>> = Vec::new();
         found.retain(|(_, f)| {
