@@ -49,19 +49,7 @@ pub fn summary(framework: Framework, inputs: &RawInputs, report: &Report) -> Str
     if !parallel.is_empty() {
         head = format!("{head}, {}", parallel.join(", "));
     }
-    let mut tail: Vec<String> = Vec::new();
-    if let Some(dp) = value(Output::DpWorldSize) {
-        tail.push(format!("dp {dp}"));
-    }
-    if let Some(b) = value(Output::GlobalBatchSize) {
-        tail.push(format!("global batch {b}"));
-    }
-    if let Some(s) = value(Output::MaxSteps) {
-        tail.push(format!("{s} steps"));
-    }
-    if report.has_errors() {
-        tail.push("with errors".into());
-    }
+    let tail = crate::calc::card::results_tail(report);
     format!("{head} → {}", tail.join(", "))
 }
 

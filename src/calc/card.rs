@@ -288,13 +288,11 @@ pub fn card(
     }
 }
 
-/// One line: `dpcalc: axolotl 0.21.0 → dp 16, global batch 256, 1,954 steps`.
-pub fn headline(framework: Framework, release: &str, report: &Report) -> String {
+/// The results a one-line summary names: `dp 16`, `global batch 256`, `1,954 steps`, and
+/// `with errors` (the Embed dialog's summary and the card's headline).
+pub fn results_tail(report: &Report) -> Vec<String> {
     let value = |o: Output| report.value(o).map(|v| v.pretty());
     let mut tail: Vec<String> = Vec::new();
-    if let Some(w) = value(Output::WorldSize) {
-        tail.push(format!("{w} GPUs"));
-    }
     if let Some(dp) = value(Output::DpWorldSize) {
         tail.push(format!("dp {dp}"));
     }
@@ -307,6 +305,16 @@ pub fn headline(framework: Framework, release: &str, report: &Report) -> String 
     if report.has_errors() {
         tail.push("with errors".into());
     }
+    tail
+}
+
+/// One line: `dpcalc: axolotl 0.21.0 → dp 16, global batch 256, 1,954 steps`.
+pub fn headline(framework: Framework, release: &str, report: &Report) -> String {
+    let mut tail: Vec<String> = Vec::new();
+    if let Some(w) = report.value(Output::WorldSize) {
+        tail.push(format!("{} GPUs", w.pretty()));
+    }
+    tail.extend(results_tail(report));
     let head = clean(&format!("dpcalc: {} {}", framework.name(), release));
     if tail.is_empty() {
         head
