@@ -66,12 +66,12 @@ pub fn app() -> Html {
     });
     use_effect(iframe::post_height);
 
-    let on_input = {
-        let state = state.dispatcher();
-        Callback::from(move |(field, value): (Field, String)| {
-            state.dispatch(Action::Set(field, value))
-        })
-    };
+    // stable callbacks (the same across renders), so the form's rows re-render only when their
+    // own value, messages or fixes change
+    let on_input = use_callback(
+        state.dispatcher(),
+        |(field, value): (Field, String), state| state.dispatch(Action::Set(field, value)),
+    );
     let on_framework = {
         let state = state.dispatcher();
         Callback::from(move |fw| state.dispatch(Action::Framework(fw)))
@@ -85,12 +85,14 @@ pub fn app() -> Html {
         Callback::from(move |(fw, inputs)| state.dispatch(Action::Import(fw, inputs)))
     };
     // read-only documents one configuration: an explorer row does not change it
-    let on_apply = if view.readonly {
-        Callback::noop()
-    } else {
-        let state = state.dispatcher();
-        Callback::from(move |pairs| state.dispatch(Action::SetMany(pairs)))
-    };
+    let on_apply = use_callback(
+        (state.dispatcher(), view.readonly),
+        |pairs: Vec<(Field, String)>, (state, readonly)| {
+            if !*readonly {
+                state.dispatch(Action::SetMany(pairs))
+            }
+        },
+    );
     let fw = state.link.framework;
     let release = state.link.release();
     let picker = html! {

@@ -106,18 +106,51 @@ pub fn form(props: &FormProps) -> Html {
     }
 }
 
+/// One row, as a component: a keystroke re-renders only the rows whose value, messages or fixes
+/// changed (the callbacks are stable, see `app.rs`).
 fn field_row(field: Field, props: &FormProps, fixes: Vec<Fix>) -> Html {
+    html! {
+        <FieldRow
+            key={field.key()}
+            framework={props.framework}
+            {field}
+            value={AttrValue::from(props.inputs.get(field).to_string())}
+            diags={props.report.diags_for(field).cloned().collect::<Vec<_>>()}
+            {fixes}
+            readonly={props.readonly}
+            on_input={props.on_input.clone()}
+            on_apply={props.on_apply.clone()}
+        />
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct FieldRowProps {
+    framework: Framework,
+    field: Field,
+    value: AttrValue,
+    diags: Vec<crate::calc::Diag>,
+    fixes: Vec<Fix>,
+    readonly: bool,
+    on_input: Callback<(Field, String)>,
+    on_apply: Callback<Vec<(Field, String)>>,
+}
+
+#[function_component(FieldRow)]
+fn field_row_view(props: &FieldRowProps) -> Html {
+    let field = props.field;
+    let fixes = props.fixes.clone();
     let (label, placeholder, help) = props.framework.describe(field);
     let key = field.key();
     let id = format!("in-{key}");
-    let diags: Vec<_> = props.report.diags_for(field).cloned().collect();
+    let diags: Vec<_> = props.diags.clone();
     let invalid = view::invalid(&diags);
     let help_id = format!("help-{key}");
     let described: Vec<String> = std::iter::once(help_id.clone())
         .chain((0..diags.len()).map(|n| message_id(field, n)))
         .collect();
     let described = described.join(" ");
-    let value = props.inputs.get(field).to_string();
+    let value = props.value.to_string();
     let on_input = props.on_input.clone();
     let readonly = props.readonly;
 
