@@ -129,7 +129,7 @@ pub fn tokens_time(props: &TimelineProps) -> Html {
             <h2>{ "Tokens and time" }</h2>
             <dl>{ for OUTPUTS.iter().map(|&o| row(props.framework, report, o)) }</dl>
             if report.value(Output::TimePerStepSeconds).is_none() {
-                <p class="hint">{ "Enter tokens_per_second_per_gpu or seconds_per_step (Throughput) for the time estimates." }</p>
+                <p class="hint">{ "Enter tokens_per_second_per_gpu or seconds_per_step (GPU and speed), or a model, a GPU and an mfu, for the time estimates." }</p>
             }
             { for svg }
         </section>
