@@ -382,13 +382,7 @@ fn seq_len(spec: &'static Spec, raw: &RawInputs) -> Option<u64> {
 pub fn run(spec: &'static Spec, raw: &RawInputs, report: &mut Report) -> Option<f64> {
     let mut diags: Vec<Diag> = Vec::new();
     let gpu_fields = read_gpu(raw, report, &mut diags);
-    let training = Training::read(spec, raw, &mut diags);
-    let zero_settings = matches!(spec.fit.sharding, Sharding::Zero | Sharding::ZeroOrFsdp)
-        .then(|| zero_settings(raw, &mut diags))
-        .flatten();
-    let megatron_settings = (spec.fit.flops == FlopsConvention::Megatron)
-        .then(|| MegatronSettings::read(raw, &mut diags))
-        .flatten();
+    let (training, zero_settings, megatron_settings) = settings(spec, raw, &mut diags);
     merge(report, diags);
     let resolved = resolve(spec, raw, report)?;
     let m = &resolved.model;
@@ -1021,6 +1015,31 @@ fn optimizer_bytes(name: &str) -> Option<u64> {
     })
 }
 
+/// The memory settings as typed, read once for the report and for the explorer's rows: the
+/// training settings, DeepSpeed's keys where the framework reads them, Megatron's where it is
+/// Megatron (whose `--recompute-granularity` is the training's recompute).
+fn settings(
+    spec: &'static Spec,
+    raw: &RawInputs,
+    diags: &mut Vec<Diag>,
+) -> (Training, Option<ZeroSettings>, Option<MegatronSettings>) {
+    let mut training = Training::read(spec, raw, diags);
+    let zero = matches!(spec.fit.sharding, Sharding::Zero | Sharding::ZeroOrFsdp)
+        .then(|| zero_settings(raw, diags))
+        .flatten();
+    let megatron = (spec.fit.flops == FlopsConvention::Megatron)
+        .then(|| MegatronSettings::read(raw, diags))
+        .flatten();
+    if let Some(m) = &megatron {
+        if m.full {
+            training.recompute = Recompute::Full;
+        } else if m.selective {
+            training.recompute = Recompute::Selective;
+        }
+    }
+    (training, zero, megatron)
+}
+
 impl Training {
     fn read(spec: &'static Spec, raw: &RawInputs, diags: &mut Vec<Diag>) -> Training {
         let has = |f: Field| spec.fields().any(|x| x == f);
@@ -1049,14 +1068,6 @@ impl Training {
                 }
                 _ => Recompute::Selective,
             };
-        }
-        if has(Field::RecomputeGranularity) {
-            // checked by MegatronSettings::read
-            match raw.get(Field::RecomputeGranularity).trim() {
-                "full" => recompute = Recompute::Full,
-                "selective" => recompute = Recompute::Selective,
-                _ => {}
-            }
         }
         // eager attention materialises the scores; sdpa, flash and flex (everyone's default) do
         // not (the framework's rules read and check the key)
@@ -1472,14 +1483,8 @@ impl MemoryContext {
         let micro = micro_batch(base, g.dp)?;
         let seq = seq_len(spec, raw)?;
         let mut diags = Vec::new();
-        let training = Training::read(spec, raw, &mut diags);
+        let (training, zero, meg) = settings(spec, raw, &mut diags);
         let trainable = trainable_of(base, &training)?;
-        let zero = matches!(spec.fit.sharding, Sharding::Zero | Sharding::ZeroOrFsdp)
-            .then(|| zero_settings(raw, &mut diags))
-            .flatten();
-        let meg = (spec.fit.flops == FlopsConvention::Megatron)
-            .then(|| MegatronSettings::read(raw, &mut diags))
-            .flatten();
         let resolved = resolve(spec, raw, &mut Report::default())?;
         if !resolved.swiglu {
             return None;
