@@ -441,3 +441,25 @@ fn deepspeed_zero_keys_nest_in_json() {
     assert_eq!(got.get(Field::OffloadOptimizerDevice), Some("cpu"));
     assert_eq!(got.unknown, ["zero_optimization.overlap_comm"]);
 }
+
+/// axolotl shards with FSDP when an fsdp_config block is given (its `is_fsdp`), not for a
+/// top-level fsdp_version alone: the memory estimate follows the same rule.
+#[test]
+fn axolotl_fsdp_is_an_fsdp_config_block() {
+    let base =
+        "version=0.21.0&base_model=meta-llama/Llama-3.1-8B&micro_batch_size=1&num_samples=100";
+    let bytes = |q: &str| {
+        int(
+            &query::decode(&format!("{base}&{q}")).report(),
+            Output::MemoryPerGpuBytes,
+        )
+    };
+    let replicated = bytes("gradient_checkpointing=false");
+    assert_eq!(bytes("fsdp_version=2"), replicated);
+    let sharded = bytes("fsdp_version=2&fsdp_config.reshard_after_forward=true");
+    assert!(sharded < replicated, "{sharded} vs {replicated}");
+    assert_eq!(
+        bytes("fsdp_config.state_dict_type=FULL_STATE_DICT"),
+        sharded
+    );
+}

@@ -1127,8 +1127,9 @@ impl Training {
             }
         }
         let fsdp = has(Field::FsdpReshardAfterForward).then(|| {
+            // axolotl's `bool(cfg.fsdp or cfg.fsdp_config)` (rules.rs `is_fsdp`): a key of the
+            // fsdp_config block; a top-level fsdp_version alone is not FSDP
             let block = [
-                Field::FsdpVersion,
                 Field::FsdpConfigFsdpVersion,
                 Field::FsdpStateDictType,
                 Field::FsdpFinalStateDictType,
