@@ -49,6 +49,7 @@ lint:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
+	cargo clippy --target wasm32-unknown-unknown --no-default-features --features first-megatron --lib --bins -- -D warnings
 
 clean:
 	cargo clean

@@ -52,6 +52,30 @@ pub fn app() -> Html {
                 // The current URL may already be this one (first render); replacing is harmless.
                 let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
             }
+            // tells static/boot.js which link the app shows (it swaps the app in for the first
+            // view when that is the first view's link)
+            if let Some(root) = gloo::utils::document().document_element() {
+                let _ = root.set_attribute("data-app-query", q);
+            }
+        });
+    }
+    {
+        // static/boot.js asks the app to read the link again (typed in the first view while
+        // the app loaded)
+        let state = state.dispatcher();
+        use_effect_with((), move |_| {
+            let listener = gloo::events::EventListener::new(
+                &gloo::utils::window(),
+                "dpcalc:load",
+                move |_| {
+                    let search = gloo::utils::window()
+                        .location()
+                        .search()
+                        .unwrap_or_default();
+                    state.dispatch(Action::Load(search));
+                },
+            );
+            move || drop(listener)
         });
     }
     use_effect_with(view.theme, |theme| {
@@ -166,8 +190,12 @@ pub fn app() -> Html {
     }
 }
 
-/// Mounts the app on `<body>`.
+/// Mounts the app on `#app` (the root `static/boot.js` makes, hidden while the first view is
+/// shown), or on `<body>` without it.
 pub fn mount() {
     yew::set_custom_panic_hook(Box::new(crash::on_panic));
-    yew::Renderer::<App>::new().render();
+    match gloo::utils::document().get_element_by_id("app") {
+        Some(root) => yew::Renderer::<App>::with_root(root).render(),
+        None => yew::Renderer::<App>::new().render(),
+    };
 }

@@ -4,21 +4,26 @@
 //! - [`query`]: the link format, the only place that knows URL parameter names;
 //! - [`state`]: the page's state and reducer (the link, its report, the query and links it
 //!   writes), native so `cargo test` covers it;
+//! - [`page`]: the first screen's view model (picker, form, results, summary, notices), which
+//!   both renderers draw: the Yew components and [`first`], the Yew-free first view (escaped
+//!   HTML) a cold visit paints before the app arrives;
 //! - `app`, `components` and `web` (wasm only): the Yew page wired to [`state`], rendering a
 //!   [`calc::Report`] and `calc::view`'s derivations; `web` holds the iframe height messages and
 //!   the crash notice.
 
 pub mod calc;
 pub mod embed;
+pub mod first;
+pub mod page;
 pub mod query;
 pub mod state;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "app"))]
 pub mod app;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "app"))]
 pub mod components;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "app"))]
 pub mod web;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "app"))]
 pub use app::{mount, App};

@@ -1,6 +1,6 @@
 //! Mounts the page; everything else lives in the library.
 
 fn main() {
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", feature = "app"))]
     dpcalc::mount();
 }

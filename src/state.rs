@@ -36,6 +36,9 @@ pub enum Action {
     Release(&'static str),
     /// A pasted config: its framework and inputs replace the current ones (the view stays).
     Import(Framework, RawInputs),
+    /// The link read again (a query string, with or without `?`): what the first view shows
+    /// when the app takes over from it.
+    Load(String),
 }
 
 impl State {
@@ -125,6 +128,10 @@ impl State {
                         .unwrap_or_else(|| link.framework.default_release()),
                 );
                 Some(State::from_link(reread(link, &["version"])))
+            }
+            Action::Load(q) => {
+                let next = State::from_query(&q);
+                (next != *self).then_some(next)
             }
         }
     }

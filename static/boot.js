@@ -1,5 +1,147 @@
-// Starts the app. An external module (not Trunk's inline initialiser) so that the page runs
-// under a strict Content Security Policy: script-src 'self' 'wasm-unsafe-eval'.
-import init from './dpcalc.js';
+// Starts the page in two stages. An external module (not Trunk's inline initialiser) so that the
+// page runs under a strict Content Security Policy: script-src 'self' 'wasm-unsafe-eval'.
+//
+// 1. The first view: the link's framework's small Yew-free module (`first-<id>.js`, src/first.rs)
+//    writes the first screen as HTML and recomputes it on every edit, writing the link back with
+//    history.replaceState as the app does.
+// 2. The full app (`dpcalc.js`, Yew) loads behind it into a hidden root. When it has rendered the
+//    link the first view shows (the link is the only state that crosses: anything typed meanwhile
+//    is sent to it), it takes the first view's place, with the focus and caret where they were.
+// A link the first view cannot show (one naming a model: its memory and FLOPs are the app's),
+// or any failure of the first view, leaves the page to the app alone, as before.
+const html = document.documentElement;
+const FRAMEWORKS = ['axolotl', 'hf', 'deepspeed', 'megatron', 'torchtitan', 'nanotron'];
+const base = () => location.origin + location.pathname;
+const search = () => location.search.replace(/^\?/, '');
+const named = new URLSearchParams(location.search).get('framework');
 
-init({ module_or_path: new URL('./dpcalc_bg.wasm', import.meta.url) });
+let first = null; // { mod, root } while the first view is shown
+let shown = null; // the canonical query the first view shows
+
+async function load(id) {
+  const mod = await import(`./first-${id}.js`);
+  await mod.default({ module_or_path: new URL(`./first-${id}_bg.wasm`, import.meta.url) });
+  return mod;
+}
+
+function paint() {
+  const { mod, root } = first;
+  const out = mod.render(shown, base());
+  if (!out) return false;
+  const active = document.activeElement;
+  const focus = active && root.contains(active) && active.id
+    ? { id: active.id, start: active.selectionStart, end: active.selectionEnd } : null;
+  root.innerHTML = out;
+  if (focus) {
+    const el = document.getElementById(focus.id);
+    if (el) {
+      el.focus();
+      if (focus.start != null && el.setSelectionRange) el.setSelectionRange(focus.start, focus.end);
+    }
+  }
+  postHeight();
+  return true;
+}
+
+// The same message the app posts when framed (src/web/iframe.rs).
+function postHeight() {
+  if (window.parent !== window) {
+    window.parent.postMessage({ type: 'dpcalc:height', height: html.scrollHeight, href: location.href }, '*');
+  }
+}
+
+async function edit(name, value) {
+  if (!first) return;
+  const q = first.mod.edit(shown, name, value);
+  write(q);
+  if (name === 'framework' && !first.mod.computes(first.mod.framework(q))) {
+    // another framework's rules are another module
+    try { first.mod = await load(first.mod.framework(q)); } catch { return leave(); }
+  }
+  if (!paint()) leave();
+}
+
+function write(q) {
+  shown = q;
+  history.replaceState(null, '', q ? `${base()}?${q}` : base());
+}
+
+function leave() {
+  if (first) { first.root.remove(); first = null; }
+  html.dataset.stage = 'loading'; // the app alone, when it arrives
+  if (html.dataset.appQuery !== undefined) {
+    // the app is there already: it shows the link as it is now
+    app.hidden = false;
+    html.dataset.stage = 'app';
+    if (html.dataset.appQuery !== shown) window.dispatchEvent(new Event('dpcalc:load'));
+  }
+}
+
+async function start() {
+  const id = FRAMEWORKS.includes(named) ? named : 'axolotl';
+  let mod = await load(id);
+  const fw = mod.framework(search());
+  if (!mod.computes(fw)) mod = await load(fw);
+  const root = document.createElement('div');
+  root.dataset.firstView = '';
+  document.body.insertBefore(root, app);
+  first = { mod, root };
+  // the canonical link, as the app writes it
+  write(mod.edit(search(), '', ''));
+  html.dataset.theme = mod.theme(shown);
+  if (!paint()) { leave(); return; }
+  html.dataset.stage = 'first';
+  root.addEventListener('input', (e) => {
+    const t = e.target;
+    if (t.matches('input[type=text]')) edit(t.name, t.value);
+  });
+  root.addEventListener('change', (e) => {
+    const t = e.target;
+    if (t.matches('input[type=checkbox]')) edit(t.name, t.checked ? 'true' : '');
+    else if (t.matches('select')) edit(t.name, t.value);
+  });
+  root.addEventListener('submit', (e) => e.preventDefault());
+}
+
+// The app mounts into #app (src/app.rs), hidden while the first view is shown, and marks each
+// render with the query it shows (html[data-app-query]).
+const app = document.createElement('div');
+app.id = 'app';
+app.hidden = true;
+document.body.append(app);
+
+function handOver() {
+  if (!first) { app.hidden = false; html.dataset.stage = 'app'; return true; }
+  if (html.dataset.appQuery !== shown) {
+    // typed in the first view while the app loaded: the app reads the link again
+    write(shown);
+    window.dispatchEvent(new Event('dpcalc:load'));
+    return false;
+  }
+  const active = document.activeElement;
+  const focus = active && first.root.contains(active) && active.id
+    ? { id: active.id, start: active.selectionStart, end: active.selectionEnd } : null;
+  const y = window.scrollY;
+  first.root.remove();
+  first = null;
+  app.hidden = false;
+  window.scrollTo(0, y);
+  if (focus) {
+    const el = document.getElementById(focus.id);
+    if (el) {
+      el.focus({ preventScroll: true });
+      if (focus.start != null && el.setSelectionRange) el.setSelectionRange(focus.start, focus.end);
+    }
+  }
+  html.dataset.stage = 'app';
+  return true;
+}
+
+const firstView = start().catch(() => leave());
+firstView.then(async () => {
+  const watch = new MutationObserver(() => { if (handOver()) watch.disconnect(); });
+  watch.observe(html, { attributes: true, attributeFilter: ['data-app-query'] });
+  if (html.dataset.appQuery !== undefined && handOver()) watch.disconnect();
+  const { default: init } = await import('./dpcalc.js');
+  await init({ module_or_path: new URL('./dpcalc_bg.wasm', import.meta.url) });
+});

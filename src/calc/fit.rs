@@ -367,6 +367,12 @@ fn fmt_f(x: f64) -> String {
     super::num::float_repr(x)
 }
 
+/// Whether `raw` names a model this stage resolves: its counts, memory and FLOPs follow. A first
+/// view (feature `first`) computes everything before them and leaves such a link to the full app.
+pub fn model_given(spec: &'static Spec, raw: &RawInputs) -> bool {
+    resolve(spec, raw, &mut Report::default()).is_some()
+}
+
 /// The sequence length the framework trains on: its key, or its default.
 fn seq_len(spec: &'static Spec, raw: &RawInputs) -> Option<u64> {
     let field = spec.field_for(super::spec::Concept::SeqLen)?;
@@ -385,6 +391,10 @@ pub fn run(spec: &'static Spec, raw: &RawInputs, report: &mut Report) -> Option<
     let (training, zero_settings, megatron_settings) = settings(spec, raw, &mut diags);
     merge(report, diags);
     let resolved = resolve(spec, raw, report)?;
+    if cfg!(feature = "first") {
+        // a first view leaves a resolved model to the full app (see `model_given`)
+        return None;
+    }
     let m = &resolved.model;
     let counts = if resolved.swiglu {
         (m.num_parameters(), m.num_parameters_exclude_embeddings())

@@ -309,7 +309,7 @@ pub struct Spec {
     /// The kind of text a shared key takes here, when not the field's own.
     pub kind: fn(Field) -> Option<Kind>,
     /// The framework's own rules at a release (an id of [`Spec::releases`]).
-    pub compute: fn(release: &str, raw: &RawInputs) -> Report,
+    pub compute: Compute,
     /// The comparison with another release the page shows beside the results, whose numbers
     /// the report carries as `legacy_*` outputs (axolotl's before/after the fix), for a release.
     pub legacy: Option<fn(release: &str) -> Legacy>,
@@ -332,6 +332,15 @@ pub struct Spec {
 }
 
 /// No own text for any output or field.
+/// A framework's rules at a release (an id of [`Spec::releases`]).
+pub type Compute = fn(release: &str, raw: &RawInputs) -> Report;
+
+/// The rules of a framework this build leaves out (a first view holds one framework's): an
+/// empty report, never shown (the first view of another framework is loaded instead).
+pub fn not_built(_: &str, _: &RawInputs) -> Report {
+    Report::default()
+}
+
 pub fn none_output(_: Output) -> Option<(&'static str, &'static str)> {
     None
 }

@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { serve, BASE } from './server.mjs';
 import { cases, payloads, hostileQuery, hostileProbe, hostileProblems } from './cases.mjs';
+import { firstViews } from './first.mjs';
 
 const require = createRequire(import.meta.url);
 const { chromium } = require('../../.tools/node_modules/playwright-core');
@@ -46,6 +47,7 @@ try {
   failures += await accessibility(browser);
   failures += await phone(browser);
   failures += await firstVisit(browser);
+  failures += await firstViews(browser, origin, BASE);
 } finally {
   await browser.close();
   close();

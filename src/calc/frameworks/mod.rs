@@ -33,6 +33,12 @@ macro_rules! frameworks {
             pub fn spec(self) -> &'static Spec {
                 match self { $(Framework::$variant => &$module::SPEC),* }
             }
+
+            /// Whether this build computes the framework's rules: every build but a first
+            /// view's, which holds one framework's (see `src/first.rs`).
+            pub fn compiled(self) -> bool {
+                match self { $(Framework::$variant => $module::BUILT),* }
+            }
         }
     };
 }

@@ -13,6 +13,15 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, Kind, RawInputs};
 
+/// Whether this build holds these rules: every build but a first view's, which holds one
+/// framework's (Cargo features `first` + `first-hf`, see `src/first.rs`).
+pub const BUILT: bool = cfg!(any(not(feature = "first"), feature = "first-hf"));
+const COMPUTE: spec::Compute = if BUILT {
+    compute_release
+} else {
+    spec::not_built
+};
+
 pub const SPEC: Spec = Spec {
     id: "hf",
     name: "Hugging Face Trainer",
@@ -24,7 +33,7 @@ pub const SPEC: Spec = Spec {
     output_label,
     describe,
     kind,
-    compute: compute_release,
+    compute: COMPUTE,
     legacy: None,
     // TrainingArguments.num_train_epochs
     default_epochs: "3.0",

@@ -17,6 +17,15 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, Output, Param, RawInputs, Report};
 
+/// Whether this build holds these rules: every build but a first view's, which holds one
+/// framework's (Cargo features `first` + `first-megatron`, see `src/first.rs`).
+pub const BUILT: bool = cfg!(any(not(feature = "first"), feature = "first-megatron"));
+const COMPUTE: spec::Compute = if BUILT {
+    compute_release
+} else {
+    spec::not_built
+};
+
 pub const SPEC: Spec = Spec {
     id: "megatron",
     name: "Megatron-LM",
@@ -28,7 +37,7 @@ pub const SPEC: Spec = Spec {
     output_label,
     describe,
     kind: spec::none_kind,
-    compute: compute_release,
+    compute: COMPUTE,
     legacy: None,
     default_epochs: "1",
     default_sequence_len: None,

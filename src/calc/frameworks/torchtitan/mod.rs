@@ -12,6 +12,15 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, RawInputs};
 
+/// Whether this build holds these rules: every build but a first view's, which holds one
+/// framework's (Cargo features `first` + `first-torchtitan`, see `src/first.rs`).
+pub const BUILT: bool = cfg!(any(not(feature = "first"), feature = "first-torchtitan"));
+const COMPUTE: spec::Compute = if BUILT {
+    compute_release
+} else {
+    spec::not_built
+};
+
 pub const SPEC: Spec = Spec {
     id: "torchtitan",
     name: "torchtitan",
@@ -23,7 +32,7 @@ pub const SPEC: Spec = Spec {
     output_label,
     describe,
     kind: spec::none_kind,
-    compute: compute_release,
+    compute: COMPUTE,
     legacy: None,
     default_epochs: "1",
     // training.seq_len
