@@ -1,22 +1,88 @@
-// `make bench`: sizes, cold load to first computed result, interaction latency, long tasks,
-// for dpcalc (dist/) and the baseline (bench/baseline/dist/), side by side, with ratios.
-// Prints a table and writes bench/out/bench.json. Absolute times drift on shared machines;
-// read the ratios.
+// `make bench`: sizes, cold load to the first computed result for a link of every framework,
+// the full app's arrival, start-up long tasks, interaction latency and the layout explorer, for
+// dpcalc (dist/) against the bare-Yew baseline (bench/baseline/dist/), with the ratios that
+// issue 16 sets as targets. Prints a table and the targets (met / NOT MET, naming the frameworks
+// that fail), and writes bench/out/bench.json with every figure. Absolute times drift on shared
+// machines; read the ratios (the baseline's loads are interleaved with dpcalc's in each profile).
+//
+// The page may come in two stages: a small first view (dist/first-<id>.js + first-<id>_bg.wasm)
+// paints the form and results and sets <html data-stage="first">, then the full Yew app
+// (dpcalc.js + dpcalc_bg.wasm) takes over and sets data-stage="app". Without data-stage (a single
+// Yew module), the full app's arrival is the first result. The first result is
+// [data-output="global_batch_size"][data-value]; the full app is data-stage="app" when the page
+// uses stages (or dist/ has the framework's first view), else the first result. Interaction and
+// explorer measurements start once the full app is there.
+//
+// Env knobs (defaults give the full run, about 5-8 minutes on a 2-core VM):
+//   LOADS=21            local cold loads of the baseline and of the main (axolotl) link
+//   FW_LOADS=7          local cold loads of each other framework's link
+//   THROTTLED_LOADS=7   cold loads of the baseline and of each framework's link per throttled profile
+//   EDITS=250           edits in the interaction measurement
+//   ONLY=cold,interaction,explorer   run only these parts (comma-separated; `first` = `cold`);
+//                       sizes are always reported; the targets of parts not run say "not run"
+//   FRAMEWORKS=axolotl,hf,...        only these frameworks' links (cold loads and explorer)
+//   PROFILES=local,10mbit,1.6mbit    only these network profiles for the cold loads
+//   CHROMIUM=/usr/bin/chromium       the browser
 import { createServer } from 'node:http';
 import { readFile, readdir, mkdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 import { createRequire } from 'node:module';
 
+const started = performance.now();
 const require = createRequire(import.meta.url);
 const { chromium } = require('../.tools/node_modules/playwright-core');
 const here = new URL('./', import.meta.url).pathname;
 const APPS = { dpcalc: join(here, '../dist/'), baseline: join(here, 'baseline/dist/') };
 const LOADS = Number(process.env.LOADS || 21);
+const FW_LOADS = Number(process.env.FW_LOADS || 7);
+const THROTTLED_LOADS = Number(process.env.THROTTLED_LOADS || 7);
 const EDITS = Number(process.env.EDITS || 250);
+const list = (v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : null);
+const ONLY = new Set((list(process.env.ONLY) || ['cold', 'interaction', 'explorer']).map((s) => (s === 'first' ? 'cold' : s)));
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
 const KIND = { '.wasm': 'wasm', '.js': 'js', '.css': 'css', '.html': 'html' };
+const KB = 1024;
 
+// One realistic link per framework, each with its own keys (src/calc/frameworks/*/, tests/links.txt):
+// 16 GPUs (2 nodes × 8), tensor parallel 2, a global batch of 64; each computes global_batch_size.
+// axolotl's is the main link (LOADS local loads; the others FW_LOADS).
+const LINKS = {
+  axolotl: '?nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=10000',
+  hf: '?framework=hf&nodes=2&tp_size=2&per_device_train_batch_size=2&gradient_accumulation_steps=4&num_samples=10000',
+  deepspeed: '?framework=deepspeed&nodes=2&autotp_size=2&train_micro_batch_size_per_gpu=2&gradient_accumulation_steps=4&num_samples=10000',
+  megatron: '?framework=megatron&nodes=2&tensor_model_parallel_size=2&micro_batch_size=2&global_batch_size=64&train_samples=10000',
+  torchtitan: '?framework=torchtitan&nodes=2&tensor_parallel_degree=2&local_batch_size=2&global_batch_size=64&steps=1000',
+  nanotron: '?framework=nanotron&nodes=2&dp=8&tp=2&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=1000',
+};
+const MAIN = 'axolotl';
+// The explorer for 65,536 GPUs: [link, the field each edit changes, the first edit's value]
+const EXPLORER = {
+  axolotl: ['world_size=65536&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=100000', 'num_samples', 100000],
+  megatron: ['framework=megatron&world_size=65536&micro_batch_size=2&global_batch_size=65536&train_samples=100000', 'train_samples', 100000],
+  hf: ['framework=hf&world_size=65536&per_device_train_batch_size=2&gradient_accumulation_steps=4&num_samples=100000', 'num_samples', 100000],
+  torchtitan: ['framework=torchtitan&world_size=65536&local_batch_size=2&global_batch_size=131072&steps=1000', 'steps', 100000],
+  // 10M rows: at a global batch of 524,288 the data loader has whole steps
+  deepspeed: ['framework=deepspeed&world_size=65536&train_micro_batch_size_per_gpu=2&gradient_accumulation_steps=4&num_samples=10000000', 'num_samples', 10000000],
+  // no dp: each layout sets it (nanotron's dp has no default)
+  nanotron: ['framework=nanotron&world_size=65536&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=1000', 'train_steps', 100000],
+};
+const FRAMEWORKS = list(process.env.FRAMEWORKS) || Object.keys(LINKS);
+for (const fw of FRAMEWORKS) if (!LINKS[fw]) throw new Error(`FRAMEWORKS: unknown framework ${fw}`);
+
+// Chromium's network emulation (DevTools protocol): latency per request, throughput in bytes/s.
+const ALL_PROFILES = {
+  local: { label: 'local', profile: null },
+  '10mbit': { label: '10 Mbit/s + 40 ms', profile: { latency: 40, throughput: 10e6 / 8 } },
+  '1.6mbit': { label: '1.6 Mbit/s + 150 ms', profile: { latency: 150, throughput: 1.6e6 / 8 } },
+};
+const PROFILES = list(process.env.PROFILES) || Object.keys(ALL_PROFILES);
+for (const p of PROFILES) if (!ALL_PROFILES[p]) throw new Error(`PROFILES: unknown profile ${p} (local, 10mbit, 1.6mbit)`);
+
+// ---- sizes ---------------------------------------------------------------------------------
+
+const gz = (body) => gzipSync(body, { level: 9 });
 async function sizes(dir) {
   const out = {};
   for (const f of await readdir(dir)) {
@@ -25,12 +91,25 @@ async function sizes(dir) {
     const body = await readFile(join(dir, f));
     const s = out[kind] ||= { raw: 0, gzip: 0, brotli: 0 };
     s.raw += body.length;
-    s.gzip += gzipSync(body, { level: 9 }).length;
+    s.gzip += gz(body).length;
     s.brotli += brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
   }
   out.total = ['raw', 'gzip', 'brotli'].reduce((t, k) => ({ ...t, [k]: Object.values(out).reduce((a, s) => a + s[k], 0) }), {});
   return out;
 }
+async function gzipOf(dir, files) {
+  let total = 0;
+  const each = {};
+  for (const f of files) total += each[f] = gz(await readFile(join(dir, f))).length;
+  return { files: each, gzip: total };
+}
+const SHELL = ['index.html', 'style.css', 'boot.js'];
+const FULL_APP = ['dpcalc.js', 'dpcalc_bg.wasm'];
+const firstView = (fw) => [`first-${fw}.js`, `first-${fw}_bg.wasm`];
+// the frameworks whose first view is built: their pages must reach data-stage="app"
+const hasFirstView = (fw) => firstView(fw).every((f) => existsSync(join(APPS.dpcalc, f)));
+
+// ---- server --------------------------------------------------------------------------------
 
 // Served as a static host serves them: gzip when the browser accepts it (every browser does),
 // each file compressed once (level 9, as the sizes above are counted).
@@ -45,7 +124,7 @@ const server = createServer(async (req, res) => {
     const body = await readFile(file);
     const headers = { 'content-type': TYPES[extname(file)] || 'application/octet-stream', 'cache-control': 'no-store' };
     if (/\bgzip\b/.test(req.headers['accept-encoding'] || '')) {
-      if (!gzipped.has(file)) gzipped.set(file, gzipSync(body, { level: 9 }));
+      if (!gzipped.has(file)) gzipped.set(file, gz(body));
       headers['content-encoding'] = 'gzip';
       res.writeHead(200, headers).end(gzipped.get(file));
     } else {
@@ -56,26 +135,38 @@ const server = createServer(async (req, res) => {
 await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
 const origin = `http://127.0.0.1:${server.address().port}`;
 
-// Runs in the page before any of its scripts: the time the result first has a data-value, and
-// every long task (> 50 ms) until then.
+// Runs in the page before any of its scripts: the time the result first has a data-value, the
+// time each data-stage value first appears, and every long task (> 50 ms) with its start.
 const PROBE = () => {
-  window.__bench = { first: null, longTasks: [] };
+  const b = window.__bench = { first: null, stages: {}, longTasks: [], observer: null };
   try {
-    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__bench.longTasks.push(e.duration); })
-      .observe({ type: 'longtask', buffered: true });
+    b.observer = new PerformanceObserver((l) => { for (const e of l.getEntries()) b.longTasks.push([e.startTime, e.duration]); });
+    b.observer.observe({ type: 'longtask', buffered: true });
   } catch {}
   const check = () => {
-    if (window.__bench.first === null && document.querySelector('[data-output="global_batch_size"][data-value]')) {
-      window.__bench.first = performance.now();
-    }
+    const now = performance.now();
+    if (b.first === null && document.querySelector('[data-output="global_batch_size"][data-value]')) b.first = now;
+    const stage = document.documentElement?.dataset.stage;
+    if (stage && !(stage in b.stages)) b.stages[stage] = now;
   };
   new MutationObserver(check).observe(document, { subtree: true, childList: true, attributes: true });
 };
 
+// Until the full app is there: data-stage="app" when the page uses stages (or is expected to),
+// else nothing more than the first result.
+const APP_READY = (expectStages) => {
+  const b = window.__bench;
+  if (!b || b.first === null) return false;
+  if (b.stages.app !== undefined) return true;
+  return !expectStages && Object.keys(b.stages).length === 0;
+};
+
 const stats = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
+  if (!s.length) return { n: 0, median: NaN, p95: NaN, max: NaN };
   const q = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
-  return { n: s.length, median: q(0.5), p95: q(0.95), max: s[s.length - 1] };
+  const mid = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  return { n: s.length, median: mid, p95: q(0.95), max: s[s.length - 1] };
 };
 
 const browser = await chromium.launch({
@@ -83,17 +174,23 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
 });
 
-// Chromium's network emulation (DevTools protocol): latency per request, throughput in bytes/s.
-const PROFILES = {
-  local: null,
-  '10 Mbit/s + 40 ms': { latency: 40, throughput: 10e6 / 8 },
-  '1.6 Mbit/s + 150 ms': { latency: 150, throughput: 1.6e6 / 8 },
-};
+// The bytes on the wire (compressed, headers included) each request had received by a time on
+// the DevTools clock: all of it once loadingFinished, else its headers and body chunks so far
+// (a download still running when the first result appears counts for what it had by then).
+function wireBytesBy(requests, t) {
+  let total = 0;
+  for (const r of requests.values()) {
+    if (r.finished && r.finished[0] <= t) { total += r.finished[1]; continue; }
+    if (r.headers && r.headers[0] <= t) total += r.headers[1];
+    for (const [ts, n] of r.chunks) if (ts <= t) total += n;
+  }
+  return total;
+}
 
-async function coldLoads(app, query, profile = null, loads = LOADS) {
-  const times = [], longest = [], bytes = [];
-  for (let i = 0; i < loads; i++) {
-    const context = await browser.newContext(); // fresh: no cache, no compiled-wasm cache
+// One fresh load (new context: no cache, no compiled-wasm cache) of `path`.
+async function coldLoad(path, profile, expectStages) {
+  const context = await browser.newContext();
+  try {
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.enable');
@@ -103,30 +200,121 @@ async function coldLoads(app, query, profile = null, loads = LOADS) {
         downloadThroughput: profile.throughput, uploadThroughput: profile.throughput,
       });
     }
-    // the bytes on the wire (compressed, headers included) until the first result
-    let transferred = 0;
-    cdp.on('Network.loadingFinished', (e) => { transferred += e.encodedDataLength; });
+    const requests = new Map();
+    const req = (id) => requests.get(id) || requests.set(id, { url: '', chunks: [] }).get(id);
+    let documentId = null;
+    cdp.on('Network.requestWillBeSent', (e) => {
+      req(e.requestId).url = e.request.url;
+      if (e.type === 'Document' && documentId === null) documentId = e.requestId;
+    });
+    cdp.on('Network.responseReceived', (e) => {
+      const r = req(e.requestId);
+      r.headers = [e.timestamp, e.response.encodedDataLength || 0];
+      r.timing = e.response.timing;
+    });
+    cdp.on('Network.dataReceived', (e) => { req(e.requestId).chunks.push([e.timestamp, e.encodedDataLength || 0]); });
+    cdp.on('Network.loadingFinished', (e) => { req(e.requestId).finished = [e.timestamp, e.encodedDataLength]; });
     await page.addInitScript(PROBE);
-    await page.goto(`${origin}/${app}/${query}`);
-    await page.waitForFunction(() => window.__bench.first !== null, null, { timeout: 60000, polling: 10 });
-    const b = await page.evaluate(() => window.__bench);
-    times.push(b.first);
-    bytes.push(transferred);
-    longest.push(Math.max(0, ...b.longTasks));
+    await page.goto(`${origin}${path}`, { waitUntil: 'commit' });
+    const timeout = profile ? 120000 : 60000;
+    await page.waitForFunction(() => window.__bench && window.__bench.first !== null, null, { timeout, polling: 10 });
+    let arrived = true;
+    try {
+      await page.waitForFunction(APP_READY, expectStages, { timeout, polling: 10 });
+    } catch { arrived = false; }
+    const b = await page.evaluate(async () => {
+      await new Promise((ok) => setTimeout(ok, 0)); // the task that painted has ended: its long-task entry is queued
+      const b = window.__bench;
+      if (b.observer) for (const e of b.observer.takeRecords()) b.longTasks.push([e.startTime, e.duration]);
+      const nav = performance.getEntriesByType('navigation')[0];
+      return { first: b.first, stages: b.stages, longTasks: b.longTasks, timeOrigin: performance.timeOrigin, requestStart: nav ? nav.requestStart : null };
+    });
+    const staged = Object.keys(b.stages).length > 0;
+    const app = arrived ? (staged ? b.stages.app : b.first) : null;
+    // The page's clock on the DevTools one: the document's request was sent at
+    // timing.requestTime + sendStart (DevTools, s) = timeOrigin + requestStart (page, ms).
+    const doc = requests.get(documentId);
+    const t0 = doc?.timing && b.requestStart !== null
+      ? doc.timing.requestTime + doc.timing.sendStart / 1000 - b.requestStart / 1000
+      : null;
+    const at = (ms) => (t0 === null || ms === null ? Infinity : t0 + ms / 1000);
+    const tasksBefore = (ms) => Math.max(0, ...b.longTasks.filter(([start]) => ms === null || start < ms).map(([, d]) => d));
+    return {
+      first: b.first,
+      app,
+      arrived,
+      staged,
+      stage_first: b.stages.first ?? null,
+      bytes_before_first_result: wireBytesBy(requests, at(b.first)),
+      bytes_before_app: wireBytesBy(requests, at(app)),
+      longest_task_before_first_result: tasksBefore(b.first),
+      longest_task_before_app: tasksBefore(app),
+      long_tasks: b.longTasks,
+    };
+  } finally {
     await context.close();
   }
+}
+
+function summarize(loads) {
+  const startup = loads.map((l) => l.longest_task_before_first_result);
   return {
-    load: stats(times), longest_task: Math.max(...longest), tasks_over_50ms: longest.filter((t) => t > 50).length,
-    bytes_before_first_result: Math.max(...bytes),
+    first_result: stats(loads.map((l) => l.first)),
+    // the full app's arrival (data-stage="app"; the first result when the page has no stages)
+    full_app: stats(loads.filter((l) => l.arrived).map((l) => l.app)),
+    full_app_arrived: loads.filter((l) => l.arrived).length,
+    staged: loads.some((l) => l.staged),
+    bytes_before_first_result: Math.max(...loads.map((l) => l.bytes_before_first_result)),
+    bytes_before_app: Math.max(...loads.map((l) => l.bytes_before_app)),
+    longest_task_before_first_result: Math.max(...startup),
+    loads_with_task_over_50ms_before_first_result: startup.filter((t) => t > 50).length,
+    longest_task_before_app: Math.max(...loads.map((l) => l.longest_task_before_app)),
+    loads,
   };
+}
+
+// Every app's loads of one profile, interleaved: each app's loads are spread evenly over the
+// profile's run, so a machine that gets busier or quieter affects all of them alike.
+async function coldProfile(id) {
+  const { profile } = ALL_PROFILES[id];
+  const jobs = [];
+  const add = (key, path, n, expect) => {
+    for (let j = 0; j < n; j++) jobs.push({ key, path, expect, order: (j + 0.5) / n });
+  };
+  add('baseline', '/baseline/', profile ? THROTTLED_LOADS : LOADS, false);
+  for (const fw of FRAMEWORKS) {
+    const n = profile ? THROTTLED_LOADS : fw === MAIN ? LOADS : FW_LOADS;
+    add(fw, `/dpcalc/${LINKS[fw]}`, n, hasFirstView(fw));
+  }
+  jobs.sort((a, b) => a.order - b.order);
+  const loads = {};
+  const t = performance.now();
+  for (const job of jobs) {
+    try {
+      (loads[job.key] ||= []).push(await coldLoad(job.path, profile, job.expect));
+    } catch (e) {
+      throw new Error(`cold load of ${job.path} (${ALL_PROFILES[id].label}): ${e.message}`);
+    }
+  }
+  const out = { label: ALL_PROFILES[id].label, seconds: (performance.now() - t) / 1000, apps: {} };
+  for (const [key, l] of Object.entries(loads)) out.apps[key] = summarize(l);
+  return out;
+}
+
+// Waits for the full app: data-stage="app" when the page uses stages, and the given selectors.
+async function fullApp(page, fw, selectors) {
+  for (const s of selectors) await page.waitForSelector(s, { timeout: 60000 });
+  await page.waitForFunction((expect) => {
+    const stage = document.documentElement.dataset.stage;
+    return stage === 'app' || (!expect && stage === undefined);
+  }, hasFirstView(fw), { timeout: 60000, polling: 10 });
 }
 
 async function interactions() {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${origin}/dpcalc/?nodes=4&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000`);
-  await page.waitForSelector('[data-output="total_num_steps"][data-value]');
-  await page.waitForSelector('.explorer tr[data-layout]');
+  await fullApp(page, 'axolotl', ['[data-output="total_num_steps"][data-value]', '.explorer tr[data-layout]']);
   const times = await page.evaluate(async (edits) => {
     const input = document.getElementById('in-num_samples');
     // every edit changes the link, which is rendered in the same update as the results
@@ -160,12 +348,13 @@ async function interactions() {
 
 // The explorer's own computation time (data-compute-ms, measured in the page around
 // calc::layout::explore) for 65,536 GPUs, over several recomputations each.
-async function explorer(query, field) {
+async function explorer(fw) {
+  const [query, field, base] = EXPLORER[fw];
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${origin}/dpcalc/?${query}`);
-  await page.waitForSelector('.explorer[data-compute-ms] tr[data-layout]', { timeout: 20000 });
-  const r = await page.evaluate(async (field) => {
+  await fullApp(page, fw, ['.explorer[data-compute-ms] tr[data-layout]']);
+  const r = await page.evaluate(async ([field, base]) => {
     const input = document.getElementById(`in-${field}`);
     const times = [Number(document.querySelector('.explorer').dataset.computeMs)];
     for (let i = 0; i < 15; i++) {
@@ -183,88 +372,187 @@ async function explorer(query, field) {
         obs.observe(document.body, { subtree: true, attributes: true, childList: true, characterData: true });
         setTimeout(() => { obs.disconnect(); ok(false); }, 2000);
       });
-      input.value = String(100000 + 997 * (i + 1));
+      input.value = String(base + 997 * (i + 1));
       input.dispatchEvent(new InputEvent('input', { bubbles: true }));
       await changed;
       await new Promise((ok) => setTimeout(ok, 0));
       times.push(Number(document.querySelector('.explorer').dataset.computeMs));
     }
     return { rows: document.querySelectorAll('.explorer tr[data-layout]').length, times };
-  }, field);
+  }, [field, base]);
   await context.close();
   // the first computation runs in baseline-compiled (Liftoff) code during the page load; the
   // rest are the recomputations an edit causes
-  return { rows: r.rows, first: r.times[0], compute: stats(r.times.slice(1)) };
+  return { link: `?${query}`, rows: r.rows, first: r.times[0], compute: stats(r.times.slice(1)) };
 }
 
-const report = { when: new Date().toISOString(), loads: LOADS, edits: EDITS, apps: {} };
-for (const app of Object.keys(APPS)) report.apps[app] = { size: await sizes(APPS[app]) };
-const appQuery = '?nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=10000';
-// interleave nothing: run each app's loads back to back, baseline first, then dpcalc, then baseline again
-const b1 = await coldLoads('baseline', '');
-const d = await coldLoads('dpcalc', appQuery);
-const b2 = await coldLoads('baseline', '');
-report.apps.baseline.cold = { ...b1, load: stats([]) };
-report.apps.baseline.cold.load = { median: (b1.load.median + b2.load.median) / 2, p95: (b1.load.p95 + b2.load.p95) / 2, n: b1.load.n + b2.load.n };
-report.apps.baseline.cold.longest_task = Math.max(b1.longest_task, b2.longest_task);
-report.apps.dpcalc.cold = d;
-// the throttled profiles, both apps served gzip, THROTTLED_LOADS fresh loads each (median)
-const THROTTLED_LOADS = Number(process.env.THROTTLED_LOADS || 7);
-report.throttled = {};
-for (const [name, profile] of Object.entries(PROFILES)) {
-  if (!profile) continue;
-  const base = await coldLoads('baseline', '', profile, THROTTLED_LOADS);
-  const app = await coldLoads('dpcalc', appQuery, profile, THROTTLED_LOADS);
-  report.throttled[name] = { dpcalc: app, baseline: base };
-}
-report.apps.dpcalc.interaction = await interactions();
-report.apps.dpcalc.explorer = {
-  axolotl: await explorer('world_size=65536&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=100000', 'num_samples'),
-  megatron: await explorer('framework=megatron&world_size=65536&micro_batch_size=2&global_batch_size=65536&train_samples=100000', 'train_samples'),
-  hf: await explorer('framework=hf&world_size=65536&per_device_train_batch_size=2&gradient_accumulation_steps=4&num_samples=100000', 'num_samples'),
-  torchtitan: await explorer('framework=torchtitan&world_size=65536&local_batch_size=2&global_batch_size=131072&steps=1000', 'steps'),
+// ---- run -----------------------------------------------------------------------------------
+
+const report = {
+  when: new Date().toISOString(),
+  settings: { loads: LOADS, fw_loads: FW_LOADS, throttled_loads: THROTTLED_LOADS, edits: EDITS, only: [...ONLY], frameworks: FRAMEWORKS, profiles: PROFILES },
+  links: Object.fromEntries(FRAMEWORKS.map((fw) => [fw, LINKS[fw]])),
+  apps: {},
+  first_visit: {},
+  phases: {},
 };
+for (const app of Object.keys(APPS)) report.apps[app] = { size: await sizes(APPS[app]) };
+// what a first visit of each framework needs (gzip): the page, its style and boot script, and the
+// framework's first view; without a first view, the full app
+for (const fw of Object.keys(LINKS)) {
+  const first = hasFirstView(fw);
+  const files = [...SHELL, ...(first ? firstView(fw) : FULL_APP)].filter((f) => existsSync(join(APPS.dpcalc, f)));
+  report.first_visit[fw] = { first_view: first, ...(await gzipOf(APPS.dpcalc, files)) };
+}
+report.full_app = await gzipOf(APPS.dpcalc, FULL_APP.filter((f) => existsSync(join(APPS.dpcalc, f))));
+
+const phase = async (name, f) => {
+  const t = performance.now();
+  const r = await f();
+  report.phases[name] = (performance.now() - t) / 1000;
+  console.error(`[bench] ${name}: ${report.phases[name].toFixed(0)} s`);
+  return r;
+};
+if (ONLY.has('cold')) {
+  report.cold = {};
+  for (const id of PROFILES) report.cold[id] = await phase(`cold loads, ${ALL_PROFILES[id].label}`, () => coldProfile(id));
+}
+if (ONLY.has('interaction')) report.interaction = await phase('interaction', interactions);
+if (ONLY.has('explorer')) {
+  report.explorer = await phase('explorer', async () => {
+    const out = {};
+    for (const fw of FRAMEWORKS) out[fw] = await explorer(fw);
+    return out;
+  });
+}
 await browser.close();
 server.close();
 
+// ---- print ---------------------------------------------------------------------------------
+
+const kb = (n) => (n / KB).toFixed(1);
+const ms = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+const ratio = (a, b) => (b && Number.isFinite(a) ? (a / b).toFixed(2) + '×' : '-');
+const table = (rows) => {
+  const w = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  for (const r of rows) console.log(r.map((c, i) => (i ? String(c).padStart(w[i]) : String(c).padEnd(w[i]))).join('  '));
+};
+
 const A = report.apps.dpcalc, B = report.apps.baseline;
-const kb = (n) => (n / 1024).toFixed(1);
-const ratio = (a, b) => (b ? (a / b).toFixed(2) + '×' : '-');
-const rows = [['', 'dpcalc', 'baseline', 'ratio']];
+console.log('sizes (all files of dist/)');
+const sizeRows = [['', 'dpcalc', 'baseline', 'ratio']];
 for (const kind of ['wasm', 'js', 'css', 'html', 'total']) {
   for (const enc of ['raw', 'gzip', 'brotli']) {
     const a = A.size[kind]?.[enc] ?? 0, b = B.size[kind]?.[enc] ?? 0;
-    rows.push([`${kind} ${enc} (KB)`, kb(a), kb(b), ratio(a, b)]);
+    sizeRows.push([`${kind} ${enc} (KB)`, kb(a), kb(b), ratio(a, b)]);
   }
 }
-rows.push([`cold load median (ms, n=${A.cold.load.n})`, A.cold.load.median.toFixed(1), B.cold.load.median.toFixed(1), ratio(A.cold.load.median, B.cold.load.median)]);
-rows.push(['cold load p95 (ms)', A.cold.load.p95.toFixed(1), B.cold.load.p95.toFixed(1), ratio(A.cold.load.p95, B.cold.load.p95)]);
-rows.push(['longest start-up task (ms)', A.cold.longest_task.toFixed(1), B.cold.longest_task.toFixed(1), '']);
-rows.push(['bytes before the first result (KB, gzip on the wire)', kb(A.cold.bytes_before_first_result), kb(B.cold.bytes_before_first_result), ratio(A.cold.bytes_before_first_result, B.cold.bytes_before_first_result)]);
-for (const [name, t] of Object.entries(report.throttled)) {
-  rows.push([`cold load median, ${name} (ms, n=${t.dpcalc.load.n})`, t.dpcalc.load.median.toFixed(1), t.baseline.load.median.toFixed(1), ratio(t.dpcalc.load.median, t.baseline.load.median)]);
+sizeRows.push([`full app, ${FULL_APP.join(' + ')} (KB gzip)`, kb(report.full_app.gzip), '', '']);
+for (const [fw, v] of Object.entries(report.first_visit)) {
+  sizeRows.push([`first visit, ${fw}: ${v.first_view ? 'shell + first view' : 'shell + full app (no first view)'} (KB gzip)`, kb(v.gzip), kb(B.size.total.gzip), ratio(v.gzip, B.size.total.gzip)]);
 }
-rows.push([`interaction median (ms, n=${A.interaction.n})`, A.interaction.median.toFixed(2), '', '']);
-rows.push(['interaction p95 (ms)', A.interaction.p95.toFixed(2), '', '']);
-rows.push(['…until the run section too, median / p95 (ms)', `${A.interaction.full.median.toFixed(2)} / ${A.interaction.full.p95.toFixed(2)}`, '', '']);
-for (const [fw, e] of Object.entries(A.explorer)) {
-  rows.push([`explorer ${fw}, 65,536 GPUs, ${e.rows} rows (ms, first / median / max)`, `${e.first.toFixed(2)} / ${e.compute.median.toFixed(2)} / ${e.compute.max.toFixed(2)}`, '', '']);
+table(sizeRows);
+
+const cold = report.cold || {};
+const profIds = Object.keys(cold);
+const short = { local: 'local', '10mbit': '10M+40', '1.6mbit': '1.6M+150' };
+if (profIds.length) {
+  console.log('\ncold loads, served gzip (medians; × = ratio to the baseline in the same profile)');
+  for (const id of profIds) {
+    const c = cold[id];
+    console.log(`  ${id === 'local' ? 'local' : `${short[id]} = ${c.label}`}: baseline n=${c.apps.baseline.first_result.n}, ${FRAMEWORKS.map((fw) => `${fw} n=${c.apps[fw].first_result.n}`).join(', ')}`);
+  }
+  const head = ['', 'KB before 1st'];
+  for (const id of profIds) head.push(`1st ${short[id]} ms`);
+  for (const id of profIds) head.push(`app ${short[id]} ms`);
+  head.push('start-up task ms (loads > 50)', 'task before app ms');
+  const rows = [head];
+  for (const key of ['baseline', ...FRAMEWORKS]) {
+    const per = profIds.map((id) => cold[id].apps[key]);
+    const row = [key, kb(Math.max(...per.map((p) => p.bytes_before_first_result)))];
+    for (const id of profIds) {
+      const m = cold[id].apps[key].first_result.median;
+      row.push(key === 'baseline' ? ms(m) : `${ms(m)} (${ratio(m, cold[id].apps.baseline.first_result.median)})`);
+    }
+    for (const id of profIds) {
+      const p = cold[id].apps[key];
+      row.push(`${ms(p.full_app.median)}${p.full_app_arrived < p.first_result.n ? ` (${p.full_app_arrived}/${p.first_result.n})` : ''}`);
+    }
+    const longest = Math.max(...per.map((p) => p.longest_task_before_first_result));
+    const over = per.reduce((a, p) => a + p.loads_with_task_over_50ms_before_first_result, 0);
+    const n = per.reduce((a, p) => a + p.first_result.n, 0);
+    const beforeApp = Math.max(...per.map((p) => p.longest_task_before_app));
+    row.push(`${longest ? ms(longest) : 'none'} (${over}/${n})`, beforeApp ? ms(beforeApp) : 'none');
+    rows.push(row);
+  }
+  table(rows);
+  console.log('  KB before 1st: on the wire (gzip, headers included) before the first result, max over all loads;');
+  console.log('  app: the full app (data-stage="app"; the first result when the page has no stages);');
+  console.log('  start-up task: the longest task that started before the first result (loads with one over 50 ms / loads).');
 }
-const w = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-for (const r of rows) console.log(r.map((c, i) => (i ? String(c).padStart(w[i]) : String(c).padEnd(w[i]))).join('  '));
-const targets = [
-  ['total gzip ≤ 100 KB', A.size.total.gzip <= 100 * 1024],
-  ['cold load ≤ 1.3 × baseline', A.cold.load.median <= 1.3 * B.cold.load.median],
-  ...Object.entries(report.throttled).map(([name, t]) => [`cold load ≤ 1.3 × baseline at ${name}`, t.dpcalc.load.median <= 1.3 * t.baseline.load.median]),
-  ['≤ 100 KB transferred before the first result', A.cold.bytes_before_first_result <= 100 * 1024],
-  ['interaction median ≤ 4 ms', A.interaction.median <= 4],
-  ['interaction p95 ≤ 8 ms', A.interaction.p95 <= 8],
-  ['no start-up task over 50 ms', A.cold.tasks_over_50ms === 0],
-  ['explorer (65,536 GPUs) well under a frame: recomputation max < 8 ms', Object.values(A.explorer).every((e) => e.compute.max < 8)],
-];
-console.log('\ntargets:');
-for (const [t, ok] of targets) console.log(`  ${ok ? 'met    ' : 'NOT MET'}  ${t}`);
-report.targets = Object.fromEntries(targets);
+
+const I = report.interaction, E = report.explorer;
+if (I || E) {
+  console.log('');
+  const rows = [['', 'dpcalc']];
+  if (I) {
+    rows.push([`interaction median / p95 (ms, n=${I.n})`, `${I.median.toFixed(2)} / ${I.p95.toFixed(2)}`]);
+    rows.push(['…until the run section too, median / p95 (ms)', `${I.full.median.toFixed(2)} / ${I.full.p95.toFixed(2)}`]);
+  }
+  for (const [fw, e] of Object.entries(E || {})) {
+    rows.push([`explorer ${fw}, 65,536 GPUs, ${e.rows} rows (ms, first / median / max)`, `${e.first.toFixed(2)} / ${e.compute.median.toFixed(2)} / ${e.compute.max.toFixed(2)}`]);
+  }
+  table(rows);
+}
+
+// The issue's targets, each for every framework; `null`: that part was not run.
+const every = (check) => {
+  const failing = FRAMEWORKS.map((fw) => [fw, check(fw)]).filter(([, why]) => why);
+  return [failing.length === 0, failing.length ? `fails: ${failing.map(([fw, why]) => `${fw} ${why}`).join('; ')}` : ''];
+};
+const targets = [];
+const target = (name, ran, f) => {
+  if (!ran) { targets.push([name, null, '']); return; }
+  const [ok, fails] = f();
+  targets.push([name, ok, fails]);
+};
+const coldOf = (fw) => profIds.map((id) => cold[id].apps[fw]);
+target('≤ 100 KB on the wire before the first result, every framework', profIds.length, () =>
+  every((fw) => {
+    const b = Math.max(...coldOf(fw).map((p) => p.bytes_before_first_result));
+    return b > 100 * KB && `${kb(b)} KB`;
+  }));
+for (const id of Object.keys(ALL_PROFILES)) {
+  target(`first result ≤ 1.3 × baseline, ${ALL_PROFILES[id].label}, every framework (median)`, cold[id], () =>
+    every((fw) => {
+      const a = cold[id].apps[fw].first_result.median, b = cold[id].apps.baseline.first_result.median;
+      return !(a <= 1.3 * b) && ratio(a, b);
+    }));
+}
+target('no start-up task over 50 ms before the first result, every framework', profIds.length, () =>
+  every((fw) => {
+    const per = coldOf(fw);
+    const over = per.reduce((a, p) => a + p.loads_with_task_over_50ms_before_first_result, 0);
+    const n = per.reduce((a, p) => a + p.first_result.n, 0);
+    return over > 0 && `${over}/${n} loads, longest ${ms(Math.max(...per.map((p) => p.longest_task_before_first_result)))} ms`;
+  }));
+target('the full app arrives by itself after the first result, every framework (time in the table)', profIds.length, () =>
+  every((fw) => {
+    const per = coldOf(fw);
+    const missing = per.reduce((a, p) => a + p.first_result.n - p.full_app_arrived, 0);
+    return missing > 0 && `${missing} loads without data-stage="app"`;
+  }));
+target('interaction median ≤ 4 ms', I, () => [I.median <= 4, `${I.median.toFixed(2)} ms`]);
+target('interaction p95 ≤ 8 ms', I, () => [I.p95 <= 8, `${I.p95.toFixed(2)} ms`]);
+target('explorer (65,536 GPUs) median ≤ 2 ms, every framework', E, () =>
+  every((fw) => !(E[fw].compute.median <= 2) && `${E[fw].compute.median.toFixed(2)} ms`));
+console.log('\ntargets (issue 16):');
+for (const [t, ok, fails] of targets) {
+  const mark = ok === null ? 'not run' : ok ? 'met    ' : 'NOT MET';
+  console.log(`  ${mark}  ${t}${fails ? ` — ${fails}` : ''}`);
+}
+report.targets = Object.fromEntries(targets.map(([t, ok, detail]) => [t, { met: ok, detail }]));
+report.seconds = (performance.now() - started) / 1000;
 await mkdir(join(here, 'out'), { recursive: true });
 await writeFile(join(here, 'out/bench.json'), JSON.stringify(report, null, 2));
-console.log('\nwrote bench/out/bench.json');
+console.log(`\nwrote bench/out/bench.json; the bench took ${Math.floor(report.seconds / 60)} min ${Math.round(report.seconds % 60)} s`);
