@@ -13,9 +13,11 @@ serve: tools
 ## end-to-end tests of the release build (links, embed under CSP, hostile links, axe-core; Firefox too)
 test: tools-test native browser e2e
 
-## dist: the optimized release (LTO, opt-level z, wasm-opt -Oz) into dist/, relative asset paths
+## dist: the optimized release (LTO, opt-level z, wasm-opt -Oz) into dist/, relative asset paths:
+## the app (Trunk), then the six first views (scripts/first.sh)
 dist: tools
 	trunk build --release
+	scripts/first.sh
 
 tools:
 	@scripts/tools.sh build

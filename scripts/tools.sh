@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, skipping what is already there at the right version.
-#   scripts/tools.sh build   -> wasm32 target, trunk, wasm-bindgen-cli (= Cargo.lock), wasm-opt (binaryen 132, npm)
+#   scripts/tools.sh build   -> wasm32 target, the pinned nightly with rust-src (first views), trunk,
+#                               wasm-bindgen-cli (= Cargo.lock), wasm-opt (binaryen 132, npm)
 #   scripts/tools.sh test    -> the above, plus Debian's chromium, chromium-driver and firefox-esr, geckodriver
 #                               (cargo), playwright-core and axe-core (npm)
 set -euo pipefail
@@ -21,6 +22,16 @@ WBG=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; ex
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
+fi
+
+# The first views (scripts/first.sh) rebuild std for size with a pinned nightly and its sources;
+# without it they are built with stable Rust, only larger.
+NIGHTLY=$(cat scripts/nightly-version)
+if ! rustup run "$NIGHTLY" rustc --version >/dev/null 2>&1 \
+  || [ ! -d "$(rustup run "$NIGHTLY" rustc --print sysroot)/lib/rustlib/src/rust/library" ]; then
+  say "installing $NIGHTLY with rust-src (for the first views' -Zbuild-std; under a minute)"
+  rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src \
+    || say "could not install $NIGHTLY: the first views will be built with stable Rust (larger)"
 fi
 
 if [ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]; then

@@ -160,7 +160,7 @@ pub fn app() -> Html {
                 <h1>{ "dpcalc" }</h1>
                 <p class="lede">
                     { "What batch size and how many optimizer steps your distributed " }
-                    <strong>{ format!("{} {}", fw.name(), release.id) }</strong>
+                    <strong>{ crate::page::lede(fw, release.id) }</strong>
                     { " run gets: computed in your browser, exactly as the framework does it." }
                 </p>
                 <Examples />

@@ -320,6 +320,14 @@ pub fn picker(framework: Framework, release: &str, readonly: bool, note: Option<
     }
 }
 
+/// The one-click examples near the top: each label and its complete link on the page at `base`.
+pub fn examples(base: &str) -> Vec<(&'static str, String)> {
+    crate::query::example_links()
+        .into_iter()
+        .map(|(label, q)| (label, url_with(base, &q)))
+        .collect()
+}
+
 /// The lede's framework and release: `axolotl 0.21.0`.
 pub fn lede(framework: Framework, release: &str) -> String {
     format!("{} {release}", framework.name())
@@ -369,10 +377,7 @@ impl Page {
             embed: view.embed,
             readonly: view.readonly,
             lede: lede(fw, release),
-            examples: crate::query::example_links()
-                .into_iter()
-                .map(|(label, q)| (label, url_with(base, &q)))
-                .collect(),
+            examples: examples(base),
             summary: summary(fw, &state.inputs, report),
             notices: notices(&link.unknown, &link.notices),
             picker: picker(fw, release, view.readonly, link.unversioned_note()),

@@ -18,9 +18,11 @@ const named = new URLSearchParams(location.search).get('framework');
 let first = null; // { mod, root } while the first view is shown
 let shown = null; // the canonical query the first view shows
 
+// The module and its wasm are requested together (one round trip, not two in series).
 async function load(id) {
+  const wasm = fetch(new URL(`./first-${id}_bg.wasm`, import.meta.url));
   const mod = await import(`./first-${id}.js`);
-  await mod.default({ module_or_path: new URL(`./first-${id}_bg.wasm`, import.meta.url) });
+  await mod.default({ module_or_path: wasm });
   return mod;
 }
 
@@ -73,7 +75,10 @@ function leave() {
     // the app is there already: it shows the link as it is now
     app.hidden = false;
     html.dataset.stage = 'app';
-    if (html.dataset.appQuery !== shown) window.dispatchEvent(new Event('dpcalc:load'));
+    if (shown !== null) {
+      history.replaceState(null, '', shown ? `${base()}?${shown}` : base());
+      window.dispatchEvent(new Event('dpcalc:load'));
+    }
   }
 }
 
@@ -86,8 +91,9 @@ async function start() {
   root.dataset.firstView = '';
   document.body.insertBefore(root, app);
   first = { mod, root };
-  // the canonical link, as the app writes it
-  write(mod.edit(search(), '', ''));
+  // the link as given (an old link without version= keeps its note); an edit writes the
+  // canonical link, as the app does
+  shown = search();
   html.dataset.theme = mod.theme(shown);
   if (!paint()) { leave(); return; }
   html.dataset.stage = 'first';
@@ -112,9 +118,9 @@ document.body.append(app);
 
 function handOver() {
   if (!first) { app.hidden = false; html.dataset.stage = 'app'; return true; }
-  if (html.dataset.appQuery !== shown) {
+  if (html.dataset.appQuery !== first.mod.edit(shown, '', '')) {
     // typed in the first view while the app loaded: the app reads the link again
-    write(shown);
+    history.replaceState(null, '', shown ? `${base()}?${shown}` : base());
     window.dispatchEvent(new Event('dpcalc:load'));
     return false;
   }

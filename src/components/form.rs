@@ -7,11 +7,10 @@ use std::rc::Rc;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use super::messages::{message_id, FieldMessages};
-use crate::calc::field::ARCHITECTURE_TITLE;
+use super::messages::FieldMessages;
 use crate::calc::fixes::{fixes, Fix};
-use crate::calc::frameworks::THROUGHPUT;
-use crate::calc::{view, Field, Framework, Kind, RawInputs, Report};
+use crate::calc::{Field, Framework, RawInputs, Report};
+use crate::page;
 
 #[derive(Properties, PartialEq)]
 pub struct FormProps {
@@ -27,16 +26,6 @@ pub struct FormProps {
     pub readonly: bool,
     /// `embed=1`: the key inputs, plus any other field that is given or has a message.
     pub compact: bool,
-}
-
-fn shown(field: Field, props: &FormProps) -> bool {
-    view::shown(
-        props.framework,
-        &props.inputs,
-        &props.report,
-        field,
-        props.compact,
-    )
 }
 
 #[function_component(Form)]
@@ -77,29 +66,31 @@ pub fn form(props: &FormProps) -> Html {
             }
         })
     };
+    let groups = page::groups(
+        props.framework,
+        &props.inputs,
+        &props.report,
+        props.compact,
+        *opened,
+    );
     html! {
         <form class="inputs" aria-label="Run configuration" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-            { for props.framework.groups().iter().chain(std::iter::once(&THROUGHPUT)).map(|(title, fields)| {
-                if *title == ARCHITECTURE_TITLE {
+            { for groups.into_iter().map(|g| {
+                let rows = html! { { for g.fields.iter().map(|&f| field_row(f, props, fixes_at(f))) } };
+                match g.fold {
                     // folded until something in it is given (or has a message)
-                    let open = *opened || !view::folded(title, fields, &props.inputs, &props.report);
-                    let rows = if open {
-                        html! { { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props, fixes_at(f))) } }
-                    } else {
-                        html! {}
-                    };
-                    return html! {
+                    Some(open) => html! {
                         <details class="group architecture" {open} ontoggle={ontoggle.clone()}>
-                            <summary>{ *title }</summary>
+                            <summary>{ g.title }</summary>
                             { rows }
                         </details>
-                    };
-                }
-                html! {
-                    <fieldset class="group">
-                        <legend>{ *title }</legend>
-                        { for fields.iter().filter(|&&f| shown(f, props)).map(|&f| field_row(f, props, fixes_at(f))) }
-                    </fieldset>
+                    },
+                    None => html! {
+                        <fieldset class="group">
+                            <legend>{ g.title }</legend>
+                            { rows }
+                        </fieldset>
+                    },
                 }
             }) }
         </form>
@@ -139,23 +130,14 @@ struct FieldRowProps {
 #[function_component(FieldRow)]
 fn field_row_view(props: &FieldRowProps) -> Html {
     let field = props.field;
-    let fixes = props.fixes.clone();
-    let (label, placeholder, help) = props.framework.describe(field);
-    let key = field.key();
+    let row = page::field_row(props.framework, field, &props.value, &props.diags);
+    let key = row.key;
     let id = format!("in-{key}");
-    let diags: Vec<_> = props.diags.clone();
-    let invalid = view::invalid(&diags);
-    let help_id = format!("help-{key}");
-    let described: Vec<String> = std::iter::once(help_id.clone())
-        .chain((0..diags.len()).map(|n| message_id(field, n)))
-        .collect();
-    let described = described.join(" ");
-    let value = props.value.to_string();
+    let described = row.described_by();
     let on_input = props.on_input.clone();
     let readonly = props.readonly;
 
-    let control = if field.kind() == Kind::Flag {
-        let checked = view::checked(field, &value);
+    let control = if row.flag {
         let onchange = Callback::from(move |e: Event| {
             let el: HtmlInputElement = e.target_unchecked_into();
             on_input.emit((
@@ -168,46 +150,35 @@ fn field_row_view(props: &FieldRowProps) -> Html {
             ));
         });
         html! {
-            <input type="checkbox" id={id.clone()} name={key} {checked} {onchange} disabled={readonly}
-                aria-invalid={invalid.to_string()} aria-describedby={described} />
+            <input type="checkbox" id={id.clone()} name={key} checked={row.checked} {onchange} disabled={readonly}
+                aria-invalid={row.invalid.to_string()} aria-describedby={described} />
         }
     } else {
         let oninput = Callback::from(move |e: InputEvent| {
             let el: HtmlInputElement = e.target_unchecked_into();
             on_input.emit((field, el.value()));
         });
-        let mode = match props.framework.kind(field) {
-            Kind::Count => "numeric",
-            Kind::Text => "text",
-            _ => "decimal",
-        };
-        let suggest = view::suggestions(field);
-        let list = suggest.as_ref().map(|_| format!("list-{key}"));
+        let list = row.list.as_ref().map(|_| format!("list-{key}"));
         html! {
             <>
-                <input type="text" id={id.clone()} name={key} {value} {placeholder} inputmode={mode} {readonly}
+                <input type="text" id={id.clone()} name={key} value={row.value.clone()} placeholder={row.placeholder} inputmode={row.mode} {readonly}
                     autocomplete="off" spellcheck="false" {oninput} list={list.clone()}
-                    aria-invalid={invalid.to_string()} aria-describedby={described} />
-                if let (Some(list), Some((_, values))) = (list, suggest) {
+                    aria-invalid={row.invalid.to_string()} aria-describedby={described} />
+                if let (Some(list), Some((_, values))) = (list, row.list.clone()) {
                     <datalist id={list}>{ for values.into_iter().map(|v| html! { <option value={v} /> }) }</datalist>
                 }
             </>
         }
     };
-    let class = classes!(
-        "field",
-        (field.kind() == Kind::Flag).then_some("flag"),
-        invalid.then_some("invalid")
-    );
     html! {
-        <div {class}>
+        <div class={row.class()}>
             <label for={id}>
-                <span class="label">{ label }</span>
+                <span class="label">{ row.label }</span>
                 <code class="key">{ key }</code>
             </label>
             { control }
-            <p id={help_id} class="help">{ help }</p>
-            <FieldMessages {field} {diags} {fixes} on_fix={props.on_apply.clone()} />
+            <p id={format!("help-{key}")} class="help">{ row.help }</p>
+            <FieldMessages {field} messages={row.messages} fixes={props.fixes.clone()} on_fix={props.on_apply.clone()} />
         </div>
     }
 }

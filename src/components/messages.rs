@@ -3,19 +3,15 @@
 
 use yew::prelude::*;
 
-use crate::calc::fixes::{names_key, Fix};
-use crate::calc::parse::shorten;
-use crate::calc::{view, Diag, Field, Level};
-
-/// The id of the n-th message at a field, for `aria-describedby`.
-pub fn message_id(field: Field, n: usize) -> String {
-    format!("msg-{}-{n}", field.key())
-}
+use crate::calc::fixes::Fix;
+use crate::calc::Field;
+use crate::page;
 
 #[derive(Properties, PartialEq)]
 pub struct FieldMessagesProps {
     pub field: Field,
-    pub diags: Vec<Diag>,
+    /// The field's messages (`crate::page::messages`).
+    pub messages: Vec<page::Message>,
     /// One-click changes that make the framework accept the inputs at this field
     /// (`calc::fixes`), shown after its last error.
     #[prop_or_default]
@@ -32,7 +28,6 @@ pub struct FieldMessagesProps {
 #[function_component(FieldMessages)]
 pub fn field_messages(props: &FieldMessagesProps) -> Html {
     let key = props.field.key();
-    let last_error = props.diags.iter().rposition(|d| d.level == Level::Error);
     let fixes = html! {
         if !props.fixes.is_empty() {
             <div class="fixes" role="group" aria-label={format!("Fixes for {key}")}>
@@ -51,30 +46,27 @@ pub fn field_messages(props: &FieldMessagesProps) -> Html {
         }
     };
     props
-        .diags
+        .messages
         .iter()
-        .enumerate()
-        .map(|(n, d)| {
-            let id = message_id(props.field, n);
-            let text = d.message.clone();
-            match d.level {
-                Level::Error => {
-                    let named = names_key(props.field, &text);
-                    html! {
-                        <>
-                            <p {id} class="msg error" data-error={key} role="alert">
-                                if !named { <code class="key">{ key }</code>{ ": " } }
-                                { text }
-                            </p>
-                            if Some(n) == last_error { { fixes.clone() } }
-                        </>
-                    }
-                }
-                Level::Warning => {
-                    html! { <p {id} class="msg warning" data-warning={key}>{ text }</p> }
-                }
-                Level::Note => html! { <p {id} class="msg note" data-note={key}>{ text }</p> },
-                Level::Hint => html! { <p {id} class="msg hint" data-hint={key}>{ text }</p> },
+        .map(|m| {
+            let (id, level) = (m.id.clone(), m.level);
+            let class = classes!("msg", level);
+            let p = match level {
+                "error" => html! {
+                    <p {id} {class} data-error={key} role="alert">
+                        if m.show_key { <code class="key">{ key }</code>{ ": " } }
+                        { m.text.clone() }
+                    </p>
+                },
+                "warning" => html! { <p {id} {class} data-warning={key}>{ m.text.clone() }</p> },
+                "note" => html! { <p {id} {class} data-note={key}>{ m.text.clone() }</p> },
+                _ => html! { <p {id} {class} data-hint={key}>{ m.text.clone() }</p> },
+            };
+            html! {
+                <>
+                    { p }
+                    if m.last_error { { fixes.clone() } }
+                </>
             }
         })
         .collect()
@@ -95,15 +87,8 @@ pub fn notices(props: &NoticesProps) -> Html {
     }
     html! {
         <section class="notices" aria-label="Link notices">
-            { for props.link.iter().map(|(k, text)| html! {
-                <p class="msg notice" data-notice={k.clone()}>{ text.clone() }</p>
-            }) }
-            { for view::unlisted(&props.unknown, &props.link).map(|(k, v)| html! {
-                <p class="msg notice" data-notice={k.clone()}>
-                    { format!("Unknown parameter \u{201c}{k}\u{201d}") }
-                    { if v.is_empty() { String::new() } else { format!(" (value \u{201c}{}\u{201d})", shorten(v)) } }
-                    { " is ignored, and kept in the link you share." }
-                </p>
+            { for page::notices(&props.unknown, &props.link).into_iter().map(|n| html! {
+                <p class="msg notice" data-notice={n.key}>{ n.text }</p>
             }) }
         </section>
     }

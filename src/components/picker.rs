@@ -4,6 +4,7 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::calc::{Framework, Release};
+use crate::page;
 
 #[derive(Properties, PartialEq)]
 pub struct PickerProps {
@@ -38,29 +39,29 @@ pub fn picker(props: &PickerProps) -> Html {
             }
         })
     };
-    let releases = fw.releases();
+    let p = page::picker(fw, props.release.id, props.readonly, props.note.clone());
     html! {
         <div class="picker">
             <label for="in-framework">
                 <span class="label">{ "Framework" }</span>
                 <code class="key">{ "framework" }</code>
             </label>
-            <select id="in-framework" name="framework" onchange={on_framework} disabled={props.readonly}>
-                { for Framework::ALL.iter().map(|&f| html! {
-                    <option value={f.id()} selected={f == fw}>{ f.name() }</option>
+            <select id="in-framework" name="framework" onchange={on_framework} disabled={p.readonly}>
+                { for p.frameworks.iter().map(|&(id, name, selected)| html! {
+                    <option value={id} {selected}>{ name }</option>
                 }) }
             </select>
             <label for="in-version">
                 <span class="label">{ "Version" }</span>
                 <code class="key">{ "version" }</code>
             </label>
-            <select id="in-version" name="version" onchange={on_release} disabled={props.readonly || releases.len() < 2}>
-                { for releases.iter().map(|r| html! {
-                    <option value={r.id} selected={r.id == props.release.id}>{ r.label }</option>
+            <select id="in-version" name="version" onchange={on_release} disabled={p.releases_disabled}>
+                { for p.releases.iter().map(|&(id, label, selected)| html! {
+                    <option value={id} {selected}>{ label }</option>
                 }) }
             </select>
-            if let Some(note) = &props.note {
-                <p class="msg note" data-notice="unversioned">{ note.clone() }</p>
+            if let Some(note) = p.note {
+                <p class="msg note" data-notice="unversioned">{ note }</p>
             }
         </div>
     }

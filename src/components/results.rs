@@ -1,44 +1,27 @@
 //! The computed values, each in an element with `data-output` and, when it can be computed,
 //! `data-value` (the exact value; see `Num::raw`). A value that cannot be computed says what it
-//! needs instead (`calc::guide::needs`), with the fields' keys in `data-needs`.
+//! needs instead (`calc::guide::needs`), with the fields' keys in `data-needs`. What each row
+//! says is `crate::page`'s (the first view draws the same rows).
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::guide::{self, Missing};
-use crate::calc::{view, Framework, Output, RawInputs, Report};
+use crate::calc::{Framework, Output, RawInputs, Report};
+use crate::page;
 
 /// One value: `<div data-output=NAME data-value=RAW>`; without `data-value` when not computable.
 pub fn value_row(framework: Framework, report: &Report, output: Output) -> Html {
-    value_row_with(framework, report, output, None)
+    draw_value(&page::value_row(framework, report, output, None))
 }
 
-/// One value, and when it cannot be computed what it needs (`needs NAME`, `data-needs=KEYS`).
-pub fn value_row_with(
-    framework: Framework,
-    report: &Report,
-    output: Output,
-    missing: Option<Missing>,
-) -> Html {
-    let (label, config_name) = framework.label(output);
-    let value = report.value(output);
-    let raw = value.map(|v| AttrValue::from(v.raw()));
-    let shown = match (value, &missing) {
-        (Some(v), _) => view::shown_value(output, v),
-        (None, Some(m)) => m.text(framework),
-        (None, None) => "\u{2014}".to_string(),
-    };
-    let needs = missing
-        .as_ref()
-        .map(Missing::keys)
-        .filter(|k| !k.is_empty())
-        .map(AttrValue::from);
-    let class = classes!("value", value.is_none().then_some("missing"));
+/// Draws a [`page::ValueRow`] (the first view writes the same, `src/first.rs`).
+pub fn draw_value(row: &page::ValueRow) -> Html {
+    let class = classes!("value", row.raw.is_none().then_some("missing"));
     html! {
         <div {class}>
-            <dt>{ label }<code class="key">{ config_name }</code></dt>
-            <dd data-output={output.name()} data-value={raw} data-needs={needs}>{ shown }</dd>
+            <dt>{ row.label }<code class="key">{ row.config_name }</code></dt>
+            <dd data-output={row.output} data-value={row.raw.clone()} data-needs={row.needs.clone()}>{ row.shown.clone() }</dd>
         </div>
     }
 }
@@ -56,8 +39,8 @@ pub fn results(props: &ResultsProps) -> Html {
     let (fw, r) = (props.framework, &*props.report);
     html! {
         <section class="results" id="results" aria-label="Results" aria-live="polite">
-            <h2>{ format!("What {} {} computes", fw.name(), props.release) }</h2>
-            <dl>{ for fw.outputs().iter().map(|&o| value_row_with(fw, r, o, guide::needs(fw, &props.inputs, r, o))) }</dl>
+            <h2>{ page::results_title(fw, props.release) }</h2>
+            <dl>{ for page::results(fw, &props.inputs, r).iter().map(draw_value) }</dl>
         </section>
     }
 }

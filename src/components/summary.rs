@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::guide;
 use crate::calc::{Framework, RawInputs, Report};
+use crate::page;
 
 #[derive(Properties, PartialEq)]
 pub struct SummaryProps {
@@ -19,26 +19,20 @@ pub struct SummaryProps {
 
 #[function_component(Summary)]
 pub fn summary(props: &SummaryProps) -> Html {
-    let s = guide::summary(props.framework, &props.inputs, &props.report);
+    let s = page::summary(props.framework, &props.inputs, &props.report);
     html! {
         <section class="summary-bar" data-summary-bar="" aria-label="Key results">
             <dl>
-                { for s.items.iter().map(|i| {
-                    let value = i.computed.then(|| AttrValue::from(
-                        props.report.value(i.output).map(|v| v.raw()).unwrap_or_default()));
-                    html! {
-                        <div class={classes!("sum", (!i.computed).then_some("missing"))}>
-                            <dt>{ i.label }</dt>
-                            <dd data-summary={i.output.name()} data-value={value}>{ i.shown.clone() }</dd>
-                        </div>
-                    }
+                { for s.rows.into_iter().map(|r| html! {
+                    <div class={classes!("sum", r.raw.is_none().then_some("missing"))}>
+                        <dt>{ r.label }</dt>
+                        <dd data-summary={r.output} data-value={r.raw}>{ r.shown }</dd>
+                    </div>
                 }) }
             </dl>
-            if let Some((field, message, count)) = s.error.clone() {
+            if let Some((key, lead, message)) = s.error {
                 <p class="sum-error" data-summary="error">
-                    <a href={format!("#in-{}", field.key())}>
-                        { if count > 1 { format!("{count} errors; first at {}: ", field.key()) } else { format!("Error at {}: ", field.key()) } }
-                    </a>
+                    <a href={format!("#in-{key}")}>{ lead }</a>
                     <span>{ message }</span>
                 </p>
             }
@@ -55,8 +49,8 @@ pub fn examples() -> Html {
     html! {
         <nav class="examples" aria-label="Examples">
             <span class="examples-label">{ "Try:" }</span>
-            { for crate::query::example_links().into_iter().map(|(label, q)| html! {
-                <a data-example="" href={crate::state::url_with(&base, &q)}>{ label }</a>
+            { for page::examples(&base).into_iter().map(|(label, href)| html! {
+                <a data-example="" {href}>{ label }</a>
             }) }
         </nav>
     }

@@ -27,7 +27,8 @@ const run = (script, args = []) => wd('POST', `/session/${sid}/execute/sync`, { 
 const open = async (query) => {
   await wd('POST', `/session/${sid}/url`, { url: `${origin}${BASE}${query ? '?' + query : ''}` });
   for (let i = 0; i < 150; i++) {
-    if (await run('return !!document.querySelector(\'[data-output="global_batch_size"][data-value]\')')) {
+    // the app has taken over from the first view (static/boot.js), and computed
+    if (await run('return document.documentElement.dataset.stage === \'app\' && !!document.querySelector(\'#app [data-output="global_batch_size"][data-value]\')')) {
       // the explanation, the comparison box and the run section follow one task later
       await new Promise((r) => setTimeout(r, 200));
       return true;

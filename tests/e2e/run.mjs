@@ -26,7 +26,8 @@ try {
     page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) problems.push(`CSP: ${m.text()}`); });
     const url = `${origin}${BASE}${query ? '?' + query : ''}`;
     await page.goto(url);
-    await page.waitForSelector('[data-output="global_batch_size"][data-value]', { timeout: 15000 });
+    // the app, once it has taken over from the first view (which first.mjs compares with it)
+    await page.waitForSelector('html[data-stage="app"] #app [data-output="global_batch_size"][data-value]', { timeout: 15000 });
     for (const [name, want] of Object.entries(expected)) {
       const got = await page.getAttribute(`[data-output="${name}"]`, 'data-value');
       if (got !== want) problems.push(`${name}: got ${got}, want ${want}`);
@@ -52,6 +53,14 @@ try {
   await browser.close();
   close();
 }
+// Opens `url` at a stage of the start (static/boot.js): 'first' holds the app's wasm back, so the
+// first view alone is tested; 'app' waits until the app has taken over from it.
+async function open(page, url, stage) {
+  if (stage === 'first') await page.route('**/dpcalc_bg.wasm', () => {});
+  await page.goto(url);
+  await page.waitForFunction((s) => document.documentElement.dataset.stage === s, stage, { timeout: 15000 });
+}
+
 // The host page: dpcalc in an iframe, read-only, auto-sized by its height messages, under the CSP.
 async function embedded(browser) {
   const page = await browser.newPage({ viewport: { width: 1000, height: 900 } });
@@ -61,6 +70,9 @@ async function embedded(browser) {
   const frame = page.frameLocator('iframe.dpcalc');
   await frame.locator('[data-output="global_batch_size"][data-value]').waitFor({ state: 'attached', timeout: 15000 })
     .catch(async (e) => { await page.screenshot({ path: '/tmp/host-fail.png' }); throw e; });
+  // the app has taken over from the first view (the first view alone: first.mjs, axe and hostile links)
+  await frame.locator('html[data-stage="app"]').waitFor({ state: 'attached', timeout: 15000 })
+    .catch(() => problems.push('the app never took over in the iframe'));
   const want = { dp_world_size: '16', global_batch_size: '256', max_steps: '1954' };
   for (const [name, v] of Object.entries(want)) {
     const got = await frame.locator(`[data-output="${name}"]`).getAttribute('data-value');
@@ -92,16 +104,16 @@ async function embedded(browser) {
 // Links carrying HTML or script: shown as text or rejected, never interpreted; the page still computes.
 async function hostile(browser) {
   let failed = 0;
-  for (const p of payloads) {
+  for (const [stage, p] of ['first', 'app'].flatMap((s) => payloads.map((p) => [s, p]))) {
     const query = hostileQuery(p);
     const page = await browser.newPage();
     const problems = [];
     page.on('dialog', (d) => { problems.push('a dialog opened'); d.dismiss(); });
-    await page.goto(`${origin}${BASE}?${query}`);
+    await open(page, `${origin}${BASE}?${query}`, stage);
     await page.waitForSelector('[data-output="global_batch_size"][data-value]', { timeout: 15000 })
       .catch(() => problems.push('the page did not compute'));
     problems.push(...hostileProblems(await page.evaluate(`(() => { ${hostileProbe} })()`)));
-    console.log(`${problems.length ? 'FAIL' : 'ok  '} hostile link ${p}`);
+    console.log(`${problems.length ? 'FAIL' : 'ok  '} hostile link, ${stage === 'first' ? 'first view' : 'app'}: ${p}`);
     for (const x of problems) console.log(`     ${x}`);
     failed += problems.length ? 1 : 0;
     await page.close();
@@ -125,16 +137,16 @@ async function accessibility(browser) {
   let failed = 0;
   // axe is injected through the devtools protocol, which the page's CSP does not govern
   const context = await browser.newContext({ bypassCSP: true });
-  for (const [name, query, viewport] of modes) {
+  for (const [stage, [name, query, viewport]] of ['first', 'app'].flatMap((s) => modes.map((m) => [s, m]))) {
     const page = await context.newPage();
     if (viewport) await page.setViewportSize(viewport);
-    await page.goto(`${origin}${BASE}?${query}`);
+    await open(page, `${origin}${BASE}?${query}`, stage);
     await page.waitForSelector('[data-output="world_size"][data-value]', { timeout: 15000 });
     await page.evaluate(axe);
     const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
     const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
     const minor = result.violations.length - bad.length;
-    console.log(`${bad.length ? 'FAIL' : 'ok  '} axe-core, ${name}: ${bad.length} serious/critical, ${minor} minor/moderate`);
+    console.log(`${bad.length ? 'FAIL' : 'ok  '} axe-core, ${stage === 'first' ? 'first view' : 'app'}, ${name}: ${bad.length} serious/critical, ${minor} minor/moderate`);
     for (const v of result.violations) console.log(`     ${v.impact} ${v.id}: ${v.help} (${v.nodes.length}) ${v.nodes[0]?.target}`);
     failed += bad.length ? 1 : 0;
     await page.close();

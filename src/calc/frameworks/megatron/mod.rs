@@ -34,8 +34,9 @@ pub const SPEC: Spec = Spec {
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
-    output_label,
-    describe,
+    // a first view holds one framework's words too
+    output_label: if BUILT { output_label } else { spec::none_output },
+    describe: if BUILT { describe } else { spec::none_describe },
     kind: spec::none_kind,
     compute: COMPUTE,
     legacy: None,

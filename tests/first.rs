@@ -1,0 +1,158 @@
+//! The first view (`src/first.rs`) writes `page::Page` as HTML: every result with its exact value,
+//! every field with its text and messages, the embedded and read-only layouts, and nothing from a
+//! link read as HTML. (That it equals the Yew app's page is the end-to-end test
+//! `tests/e2e/first.mjs`, for every link of `tests/links.txt`.)
+#![cfg(not(target_arch = "wasm32"))]
+
+use dpcalc::calc::{Framework, Level};
+use dpcalc::first::{esc, render};
+use dpcalc::page::Page;
+use dpcalc::state::{Action, State};
+
+const BASE: &str = "https://docs.example/dpcalc/";
+
+fn page(q: &str) -> (State, String) {
+    let state = State::from_query(q);
+    let html = render(&Page::new(&state, BASE));
+    (state, html)
+}
+
+/// The element `<dd data-output=NAME …>` as written.
+fn output<'a>(html: &'a str, name: &str) -> &'a str {
+    let at = html
+        .find(&format!("data-output=\"{name}\""))
+        .unwrap_or_else(|| panic!("no {name}"));
+    let end = html[at..].find('>').expect("a closed tag") + at;
+    &html[at..end]
+}
+
+#[test]
+fn every_result_of_every_framework_is_written_with_its_exact_value() {
+    let links = [
+        "nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=10000",
+        "framework=hf&world_size=8&per_device_train_batch_size=4&gradient_accumulation_steps=3&num_samples=1001",
+        "framework=deepspeed&world_size=8&train_batch_size=64&train_micro_batch_size_per_gpu=2",
+        "framework=megatron&world_size=2&micro_batch_size=8&global_batch_size=16&train_samples=1000",
+        "framework=torchtitan&world_size=4&local_batch_size=8&global_batch_size=64",
+        "framework=nanotron&world_size=8&dp=4&tp=2&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=100",
+    ];
+    for q in links {
+        let (state, html) = page(q);
+        let fw = state.link.framework;
+        for &o in fw.outputs() {
+            let tag = output(&html, o.name());
+            match state.report.value(o) {
+                Some(v) => assert!(
+                    tag.contains(&format!("data-value=\"{}\"", esc(&v.raw()))),
+                    "{q}: {tag}"
+                ),
+                None => assert!(!tag.contains("data-value"), "{q}: {tag}"),
+            }
+        }
+        assert!(
+            state
+                .report
+                .value(dpcalc::calc::Output::GlobalBatchSize)
+                .is_some(),
+            "{q}"
+        );
+        for field in fw.fields() {
+            if !state.link.inputs.get(field).is_empty() {
+                assert!(html.contains(&format!("id=\"in-{}\"", field.key())), "{q}");
+            }
+        }
+    }
+}
+
+#[test]
+fn messages_are_written_at_their_fields_with_their_level() {
+    let q = "world_size=6&tensor_parallel_size=4&micro_batch_size=2&num_samples=abc&foo=1";
+    let (state, html) = page(q);
+    let errors: Vec<_> = state
+        .report
+        .diags
+        .iter()
+        .filter(|d| d.level == Level::Error)
+        .collect();
+    assert!(errors.len() >= 2);
+    for d in errors {
+        let key = d.field.key();
+        assert!(
+            html.contains(&format!("data-error=\"{key}\" role=\"alert\"")),
+            "{key}"
+        );
+        assert!(html.contains(&esc(&d.message)), "{}", d.message);
+        assert!(html.contains("field invalid"), "{key}");
+    }
+    assert!(html.contains("data-notice=\"foo\""));
+    assert!(html.contains("class=\"sum-error\""));
+}
+
+#[test]
+fn nothing_from_a_link_is_read_as_html() {
+    let p = "%3Cimg%20src%3Dx%20onerror%3D%22alert(1)%22%3E%22%27";
+    let q = format!("num_samples={p}&{p}={p}&theme={p}&micro_batch_size=2");
+    let (_, html) = page(&q);
+    assert!(!html.contains("<img"), "{html}");
+    assert!(!html.contains("onerror=\""), "{html}");
+    assert!(html.contains("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&quot;&#39;"));
+    assert_eq!(
+        esc("<a href=\"x\">&'"),
+        "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+    );
+}
+
+#[test]
+fn the_embedded_and_read_only_layouts() {
+    let (state, html) = page("nodes=2&micro_batch_size=2&num_samples=1000&embed=1&readonly=1");
+    assert!(html.starts_with("<main class=\"page embed\">"));
+    assert!(!html.contains("<header"));
+    let urls = state.urls(BASE);
+    assert!(html.contains(&format!(
+        "data-output=\"full_url\" data-value=\"{}\"",
+        esc(&urls.full)
+    )));
+    assert!(html.contains(&format!(
+        "data-output=\"share_url\" data-value=\"{}\"",
+        esc(&urls.share)
+    )));
+    assert!(html.contains("id=\"in-nodes\" name=\"nodes\" value=\"2\""));
+    assert!(html.contains(" readonly=\"\""));
+    assert!(html.contains("<select id=\"in-framework\" name=\"framework\" disabled=\"\">"));
+    // the compact form: the key fields and what is given, not every field
+    let (_, full) = page("nodes=2&micro_batch_size=2&num_samples=1000");
+    assert!(full.matches("class=\"field").count() > html.matches("class=\"field").count());
+    assert!(!full.contains(" readonly=\"\""));
+    assert!(full.contains("<header class=\"top\">"));
+}
+
+#[test]
+fn a_flag_is_checked_as_the_framework_reads_it() {
+    let (_, html) = page("sample_packing=Yes&micro_batch_size=1");
+    let at = html.find("id=\"in-sample_packing\"").expect("the flag");
+    let tag = &html[html[..at].rfind('<').unwrap()..at + html[at..].find('>').unwrap()];
+    assert!(
+        tag.contains("type=\"checkbox\"") && tag.contains("checked"),
+        "{tag}"
+    );
+}
+
+#[test]
+fn the_app_reads_the_link_again_when_the_first_view_hands_over() {
+    let state = State::from_query("nodes=2&micro_batch_size=2");
+    // the link unchanged: nothing to do (an old link keeps its meaning and its note)
+    assert_eq!(
+        state.reduce(Action::Load("?nodes=2&micro_batch_size=2".into())),
+        None
+    );
+    assert!(state.link.unversioned_note().is_some());
+    // typed in the first view meanwhile: the app takes that link
+    let typed = state
+        .reduce(Action::Set(dpcalc::calc::Field::MicroBatchSize, "4".into()))
+        .expect("a change");
+    let next = state
+        .reduce(Action::Load(typed.query.clone()))
+        .expect("a change");
+    assert_eq!(next, typed);
+    assert_eq!(next.link.framework, Framework::default());
+}
