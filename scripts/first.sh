@@ -36,6 +36,10 @@ for fw in $FRAMEWORKS; do
   wasm-bindgen --target web --no-typescript --out-dir "$DIST" --out-name "first-$fw" \
     "$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/first-$fw.wasm"
   # shellcheck disable=SC2086
-  wasm-opt "$DIST/first-${fw}_bg.wasm" -Oz $OPT_FLAGS -o "$DIST/first-${fw}_bg.wasm"
+  wasm-opt "$DIST/first-${fw}_bg.wasm" -Oz --low-memory-unused --strip-producers --strip-target-features \
+    $OPT_FLAGS -o "$DIST/first-${fw}_bg.wasm"
 done
-ls -l "$DIST"/first-*
+# boot.js as served: its whole-line comments (the documentation, in static/boot.js) left out
+node -e 'const fs = require("fs"); const f = process.argv[1];
+  fs.writeFileSync(f, fs.readFileSync(f, "utf8").split("\n").filter((l) => !/^\s*\/\//.test(l)).join("\n"));' "$DIST/boot.js"
+ls -l "$DIST"/first-* "$DIST/boot.js"

@@ -292,6 +292,13 @@ mod exports {
     use crate::page::Page;
     use crate::state::{Action, State};
 
+    // A free-list allocator: a first view lives a few seconds and makes a few renders, so
+    // dlmalloc's speed is not worth its size. The wasm module has one thread.
+    #[global_allocator]
+    static ALLOCATOR: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
+        // SAFETY: wasm32-unknown-unknown without atomics runs this module on one thread.
+        unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };
+
     /// The first screen of the page at `base` (its URL without the query) for `search`; empty
     /// when the link names a model (its counts, memory and FLOPs are the full app's).
     #[wasm_bindgen]

@@ -16,7 +16,7 @@ const search = () => location.search.replace(/^\?/, '');
 const named = new URLSearchParams(location.search).get('framework');
 
 let first = null; // { mod, root } while the first view is shown
-let shown = null; // the canonical query the first view shows
+let shown = null; // the link (query) the first view shows
 
 // The module and its wasm are requested together (one round trip, not two in series).
 async function load(id) {
@@ -148,6 +148,14 @@ firstView.then(async () => {
   const watch = new MutationObserver(() => { if (handOver()) watch.disconnect(); });
   watch.observe(html, { attributes: true, attributeFilter: ['data-app-query'] });
   if (html.dataset.appQuery !== undefined && handOver()) watch.disconnect();
-  const { default: init } = await import('./dpcalc.js');
+  // the app's own styles (below the first screen: static/app.css) arrive with it
+  const styles = new Promise((ok) => {
+    const link = document.createElement('link');
+    link.rel = 'stylesheet';
+    link.href = new URL('./app.css', import.meta.url);
+    link.onload = link.onerror = ok;
+    document.head.append(link);
+  });
+  const [{ default: init }] = await Promise.all([import('./dpcalc.js'), styles]);
   await init({ module_or_path: new URL('./dpcalc_bg.wasm', import.meta.url) });
 });

@@ -332,6 +332,26 @@ pub struct Spec {
 }
 
 /// No own text for any output or field.
+/// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
+/// app uses (the explorer's memo and fills, the export's launcher, the import's aliases), so
+/// those parts of every Spec are `if FULL { … } else { none }`.
+pub const FULL: bool = cfg!(not(feature = "first"));
+
+/// No memo: every layout computed (a first view has no explorer).
+pub fn no_memo(_: &str, _: &RawInputs) -> MemoKey {
+    Box::new(|_| (1, 1))
+}
+
+/// No launcher line (a first view has no export).
+pub fn no_launcher(_: u64, _: u64) -> String {
+    String::new()
+}
+
+/// No key in a file (a first view has no export).
+pub fn no_in_file(_: Field) -> bool {
+    false
+}
+
 /// A framework's rules at a release (an id of [`Spec::releases`]).
 pub type Compute = fn(release: &str, raw: &RawInputs) -> Report;
 

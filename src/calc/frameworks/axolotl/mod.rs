@@ -34,7 +34,7 @@ pub const SPEC: Spec = Spec {
     describe: if BUILT { describe } else { spec::none_describe },
     kind: spec::none_kind,
     compute: COMPUTE,
-    legacy: Some(legacy),
+    legacy: if spec::FULL { Some(legacy) } else { None },
     default_epochs: "1",
     default_sequence_len: Some("512"),
     link_aliases: LINK_ALIASES,
@@ -42,9 +42,9 @@ pub const SPEC: Spec = Spec {
     layout: Layout {
         dims: DIMS_EP,
         dims_at,
-        fills,
+        fills: if spec::FULL { fills } else { spec::no_fills },
         launch_refusal: spec::no_refusal,
-        memo,
+        memo: if spec::FULL { memo } else { spec::no_memo },
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Ep, Axis::Tp],
@@ -58,14 +58,14 @@ pub const SPEC: Spec = Spec {
         lang: "yaml",
         file_name: "config.yml",
         keys: EXPORT_KEYS,
-        launcher,
+        launcher: if spec::FULL { launcher } else { spec::no_launcher },
         script: "-m axolotl.cli.train config.yml",
-        in_file,
+        in_file: if spec::FULL { in_file } else { spec::no_in_file },
         derive: spec::derive_nothing,
     },
     import: Some(Import {
         reads: Reads::Yaml,
-        alias: import_alias,
+        alias: if spec::FULL { import_alias } else { spec::no_alias },
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,

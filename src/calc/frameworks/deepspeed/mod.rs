@@ -67,14 +67,14 @@ pub const SPEC: Spec = Spec {
             Field::AutotpSize,
             Field::SequenceParallelSize,
         ],
-        launcher,
+        launcher: if spec::FULL { launcher } else { spec::no_launcher },
         script: "train.py --deepspeed ds_config.json",
-        in_file,
-        derive: deepspeed_triple,
+        in_file: if spec::FULL { in_file } else { spec::no_in_file },
+        derive: if spec::FULL { deepspeed_triple } else { spec::derive_nothing },
     },
     import: Some(Import {
         reads: Reads::Json,
-        alias: import_alias,
+        alias: if spec::FULL { import_alias } else { spec::no_alias },
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,

@@ -50,7 +50,7 @@ pub const SPEC: Spec = Spec {
         dims_at,
         fills: spec::no_fills,
         launch_refusal,
-        memo,
+        memo: if spec::FULL { memo } else { spec::no_memo },
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp],
@@ -79,9 +79,9 @@ pub const SPEC: Spec = Spec {
             Field::MaxLength,
             Field::NumSamples,
         ],
-        launcher,
+        launcher: if spec::FULL { launcher } else { spec::no_launcher },
         script: "train.py",
-        in_file,
+        in_file: if spec::FULL { in_file } else { spec::no_in_file },
         derive: spec::derive_nothing,
     },
     // TrainingArguments as HfArgumentParser's flags, its JSON, or the exported Python call

@@ -53,7 +53,7 @@ pub const SPEC: Spec = Spec {
         dims_at: spec::all_dims,
         fills: spec::no_fills,
         launch_refusal: spec::no_refusal,
-        memo,
+        memo: if spec::FULL { memo } else { spec::no_memo },
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
@@ -65,14 +65,14 @@ pub const SPEC: Spec = Spec {
         lang: "sh",
         file_name: "train.sh",
         keys: EXPORT_KEYS,
-        launcher,
+        launcher: if spec::FULL { launcher } else { spec::no_launcher },
         script: "pretrain_gpt.py",
-        in_file,
-        derive,
+        in_file: if spec::FULL { in_file } else { spec::no_in_file },
+        derive: if spec::FULL { derive } else { spec::derive_nothing },
     },
     import: Some(Import {
         reads: Reads::CommandLine,
-        alias: import_alias,
+        alias: if spec::FULL { import_alias } else { spec::no_alias },
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Megatron,

@@ -41,7 +41,7 @@ pub const SPEC: Spec = Spec {
     layout: Layout {
         dims: &[(Dim::Tp, Field::Tp), (Dim::Pp, Field::Pp)],
         dims_at: spec::all_dims,
-        fills,
+        fills: if spec::FULL { fills } else { spec::no_fills },
         launch_refusal: spec::no_refusal,
         // nanotron's checks quote tp and pp (0.4 multiplies in EP): both matter one by one
         memo: spec::memo_first_two,
@@ -68,14 +68,14 @@ pub const SPEC: Spec = Spec {
             Field::NumAttentionHeads,
             Field::NumKeyValueHeads,
         ],
-        launcher,
+        launcher: if spec::FULL { launcher } else { spec::no_launcher },
         script: "run_train.py --config-file config.yaml",
-        in_file,
-        derive,
+        in_file: if spec::FULL { in_file } else { spec::no_in_file },
+        derive: if spec::FULL { derive } else { spec::derive_nothing },
     },
     import: Some(Import {
         reads: Reads::YamlNested,
-        alias: import_alias,
+        alias: if spec::FULL { import_alias } else { spec::no_alias },
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Nanotron,
