@@ -285,6 +285,107 @@ fn memoised_rows_equal_direct_compute() {
     assert!(rows > 1000, "{rows}");
 }
 
+/// The memoised explore builds each row's inputs in place and puts the fields it set back
+/// afterwards, so a field given twice in the link (a conflict, which a row's own value settles)
+/// must come back as a conflict for the next row: every field a row sets, given twice, changes
+/// nothing against the direct compute.
+#[test]
+fn memoised_rows_equal_direct_compute_with_repeated_keys() {
+    use dpcalc::calc::spec::Concept;
+    let mut checked = 0;
+    for &fw in Framework::ALL {
+        let concept = |c: Concept| fw.field_for(c);
+        let mut fields: Vec<Field> = layout::dims(fw).iter().map(|&(_, f)| f).collect();
+        fields.extend(
+            [Concept::Accum, Concept::Global]
+                .into_iter()
+                .filter_map(concept),
+        );
+        // what the layouts fill in (nanotron's dp, torchtitan's shard degree, axolotl's EP axes)
+        fields.extend([
+            Field::Dp,
+            Field::DataParallelShardDegree,
+            Field::DpShardSize,
+            Field::FsdpStateDictType,
+        ]);
+        for &conflicted in &fields {
+            for with_batch in [false, true] {
+                let mut r = raw(&[(Field::WorldSize, "48")]);
+                if with_batch {
+                    for (c, v) in [
+                        (Concept::Micro, "2"),
+                        (Concept::Accum, "3"),
+                        (Concept::Samples, "1000"),
+                    ] {
+                        if let Some(f) = concept(c) {
+                            r.set(f, v);
+                        }
+                    }
+                }
+                r.set_conflict(conflicted, vec!["2".into(), "4".into()]);
+                for rel in fw.releases().iter().map(|r| r.id) {
+                    let memo = layout::explore(fw, rel, &r);
+                    let direct = layout::explore_direct(fw, rel, &r);
+                    assert_eq!(memo.rows, direct.rows, "{} {rel} {conflicted:?}", fw.id());
+                    assert_eq!(memo.current, direct.current);
+                    checked += memo.rows.len();
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}
+
+/// Links that time the explorer for 65,536 GPUs (`make bench`'s kind, a few of each framework),
+/// and the same with a model, a GPU and a sequence length, so that every row also has its memory
+/// (Megatron's with a global batch its layouts accept: the first link's is refused, and a
+/// refused layout has no grid to estimate on).
+const BENCH_LINKS: &[&str] = &[
+    "world_size=65536&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=100000",
+    "framework=megatron&world_size=65536&micro_batch_size=2&global_batch_size=65536&train_samples=100000",
+    "framework=hf&world_size=65536&per_device_train_batch_size=2&gradient_accumulation_steps=4&num_samples=100000",
+    "framework=torchtitan&world_size=65536&local_batch_size=2&global_batch_size=131072&steps=1000",
+    "framework=deepspeed&world_size=65536&train_micro_batch_size_per_gpu=2&gradient_accumulation_steps=4&num_samples=100000",
+    "framework=deepspeed&world_size=65536&train_micro_batch_size_per_gpu=2&gradient_accumulation_steps=4&num_samples=10000000",
+    "framework=nanotron&world_size=65536&dp=65536&tp=1&pp=1&micro_batch_size=2&batch_accumulation_per_replica=4&train_steps=1000",
+    "framework=nanotron&world_size=65536&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=1000",
+    "world_size=65536&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=100000&base_model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&sequence_len=2048",
+    "framework=megatron&world_size=65536&micro_batch_size=2&global_batch_size=131072&train_samples=100000&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&seq_length=2048",
+    "framework=hf&world_size=65536&per_device_train_batch_size=2&gradient_accumulation_steps=4&num_samples=100000&model_name_or_path=meta-llama/Llama-3.1-8B&gpu=h100-sxm&max_length=2048",
+    "framework=torchtitan&world_size=65536&local_batch_size=2&global_batch_size=131072&steps=1000&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&seq_len=2048",
+    "framework=deepspeed&world_size=65536&train_micro_batch_size_per_gpu=2&gradient_accumulation_steps=4&num_samples=100000&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&max_length=2048&zero_optimization.stage=2",
+    "framework=nanotron&world_size=65536&dp=65536&tp=1&pp=1&micro_batch_size=2&batch_accumulation_per_replica=4&train_steps=1000&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&sequence_length=2048",
+];
+
+/// The memo changes nothing at 65,536 GPUs either: for the benchmark's link of every framework,
+/// with and without a model, at every release, each row (memory included) equals its direct
+/// compute.
+#[test]
+fn memoised_rows_equal_direct_compute_for_65536_gpus() {
+    let mut frameworks = std::collections::BTreeSet::new();
+    for q in BENCH_LINKS {
+        let link = dpcalc::query::decode(q);
+        assert!(link.unknown.is_empty(), "{q}: {:?}", link.unknown);
+        frameworks.insert(link.framework.id());
+        for rel in link.framework.releases().iter().map(|r| r.id) {
+            let memo = layout::explore(link.framework, rel, &link.inputs);
+            let direct = layout::explore_direct(link.framework, rel, &link.inputs);
+            assert_eq!(memo.rows.len(), direct.rows.len(), "{q} {rel}");
+            for (m, d) in memo.rows.iter().zip(&direct.rows) {
+                assert_eq!(m, d, "{q} {rel}");
+            }
+            assert_eq!(memo.current, direct.current, "{q} {rel}");
+            assert_eq!(memo.world, Some(65_536));
+            assert!(memo.computes <= direct.computes);
+            // a link with a model has every row's memory at its own release
+            if q.contains("&gpu=") && rel == link.release().id {
+                assert!(memo.rows.iter().all(|r| r.memory_bytes.is_some()), "{q}");
+            }
+        }
+    }
+    assert_eq!(frameworks.len(), Framework::ALL.len());
+}
+
 /// The explorer for 65,536 GPUs: the row counts and how few framework computations memoisation
 /// leaves. Times are printed for information only (`cargo test --release --test layout --
 /// --nocapture 65536`); the speed target is measured by `make bench`, not asserted here.

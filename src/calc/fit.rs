@@ -397,7 +397,10 @@ pub fn run(spec: &'static Spec, raw: &RawInputs, report: &mut Report) -> Option<
     }
     let m = &resolved.model;
     let counts = if resolved.swiglu {
-        (m.num_parameters(), m.num_parameters_exclude_embeddings())
+        // num_parameters_exclude_embeddings() is num_parameters() less the embedding: counted
+        // once here (each count walks every layer)
+        let n = m.num_parameters();
+        (n, n.and_then(|n| n.checked_sub(m.embedding_params()?)))
     } else {
         report.diag(
             Field::Swiglu,

@@ -11,7 +11,9 @@
 //! set of dimensions above 1 get the same batch, steps and messages (the per-framework rules
 //! key on `dp` and on whether a dimension is on). `tests/layout.rs` checks the memoised rows
 //! against a direct compute of every row. 65,536 GPUs (969 layouts of three dimensions) need
-//! 17 distinct data-parallel sizes.
+//! 17 distinct data-parallel sizes. The memoised rows' inputs are built in place on one copy of
+//! the current inputs (only the fields a row sets change between rows, `Scratch`); the direct
+//! compute gives each row a fresh copy.
 //!
 //! The per-framework dimensions ([`dims`]) are the framework's own config keys:
 //! axolotl `tensor_parallel_size`, `context_parallel_size` (and from 0.21.0
@@ -31,6 +33,7 @@
 //! framework compute, so memoisation does not touch it. [`Explorer::capacity`] is the GPU's memory.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::fit::MemoryContext;
 use super::frameworks::{Concept, Framework};
@@ -396,6 +399,8 @@ fn positive(report: &Report, output: Output) -> Option<u64> {
 struct Context<'a> {
     framework: Framework,
     release: &'a str,
+    /// The release's dimensions ([`dims_at`]).
+    dims: &'static [(Dim, Field)],
     raw: &'a RawInputs,
     world: u64,
     mode: Mode,
@@ -416,20 +421,26 @@ fn batch_fields(
     dp: u64,
     ga: Option<u64>,
 ) -> Vec<(Field, String)> {
-    let mut out = Vec::new();
-    let Some(ga) = ga else { return out };
-    if let Some(f) = accum {
-        out.push((f, ga.to_string()));
-    }
-    if let Some(b) = micro
+    batch_counts(accum, global, micro, dp, ga)
+        .into_iter()
+        .flatten()
+        .map(|(f, v)| (f, v.to_string()))
+        .collect()
+}
+
+/// [`batch_fields`] as numbers.
+fn batch_counts(
+    accum: Option<Field>,
+    global: Option<Field>,
+    micro: Option<u64>,
+    dp: u64,
+    ga: Option<u64>,
+) -> [Option<(Field, u64)>; 2] {
+    let Some(ga) = ga else { return [None, None] };
+    let batch = micro
         .and_then(|m| m.checked_mul(dp))
-        .and_then(|x| x.checked_mul(ga))
-    {
-        if let Some(f) = global {
-            out.push((f, b.to_string()));
-        }
-    }
-    out
+        .and_then(|x| x.checked_mul(ga));
+    [accum.map(|f| (f, ga)), global.zip(batch)]
 }
 
 /// The accumulation that brings `micro × dp × ga` nearest to `target` (ties: the smaller).
@@ -460,16 +471,97 @@ struct Computed {
     problem: Option<String>,
 }
 
+/// A row's inputs, built in place: the current inputs with what the row sets
+/// ([`Context::set_row`]). Cloning every field's text for each row cost more than most
+/// frameworks' computes; consecutive rows mostly set the same fields, many to the same text.
+struct Scratch {
+    raw: RawInputs,
+    /// The fields the last row set.
+    set: Vec<Field>,
+    /// The fields the row being built sets.
+    next: Vec<Field>,
+}
+
+impl Scratch {
+    fn new(raw: &RawInputs) -> Scratch {
+        Scratch {
+            raw: raw.clone(),
+            set: Vec::new(),
+            next: Vec::new(),
+        }
+    }
+
+    /// Sets `field` to `text` for the row being built (`RawInputs::set` also settles a conflict
+    /// at the field; a field that already holds `text` and no conflict is left as it is).
+    fn put(&mut self, field: Field, text: &str) {
+        if self.raw.get(field) != text || self.raw.conflict(field).is_some() {
+            self.raw.set(field, text);
+        }
+        self.next.push(field);
+    }
+
+    /// Ends the row being built: a field the last row set and this one does not goes back to
+    /// what it is in `base`, its text or the values given more than once. The inputs are then
+    /// `base` with this row's fields set: the same text at every field and the same conflicts
+    /// (a conflict is looked up by its field, so its place in the list is not observable).
+    fn finish(&mut self, base: &RawInputs) {
+        for f in self.set.drain(..) {
+            if self.next.contains(&f) {
+                continue;
+            }
+            match base.conflict(f) {
+                Some(values) => self.raw.set_conflict(f, values.to_vec()),
+                None => self.raw.set(f, base.get(f)),
+            }
+        }
+        std::mem::swap(&mut self.set, &mut self.next);
+    }
+}
+
+/// `n` in decimal, written in `buf` (what `n.to_string()` gives, without an allocation).
+fn decimal(n: u64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
+}
+
 impl Context<'_> {
+    /// Builds a row's inputs on the scratch inputs: its sizes, the fills and the batch fields,
+    /// as [`Context::inputs`] sets them.
+    fn set_row(&self, scratch: &mut Scratch, sizes: &[u64], dp: u64, ga: Option<u64>) {
+        let mut buf = [0; 20];
+        for (&(_, f), &s) in self.dims.iter().zip(sizes) {
+            scratch.put(f, decimal(s, &mut buf));
+        }
+        for (f, v) in fills(self.framework, dp, sizes) {
+            scratch.put(f, &v);
+        }
+        let data = batch_dp(self.dims, sizes, dp);
+        let batch = batch_counts(self.accum_field, self.global_field, self.micro, data, ga);
+        for (f, v) in batch.into_iter().flatten() {
+            scratch.put(f, decimal(v, &mut buf));
+        }
+        scratch.finish(self.raw);
+    }
+
+    /// A row's inputs as a value of their own.
     fn inputs(&self, sizes: &[u64], dp: u64, ga: Option<u64>) -> RawInputs {
         let mut raw = self.raw.clone();
-        for (&(_, f), s) in dims_at(self.framework, self.release).iter().zip(sizes) {
+        for (&(_, f), s) in self.dims.iter().zip(sizes) {
             raw.set(f, s.to_string());
         }
         for (f, v) in fills(self.framework, dp, sizes) {
             raw.set(f, v);
         }
-        let data = batch_dp(dims_at(self.framework, self.release), sizes, dp);
+        let data = batch_dp(self.dims, sizes, dp);
         for (f, v) in batch_fields(self.accum_field, self.global_field, self.micro, data, ga) {
             raw.set(f, v);
         }
@@ -485,13 +577,22 @@ impl Context<'_> {
         }
     }
 
-    fn compute(&self, sizes: &[u64]) -> Computed {
+    /// The framework's compute for a row: on the scratch inputs when given (the memoised
+    /// explore), else on inputs of its own ([`Context::inputs`], the direct one, which
+    /// `tests/layout.rs` compares with it).
+    fn compute(&self, scratch: Option<&mut Scratch>, sizes: &[u64]) -> Computed {
         let product: u64 = sizes.iter().product();
         let dp = self.world / product;
-        let ga = self.ga(batch_dp(dims_at(self.framework, self.release), sizes, dp));
-        let report = self
-            .framework
-            .compute_rules(self.release, &self.inputs(sizes, dp, ga));
+        let ga = self.ga(batch_dp(self.dims, sizes, dp));
+        let report = match scratch {
+            Some(scratch) => {
+                self.set_row(scratch, sizes, dp, ga);
+                self.framework.compute_rules(self.release, &scratch.raw)
+            }
+            None => self
+                .framework
+                .compute_rules(self.release, &self.inputs(sizes, dp, ga)),
+        };
         let global = report.value(Output::GlobalBatchSize);
         let fit = match (global, self.target) {
             (Some(Num::Int(g)), Some(t)) if g == i128::from(t) => Fit::Exact,
@@ -518,13 +619,41 @@ impl Context<'_> {
     }
 }
 
+/// A row's memo key ([`memo_key`]).
+type MemoKeyValue = (u64, u32, u64, u64);
+
+/// The memo's hasher: a multiply-rotate mix of the key's few integers. The memo is rebuilt for
+/// every explore from small numbers; SipHash showed in the explorer's profile in the browser.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// What a row's computed numbers and messages depend on, besides the inputs every row shares:
 /// its data-parallel size, which of its dimensions are above 1, and what the framework's own
 /// memo rule (`Spec::layout.memo`) adds: the sizes its rules or messages use one by one. That
 /// rule is the one place to widen if a framework gains a rule on a dimension's value
 /// (`memoised_rows_equal_direct_compute` in `tests/layout.rs` checks every framework against the
 /// direct compute).
-fn memo_key(extra: &MemoKey, sizes: &[u64], dp: u64) -> (u64, u32, u64, u64) {
+fn memo_key(extra: &MemoKey, sizes: &[u64], dp: u64) -> MemoKeyValue {
     let mask = sizes
         .iter()
         .enumerate()
@@ -632,6 +761,7 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     let mut ctx = Context {
         framework,
         release,
+        dims,
         raw,
         world,
         mode: ex.mode,
@@ -658,27 +788,31 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         ));
     }
     let current = current_sizes_of(dims, raw);
-    let mut cache: HashMap<(u64, u32, u64, u64), Computed> = HashMap::new();
+    // the memo: each key's index in `computed`
+    let mut cache: HashMap<MemoKeyValue, usize, BuildHasherDefault<KeyHasher>> =
+        HashMap::with_capacity_and_hasher(all.len(), Default::default());
+    let mut computed: Vec<Computed> = Vec::new();
+    let mut scratch = Scratch::new(raw);
     let extra = (framework.spec().layout.memo)(release, raw);
     // the model and the training settings, resolved once; each row's memory is arithmetic
     let memory = base
         .grid
         .and_then(|g| Some((g, MemoryContext::new(framework.spec(), raw, &base)?)));
+    ex.rows.reserve_exact(all.len());
     for sizes in all {
         let product: u64 = sizes.iter().product();
         let dp = world / product;
-        let key = memo_key(&extra, &sizes, dp);
         let c = if memo {
-            cache
-                .entry(key)
+            let i = *cache
+                .entry(memo_key(&extra, &sizes, dp))
                 .or_insert_with(|| {
-                    ex.computes += 1;
-                    ctx.compute(&sizes)
-                })
-                .clone()
+                    computed.push(ctx.compute(Some(&mut scratch), &sizes));
+                    computed.len() - 1
+                });
+            computed[i].clone()
         } else {
             ex.computes += 1;
-            ctx.compute(&sizes)
+            ctx.compute(None, &sizes)
         };
         if current.as_deref() == Some(sizes.as_slice()) {
             ex.current = Some(ex.rows.len());
@@ -699,12 +833,62 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
             memory_bytes,
         });
     }
+    if memo {
+        ex.computes = computed.len();
+    }
     ex
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scratch inputs of a row are the current ones with the row's fields set, whatever the
+    /// rows before set: every other field's text and conflict (a field given twice, which a
+    /// row's value settles) come back.
+    #[test]
+    fn scratch_rows_are_the_current_inputs_with_their_fields() {
+        let mut base = RawInputs::default();
+        base.set(Field::WorldSize, "48");
+        base.set(Field::GradientAccumulationSteps, " 3 ");
+        base.set_conflict(Field::TensorParallelSize, vec!["2".into(), "4".into()]);
+        base.set_conflict(Field::DpShardSize, vec!["x".into(), "y".into(), "z".into()]);
+        let same = |a: &RawInputs, b: &RawInputs| {
+            Field::ALL
+                .iter()
+                .all(|&f| a.get(f) == b.get(f) && a.conflict(f) == b.conflict(f))
+        };
+        let rows: &[&[(Field, &str)]] = &[
+            &[(Field::TensorParallelSize, "1"), (Field::WorldSize, "8")],
+            // set twice in one row (a fill and a size may name the same field)
+            &[
+                (Field::TensorParallelSize, "2"),
+                (Field::DpShardSize, "2"),
+                (Field::DpShardSize, "4"),
+            ],
+            &[(Field::TensorParallelSize, "2"), (Field::WorldSize, "8")],
+            &[(Field::GradientAccumulationSteps, "3")],
+            &[],
+            &[(Field::DpShardSize, "x"), (Field::TensorParallelSize, "4")],
+            &[(Field::TensorParallelSize, "4")],
+            // a conflict's text is empty: setting it empty still settles the conflict
+            &[(Field::DpShardSize, "")],
+        ];
+        let mut scratch = Scratch::new(&base);
+        for (i, row) in rows.iter().enumerate() {
+            let mut direct = base.clone();
+            for &(f, v) in *row {
+                scratch.put(f, v);
+                direct.set(f, v);
+            }
+            scratch.finish(&base);
+            assert!(same(&scratch.raw, &direct), "row {i}");
+        }
+        let mut buf = [0; 20];
+        for n in [0, 7, 10, 65_536, u64::MAX] {
+            assert_eq!(decimal(n, &mut buf), n.to_string());
+        }
+    }
 
     #[test]
     fn batch_fields_keep_the_three_consistent() {

@@ -256,26 +256,24 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
 /// A negative warmup is refused by `TrainingArguments.__post_init__`: the parse error at the field
 /// quotes the Trainer's own text.
 fn negative_warmup_texts(v: Version, raw: &RawInputs, report: &mut Report) {
-    for (field, text) in [
-        (
-            Field::WarmupSteps,
-            if v == Version::V5 {
-                // 5.23 (5.16.1 said "warmup_steps must be an integer or a float")
-                let shown = raw
-                    .get(Field::WarmupSteps)
-                    .trim()
-                    .parse::<f64>()
-                    .map_or_else(|_| "…".to_string(), float_repr);
-                format!("Got warmup_steps = {shown}, Expected value warmup_steps >= 0")
-            } else {
-                "warmup_steps must be of type int and must be 0 or a positive integer.".to_string()
-            },
-        ),
-        (
-            Field::WarmupRatio,
-            "warmup_ratio must lie in range [0,1]".to_string(),
-        ),
-    ] {
+    // the texts are written only for a field that has such an error (the layout explorer
+    // computes every layout's inputs, almost none of which do)
+    let text = |field: Field| {
+        if field == Field::WarmupRatio {
+            "warmup_ratio must lie in range [0,1]".to_string()
+        } else if v == Version::V5 {
+            // 5.23 (5.16.1 said "warmup_steps must be an integer or a float")
+            let shown = raw
+                .get(Field::WarmupSteps)
+                .trim()
+                .parse::<f64>()
+                .map_or_else(|_| "…".to_string(), float_repr);
+            format!("Got warmup_steps = {shown}, Expected value warmup_steps >= 0")
+        } else {
+            "warmup_steps must be of type int and must be 0 or a positive integer.".to_string()
+        }
+    };
+    for field in [Field::WarmupSteps, Field::WarmupRatio] {
         if raw.conflict(field).is_some() {
             continue;
         }
@@ -285,7 +283,7 @@ fn negative_warmup_texts(v: Version, raw: &RawInputs, report: &mut Report) {
                 && d.refusal.is_none()
                 && d.message.contains("cannot be negative")
             {
-                let refusal = Refusal::new("TrainingArguments raises ValueError", text.clone())
+                let refusal = Refusal::new("TrainingArguments raises ValueError", text(field))
                     .fix(format!("{}. Use 0 or a positive value.", d.message));
                 d.message = refusal.message();
                 d.refusal = Some(refusal);
