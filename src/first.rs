@@ -305,7 +305,7 @@ mod exports {
     pub fn render(search: &str, base: &str) -> String {
         let state = State::from_query(search);
         let fw = state.link.framework;
-        if !fw.compiled() || crate::calc::fit::model_given(fw.spec(), &state.link.inputs) {
+        if !fw.compiled() || crate::calc::fit::names_model(fw.spec(), &state.link.inputs) {
             return String::new();
         }
         super::render(&Page::new(&state, base))

@@ -156,3 +156,51 @@ fn the_app_reads_the_link_again_when_the_first_view_hands_over() {
     assert_eq!(next, typed);
     assert_eq!(next.link.framework, Framework::default());
 }
+
+#[test]
+fn a_link_that_names_no_model_gets_nothing_from_the_model_resolution() {
+    use dpcalc::calc::fit;
+    use dpcalc::calc::{Field, Report};
+    // the first views stop the model stage before `resolve` exactly when `names_model` is false:
+    // then `resolve` must find nothing and say nothing, whatever else the link gives
+    let values = [
+        "",
+        "1",
+        "2",
+        "0",
+        "-1",
+        "8",
+        "4096",
+        "1.5",
+        "true",
+        "abc",
+        "meta-llama/Llama-3.1-8B",
+        "llama",
+    ];
+    let mut named = 0;
+    for &fw in Framework::ALL {
+        for field in fw.fields().chain([Field::WorldSize, Field::Nodes]) {
+            for v in values {
+                for twice in [false, true] {
+                    let mut q = format!("framework={}&{}={}", fw.id(), field.key(), v);
+                    if twice {
+                        q.push_str(&format!("&{}=3", field.key()));
+                    }
+                    let raw = dpcalc::query::decode(&q).inputs;
+                    let mut report = Report::default();
+                    let resolved = fit::resolve(fw.spec(), &raw, &mut report).is_some();
+                    if fit::names_model(fw.spec(), &raw) {
+                        named += 1;
+                    } else {
+                        assert!(!resolved, "{q}: a model without a model key");
+                        assert_eq!(report, Report::default(), "{q}: resolve spoke");
+                    }
+                }
+            }
+        }
+    }
+    assert!(named > 0);
+    // and a model key does name one
+    let raw = dpcalc::query::decode("base_model=meta-llama/Llama-3.1-8B").inputs;
+    assert!(fit::names_model(Framework::default().spec(), &raw));
+}

@@ -367,10 +367,18 @@ fn fmt_f(x: f64) -> String {
     super::num::float_repr(x)
 }
 
-/// Whether `raw` names a model this stage resolves: its counts, memory and FLOPs follow. A first
-/// view (feature `first`) computes everything before them and leaves such a link to the full app.
-pub fn model_given(spec: &'static Spec, raw: &RawInputs) -> bool {
-    resolve(spec, raw, &mut Report::default()).is_some()
+/// Whether `raw` gives anything [`resolve`] reads: the model key, `model_type`, or an
+/// architecture key (given, or given twice). Without any of them `resolve` finds no model and says
+/// nothing, so the stage ends after its settings; a first view (feature `first`) leaves out what
+/// follows and leaves a link that names a model to the full app.
+pub fn names_model(spec: &'static Spec, raw: &RawInputs) -> bool {
+    let given = |f: Field| !raw.get(f).trim().is_empty() || raw.conflict(f).is_some();
+    given(spec.fit.model_key)
+        || std::iter::once("model_type")
+            .chain(HF_KEYS.iter().map(|(k, _)| *k))
+            .chain(FLAG_KEYS.iter().copied())
+            .filter_map(|k| field_of(spec, k))
+            .any(given)
 }
 
 /// The sequence length the framework trains on: its key, or its default.
@@ -390,11 +398,11 @@ pub fn run(spec: &'static Spec, raw: &RawInputs, report: &mut Report) -> Option<
     let gpu_fields = read_gpu(raw, report, &mut diags);
     let (training, zero_settings, megatron_settings) = settings(spec, raw, &mut diags);
     merge(report, diags);
-    let resolved = resolve(spec, raw, report)?;
     if cfg!(feature = "first") {
-        // a first view leaves a resolved model to the full app (see `model_given`)
+        // a first view leaves a link that names a model to the full app (see `names_model`)
         return None;
     }
+    let resolved = resolve(spec, raw, report)?;
     let m = &resolved.model;
     let counts = if resolved.swiglu {
         // num_parameters_exclude_embeddings() is num_parameters() less the embedding: counted

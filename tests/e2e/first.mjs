@@ -77,9 +77,13 @@ export async function firstViews(browser, origin, base) {
     const left = await page.evaluate(() => document.querySelectorAll('[data-first-view]').length);
     if (left) problems.push('the first view is still in the page');
     if (shownStage === 'loading') {
-      // only a link that names a model is left to the app (its memory and FLOPs are the app's)
+      // only a link that names a model (its key, or an architecture key, which opens the folded
+      // architecture group) is left to the app: its memory and FLOPs are the app's
       declined++;
-      if (!/(^|&)(base_model|model_name_or_path|model|model_id|model\.name)=[^&]/.test(q)) problems.push('the first view stood aside for a link without a model');
+      const names = await page.evaluate(() => !!document.querySelector('#app details.group.architecture[open]')
+        || [...document.querySelectorAll('#app form.inputs input[type=text]')].some((e) => /^in-(base_model|model_name_or_path|model_id|model)$/.test(e.id) && e.value.trim() !== ''));
+      const keys = /(^|&)(base_model|model_name_or_path|model|model_type|model\.model_config\.[a-z_]+|hidden_size|num_hidden_layers|num_layers|intermediate_size|ffn_hidden_size|num_attention_heads|num_key_value_heads|num_query_groups|head_dim|kv_channels|vocab_size)=[^&]/;
+      if (!names && !keys.test(q)) problems.push('the first view stood aside for a link without a model');
     } else if (first && app) {
       for (const k of Object.keys(first)) {
         const [a, b] = [JSON.stringify(first[k]), JSON.stringify(app[k])];
