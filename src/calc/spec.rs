@@ -331,7 +331,6 @@ pub struct Spec {
     pub fit: Fit,
 }
 
-/// No own text for any output or field.
 /// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
 /// app uses (the explorer's memo and fills, the export's launcher, the import's aliases), so
 /// those parts of every Spec are `if FULL { … } else { none }`.
@@ -361,6 +360,7 @@ pub fn not_built(_: &str, _: &RawInputs) -> Report {
     Report::default()
 }
 
+/// No own text for any output or field.
 pub fn none_output(_: Output) -> Option<(&'static str, &'static str)> {
     None
 }
