@@ -6,27 +6,13 @@
 //! by `cargo test`; the wasm exports (feature `first`, one build per framework whose rules alone
 //! are compiled in) are at the end.
 //!
-//! Every text and attribute value goes through [`esc`]: nothing from a link is read as HTML.
+//! Every text and attribute value goes through `calc::card::escape` (the summary card's, for XML
+//! and HTML alike): nothing from a link is read as HTML.
 
 use std::fmt::Write;
 
+use crate::calc::card::escape as esc;
 use crate::page::{FieldRow, Group, Page, Picker, Summary, ValueRow};
-
-/// Escapes text for an HTML text node or a double-quoted attribute value.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// The first screen of `page`: the `<main>` element the app's would be.
 pub fn render(page: &Page) -> String {
@@ -130,28 +116,13 @@ fn picker(h: &mut String, p: &Picker) {
         "<div class=\"picker\"><label for=\"in-framework\"><span class=\"label\">Framework</span><code class=\"key\">framework</code></label><select id=\"in-framework\" name=\"framework\"{}>",
         disabled(p.readonly)
     );
-    for (id, name, selected) in &p.frameworks {
-        let _ = write!(
-            h,
-            "<option value=\"{id}\"{}>{}</option>",
-            if *selected { " selected=\"\"" } else { "" },
-            esc(name)
-        );
-    }
+    options(h, &p.frameworks);
     let _ = write!(
         h,
         "</select><label for=\"in-version\"><span class=\"label\">Version</span><code class=\"key\">version</code></label><select id=\"in-version\" name=\"version\"{}>",
         disabled(p.releases_disabled)
     );
-    for (id, label, selected) in &p.releases {
-        let _ = write!(
-            h,
-            "<option value=\"{}\"{}>{}</option>",
-            esc(id),
-            if *selected { " selected=\"\"" } else { "" },
-            esc(label)
-        );
-    }
+    options(h, &p.releases);
     h.push_str("</select>");
     if let Some(note) = &p.note {
         let _ = write!(
@@ -161,6 +132,19 @@ fn picker(h: &mut String, p: &Picker) {
         );
     }
     h.push_str("</div>");
+}
+
+/// A select's options: `(value, text, selected)`.
+fn options(h: &mut String, items: &[(&str, &str, bool)]) {
+    for (value, text, selected) in items {
+        let _ = write!(
+            h,
+            "<option value=\"{}\"{}>{}</option>",
+            esc(value),
+            if *selected { " selected=\"\"" } else { "" },
+            esc(text)
+        );
+    }
 }
 
 fn form(h: &mut String, page: &Page) {

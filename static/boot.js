@@ -26,21 +26,24 @@ async function load(id) {
   return mod;
 }
 
-function paint() {
-  const { mod, root } = first;
-  const out = mod.render(shown, base());
-  if (!out) return false;
+// Runs `swap` (which replaces the first view's elements) and puts the focus and the caret back
+// on the element with the same id.
+function keepFocus(swap) {
   const active = document.activeElement;
-  const focus = active && root.contains(active) && active.id
+  const focus = active && first.root.contains(active) && active.id
     ? { id: active.id, start: active.selectionStart, end: active.selectionEnd } : null;
-  root.innerHTML = out;
-  if (focus) {
-    const el = document.getElementById(focus.id);
-    if (el) {
-      el.focus();
-      if (focus.start != null && el.setSelectionRange) el.setSelectionRange(focus.start, focus.end);
-    }
+  swap();
+  const el = focus && document.getElementById(focus.id);
+  if (el) {
+    el.focus({ preventScroll: true });
+    if (focus.start != null && el.setSelectionRange) el.setSelectionRange(focus.start, focus.end);
   }
+}
+
+function paint() {
+  const out = first.mod.render(shown, base());
+  if (!out) return false;
+  keepFocus(() => { first.root.innerHTML = out; });
   postHeight();
   return true;
 }
@@ -63,9 +66,14 @@ async function edit(name, value) {
   if (!paint()) leave();
 }
 
+// The address bar shows the link `q` (a query without "?"), replaced, never pushed.
+function setUrl(q) {
+  history.replaceState(null, '', q ? `${base()}?${q}` : base());
+}
+
 function write(q) {
   shown = q;
-  history.replaceState(null, '', q ? `${base()}?${q}` : base());
+  setUrl(q);
 }
 
 function leave() {
@@ -76,7 +84,7 @@ function leave() {
     app.hidden = false;
     html.dataset.stage = 'app';
     if (shown !== null) {
-      history.replaceState(null, '', shown ? `${base()}?${shown}` : base());
+      setUrl(shown);
       window.dispatchEvent(new Event('dpcalc:load'));
     }
   }
@@ -120,25 +128,17 @@ function handOver() {
   if (!first) { app.hidden = false; html.dataset.stage = 'app'; return true; }
   if (html.dataset.appQuery !== first.mod.edit(shown, '', '')) {
     // typed in the first view while the app loaded: the app reads the link again
-    history.replaceState(null, '', shown ? `${base()}?${shown}` : base());
+    setUrl(shown);
     window.dispatchEvent(new Event('dpcalc:load'));
     return false;
   }
-  const active = document.activeElement;
-  const focus = active && first.root.contains(active) && active.id
-    ? { id: active.id, start: active.selectionStart, end: active.selectionEnd } : null;
   const y = window.scrollY;
-  first.root.remove();
+  keepFocus(() => {
+    first.root.remove();
+    app.hidden = false;
+  });
   first = null;
-  app.hidden = false;
   window.scrollTo(0, y);
-  if (focus) {
-    const el = document.getElementById(focus.id);
-    if (el) {
-      el.focus({ preventScroll: true });
-      if (focus.start != null && el.setSelectionRange) el.setSelectionRange(focus.start, focus.end);
-    }
-  }
   html.dataset.stage = 'app';
   return true;
 }

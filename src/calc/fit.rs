@@ -223,15 +223,12 @@ fn resolve_into(
         },
         _ => None,
     };
-    let given = |k: &str| {
-        field_of(spec, k)
-            .is_some_and(|f| !raw.get(f).trim().is_empty() || raw.conflict(f).is_some())
-    };
+    let key_given = |k: &str| field_of(spec, k).is_some_and(|f| given(raw, f));
     let any_typed = HF_KEYS
         .iter()
         .map(|(k, _)| *k)
         .chain(FLAG_KEYS.iter().copied())
-        .any(given);
+        .any(key_given);
     let mut m = match (preset, typed_type) {
         (Some(p), Some(t)) => Model { model_type: t, ..p },
         (Some(p), None) => p,
@@ -292,10 +289,10 @@ fn resolve_into(
     }
     if !from_preset {
         // a model typed from scratch: key/value heads default to the attention heads
-        if !given("num_key_value_heads") && !given("num_query_groups") {
+        if !key_given("num_key_value_heads") && !key_given("num_query_groups") {
             m.num_key_value_heads = m.num_attention_heads;
         }
-        let missing: Vec<&str> = REQUIRED.iter().copied().filter(|k| !given(k)).collect();
+        let missing: Vec<&str> = REQUIRED.iter().copied().filter(|k| !key_given(k)).collect();
         if !missing.is_empty() {
             for k in &missing {
                 if let Some(f) = field_of(spec, k) {
@@ -372,13 +369,17 @@ fn fmt_f(x: f64) -> String {
 /// nothing, so the stage ends after its settings; a first view (feature `first`) leaves out what
 /// follows and leaves a link that names a model to the full app.
 pub fn names_model(spec: &'static Spec, raw: &RawInputs) -> bool {
-    let given = |f: Field| !raw.get(f).trim().is_empty() || raw.conflict(f).is_some();
-    given(spec.fit.model_key)
+    given(raw, spec.fit.model_key)
         || std::iter::once("model_type")
             .chain(HF_KEYS.iter().map(|(k, _)| *k))
             .chain(FLAG_KEYS.iter().copied())
             .filter_map(|k| field_of(spec, k))
-            .any(given)
+            .any(|f| given(raw, f))
+}
+
+/// Whether a field is given (or given twice).
+fn given(raw: &RawInputs, f: Field) -> bool {
+    !raw.get(f).trim().is_empty() || raw.conflict(f).is_some()
 }
 
 /// The sequence length the framework trains on: its key, or its default.
