@@ -9,9 +9,12 @@
 //!   HTML) a cold visit paints before the app arrives;
 //! - `app`, `components` and `web` (wasm only): the Yew page wired to [`state`], rendering a
 //!   [`calc::Report`] and `calc::view`'s derivations; `web` holds the iframe height messages and
-//!   the crash notice.
+//!   the crash notice;
+//! - [`cli`] (native only): `dpcalc check`, the same core on configs in files, for CI and docs.
 
 pub mod calc;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
 pub mod embed;
 pub mod first;
 pub mod page;

@@ -11,29 +11,7 @@ use std::time::{Duration, Instant};
 
 // ---- axolotl YAML ------------------------------------------------------------------------
 
-const AXOLOTL_YML: &str = r#"base_model: NousResearch/Meta-Llama-3-8B
-# a comment with --dashes-in-it
-load_in_8bit: false
-datasets:
-  - path: mhenrichsen/alpaca_2k_test
-    type: alpaca
-val_set_size: 0.05
-sequence_len: 4096
-sample_packing: True
-pad_to_sequence_len: true
-micro_batch_size: 2
-gradient_accumulation_steps: 4
-num_epochs: 1.5
-max_steps: null
-warmup_ratio: 0.1
-evals_per_epoch: 4
-saves_per_epoch: ~
-sequence_parallel_degree: 2
-tensor_parallel_size: "2"
-fsdp_config:
-  fsdp_offload_params: true
-special_tokens: {pad_token: "<|end_of_text|>"}
-"#;
+const AXOLOTL_YML: &str = include_str!("fixtures/configs/axolotl.yml");
 
 #[test]
 fn axolotl_yaml_fills_its_fields() {
@@ -235,25 +213,7 @@ fn json_errors_say_where() {
 
 // ---- Megatron-LM -------------------------------------------------------------------------
 
-const MEGATRON_SH: &str = r#"#!/bin/bash
-# pretrain a GPT
-torchrun --nproc_per_node 8 --nnodes=2 --node_rank 0 --master_addr localhost \
-    pretrain_gpt.py \
-    --tensor-model-parallel-size 2 \
-    --pipeline-model-parallel-size=4 \
-    --num-layers 32 \
-    --micro-batch-size 1 \
-    --global-batch-size 512 \
-    --rampup-batch-size 32 32 1000000 \
-    --decrease-batch-size-if-needed \
-    --train-samples 10000000 \
-    --seq-length 4096 \
-    --lr 3.0e-4 \
-    --lr-warmup-fraction .01 \
-    --bf16 \
-    --data-path "$DATA_PATH" \
-    --step-batch-size-schedule "0:256 1000:512"
-"#;
+const MEGATRON_SH: &str = include_str!("fixtures/configs/megatron.sh");
 
 #[test]
 fn megatron_command_line_fills_its_fields() {
@@ -613,33 +573,7 @@ fn hf_json_and_python_fill_the_trainer() {
 
 // ---- torchtitan TOML ---------------------------------------------------------------------
 
-const TORCHTITAN_TOML: &str = r#"# torchtitan Llama 3 8B
-[job]
-dump_folder = "./outputs"
-description = "Llama 3 8B training"
-
-[model]
-name = "llama3"
-flavor = "8B"
-
-[training]
-local_batch_size = 1
-seq_len = 8_192
-steps = 1000
-dataset = "c4"
-
-[lr_scheduler]
-warmup_steps = 200
-
-[parallelism]
-data_parallel_replicate_degree = 1
-data_parallel_shard_degree = -1
-tensor_parallel_degree = 2
-pipeline_parallel_degree = 1
-
-[activation_checkpoint]
-mode = "selective"
-"#;
+const TORCHTITAN_TOML: &str = include_str!("fixtures/configs/torchtitan.toml");
 
 #[test]
 fn torchtitan_toml_fills_its_fields() {
@@ -667,11 +601,7 @@ fn torchtitan_toml_fills_its_fields() {
 
 // ---- nanotron YAML -----------------------------------------------------------------------
 
-const NANOTRON_YAML: &str = "general:\n  project: debug\n  seed: 42\ncheckpoints:\n  checkpoint_interval: 10\n\
-parallelism:\n  dp: 2\n  tp: 2\n  pp: 1\n  pp_engine: 1f1b\n  recompute_layer: false\n\
-model:\n  init_method:\n    std: 0.025\n  model_config:\n    hidden_size: 4096\n    num_attention_heads: 32\n    num_key_value_heads: 8\n\
-tokens:\n  micro_batch_size: 2\n  batch_accumulation_per_replica: 4\n  sequence_length: 2048\n  train_steps: 100\n\
-data_stages:\n  - name: s1\n";
+const NANOTRON_YAML: &str = include_str!("fixtures/configs/nanotron.yaml");
 
 #[test]
 fn nanotron_yaml_fills_its_fields() {

@@ -171,7 +171,7 @@ fn reading(reads: Reads) -> Option<Framework> {
 }
 
 /// What a pasted config of `framework` is called ("an axolotl YAML").
-fn format_name(framework: Framework) -> Option<String> {
+pub fn format_name(framework: Framework) -> Option<String> {
     let noun = match framework.spec().import.as_ref()?.reads {
         Reads::Yaml | Reads::YamlNested => "YAML",
         Reads::Json => "JSON",

@@ -910,6 +910,97 @@ mod tests {
 
 // ---- model, memory and compute -----------------------------------------------------------------
 
+/// A titled group of values and the source every one of them comes from (the model panel's
+/// groups and the tokens-and-time section; the command line prints the same titles and sources).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValueGroup {
+    pub title: &'static str,
+    pub source: &'static str,
+    pub outputs: &'static [Output],
+}
+
+pub const PARAMETERS: ValueGroup = ValueGroup {
+    title: "Parameters",
+    source:
+        "transformers num_parameters(); with a LoRA adapter, PEFT's count for axolotl's LoraConfig",
+    outputs: &[
+        Output::NumParameters,
+        Output::NumParametersExcludeEmbeddings,
+        Output::TrainableParameters,
+    ],
+};
+
+pub const ZERO_MODEL_STATES: ValueGroup = ValueGroup {
+    title: "DeepSpeed ZeRO model states",
+    source: "DeepSpeed 0.19.8's own estimator (model states only, no activations)",
+    outputs: &[
+        Output::ZeroModelStatesGpuBytes,
+        Output::ZeroModelStatesCpuBytes,
+    ],
+};
+
+pub const MEGATRON_MEMORY: ValueGroup = ValueGroup {
+    title: "Megatron-LM theoretical memory",
+    source: "Megatron-LM 0.19.2 report_theoretical_memory (first pipeline stage; blind to CP, full recompute, MoE/MLA activations)",
+    outputs: &[
+        Output::WeightAndOptimizerMemoryMb,
+        Output::ActivationMemoryMb,
+        Output::TotalMemoryMb,
+        Output::PaddedVocabSize,
+    ],
+};
+
+pub const MEMORY_ESTIMATE: ValueGroup = ValueGroup {
+    title: "Estimated memory per GPU",
+    source: "Published formulas, not a measurement: ZeRO (Rajbhandari et al. 2019) for weights, gradients and optimizer states as this framework shards them; Korthikanti et al. 2022, Table 2 for activations. CUDA context, fragmentation and communication buffers are not counted.",
+    outputs: &[
+        Output::MemoryPerGpuBytes,
+        Output::WeightsBytes,
+        Output::GradientsBytes,
+        Output::OptimizerBytes,
+        Output::ActivationBytes,
+        Output::GpuMemoryBytes,
+    ],
+};
+
+pub const FLOPS: ValueGroup = ValueGroup {
+    title: "FLOPs per token",
+    source: "each framework's own counter; they differ in how they count attention, experts and the vocabulary",
+    outputs: &[
+        Output::FlopsPerToken,
+        Output::FlopsPerTokenHf,
+        Output::FlopsPerTokenMegatron,
+        Output::FlopsPerTokenTorchtitan,
+        Output::FlopsPerTokenNanotron,
+        Output::PeakTflops,
+        Output::TokensPerSecondPerGpu,
+    ],
+};
+
+/// The model panel's groups, in page order.
+pub const MODEL_GROUPS: [ValueGroup; 5] = [
+    PARAMETERS,
+    ZERO_MODEL_STATES,
+    MEGATRON_MEMORY,
+    MEMORY_ESTIMATE,
+    FLOPS,
+];
+
+/// The tokens-and-time section: dpcalc's own arithmetic over the framework's numbers
+/// (`calc::schedule`); the time needs a throughput or the model stage's estimate.
+pub const TOKENS_TIME: ValueGroup = ValueGroup {
+    title: "Tokens and time",
+    source: "dpcalc's arithmetic over the framework's numbers; time from the throughput given, or from the model stage's estimate",
+    outputs: &[
+        Output::TokensPerStep,
+        Output::TokensPerEpoch,
+        Output::TotalTokens,
+        Output::TimePerStepSeconds,
+        Output::TotalTimeSeconds,
+        Output::GpuHours,
+    ],
+};
+
 /// One part of the memory bar.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BarPart {

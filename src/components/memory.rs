@@ -17,7 +17,12 @@ pub struct MemoryProps {
 }
 
 /// A titled list of values, each labelled with its source, shown when any of them is computed.
-fn group(fw: Framework, report: &Report, title: &str, source: &str, outputs: &[Output]) -> Html {
+fn group(fw: Framework, report: &Report, g: view::ValueGroup) -> Html {
+    let view::ValueGroup {
+        title,
+        source,
+        outputs,
+    } = g;
     if outputs.iter().all(|&o| report.value(o).is_none()) {
         return html! {};
     }
@@ -45,16 +50,13 @@ pub fn memory(props: &MemoryProps) -> Html {
     html! {
         <section class="fit" aria-label="Model, memory and compute">
             <h2>{ "Model, memory and compute" }</h2>
-            { group(fw, report, "Parameters", "transformers num_parameters(); with a LoRA adapter, PEFT's count for axolotl's LoraConfig",
-                &[Output::NumParameters, Output::NumParametersExcludeEmbeddings, Output::TrainableParameters]) }
-            { group(fw, report, "DeepSpeed ZeRO model states", "DeepSpeed 0.19.8's own estimator (model states only, no activations)",
-                &[Output::ZeroModelStatesGpuBytes, Output::ZeroModelStatesCpuBytes]) }
-            { group(fw, report, "Megatron-LM theoretical memory", "Megatron-LM 0.19.2 report_theoretical_memory (first pipeline stage; blind to CP, full recompute, MoE/MLA activations)",
-                &[Output::WeightAndOptimizerMemoryMb, Output::ActivationMemoryMb, Output::TotalMemoryMb, Output::PaddedVocabSize]) }
+            { group(fw, report, view::PARAMETERS) }
+            { group(fw, report, view::ZERO_MODEL_STATES) }
+            { group(fw, report, view::MEGATRON_MEMORY) }
             if let Some(bar) = bar {
                 <div class="fit-group estimate">
-                    <h3>{ "Estimated memory per GPU" }</h3>
-                    <p class="source">{ "Published formulas, not a measurement: ZeRO (Rajbhandari et al. 2019) for weights, gradients and optimizer states as this framework shards them; Korthikanti et al. 2022, Table 2 for activations. CUDA context, fragmentation and communication buffers are not counted." }</p>
+                    <h3>{ view::MEMORY_ESTIMATE.title }</h3>
+                    <p class="source">{ view::MEMORY_ESTIMATE.source }</p>
                     <svg class="membar" viewBox="0 0 100 12" preserveAspectRatio="none" role="img"
                         aria-label={format!("{} per GPU{}", bar.total_text, bar.capacity.as_ref().map_or(String::new(), |(_, c)| format!(" of {c}")))}>
                         { for bar.parts.iter().enumerate().map(|(i, p)| html! {
@@ -76,8 +78,8 @@ pub fn memory(props: &MemoryProps) -> Html {
                     </ul>
                     <dl>
                         { value_row(fw, report, Output::MemoryPerGpuBytes) }
-                        { for [Output::WeightsBytes, Output::GradientsBytes, Output::OptimizerBytes, Output::ActivationBytes, Output::GpuMemoryBytes]
-                            .into_iter().filter(|&o| report.value(o).is_some()).map(|o| value_row(fw, report, o)) }
+                        { for view::MEMORY_ESTIMATE.outputs[1..].iter().copied()
+                            .filter(|&o| report.value(o).is_some()).map(|o| value_row(fw, report, o)) }
                     </dl>
                     if let Some(w) = view::memory_warning(report) {
                         <p class="warning" data-warning="memory" role="status">{ w }</p>
@@ -86,8 +88,7 @@ pub fn memory(props: &MemoryProps) -> Html {
                     }
                 </div>
             }
-            { group(fw, report, "FLOPs per token", "each framework's own counter; they differ in how they count attention, experts and the vocabulary",
-                &[Output::FlopsPerToken, Output::FlopsPerTokenHf, Output::FlopsPerTokenMegatron, Output::FlopsPerTokenTorchtitan, Output::FlopsPerTokenNanotron, Output::PeakTflops, Output::TokensPerSecondPerGpu]) }
+            { group(fw, report, view::FLOPS) }
         </section>
     }
 }

@@ -21,14 +21,7 @@ pub struct TimelineProps {
 }
 
 /// The outputs this section shows.
-pub const OUTPUTS: &[Output] = &[
-    Output::TokensPerStep,
-    Output::TokensPerEpoch,
-    Output::TotalTokens,
-    Output::TimePerStepSeconds,
-    Output::TotalTimeSeconds,
-    Output::GpuHours,
-];
+pub const OUTPUTS: &[Output] = view::TOKENS_TIME.outputs;
 
 const W: f64 = 640.0;
 const LEFT: f64 = 12.0;

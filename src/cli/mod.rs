@@ -1,0 +1,159 @@
+//! The command line, `dpcalc check`: the page's core run natively on configs in files, links
+//! and flags, for CI before a run and for docs at build time. Native only (`main.rs` calls it
+//! outside wasm), so nothing of it enters the wasm builds.
+//!
+//! [`read`] turns the arguments into the page's state through the page's own Import and link
+//! decoder; [`print`] renders the report the core computed from it. Exit status: 0 when the
+//! framework accepts the config and every `--expect` holds, 1 when the framework refuses it or
+//! an expectation fails (the reasons on standard error, each naming its key), 2 when the input
+//! cannot be read (nothing computed is printed then). Argument parsing is clap's.
+
+pub mod print;
+pub mod read;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::calc::card;
+
+/// Exactly what global batch size and how many optimizer steps a distributed training run gets,
+/// for the framework and release you use.
+#[derive(Parser, Debug)]
+#[command(name = "dpcalc", version, propagate_version = false)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Compute what the framework does with a config: its values with their rules, warnings,
+    /// refusals with their fixes, and the estimates with their sources.
+    ///
+    /// Reads any format the page's Import reads (axolotl and nanotron YAML, DeepSpeed JSON, HF
+    /// TrainingArguments as flags, JSON or a Python call, torchtitan TOML, a Megatron command
+    /// line), an accelerate config or a launcher line for the cluster, a model's config.json,
+    /// or a link. Exit status: 0 accepted (and every --expect holds), 1 refused or an --expect
+    /// failed, 2 the input cannot be read.
+    #[command(disable_version_flag = true)]
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug, Default)]
+pub struct CheckArgs {
+    /// Config files, a link (https://…?framework=… or ?…), or - for standard input; a config
+    /// plus an accelerate config and a config.json are read together.
+    #[arg(value_name = "FILE|LINK")]
+    pub inputs: Vec<String>,
+    /// The framework (axolotl, hf, deepspeed, megatron, torchtitan, nanotron); by default the
+    /// one the config is detected as ("Read as" on the page).
+    #[arg(long, value_name = "ID")]
+    pub framework: Option<String>,
+    /// The framework's release (a `version=` id); by default the link's, else the newest.
+    #[arg(long = "version", value_name = "RELEASE")]
+    pub release: Option<String>,
+    /// Nodes in the cluster.
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<String>,
+    /// GPUs per node.
+    #[arg(long = "gpus-per-node", value_name = "N")]
+    pub gpus_per_node: Option<String>,
+    /// Any key of the framework, as in a link (repeatable): --set micro_batch_size=2.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Fail (exit 1) unless an output has this value (repeatable): --expect max_steps=1000;
+    /// `none` expects no value.
+    #[arg(long = "expect", value_name = "OUTPUT=VALUE")]
+    pub expect: Vec<String>,
+    /// Print JSON: the output contract's names and values, messages, fixes, rules.
+    #[arg(long)]
+    pub json: bool,
+    /// Print only the shareable link.
+    #[arg(long, conflicts_with = "json")]
+    pub link: bool,
+    /// Write the summary card (SVG) to this file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub card: Option<PathBuf>,
+    /// The page's address for the link and the card (by default a link's own, else none: the
+    /// link is printed as its query).
+    #[arg(long, value_name = "URL", env = "DPCALC_BASE")]
+    pub base: Option<String>,
+}
+
+impl CheckArgs {
+    fn request(&self) -> read::Request {
+        read::Request {
+            inputs: self.inputs.clone(),
+            framework: self.framework.clone(),
+            release: self.release.clone(),
+            nodes: self.nodes.clone(),
+            gpus_per_node: self.gpus_per_node.clone(),
+            set: self.set.clone(),
+            expect: self.expect.clone(),
+            base: self.base.clone(),
+        }
+    }
+}
+
+/// Exit status: accepted, and every expectation holds.
+pub const PASSED: u8 = 0;
+/// The framework refuses the inputs, or an expectation fails.
+pub const FAILED: u8 = 1;
+/// The input cannot be read.
+pub const UNREADABLE: u8 = 2;
+
+/// `dpcalc check`: prints to `out`, the reasons for a status other than 0 to `err`.
+pub fn check(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let read = match read::read(&args.request()) {
+        Ok(r) => r,
+        Err(reasons) => {
+            for r in reasons {
+                let _ = writeln!(err, "dpcalc: {r}");
+            }
+            return UNREADABLE;
+        }
+    };
+    let printed = print::Printed::new(&read);
+    if let Some(path) = &args.card {
+        let state = &read.state;
+        let svg = card::svg(
+            state.link.framework,
+            state.link.release().id,
+            &state.link.inputs,
+            &state.report,
+            &printed.link,
+        );
+        if let Err(e) = std::fs::write(path, svg) {
+            let _ = writeln!(err, "dpcalc: {}: cannot be written: {e}", path.display());
+            return UNREADABLE;
+        }
+    }
+    let text = if args.json {
+        printed.json()
+    } else if args.link {
+        format!("{}\n", printed.link)
+    } else {
+        printed.text()
+    };
+    let _ = out.write_all(text.as_bytes());
+    if printed.passed() {
+        PASSED
+    } else {
+        for r in printed.reasons() {
+            let _ = writeln!(err, "dpcalc: {r}");
+        }
+        FAILED
+    }
+}
+
+/// The binary's entry point.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match &cli.command {
+        Command::Check(args) => check(args, &mut std::io::stdout().lock(), &mut std::io::stderr()),
+    };
+    ExitCode::from(code)
+}

@@ -1,0 +1,640 @@
+//! `dpcalc check`, the built binary: every link of `tests/links.txt` and every fixture record
+//! gives exactly the page's values (the same core, read through the page's link decoder), every
+//! config fixture gives what the page's Import and report give, and bad inputs give exit 2 with
+//! the file (and line) named, or the field's error, never a panic.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output as Run, Stdio};
+
+use dpcalc::calc::import::{self, Format};
+use dpcalc::calc::{card, Framework, Num, Output};
+use dpcalc::query::Link;
+use dpcalc::state::State;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dpcalc");
+const CONFIGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/configs");
+
+fn dpcalc(args: &[&str]) -> Run {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("DPCALC_BASE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the dpcalc binary runs")
+}
+
+fn code(run: &Run) -> i32 {
+    // a panic exits 101, a signal has no code: both fail every assertion on the status
+    run.status.code().unwrap_or(-1)
+}
+
+fn stdout(run: &Run) -> String {
+    String::from_utf8(run.stdout.clone()).expect("UTF-8 on stdout")
+}
+
+fn stderr(run: &Run) -> String {
+    String::from_utf8(run.stderr.clone()).expect("UTF-8 on stderr")
+}
+
+fn json(run: &Run) -> Value {
+    serde_json::from_slice(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(run), stderr(run)))
+}
+
+fn config(name: &str) -> String {
+    format!("{CONFIGS}/{name}")
+}
+
+/// The `outputs` object of `dpcalc check --json` as written: each name with its JSON token
+/// (read from the text, so an integer of any size and a float's exact digits are seen as printed).
+fn output_tokens(run: &Run) -> Vec<(String, String)> {
+    let text = stdout(run);
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim().starts_with("\"outputs\": {"));
+    match lines.next().map(str::trim) {
+        Some("\"outputs\": {},") => return Vec::new(),
+        Some(_) => {}
+        None => panic!("no outputs object in {text}"),
+    }
+    lines
+        .take_while(|l| !l.trim().starts_with('}'))
+        .map(|l| {
+            let (name, token) = l.trim().split_once(": ").expect("\"name\": value");
+            (
+                name.trim_matches('"').to_string(),
+                token.trim_end_matches(',').to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The differences between the printed outputs and a report's values: every output the report
+/// has, with its type (an integer as a JSON integer, a float as a JSON float, its point or
+/// exponent kept) and its exact value, and nothing else.
+fn differences(run: &Run, report: &dpcalc::calc::Report) -> Vec<String> {
+    let tokens = output_tokens(run);
+    let mut diffs = Vec::new();
+    for &o in Output::ALL {
+        let want = report.value(o);
+        let have = tokens
+            .iter()
+            .find(|(n, _)| n == o.name())
+            .map(|(_, t)| t.as_str());
+        let same = match (want, have) {
+            (None, None) => true,
+            (Some(Num::Int(i)), Some(t)) => t == i.to_string(),
+            (Some(Num::Float(x)), Some(t)) => {
+                (t.contains('.') || t.contains('e')) && t.parse::<f64>().ok() == Some(x)
+            }
+            _ => false,
+        };
+        if !same {
+            diffs.push(format!(
+                "{}: page {:?}, dpcalc check {have:?}",
+                o.name(),
+                want.map(Num::raw),
+            ));
+        }
+    }
+    if let Some((n, _)) = tokens.iter().find(|(n, _)| Output::from_name(n).is_none()) {
+        diffs.push(format!("{n}: not an output name"));
+    }
+    diffs
+}
+
+/// Runs `dpcalc check --json ?QUERY` for each query (on two threads) and compares it with the
+/// page's state for the same query.
+fn same_as_the_page(queries: &[(String, String)]) {
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let halves: Vec<_> = queries
+            .chunks(queries.len().div_ceil(2).max(1))
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut fails = Vec::new();
+                    for (at, q) in chunk {
+                        let arg = format!("?{q}");
+                        let run = dpcalc(&["check", "--json", &arg]);
+                        let page = State::from_query(q);
+                        let errors = page.report.has_errors();
+                        let want_code = if errors { 1 } else { 0 };
+                        if code(&run) != want_code {
+                            fails.push(format!(
+                                "{at}: exit {} (want {want_code}); stderr: {}",
+                                code(&run),
+                                stderr(&run)
+                            ));
+                            continue;
+                        }
+                        let got = json(&run);
+                        for d in differences(&run, &page.report) {
+                            fails.push(format!("{at}: {d}"));
+                        }
+                        if got["accepted"] != Value::Bool(!errors) {
+                            fails.push(format!("{at}: accepted {}", got["accepted"]));
+                        }
+                        if got["query"] != Value::String(page.query.clone()) {
+                            fails.push(format!(
+                                "{at}: link {} (the page writes {})",
+                                got["query"], page.query
+                            ));
+                        }
+                        let errs = got["messages"]
+                            .as_array()
+                            .map(|m| m.iter().filter(|m| m["level"] == "error").count());
+                        let page_errs = page
+                            .report
+                            .diags
+                            .iter()
+                            .filter(|d| d.level == dpcalc::calc::Level::Error)
+                            .count();
+                        if errs != Some(page_errs) {
+                            fails.push(format!("{at}: {errs:?} errors, the page {page_errs}"));
+                        }
+                    }
+                    fails
+                })
+            })
+            .collect();
+        halves
+            .into_iter()
+            .flat_map(|h| h.join().expect("a worker"))
+            .collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_link_of_links_txt_gives_the_pages_values() {
+    let text = include_str!("links.txt");
+    let queries: Vec<(String, String)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.starts_with('#') && l.contains("=>"))
+        .map(|(i, l)| {
+            let q = l.split("=>").next().unwrap_or_default().trim();
+            (
+                format!("links.txt:{}", i + 1),
+                q.trim_start_matches('?').to_string(),
+            )
+        })
+        .collect();
+    assert!(queries.len() >= 40, "{} links", queries.len());
+    same_as_the_page(&queries);
+}
+
+#[test]
+fn every_fixture_record_gives_the_pages_values() {
+    let mut queries = Vec::new();
+    for (file, text) in [
+        ("axolotl.txt", include_str!("fixtures/axolotl.txt")),
+        ("hf.txt", include_str!("fixtures/hf.txt")),
+        ("deepspeed.txt", include_str!("fixtures/deepspeed.txt")),
+        ("megatron.txt", include_str!("fixtures/megatron.txt")),
+        ("torchtitan.txt", include_str!("fixtures/torchtitan.txt")),
+        ("nanotron.txt", include_str!("fixtures/nanotron.txt")),
+    ] {
+        let (_, records) = common::parse(text);
+        assert!(!records.is_empty(), "{file}");
+        queries.extend(
+            records
+                .into_iter()
+                .map(|r| (format!("{file}:{}", r.line), r.link)),
+        );
+    }
+    assert!(queries.len() >= 2000, "{} records", queries.len());
+    same_as_the_page(&queries);
+}
+
+/// What the page shows after pasting `files` in order into a fresh page of `framework`: a
+/// config through Import (the newest release), then each cluster or model file over it.
+fn pasted(framework: Framework, files: &[&str]) -> State {
+    let mut state = State::from_link(Link {
+        framework,
+        release: Some(framework.default_release()),
+        ..Link::default()
+    });
+    for f in files {
+        let text = std::fs::read_to_string(config(f)).expect("a fixture");
+        let got = import::read(state.link.framework, None, &text);
+        assert!(got.errors.is_empty(), "{f}: {:?}", got.errors);
+        let inputs = got.merged_into(&state.link.inputs);
+        state = state
+            .reduce(dpcalc::state::Action::Import(got.framework, inputs))
+            .unwrap_or(state);
+    }
+    state
+}
+
+#[test]
+fn every_config_fixture_gives_what_the_page_computes_from_the_same_paste() {
+    let mut files: Vec<String> = std::fs::read_dir(CONFIGS)
+        .expect("the config fixtures")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n != "README.md")
+        .collect();
+    files.sort();
+    assert!(files.len() >= 11, "{files:?}");
+    for f in &files {
+        let text = std::fs::read_to_string(config(f)).expect("a fixture");
+        let run = dpcalc(&["check", "--json", &config(f)]);
+        let got = json(&run);
+        let model = import::model_config(Framework::default(), &text).is_some();
+        let framework = match import::detect_format(&text) {
+            Format::Config(fw) if !model => fw,
+            _ => Framework::default(),
+        };
+        let page = pasted(framework, &[f.as_str()]);
+        assert_eq!(got["framework"], framework.id(), "{f}");
+        assert_eq!(got["version"], framework.default_release().id, "{f}");
+        let diffs = differences(&run, &page.report);
+        assert!(diffs.is_empty(), "{f}: {diffs:?}");
+        assert_eq!(got["query"], Value::String(page.query.clone()), "{f}");
+        let want_code = if page.report.has_errors() { 1 } else { 0 };
+        assert_eq!(code(&run), want_code, "{f}: {}", stderr(&run));
+        // the format is named, as Import names it
+        let source = &got["sources"][0];
+        assert_eq!(source["name"], config(f), "{f}");
+        assert!(
+            !source["read_as"].as_str().unwrap_or_default().is_empty(),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn a_config_a_cluster_and_a_model_are_read_together_in_any_order() {
+    let page = pasted(
+        Framework::Axolotl,
+        &["axolotl.yml", "accelerate.yaml", "llama-3.1-8b.config.json"],
+    );
+    for order in [
+        ["axolotl.yml", "accelerate.yaml", "llama-3.1-8b.config.json"],
+        ["llama-3.1-8b.config.json", "accelerate.yaml", "axolotl.yml"],
+    ] {
+        let paths: Vec<String> = order.iter().map(|f| config(f)).collect();
+        let mut args = vec!["check", "--json"];
+        args.extend(paths.iter().map(String::as_str));
+        let run = dpcalc(&args);
+        let got = json(&run);
+        let diffs = differences(&run, &page.report);
+        assert!(diffs.is_empty(), "{order:?}: {diffs:?}");
+        assert_eq!(got["query"], Value::String(page.query.clone()));
+    }
+    // hand-checked: accelerate's 2 machines × 16 processes = 2 × 8 GPUs; the YAML's
+    // tensor_parallel_size 2 and (deprecated) sequence_parallel_degree 2:
+    // dp = 16 // 2 // 2 = 4, batch = 2 × 4 × 4 = 32; Llama 3.1 8B has 8,030,261,248 parameters
+    let v = json(&dpcalc(&[
+        "check",
+        "--json",
+        &config("axolotl.yml"),
+        &config("accelerate.yaml"),
+        &config("llama-3.1-8b.config.json"),
+    ]));
+    assert_eq!(v["outputs"]["world_size"], 16);
+    assert_eq!(v["outputs"]["dp_world_size"], 4);
+    assert_eq!(v["outputs"]["global_batch_size"], 32);
+    assert_eq!(v["outputs"]["num_parameters"], 8_030_261_248_u64);
+}
+
+#[test]
+fn expectations_pass_and_fail_with_the_exit_status() {
+    let cfg = config("deepspeed.json");
+    // DeepSpeed: 256 = 4 × 8 × dp, so the batch check holds on 8 GPUs (dp 8)
+    let ok = dpcalc(&[
+        "check",
+        &cfg,
+        "--expect",
+        "train_batch_size=256",
+        "--expect",
+        "gradient_accumulation_steps=8",
+        "--expect",
+        "dp_world_size=8",
+    ]);
+    assert_eq!(code(&ok), 0, "{}", stderr(&ok));
+    assert!(stdout(&ok).contains("ok train_batch_size=256"));
+    let off = dpcalc(&["check", &cfg, "--expect", "train_batch_size=512"]);
+    assert_eq!(code(&off), 1);
+    assert!(
+        stderr(&off).contains("expected train_batch_size=512, dpcalc computes 256"),
+        "{}",
+        stderr(&off)
+    );
+    // the framework refuses: 16 GPUs break DeepSpeed's batch assertion; the refusal is verbatim
+    let refused = dpcalc(&["check", &cfg, "--nodes", "2"]);
+    assert_eq!(code(&refused), 1);
+    assert!(
+        stderr(&refused).contains("Check batch related parameters"),
+        "{}",
+        stderr(&refused)
+    );
+    // its fixes are offered as flags
+    assert!(stdout(&refused).contains("fix: "), "{}", stdout(&refused));
+    assert!(stdout(&refused).contains("--set "), "{}", stdout(&refused));
+    // an absent value is expected with `none`
+    let none = dpcalc(&["check", &cfg, "--expect", "num_parameters=none"]);
+    assert_eq!(code(&none), 0, "{}", stderr(&none));
+    // an unknown output name cannot be read
+    let bad = dpcalc(&["check", &cfg, "--expect", "steps=3"]);
+    assert_eq!(code(&bad), 2);
+    assert!(stderr(&bad).contains("steps is not an output name"));
+    assert!(bad.stdout.is_empty());
+}
+
+#[test]
+fn flags_override_the_file_and_name_what_they_cannot_read() {
+    let cfg = config("axolotl.yml");
+    let v = json(&dpcalc(&[
+        "check",
+        "--json",
+        &cfg,
+        "--nodes",
+        "2",
+        "--gpus-per-node",
+        "4",
+        "--set",
+        "micro_batch_size=1",
+        "--version",
+        "0.19.0",
+    ]));
+    assert_eq!(v["version"], "0.19.0");
+    assert_eq!(v["outputs"]["world_size"], 8);
+    // 8 // 2 // 2 = 2 replicas × 1 × 4 (with sample packing and CP, 0.19.0 wants 1)
+    assert_eq!(v["outputs"]["global_batch_size"], 8);
+    assert_eq!(v["accepted"], true);
+    // an alias is read as the link reads it
+    let v = json(&dpcalc(&[
+        "check",
+        "--json",
+        "--set",
+        "sequence_parallel_degree=4",
+    ]));
+    assert!(v["query"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("context_parallel_size=4"));
+    // the same key twice with two values: the field's error, as in a link
+    let twice = dpcalc(&[
+        "check",
+        "--set",
+        "micro_batch_size=2",
+        "--set",
+        "micro_batch_size=4",
+    ]);
+    assert_eq!(code(&twice), 1);
+    assert!(
+        stderr(&twice).contains("error at micro_batch_size"),
+        "{}",
+        stderr(&twice)
+    );
+    for (args, says) in [
+        (
+            vec!["--set", "micro_batchsize=2"],
+            "micro_batchsize is not a key axolotl reads",
+        ),
+        (vec!["--set", "micro_batch_size"], "write KEY=VALUE"),
+        (
+            vec!["--framework", "jax"],
+            "--framework jax: not a framework",
+        ),
+        (
+            vec!["--version", "9.9"],
+            "--version 9.9: not one of the axolotl releases",
+        ),
+        (vec!["--set", "version=0.19.0"], "use --version"),
+    ] {
+        let mut all = vec!["check"];
+        all.extend(args.iter());
+        let run = dpcalc(&all);
+        assert_eq!(code(&run), 2, "{args:?}");
+        assert!(stderr(&run).contains(says), "{args:?}: {}", stderr(&run));
+        assert!(run.stdout.is_empty(), "{args:?}: nothing half-computed");
+    }
+}
+
+#[test]
+fn a_link_gives_the_page_its_link_and_the_card_the_page_draws() {
+    let url = "https://docs.example/dpcalc/?framework=megatron&version=0.19.2&nodes=4&tensor_model_parallel_size=2&micro_batch_size=2&global_batch_size=256&train_samples=1000000#results";
+    let run = dpcalc(&["check", "--link", url]);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+    let q = url
+        .split('?')
+        .nth(1)
+        .unwrap_or_default()
+        .split('#')
+        .next()
+        .unwrap_or_default();
+    let page = State::from_query(q);
+    assert_eq!(
+        stdout(&run).trim(),
+        page.url("https://docs.example/dpcalc/")
+    );
+    // --base writes the link on another address; the card is the page's card
+    let dir = scratch("card");
+    let svg = dir.join("dpcalc-card.svg");
+    let svg_arg = svg.to_string_lossy().into_owned();
+    let run = dpcalc(&[
+        "check",
+        &format!("?{q}"),
+        "--base",
+        "https://wiki.example/tools/dpcalc/",
+        "--card",
+        &svg_arg,
+    ]);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+    let link = page.url("https://wiki.example/tools/dpcalc/");
+    assert!(stdout(&run).contains(&format!("link: {link}")));
+    let want = card::svg(
+        page.link.framework,
+        page.link.release().id,
+        &page.link.inputs,
+        &page.report,
+        &link,
+    );
+    assert_eq!(std::fs::read_to_string(&svg).expect("the card"), want);
+    // the text names the values with their rules and the estimates with their sources
+    let text = dpcalc(&[
+        "check",
+        &format!("?{q}&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&seq_length=4096"),
+    ]);
+    let out = stdout(&text);
+    for part in [
+        "What Megatron-LM 0.19.2 computes",
+        "How this is computed",
+        "data_parallel_size = world_size // (tensor × pipeline × context parallel size)",
+        "Published formulas, not a measurement",
+        "Megatron-LM 0.19.2 report_theoretical_memory",
+    ] {
+        assert!(out.contains(part), "{part:?} missing:\n{out}");
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpcalc-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).expect("a scratch file");
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn unreadable_inputs_exit_2_naming_the_file_and_the_line() {
+    let dir = scratch("bad");
+    let missing = dir.join("missing.yml").to_string_lossy().into_owned();
+    let binary = write(&dir, "model.bin", &[0x7f, b'E', b'L', b'F', 0, 0, 1, 2]);
+    let latin1 = write(&dir, "latin1.yml", b"micro_batch_size: 2\n# caf\xe9\n");
+    let huge = write(&dir, "huge.yml", &vec![b'#'; 10_000_000]);
+    let yaml = write(&dir, "bad.yml", b"micro_batch_size: 2\n  - x: [\n");
+    let json_ = write(&dir, "bad.json", b"{\"train_batch_size\": 8,\n \"x\": }\n");
+    let toml = write(&dir, "bad.toml", b"[training]\nsteps = \n");
+    let twice = write(
+        &dir,
+        "twice.yml",
+        b"micro_batch_size: 2\nmicro_batch_size: 4\n",
+    );
+    let prose = write(&dir, "notes.txt", b"Just some notes about the run.\n");
+    let (axolotl, deepspeed) = (config("axolotl.yml"), config("deepspeed.json"));
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec![&missing],
+            vec!["missing.yml: cannot be read: No such file or directory"],
+        ),
+        (vec![&binary], vec!["model.bin: a binary file"]),
+        (vec![&latin1], vec!["latin1.yml: line 2: not UTF-8"]),
+        (
+            vec![&huge],
+            vec!["huge.yml: 10,000,000 bytes; at most 256 KB is read"],
+        ),
+        (vec![&yaml], vec!["bad.yml: ", "line 2"]),
+        (vec![&json_], vec!["bad.json: ", "line 2"]),
+        (vec![&toml], vec!["bad.toml: ", "line 2"]),
+        (
+            vec![&twice],
+            vec!["twice.yml: ", "micro_batch_size is given again"],
+        ),
+        (
+            vec![&prose],
+            vec!["notes.txt: This does not look like a config"],
+        ),
+        (
+            vec![&axolotl, &deepspeed],
+            vec!["more than one framework config"],
+        ),
+        (vec!["?nodes=2", "?nodes=3"], vec!["a second link"]),
+    ];
+    for (args, says) in cases {
+        for json_flag in [false, true] {
+            let mut all = vec!["check"];
+            if json_flag {
+                all.push("--json");
+            }
+            all.extend(args.iter());
+            let run = dpcalc(&all);
+            assert_eq!(code(&run), 2, "{args:?}: {}", stderr(&run));
+            let err = stderr(&run);
+            for s in &says {
+                assert!(err.contains(s), "{args:?}: {s:?} not in {err}");
+            }
+            assert!(run.stdout.is_empty(), "{args:?}: nothing half-computed");
+        }
+    }
+    // a link's unknown parameter is the page's notice, not a failure (old and newer links keep
+    // working); its values are the page's
+    let run = dpcalc(&["check", "?colour=blue&nodes=2"]);
+    assert_eq!(code(&run), 0);
+    assert!(stdout(&run).contains("notice (colour)"), "{}", stdout(&run));
+    // standard input is read as a file
+    let mut child = Command::new(BIN)
+        .args(["check", "--json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dpcalc runs");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(include_bytes!("fixtures/configs/torchtitan.toml"))
+            .expect("written");
+    }
+    let run = child.wait_with_output().expect("dpcalc ends");
+    assert_eq!(json(&run)["framework"], "torchtitan");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn clap_reads_the_command_line() {
+    let help = dpcalc(&["check", "--help"]);
+    assert_eq!(code(&help), 0);
+    for flag in [
+        "--framework",
+        "--version",
+        "--nodes",
+        "--gpus-per-node",
+        "--set",
+        "--expect",
+        "--json",
+        "--link",
+        "--card",
+        "--base",
+    ] {
+        assert!(stdout(&help).contains(flag), "{flag}");
+    }
+    // a flag clap does not know is a usage error: exit 2
+    assert_eq!(code(&dpcalc(&["check", "--frobnicate"])), 2);
+    assert_eq!(code(&dpcalc(&["frobnicate"])), 2);
+    assert_eq!(code(&dpcalc(&[])), 2);
+}
+
+#[test]
+fn json_integers_are_integers_and_floats_floats() {
+    let run = dpcalc(&[
+        "check",
+        "--json",
+        "?framework=hf&version=4.51&per_device_train_batch_size=4&num_samples=1000&num_train_epochs=1.5&warmup_ratio=0.1&max_length=2048&tokens_per_second_per_gpu=3000",
+    ]);
+    let v = json(&run);
+    let q = v["query"].as_str().unwrap_or_default().to_string();
+    let page = State::from_query(&q);
+    assert!(differences(&run, &page.report).is_empty());
+    let floats: Vec<&str> = Output::ALL
+        .iter()
+        .filter(|&&o| matches!(page.report.value(o), Some(Num::Float(_))))
+        .map(|o| o.name())
+        .collect();
+    assert!(floats.contains(&"time_per_step_seconds"), "{floats:?}");
+    // a float keeps its point even when it is whole, as the contract's data-value does
+    let tokens = output_tokens(&run);
+    for name in &floats {
+        let (_, t) = tokens.iter().find(|(n, _)| n == name).expect("printed");
+        assert!(t.contains('.') || t.contains('e'), "{name}: {t}");
+    }
+    // an integer beyond 64 bits stays an integer (nanotron's int arithmetic is unbounded)
+    let q = "framework=nanotron&version=0.4&world_size=1099511627776&dp=1099511627776&tp=1&pp=1&micro_batch_size=1048576&batch_accumulation_per_replica=1024";
+    let big = dpcalc(&["check", "--json", &format!("?{q}")]);
+    let page = State::from_query(q);
+    assert_eq!(
+        page.report.value(Output::GlobalBatchSize),
+        Some(Num::Int(1_180_591_620_717_411_303_424))
+    );
+    assert!(differences(&big, &page.report).is_empty());
+}
