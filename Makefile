@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 export CHROMEDRIVER ?= /usr/bin/chromedriver
 
-.PHONY: serve test dist tools tools-test native browser e2e lint clean bench baseline fuzz
+.PHONY: serve test dist tools tools-test native browser e2e lint clean bench baseline fuzz install
 
 ## serve: install what is missing, build, and serve at http://127.0.0.1:8080
 serve: tools
@@ -40,9 +40,15 @@ e2e: dist
 fuzz:
 	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run query -- -max_total_time=$${FUZZ_SECONDS:-600} -max_len=4096
 
-## bench: release sizes, cold load, interaction latency, against the minimal Yew baseline
+## bench: release sizes, cold load, interaction latency, against the minimal Yew baseline;
+## then the command line's wall time per check (bench/cli.sh)
 bench: tools-test dist baseline
 	node bench/run.mjs
+	bench/cli.sh
+
+## install: the command line, `dpcalc check`, into ~/.cargo/bin (same as `cargo install --path .`)
+install:
+	cargo install --locked --path .
 
 baseline: tools
 	cd bench/baseline && trunk build --release

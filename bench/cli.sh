@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# make bench (last part): the wall time of `dpcalc check` on one config, the release binary,
+# with hyperfine (Debian's package) when it is there, else a plain loop of RUNS runs.
+#   RUNS (default 100): runs per case
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS="${RUNS:-100}"
+cargo build --release --quiet --bin dpcalc
+BIN="$PWD/target/release/dpcalc"
+C=tests/fixtures/configs
+cases=(
+  "axolotl YAML|$BIN check $C/axolotl.yml"
+  "DeepSpeed JSON|$BIN check $C/deepspeed.json"
+  "Megatron script|$BIN check $C/megatron.sh"
+  "torchtitan TOML, --json|$BIN check --json $C/torchtitan.toml"
+  "axolotl + accelerate + config.json|$BIN check $C/axolotl.yml $C/accelerate.yaml $C/llama-3.1-8b.config.json"
+  "a refused link (fixes computed)|$BIN check ?framework=megatron&nodes=4&tensor_model_parallel_size=3&micro_batch_size=2&global_batch_size=256"
+)
+echo "dpcalc check, wall time per run ($RUNS runs each, release build, $(nproc) cores)"
+if command -v hyperfine >/dev/null; then
+  for c in "${cases[@]}"; do
+    name="${c%%|*}"; cmd="${c#*|}"
+    json=$(mktemp)
+    hyperfine -N -i --style none --warmup 5 --runs "$RUNS" --export-json "$json" "$cmd" >/dev/null 2>&1
+    out=$(node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s).results[0];
+        const t=r.times.slice().sort((a,b)=>a-b);const q=p=>t[Math.min(t.length-1,Math.floor(p*t.length))]*1000;
+        console.log(`median ${q(0.5).toFixed(2)} ms, p95 ${q(0.95).toFixed(2)} ms, max ${(r.max*1000).toFixed(2)} ms`)})' <"$json")
+    rm -f "$json"
+    printf '  %-38s %s\n' "$name" "$out"
+  done
+else
+  for c in "${cases[@]}"; do
+    name="${c%%|*}"; cmd="${c#*|}"
+    times=()
+    for _ in $(seq "$RUNS"); do
+      s=$(date +%s%N); $cmd >/dev/null 2>&1 || true; e=$(date +%s%N)
+      times+=($(( (e - s) / 1000 )))
+    done
+    sorted=($(printf '%s\n' "${times[@]}" | sort -n))
+    n=${#sorted[@]}
+    printf '  %-38s median %s ms, p95 %s ms (no hyperfine: a shell loop, fork included)\n' "$name" \
+      "$(awk "BEGIN{printf \"%.2f\", ${sorted[$((n / 2))]}/1000}")" \
+      "$(awk "BEGIN{printf \"%.2f\", ${sorted[$((n * 95 / 100))]}/1000}")"
+  done
+fi
