@@ -195,20 +195,13 @@ fn every_link_of_links_txt_gives_the_pages_values() {
 #[test]
 fn every_fixture_record_gives_the_pages_values() {
     let mut queries = Vec::new();
-    for (file, text) in [
-        ("axolotl.txt", include_str!("fixtures/axolotl.txt")),
-        ("hf.txt", include_str!("fixtures/hf.txt")),
-        ("deepspeed.txt", include_str!("fixtures/deepspeed.txt")),
-        ("megatron.txt", include_str!("fixtures/megatron.txt")),
-        ("torchtitan.txt", include_str!("fixtures/torchtitan.txt")),
-        ("nanotron.txt", include_str!("fixtures/nanotron.txt")),
-    ] {
+    for (file, text) in common::FIXTURES {
         let (_, records) = common::parse(text);
         assert!(!records.is_empty(), "{file}");
         queries.extend(
             records
                 .into_iter()
-                .map(|r| (format!("{file}:{}", r.line), r.link)),
+                .map(|r| (format!("{file}.txt:{}", r.line), r.link)),
         );
     }
     assert!(queries.len() >= 2000, "{} records", queries.len());

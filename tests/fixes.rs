@@ -10,14 +10,7 @@ use dpcalc::calc::fixes::{fixes, names_key, Fix, MAX_FIELDS, MAX_FIXES};
 use dpcalc::calc::{Field, Framework, Level, RawInputs, Report};
 use dpcalc::query;
 
-const FIXTURES: &[(&str, &str)] = &[
-    ("axolotl", include_str!("fixtures/axolotl.txt")),
-    ("hf", include_str!("fixtures/hf.txt")),
-    ("deepspeed", include_str!("fixtures/deepspeed.txt")),
-    ("megatron", include_str!("fixtures/megatron.txt")),
-    ("torchtitan", include_str!("fixtures/torchtitan.txt")),
-    ("nanotron", include_str!("fixtures/nanotron.txt")),
-];
+use common::FIXTURES;
 
 static FIXES_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 static FIXES_MAX_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -34,6 +34,16 @@
 use dpcalc::calc::{Level, Num, Output, Report};
 use dpcalc::query;
 
+/// Every framework's fixture, as `(framework id, text)`.
+pub const FIXTURES: &[(&str, &str)] = &[
+    ("axolotl", include_str!("../fixtures/axolotl.txt")),
+    ("hf", include_str!("../fixtures/hf.txt")),
+    ("deepspeed", include_str!("../fixtures/deepspeed.txt")),
+    ("megatron", include_str!("../fixtures/megatron.txt")),
+    ("torchtitan", include_str!("../fixtures/torchtitan.txt")),
+    ("nanotron", include_str!("../fixtures/nanotron.txt")),
+];
+
 /// A value as the framework's Python printed it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Want {
