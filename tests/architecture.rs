@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u8)] = &[
     ("num", 0),
     ("field", 0),
+    ("shell", 0),
     ("report", 1),
     ("model", 1),
     ("memory", 2),

@@ -232,6 +232,8 @@ fn pasted(framework: Framework, files: &[&str]) -> State {
 fn every_config_fixture_gives_what_the_page_computes_from_the_same_paste() {
     let mut files: Vec<String> = std::fs::read_dir(CONFIGS)
         .expect("the config fixtures")
+        // real/: the frameworks' own files, each with its own test
+        .filter(|e| e.as_ref().map_or(true, |e| e.path().is_file()))
         .map(|e| {
             e.expect("an entry")
                 .file_name()

@@ -8,7 +8,9 @@
 //!   `train_micro_batch_size_per_gpu`, `gradient_accumulation_steps`,
 //!   `tensor_parallel.autotp_size`, `sequence_parallel_size`, …);
 //! - a Megatron-LM launch (`shlex`: `--flag value`, `--flag=value`, `store_true` flags, `nargs='*'`
-//!   lists such as `--rampup-batch-size`);
+//!   lists such as `--rampup-batch-size`), also as a bash script (Megatron's own examples), read
+//!   by [`shell`] for the command it runs: variables, arrays and `$((…))` expanded, a value it
+//!   cannot know (`$1`) named once and never taken;
 //! - the Hugging Face Trainer's `TrainingArguments`: HfArgumentParser's `--under_score` flags
 //!   (`--flag`, `--flag true`, `--no_flag`), its JSON dict, or a `TrainingArguments(...)` call;
 //! - torchtitan's job TOML (`basic-toml`, behind a nesting guard): `[table] key` as `table.key`;
@@ -29,6 +31,7 @@
 //! sees it; the lists of unknown keys and errors are capped.
 
 use super::field::{CLUSTER, THROUGHPUT};
+use super::shell;
 use super::spec::Reads;
 use super::{Field, Framework, RawInputs};
 use yaml_rust2::parser::{Event, Parser};
@@ -346,12 +349,17 @@ pub fn detect_format(text: &str) -> Format {
         }
         return Format::Unknown;
     }
-    let mut lexer = shlex::Shlex::new(text);
-    let words: Vec<String> = lexer.by_ref().filter(|w| !w.is_empty()).collect();
-    if lexer.had_error {
-        // the command-line reader says where the quote is open
-        return config(Reads::CommandLine);
-    }
+    let words = if shell::is_script(text) {
+        shell::read(text).command
+    } else {
+        let mut lexer = shlex::Shlex::new(text);
+        let words: Vec<String> = lexer.by_ref().filter(|w| !w.is_empty()).collect();
+        if lexer.had_error {
+            // the command-line reader says where the quote is open
+            return config(Reads::CommandLine);
+        }
+        words
+    };
     let command = split_command(&words);
     let (mut hf, mut megatron) = (0usize, 0usize);
     if command.script.is_some_and(|s| {
@@ -528,7 +536,9 @@ fn dpcalc_comments(text: &str, out: &mut Imported) {
             let words = shlex::split(command).unwrap_or_default();
             let cmd = split_command(&words);
             let mut shape = Imported::new(out.framework);
-            launcher_flags(cmd.launcher, &mut shape, &mut seen);
+            let mut unknowns = Unknowns::default();
+            launcher_flags(cmd.launcher, &mut shape, &mut seen, &mut unknowns);
+            unknowns.report(&mut shape);
             if shape.errors.is_empty() {
                 out.inputs.extend(shape.inputs);
             }
@@ -1003,7 +1013,12 @@ fn split_command(words: &[String]) -> Command<'_> {
 /// The launchers' flags for the cluster shape: torchrun's `--nnodes`, `--nproc-per-node`
 /// (`torch/distributed/run.py`, either spelling), DeepSpeed's `--num_nodes`, `--num_gpus`, and
 /// accelerate's `--num_machines`, `--num_processes` (all processes: see [`processes`]).
-fn launcher_flags(words: &[String], out: &mut Imported, seen: &mut Vec<(Field, String)>) {
+fn launcher_flags(
+    words: &[String],
+    out: &mut Imported,
+    seen: &mut Vec<(Field, String)>,
+    unknowns: &mut Unknowns,
+) {
     let (mut machines, mut procs) = (None, None);
     for (flag, values) in flags(words) {
         if flag.is_empty() {
@@ -1024,6 +1039,9 @@ fn launcher_flags(words: &[String], out: &mut Imported, seen: &mut Vec<(Field, S
             out.error(format!("{shown} needs one value"));
             continue;
         };
+        if unknowns.unknown(out, &shown, &value) {
+            continue;
+        }
         match field {
             Some(f) => out.input(f, value, seen, &shown),
             None if name.ends_with("machines") => machines = Some((value, shown)),
@@ -1080,23 +1098,170 @@ fn hf_bool(v: &str) -> Option<&'static str> {
     }
 }
 
-fn cli(text: &str, out: &mut Imported) {
-    let mut lexer = shlex::Shlex::new(text);
-    // shlex yields an empty word for a `\` line continuation after a space; an empty word is
-    // never a value dpcalc could use, so empty words are dropped
-    let words: Vec<String> = lexer.by_ref().filter(|w| !w.is_empty()).collect();
-    if lexer.had_error {
-        out.error(format!(
-            "the command line has an unclosed quote or a trailing backslash (line {})",
-            lexer.line_no
-        ));
-        return;
+/// Values a command line cannot know (`$VAR`, `$(…)`, a backquote): never a field's value. In
+/// a script each unknown is named once, with every flag it leaves empty; in a bare command
+/// line each flag says so.
+#[derive(Default)]
+struct Unknowns {
+    script: bool,
+    /// Each unknown as written (`$1`, `${PWD}`), with the flags it leaves empty.
+    seen: Vec<(String, Vec<String>)>,
+}
+
+impl Unknowns {
+    /// Whether `value` holds something unknown (then it is recorded, or said at once).
+    fn unknown(&mut self, out: &mut Imported, shown: &str, value: &str) -> bool {
+        if !value.contains(['$', '`']) {
+            return false;
+        }
+        if !self.script {
+            out.error(format!(
+                "{shown} {value}: a shell variable or substitution; dpcalc cannot know its value, so the field is left empty"
+            ));
+            return true;
+        }
+        for name in unknown_parts(value) {
+            match self.seen.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, flags)) if !flags.iter().any(|f| f == shown) => {
+                    flags.push(shown.to_string())
+                }
+                Some(_) => {}
+                None => self.seen.push((name, vec![shown.to_string()])),
+            }
+        }
+        true
     }
+
+    fn report(self, out: &mut Imported) {
+        for (name, flags) in self.seen {
+            let (list, verb) = match flags.as_slice() {
+                [one] => (one.clone(), "is"),
+                [init @ .., last] => (format!("{} and {last}", init.join(", ")), "are"),
+                [] => continue,
+            };
+            out.error(format!(
+                "{} is not set in the script (a script argument or an environment variable); dpcalc cannot \
+                 know its value, so {list} {verb} left empty",
+                super::parse::shorten(&name)
+            ));
+        }
+    }
+}
+
+/// The unknown parts of an expanded word, as written: `$1`, `${PWD}`, `$(date)`, `` `cmd` ``.
+fn unknown_parts(value: &str) -> Vec<String> {
+    let c: Vec<char> = value.chars().collect();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        let end = match (c[i], c.get(i + 1)) {
+            ('`', _) => c[i + 1..]
+                .iter()
+                .position(|&x| x == '`')
+                .map_or(c.len(), |p| i + p + 2),
+            ('$', Some(&open @ ('{' | '('))) => {
+                let close = if open == '{' { '}' } else { ')' };
+                let mut level = 0usize;
+                let mut j = i + 1;
+                let mut end = c.len();
+                while j < c.len() {
+                    if c[j] == open {
+                        level += 1;
+                    } else if c[j] == close {
+                        level = level.saturating_sub(1);
+                        if level == 0 {
+                            end = j + 1;
+                            break;
+                        }
+                    }
+                    j += 1;
+                }
+                end
+            }
+            ('$', Some(x)) if x.is_ascii_digit() || "@*#?$!-".contains(*x) => i + 2,
+            ('$', _) => {
+                let mut j = i + 1;
+                while c
+                    .get(j)
+                    .is_some_and(|x| x.is_ascii_alphanumeric() || *x == '_')
+                {
+                    j += 1;
+                }
+                j
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let part: String = c[i..end.min(c.len())].iter().collect();
+        // `$((2*$3))`: the unknown inside
+        let inner = part
+            .strip_prefix("$((")
+            .filter(|p| p.contains('$'))
+            .map(unknown_parts);
+        for part in inner.unwrap_or_else(|| vec![part]) {
+            if part.len() > 1 && !parts.contains(&part) {
+                parts.push(part);
+            }
+        }
+        i = end.max(i + 1);
+    }
+    if parts.is_empty() {
+        parts.push(value.to_string());
+    }
+    parts
+}
+
+fn cli(text: &str, out: &mut Imported) {
+    let mut unknowns = Unknowns {
+        script: shell::is_script(text),
+        ..Unknowns::default()
+    };
+    let words: Vec<String> = if unknowns.script {
+        // a script: the command it runs, expanded as bash would
+        let script = shell::read(text);
+        if script.too_large {
+            out.error(
+                "the script's variables grow past what dpcalc reads (an array or a value too large); \
+                 what did not fit is left out",
+            );
+        }
+        if script.command.is_empty() {
+            out.error(
+                "this script runs no training command (torchrun, python … .py, deepspeed, accelerate) \
+                 that dpcalc can follow; nothing is read",
+            );
+            return;
+        }
+        script
+            .command
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .collect()
+    } else {
+        let mut lexer = shlex::Shlex::new(text);
+        // shlex yields an empty word for a `\` line continuation after a space; an empty word
+        // is never a value dpcalc could use, so empty words are dropped
+        let words: Vec<String> = lexer.by_ref().filter(|w| !w.is_empty()).collect();
+        if lexer.had_error {
+            out.error(format!(
+                "the command line has an unclosed quote or a trailing backslash (line {})",
+                lexer.line_no
+            ));
+            return;
+        }
+        words
+    };
     let command = split_command(&words);
     let mut seen = Vec::new();
-    launcher_flags(command.launcher, out, &mut seen);
+    launcher_flags(command.launcher, out, &mut seen, &mut unknowns);
     // HfArgumentParser's flags, or Megatron-LM's (`megatron/training/arguments.py`)
-    let reads = out.framework.spec().import.as_ref().map(|i| i.reads);
+    let import = out.framework.spec().import.as_ref();
+    let reads = import.map(|i| i.reads);
+    let words = import.map_or(super::spec::all_words as fn(Field) -> Option<usize>, |i| {
+        i.words
+    });
     let hf = reads == Some(Reads::TrainingArguments);
     let mut leading = true;
     for (flag, values) in flags(command.program) {
@@ -1166,16 +1331,26 @@ fn cli(text: &str, out: &mut Imported) {
                 out.error(format!("{shown} needs a value"));
                 continue;
             }
-            (None, _) => values.join(" "),
+            (None, _) => match words(field) {
+                // argparse takes its words; the rest it does not know, and it stops there
+                Some(n) if values.len() > n => {
+                    out.error(format!(
+                        "{shown} takes {n} word(s) (its value is {}); argparse stops at the rest: \
+                         \u{201c}unrecognized arguments: {}\u{201d}",
+                        values[..n].join(" "),
+                        super::parse::shorten(&values[n..].join(" "))
+                    ));
+                    values[..n].join(" ")
+                }
+                _ => values.join(" "),
+            },
         };
-        if value.contains('$') || value.contains('`') {
-            out.error(format!(
-                "{shown} {value}: a shell variable or substitution; dpcalc cannot know its value, so the field is left empty"
-            ));
+        if unknowns.unknown(out, &shown, &value) {
             continue;
         }
         out.input(field, value, &mut seen, &shown);
     }
+    unknowns.report(out);
 }
 
 /// One value for a launcher flag (`--nnodes 2` or `--nnodes=2`).

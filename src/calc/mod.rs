@@ -43,6 +43,7 @@ pub mod num;
 pub mod parse;
 pub mod report;
 pub mod schedule;
+pub mod shell;
 pub mod spec;
 pub mod view;
 

@@ -237,6 +237,10 @@ pub struct Import {
     /// The field for a key the framework accepts besides its own form keys (deprecated aliases,
     /// launcher flags, a nested key's dotted path such as `parallelism.tp`), if any.
     pub alias: fn(key: &str) -> Option<Field>,
+    /// How many words a command-line flag for `field` takes (argparse's `nargs`): `Some(n)`
+    /// and the words after the n-th are argparse's "unrecognized arguments"; `None`, all the
+    /// words up to the next flag (joined; the framework's rules check them).
+    pub words: fn(field: Field) -> Option<usize>,
 }
 
 /// A comparison with another release shown beside the results.
@@ -436,6 +440,11 @@ pub fn derive_nothing(_: &RawInputs, _: &Report, _: &mut Vec<Entry>, _: &mut Vec
 
 /// Reads no alias.
 pub fn no_alias(_: &str) -> Option<Field> {
+    None
+}
+
+/// A command-line flag takes every word up to the next flag.
+pub fn all_words(_: Field) -> Option<usize> {
     None
 }
 

@@ -73,6 +73,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::CommandLine,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        words: import_words,
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Megatron,
@@ -167,6 +168,13 @@ fn derive(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, _: &mut Ve
 /// The Megatron-LM arguments dpcalc reads, also before the Megatron form lists them.
 fn import_alias(key: &str) -> Option<Field> {
     Field::from_key(key).filter(|f| EXPORT_KEYS.contains(f))
+}
+
+/// argparse's `nargs` for the flags dpcalc reads (`megatron/training/config/training_config.py`):
+/// one word each (`--step-batch-size-schedule` is a `str`), except `--rampup-batch-size`
+/// (`nargs=3`, whose words the rules check).
+fn import_words(field: Field) -> Option<usize> {
+    (field != Field::RampupBatchSize).then_some(1)
 }
 
 /// The keys Megatron requires or describes its own way.

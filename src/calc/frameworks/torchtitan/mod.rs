@@ -85,6 +85,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::Toml,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        words: spec::all_words,
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Torchtitan,

@@ -1,0 +1,1044 @@
+//! A bash launch script read as bash would for what dpcalc needs from it: the command that runs
+//! the training script, with its words expanded. Megatron-LM's own examples
+//! (`examples/gpt3/train_gpt3_175b_distributed.sh`, `examples/llama/train_llama3_8b_h100_fp8.sh`)
+//! set `NAME=value` variables and bash arrays and expand them into the `torchrun … pretrain_gpt.py`
+//! line; [`read`] follows them.
+//!
+//! Read: `NAME=value`, `export`/`declare`/`local`/`readonly NAME=value`, `NAME+=value`, arrays
+//! `NAME=( … )` and `NAME+=( … )` (over lines, with comments), `$NAME`, `${NAME}`,
+//! `${NAME:-default}` (also `-`, `:=`, `=`, `:+`, `+`), `${ARR[@]}`, `"${ARR[@]}"`, `${ARR[N]}`,
+//! `${#NAME}`, `$((…))` integer arithmetic, quotes, backslashes, line continuations, comments,
+//! and `if`/`elif`/`else`/`fi` on `[[ … ]]`/`[ … ]` string tests (`==`, `=`, `!=`, `-z`, `-n`,
+//! `!`, joined by `&&`/`||`). Nothing runs: a value dpcalc cannot know (a script argument `$1`, an
+//! environment variable never assigned, `$(…)`, a backquote) stays as it is written, `$` and all,
+//! so a caller can tell it apart and never takes it for a value. A branch under a condition that
+//! cannot be decided (`[ -f … ]`, an unknown value) is not taken, nor its `else`; loops and `case`
+//! are skipped. Not this module's job: which flags mean what (see `import.rs`).
+//!
+//! Bounded: every value is capped at [`MAX_LEN`] bytes, every array and the command at
+//! [`MAX_WORDS`] words, and nesting (`${a:-${b:-…}}`, `$((…))`, parentheses) at [`MAX_DEPTH`];
+//! past a cap the value is unknown and [`Script::too_large`] is set.
+
+use std::collections::HashMap;
+
+/// The longest value kept, in bytes.
+pub const MAX_LEN: usize = 64 * 1024;
+/// The most words an array or the command holds.
+pub const MAX_WORDS: usize = 10_000;
+/// The deepest nesting of expansions and arithmetic read.
+pub const MAX_DEPTH: usize = 16;
+/// The most bytes all expansions of one script produce together.
+pub const MAX_TOTAL: usize = 4 * 1024 * 1024;
+
+/// What a script runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Script {
+    /// The words of the last command that runs a training script (`torchrun …`, `python …`,
+    /// `deepspeed …`, `accelerate …`, `….py`), expanded; empty if there is none. A part dpcalc
+    /// cannot know is kept as written (`$1`, `${PWD}`, `$(date)`).
+    pub command: Vec<String>,
+    /// How many such commands the script runs (the last one is kept).
+    pub commands: usize,
+    /// A value or an array grew past the caps.
+    pub too_large: bool,
+}
+
+/// Whether a pasted text is a script rather than one command line: one of its lines assigns a
+/// variable (`NAME=…`, `NAME+=…`, `export NAME=…`) before anything else.
+pub fn is_script(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        let l = ["export ", "declare ", "local ", "readonly "]
+            .iter()
+            .find_map(|p| l.strip_prefix(p))
+            .map_or(l, str::trim_start);
+        assignment(l).is_some()
+    })
+}
+
+/// `NAME=` or `NAME+=` at the start of a word: the name, whether it appends, and the rest.
+fn assignment(word: &str) -> Option<(&str, bool, &str)> {
+    let end = word
+        .char_indices()
+        .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
+        .map_or(word.len(), |(i, _)| i);
+    if end == 0 {
+        return None;
+    }
+    let (name, rest) = word.split_at(end);
+    if let Some(v) = rest.strip_prefix("+=") {
+        Some((name, true, v))
+    } else {
+        rest.strip_prefix('=').map(|v| (name, false, v))
+    }
+}
+
+/// Reads a script: its assignments, arrays and conditions, and the training command it runs.
+pub fn read(text: &str) -> Script {
+    let tokens = lex(text);
+    let mut run = Run {
+        room: MAX_TOTAL,
+        vars: HashMap::new(),
+        frames: Vec::new(),
+        cond: Vec::new(),
+        script: Script::default(),
+    };
+    run.tokens(&tokens);
+    run.script
+}
+
+// ---- lexing --------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    /// A word as written (quotes and expansions still in it).
+    Word(String),
+    /// `NAME=( … )` or `NAME+=( … )`: the name, whether it appends, the words as written.
+    Array(String, bool, Vec<String>),
+    /// `;`, a newline, `&`, `|`, `(`, `)`: the end of a command.
+    End,
+    And,
+    Or,
+}
+
+/// The index just past a construct starting at `i`: a quote, `$(…)`, `${…}`, a backquote.
+fn skip(c: &[char], i: usize, depth: usize) -> usize {
+    let Some(&ch) = c.get(i) else { return i };
+    if depth > MAX_DEPTH * 4 {
+        return c.len();
+    }
+    match ch {
+        '\'' => c[i + 1..]
+            .iter()
+            .position(|&x| x == '\'')
+            .map_or(c.len(), |p| i + 1 + p + 1),
+        '`' => {
+            let mut j = i + 1;
+            while j < c.len() && c[j] != '`' {
+                j += if c[j] == '\\' { 2 } else { 1 };
+            }
+            (j + 1).min(c.len())
+        }
+        '"' => {
+            let mut j = i + 1;
+            while j < c.len() && c[j] != '"' {
+                j = match c[j] {
+                    '\\' => j + 2,
+                    '$' | '`' => skip(c, j, depth + 1).max(j + 1),
+                    _ => j + 1,
+                };
+            }
+            (j + 1).min(c.len())
+        }
+        '$' => match c.get(i + 1) {
+            Some('(') | Some('{') => {
+                let (open, close) = if c[i + 1] == '(' {
+                    ('(', ')')
+                } else {
+                    ('{', '}')
+                };
+                let mut level = 0usize;
+                let mut j = i + 1;
+                while j < c.len() {
+                    match c[j] {
+                        x if x == open => {
+                            level += 1;
+                            j += 1;
+                        }
+                        x if x == close => {
+                            level -= 1;
+                            j += 1;
+                            if level == 0 {
+                                return j;
+                            }
+                        }
+                        '\\' => j += 2,
+                        '\'' if open == '{' => j += 1,
+                        '\'' | '"' | '`' | '$' => j = skip(c, j, depth + 1).max(j + 1),
+                        _ => j += 1,
+                    }
+                }
+                c.len()
+            }
+            _ => i + 1,
+        },
+        _ => i + 1,
+    }
+}
+
+/// The index just past an expansion starting at `i` (a `$` or a backquote), `$NAME` and `$1`
+/// included.
+fn dollar_end(c: &[char], i: usize) -> usize {
+    let end = skip(c, i, 0).max(i + 1);
+    if c.get(i) != Some(&'$') || end != i + 1 {
+        return end.min(c.len());
+    }
+    let mut e = i + 1;
+    match c.get(e) {
+        Some(x) if x.is_ascii_digit() || "@*#?$!-".contains(*x) => e += 1,
+        _ => {
+            while c
+                .get(e)
+                .is_some_and(|x| x.is_ascii_alphanumeric() || *x == '_')
+            {
+                e += 1;
+            }
+        }
+    }
+    e
+}
+
+fn lex(text: &str) -> Vec<Tok> {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            ' ' | '\t' | '\r' => i += 1,
+            '\\' if c.get(i + 1) == Some(&'\n') => i += 2,
+            '#' => {
+                while i < c.len() && c[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '&' if c.get(i + 1) == Some(&'&') => {
+                out.push(Tok::And);
+                i += 2;
+            }
+            '|' if c.get(i + 1) == Some(&'|') => {
+                out.push(Tok::Or);
+                i += 2;
+            }
+            '\n' | ';' | '&' | '|' | '(' | ')' => {
+                out.push(Tok::End);
+                i += 1;
+            }
+            _ => {
+                let (word, next) = word(&c, i);
+                i = next;
+                let array = assignment(&word)
+                    .filter(|(_, _, rest)| rest.is_empty())
+                    .map(|(n, a, _)| (n.to_string(), a));
+                match (array, c.get(i)) {
+                    (Some((name, append)), Some('(')) => {
+                        let (words, next) = array_words(&c, i + 1);
+                        i = next;
+                        out.push(Tok::Array(name, append, words));
+                    }
+                    _ => out.push(Tok::Word(word)),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One word as written, from `i`: up to an unquoted blank or operator.
+fn word(c: &[char], mut i: usize) -> (String, usize) {
+    let start = i;
+    let mut w = String::new();
+    while i < c.len() {
+        match c[i] {
+            ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>' if i > start => {
+                break
+            }
+            '\\' if c.get(i + 1) == Some(&'\n') => i += 2,
+            '\\' => {
+                w.extend(c[i..(i + 2).min(c.len())].iter());
+                i += 2;
+            }
+            '\'' | '"' | '`' | '$' => {
+                let end = skip(c, i, 0).max(i + 1).min(c.len());
+                w.extend(c[i..end].iter());
+                i = end;
+            }
+            x => {
+                w.push(x);
+                i += 1;
+            }
+        }
+    }
+    (w, i)
+}
+
+/// The words of an array assignment, from just after its `(` to its `)` (or the end).
+fn array_words(c: &[char], mut i: usize) -> (Vec<String>, usize) {
+    let mut words = Vec::new();
+    while i < c.len() {
+        match c[i] {
+            ' ' | '\t' | '\r' | '\n' => i += 1,
+            '\\' if c.get(i + 1) == Some(&'\n') => i += 2,
+            '#' => {
+                while i < c.len() && c[i] != '\n' {
+                    i += 1;
+                }
+            }
+            ')' => return (words, i + 1),
+            _ => {
+                let (w, next) = word(c, i);
+                i = next.max(i + 1);
+                if words.len() < MAX_WORDS {
+                    words.push(w);
+                }
+            }
+        }
+    }
+    (words, i)
+}
+
+// ---- running -------------------------------------------------------------------------------
+
+#[derive(Clone, Debug)]
+enum Var {
+    Str(String),
+    Arr(Vec<String>),
+}
+
+/// The state of one `if` (or a skipped loop or `case`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Branch {
+    /// Collecting the condition after `if` or `elif`.
+    Cond,
+    /// In the branch taken.
+    Taking,
+    /// In a branch not taken; a later `elif`/`else` may be.
+    Waiting,
+    /// A branch was taken (or cannot be decided): every later one is skipped.
+    Done,
+    /// Inside a loop or `case`, which is skipped.
+    Skipped,
+}
+
+struct Run {
+    /// Bytes the expansions may still produce.
+    room: usize,
+    vars: HashMap<String, Var>,
+    frames: Vec<Branch>,
+    cond: Vec<(Vec<String>, Option<bool>)>,
+    script: Script,
+}
+
+/// A field being built by the expansion of one word.
+#[derive(Default)]
+struct Fields {
+    done: Vec<String>,
+    cur: String,
+    started: bool,
+    /// Bytes the whole run may still produce ([`MAX_TOTAL`]).
+    room: usize,
+    /// Something was left out at a cap.
+    over: bool,
+}
+
+impl Fields {
+    fn finish(&mut self) {
+        if self.started && self.done.len() < MAX_WORDS {
+            self.done.push(std::mem::take(&mut self.cur));
+        } else if self.started {
+            self.over = true;
+        }
+        self.cur.clear();
+        self.started = false;
+    }
+    fn push(&mut self, s: &str) {
+        if self.cur.len() + s.len() <= MAX_LEN && s.len() <= self.room {
+            self.cur.push_str(s);
+            self.room -= s.len();
+        } else {
+            self.over = true;
+        }
+        self.started = true;
+    }
+    /// An unquoted expansion: split at blanks.
+    fn split(&mut self, s: &str) {
+        if s.starts_with(char::is_whitespace) {
+            self.finish();
+        }
+        let mut any = false;
+        for (k, part) in s.split_whitespace().enumerate() {
+            if k > 0 {
+                self.finish();
+            }
+            self.push(part);
+            any = true;
+        }
+        if any && s.ends_with(char::is_whitespace) {
+            self.finish();
+        }
+    }
+    fn into_words(mut self) -> Vec<String> {
+        self.finish();
+        self.done
+    }
+}
+
+impl Run {
+    fn executing(&self) -> bool {
+        self.frames.iter().all(|b| *b == Branch::Taking)
+    }
+
+    fn tokens(&mut self, tokens: &[Tok]) {
+        let mut cmd: Vec<&Tok> = Vec::new();
+        for t in tokens {
+            match t {
+                Tok::Word(_) | Tok::Array(..) => cmd.push(t),
+                Tok::End => {
+                    self.command(&cmd, None);
+                    cmd.clear();
+                }
+                Tok::And | Tok::Or => {
+                    self.command(&cmd, Some(*t == Tok::And));
+                    cmd.clear();
+                }
+            }
+        }
+        self.command(&cmd, None);
+    }
+
+    /// One command; `joined` says how it joins the next (`&&`: `Some(true)`, `||`: `Some(false)`).
+    /// Keywords (`if`, `then`, `else`, `fi`, …) at its start are read one by one.
+    fn command(&mut self, mut cmd: &[&Tok], joined: Option<bool>) {
+        loop {
+            let first = match cmd.first() {
+                Some(Tok::Word(w)) => w.as_str(),
+                Some(_) => "",
+                None => return,
+            };
+            let top = self.frames.last().copied();
+            let next = match first {
+                "if" => {
+                    // an if inside a branch not run is skipped to its fi
+                    let b = if self.executing() {
+                        Branch::Cond
+                    } else {
+                        Branch::Done
+                    };
+                    self.frames.push(b);
+                    self.cond.clear();
+                    None
+                }
+                "elif" => Some(match top {
+                    Some(Branch::Waiting) => {
+                        self.cond.clear();
+                        Branch::Cond
+                    }
+                    Some(Branch::Taking) => Branch::Done,
+                    Some(other) => other,
+                    None => Branch::Done,
+                }),
+                "then" if top == Some(Branch::Cond) => Some(match self.decide() {
+                    Some(true) => Branch::Taking,
+                    Some(false) => Branch::Waiting,
+                    None => Branch::Done,
+                }),
+                "then" => top,
+                "else" => Some(match top {
+                    Some(Branch::Waiting) => Branch::Taking,
+                    Some(Branch::Taking) => Branch::Done,
+                    Some(other) => other,
+                    None => Branch::Done,
+                }),
+                "fi" | "done" | "esac" => {
+                    self.frames.pop();
+                    None
+                }
+                "for" | "while" | "until" | "case" | "select" => {
+                    self.frames.push(Branch::Skipped);
+                    return;
+                }
+                _ => break,
+            };
+            if let (Some(b), Some(last)) = (next, self.frames.last_mut()) {
+                *last = b;
+            }
+            cmd = &cmd[1..];
+        }
+        if self.frames.last() == Some(&Branch::Cond) {
+            let words: Vec<String> = cmd
+                .iter()
+                .filter_map(|t| match t {
+                    Tok::Word(w) => Some(w.clone()),
+                    _ => None,
+                })
+                .collect();
+            self.cond.push((words, joined));
+            return;
+        }
+        if !self.executing() {
+            return;
+        }
+        self.simple(cmd);
+    }
+
+    /// The last `&&`/`||` list before `then`, in bash's left-to-right order (unknown: `None`).
+    fn decide(&mut self) -> Option<bool> {
+        let cond = std::mem::take(&mut self.cond);
+        let mut acc: Option<bool> = None;
+        let mut join: Option<bool> = None;
+        for (words, next) in &cond {
+            let v = self.test(words);
+            acc = match join {
+                None => v,
+                Some(true) => match (acc, v) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                },
+                Some(false) => match (acc, v) {
+                    (Some(true), _) | (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                },
+            };
+            join = *next;
+        }
+        acc
+    }
+
+    /// One `[[ … ]]`, `[ … ]` or `test …` on strings; anything else is unknown.
+    fn test(&mut self, words: &[String]) -> Option<bool> {
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        let inner: &[&str] = match w.as_slice() {
+            ["[[", inner @ .., "]]"] | ["[", inner @ .., "]"] | ["test", inner @ ..] => inner,
+            _ => return None,
+        };
+        let (negate, inner) = match inner {
+            ["!", rest @ ..] => (true, rest),
+            _ => (false, inner),
+        };
+        let mut val = |raw: &str| -> Option<String> {
+            let v = self.expand(raw, false, 0).join(" ");
+            (!v.contains('$') && !v.contains('`')).then_some(v)
+        };
+        let result = match inner {
+            [a] => !val(a)?.is_empty(),
+            ["-z", a] => val(a)?.is_empty(),
+            ["-n", a] => !val(a)?.is_empty(),
+            [a, op @ ("==" | "=" | "!="), b] => {
+                let (a, b) = (val(a)?, val(b)?);
+                // an unquoted pattern in [[ ]] matches by glob: not read
+                if b.contains(['*', '?', '[']) {
+                    return None;
+                }
+                (a == b) == (*op != "!=")
+            }
+            _ => return None,
+        };
+        Some(result != negate)
+    }
+
+    /// A simple command: assignments alone set variables; a training command is kept.
+    fn simple(&mut self, cmd: &[&Tok]) {
+        let mut i = 0;
+        let mut declare = false;
+        if let Some(Tok::Word(w)) = cmd.first() {
+            if matches!(
+                w.as_str(),
+                "export" | "declare" | "typeset" | "local" | "readonly"
+            ) {
+                declare = true;
+                i = 1;
+            }
+        }
+        let mut assigns: Vec<&Tok> = Vec::new();
+        while let Some(t) = cmd.get(i) {
+            match t {
+                Tok::Array(..) => assigns.push(t),
+                Tok::Word(w) if assignment(w).is_some() => assigns.push(t),
+                Tok::Word(w) if declare && (w.starts_with('-') || !w.contains('=')) => {}
+                Tok::Word(_) => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        if i >= cmd.len() {
+            for t in assigns {
+                self.assign(t);
+            }
+            return;
+        }
+        // `NAME=value cmd …`: the values are the command's environment only
+        let mut words = Vec::new();
+        for t in &cmd[i..] {
+            if let Tok::Word(w) = t {
+                for x in self.expand(w, true, 0) {
+                    if words.len() < MAX_WORDS {
+                        words.push(x);
+                    } else {
+                        self.script.too_large = true;
+                    }
+                }
+            }
+        }
+        let mut k = 0;
+        while let Some(w) = words.get(k) {
+            if matches!(w.as_str(), "exec" | "nohup" | "time" | "env") || assignment(w).is_some() {
+                k += 1;
+            } else {
+                break;
+            }
+        }
+        let Some(program) = words.get(k) else { return };
+        let base = program.rsplit('/').next().unwrap_or(program);
+        let training = matches!(base, "torchrun" | "deepspeed" | "accelerate")
+            || base.starts_with("python")
+            || base.ends_with(".py");
+        if training {
+            self.script.command = words.split_off(k);
+            self.script.commands += 1;
+        }
+    }
+
+    fn assign(&mut self, t: &Tok) {
+        match t {
+            Tok::Array(name, append, raw) => {
+                let mut items = match (append, self.vars.get(name)) {
+                    (true, Some(Var::Arr(a))) => a.clone(),
+                    (true, Some(Var::Str(s))) => vec![s.clone()],
+                    _ => Vec::new(),
+                };
+                for w in raw {
+                    for x in self.expand(w, true, 0) {
+                        if items.len() < MAX_WORDS {
+                            items.push(x);
+                        } else {
+                            self.script.too_large = true;
+                        }
+                    }
+                }
+                self.vars.insert(name.clone(), Var::Arr(items));
+            }
+            Tok::Word(w) => {
+                let Some((name, append, value)) = assignment(w) else {
+                    return;
+                };
+                let mut v = self.expand(value, false, 0).join(" ");
+                let name = name.to_string();
+                if append {
+                    let old = match self.vars.get(&name) {
+                        Some(Var::Str(s)) => s.clone(),
+                        Some(Var::Arr(a)) => a.first().cloned().unwrap_or_default(),
+                        None => String::new(),
+                    };
+                    v = old + &v;
+                }
+                if v.len() > MAX_LEN {
+                    self.script.too_large = true;
+                    return;
+                }
+                match self.vars.get_mut(&name) {
+                    // `A=x` on an array sets its first element
+                    Some(Var::Arr(a)) if !a.is_empty() => a[0] = v,
+                    _ => {
+                        self.vars.insert(name, Var::Str(v));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A word's fields after expansion (`split`: unquoted expansions are split at blanks, as in
+    /// a command; otherwise one field, as in an assignment).
+    fn expand(&mut self, raw: &str, split: bool, depth: usize) -> Vec<String> {
+        let c: Vec<char> = raw.chars().collect();
+        let mut f = Fields {
+            room: self.room,
+            ..Fields::default()
+        };
+        if depth > MAX_DEPTH {
+            self.script.too_large = true;
+            f.push(raw);
+            return f.into_words();
+        }
+        let mut i = 0;
+        while i < c.len() {
+            match c[i] {
+                '\\' => {
+                    if let Some(&x) = c.get(i + 1) {
+                        if x != '\n' {
+                            f.push(&x.to_string());
+                        }
+                    }
+                    i += 2;
+                }
+                '\'' => {
+                    let end = skip(&c, i, 0).max(i + 1);
+                    let inner: String = c[(i + 1).min(end)..end.saturating_sub(1).max(i + 1)]
+                        .iter()
+                        .collect();
+                    f.push(&inner);
+                    i = end;
+                }
+                '"' => {
+                    f.started = true;
+                    let end = skip(&c, i, 0).max(i + 1);
+                    let stop = if c.get(end - 1) == Some(&'"') && end - 1 > i {
+                        end - 1
+                    } else {
+                        end
+                    };
+                    let mut j = i + 1;
+                    while j < stop {
+                        match c[j] {
+                            '\\' if matches!(c.get(j + 1), Some('$' | '`' | '"' | '\\')) => {
+                                f.push(&c[j + 1].to_string());
+                                j += 2;
+                            }
+                            '\\' if c.get(j + 1) == Some(&'\n') => j += 2,
+                            '$' | '`' => {
+                                let e = dollar_end(&c, j).min(stop).max(j + 1);
+                                let text: String = c[j..e].iter().collect();
+                                self.dollar(&text, true, &mut f, depth);
+                                j = e;
+                            }
+                            x => {
+                                f.push(&x.to_string());
+                                j += 1;
+                            }
+                        }
+                    }
+                    i = end;
+                }
+                '$' | '`' => {
+                    let end = dollar_end(&c, i);
+                    let text: String = c[i..end].iter().collect();
+                    self.dollar(&text, !split, &mut f, depth);
+                    i = end;
+                }
+                x => {
+                    f.push(&x.to_string());
+                    i += 1;
+                }
+            }
+        }
+        self.room = self.room.min(f.room);
+        self.script.too_large |= f.over;
+        let words = f.into_words();
+        if split {
+            words
+        } else {
+            vec![words.join(" ")]
+        }
+    }
+
+    /// One expansion (`$NAME`, `${…}`, `$((…))`, `$(…)`, a backquote) into the fields.
+    fn dollar(&mut self, text: &str, quoted: bool, f: &mut Fields, depth: usize) {
+        let put = |f: &mut Fields, s: &str| {
+            if quoted {
+                f.push(s)
+            } else {
+                f.split(s)
+            }
+        };
+        if text == "$" {
+            return f.push("$");
+        }
+        if let Some(expr) = text.strip_prefix("$((").and_then(|t| t.strip_suffix("))")) {
+            let inner = self.expand(expr, false, depth + 1).join(" ");
+            match (!inner.contains(['$', '`']))
+                .then(|| Arith::eval(&inner, &self.vars))
+                .flatten()
+            {
+                Some(n) => put(f, &n.to_string()),
+                None => f.push(text),
+            }
+            return;
+        }
+        if let Some(inner) = text.strip_prefix("${").and_then(|t| t.strip_suffix('}')) {
+            return self.braced(text, inner, quoted, f, depth);
+        }
+        let Some(name) = text.strip_prefix('$') else {
+            return f.push(text); // a backquote: unknown
+        };
+        match self.vars.get(name).cloned() {
+            Some(Var::Str(s)) => put(f, &s),
+            Some(Var::Arr(a)) => put(f, a.first().map_or("", String::as_str)),
+            None => f.push(text),
+        }
+    }
+
+    /// `${…}`: a name, an element, a length, or a default.
+    fn braced(&mut self, text: &str, inner: &str, quoted: bool, f: &mut Fields, depth: usize) {
+        let put = |f: &mut Fields, s: &str| {
+            if quoted {
+                f.push(s)
+            } else {
+                f.split(s)
+            }
+        };
+        let (len, body) = match inner.strip_prefix('#') {
+            Some(b) if !b.is_empty() => (true, b),
+            _ => (false, inner),
+        };
+        let name_end = body
+            .char_indices()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(body.len(), |(i, _)| i);
+        let (name, mut rest) = body.split_at(name_end);
+        if name.is_empty() {
+            return f.push(text);
+        }
+        let mut index: Option<&str> = None;
+        if let Some(r) = rest.strip_prefix('[') {
+            let Some(close) = r.find(']') else {
+                return f.push(text);
+            };
+            index = Some(&r[..close]);
+            rest = &r[close + 1..];
+        }
+        let var = self.vars.get(name).cloned();
+        // the value's elements; None when unset
+        let elems: Option<Vec<String>> = match (&var, index) {
+            (None, _) => None,
+            (Some(Var::Str(s)), None | Some("0" | "@" | "*")) => Some(vec![s.clone()]),
+            (Some(Var::Str(_)), Some(_)) => None,
+            (Some(Var::Arr(a)), None) => a.first().map(|s| vec![s.clone()]),
+            (Some(Var::Arr(a)), Some("@" | "*")) => Some(a.clone()),
+            (Some(Var::Arr(a)), Some(n)) => n
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| a.get(n))
+                .map(|s| vec![s.clone()]),
+        };
+        if len {
+            if !rest.is_empty() {
+                return f.push(text);
+            }
+            let n = match (&elems, index) {
+                (Some(e), Some("@" | "*")) => e.len(),
+                (Some(e), _) => e.first().map_or(0, |s| s.chars().count()),
+                (None, _) => return f.push(text),
+            };
+            return put(f, &n.to_string());
+        }
+        let many = matches!(index, Some("@" | "*"));
+        let set = elems.is_some();
+        let empty = elems
+            .as_ref()
+            .is_none_or(|e| e.iter().all(String::is_empty));
+        let op = ["-", ":-", "=", ":=", "+", ":+", "?", ":?"]
+            .iter()
+            .filter(|o| rest.starts_with(**o))
+            .max_by_key(|o| o.len())
+            .copied();
+        let word = op.map_or("", |o| &rest[o.len()..]);
+        let alternative = match op {
+            None if !rest.is_empty() => return f.push(text), // ${a%…}, ${a/…}, ${a:1}: not read
+            None => None,
+            Some("-" | "=") => (!set).then_some(word),
+            Some(":-" | ":=") => empty.then_some(word),
+            Some("+") => Some(if set { word } else { "" }),
+            Some(":+") => Some(if empty { "" } else { word }),
+            _ => None, // ${a?msg}: an error when unset; the value otherwise
+        };
+        if let Some(w) = alternative {
+            let v = self.expand(w, false, depth + 1).join(" ");
+            if matches!(op, Some("=" | ":="))
+                && index.is_none()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+            {
+                self.vars.insert(name.to_string(), Var::Str(v.clone()));
+            }
+            return put(f, &v);
+        }
+        match elems {
+            None => f.push(text),
+            Some(e) if many && quoted => {
+                for (k, s) in e.iter().enumerate() {
+                    if k > 0 {
+                        f.finish();
+                        f.started = true;
+                    }
+                    f.push(s);
+                }
+            }
+            Some(e) => {
+                for (k, s) in e.iter().enumerate() {
+                    if k > 0 {
+                        f.finish();
+                    }
+                    put(f, s);
+                }
+            }
+        }
+    }
+}
+
+/// bash's integer arithmetic (`+ - * / %`, parentheses, unary signs) on 64-bit integers; a
+/// name is its variable's value. `None` for anything unknown, unread or overflowing.
+struct Arith<'a> {
+    t: Vec<String>,
+    i: usize,
+    vars: &'a HashMap<String, Var>,
+    depth: usize,
+}
+
+impl<'a> Arith<'a> {
+    fn eval(expr: &str, vars: &'a HashMap<String, Var>) -> Option<i64> {
+        let mut t = Vec::new();
+        let c: Vec<char> = expr.chars().collect();
+        let mut i = 0;
+        while i < c.len() {
+            let x = c[i];
+            if x.is_whitespace() {
+                i += 1;
+            } else if x.is_ascii_alphanumeric() || x == '_' {
+                let s = i;
+                while i < c.len() && (c[i].is_ascii_alphanumeric() || c[i] == '_') {
+                    i += 1;
+                }
+                t.push(c[s..i].iter().collect());
+            } else if "+-*/%()".contains(x) {
+                if x == '*' && c.get(i + 1) == Some(&'*') {
+                    return None; // ** not read
+                }
+                t.push(x.to_string());
+                i += 1;
+            } else {
+                return None;
+            }
+        }
+        let mut a = Arith {
+            t,
+            i: 0,
+            vars,
+            depth: 0,
+        };
+        let v = a.sum()?;
+        (a.i == a.t.len()).then_some(v)
+    }
+
+    fn peek(&self) -> Option<&str> {
+        self.t.get(self.i).map(String::as_str)
+    }
+
+    fn sum(&mut self) -> Option<i64> {
+        let mut v = self.product()?;
+        while let Some(op @ ("+" | "-")) = self.peek() {
+            let plus = op == "+";
+            self.i += 1;
+            let r = self.product()?;
+            v = if plus {
+                v.checked_add(r)?
+            } else {
+                v.checked_sub(r)?
+            };
+        }
+        Some(v)
+    }
+
+    fn product(&mut self) -> Option<i64> {
+        let mut v = self.unary()?;
+        while let Some(op @ ("*" | "/" | "%")) = self.peek() {
+            let op = op.to_string();
+            self.i += 1;
+            let r = self.unary()?;
+            v = match op.as_str() {
+                "*" => v.checked_mul(r)?,
+                "/" => v.checked_div(r)?,
+                _ => v.checked_rem(r)?,
+            };
+        }
+        Some(v)
+    }
+
+    fn unary(&mut self) -> Option<i64> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH * 4 {
+            return None;
+        }
+        let v = match self.peek()? {
+            "-" => {
+                self.i += 1;
+                self.unary()?.checked_neg()?
+            }
+            "+" => {
+                self.i += 1;
+                self.unary()?
+            }
+            "(" => {
+                self.i += 1;
+                let v = self.sum()?;
+                if self.peek()? != ")" {
+                    return None;
+                }
+                self.i += 1;
+                v
+            }
+            tok => {
+                let tok = tok.to_string();
+                self.i += 1;
+                if tok.starts_with(|c: char| c.is_ascii_digit()) {
+                    decimal(&tok)?
+                } else {
+                    match self.vars.get(&tok)? {
+                        Var::Str(s) => decimal(s.trim())?,
+                        Var::Arr(a) => decimal(a.first()?.trim())?,
+                    }
+                }
+            }
+        };
+        self.depth -= 1;
+        Some(v)
+    }
+}
+
+/// A decimal integer as bash's arithmetic reads it; a leading `0` (octal) or `0x` is not read.
+fn decimal(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if digits.len() > 1 && digits.starts_with('0') {
+        return None;
+    }
+    s.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(text: &str) -> Vec<String> {
+        read(text).command
+    }
+
+    #[test]
+    fn variables_arrays_and_arithmetic() {
+        let s = "N=2\nG=8\nW=$(($G*$N))\nA=(\n  --x $W # c (d)\n  --y \"a b\"\n)\nA+=(\"--z 1\")\ntorchrun ${A[@]} t.py \"${A[@]}\" ${1:-\"d e\"} $2\n";
+        assert_eq!(
+            cmd(s),
+            [
+                "torchrun", "--x", "16", "--y", "a", "b", "--z", "1", "t.py", "--x", "16", "--y",
+                "a b", "--z 1", "d", "e", "$2"
+            ]
+        );
+    }
+
+    #[test]
+    fn conditions_and_unknowns() {
+        let s = "T=${3:-MOCK}\nL=()\nif [[ \"$T\" == \"MOCK\" ]] || [[ -z \"$T\" ]]; then\n L+=(--a)\nelse\n L+=(--b)\nfi\nif [ ! -f x ]; then\n exit 1\nelse\n L+=(--c)\nfi\npython t.py ${L[@]} $((X+1)) $(date) ${PWD}/d\n";
+        assert_eq!(
+            cmd(s),
+            ["python", "t.py", "--a", "$((X+1))", "$(date)", "${PWD}/d"]
+        );
+    }
+
+    #[test]
+    fn hostile_text_is_bounded() {
+        let mut s = String::from("A=(x x)\n");
+        for _ in 0..40 {
+            s.push_str("A=(${A[@]} ${A[@]})\n");
+        }
+        s.push_str("python t.py ${A[@]}\n");
+        let got = read(&s);
+        assert!(got.too_large);
+        assert!(got.command.len() <= MAX_WORDS);
+        let deep = format!("python t.py {}x{}", "${a:-".repeat(5000), "}".repeat(5000));
+        assert_eq!(read(&deep).commands, 1);
+        assert!(read(&"$((".repeat(3000)).command.is_empty());
+        assert!(read("A=( \"unclosed\nB=${").command.is_empty());
+    }
+}

@@ -1,0 +1,222 @@
+//! Megatron-LM's own launch scripts, pasted as they are (issue 27): each goes through the page's
+//! Import (`calc::import::read`, then `Imported::merged_into` and `Action::Import`), and the test
+//! checks what it fills, what it ignores, and what megatron-core 0.19.2 computes from it. The
+//! files, their repository, path and commit, and the hand-checked values with the commands that
+//! settled them are in `tests/fixtures/configs/real/megatron/README.md`.
+#![cfg(not(target_arch = "wasm32"))]
+
+use dpcalc::calc::import::{self, Imported};
+use dpcalc::calc::shell;
+use dpcalc::calc::{Field, Framework, Level, Num, Output};
+use dpcalc::query::Link;
+use dpcalc::state::{Action, State};
+
+const GPT3_175B: &str =
+    include_str!("fixtures/configs/real/megatron/train_gpt3_175b_distributed.sh");
+const LLAMA3_8B: &str = include_str!("fixtures/configs/real/megatron/train_llama3_8b_h100_fp8.sh");
+/// What bash 5.2 passes to torchrun for each script, one word a line (README.md says how).
+const GPT3_175B_BASH: &str =
+    include_str!("fixtures/configs/real/megatron/train_gpt3_175b_distributed.bash-words");
+const LLAMA3_8B_BASH: &str =
+    include_str!("fixtures/configs/real/megatron/train_llama3_8b_h100_fp8.bash-words");
+
+/// The page's Import on a fresh page (Megatron-LM's default release is not assumed: the paste
+/// picks the framework).
+fn paste(text: &str) -> (Imported, State) {
+    let state = State::from_link(Link {
+        framework: Framework::default(),
+        release: Some(Framework::default().default_release()),
+        ..Link::default()
+    });
+    let got = import::read(state.link.framework, None, text);
+    let inputs = got.merged_into(&state.link.inputs);
+    let state = state
+        .clone()
+        .reduce(Action::Import(got.framework, inputs))
+        .unwrap_or(state);
+    (got, state)
+}
+
+fn int(state: &State, output: Output) -> Option<i128> {
+    match state.report.value(output) {
+        Some(Num::Int(v)) => Some(v),
+        _ => None,
+    }
+}
+
+fn errors(state: &State) -> Vec<String> {
+    state
+        .report
+        .diags
+        .iter()
+        .filter(|d| d.level == Level::Error)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+fn pairs(list: &[(Field, &str)]) -> Vec<(Field, String)> {
+    list.iter().map(|(f, v)| (*f, v.to_string())).collect()
+}
+
+#[test]
+fn the_scripts_expand_as_bash_expands_them() {
+    // bash ran without arguments in /tmp/expand: an unset `$1` vanishes there and `$PWD` is that
+    // directory; dpcalc keeps both as written (never a value)
+    for (script, bash) in [(GPT3_175B, GPT3_175B_BASH), (LLAMA3_8B, LLAMA3_8B_BASH)] {
+        let got = shell::read(script);
+        assert_eq!(got.commands, 1);
+        assert!(!got.too_large);
+        let ours: Vec<String> = got
+            .command
+            .iter()
+            .filter(|w| !(w.len() == 2 && w.starts_with('$')))
+            .map(|w| w.replace("${PWD}", "/tmp/expand"))
+            .collect();
+        let theirs: Vec<&str> = bash.lines().collect();
+        assert_eq!(ours, theirs);
+    }
+}
+
+#[test]
+fn gpt3_175b_script_pasted_as_it_is() {
+    let (got, state) = paste(GPT3_175B);
+    assert_eq!(got.framework, Framework::Megatron);
+    assert_eq!(
+        got.summary(),
+        "Read as Megatron-LM: 13 setting(s) filled in."
+    );
+    // torchrun's flags from DISTRIBUTED_ARGS with GPUS_PER_NODE=8, NUM_NODES=1; the training
+    // flags from the arrays
+    assert_eq!(
+        got.inputs,
+        pairs(&[
+            (Field::GpusPerNode, "8"),
+            (Field::Nodes, "1"),
+            (Field::NumLayers, "96"),
+            (Field::HiddenSize, "12288"),
+            (Field::ModelNumAttentionHeads, "96"),
+            (Field::SeqLength, "2048"),
+            (Field::MicroBatchSize, "1"),
+            (Field::GlobalBatchSize, "1536"),
+            (Field::StepBatchSizeSchedule, "0:16"),
+            (Field::TrainIters, "500000"),
+            (Field::LrWarmupFraction, ".001"),
+            (Field::TensorModelParallelSize, "8"),
+            (Field::PipelineModelParallelSize, "16"),
+        ])
+    );
+    for read in ["--micro-batch-size", "--global-batch-size", "--train-iters"] {
+        assert!(!got.unknown.iter().any(|u| u == read), "{read}");
+    }
+    assert!(got.unknown.iter().any(|u| u == "--save"));
+    // `--save $CHECKPOINT_PATH` (= $1) is an ignored flag: no message for it
+    assert_eq!(got.errors.len(), 1, "{:?}", got.errors);
+    // the array quotes the schedule, but `${TRAINING_ARGS[@]}` unquoted splits it: Megatron's
+    // argparse takes "0:16" and stops (oracle case script_train_gpt3_175b_distributed_args)
+    assert!(got.errors[0].contains(
+        "--step-batch-size-schedule takes 1 word(s) (its value is 0:16); argparse stops at the rest: \
+         \u{201c}unrecognized arguments: 2.4B:320 4.8B:624 7.2B:928 9.6B:1232 12B"
+    ));
+    // on the script's own 1 × 8 GPUs: validate_args refuses TP 8 × PP 16 (oracle case
+    // script_gpt3_schedule_quoted)
+    assert_eq!(int(&state, Output::WorldSize), Some(8));
+    assert!(errors(&state).iter().any(|e| e
+        .contains("AssertionError: world size (8) is not divisible by total_model_size (total_model_size=128)")));
+    // on 16 × 8 GPUs: the schedule and --global-batch-size together (oracle case
+    // script_gpt3_schedule_quoted_128gpus)
+    let state = state
+        .reduce(Action::Set(Field::Nodes, "16".into()))
+        .unwrap();
+    assert_eq!(int(&state, Output::WorldSize), Some(128));
+    assert_eq!(int(&state, Output::DpWorldSize), Some(1));
+    let errs = errors(&state);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains(
+        "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size"
+    ));
+}
+
+#[test]
+fn llama3_8b_script_pasted_as_it_is() {
+    let (got, state) = paste(LLAMA3_8B);
+    assert_eq!(got.framework, Framework::Megatron);
+    // MICRO_BATCH_SIZE=1, GLOBAL_BATCH_SIZE=128, TP_SIZE=1, … assigned in the paste
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    for (f, v) in [
+        (Field::GpusPerNode, "8"),
+        (Field::Nodes, "1"),
+        (Field::NumLayers, "32"),
+        (Field::SeqLength, "8192"),
+        (Field::MicroBatchSize, "1"),
+        (Field::GlobalBatchSize, "128"),
+        (Field::TrainSamples, "1953125000"),
+        (Field::LrWarmupSamples, "3906252"),
+        (Field::TensorModelParallelSize, "1"),
+        (Field::ContextParallelSize, "1"),
+    ] {
+        assert_eq!(got.get(f), Some(v), "{f:?}");
+    }
+    // PP_SIZE is set but its flag is commented out
+    assert_eq!(got.get(Field::PipelineModelParallelSize), None);
+    assert!(errors(&state).is_empty(), "{:?}", errors(&state));
+    // megatron-core 0.19.2 on the expanded command (oracle case script_train_llama3_8b_h100_fp8):
+    // dp = 8 // (1 × 1 × 1) = 8; 128 / (1 × 8) = 16 microbatches; train_iters = 1953125000 // 128
+    // = 15258789; warmup 3906252 samples, ceil(3906252 / 128) = 30518 steps
+    assert_eq!(int(&state, Output::DpWorldSize), Some(8));
+    assert_eq!(int(&state, Output::GlobalBatchSize), Some(128));
+    assert_eq!(int(&state, Output::NumMicrobatches), Some(16));
+    assert_eq!(int(&state, Output::TrainIters), Some(15_258_789));
+    assert_eq!(int(&state, Output::LrWarmupSteps), Some(3_906_252));
+    assert_eq!(int(&state, Output::WarmupSteps), Some(30_518));
+}
+
+#[test]
+fn an_unknown_value_is_named_once_and_never_taken() {
+    let script = "MBS=$1\nGBS=${2:-64}\nNODES=$((2*$3))\nARGS=(--micro-batch-size $MBS --global-batch-size $GBS)\n\
+                  torchrun --nnodes $NODES --nproc-per-node 8 pretrain_gpt.py ${ARGS[@]} --train-iters $1 --save $1\n";
+    let got = import::read(Framework::Megatron, None, script);
+    assert_eq!(
+        got.inputs,
+        pairs(&[(Field::GpusPerNode, "8"), (Field::GlobalBatchSize, "64")])
+    );
+    assert_eq!(
+        got.errors,
+        [
+            "$3 is not set in the script (a script argument or an environment variable); dpcalc cannot \
+             know its value, so --nnodes is left empty",
+            "$1 is not set in the script (a script argument or an environment variable); dpcalc cannot \
+             know its value, so --micro-batch-size and --train-iters are left empty",
+        ]
+    );
+    // a script with no training command reads nothing
+    let got = import::read(
+        Framework::Megatron,
+        None,
+        "A=1\necho $A --micro-batch-size 2\n",
+    );
+    assert!(got.inputs.is_empty());
+    assert!(
+        got.errors[0].contains("runs no training command"),
+        "{:?}",
+        got.errors
+    );
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Script-like text (assignments, arrays, expansions, quotes, conditions) never panics,
+        /// and an unknown never becomes a value.
+        #[test]
+        fn script_like_text_never_panics(text in "A=\\(\n(\\$\\{?[A-Z1@#]{0,3}(\\[@\\])?(:-)?\\}?|\\$\\(\\(|\\)\\)|[A-Z]{1,3}\\+?=\\(?|[()\\[\\]{}\"'`\\\\;|&!*/+-]|if |then|else|fi|--[a-z-]{1,12}|torchrun|t\\.py|\n| |[0-9]){0,120}") {
+            let got = import::read(Framework::Megatron, None, &text);
+            prop_assert!(got.unknown.len() <= 101 && got.errors.len() <= 101);
+            prop_assert!(got.inputs.iter().all(|(_, v)| !v.contains('$')));
+            let s = shell::read(&text);
+            prop_assert!(s.command.len() <= shell::MAX_WORDS);
+        }
+    }
+}
