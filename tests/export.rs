@@ -569,6 +569,8 @@ mod round_trip_properties {
                 Field::TrainIters,
                 Field::TrainSamples,
                 Field::SeqLength,
+                Field::LrDecayIters,
+                Field::LrDecaySamples,
                 Field::LrWarmupIters,
                 Field::LrWarmupFraction,
                 Field::LrWarmupSamples,

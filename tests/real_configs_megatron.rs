@@ -83,7 +83,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
     assert_eq!(got.framework, Framework::Megatron);
     assert_eq!(
         got.summary(),
-        "Read as Megatron-LM: 13 setting(s) filled in."
+        "Read as Megatron-LM: 14 setting(s) filled in."
     );
     // torchrun's flags from DISTRIBUTED_ARGS with GPUS_PER_NODE=8, NUM_NODES=1; the training
     // flags from the arrays
@@ -101,11 +101,17 @@ fn gpt3_175b_script_pasted_as_it_is() {
             (Field::StepBatchSizeSchedule, "0:16"),
             (Field::TrainIters, "500000"),
             (Field::LrWarmupFraction, ".001"),
+            (Field::LrDecayIters, "430000"),
             (Field::TensorModelParallelSize, "8"),
             (Field::PipelineModelParallelSize, "16"),
         ])
     );
-    for read in ["--micro-batch-size", "--global-batch-size", "--train-iters"] {
+    for read in [
+        "--micro-batch-size",
+        "--global-batch-size",
+        "--train-iters",
+        "--lr-decay-iters",
+    ] {
         assert!(!got.unknown.iter().any(|u| u == read), "{read}");
     }
     assert!(got.unknown.iter().any(|u| u == "--save"));
@@ -134,6 +140,20 @@ fn gpt3_175b_script_pasted_as_it_is() {
     assert!(errs[0].contains(
         "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size"
     ));
+    // its numbers with a constant batch (issue 27 point 2; oracle case gpt3_175b_128gpus): the
+    // warmup is 0.001 × lr_decay_iters × global batch = 0.001 × 430,000 × 1,536 = 660,480.0
+    // samples (not 0.001 × 500,000 × 1,536 = 768,000), reached after ceil(660,480 / 1,536) = 430
+    let state = state
+        .reduce(Action::Set(Field::StepBatchSizeSchedule, String::new()))
+        .unwrap();
+    assert!(errors(&state).is_empty(), "{:?}", errors(&state));
+    assert_eq!(int(&state, Output::NumMicrobatches), Some(1536));
+    assert_eq!(int(&state, Output::TrainIters), Some(500_000));
+    assert_eq!(
+        state.report.value(Output::LrWarmupSteps),
+        Some(Num::Float(660_480.0))
+    );
+    assert_eq!(int(&state, Output::WarmupSteps), Some(430));
 }
 
 #[test]
@@ -150,6 +170,7 @@ fn llama3_8b_script_pasted_as_it_is() {
         (Field::MicroBatchSize, "1"),
         (Field::GlobalBatchSize, "128"),
         (Field::TrainSamples, "1953125000"),
+        (Field::LrDecaySamples, "1949218748"),
         (Field::LrWarmupSamples, "3906252"),
         (Field::TensorModelParallelSize, "1"),
         (Field::ContextParallelSize, "1"),

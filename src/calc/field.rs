@@ -159,6 +159,10 @@ fields! {
     TrainIters => "train_iters", Count, "Train iterations", "unset", "--train-iters.";
     TrainSamples => "train_samples", Count, "Train samples", "unset", "--train-samples.";
     SeqLength => "seq_length", Count, "Sequence length", "unset", "--seq-length.";
+    LrDecayIters => "lr_decay_iters", Count, "Decay iterations", "train_iters",
+        "--lr-decay-iters: the learning-rate decay length (iteration-based); a warmup fraction is of it.";
+    LrDecaySamples => "lr_decay_samples", Count, "Decay samples", "train_samples",
+        "--lr-decay-samples: the learning-rate decay length (sample-based); a warmup fraction is of it.";
     LrWarmupIters => "lr_warmup_iters", Count, "Warmup iterations", "0", "--lr-warmup-iters.";
     LrWarmupFraction => "lr_warmup_fraction", Real, "Warmup fraction", "unset", "--lr-warmup-fraction.";
     LrWarmupSamples => "lr_warmup_samples", Count, "Warmup samples", "0", "--lr-warmup-samples.";

@@ -101,6 +101,8 @@ const EXPORT_KEYS: &[Field] = &[
     Field::TrainIters,
     Field::TrainSamples,
     Field::SeqLength,
+    Field::LrDecayIters,
+    Field::LrDecaySamples,
     Field::LrWarmupIters,
     Field::LrWarmupFraction,
     Field::LrWarmupSamples,

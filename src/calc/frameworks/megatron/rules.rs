@@ -15,7 +15,7 @@
 //!   data_parallel_size)`, lines 689-696), the sequence against `2 × CP` (line 1296), the sequence
 //!   length a schedule needs (line 1310) and `--num-experts` with expert parallelism (line 1601),
 //!   and the iteration-based / sample-based assertions (`train_iters` against `train_samples`, and
-//!   the matching warmup options);
+//!   the matching decay and warmup options);
 //! - `megatron/core/parallel_state.py::initialize_model_parallel`: the same divisibility as a
 //!   `RuntimeError`, and the separate expert grid `expert_tensor × expert_model × pipeline`
 //!   (`--expert-tensor-parallel-size` defaults to TP; EP is not in the data-parallel size);
@@ -30,13 +30,16 @@
 //!   and the schedule), `setup_model_and_optimizer`'s `num_microbatches >= 1` (0.19.2), the training
 //!   loop's per-iteration checks (0.19.2: the microbatch count may not decrease, then divisibility),
 //!   and `get_optimizer_param_scheduler` (warmup in samples; with a schedule at 0.19.2 the
-//!   iteration-based lengths count `args.global_batch_size = mbs × dp`) with
-//!   `OptimizerParamScheduler`'s `lr_warmup_steps < lr_decay_steps`.
+//!   iteration-based lengths count `args.global_batch_size = mbs × dp`; the decay is
+//!   `--lr-decay-iters` × that batch or `--lr-decay-samples`, by default the whole run, and a
+//!   warmup fraction is of it) with `OptimizerParamScheduler`'s `lr_decay_steps > 0` and
+//!   `lr_warmup_steps < lr_decay_steps`.
 //!
 //! Python's float steps are kept in the source's order (`int(consumed / (samples / increments))`).
 //! Checked against runs of Megatron's own code: `tests/fixtures/megatron.txt` (command
-//! `megatron19-1` for 0.19.2). Not modelled: `--lr-decay-iters/-samples` (taken as the training
-//! length, their default), `--expert-tensor-parallel-num-weight-shards` (taken as unset), HEAD's
+//! `megatron19-1` for 0.19.2; `megatron19-27` for `--lr-decay-iters`/`--lr-decay-samples`, the decay
+//! length a warmup fraction is of, and the ramp-up 0.19.2 ignores). Not modelled:
+//! `--expert-tensor-parallel-num-weight-shards` (taken as unset), HEAD's
 //! `gtp_weight_remat_size` (taken as 1), and before 0.19.2 `--expert-tensor-parallel-size` (taken
 //! as TP), `--num-experts` and the eval batch (ignored, with a note).
 
@@ -118,6 +121,8 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::TrainIters,
             Field::TrainSamples,
             Field::SeqLength,
+            Field::LrDecayIters,
+            Field::LrDecaySamples,
             Field::LrWarmupIters,
             Field::LrWarmupFraction,
             Field::LrWarmupSamples,
@@ -236,6 +241,8 @@ pub struct Inputs {
     pub train_iters: Param<u64>,
     pub train_samples: Param<u64>,
     pub seq_length: Param<u64>,
+    pub lr_decay_iters: Param<u64>,
+    pub lr_decay_samples: Param<u64>,
     pub lr_warmup_iters: Param<u64>,
     pub lr_warmup_fraction: Param<f64>,
     pub lr_warmup_samples: Param<u64>,
@@ -269,6 +276,8 @@ impl Inputs {
             train_iters: r.count(Field::TrainIters),
             train_samples: r.count(Field::TrainSamples),
             seq_length: r.count(Field::SeqLength),
+            lr_decay_iters: r.count(Field::LrDecayIters),
+            lr_decay_samples: r.count(Field::LrDecaySamples),
             lr_warmup_iters: r.count(Field::LrWarmupIters),
             lr_warmup_fraction: r.real(Field::LrWarmupFraction),
             lr_warmup_samples: r.count(Field::LrWarmupSamples),
@@ -1919,6 +1928,17 @@ impl Calc<'_> {
                 );
                 return None;
             }
+            if i.lr_decay_samples != Param::Absent {
+                if i.lr_decay_samples.is_given() {
+                    refuse(
+                        self.r,
+                        Field::LrDecaySamples,
+                        "expected iteration-based learning rate decay",
+                        "With train_iters, give the decay as lr_decay_iters.",
+                    );
+                }
+                return None;
+            }
             if lws != Some(0) {
                 if lws.is_some() {
                     refuse(
@@ -1960,6 +1980,17 @@ impl Calc<'_> {
                     "expected sample-based training",
                     "train_iters 0 still counts as given here: remove it and keep train_samples.",
                 );
+                return None;
+            }
+            if i.lr_decay_iters != Param::Absent {
+                if i.lr_decay_iters.is_given() {
+                    refuse(
+                        self.r,
+                        Field::LrDecayIters,
+                        "expected sample-based learning rate decay",
+                        "With train_samples, give the decay as lr_decay_samples.",
+                    );
+                }
                 return None;
             }
             if lwi != Some(0) {
@@ -2251,6 +2282,11 @@ impl Calc<'_> {
             (Some(a), Some(b)) => (a as u128, b as u128),
             _ => return,
         };
+        // --lr-decay-iters / --lr-decay-samples: the decay length, when given (even 0: `is None`)
+        let (decay_iters, decay_samples) = match (i.lr_decay_iters, i.lr_decay_samples) {
+            (Param::Invalid, _) | (_, Param::Invalid) => return,
+            (a, b) => (a.given().map(u128::from), b.given().map(u128::from)),
+        };
         let (decay, decay_worked, lw, lw_worked, field) = match mode {
             Mode::Iters(n) => {
                 let Some(gbs) = p.gbs_arg else {
@@ -2262,11 +2298,15 @@ impl Calc<'_> {
                     );
                     return;
                 };
-                let Some(decay) = (n as u128).checked_mul(gbs) else {
+                let (len, name) = match decay_iters {
+                    Some(d) => (d, "lr_decay_iters"),
+                    None => (n as u128, "train_iters"),
+                };
+                let Some(decay) = len.checked_mul(gbs) else {
                     return;
                 };
                 let dw = format!(
-                    "lr_decay_steps = train_iters × global_batch_size = {n} × {gbs} = {decay}"
+                    "lr_decay_steps = {name} × global_batch_size = {len} × {gbs} = {decay}"
                 );
                 match frac {
                     Some(f) => {
@@ -2300,8 +2340,11 @@ impl Calc<'_> {
                 }
             }
             Mode::Samples(ts) => {
-                let decay = ts as u128;
-                let dw = format!("lr_decay_steps = train_samples = {decay}");
+                let (decay, name) = match decay_samples {
+                    Some(d) => (d, "lr_decay_samples"),
+                    None => (ts as u128, "train_samples"),
+                };
+                let dw = format!("lr_decay_steps = {name} = {decay}");
                 match frac {
                     Some(f) => {
                         let lw = f * decay as f64;
@@ -2310,7 +2353,7 @@ impl Calc<'_> {
                             dw,
                             Num::Float(lw),
                             format!(
-                                "lr_warmup_steps = lr_warmup_fraction × train_samples = {} × {decay} = {}",
+                                "lr_warmup_steps = lr_warmup_fraction × lr_decay_steps = {} × {decay} = {}",
                                 num::float_repr(f),
                                 num::float_repr(lw)
                             ),
@@ -2333,6 +2376,26 @@ impl Calc<'_> {
             "the scheduler counts samples: warmup and decay lengths are in samples",
             format!("{lw_worked}; {decay_worked}"),
         );
+        let given = match mode {
+            Mode::Iters(_) => decay_iters.map(|_| Field::LrDecayIters),
+            Mode::Samples(_) => decay_samples.map(|_| Field::LrDecaySamples),
+        };
+        if decay == 0 {
+            // only a given length can be 0 (train_iters / train_samples 0 are refused earlier)
+            self.r.refuse(
+                given.unwrap_or(field),
+                Refusal::new(
+                    "Megatron stops building the learning-rate scheduler with a bare AssertionError \
+                     (optimizer_param_scheduler.py)",
+                    "assert self.lr_decay_steps > 0",
+                )
+                .fix(
+                    "A decay length of 0 is taken as given, not as the default (the whole run): \
+                     remove it, or give a positive length.",
+                ),
+            );
+            return;
+        }
         if num::cmp(lw, Num::Int(decay as i128)) != Ordering::Less {
             self.r.refuse(
                 field,
@@ -2341,11 +2404,19 @@ impl Calc<'_> {
                      (optimizer_param_scheduler.py)",
                     "assert self.lr_warmup_steps < self.lr_decay_steps",
                 )
-                .fix(format!(
-                    "The warmup ({} samples) is not shorter than the decay ({decay} samples, the whole run). \
-                     Make the warmup shorter than the training.",
-                    lw.raw()
-                )),
+                .fix(match given {
+                    None => format!(
+                        "The warmup ({} samples) is not shorter than the decay ({decay} samples, the whole run). \
+                         Make the warmup shorter than the training.",
+                        lw.raw()
+                    ),
+                    Some(f) => format!(
+                        "The warmup ({} samples) is not shorter than the decay ({decay} samples, from {}). \
+                         Make the warmup shorter than the decay.",
+                        lw.raw(),
+                        f.key()
+                    ),
+                }),
             );
             return;
         }
