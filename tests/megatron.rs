@@ -7,7 +7,7 @@
 mod common;
 
 use dpcalc::calc::megatron::{self, Version};
-use dpcalc::calc::{Field, Level, Num, Output, Report};
+use dpcalc::calc::{Field, Framework, Level, Num, Output, Report};
 use dpcalc::query;
 
 fn run(release: &str, q: &str) -> Report {
@@ -281,7 +281,8 @@ fn long_schedule_is_cheap() {
     assert!(r.value(Output::TrainIters).is_some());
 }
 
-/// 0.19.2: the ramp-up is read and ignored (a note), the batch is constant from sample 0.
+/// 0.19.2: the ramp-up is read and ignored (a warning saying what happens instead), the batch
+/// is constant from sample 0 (measured: command megatron19-27, case rampup_samples).
 #[test]
 fn v0192_ignores_the_ramp_up() {
     let r = run(
@@ -292,10 +293,30 @@ fn v0192_ignores_the_ramp_up() {
     assert_eq!(val(&r, Output::InitialGlobalBatchSize), None);
     assert!(r
         .diags_for(Field::RampupBatchSize)
-        .any(|d| d.level == Level::Note
+        .any(|d| d.level == Level::Warning
             && d.message
-                .contains("parses --rampup-batch-size and ignores it")));
+                .contains("parses --rampup-batch-size and ignores it")
+            && d.message.contains(
+                "Instead, there is no ramp-up: every step trains the full global_batch_size from the first sample"
+            )));
     assert!(!r.has_errors(), "{:?}", errors(&r));
+    // the ramp-up values are none, explained by that warning, and need nothing
+    let link = dpcalc::query::decode(
+        "framework=megatron&version=0.19.2&world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2096&train_samples=1000&seq_length=128",
+    );
+    let report = link.report();
+    for o in [
+        Output::InitialGlobalBatchSize,
+        Output::InitialNumMicrobatches,
+    ] {
+        let missing = dpcalc::calc::guide::needs(Framework::Megatron, &link.inputs, &report, o);
+        let missing = missing.expect("no value");
+        assert_eq!(missing.keys(), "", "{}", o.name());
+        assert_eq!(
+            missing.text(Framework::Megatron),
+            "none: see Batch-size ramp-up"
+        );
+    }
 }
 
 /// decrease_batch_size_if_needed: train_iters counts the configured batch, so the run trains

@@ -178,7 +178,9 @@ pub enum Missing {
 }
 
 impl Missing {
-    /// The fields named, for `data-needs` (their config keys, space-separated).
+    /// The fields named, for `data-needs` (their config keys, space-separated). A value a
+    /// given setting explains needs nothing: that setting is given (a ramp-up 0.19.2 ignores
+    /// is not a `rampup_batch_size` still needed).
     pub fn keys(&self) -> String {
         match self {
             Missing::Needs(reqs) => reqs
@@ -187,7 +189,6 @@ impl Missing {
                 .map(|f| f.key())
                 .collect::<Vec<_>>()
                 .join(" "),
-            Missing::Explained(f) => f.key().into(),
             _ => String::new(),
         }
     }

@@ -1,5 +1,5 @@
 //! Megatron-LM: megatron-core 0.19.2 with the Megatron-LM training code its wheel ships (the
-//! default: the ramp-up is parsed and ignored, `--step-batch-size-schedule`, the eval batch check,
+//! default: the ramp-up is parsed and ignored, with a warning here, `--step-batch-size-schedule`, the eval batch check,
 //! GTP weight shards), megatron-core 0.16.1 (what links without `version=` mean: constant
 //! calculator and the old `--rampup-batch-size`, both active) and Megatron-LM HEAD `d98e8a6`
 //! (ramp-up deprecated and ignored with a warning; `--step-batch-size-schedule` instead).
@@ -1314,18 +1314,21 @@ impl Calc<'_> {
             );
             return false;
         }
+        // measured (command megatron19-27, cases gpt3_175b_128gpus_rampup, rampup_samples): the
+        // calculator is ConstantNumMicroBatchesCalculator and nothing is printed
         let then = if matches!(self.i.step_batch_size_schedule, Param::Given(_)) {
             "the step schedule sets the batch"
         } else {
-            "the global batch is constant from the first sample"
+            "there is no ramp-up: every step trains the full global_batch_size from the first \
+             sample (ConstantNumMicroBatchesCalculator), and train_iters and the warmup count that batch"
         };
         self.r.diag(
             f,
-            Level::Note,
+            Level::Warning,
             format!(
                 "Megatron-LM 0.19.2 parses --rampup-batch-size and ignores it, without a message \
-                 (global_vars.set_global_variables no longer passes it to the calculator): {then}. \
-                 For a ramp, write it as a step_batch_size_schedule."
+                 (global_vars.set_global_variables no longer passes it to the calculator). Instead, {then}. \
+                 For a ramp, write it as a step_batch_size_schedule (or choose release 0.16.1)."
             ),
         );
         true
