@@ -222,7 +222,11 @@ fn pasted(framework: Framework, files: &[&str]) -> State {
         assert!(got.errors.is_empty(), "{f}: {:?}", got.errors);
         let inputs = got.merged_into(&state.link.inputs);
         state = state
-            .reduce(dpcalc::state::Action::Import(got.framework, inputs))
+            .reduce(dpcalc::state::Action::Import(
+                got.framework,
+                got.release,
+                inputs,
+            ))
             .unwrap_or(state);
     }
     state
