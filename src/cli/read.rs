@@ -146,8 +146,9 @@ fn split_link(arg: &str) -> (&str, &str) {
 struct Text {
     name: String,
     text: String,
-    /// `Some` for a model's config.json; otherwise the format [`import::detect_format`] sees.
+    /// A model's config.json (then `format` is not used).
     model: bool,
+    /// What [`import::detect_format`] sees in it.
     format: Format,
 }
 
