@@ -106,7 +106,9 @@ pub fn app() -> Html {
     };
     let on_import = {
         let state = state.dispatcher();
-        Callback::from(move |(fw, inputs)| state.dispatch(Action::Import(fw, inputs)))
+        Callback::from(move |(fw, release, inputs)| {
+            state.dispatch(Action::Import(fw, release, inputs))
+        })
     };
     // read-only documents one configuration: an explorer row does not change it
     let on_apply = use_callback(

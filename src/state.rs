@@ -9,7 +9,7 @@
 
 use std::rc::Rc;
 
-use crate::calc::{frameworks, Field, Framework, RawInputs, Report};
+use crate::calc::{frameworks, Field, Framework, RawInputs, Release, Report};
 use crate::query::{self, Link, View};
 
 /// The whole state: the link and the report computed from it.
@@ -35,7 +35,9 @@ pub enum Action {
     /// Another release of the current framework (a `version=` id).
     Release(&'static str),
     /// A pasted config: its framework and inputs replace the current ones (the view stays).
-    Import(Framework, RawInputs),
+    /// The release stays the one the page shows for the same framework, unless the paste names
+    /// one (dpcalc's own export does); another framework starts at its newest.
+    Import(Framework, Option<&'static Release>, RawInputs),
     /// The link read again (a query string, with or without `?`): what the first view shows
     /// when the app takes over from it.
     Load(String),
@@ -102,7 +104,7 @@ impl State {
                 link.release = Some(fw.default_release());
                 Some(State::from_link(reread(link, &["framework", "version"])))
             }
-            Action::Import(fw, mut inputs) => {
+            Action::Import(fw, named, mut inputs) => {
                 // A config file rarely says the cluster shape: keep the current one unless it does.
                 for &f in frameworks::CLUSTER {
                     let given = !inputs.get(f).trim().is_empty();
@@ -110,9 +112,16 @@ impl State {
                         inputs.set(f, self.link.inputs.get(f));
                     }
                 }
+                let release = named.unwrap_or_else(|| {
+                    if fw == self.link.framework {
+                        self.link.release()
+                    } else {
+                        fw.default_release()
+                    }
+                });
                 let link = Link {
                     framework: fw,
-                    release: Some(fw.default_release()),
+                    release: Some(release),
                     inputs,
                     view: self.link.view,
                     ..Link::default()
@@ -520,7 +529,7 @@ mod tests {
         let mut raw = RawInputs::default();
         raw.set(Field::TrainMicroBatchSizePerGpu, "4");
         raw.set(Field::GradientAccumulationSteps, "2");
-        let t = next(&s, Action::Import(fw("deepspeed"), raw));
+        let t = next(&s, Action::Import(fw("deepspeed"), None, raw));
         consistent(&t);
         assert_eq!(t.link.framework, fw("deepspeed"));
         assert_eq!(t.link.release, Some(fw("deepspeed").default_release()));
@@ -548,12 +557,41 @@ mod tests {
     }
 
     #[test]
+    fn an_import_keeps_the_release_the_page_shows_unless_the_paste_names_one() {
+        // a 4.51 page stays 4.51 (where --warmup_ratio is accepted), not the newest
+        let s = state("framework=hf&version=4.51&per_device_train_batch_size=2");
+        let mut raw = RawInputs::default();
+        raw.set(Field::PerDeviceTrainBatchSize, "4");
+        raw.set(Field::WarmupRatio, "0.1");
+        let t = next(&s, Action::Import(fw("hf"), None, raw.clone()));
+        consistent(&t);
+        assert_eq!(t.link.release, fw("hf").release("4.51"));
+        assert!(!t.report.has_errors(), "{:?}", t.report.diags);
+        // an old link without version= keeps what it meant
+        let old = state("framework=megatron&nodes=2");
+        let u = next(
+            &old,
+            Action::Import(fw("megatron"), None, RawInputs::default()),
+        );
+        assert_eq!(u.link.release().id, old.link.release().id);
+        // a release the paste names wins
+        let v = next(&s, Action::Import(fw("hf"), fw("hf").release("4.57"), raw));
+        assert_eq!(v.link.release, fw("hf").release("4.57"));
+        // another framework starts at its newest
+        let w = next(
+            &s,
+            Action::Import(fw("deepspeed"), None, RawInputs::default()),
+        );
+        assert_eq!(w.link.release, Some(fw("deepspeed").default_release()));
+    }
+
+    #[test]
     fn an_import_that_gives_the_cluster_keeps_its_own() {
         let s = state("nodes=2&gpus_per_node=4");
         let mut raw = RawInputs::default();
         raw.set(Field::Nodes, "4");
         raw.set(Field::MicroBatchSize, "1");
-        let t = next(&s, Action::Import(fw("axolotl"), raw));
+        let t = next(&s, Action::Import(fw("axolotl"), None, raw));
         assert_eq!(t.link.inputs.get(Field::Nodes), "4");
         // what it does not say is kept
         assert_eq!(t.link.inputs.get(Field::GpusPerNode), "4");
@@ -561,7 +599,7 @@ mod tests {
         // a blank import value does not count as given
         let mut blank = RawInputs::default();
         blank.set(Field::Nodes, "  ");
-        let u = next(&s, Action::Import(fw("axolotl"), blank));
+        let u = next(&s, Action::Import(fw("axolotl"), None, blank));
         assert_eq!(u.link.inputs.get(Field::Nodes), "2");
     }
 

@@ -222,7 +222,11 @@ fn pasted(framework: Framework, files: &[&str]) -> State {
         assert!(got.errors.is_empty(), "{f}: {:?}", got.errors);
         let inputs = got.merged_into(&state.link.inputs);
         state = state
-            .reduce(dpcalc::state::Action::Import(got.framework, inputs))
+            .reduce(dpcalc::state::Action::Import(
+                got.framework,
+                got.release,
+                inputs,
+            ))
             .unwrap_or(state);
     }
     state
@@ -230,22 +234,48 @@ fn pasted(framework: Framework, files: &[&str]) -> State {
 
 #[test]
 fn every_config_fixture_gives_what_the_page_computes_from_the_same_paste() {
-    let mut files: Vec<String> = std::fs::read_dir(CONFIGS)
-        .expect("the config fixtures")
-        // real/: the frameworks' own files, each with its own test
-        .filter(|e| e.as_ref().map_or(true, |e| e.path().is_file()))
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .filter(|n| n != "README.md")
-        .collect();
+    // the files of configs/ and those of configs/real/*/ (as `real/FRAMEWORK/NAME`)
+    let list = |dir: &str| -> Vec<String> {
+        std::fs::read_dir(config(dir))
+            .map(|d| {
+                d.map(|e| e.expect("an entry").path())
+                    .filter(|p| p.is_file())
+                    .filter_map(|p| {
+                        let name = p.file_name()?.to_string_lossy().into_owned();
+                        let keep = name != "README.md" && !name.ends_with(".expect");
+                        keep.then(|| format!("{dir}{name}"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut files = list("");
+    for sub in [
+        "axolotl",
+        "deepspeed",
+        "hf",
+        "torchtitan",
+        "nanotron",
+        "accelerate",
+        "megatron",
+    ] {
+        files.extend(list(&format!("real/{sub}/")));
+    }
     files.sort();
-    assert!(files.len() >= 11, "{files:?}");
+    assert!(files.len() >= 22, "{files:?}");
     for f in &files {
         let text = std::fs::read_to_string(config(f)).expect("a fixture");
+        if !import::read(Framework::default(), None, &text)
+            .errors
+            .is_empty()
+        {
+            // a value the file does not give (DeepSpeed's "auto"): the page applies the rest,
+            // the command refuses to check a half-read config
+            let run = dpcalc(&["check", "--json", &config(f)]);
+            assert_eq!(code(&run), 2, "{f}");
+            assert!(run.stdout.is_empty(), "{f}");
+            continue;
+        }
         let run = dpcalc(&["check", "--json", &config(f)]);
         let got = json(&run);
         let model = import::model_config(Framework::default(), &text).is_some();

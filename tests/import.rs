@@ -757,3 +757,201 @@ fn nesting_hidden_in_strings_is_still_refused() {
     assert!(got.errors.is_empty(), "{:?}", got.errors);
     assert_eq!(got.get(Field::WarmupSteps), Some("10"));
 }
+
+#[test]
+fn ignored_keys_are_listed_whole() {
+    let got = import(
+        r#"{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"offload_optimizer": {"device": "cpu", "pin_memory": true}}}"#,
+    );
+    assert!(
+        got.unknown
+            .contains(&"zero_optimization.offload_optimizer.pin_memory".to_string()),
+        "{:?}",
+        got.unknown
+    );
+    assert!(got.unknown.iter().all(|k| !k.contains('\u{2026}')));
+    // a key longer than any real one is cut, so a hostile text stays bounded
+    let long = format!("{{\"train_batch_size\": 8, \"{}\": 1}}", "k".repeat(5000));
+    let got = import(&long);
+    assert_eq!(got.unknown.len(), 1);
+    assert!(got.unknown[0].ends_with('\u{2026}') && got.unknown[0].len() < 300);
+}
+
+#[test]
+fn what_could_be_read_is_applied_and_what_could_not_is_named() {
+    // one "auto" field: the other values apply, the error names the one left empty
+    let got = import(
+        r#"{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2}"#,
+    );
+    assert_eq!(got.errors.len(), 1, "{:?}", got.errors);
+    assert!(got.applicable());
+    assert_eq!(got.get(Field::TrainMicroBatchSizePerGpu), Some("4"));
+    assert_eq!(got.get(Field::TrainBatchSize), None);
+    assert!(
+        got.summary().contains("1 could not be read"),
+        "{}",
+        got.summary()
+    );
+    // a text that is not well-formed applies nothing, though keys before the error were read
+    let got = import("micro_batch_size: 2\ngradient_accumulation_steps: [4\n");
+    assert!(got.malformed, "{:?}", got);
+    assert!(!got.applicable());
+    assert!(
+        got.summary().starts_with("Nothing was applied"),
+        "{}",
+        got.summary()
+    );
+    for bad in ["{\"train_batch_size\": ", "[training]\nsteps = \n"] {
+        let got = import(bad);
+        assert!(got.malformed && !got.applicable(), "{bad}: {got:?}");
+    }
+    // no config at all: only the one sentence
+    let got = import("hello, this is not a config");
+    assert!(!got.is_config() && !got.applicable());
+}
+
+#[test]
+fn an_export_names_its_release_and_the_import_reads_it() {
+    let got = import_as(
+        Framework::Hf,
+        "# Hugging Face Trainer 4.51 config from dpcalc (the fields given, and values the framework derives)\n--per_device_train_batch_size 2\n",
+    );
+    assert_eq!(got.release.map(|r| r.id), Some("4.51"));
+    assert!(
+        got.summary()
+            .contains("4.51 (the release the config names)"),
+        "{}",
+        got.summary()
+    );
+    // another framework's header, or a release it does not have, names nothing
+    let got = import_as(
+        Framework::Hf,
+        "# axolotl 0.19.0 config from dpcalc\n--per_device_train_batch_size 2\n",
+    );
+    assert_eq!(got.release, None);
+    let got = import_as(
+        Framework::Hf,
+        "# Hugging Face Trainer 9.9 config from dpcalc\n--per_device_train_batch_size 2\n",
+    );
+    assert_eq!(got.release, None);
+}
+
+/// A plain YAML scalar as PyYAML 6.0.3's `safe_load` (YAML 1.1, what axolotl, nanotron and
+/// accelerate load configs with) reads it, and the text the form then gets: recorded with
+/// `python3 -c 'import yaml; print(repr(yaml.safe_load("k: " + CASE)["k"]))'` (PyYAML 6.0.3).
+const PYYAML: &[(&str, &str)] = &[
+    ("500_000", "int 500000"),
+    ("1e5", "str '1e5'"),
+    ("1.0e+5", "float 100000.0"),
+    ("1.5e3", "str '1.5e3'"),
+    ("0x1F", "int 31"),
+    ("0x_1f", "int 31"),
+    ("0o17", "str '0o17'"),
+    ("017", "int 15"),
+    ("0b101", "int 5"),
+    ("1_0.5", "float 10.5"),
+    ("+12", "int 12"),
+    ("-3", "int -3"),
+    ("1:30", "int 90"),
+    ("1:30.5", "float 90.5"),
+    (".5", "float 0.5"),
+    ("1.", "float 1.0"),
+    (".inf", "float inf"),
+    ("-.Inf", "float -inf"),
+    ("yes", "bool True"),
+    ("No", "bool False"),
+    ("ON", "bool True"),
+    ("off", "bool False"),
+    ("y", "str 'y'"),
+    ("n", "str 'n'"),
+    ("True", "bool True"),
+    ("4096", "int 4096"),
+    ("0", "int 0"),
+    ("00", "int 0"),
+    ("08", "str '08'"),
+    ("1_000_000", "int 1000000"),
+    ("3.0", "float 3.0"),
+    ("2e-5", "str '2e-5'"),
+    ("1.e-5", "float 1e-05"),
+    ("1_", "int 1"),
+    ("_1", "str '_1'"),
+    ("0.1", "float 0.1"),
+    ("1__0", "int 10"),
+    ("+0x10", "int 16"),
+    ("-0b11", "int -3"),
+    ("0_7", "int 7"),
+    ("190:20:30", "int 685230"),
+    ("1e+5", "str '1e+5'"),
+    ("12e03", "str '12e03'"),
+    ("-.5", "str '-.5'"),
+];
+
+#[test]
+fn yaml_numbers_and_booleans_are_read_as_pyyaml_reads_them() {
+    for &(case, python) in PYYAML {
+        let (kind, repr) = python.split_once(' ').expect("TYPE REPR");
+        let want = match kind {
+            "bool" => (if repr == "True" { "true" } else { "false" }).to_string(),
+            "str" => repr.trim_matches('\'').to_string(),
+            _ => repr.to_string(),
+        };
+        // a float may keep its own spelling where it reads as the same double
+        let same = |got: Option<&str>| match (kind, got) {
+            ("float", Some(g)) => {
+                g == want
+                    || (g.parse::<f64>().is_ok() && g.parse::<f64>().ok() == want.parse().ok())
+            }
+            (_, g) => g == Some(want.as_str()),
+        };
+        // axolotl's YAML and nanotron's nested YAML
+        let got = import(&format!("micro_batch_size: 1\nsequence_len: {case}\n"));
+        let text = got.get(Field::SequenceLen);
+        assert!(same(text), "axolotl {case}: {text:?}, PyYAML {python}");
+        let got = import_as(
+            Framework::Nanotron,
+            &format!("parallelism:\n  dp: 2\ntokens:\n  sequence_length: {case}\n"),
+        );
+        let text = got.get(Field::SequenceLength);
+        assert!(same(text), "nanotron {case}: {text:?}, PyYAML {python}");
+        // quoted, it is the text as written
+        let got = import(&format!("micro_batch_size: 1\nsequence_len: '{case}'\n"));
+        assert_eq!(got.get(Field::SequenceLen), Some(case), "quoted {case}");
+    }
+    // the issue's case: 500_000 computes as 500000 tokens per sample
+    let got = import("sequence_len: 500_000\nmicro_batch_size: 1\n");
+    assert_eq!(got.get(Field::SequenceLen), Some("500000"));
+}
+
+#[test]
+fn keys_the_framework_no_longer_reads_are_named_with_what_the_page_uses() {
+    // axolotl's old example key: pydantic drops it, the run has no TP
+    let got = import("base_model: x\nmicro_batch_size: 1\ntensor_parallel: 'auto'\n");
+    assert_eq!(got.framework, Framework::Axolotl);
+    assert!(!got.unknown.contains(&"tensor_parallel".to_string()));
+    assert_eq!(got.warnings.len(), 1, "{:?}", got.warnings);
+    assert!(got.warnings[0].starts_with("tensor_parallel: axolotl reads tensor_parallel_size"));
+    // torchtitan's key before local_batch_size
+    let got = import("[training]\nbatch_size = 1\nsteps = 10\n");
+    assert_eq!(got.framework, Framework::Torchtitan);
+    assert!(
+        got.warnings[0].contains("local_batch_size's default, 8 per GPU"),
+        "{:?}",
+        got.warnings
+    );
+    assert!(!got.unknown.contains(&"training.batch_size".to_string()));
+    // HF's renamed argument, as a flag and in JSON
+    for text in [
+        "torchrun train.py --per_device_train_batch_size 2 --evaluation_strategy steps",
+        r#"{"per_device_train_batch_size": 2, "evaluation_strategy": "steps", "output_dir": "o"}"#,
+    ] {
+        let got = import(text);
+        assert_eq!(got.framework, Framework::Hf, "{text}");
+        assert!(
+            got.warnings.iter().any(
+                |w| w.contains("Some specified arguments are not used by the HfArgumentParser")
+            ),
+            "{text}: {:?}",
+            got.warnings
+        );
+    }
+}

@@ -2,38 +2,33 @@
 //! Import (`calc::import::read`, then `Imported::merged_into` and `Action::Import`), and the test
 //! checks what it fills, what it ignores, and what megatron-core 0.19.2 computes from it. The
 //! files, their repository, path and commit, and the hand-checked values with the commands that
-//! settled them are in `tests/fixtures/configs/real/megatron/README.md`.
+//! settled them are in `tests/fixtures/configs/real/README.md` and the `.expect` beside each file
+//! (which `tests/real_configs.rs` checks line by line); this file checks the reading itself
+//! against what bash passes (`tests/fixtures/shell/`) and what a `.expect` cannot say.
 #![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::import::{self, Imported};
 use dpcalc::calc::shell;
 use dpcalc::calc::{Field, Framework, Level, Num, Output};
-use dpcalc::query::Link;
 use dpcalc::state::{Action, State};
 
 const GPT3_175B: &str =
     include_str!("fixtures/configs/real/megatron/train_gpt3_175b_distributed.sh");
 const LLAMA3_8B: &str = include_str!("fixtures/configs/real/megatron/train_llama3_8b_h100_fp8.sh");
 /// What bash 5.2 passes to torchrun for each script, one word a line (README.md says how).
-const GPT3_175B_BASH: &str =
-    include_str!("fixtures/configs/real/megatron/train_gpt3_175b_distributed.bash-words");
-const LLAMA3_8B_BASH: &str =
-    include_str!("fixtures/configs/real/megatron/train_llama3_8b_h100_fp8.bash-words");
+const GPT3_175B_BASH: &str = include_str!("fixtures/shell/train_gpt3_175b_distributed.bash-words");
+const LLAMA3_8B_BASH: &str = include_str!("fixtures/shell/train_llama3_8b_h100_fp8.bash-words");
 
-/// The page's Import on a fresh page (Megatron-LM's default release is not assumed: the paste
-/// picks the framework).
+/// The page's Import on a fresh page (as `tests/real_configs.rs` pastes).
 fn paste(text: &str) -> (Imported, State) {
-    let state = State::from_link(Link {
-        framework: Framework::default(),
-        release: Some(Framework::default().default_release()),
-        ..Link::default()
-    });
-    let got = import::read(state.link.framework, None, text);
-    let inputs = got.merged_into(&state.link.inputs);
-    let state = state
+    let page = State::from_query("");
+    let got = import::read(page.link.framework, None, text);
+    assert!(got.applicable(), "{:?}", got.errors);
+    let inputs = got.merged_into(&page.link.inputs);
+    let state = page
         .clone()
-        .reduce(Action::Import(got.framework, inputs))
-        .unwrap_or(state);
+        .reduce(Action::Import(got.framework, got.release, inputs))
+        .unwrap_or(page);
     (got, state)
 }
 
@@ -83,7 +78,8 @@ fn gpt3_175b_script_pasted_as_it_is() {
     assert_eq!(got.framework, Framework::Megatron);
     assert_eq!(
         got.summary(),
-        "Read as Megatron-LM: 14 setting(s) filled in."
+        "Read as Megatron-LM: 14 setting(s) filled in. 1 could not be read and is left empty \
+         (see below); the results are this paste's."
     );
     // torchrun's flags from DISTRIBUTED_ARGS with GPUS_PER_NODE=8, NUM_NODES=1; the training
     // flags from the arrays

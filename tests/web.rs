@@ -687,6 +687,74 @@ async fn import_fills_the_form_and_lists_what_it_ignored() {
 }
 
 #[wasm_bindgen_test]
+async fn an_import_applies_what_it_read_and_keeps_the_release() {
+    let page = mount("framework=hf&version=4.51&per_device_train_batch_size=2").await;
+    open_details(&page, "details.config").await;
+    // 4.51 accepts warmup_ratio: the page stays at 4.51 rather than the newest, which refuses it
+    page.paste(r#"{"per_device_train_batch_size": 4, "warmup_ratio": 0.1, "output_dir": "o"}"#)
+        .await;
+    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
+    button.click();
+    yew::scheduler::flush().await;
+    assert!(
+        search().starts_with("?framework=hf&version=4.51&"),
+        "{}",
+        search()
+    );
+    assert_eq!(page.input("per_device_train_batch_size").value(), "4");
+    assert!(
+        page.q("[data-error]").is_none(),
+        "4.51 accepts warmup_ratio"
+    );
+    // one "auto" value: the rest applies, the error names the one left empty
+    page.paste(r#"{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2}"#)
+        .await;
+    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
+    button.click();
+    yew::scheduler::flush().await;
+    assert!(
+        search().starts_with("?framework=deepspeed&"),
+        "{}",
+        search()
+    );
+    assert_eq!(page.input("train_micro_batch_size_per_gpu").value(), "4");
+    assert!(page.q("[data-import-error]").is_some());
+    let summary = page
+        .q("[data-import-applied]")
+        .expect("the import's summary");
+    assert_eq!(
+        summary.get_attribute("data-import-applied").as_deref(),
+        Some("true")
+    );
+    assert!(
+        summary
+            .text_content()
+            .unwrap_or_default()
+            .contains("1 could not be read"),
+        "{:?}",
+        summary.text_content()
+    );
+    // a malformed text applies nothing, and says so
+    page.paste("micro_batch_size: 2\ngradient_accumulation_steps: [4\n")
+        .await;
+    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
+    button.click();
+    yew::scheduler::flush().await;
+    let summary = page
+        .q("[data-import-applied]")
+        .expect("the import's summary");
+    assert_eq!(
+        summary.get_attribute("data-import-applied").as_deref(),
+        Some("false")
+    );
+    assert!(
+        search().starts_with("?framework=deepspeed&"),
+        "{}",
+        search()
+    );
+}
+
+#[wasm_bindgen_test]
 async fn a_kept_key_becomes_an_input_when_its_framework_is_chosen() {
     let page = mount("framework=megatron&tensor_parallel_size=4&version=9").await;
     assert!(page.q("[data-notice=\"tensor_parallel_size\"]").is_some());

@@ -32,7 +32,7 @@
 
 use super::field::{CLUSTER, THROUGHPUT};
 use super::shell;
-use super::spec::Reads;
+use super::spec::{Reads, Release};
 use super::{Field, Framework, RawInputs};
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
@@ -42,6 +42,10 @@ pub const MAX_INPUT: usize = 256 * 1024;
 
 /// At most this many unknown keys or errors are listed; the rest are counted.
 const MAX_LISTED: usize = 100;
+
+/// The longest key listed whole (bytes): real config keys, dotted paths included, are far
+/// shorter; a longer one is cut with "…" so a hostile text cannot list megabytes.
+const MAX_KEY: usize = 256;
 
 /// What an import replaces when applied ([`Imported::merged_into`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -72,9 +76,18 @@ pub struct Imported {
     pub unknown: Vec<String>,
     /// Why something could not be read, with the line and column where the parser knows them.
     pub errors: Vec<String>,
+    /// Keys the framework does not read although configs carry them (an older release's name),
+    /// each with what happens to it and what the page uses instead (`Spec::import`'s `renamed`).
+    pub warnings: Vec<String>,
     /// What the import replaces: every input, or (a model's config.json, an accelerate config,
     /// a bare launcher line) only its own group of fields.
     pub scope: Scope,
+    /// The release the text names (dpcalc's own export says it on its first line), if it is
+    /// one of the framework's.
+    pub release: Option<&'static Release>,
+    /// The text is not well-formed (a YAML, JSON or TOML error): nothing of it is applied, as
+    /// what was read before the error may not be what the file means.
+    pub malformed: bool,
     more_unknown: usize,
     more_errors: usize,
 }
@@ -95,13 +108,35 @@ impl Imported {
     /// What the import did, in one sentence (the page shows it after a successful import).
     pub fn summary(&self) -> String {
         let (n, name) = (self.inputs.len(), self.framework.name());
+        if !self.applicable() {
+            return if self.malformed {
+                "Nothing was applied: the text is not well-formed (see the error); the form and the results are unchanged.".into()
+            } else {
+                "Nothing was applied: no setting could be read; the form and the results are unchanged.".into()
+            };
+        }
+        let unread = if self.errors.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " {} could not be read and {} left empty (see below); the results are this paste's.",
+                self.errors.len(),
+                if self.errors.len() == 1 { "is" } else { "are" }
+            )
+        };
         match self.scope {
-            Scope::Config => format!("Read as {name}: {n} setting(s) filled in."),
+            Scope::Config => match self.release {
+                Some(r) => format!(
+                    "Read as {name} {} (the release the config names): {n} setting(s) filled in.{unread}",
+                    r.id
+                ),
+                None => format!("Read as {name}: {n} setting(s) filled in.{unread}"),
+            },
             Scope::Model => format!(
-                "Read a model config.json: {n} architecture key(s) filled in for {name}; the other inputs are kept."
+                "Read a model config.json: {n} architecture key(s) filled in for {name}; the other inputs are kept.{unread}"
             ),
             Scope::Cluster => format!(
-                "Read the cluster: {n} setting(s) filled in for {name}; the other inputs are kept."
+                "Read the cluster: {n} setting(s) filled in for {name}; the other inputs are kept.{unread}"
             ),
         }
     }
@@ -115,11 +150,54 @@ impl Imported {
     }
 
     fn unknown(&mut self, key: impl Into<String>) {
+        let key: String = key.into();
+        let name = key.trim_start_matches('-').replace('-', "_");
+        let renamed = self
+            .framework
+            .spec()
+            .import
+            .as_ref()
+            .and_then(|i| (i.renamed)(&name));
+        if let Some(what) = renamed {
+            if self.warnings.len() < MAX_LISTED {
+                self.warnings.push(format!("{key}: {what}"));
+            }
+            return;
+        }
         if self.unknown.len() < MAX_LISTED {
-            self.unknown.push(super::parse::shorten(&key.into()));
+            // whole, as the config writes it (the page and `data-import-ignored` carry it so);
+            // only a key longer than any real one is cut, so a hostile text stays bounded
+            self.unknown.push(if key.len() > MAX_KEY {
+                let mut end = MAX_KEY;
+                while !key.is_char_boundary(end) {
+                    end -= 1;
+                }
+                format!("{}\u{2026}", &key[..end])
+            } else {
+                key
+            });
         } else {
             self.more_unknown += 1;
         }
+    }
+
+    /// An error that makes the whole text unusable (see [`Imported::malformed`]).
+    fn malformed(&mut self, message: impl Into<String>) {
+        self.malformed = true;
+        self.error(message);
+    }
+
+    /// Whether the page applies it: something was read and the text is well-formed. A value
+    /// that could not be read (DeepSpeed's `"auto"`, a key given twice) leaves only its field
+    /// empty; the rest is applied and the errors say what was not.
+    pub fn applicable(&self) -> bool {
+        !self.malformed && !self.inputs.is_empty()
+    }
+
+    /// Whether the text was taken for a config at all (a text that is none gets only
+    /// [`NOT_A_CONFIG`]).
+    pub fn is_config(&self) -> bool {
+        !(self.inputs.is_empty() && self.errors.len() == 1 && self.errors[0] == NOT_A_CONFIG)
     }
 
     fn error(&mut self, message: impl Into<String>) {
@@ -473,6 +551,7 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
         return out;
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    out.release = named_release(framework, text);
     let reads = framework.spec().import.as_ref().map(|i| i.reads);
     if reads.is_some() && detect_format(text) == Format::Cluster {
         out.scope = Scope::Cluster;
@@ -517,6 +596,15 @@ fn config_field(framework: Framework, key: &str) -> Option<Field> {
         .field(key)
         .or_else(|| (framework.spec().import.as_ref()?.alias)(key))
         .filter(|f| !CLUSTER.contains(f) && !THROUGHPUT.1.contains(f))
+}
+
+/// The release dpcalc's own export names on its first line (`# axolotl 0.19.0 config from
+/// dpcalc …`), when it is one of `framework`'s.
+fn named_release(framework: Framework, text: &str) -> Option<&'static Release> {
+    let first = text.lines().next()?.trim_start().strip_prefix('#')?.trim();
+    let rest = first.strip_prefix(framework.name())?.strip_prefix(' ')?;
+    let (id, _) = rest.split_once(" config from dpcalc")?;
+    framework.release(id.trim())
 }
 
 /// dpcalc's own comments in an exported config, which carry what is not a config key: the
@@ -566,16 +654,167 @@ fn is_null(value: &str, style: TScalarStyle) -> bool {
     style == TScalarStyle::Plain && matches!(value, "" | "~" | "null" | "Null" | "NULL")
 }
 
-/// The text a plain YAML boolean stands for (`True` → `true`); other scalars as written.
+/// The text of a scalar as the frameworks' YAML loader (PyYAML's `safe_load`, YAML 1.1) reads
+/// it: a plain `yes`/`on`/`True` is the boolean `true`, `500_000` and `0x1F` are the ints
+/// 500000 and 31, `1_0.5` the float 10.5, while `1e5` (no point) stays the string it is to
+/// PyYAML. Quoted scalars are always text.
 fn scalar_text(value: String, style: TScalarStyle) -> String {
     if style == TScalarStyle::Plain {
-        match value.as_str() {
-            "true" | "True" | "TRUE" => return "true".into(),
-            "false" | "False" | "FALSE" => return "false".into(),
-            _ => {}
+        if let Some(text) = pyyaml_plain(&value) {
+            return text;
         }
     }
     value
+}
+
+/// PyYAML 6's implicit resolvers for a plain scalar (`yaml/resolver.py`, tried in its order:
+/// bool, float, int) and its constructors (`yaml/constructor.py`: underscores dropped, `0b`,
+/// `0x` and a leading `0` (octal) as bases, `a:b:c` in base 60): the value as Python prints it,
+/// or `None` for a string. A value PyYAML's constructor would fail on is left as written.
+fn pyyaml_plain(v: &str) -> Option<String> {
+    match v {
+        "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Some("true".into())
+        }
+        "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Some("false".into())
+        }
+        _ => {}
+    }
+    let digits =
+        |t: &str, ok: fn(char) -> bool| !t.is_empty() && t.chars().all(|c| c == '_' || ok(c));
+    let dec = |t: &str| digits(t, |c| c.is_ascii_digit());
+    let (sign, body) = match v.strip_prefix(['-', '+']) {
+        Some(rest) => (&v[..1], rest),
+        None => ("", v),
+    };
+    // base-60 parts after the first: `:` then one or two digits, the first of 0-5
+    let sexagesimal = |parts: &[&str]| {
+        parts.iter().all(|p| {
+            let b = p.as_bytes();
+            match b.len() {
+                1 => b[0].is_ascii_digit(),
+                2 => (b'0'..=b'5').contains(&b[0]) && b[1].is_ascii_digit(),
+                _ => false,
+            }
+        })
+    };
+    // float: [-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)? | \.[0-9][0-9_]*(...)? (no sign) |
+    // [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]* | [-+]?\.(inf|Inf|INF) | \.(nan|NaN|NAN)
+    let exponent_ok = |e: &str| {
+        e.is_empty()
+            || e.strip_prefix(['e', 'E'])
+                .and_then(|r| r.strip_prefix(['-', '+']))
+                .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+    };
+    let float = if matches!(body, ".inf" | ".Inf" | ".INF") {
+        Some(if sign == "-" {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        })
+    } else if sign.is_empty() && matches!(body, ".nan" | ".NaN" | ".NAN") {
+        Some(f64::NAN)
+    } else if let Some((int_part, rest)) = body.split_once('.') {
+        let frac_end = rest.find(['e', 'E']).unwrap_or(rest.len());
+        let (frac, exp) = rest.split_at(frac_end);
+        let frac_ok = frac.chars().all(|c| c == '_' || c.is_ascii_digit());
+        let mut parts = int_part.split(':');
+        let head = parts.next().unwrap_or_default();
+        let tail: Vec<&str> = parts.collect();
+        let head_ok = head.starts_with(|c: char| c.is_ascii_digit()) && dec(head);
+        if !tail.is_empty() {
+            // base 60: no exponent
+            (head_ok && sexagesimal(&tail) && frac_ok && exp.is_empty()).then(|| {
+                let whole = tail.iter().fold(
+                    head.replace('_', "").parse::<f64>().unwrap_or(0.0),
+                    |acc, p| acc * 60.0 + p.parse::<f64>().unwrap_or(0.0),
+                );
+                let f = format!("0.{}", frac.replace('_', ""))
+                    .parse::<f64>()
+                    .unwrap_or(0.0);
+                let x = whole + f;
+                if sign == "-" {
+                    -x
+                } else {
+                    x
+                }
+            })
+        } else if (head_ok
+            || (head.is_empty()
+                && sign.is_empty()
+                && frac.starts_with(|c: char| c.is_ascii_digit())))
+            && frac_ok
+            && exponent_ok(exp)
+        {
+            format!(
+                "{sign}{}.{}{exp}",
+                head.replace('_', ""),
+                frac.replace('_', "")
+            )
+            .trim_end_matches('.')
+            .parse::<f64>()
+            .ok()
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    if let Some(x) = float {
+        // the text as written when it already reads as that float (`1.0e-05`, `0.10`), else
+        // the value as Python prints it (`1_0.5` → 10.5, `.inf` → inf, `1:30.5` → 90.5)
+        if !v.contains(['_', ':']) && v.parse::<f64>().ok() == Some(x) {
+            return Some(v.to_string());
+        }
+        return Some(super::num::float_repr(x));
+    }
+    // int: [-+]?0b[0-1_]+ | [-+]?0[0-7_]+ | [-+]?(0|[1-9][0-9_]*) | [-+]?0x[0-9a-fA-F_]+ |
+    // [-+]?[1-9][0-9_]*(:[0-5]?[0-9])+
+    let parsed: Option<i128> = if let Some(b) = body.strip_prefix("0b") {
+        digits(b, |c| c == '0' || c == '1')
+            .then(|| i128::from_str_radix(&b.replace('_', ""), 2).ok())
+            .flatten()
+    } else if let Some(h) = body.strip_prefix("0x") {
+        digits(h, |c| c.is_ascii_hexdigit())
+            .then(|| i128::from_str_radix(&h.replace('_', ""), 16).ok())
+            .flatten()
+    } else if body == "0" {
+        Some(0)
+    } else if let Some(o) = body.strip_prefix('0') {
+        digits(o, |c| ('0'..='7').contains(&c))
+            .then(|| {
+                let o = o.replace('_', "");
+                // `0_` is 0 to PyYAML (int('0', 8)); otherwise base 8
+                if o.is_empty() {
+                    Some(0)
+                } else {
+                    i128::from_str_radix(&o, 8).ok()
+                }
+            })
+            .flatten()
+    } else if body.starts_with(|c: char| ('1'..='9').contains(&c)) {
+        let mut parts = body.split(':');
+        let head = parts.next().unwrap_or_default();
+        let tail: Vec<&str> = parts.collect();
+        if !dec(head) || (!tail.is_empty() && !sexagesimal(&tail)) {
+            None
+        } else {
+            tail.iter()
+                .try_fold(head.replace('_', "").parse::<i128>().ok()?, |acc, p| {
+                    acc.checked_mul(60)?.checked_add(p.parse::<i128>().ok()?)
+                })
+        }
+    } else {
+        None
+    };
+    parsed.map(|n| {
+        if sign == "-" {
+            (-n).to_string()
+        } else {
+            n.to_string()
+        }
+    })
 }
 
 /// A complete value inside the top mapping.
@@ -616,7 +855,7 @@ fn yaml(text: &str, out: &mut Imported) {
         let (event, mark) = match parser.next_token() {
             Ok(e) => e,
             Err(e) => {
-                out.error(format!("YAML error at {}: {}", at(e.marker()), e.info()));
+                out.malformed(format!("YAML error at {}: {}", at(e.marker()), e.info()));
                 return;
             }
         };
@@ -797,7 +1036,7 @@ fn json(text: &str, out: &mut Imported) {
     let top: serde_json::Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            out.error(format!(
+            out.malformed(format!(
                 "JSON error at line {}, column {}: {}",
                 e.line(),
                 e.column(),
@@ -1474,7 +1713,7 @@ fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<Vec<Leaf>> 
         let (event, mark) = match parser.next_token() {
             Ok(e) => e,
             Err(e) => {
-                out.error(format!("YAML error at {}: {}", at(e.marker()), e.info()));
+                out.malformed(format!("YAML error at {}: {}", at(e.marker()), e.info()));
                 return None;
             }
         };
@@ -1712,7 +1951,7 @@ fn toml_too_deep(text: &str) -> Option<usize> {
 fn toml(text: &str, out: &mut Imported) {
     use serde_json::Value;
     if let Some(line) = toml_too_deep(text) {
-        out.error(format!(
+        out.malformed(format!(
             "TOML error at line {line}: arrays, inline tables or dotted keys nested more than {MAX_TOML_NESTING} deep; a job config has none"
         ));
         return;
@@ -1722,7 +1961,7 @@ fn toml(text: &str, out: &mut Imported) {
         Err(e) => {
             // basic-toml's message ends with " at line L column C"
             let e = e.to_string();
-            out.error(match e.rfind(" at line ") {
+            out.malformed(match e.rfind(" at line ") {
                 Some(i) => format!("TOML error at {}: {}", &e[i + 4..], &e[..i]),
                 None => format!("TOML error: {e}"),
             });
@@ -1814,11 +2053,11 @@ fn training_arguments_json(text: &str, out: &mut Imported) {
     let map = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(map)) => map,
         Ok(_) => {
-            out.error("the JSON is not an object; TrainingArguments is { \"key\": value, … }");
+            out.malformed("the JSON is not an object; TrainingArguments is { \"key\": value, … }");
             return;
         }
         Err(e) => {
-            out.error(format!(
+            out.malformed(format!(
                 "JSON error at line {}, column {}: {}",
                 e.line(),
                 e.column(),

@@ -237,6 +237,10 @@ pub struct Import {
     /// The field for a key the framework accepts besides its own form keys (deprecated aliases,
     /// launcher flags, a nested key's dotted path such as `parallelism.tp`), if any.
     pub alias: fn(key: &str) -> Option<Field>,
+    /// For a key the framework does not read but configs still carry (an older release's name,
+    /// another tool's), what happens to it and what the page uses instead: the import names it
+    /// in a warning rather than listing it among the ignored keys.
+    pub renamed: fn(key: &str) -> Option<&'static str>,
     /// How many words a command-line flag for `field` takes (argparse's `nargs`): `Some(n)`
     /// and the words after the n-th are argparse's "unrecognized arguments"; `None`, all the
     /// words up to the next flag (joined; the framework's rules check them).
@@ -440,6 +444,11 @@ pub fn derive_nothing(_: &RawInputs, _: &Report, _: &mut Vec<Entry>, _: &mut Vec
 
 /// Reads no alias.
 pub fn no_alias(_: &str) -> Option<Field> {
+    None
+}
+
+/// [`Import::renamed`] for a framework with no such keys.
+pub fn no_renamed(_: &str) -> Option<&'static str> {
     None
 }
 

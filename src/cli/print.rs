@@ -105,6 +105,9 @@ impl<'a> Printed<'a> {
         }
         for s in &self.read.sources {
             line(format!("  {} ({}): {}", s.name, s.read_as, s.summary));
+            for w in &s.warnings {
+                line(format!("    warning: {w}"));
+            }
             if !s.ignored.is_empty() {
                 line(format!(
                     "    ignored (not batch or step settings dpcalc reads): {}",
@@ -359,11 +362,12 @@ struct Json<'a> {
 
 impl Serialize for Source {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(4))?;
+        let mut m = s.serialize_map(Some(5))?;
         m.serialize_entry("name", &self.name)?;
         m.serialize_entry("read_as", &self.read_as)?;
         m.serialize_entry("summary", &self.summary)?;
         m.serialize_entry("ignored", &self.ignored)?;
+        m.serialize_entry("warnings", &self.warnings)?;
         m.end()
     }
 }

@@ -41,6 +41,8 @@ pub struct Source {
     pub summary: String,
     /// Keys dpcalc does not read (the page lists them and ignores them).
     pub ignored: Vec<String>,
+    /// Keys the framework does not read although configs carry them, with what the page uses.
+    pub warnings: Vec<String>,
 }
 
 /// One `--expect OUTPUT=VALUE`.
@@ -144,8 +146,9 @@ fn split_link(arg: &str) -> (&str, &str) {
 struct Text {
     name: String,
     text: String,
-    /// `Some` for a model's config.json; otherwise the format [`import::detect_format`] sees.
+    /// A model's config.json (then `format` is not used).
     model: bool,
+    /// What [`import::detect_format`] sees in it.
     format: Format,
 }
 
@@ -283,6 +286,7 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
                 read_as: format!("a {} link", framework.name()),
                 summary: format!("{} setting(s).", l.inputs.given().count()),
                 ignored: Vec::new(),
+                warnings: Vec::new(),
             });
             l
         }
@@ -300,6 +304,8 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
         (false, _) => 1,
         (true, _) => 2,
     });
+    // the release a config names (dpcalc's own export says it)
+    let mut named = None;
     for t in order {
         let imported: Imported = if t.model {
             match import::model_config(framework, &t.text) {
@@ -330,6 +336,7 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
                         read_as
                     ),
                     ignored: Vec::new(),
+                    warnings: Vec::new(),
                 });
             }
         }
@@ -340,6 +347,9 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
         };
         for e in &imported.errors {
             errors.push(format!("{shown}: {e}"));
+        }
+        if imported.scope == Scope::Config {
+            named = imported.release;
         }
         let before = state_link.inputs.clone();
         let mut next = imported.merged_into(&before);
@@ -357,6 +367,7 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
             read_as,
             summary: imported.summary(),
             ignored: imported.unknown.clone(),
+            warnings: imported.warnings.clone(),
         });
     }
 
@@ -415,7 +426,7 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
         }
     }
 
-    // the release: --version, else the link's, else the newest
+    // the release: --version, else the one the config names, else the link's, else the newest
     match &req.release {
         Some(id) => match framework.release(id) {
             Some(r) => state_link.release = Some(r),
@@ -428,11 +439,11 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
                 ));
             }
         },
-        None => {
-            if link.is_none() {
-                state_link.release = Some(framework.default_release());
-            }
-        }
+        None => match named {
+            Some(r) => state_link.release = Some(r),
+            None if link.is_none() => state_link.release = Some(framework.default_release()),
+            None => {}
+        },
     }
 
     if !errors.is_empty() {

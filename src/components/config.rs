@@ -10,7 +10,7 @@ use yew::prelude::*;
 
 use super::share::copy;
 use crate::calc::import::{self, Imported};
-use crate::calc::{export, view, Framework, RawInputs, Report};
+use crate::calc::{export, view, Framework, RawInputs, Release, Report};
 
 #[derive(Properties, PartialEq)]
 pub struct ConfigProps {
@@ -19,7 +19,8 @@ pub struct ConfigProps {
     pub inputs: RawInputs,
     pub report: Rc<Report>,
     /// Applies an import: its framework and inputs replace the current ones.
-    pub on_import: Callback<(Framework, RawInputs)>,
+    /// A pasted config: its framework, the release it names, the inputs after it.
+    pub on_import: Callback<(Framework, Option<&'static Release>, RawInputs)>,
     pub readonly: bool,
 }
 
@@ -77,8 +78,13 @@ pub fn config(props: &ConfigProps) -> Html {
             // a model's config.json fills the model, an accelerate config or a launcher line
             // the cluster, of the current framework; any other config replaces the inputs
             let imported = import::read(current, forced, &text);
-            if imported.errors.is_empty() {
-                apply.emit((imported.framework, imported.merged_into(&inputs)));
+            // what was read is applied; a value that could not be read is named below
+            if imported.applicable() {
+                apply.emit((
+                    imported.framework,
+                    imported.release,
+                    imported.merged_into(&inputs),
+                ));
             }
             result.set(Some(Rc::new(imported)));
         })
@@ -93,10 +99,11 @@ pub fn config(props: &ConfigProps) -> Html {
     let import_result = (*result).as_ref().map(|r| {
         html! {
             <div class="import-result" data-import-framework={r.framework.id()}>
-                { for r.errors.iter().map(|e| html! { <p class="msg error" role="alert" data-import-error="">{ e.clone() }</p> }) }
-                if r.errors.is_empty() {
-                    <p class="msg note" role="status">{ r.summary() }</p>
+                if r.is_config() {
+                    <p class="msg note" role="status" data-import-applied={r.applicable().to_string()}>{ r.summary() }</p>
                 }
+                { for r.errors.iter().map(|e| html! { <p class="msg error" role="alert" data-import-error="">{ e.clone() }</p> }) }
+                { for r.warnings.iter().map(|w| html! { <p class="msg warning" data-import-warning="">{ w.clone() }</p> }) }
                 if !r.unknown.is_empty() {
                     <p class="msg hint" data-import-ignored={r.unknown.join(" ")}>
                         { format!("Ignored (not batch or step settings dpcalc reads): {}", r.unknown.join(", ")) }

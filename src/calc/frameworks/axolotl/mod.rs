@@ -66,6 +66,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::Yaml,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
         words: spec::all_words,
     }),
     fit: spec::Fit {
@@ -237,6 +238,20 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
 /// The form fields that are keys of this framework's config file.
 fn in_file(f: Field) -> bool {
     !spec::architecture(f) && !spec::deepspeed_key(f)
+}
+
+/// Keys its configs carry that it does not read (`Spec::import`'s `renamed`).
+fn import_renamed(key: &str) -> Option<&'static str> {
+    match key {
+        // an old example's `tensor_parallel: 'auto'`; AxolotlInputConfig declares no such field
+        // and pydantic's default (extra="ignore") drops it without a word
+        "tensor_parallel" => Some(
+            "axolotl reads tensor_parallel_size, not tensor_parallel; its config model drops keys it does not declare, \
+             so this run has no tensor parallelism, and the page computes it so (tensor_parallel_size 1). \
+             For tensor parallelism write tensor_parallel_size.",
+        ),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -75,6 +75,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::Json,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        renamed: spec::no_renamed,
         words: spec::all_words,
     }),
     fit: spec::Fit {

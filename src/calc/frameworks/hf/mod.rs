@@ -88,6 +88,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::TrainingArguments,
         alias: spec::no_alias,
+        renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
         words: spec::all_words,
     }),
     fit: spec::Fit {
@@ -168,4 +169,17 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
 /// The form fields that are keys of this framework's config file.
 fn in_file(f: Field) -> bool {
     f != Field::ModelNameOrPath && !spec::architecture(f) && !spec::deepspeed_key(f)
+}
+
+/// Keys its configs carry that it does not read (`Spec::import`'s `renamed`).
+fn import_renamed(key: &str) -> Option<&'static str> {
+    match key {
+        // renamed eval_strategy; the old name was announced for removal in transformers 4.46
+        "evaluation_strategy" => Some(
+            "the releases dpcalc models have no evaluation_strategy (it became eval_strategy): HfArgumentParser \
+             refuses it (“ValueError: Some specified arguments are not used by the HfArgumentParser”) and \
+             TrainingArguments(evaluation_strategy=…) raises TypeError. Write eval_strategy.",
+        ),
+        _ => None,
+    }
 }

@@ -442,7 +442,9 @@ impl Calc<'_> {
                             "TrainingArguments.__init__() got an unexpected keyword argument 'warmup_ratio'",
                         )
                         .fix(format!(
-                            "Fix: warmup_steps = {shown} (below 1 it is a ratio of max_steps)."
+                            "Fix: warmup_steps = {shown} (below 1 it is a ratio of max_steps). From the command line \
+                             HfArgumentParser stops first: “ValueError: Some specified arguments are not used by the \
+                             HfArgumentParser: ['--warmup_ratio', '{shown}']”."
                         )),
                     );
                 }

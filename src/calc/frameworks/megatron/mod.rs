@@ -73,6 +73,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::CommandLine,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        renamed: spec::no_renamed,
         words: import_words,
     }),
     fit: spec::Fit {

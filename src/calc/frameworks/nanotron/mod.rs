@@ -76,6 +76,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::YamlNested,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        renamed: spec::no_renamed,
         words: spec::all_words,
     }),
     fit: spec::Fit {

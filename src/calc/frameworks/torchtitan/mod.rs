@@ -85,6 +85,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::Toml,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
         words: spec::all_words,
     }),
     fit: spec::Fit {
@@ -164,6 +165,20 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
 /// The form fields that are keys of this framework's config file.
 fn in_file(f: Field) -> bool {
     f != Field::ModelId && !spec::architecture(f)
+}
+
+/// Keys its configs carry that it does not read (`Spec::import`'s `renamed`).
+fn import_renamed(path: &str) -> Option<&'static str> {
+    match path {
+        // torchtitan split `training.batch_size` into local_batch_size and global_batch_size in
+        // June 2025 (before 0.3.0)
+        "training.batch_size" => Some(
+            "torchtitan's releases dpcalc models have no training.batch_size: it became local_batch_size \
+             (per GPU) and global_batch_size in 2025. The page uses local_batch_size's default, 8 per GPU; \
+             if this is the batch per GPU, write local_batch_size.",
+        ),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
