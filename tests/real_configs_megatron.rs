@@ -78,7 +78,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
     assert_eq!(got.framework, Framework::Megatron);
     assert_eq!(
         got.summary(),
-        "Read as Megatron-LM: 14 setting(s) filled in. 1 could not be read and is left empty \
+        "Read as Megatron-LM: 13 setting(s) filled in. 1 could not be read and is left empty \
          (see below); the results are this paste's."
     );
     // torchrun's flags from DISTRIBUTED_ARGS with GPUS_PER_NODE=8, NUM_NODES=1; the training
@@ -94,7 +94,6 @@ fn gpt3_175b_script_pasted_as_it_is() {
             (Field::SeqLength, "2048"),
             (Field::MicroBatchSize, "1"),
             (Field::GlobalBatchSize, "1536"),
-            (Field::StepBatchSizeSchedule, "0:16"),
             (Field::TrainIters, "500000"),
             (Field::LrWarmupFraction, ".001"),
             (Field::LrDecayIters, "430000"),
@@ -114,35 +113,28 @@ fn gpt3_175b_script_pasted_as_it_is() {
     // `--save $CHECKPOINT_PATH` (= $1) is an ignored flag: no message for it
     assert_eq!(got.errors.len(), 1, "{:?}", got.errors);
     // the array quotes the schedule, but `${TRAINING_ARGS[@]}` unquoted splits it: Megatron's
-    // argparse takes "0:16" and stops (oracle case script_train_gpt3_175b_distributed_args)
+    // argparse stops (oracle case script_train_gpt3_175b_distributed_args); nothing is taken
     assert!(got.errors[0].contains(
-        "--step-batch-size-schedule takes 1 word(s) (its value is 0:16); argparse stops at the rest: \
-         \u{201c}unrecognized arguments: 2.4B:320 4.8B:624 7.2B:928 9.6B:1232 12B"
+        "--step-batch-size-schedule takes 1 word(s) but is followed by 6 (0:16 2.4B:320 4.8B:624"
     ));
+    assert!(got.errors[0].contains(
+        "argparse stops: \u{201c}unrecognized arguments: 2.4B:320 4.8B:624 7.2B:928 9.6B:1232 12B"
+    ));
+    assert_eq!(got.get(Field::StepBatchSizeSchedule), None);
     // on the script's own 1 × 8 GPUs: validate_args refuses TP 8 × PP 16 (oracle case
     // script_gpt3_schedule_quoted)
     assert_eq!(int(&state, Output::WorldSize), Some(8));
     assert!(errors(&state).iter().any(|e| e
         .contains("AssertionError: world size (8) is not divisible by total_model_size (total_model_size=128)")));
-    // on 16 × 8 GPUs: the schedule and --global-batch-size together (oracle case
-    // script_gpt3_schedule_quoted_128gpus)
+    // on 16 × 8 GPUs (issue 27 point 2; oracle case gpt3_175b_128gpus): the warmup is 0.001 ×
+    // lr_decay_iters × global batch = 0.001 × 430,000 × 1,536 = 660,480.0 samples (not 0.001 ×
+    // 500,000 × 1,536 = 768,000), reached after ceil(660,480 / 1,536) = 430 steps
     let state = state
         .reduce(Action::Set(Field::Nodes, "16".into()))
         .unwrap();
+    assert!(errors(&state).is_empty(), "{:?}", errors(&state));
     assert_eq!(int(&state, Output::WorldSize), Some(128));
     assert_eq!(int(&state, Output::DpWorldSize), Some(1));
-    let errs = errors(&state);
-    assert_eq!(errs.len(), 1, "{errs:?}");
-    assert!(errs[0].contains(
-        "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size"
-    ));
-    // its numbers with a constant batch (issue 27 point 2; oracle case gpt3_175b_128gpus): the
-    // warmup is 0.001 × lr_decay_iters × global batch = 0.001 × 430,000 × 1,536 = 660,480.0
-    // samples (not 0.001 × 500,000 × 1,536 = 768,000), reached after ceil(660,480 / 1,536) = 430
-    let state = state
-        .reduce(Action::Set(Field::StepBatchSizeSchedule, String::new()))
-        .unwrap();
-    assert!(errors(&state).is_empty(), "{:?}", errors(&state));
     assert_eq!(int(&state, Output::NumMicrobatches), Some(1536));
     assert_eq!(int(&state, Output::TrainIters), Some(500_000));
     assert_eq!(
@@ -150,6 +142,19 @@ fn gpt3_175b_script_pasted_as_it_is() {
         Some(Num::Float(660_480.0))
     );
     assert_eq!(int(&state, Output::WarmupSteps), Some(430));
+    // the schedule as one word: with --global-batch-size, refused (oracle case
+    // script_gpt3_schedule_quoted_128gpus)
+    let state = state
+        .reduce(Action::Set(
+            Field::StepBatchSizeSchedule,
+            "0:16 2.4B:320 4.8B:624 7.2B:928 9.6B:1232 12B:1536".into(),
+        ))
+        .unwrap();
+    let errs = errors(&state);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains(
+        "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size"
+    ));
 }
 
 #[test]

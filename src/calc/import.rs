@@ -1571,15 +1571,18 @@ fn cli(text: &str, out: &mut Imported) {
                 continue;
             }
             (None, _) => match words(field) {
-                // argparse takes its words; the rest it does not know, and it stops there
+                // argparse takes its words, does not know the rest and stops: the run never
+                // starts, so nothing is taken (a value split by an unquoted `${ARGS[@]}`)
                 Some(n) if values.len() > n => {
                     out.error(format!(
-                        "{shown} takes {n} word(s) (its value is {}); argparse stops at the rest: \
-                         \u{201c}unrecognized arguments: {}\u{201d}",
-                        values[..n].join(" "),
+                        "{shown} takes {n} word(s) but is followed by {} ({}); argparse stops: \
+                         \u{201c}unrecognized arguments: {}\u{201d}. The field is left empty; \
+                         quote the value where it is expanded",
+                        values.len(),
+                        super::parse::shorten(&values.join(" ")),
                         super::parse::shorten(&values[n..].join(" "))
                     ));
-                    values[..n].join(" ")
+                    continue;
                 }
                 _ => values.join(" "),
             },
