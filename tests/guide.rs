@@ -416,3 +416,49 @@ fn a_feature_the_link_does_not_use_has_no_outputs() {
     assert!(html.contains("data-output=\"train_iters\""));
     assert!(!html.contains("data-output=\"initial_global_batch_size\""));
 }
+
+/// Issue 26: an explorer cell without a value says what it needs (the results' words), or that
+/// the layout is refused; never a bare dash.
+#[test]
+fn no_explorer_cell_is_a_bare_dash() {
+    use dpcalc::calc::layout;
+    let bare = dpcalc::state::State::from_query("");
+    let ex = layout::explore(bare.link.framework, bare.link.release().id, &bare.inputs);
+    let row = &ex.rows[0];
+    assert_eq!(row.max_steps, None);
+    assert_eq!(
+        guide::explorer_cell(&ex, &bare.inputs, row, Output::MaxSteps),
+        "needs Training rows"
+    );
+    let mut cells = 0;
+    for (q, state) in every_page() {
+        let fw = state.link.framework;
+        let ex = layout::explore(fw, state.link.release().id, &state.inputs);
+        for row in &ex.rows {
+            for (o, v) in [
+                (
+                    Output::GradientAccumulationSteps,
+                    row.gradient_accumulation_steps,
+                ),
+                (Output::GlobalBatchSize, row.global_batch_size),
+                (Output::MaxSteps, row.max_steps),
+            ] {
+                if v.is_none() {
+                    cells += 1;
+                    let text = guide::explorer_cell(&ex, &state.inputs, row, o);
+                    assert!(
+                        text == "refused"
+                            || text.starts_with("needs ")
+                            || text.starts_with("none")
+                            || text.starts_with("not computed"),
+                        "{q}: {} {:?}: {text}",
+                        o.name(),
+                        row.sizes
+                    );
+                    assert_eq!(row.problem.is_some(), text == "refused");
+                }
+            }
+        }
+    }
+    assert!(cells > 50, "{cells}");
+}

@@ -406,6 +406,24 @@ pub fn applies(framework: Framework, raw: &RawInputs, report: &Report, output: O
     !unused && !never
 }
 
+/// What an explorer cell without a value says (never a bare dash): `refused` on a layout the
+/// framework refuses (the row says why), else what the current inputs still need for that value
+/// (`needs Training rows`, the same words as the results), else that this layout has none.
+pub fn explorer_cell(
+    ex: &super::layout::Explorer,
+    raw: &RawInputs,
+    row: &super::layout::Row,
+    output: Output,
+) -> String {
+    if row.problem.is_some() {
+        return "refused".into();
+    }
+    match needs(ex.framework, raw, &ex.base, output) {
+        Some(m) if m != Missing::Unknown => m.text(ex.framework),
+        _ => "none for this layout".into(),
+    }
+}
+
 // ---- the compact summary -----------------------------------------------------------------------
 
 /// One value of the summary: the output, a short label, and what it shows (the value, or what
