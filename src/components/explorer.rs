@@ -64,6 +64,12 @@ fn memory(row: &Row, capacity: Option<u128>, missing: impl FnOnce() -> String) -
     }
 }
 
+/// A config key that may wrap after each `_` (`<wbr>`, which copies as nothing), so the columns
+/// fit 1280 px.
+fn breakable(key: &'static str) -> Html {
+    html! { <>{ for key.split_inclusive('_').map(|part| html! { <>{ part }<wbr /></> }) }</> }
+}
+
 /// The most rows drawn (in the chosen order); 65,536 GPUs have 969 layouts of three dimensions.
 pub const SHOWN: usize = 1_000;
 
@@ -110,7 +116,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
             <th scope="col" aria-sort={aria}>
                 <button type="button" class="sort" {onclick}>
                     { label }
-                    if let Some(c) = code { <code class="key">{ c }</code> }
+                    if let Some(c) = code { <code class="key">{ breakable(c) }</code> }
                 </button>
             </th>
         }
