@@ -387,12 +387,17 @@ pub struct Page {
 
 impl Page {
     pub fn new(state: &State, base: &str) -> Page {
+        Page::opened(state, base, false)
+    }
+
+    /// The page with the foldable architecture group `opened` by the user (its rows built).
+    pub fn opened(state: &State, base: &str, opened: bool) -> Page {
         let link = &state.link;
         let (fw, view) = (link.framework, link.view);
         let release = link.release().id;
         let report = &*state.report;
         let urls = state.urls(base);
-        let groups = groups(fw, &link.inputs, report, view.embed, false)
+        let groups = groups(fw, &link.inputs, report, view.embed, opened)
             .into_iter()
             .map(|g| {
                 let rows = g
