@@ -67,7 +67,7 @@ pub fn row(
             framework,
             report,
             output,
-            guide::needs(framework, inputs, report, output),
+            guide::needs_legacy(framework, inputs, report, output),
         )
     })
 }
@@ -75,8 +75,13 @@ pub fn row(
 /// The results list: every output the framework shows, in its order, but those of a feature the
 /// link does not use.
 pub fn results(framework: Framework, inputs: &RawInputs, report: &Report) -> Vec<ValueRow> {
+    // (every output of a framework is built on values it gives: only a feature leaves one out)
     (framework.outputs().iter())
-        .filter_map(|&o| row(framework, inputs, report, o))
+        .filter(|&&o| !guide::unused(framework, inputs, report, o))
+        .map(|&o| {
+            let missing = guide::needs(framework, inputs, report, o);
+            value_row(framework, report, o, missing)
+        })
         .collect()
 }
 

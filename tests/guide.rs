@@ -365,7 +365,7 @@ fn no_value_is_a_bare_dash() {
             if row.raw.is_none() {
                 missing += 1;
                 let o = *Output::ALL.iter().find(|o| o.name() == row.output).unwrap();
-                let m = guide::needs(fw, raw, report, o).unwrap();
+                let m = guide::needs_legacy(fw, raw, report, o).unwrap();
                 assert!(!matches!(m, Missing::Unknown), "{q}: {} {m:?}", row.output);
                 assert_eq!(row.shown, m.text(fw));
             }

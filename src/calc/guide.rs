@@ -371,39 +371,55 @@ pub fn needs(
         Missing::Explained(f)
     } else if output == Output::GlobalBatchSize && report.value(Output::TokensPerStep).is_some() {
         Missing::InTokens
-    } else if matches!(
-        output,
-        Output::LegacyGlobalBatchSize | Output::LegacyTotalNumSteps
-    ) && !report.legacy_notes.is_empty()
-    {
-        Missing::Refused
     } else {
         Missing::Unknown
     })
 }
 
-/// Whether the page shows `output` at all: a value is shown, and so is what a missing value
-/// needs, except for the outputs of a feature the link does not use (a ramp-up or step schedule,
-/// evaluations, saves: every setting it exists only with is empty) and for the outputs built on
-/// a value this framework never gives (tokens per epoch without an epoch). Both renderers (the
-/// components and the first view) list only these (`page::results`, the tokens-and-time panel).
-pub fn applies(framework: Framework, raw: &RawInputs, report: &Report, output: Output) -> bool {
-    if report.value(output).is_some() {
-        return true;
+/// [`needs`], and for the other release's numbers (`legacy_*`, the full app's comparison box)
+/// that release's refusal when its notes give one.
+pub fn needs_legacy(
+    framework: Framework,
+    raw: &RawInputs,
+    report: &Report,
+    output: Output,
+) -> Option<Missing> {
+    let legacy = matches!(
+        output,
+        Output::LegacyGlobalBatchSize | Output::LegacyTotalNumSteps
+    );
+    needs(framework, raw, report, output).map(|m| match m {
+        Missing::Unknown if legacy && !report.legacy_notes.is_empty() => Missing::Refused,
+        m => m,
+    })
+}
+
+/// Whether `output` belongs to a feature the link does not use: it has no value, and every
+/// setting it exists only with (a ramp-up or step schedule, evaluations, saves) is empty. The
+/// results list leaves it out, in both renderers (`page::results`, the first view alike).
+pub fn unused(framework: Framework, raw: &RawInputs, report: &Report, output: Output) -> bool {
+    let mut settings = false;
+    for alts in inputs_of(output).only_with {
+        for &f in *alts {
+            if framework.has(f) {
+                if !empty(framework, raw, f) {
+                    return false;
+                }
+                settings = true;
+            }
+        }
     }
-    let deps = inputs_of(output);
-    let mut settings = deps
-        .only_with
-        .iter()
-        .flat_map(|alts| alts.iter().copied())
-        .filter(|&f| framework.has(f))
-        .peekable();
-    let unused = settings.peek().is_some() && settings.all(|f| empty(framework, raw, f));
+    settings && report.value(output).is_none()
+}
+
+/// Whether the page shows `output` at all: not [`unused`], and without a value not built on a
+/// value this framework never gives (tokens per epoch without an epoch).
+pub fn applies(framework: Framework, raw: &RawInputs, report: &Report, output: Output) -> bool {
     // (axolotl's logged total is a source of the warmup only where a framework logs one)
-    let never = (deps.from.iter())
-        .filter(|&&o| o != Output::TotalNumSteps)
-        .any(|&o| !gives(framework, o));
-    !unused && !never
+    let never = || {
+        (inputs_of(output).from.iter()).any(|&o| o != Output::TotalNumSteps && !gives(framework, o))
+    };
+    !unused(framework, raw, report, output) && (report.value(output).is_some() || !never())
 }
 
 /// What an explorer cell without a value says (never a bare dash): `refused` on a layout the
