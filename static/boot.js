@@ -42,7 +42,8 @@ function keepFocus(swap) {
   }
 }
 
-let opened = false; // the user opened the folded architecture group (its fields are drawn)
+// the user opened the folded architecture group (its fields are drawn)
+let opened = false;
 
 // `edited`: after an edit here (a model typed in keeps the first view, computing all but the
 // model stage); a link that arrives naming a model is the app's.
