@@ -42,7 +42,7 @@ fn harness(props: &HarnessProps) -> Html {
         <>
             <LayoutExplorer framework={fw} release="0.19.0" inputs={(*raw).clone()} {on_apply} />
             <GpuMap framework={fw} inputs={(*raw).clone()} report={report.clone()} />
-            <TokensTime framework={fw} {report} />
+            <TokensTime framework={fw} inputs={(*raw).clone()} {report} />
         </>
     }
 }
