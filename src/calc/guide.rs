@@ -11,7 +11,7 @@
 //! form says `required` or `unset`, or it has no default sequence length).
 
 use super::report::Level;
-use super::spec::Concept;
+use super::spec::{Concept, FULL};
 use super::{Field, Framework, Output, RawInputs, Report};
 
 /// One thing an output is computed from: a concept (each framework's own key for it), or a field
@@ -117,21 +117,22 @@ fn inputs_of(output: Output) -> Deps {
             from: &[O::TokensPerStep, O::MaxSteps],
             ..NONE
         },
-        O::TokensPerEpoch => Deps {
+        O::TokensPerEpoch if FULL => Deps {
             from: &[O::TokensPerStep, O::StepsPerEpoch],
             ..NONE
         },
-        // a measured throughput (the model stage's MFU estimate says so at its own fields)
-        O::TimePerStepSeconds => Deps {
+        // the tokens-and-time panel's (the full app's, `spec::FULL`); a measured throughput
+        // (the model stage's MFU estimate says so at its own fields)
+        O::TimePerStepSeconds if FULL => Deps {
             from: &[O::TokensPerStep],
             reqs: THROUGHPUT,
             ..NONE
         },
-        O::TotalTimeSeconds => Deps {
+        O::TotalTimeSeconds if FULL => Deps {
             from: &[O::TimePerStepSeconds, O::MaxSteps],
             ..NONE
         },
-        O::GpuHours => Deps {
+        O::GpuHours if FULL => Deps {
             from: &[O::TotalTimeSeconds],
             ..NONE
         },
@@ -266,9 +267,11 @@ fn and_list(parts: &[String]) -> String {
     }
 }
 
-/// Whether `framework` ever gives `output`: its results, or the tokens and time after them.
+/// Whether `framework` ever gives `output`: its results, or the tokens and time after them
+/// (the full app's: a first view shows the results alone).
 fn gives(framework: Framework, output: Output) -> bool {
-    framework.outputs().contains(&output) || super::view::TOKENS_TIME.outputs.contains(&output)
+    framework.outputs().contains(&output)
+        || (FULL && super::view::TOKENS_TIME.outputs.contains(&output))
 }
 
 /// The requirements of `output` still open, with those of the outputs it comes from (each once).
