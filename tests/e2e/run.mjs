@@ -242,7 +242,8 @@ async function firstVisit(browser) {
 // results, the tokens-and-time panel or the other release's box, and no explorer cell, is a bare
 // dash; the outputs of a feature the link does not use are not on the page (Megatron's ramp-up);
 // a dense model's explorer has no expert-parallel row or column, a model with experts has them;
-// at 1280 px the explorer's columns (memory included) fit without a horizontal scroll.
+// at 1280 px the explorer's columns (memory included) fit without a horizontal scroll (axolotl,
+// and the longest keys: Megatron's and torchtitan's three dimensions).
 async function everyValueSpeaks(browser) {
   const problems = [];
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -254,9 +255,10 @@ async function everyValueSpeaks(browser) {
   };
   const llama = 'version=0.21.0&micro_batch_size=2&gradient_accumulation_steps=8&num_samples=50000&sequence_len=4096&base_model=meta-llama/Llama-3.1-8B&zero_optimization.stage=3&gpu=h100-sxm';
   const megatron = 'framework=megatron&version=0.19.2&nodes=4&tensor_model_parallel_size=8&micro_batch_size=1&global_batch_size=128&train_iters=1000&seq_length=8192&model=meta-llama/Llama-3.1-70B&use_distributed_optimizer=true&gpu=h100-sxm';
+  const titan = 'framework=torchtitan&nodes=2&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&local_batch_size=2&global_batch_size=64&seq_len=2048&steps=100';
   const ramp = ['initial_global_batch_size', 'initial_num_microbatches', 'rampup_samples_per_increment', 'full_batch_iteration'];
   for (const q of ['', 'framework=hf', 'framework=deepspeed', 'framework=megatron', 'framework=torchtitan', 'framework=nanotron',
-    'version=0.19.0&nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=10000', llama, megatron]) {
+    'version=0.19.0&nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=10000', llama, megatron, titan]) {
     await open(q);
     const bare = await page.evaluate(() => [...document.querySelectorAll('#app [data-output]:not([data-value])')]
       .filter((e) => ['', '\u2014', '-'].includes(e.textContent.trim()))
@@ -268,7 +270,7 @@ async function everyValueSpeaks(browser) {
       for (const name of ramp) if (await page.locator(`[data-output="${name}"]`).count()) problems.push(`?${q}: ${name} shown without a ramp-up`);
       if (!(await page.locator('[data-output="train_iters"]').count())) problems.push(`?${q}: no train_iters`);
     }
-    if (q === llama || q === megatron) {
+    if ([llama, megatron, titan].includes(q)) {
       const fit = await page.evaluate(() => {
         const t = document.querySelector('#app .explorer .table-scroll');
         const m = document.querySelector('#app .explorer th:nth-last-child(2)');
