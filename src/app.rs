@@ -179,7 +179,7 @@ pub fn app() -> Html {
                     <Share framework={fw} release={release.id} urls={urls} {inputs} report={report.clone()} />
                     <Memory framework={fw} report={report.clone()} />
                     <Later>
-                        if let Some((legacy, why)) = legacy { <Legacy framework={fw} {legacy} {why} report={report.clone()} /> }
+                        if let Some((legacy, why)) = legacy { <Legacy framework={fw} {legacy} {why} inputs={state.inputs.clone()} report={report.clone()} /> }
                         <Explain report={report.clone()} />
                     </Later>
                 </div>

@@ -283,16 +283,21 @@ mod exports {
         // SAFETY: wasm32-unknown-unknown without atomics runs this module on one thread.
         unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };
 
-    /// The first screen of the page at `base` (its URL without the query) for `search`; empty
-    /// when the link names a model (its counts, memory and FLOPs are the full app's).
+    /// The first screen of the page at `base` (its URL without the query) for `search`, with
+    /// the architecture group `opened` by the user; empty when a link that arrives naming a
+    /// model (its counts, memory and FLOPs are the full app's) was not `edited` here. A model
+    /// typed into the first view keeps it: everything but the model stage is computed until the
+    /// app takes over.
     #[wasm_bindgen]
-    pub fn render(search: &str, base: &str) -> String {
+    pub fn render(search: &str, base: &str, opened: bool, edited: bool) -> String {
         let state = State::from_query(search);
         let fw = state.link.framework;
-        if !fw.compiled() || crate::calc::fit::names_model(fw.spec(), &state.link.inputs) {
+        if !fw.compiled()
+            || (!edited && crate::calc::fit::names_model(fw.spec(), &state.link.inputs))
+        {
             return String::new();
         }
-        super::render(&Page::new(&state, base))
+        super::render(&Page::opened(&state, base, opened))
     }
 
     /// The framework the link is computed by (`framework=`, as the app decodes it).

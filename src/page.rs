@@ -9,6 +9,7 @@ use crate::calc::fixes::names_key;
 use crate::calc::frameworks::THROUGHPUT;
 use crate::calc::guide::{self, Missing};
 use crate::calc::parse::shorten;
+use crate::calc::schedule;
 use crate::calc::{view, Diag, Field, Framework, Kind, Level, Output, RawInputs, Report};
 use crate::state::{url_with, State};
 
@@ -44,7 +45,7 @@ pub fn value_row(
         shown: match (value, &missing) {
             (Some(v), _) => view::shown_value(output, v),
             (None, Some(m)) => m.text(framework),
-            (None, None) => "\u{2014}".to_string(),
+            (None, None) => Missing::Unknown.text(framework),
         },
         needs: missing
             .as_ref()
@@ -53,18 +54,55 @@ pub fn value_row(
     }
 }
 
-/// The results list: every output the framework shows, in its order.
+/// The row of `output` with what it needs when it has no value, or `None` when the page does
+/// not show it (`guide::applies`: a feature the link does not use).
+pub fn row(
+    framework: Framework,
+    inputs: &RawInputs,
+    report: &Report,
+    output: Output,
+) -> Option<ValueRow> {
+    guide::applies(framework, inputs, report, output).then(|| {
+        value_row(
+            framework,
+            report,
+            output,
+            guide::needs_legacy(framework, inputs, report, output),
+        )
+    })
+}
+
+/// The results list: every output the framework shows, in its order, but those of a feature the
+/// link does not use.
 pub fn results(framework: Framework, inputs: &RawInputs, report: &Report) -> Vec<ValueRow> {
-    framework
-        .outputs()
-        .iter()
+    // (every output of a framework is built on values it gives: only a feature leaves one out)
+    (framework.outputs().iter())
+        .filter(|&&o| !guide::unused(framework, inputs, report, o))
         .map(|&o| {
-            value_row(
-                framework,
-                report,
-                o,
-                guide::needs(framework, inputs, report, o),
-            )
+            let missing = guide::needs(framework, inputs, report, o);
+            value_row(framework, report, o, missing)
+        })
+        .collect()
+}
+
+/// The tokens-and-time panel's rows (`view::TOKENS_TIME`): each value as a person reads it
+/// (`schedule::human`) with its exact digits when they differ, or what it needs.
+pub fn tokens_time(
+    framework: Framework,
+    inputs: &RawInputs,
+    report: &Report,
+) -> Vec<(ValueRow, Option<String>)> {
+    (view::TOKENS_TIME.outputs.iter())
+        .filter_map(|&o| {
+            let mut row = row(framework, inputs, report, o)?;
+            let value = report.value(o);
+            if let Some(v) = value {
+                row.shown = schedule::human(o, v);
+            }
+            let exact = value
+                .filter(|v| v.to_f64().abs() >= 1000.0)
+                .map(|v| format!(" ({})", v.pretty()));
+            Some((row, exact))
         })
         .collect()
 }
@@ -354,12 +392,17 @@ pub struct Page {
 
 impl Page {
     pub fn new(state: &State, base: &str) -> Page {
+        Page::opened(state, base, false)
+    }
+
+    /// The page with the foldable architecture group `opened` by the user (its rows built).
+    pub fn opened(state: &State, base: &str, opened: bool) -> Page {
         let link = &state.link;
         let (fw, view) = (link.framework, link.view);
         let release = link.release().id;
         let report = &*state.report;
         let urls = state.urls(base);
-        let groups = groups(fw, &link.inputs, report, view.embed, false)
+        let groups = groups(fw, &link.inputs, report, view.embed, opened)
             .into_iter()
             .map(|g| {
                 let rows = g

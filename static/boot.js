@@ -7,8 +7,10 @@
 // 2. The full app (`dpcalc.js`, Yew) loads behind it into a hidden root. When it has rendered the
 //    link the first view shows (the link is the only state that crosses: anything typed meanwhile
 //    is sent to it), it takes the first view's place, with the focus and caret where they were.
-// A link the first view cannot show (one naming a model: its memory and FLOPs are the app's),
-// or any failure of the first view, leaves the page to the app alone, as before.
+// A link the first view cannot show (one that arrives naming a model: its memory and FLOPs are
+// the app's), or any failure of the first view, leaves the page to the app alone, as before; a
+// model typed into the first view keeps it, computing all but the model stage until the app
+// takes over.
 const html = document.documentElement;
 const FRAMEWORKS = ['axolotl', 'hf', 'deepspeed', 'megatron', 'torchtitan', 'nanotron'];
 const base = () => location.origin + location.pathname;
@@ -40,8 +42,13 @@ function keepFocus(swap) {
   }
 }
 
-function paint() {
-  const out = first.mod.render(shown, base());
+// the user opened the folded architecture group (its fields are drawn)
+let opened = false;
+
+// `edited`: after an edit here (a model typed in keeps the first view, computing all but the
+// model stage); a link that arrives naming a model is the app's.
+function paint(edited) {
+  const out = first.mod.render(shown, base(), opened, edited);
   if (!out) return false;
   keepFocus(() => { first.root.innerHTML = out; });
   postHeight();
@@ -63,7 +70,7 @@ async function edit(name, value) {
     // another framework's rules are another module
     try { first.mod = await load(first.mod.framework(q)); } catch { return leave(); }
   }
-  if (!paint()) leave();
+  if (!paint(true)) leave();
 }
 
 // The address bar shows the link `q` (a query without "?"), replaced, never pushed.
@@ -103,7 +110,7 @@ async function start() {
   // canonical link, as the app does
   shown = search();
   html.dataset.theme = mod.theme(shown);
-  if (!paint()) { leave(); return; }
+  if (!paint(false)) { leave(); return; }
   html.dataset.stage = 'first';
   root.addEventListener('input', (e) => {
     const t = e.target;
@@ -115,6 +122,13 @@ async function start() {
     else if (t.matches('select')) edit(t.name, t.value);
   });
   root.addEventListener('submit', (e) => e.preventDefault());
+  // the folded architecture group opens with its fields (toggle does not bubble: captured)
+  root.addEventListener('toggle', (e) => {
+    if (e.target.matches('details.architecture') && e.target.open && !opened) {
+      opened = true;
+      if (!paint(true)) leave();
+    }
+  }, true);
 }
 
 // The app mounts into #app (src/app.rs), hidden while the first view is shown, and marks each

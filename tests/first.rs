@@ -5,6 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::card::escape as esc;
+use dpcalc::calc::guide;
 use dpcalc::calc::{Framework, Level};
 use dpcalc::first::render;
 use dpcalc::page::Page;
@@ -41,6 +42,14 @@ fn every_result_of_every_framework_is_written_with_its_exact_value() {
         let (state, html) = page(q);
         let fw = state.link.framework;
         for &o in fw.outputs() {
+            // the outputs of a feature the link does not use are not written at all
+            if !guide::applies(fw, &state.inputs, &state.report, o) {
+                assert!(
+                    !html.contains(&format!("data-output=\"{}\"", o.name())),
+                    "{q}"
+                );
+                continue;
+            }
             let tag = output(&html, o.name());
             match state.report.value(o) {
                 Some(v) => assert!(
@@ -204,4 +213,32 @@ fn a_link_that_names_no_model_gets_nothing_from_the_model_resolution() {
     // and a model key does name one
     let raw = dpcalc::query::decode("base_model=meta-llama/Llama-3.1-8B").inputs;
     assert!(fit::names_model(Framework::default().spec(), &raw));
+}
+
+/// Issue 26: the folded architecture group, opened by the user in the first view, is drawn with
+/// its fields (`static/boot.js` renders again with `opened`); folded, it holds none.
+#[test]
+fn the_architecture_group_opens_with_its_fields() {
+    let state = State::from_query("nodes=2&micro_batch_size=2");
+    let folded = render(&Page::new(&state, BASE));
+    let opened = render(&Page::opened(&state, BASE, true));
+    let group = |html: &str| -> String {
+        let at = html
+            .find("<details class=\"group architecture\"")
+            .expect("the architecture group");
+        let end = html[at..].find("</details>").unwrap() + at;
+        html[at..end].to_string()
+    };
+    assert!(!group(&folded).contains("<input"), "{}", group(&folded));
+    assert!(group(&opened).contains(" open=\"\""));
+    assert!(
+        group(&opened).contains("id=\"in-hidden_size\""),
+        "{}",
+        group(&opened)
+    );
+    // the rest of the page is the same
+    assert_eq!(
+        folded.replace(&group(&folded), ""),
+        opened.replace(&group(&opened), "")
+    );
 }

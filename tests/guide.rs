@@ -87,20 +87,16 @@ fn every_missing_value_names_what_it_needs_and_giving_it_computes_it() {
                     }
                     // a setting this release ignores: its note says so
                     Some(Missing::Explained(f)) => {
-                        assert!(!raw.get(f).is_empty() && report.diags_for(f).next().is_some());
+                        assert!(!raw.get(f).is_empty());
+                        assert!(
+                            report.diags_for(f).next().is_some()
+                                || (o == Output::WarmupSteps && f == Field::RampupBatchSize)
+                        );
                         explained.push(o);
                     }
-                    // Megatron before 0.19.2 does not give the warmup in steps while the batch
-                    // ramps up (its scheduler counts samples then): dpcalc shows a dash
                     Some(Missing::InTokens) => {
                         assert_eq!(o, Output::GlobalBatchSize);
                         assert!(report.value(Output::TokensPerStep).is_some());
-                        explained.push(o);
-                    }
-                    Some(Missing::Unknown)
-                        if o == Output::WarmupSteps
-                            && !raw.get(Field::RampupBatchSize).is_empty() =>
-                    {
                         explained.push(o);
                     }
                     Some(other) => {
@@ -313,4 +309,156 @@ fn the_examples_are_complete_links_that_compute() {
             );
         }
     }
+}
+
+/// Every link of `tests/links.txt` and the bare page of every release, with the framework and
+/// release it computes.
+fn every_page() -> Vec<(String, dpcalc::state::State)> {
+    let mut pages: Vec<(String, dpcalc::state::State)> = Framework::ALL
+        .iter()
+        .flat_map(|&fw| fw.releases().iter().map(move |r| (fw, r.id)))
+        .map(|(fw, r)| format!("framework={}&version={r}", fw.id()))
+        .chain(
+            std::fs::read_to_string("tests/links.txt")
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#') && l.contains("=>"))
+                .map(|l| l.split("  =>").next().unwrap().trim().to_string()),
+        )
+        .map(|q| (q.clone(), dpcalc::state::State::from_query(&q)))
+        .collect();
+    // a ramp-up (megatron-core 0.16.1) and a step schedule (head), for their own outputs
+    for q in [
+        "framework=megatron&version=0.16.1&world_size=8&micro_batch_size=1&global_batch_size=32&rampup_batch_size=8+8+400&train_samples=1000&seq_length=2048&lr_warmup_samples=100",
+        "framework=megatron&version=0.19.2&world_size=8&micro_batch_size=1&global_batch_size=32&rampup_batch_size=8+8+400&train_samples=1000",
+    ] {
+        pages.push((q.into(), dpcalc::state::State::from_query(q)));
+    }
+    pages
+}
+
+/// Issue 26: no value of the results, the tokens-and-time panel or the other release's box is a
+/// bare dash; each says what it needs, why it has none, or is not shown.
+#[test]
+fn no_value_is_a_bare_dash() {
+    use dpcalc::page;
+    let mut missing = 0;
+    for (q, state) in every_page() {
+        let (fw, raw, report) = (state.link.framework, &state.inputs, &*state.report);
+        let release = state.link.release().id;
+        let mut rows = page::results(fw, raw, report);
+        rows.extend(
+            page::tokens_time(fw, raw, report)
+                .into_iter()
+                .map(|(r, _)| r),
+        );
+        if guide::legacy_why(fw, release, raw, report).is_some() {
+            for o in [Output::LegacyGlobalBatchSize, Output::LegacyTotalNumSteps] {
+                rows.extend(page::row(fw, raw, report, o));
+            }
+        }
+        for row in rows {
+            assert!(
+                !row.shown.trim().is_empty() && row.shown != "\u{2014}",
+                "{q}: {row:?}"
+            );
+            if row.raw.is_none() {
+                missing += 1;
+                let o = *Output::ALL.iter().find(|o| o.name() == row.output).unwrap();
+                let m = guide::needs_legacy(fw, raw, report, o).unwrap();
+                assert!(!matches!(m, Missing::Unknown), "{q}: {} {m:?}", row.output);
+                assert_eq!(row.shown, m.text(fw));
+            }
+        }
+    }
+    assert!(missing > 100, "{missing}");
+}
+
+/// Issue 26: the outputs of a feature the link does not use are not listed (Megatron's ramp-up,
+/// evaluations, saves); tokens per epoch only where the framework counts epochs.
+#[test]
+fn a_feature_the_link_does_not_use_has_no_outputs() {
+    use dpcalc::page;
+    let names = |q: &str| -> Vec<&'static str> {
+        let s = dpcalc::state::State::from_query(q);
+        let (fw, raw, r) = (s.link.framework, &s.inputs, &*s.report);
+        let mut v: Vec<&'static str> = page::results(fw, raw, r).iter().map(|r| r.output).collect();
+        v.extend(page::tokens_time(fw, raw, r).iter().map(|(r, _)| r.output));
+        v
+    };
+    let ramp = [
+        "initial_global_batch_size",
+        "initial_num_microbatches",
+        "rampup_samples_per_increment",
+        "full_batch_iteration",
+    ];
+    let plain = names(
+        "framework=megatron&version=0.19.2&train_iters=10&micro_batch_size=1&global_batch_size=16",
+    );
+    assert!(plain.contains(&"train_iters") && plain.contains(&"dp_world_size"));
+    for o in ramp {
+        assert!(!plain.contains(&o), "{o}");
+    }
+    assert!(!plain.contains(&"tokens_per_epoch"));
+    let ramped = names("framework=megatron&version=0.16.1&world_size=8&micro_batch_size=1&global_batch_size=32&rampup_batch_size=8+8+400&train_samples=1000");
+    for o in ramp {
+        assert!(ramped.contains(&o), "{o}");
+    }
+    // axolotl: no evaluation or save without their settings; each appears with its own
+    let bare = names("");
+    assert!(!bare.contains(&"eval_steps") && !bare.contains(&"save_steps"));
+    assert!(bare.contains(&"tokens_per_epoch") && bare.contains(&"max_steps"));
+    assert!(names("evals_per_epoch=4").contains(&"eval_steps"));
+    assert!(names("saves_per_epoch=2").contains(&"save_steps"));
+    // the core decides, for both renderers: the first view writes the same list
+    let s = dpcalc::state::State::from_query("framework=megatron&version=0.19.2&train_iters=10");
+    let html = dpcalc::first::render(&page::Page::new(&s, "https://x/"));
+    assert!(html.contains("data-output=\"train_iters\""));
+    assert!(!html.contains("data-output=\"initial_global_batch_size\""));
+}
+
+/// Issue 26: an explorer cell without a value says what it needs (the results' words), or that
+/// the layout is refused; never a bare dash.
+#[test]
+fn no_explorer_cell_is_a_bare_dash() {
+    use dpcalc::calc::layout;
+    let bare = dpcalc::state::State::from_query("");
+    let ex = layout::explore(bare.link.framework, bare.link.release().id, &bare.inputs);
+    let row = &ex.rows[0];
+    assert_eq!(row.max_steps, None);
+    assert_eq!(
+        guide::explorer_cell(&ex, &bare.inputs, row, Output::MaxSteps),
+        "needs Training rows"
+    );
+    let mut cells = 0;
+    for (q, state) in every_page() {
+        let fw = state.link.framework;
+        let ex = layout::explore(fw, state.link.release().id, &state.inputs);
+        for row in &ex.rows {
+            for (o, v) in [
+                (
+                    Output::GradientAccumulationSteps,
+                    row.gradient_accumulation_steps,
+                ),
+                (Output::GlobalBatchSize, row.global_batch_size),
+                (Output::MaxSteps, row.max_steps),
+            ] {
+                if v.is_none() {
+                    cells += 1;
+                    let text = guide::explorer_cell(&ex, &state.inputs, row, o);
+                    assert!(
+                        text == "refused"
+                            || text.starts_with("needs ")
+                            || text.starts_with("none")
+                            || text.starts_with("not computed"),
+                        "{q}: {} {:?}: {text}",
+                        o.name(),
+                        row.sizes
+                    );
+                    assert_eq!(row.problem.is_some(), text == "refused");
+                }
+            }
+        }
+    }
+    assert!(cells > 50, "{cells}");
 }

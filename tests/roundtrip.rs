@@ -10,7 +10,9 @@
 //! - the cluster is no config key: it is carried by the launcher line, `# launch: torchrun
 //!   --nnodes N --nproc-per-node G …` in a comment (YAML, TOML, Python), the command itself
 //!   (Megatron); world_size comes back as that nodes × GPUs shape, so the world size is compared;
-//!   DeepSpeed's JSON has no comments and carries no cluster;
+//!   DeepSpeed's JSON has no comments: its three batch keys fix the world (train = micro × GA ×
+//!   world, times sequence_parallel_size), compared where the import derives it; where they do
+//!   not, the import says so;
 //! - the training rows (num_samples, dpcalc's input) are carried by dpcalc's comment
 //!   `# num_samples N: training rows, …`, except in DeepSpeed's JSON;
 //! - the GPU, its memory, the MFU and the measured throughput are not exported, so not compared;
@@ -134,7 +136,25 @@ fn check(at: &str, link: &Link, text: &str, notes: &[String], got: &Imported) ->
     let has_launch = !json && !notes.iter().any(|n| n.starts_with("no launcher line"));
     complete &= has_launch || json || CLUSTER.iter().all(|f| raw.get(*f).trim().is_empty());
     if json {
-        // DeepSpeed's JSON carries no cluster: the user's cluster stays as it was
+        // DeepSpeed's JSON has no comments: its three batch keys fix the world (DeepSpeed's
+        // batch check), and the import says when they do not
+        let world = |r: &RawInputs| {
+            fw.compute(link.release().id, r)
+                .value(Output::WorldSize)
+                .map(|n| n.raw())
+        };
+        if back.get(Field::Nodes).is_empty() {
+            assert!(
+                got.notes
+                    .iter()
+                    .any(|n| n.starts_with("The cluster is not in this file")),
+                "{at}: {:?}\n{text}",
+                got.notes
+            );
+        } else if report.value(Output::WorldSize).is_some() {
+            assert_eq!(world(raw), world(&back), "{at}: world size\n{text}");
+        }
+        // the rest is compared on the user's own cluster shape
         for &f in CLUSTER {
             back.set(f, raw.get(f));
         }
@@ -264,7 +284,9 @@ fn the_launcher_line_carries_the_cluster() {
         let e = export(*fw, rel, &raw, &fw.compute(rel, &raw));
         let got = import_as(*fw, &e.text);
         if fw.spec().export.lang == "json" {
+            // no batch keys given: nothing fixes the world, and the import says so
             assert_eq!(got.get(Field::Nodes), None, "{}", e.text);
+            assert!(got.summary().contains("The cluster is not in this file"));
             continue;
         }
         assert_eq!(got.get(Field::Nodes), Some("2"), "{}: {}", fw.id(), e.text);
@@ -276,4 +298,79 @@ fn the_launcher_line_carries_the_cluster() {
             e.text
         );
     }
+}
+
+/// Issue 26: DeepSpeed's export → import keeps the cluster where its three batch keys fix it
+/// (16 GPUs came back as 8), with `sequence_parallel_size` counted as DeepSpeed's batch check
+/// counts it, and says so where they do not.
+#[test]
+fn deepspeed_json_keeps_the_cluster_its_batch_keys_fix() {
+    let fw = Framework::from_id("deepspeed").unwrap();
+    let rel = fw.default_release().id;
+    let trip = |pairs: &[(Field, &str)]| {
+        let raw = RawInputs::from_pairs(pairs.iter().copied());
+        let report = fw.compute(rel, &raw);
+        let e = export(fw, rel, &raw, &report);
+        let got = import_as(fw, &e.text);
+        assert!(got.errors.is_empty(), "{:?}\n{}", got.errors, e.text);
+        let back = fw.compute(rel, &got.raw());
+        let w = |r: &dpcalc::calc::Report| r.value(Output::WorldSize).map(|n| n.raw());
+        (w(&report), w(&back), got, e.text)
+    };
+    // 2 × 8 GPUs, train 64 and micro 2 given: GA 2 derived, all three written, world 16 back
+    let (before, after, got, text) = trip(&[
+        (Field::Nodes, "2"),
+        (Field::GpusPerNode, "8"),
+        (Field::TrainBatchSize, "64"),
+        (Field::TrainMicroBatchSizePerGpu, "2"),
+    ]);
+    assert_eq!(before.as_deref(), Some("16"));
+    assert_eq!(after, before, "{text}");
+    assert_eq!(got.get(Field::Nodes), Some("2"));
+    assert_eq!(got.get(Field::GpusPerNode), Some("8"));
+    assert!(
+        got.summary().contains("16 GPUs (2 node(s) × 8)"),
+        "{}",
+        got.summary()
+    );
+    // Ulysses: the check counts world / sequence_parallel_size, so the world is that × sp
+    let (before, after, _, text) = trip(&[
+        (Field::WorldSize, "32"),
+        (Field::SequenceParallelSize, "4"),
+        (Field::TrainBatchSize, "16"),
+        (Field::GradientAccumulationSteps, "2"),
+    ]);
+    assert_eq!(before.as_deref(), Some("32"));
+    assert_eq!(after, before, "{text}");
+    // one batch key given: DeepSpeed derives the other two, the export writes all three
+    let (before, after, _, text) = trip(&[(Field::WorldSize, "16"), (Field::TrainBatchSize, "64")]);
+    assert_eq!(after, before, "{text}");
+    // a pasted file with one key: nothing fixes the world, and the import says so
+    let got = import_as(fw, r#"{"train_batch_size": 64}"#);
+    assert_eq!(got.get(Field::Nodes), None);
+    assert!(got.summary().contains("The cluster is not in this file"));
+    // a pasted file with all three keys, as a user writes it
+    let got = import_as(
+        fw,
+        r#"{"train_batch_size": 256, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2}"#,
+    );
+    assert_eq!(
+        (got.get(Field::Nodes), got.get(Field::GpusPerNode)),
+        (Some("4"), Some("8"))
+    );
+    // 12 GPUs: one node of 12
+    let got = import_as(
+        fw,
+        r#"{"train_batch_size": 24, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 2}"#,
+    );
+    assert_eq!(
+        (got.get(Field::Nodes), got.get(Field::GpusPerNode)),
+        (Some("1"), Some("12"))
+    );
+    // train not a multiple of micro × GA: DeepSpeed would refuse it; no world is made up
+    let got = import_as(
+        fw,
+        r#"{"train_batch_size": 10, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}"#,
+    );
+    assert_eq!(got.get(Field::Nodes), None);
 }

@@ -42,7 +42,7 @@ fn harness(props: &HarnessProps) -> Html {
         <>
             <LayoutExplorer framework={fw} release="0.19.0" inputs={(*raw).clone()} {on_apply} />
             <GpuMap framework={fw} inputs={(*raw).clone()} report={report.clone()} />
-            <TokensTime framework={fw} {report} />
+            <TokensTime framework={fw} inputs={(*raw).clone()} {report} />
         </>
     }
 }
@@ -237,4 +237,26 @@ async fn tokens_and_timeline() {
     assert_eq!(t.get_attribute("data-value").as_deref(), Some("750.0"));
     assert_eq!(m.count("[data-mark=\"epoch\"]"), 3);
     assert_eq!(m.count("[data-mark=\"warmup\"]"), 1);
+}
+
+/// Issue 26: on the bare inputs the tokens-and-time values and the explorer's cells say what
+/// they need, never a bare dash.
+#[wasm_bindgen_test]
+async fn missing_values_say_what_they_need() {
+    let m = mount(&[]).await;
+    let t = m.q("[data-output=\"total_time_seconds\"]").unwrap();
+    assert_eq!(t.get_attribute("data-value"), None);
+    assert_eq!(
+        t.get_attribute("data-needs").as_deref(),
+        Some("tokens_per_second_per_gpu seconds_per_step num_samples")
+    );
+    assert!(t.text_content().unwrap().starts_with("needs "));
+    let e = m.q("[data-output=\"tokens_per_epoch\"]").unwrap();
+    assert_eq!(e.text_content().unwrap(), "needs Training rows");
+    assert!(m.count(".layouts td .missing") > 0);
+    let list = m.root.query_selector_all(".layouts td").unwrap();
+    for i in 0..list.length() {
+        let text = list.item(i).unwrap().text_content().unwrap();
+        assert_ne!(text.trim(), "\u{2014}");
+    }
 }

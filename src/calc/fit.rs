@@ -377,6 +377,19 @@ pub fn names_model(spec: &'static Spec, raw: &RawInputs) -> bool {
             .any(|f| given(raw, f))
 }
 
+/// Whether the model of `raw` has routed experts: the named or typed model is a mixture of
+/// experts, or an expert count above one is typed (the layout explorer offers expert
+/// parallelism only then, or when the link sets it).
+pub fn has_experts(spec: &'static Spec, raw: &RawInputs) -> bool {
+    let typed = ["num_experts", "num_local_experts", "n_routed_experts"]
+        .iter()
+        .filter_map(|k| field_of(spec, k))
+        .any(|f| raw.get(f).trim().parse::<u64>().is_ok_and(|n| n > 1));
+    typed
+        || (names_model(spec, raw)
+            && resolve(spec, raw, &mut Report::default()).is_some_and(|r| r.model.is_moe()))
+}
+
 /// Whether a field is given (or given twice).
 fn given(raw: &RawInputs, f: Field) -> bool {
     !raw.get(f).trim().is_empty() || raw.conflict(f).is_some()

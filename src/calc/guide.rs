@@ -11,7 +11,7 @@
 //! form says `required` or `unset`, or it has no default sequence length).
 
 use super::report::Level;
-use super::spec::Concept;
+use super::spec::{Concept, FULL};
 use super::{Field, Framework, Output, RawInputs, Report};
 
 /// One thing an output is computed from: a concept (each framework's own key for it), or a field
@@ -33,12 +33,15 @@ struct Deps {
     /// Settings the value exists only with (a feature off while they are absent), each a list
     /// of alternatives.
     only_with: &'static [&'static [Field]],
+    /// Settings under which the framework gives no value (its scheduler counts otherwise).
+    not_with: &'static [Field],
 }
 
 const NONE: Deps = Deps {
     from: &[],
     reqs: &[],
     only_with: &[],
+    not_with: &[],
 };
 
 /// The parallel sizes a framework may require (nanotron's `dp`, `tp`, `pp`).
@@ -54,6 +57,11 @@ const LENGTH: &[Req] = &[&[
     C(Concept::Steps),
     F(Field::TrainSamples),
 ]];
+
+/// The rows of data (or Megatron's samples).
+const ROWS: &[Req] = &[&[C(Concept::Samples), F(Field::TrainSamples)]];
+/// A throughput: measured tokens per second per GPU, or the seconds one step takes.
+const THROUGHPUT: &[Req] = &[&[F(Field::TokensPerSecondPerGpu), F(Field::SecondsPerStep)]];
 
 /// The table: what each output is computed from.
 fn inputs_of(output: Output) -> Deps {
@@ -84,21 +92,48 @@ fn inputs_of(output: Output) -> Deps {
             reqs: &[&[C(Concept::SeqLen)]],
             ..NONE
         },
-        O::TotalNumSteps
-        | O::MaxSteps
-        | O::StepsPerEpoch
-        | O::MicroBatchesPerEpoch
-        | O::TrainIters
-        | O::LegacyTotalNumSteps
-        | O::WarmupSteps
-        | O::LrWarmupSteps
-        | O::LoggingSteps => Deps {
+        // an epoch, and axolotl's logged total, are counted from the rows alone
+        O::TotalNumSteps | O::StepsPerEpoch | O::MicroBatchesPerEpoch | O::LegacyTotalNumSteps => {
+            Deps {
+                from: &[O::GlobalBatchSize],
+                reqs: ROWS,
+                ..NONE
+            }
+        }
+        O::MaxSteps | O::TrainIters | O::LrWarmupSteps | O::LoggingSteps => Deps {
             from: &[O::GlobalBatchSize],
             reqs: LENGTH,
             ..NONE
         },
+        // axolotl's builder takes the warmup ratio of its logged total; Megatron's scheduler
+        // counts the warmup in samples while the batch ramps up
+        O::WarmupSteps => Deps {
+            from: &[O::GlobalBatchSize, O::TotalNumSteps],
+            reqs: LENGTH,
+            not_with: &[Field::RampupBatchSize, Field::StepBatchSizeSchedule],
+            ..NONE
+        },
         O::TotalTokens => Deps {
             from: &[O::TokensPerStep, O::MaxSteps],
+            ..NONE
+        },
+        O::TokensPerEpoch if FULL => Deps {
+            from: &[O::TokensPerStep, O::StepsPerEpoch],
+            ..NONE
+        },
+        // the tokens-and-time panel's (the full app's, `spec::FULL`); a measured throughput
+        // (the model stage's MFU estimate says so at its own fields)
+        O::TimePerStepSeconds if FULL => Deps {
+            from: &[O::TokensPerStep],
+            reqs: THROUGHPUT,
+            ..NONE
+        },
+        O::TotalTimeSeconds if FULL => Deps {
+            from: &[O::TimePerStepSeconds, O::MaxSteps],
+            ..NONE
+        },
+        O::GpuHours if FULL => Deps {
+            from: &[O::TotalTimeSeconds],
             ..NONE
         },
         O::EvalSteps => Deps {
@@ -140,8 +175,10 @@ fn no_default(framework: Framework, report: &Report, field: Field) -> bool {
             && framework.spec().default_sequence_len.is_none())
 }
 
-fn empty(raw: &RawInputs, field: Field) -> bool {
-    raw.get(field).trim().is_empty() && raw.conflict(field).is_none()
+/// Nothing given for `field`, or its default as the form shows it (HF's `max_steps=-1`).
+fn empty(framework: Framework, raw: &RawInputs, field: Field) -> bool {
+    let text = raw.get(field).trim();
+    (text.is_empty() || text == framework.describe(field).1) && raw.conflict(field).is_none()
 }
 
 /// The framework's fields for one requirement, in the table's order, without repeats.
@@ -168,11 +205,14 @@ pub enum Missing {
     /// Everything it needs is given, but an error stops the computation.
     Blocked,
     /// Everything it needs is given, and the framework's note or warning at this field says why
-    /// the value does not exist (a setting it ignores, an evaluation without an eval split).
+    /// the value does not exist (a setting it ignores, an evaluation without an eval split), or
+    /// the value does not exist with this setting (the warmup in steps during a ramp-up).
     Explained(Field),
     /// A batch in samples where the release counts its batch in tokens only (torchtitan HEAD):
     /// the tokens per step are the batch.
     InTokens,
+    /// The other release's number, which that release refuses (its notes say why).
+    Refused,
     /// Not computed, and dpcalc cannot say why.
     Unknown,
 }
@@ -212,7 +252,9 @@ impl Missing {
             Missing::Blocked => "not computed: see the error".into(),
             Missing::Explained(f) => format!("none: see {}", framework.describe(*f).0),
             Missing::InTokens => "none: this release counts the batch in tokens".into(),
-            Missing::Unknown => "\u{2014}".into(),
+            Missing::Refused => "none: that release refuses these inputs (see its note)".into(),
+            // never a bare dash (tests/guide.rs finds no link that gets here)
+            Missing::Unknown => "not computed for these inputs".into(),
         }
     }
 }
@@ -224,6 +266,13 @@ fn and_list(parts: &[String]) -> String {
         [one] => one.clone(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
+}
+
+/// Whether `framework` ever gives `output`: its results, or the tokens and time after them
+/// (the full app's: a first view shows the results alone).
+fn gives(framework: Framework, output: Output) -> bool {
+    framework.outputs().contains(&output)
+        || (FULL && super::view::TOKENS_TIME.outputs.contains(&output))
 }
 
 /// The requirements of `output` still open, with those of the outputs it comes from (each once).
@@ -239,13 +288,13 @@ fn open(
         return;
     }
     let deps = inputs_of(output);
-    for &from in deps.from {
+    for &from in deps.from.iter().filter(|&&o| gives(framework, o)) {
         open(framework, raw, report, from, depth + 1, out);
     }
     for req in deps.reqs {
         let alts = fields_of(framework, req);
         let unmet = !alts.is_empty()
-            && alts.iter().all(|&f| empty(raw, f))
+            && alts.iter().all(|&f| empty(framework, raw, f))
             && alts.iter().any(|&f| no_default(framework, report, f));
         if unmet {
             // name the alternatives the framework asked for (its hint), else all of them
@@ -262,7 +311,10 @@ fn open(
     }
     for alts in deps.only_with {
         let named: Vec<Field> = alts.iter().copied().filter(|&f| framework.has(f)).collect();
-        if !named.is_empty() && named.iter().all(|&f| empty(raw, f)) && !out.contains(&named) {
+        if !named.is_empty()
+            && named.iter().all(|&f| empty(framework, raw, f))
+            && !out.contains(&named)
+        {
             out.push(named);
         }
     }
@@ -281,12 +333,16 @@ fn explained(
         return None;
     }
     let deps = inputs_of(output);
+    let off = (deps.not_with.iter()).find(|&&f| framework.has(f) && !empty(framework, raw, f));
+    if let Some(&f) = off {
+        return Some(f);
+    }
     let own = deps
         .reqs
         .iter()
         .flat_map(|req| fields_of(framework, req))
         .chain(deps.only_with.iter().flat_map(|alts| alts.iter().copied()))
-        .filter(|&f| framework.has(f) && !empty(raw, f))
+        .filter(|&f| framework.has(f) && !empty(framework, raw, f))
         .find(|&f| {
             report
                 .diags_for(f)
@@ -322,6 +378,70 @@ pub fn needs(
     } else {
         Missing::Unknown
     })
+}
+
+/// [`needs`], and for the other release's numbers (`legacy_*`, the full app's comparison box)
+/// that release's refusal when its notes give one.
+pub fn needs_legacy(
+    framework: Framework,
+    raw: &RawInputs,
+    report: &Report,
+    output: Output,
+) -> Option<Missing> {
+    let legacy = matches!(
+        output,
+        Output::LegacyGlobalBatchSize | Output::LegacyTotalNumSteps
+    );
+    needs(framework, raw, report, output).map(|m| match m {
+        Missing::Unknown if legacy && !report.legacy_notes.is_empty() => Missing::Refused,
+        m => m,
+    })
+}
+
+/// Whether `output` belongs to a feature the link does not use: it has no value, and every
+/// setting it exists only with (a ramp-up or step schedule, evaluations, saves) is empty. The
+/// results list leaves it out, in both renderers (`page::results`, the first view alike).
+pub fn unused(framework: Framework, raw: &RawInputs, report: &Report, output: Output) -> bool {
+    let mut settings = false;
+    for alts in inputs_of(output).only_with {
+        for &f in *alts {
+            if framework.has(f) {
+                if !empty(framework, raw, f) {
+                    return false;
+                }
+                settings = true;
+            }
+        }
+    }
+    settings && report.value(output).is_none()
+}
+
+/// Whether the page shows `output` at all: not [`unused`], and without a value not built on a
+/// value this framework never gives (tokens per epoch without an epoch).
+pub fn applies(framework: Framework, raw: &RawInputs, report: &Report, output: Output) -> bool {
+    // (axolotl's logged total is a source of the warmup only where a framework logs one)
+    let never = || {
+        (inputs_of(output).from.iter()).any(|&o| o != Output::TotalNumSteps && !gives(framework, o))
+    };
+    !unused(framework, raw, report, output) && (report.value(output).is_some() || !never())
+}
+
+/// What an explorer cell without a value says (never a bare dash): `refused` on a layout the
+/// framework refuses (the row says why), else what the current inputs still need for that value
+/// (`needs Training rows`, the same words as the results), else that this layout has none.
+pub fn explorer_cell(
+    ex: &super::layout::Explorer,
+    raw: &RawInputs,
+    row: &super::layout::Row,
+    output: Output,
+) -> String {
+    if row.problem.is_some() {
+        return "refused".into();
+    }
+    match needs(ex.framework, raw, &ex.base, output) {
+        Some(m) if m != Missing::Unknown => m.text(ex.framework),
+        _ => "none for this layout".into(),
+    }
 }
 
 // ---- the compact summary -----------------------------------------------------------------------

@@ -88,6 +88,9 @@ pub struct Imported {
     /// The text is not well-formed (a YAML, JSON or TOML error): nothing of it is applied, as
     /// what was read before the error may not be what the file means.
     pub malformed: bool,
+    /// What the import derived beyond the text's keys, or could not: DeepSpeed's cluster from
+    /// its three batch keys ([`batch_cluster`]). Shown after the summary.
+    pub notes: Vec<String>,
     more_unknown: usize,
     more_errors: usize,
 }
@@ -109,11 +112,15 @@ impl Imported {
     pub fn summary(&self) -> String {
         let (n, name) = (self.inputs.len(), self.framework.name());
         if !self.applicable() {
-            return if self.malformed {
-                "Nothing was applied: the text is not well-formed (see the error); the form and the results are unchanged.".into()
+            let said = if self.malformed {
+                "Nothing was applied: the text is not well-formed (see the error); the form and the results are unchanged."
             } else {
-                "Nothing was applied: no setting could be read; the form and the results are unchanged.".into()
+                "Nothing was applied: no setting could be read; the form and the results are unchanged."
             };
+            return std::iter::once(said.to_string())
+                .chain(self.notes.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" ");
         }
         let unread = if self.errors.is_empty() {
             String::new()
@@ -124,7 +131,7 @@ impl Imported {
                 if self.errors.len() == 1 { "is" } else { "are" }
             )
         };
-        match self.scope {
+        let said = match self.scope {
             Scope::Config => match self.release {
                 Some(r) => format!(
                     "Read as {name} {} (the release the config names): {n} setting(s) filled in.{unread}",
@@ -138,7 +145,11 @@ impl Imported {
             Scope::Cluster => format!(
                 "Read the cluster: {n} setting(s) filled in for {name}; the other inputs are kept.{unread}"
             ),
-        }
+        };
+        std::iter::once(said)
+            .chain(self.notes.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// The text of `field`, if the config gave it.
@@ -565,7 +576,12 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
     match reads {
         Some(Reads::Yaml) => yaml(text, &mut out),
         Some(Reads::YamlNested) => yaml_nested(text, &mut out),
-        Some(Reads::Json) => json(text, &mut out),
+        Some(Reads::Json) => {
+            json(text, &mut out);
+            if out.errors.is_empty() {
+                batch_cluster(&mut out);
+            }
+        }
         Some(Reads::CommandLine) => cli(text, &mut out),
         Some(Reads::Toml) => toml(text, &mut out),
         Some(Reads::TrainingArguments) => training_arguments(text, &mut out),
@@ -1074,6 +1090,69 @@ fn json(text: &str, out: &mut Imported) {
             "autotp_size" => out.unknown(key.clone()),
             k => json_entry(out, &mut seen, k.to_string(), value, 0),
         }
+    }
+}
+
+/// The cluster a `ds_config.json` fixes: DeepSpeed asserts `train_batch_size ==
+/// train_micro_batch_size_per_gpu × gradient_accumulation_steps × world_size` when all three are
+/// given (`runtime/config.py::_batch_assertion`), with `world_size` the whole world, or
+/// `dist.get_world_size() / sequence_parallel_size` when the config has that key (AutoTP's ranks
+/// are counted in the world). So the three keys give the world exactly: `train ÷ (micro × GA)`,
+/// times `sequence_parallel_size`, filled in as nodes × GPUs per node. Otherwise the file does
+/// not say it, and the note says so.
+fn batch_cluster(out: &mut Imported) {
+    let get = |f: Field| out.get(f).and_then(|v| v.trim().parse::<u64>().ok());
+    let (t, m, g) = (
+        get(Field::TrainBatchSize),
+        get(Field::TrainMicroBatchSizePerGpu),
+        get(Field::GradientAccumulationSteps),
+    );
+    let sp = match out.get(Field::SequenceParallelSize) {
+        None => Some(1),
+        Some(v) => v.trim().parse::<u64>().ok().filter(|&s| s > 0),
+    };
+    let per = m
+        .zip(g)
+        .and_then(|(m, g)| m.checked_mul(g))
+        .filter(|&p| p > 0);
+    // with an mpu the check counts its data-parallel ranks, which do not give the world
+    let mpu = out.get(Field::MpuDataParallelWorldSize).is_some();
+    let world = match (t, per, sp) {
+        (Some(t), Some(per), Some(sp)) if t > 0 && t % per == 0 && !mpu => {
+            (t / per).checked_mul(sp)
+        }
+        _ => None,
+    };
+    match (world, t, m, g) {
+        (Some(world), Some(t), Some(m), Some(g)) => {
+            let w = world / sp.unwrap_or(1);
+            let via = if sp.unwrap_or(1) > 1 {
+                format!(" × sequence_parallel_size {}", sp.unwrap_or(1))
+            } else {
+                String::new()
+            };
+            // as nodes × GPUs per node (dpcalc's 8 per node where it divides), so a launcher's
+            // --nodes given after still changes the world as it would
+            let gpus = super::cluster::DEFAULT_GPUS_PER_NODE;
+            let (nodes, gpus) = if world % gpus == 0 {
+                (world / gpus, gpus)
+            } else {
+                (1, world)
+            };
+            out.inputs.push((Field::Nodes, nodes.to_string()));
+            out.inputs.push((Field::GpusPerNode, gpus.to_string()));
+            out.notes.push(format!(
+                "The cluster: {world} GPUs ({nodes} node(s) × {gpus}), from DeepSpeed's batch \
+                 check train_batch_size = micro × GA × world ({t} = {m} × {g} × {w}){via}."
+            ));
+        }
+        _ => out.notes.push(
+            "The cluster is not in this file: only train_batch_size, \
+             train_micro_batch_size_per_gpu and gradient_accumulation_steps together (train a \
+             multiple of micro × GA, no mpu_data_parallel_world_size) fix it; set nodes and \
+             gpus_per_node."
+                .into(),
+        ),
     }
 }
 

@@ -157,9 +157,22 @@ pub struct Explorer {
     pub computes: usize,
     /// The GPU's memory (`gpu_memory_bytes` of the current report), when known.
     pub capacity: Option<u128>,
+    /// Expert parallelism is left out (every row has ep = 1, its column is not shown): the
+    /// model has no experts and the link does not set it (`fit::has_experts`).
+    pub no_ep: bool,
+    /// The current inputs' own report (what a value missing from every row still needs).
+    pub base: Report,
 }
 
 impl Explorer {
+    /// The dimensions the table shows, with their index in a row's sizes: all of them, but
+    /// expert parallelism when it is left out.
+    pub fn shown_dims(&self) -> impl Iterator<Item = (usize, Dim, Field)> + '_ {
+        (self.dims.iter().enumerate())
+            .filter(|(_, (d, _))| !(self.no_ep && *d == Dim::Ep))
+            .map(|(i, &(d, f))| (i, d, f))
+    }
+
     /// The row's sizes as a query fragment in the framework's own names, plus what fills the
     /// data-parallel size (`tensor_parallel_size=2&context_parallel_size=1`).
     pub fn query(&self, row: &Row) -> String {
@@ -723,8 +736,18 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
             Some(Num::Int(b)) if b > 0 => u128::try_from(b).ok(),
             _ => None,
         },
+        no_ep: false,
+        base: Report::default(),
     };
+    // expert parallelism only for a model with experts, or when the link sets it
+    let ep_set = (dims.iter())
+        .filter(|(d, _)| *d == Dim::Ep)
+        .any(|&(_, f)| !matches!(raw.get(f).trim(), "" | "1"));
+    ex.no_ep = dims.iter().any(|(d, _)| *d == Dim::Ep)
+        && !ep_set
+        && !super::fit::has_experts(framework.spec(), raw);
     let Some(world) = ex.world else {
+        ex.base = base;
         ex.note = Some("The layouts need a valid world size.".into());
         return ex;
     };
@@ -732,6 +755,7 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         ex.note = Some(format!(
             "{world} GPUs: the explorer lists layouts for up to {MAX_WORLD} GPUs."
         ));
+        ex.base = base;
         return ex;
     };
     // The per-replica samples of one micro step, as the framework computed them.
@@ -781,7 +805,10 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
         .map(|d| d.message.clone())
         .collect();
 
-    let (all, cut) = tuples(world, &divs, dims.len(), MAX_ROWS);
+    let (mut all, cut) = tuples(world, &divs, dims.len(), MAX_ROWS);
+    if ex.no_ep {
+        all.retain(|sizes| (dims.iter().zip(sizes)).all(|((d, _), &s)| *d != Dim::Ep || s == 1));
+    }
     if cut {
         ex.note = Some(format!(
             "{world} GPUs have more than {MAX_ROWS} layouts; the first {MAX_ROWS} are listed."
@@ -836,6 +863,7 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     if memo {
         ex.computes = computed.len();
     }
+    ex.base = base;
     ex
 }
 

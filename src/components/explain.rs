@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use super::results::value_row;
 use crate::calc::view::{self, Legacy as Other};
-use crate::calc::{Framework, Output, Report};
+use crate::calc::{Framework, Output, RawInputs, Report};
 
 #[derive(Properties, PartialEq)]
 pub struct ReportProps {
@@ -42,12 +42,13 @@ pub struct LegacyProps {
     /// Why it matters for these inputs (`calc::guide::legacy_why`); the page shows the box only
     /// when there is a reason.
     pub why: String,
+    pub inputs: Rc<RawInputs>,
     pub report: Rc<Report>,
 }
 
 #[function_component(Legacy)]
 pub fn legacy(props: &LegacyProps) -> Html {
-    let r = &props.report;
+    let (r, inputs) = (&props.report, &props.inputs);
     let Other { title, help, .. } = props.legacy;
     html! {
         <section class="legacy" aria-label={format!("Comparison with another {} release", props.framework.name())}>
@@ -55,8 +56,8 @@ pub fn legacy(props: &LegacyProps) -> Html {
             <p class="why" data-legacy-why="">{ props.why.clone() }</p>
             <p class="help">{ help }</p>
             <dl>
-                { value_row(props.framework, r, Output::LegacyGlobalBatchSize) }
-                { value_row(props.framework, r, Output::LegacyTotalNumSteps) }
+                { value_row(props.framework, inputs, r, Output::LegacyGlobalBatchSize) }
+                { value_row(props.framework, inputs, r, Output::LegacyTotalNumSteps) }
             </dl>
             { for r.legacy_notes.iter().map(|n| html! { <p class="msg note">{ n.clone() }</p> }) }
         </section>

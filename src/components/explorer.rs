@@ -15,7 +15,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::calc::layout::{self, Fit, Row, SortKey};
-use crate::calc::{view, Field, Framework, Num, RawInputs};
+use crate::calc::{guide, view, Field, Framework, Num, Output, RawInputs};
 
 /// Props of [`LayoutExplorer`].
 #[derive(Properties, PartialEq)]
@@ -29,25 +29,26 @@ pub struct ExplorerProps {
     pub on_apply: Callback<Vec<(Field, String)>>,
 }
 
-fn num(v: Option<Num>) -> Html {
+/// A value, or what it needs (`guide::explorer_cell`).
+fn num(v: Option<Num>, missing: impl FnOnce() -> String) -> Html {
     match v {
         Some(n) => html! { <span data-value={n.raw()}>{ n.pretty() }</span> },
-        None => html! { <span class="missing">{ "—" }</span> },
+        None => html! { <span class="missing">{ missing() }</span> },
     }
 }
 
-fn fit(f: Fit) -> Html {
+fn fit(f: Fit, missing: impl FnOnce() -> String) -> Html {
     match f {
         Fit::Exact => html! { <span class="fit exact" data-miss="0">{ "exact" }</span> },
         Fit::Near { miss } => {
             html! { <span class="fit near" data-miss={miss.to_string()}>{ view::miss(miss) }</span> }
         }
-        Fit::Unknown => html! { <span class="fit missing">{ "—" }</span> },
+        Fit::Unknown => html! { <span class="fit missing">{ missing() }</span> },
     }
 }
 
 /// A row's memory per GPU (GiB) and, when the GPU's memory is known, its fits mark.
-fn memory(row: &Row, capacity: Option<u128>) -> Html {
+fn memory(row: &Row, capacity: Option<u128>, missing: impl FnOnce() -> String) -> Html {
     match view::row_memory(row) {
         Some(text) => {
             let mark = view::fit_mark(row, capacity).map(|m| {
@@ -59,8 +60,14 @@ fn memory(row: &Row, capacity: Option<u128>) -> Html {
             });
             html! { <><span class="gib">{ text }</span>{ for mark }</> }
         }
-        None => html! { <span class="missing">{ "—" }</span> },
+        None => html! { <span class="missing">{ missing() }</span> },
     }
+}
+
+/// A config key that may wrap after each `_` (`<wbr>`, which copies as nothing), so the columns
+/// fit 1280 px.
+fn breakable(key: &'static str) -> Html {
+    html! { <>{ for key.split_inclusive('_').map(|part| html! { <>{ part }<wbr /></> }) }</> }
 }
 
 /// The most rows drawn (in the chosen order); 65,536 GPUs have 969 layouts of three dimensions.
@@ -109,12 +116,13 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
             <th scope="col" aria-sort={aria}>
                 <button type="button" class="sort" {onclick}>
                     { label }
-                    if let Some(c) = code { <code class="key">{ c }</code> }
+                    if let Some(c) = code { <code class="key">{ breakable(c) }</code> }
                 </button>
             </th>
         }
     };
     let world = ex.world.map(|w| w.to_string()).unwrap_or_default();
+    let cell = |row: &Row, o: Output| guide::explorer_cell(ex, &props.inputs, row, o);
     html! {
         <section class="explorer" aria-label="Layout explorer" data-world={world} data-compute-ms={format!("{compute_ms:.3}")}>
             <h2>{ "Parallel layouts" }</h2>
@@ -136,7 +144,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                 <div class="table-scroll">
                 <table class="layouts">
                     <thead><tr>
-                        { for ex.dims.iter().enumerate().map(|(i, &(d, f))| header(d.short().to_string(), SortKey::Size(i), Some(f.key()))) }
+                        { for ex.shown_dims().map(|(i, d, f)| header(d.short().to_string(), SortKey::Size(i), Some(f.key()))) }
                         { header("Data-parallel".into(), SortKey::Dp, Some("dp_world_size")) }
                         { header("Accumulation".into(), SortKey::Ga, Some("gradient_accumulation_steps")) }
                         { header("Global batch".into(), SortKey::Global, None) }
@@ -164,13 +172,13 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                             <tr {class} data-layout={ex.query(row)} data-apply={ex.apply_query(row)}
                                 data-memory-bytes={memory_bytes} data-fits={fits}
                                 aria-current={current.then_some("true")} onclick={apply}>
-                                { for row.sizes.iter().map(|s| html! { <td>{ s }</td> }) }
-                                <td>{ num(row.dp_world_size.or(Some(Num::Int(row.dp.into())))) }</td>
-                                <td>{ num(row.gradient_accumulation_steps) }</td>
-                                <td>{ num(row.global_batch_size) }</td>
-                                <td>{ fit(row.fit) }</td>
-                                <td>{ num(row.max_steps) }</td>
-                                if has_memory { <td class="memory">{ memory(row, ex.capacity) }</td> }
+                                { for ex.shown_dims().map(|(i, _, _)| html! { <td>{ row.sizes[i] }</td> }) }
+                                <td>{ num(row.dp_world_size.or(Some(Num::Int(row.dp.into()))), String::new) }</td>
+                                <td>{ num(row.gradient_accumulation_steps, || cell(row, Output::GradientAccumulationSteps)) }</td>
+                                <td>{ num(row.global_batch_size, || cell(row, Output::GlobalBatchSize)) }</td>
+                                <td>{ fit(row.fit, || cell(row, Output::GlobalBatchSize)) }</td>
+                                <td>{ num(row.max_steps, || cell(row, Output::MaxSteps)) }</td>
+                                if has_memory { <td class="memory">{ memory(row, ex.capacity, || cell(row, Output::MemoryPerGpuBytes)) }</td> }
                                 <td>
                                     if current { <span class="badge">{ "current" }</span> }
                                     if let Some(p) = &row.problem { <span class="problem" data-error="layout" title={p.clone()}>{ "refused: " }{ p.clone() }</span> }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use super::results::value_row;
+use super::results::computed_row as value_row;
 use crate::calc::{view, Framework, Output, Report};
 
 #[derive(Properties, PartialEq)]

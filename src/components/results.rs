@@ -10,9 +10,19 @@ use yew::prelude::*;
 use crate::calc::{Framework, Output, RawInputs, Report};
 use crate::page;
 
-/// One value: `<div data-output=NAME data-value=RAW>`; without `data-value` when not computable.
-pub fn value_row(framework: Framework, report: &Report, output: Output) -> Html {
+/// A computed value: `<div data-output=NAME data-value=RAW>` (the model panel shows only these).
+pub fn computed_row(framework: Framework, report: &Report, output: Output) -> Html {
     draw_value(&page::value_row(framework, report, output, None))
+}
+
+/// One value, or what it needs (`page::row`); nothing when the page does not show it.
+pub fn value_row(
+    framework: Framework,
+    inputs: &RawInputs,
+    report: &Report,
+    output: Output,
+) -> Html {
+    page::row(framework, inputs, report, output).map_or_else(Html::default, |r| draw_value(&r))
 }
 
 /// Draws a [`page::ValueRow`] (the first view writes the same, `src/first.rs`).

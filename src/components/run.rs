@@ -55,8 +55,8 @@ pub fn run(props: &RunProps) -> Html {
     let part = |n: usize| (*shown[n]).clone();
     html! {
         <section class="run" aria-label="The run">
-            if let Some((framework, _, _, report)) = part(0) {
-                <TokensTime {framework} {report} />
+            if let Some((framework, _, inputs, report)) = part(0) {
+                <TokensTime {framework} {inputs} {report} />
             }
             if let Some((framework, _, inputs, report)) = part(1) {
                 <GpuMap {framework} {inputs} {report} />

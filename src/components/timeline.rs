@@ -11,37 +11,30 @@ use yew::prelude::*;
 
 use crate::calc::schedule::{self, Marks};
 use crate::calc::view::{self, TimelineText};
-use crate::calc::{Framework, Output, Report};
+use crate::calc::{Framework, Output, RawInputs, Report};
+use crate::page;
 
 /// Props of [`TokensTime`].
 #[derive(Properties, PartialEq)]
 pub struct TimelineProps {
     pub framework: Framework,
+    pub inputs: Rc<RawInputs>,
     pub report: Rc<Report>,
 }
-
-/// The outputs this section shows.
-pub const OUTPUTS: &[Output] = view::TOKENS_TIME.outputs;
 
 const W: f64 = 640.0;
 const LEFT: f64 = 12.0;
 const RIGHT: f64 = 12.0;
 const AXIS_Y: f64 = 46.0;
 
-fn row(framework: Framework, report: &Report, output: Output) -> Html {
-    let (label, key) = framework.label(output);
-    let value = report.value(output);
-    // A value the results list already shows keeps its `data-output` there only.
-    let name = (!framework.outputs().contains(&output)).then_some(output.name());
-    let raw = value.map(|v| v.raw());
-    let shown = value.map_or_else(|| "—".to_string(), |v| schedule::human(output, v));
-    let exact = value
-        .filter(|v| v.to_f64().abs() >= 1000.0)
-        .map(|v| format!(" ({})", v.pretty()));
+/// One row of [`crate::page::tokens_time`]. A value the results list already shows keeps its
+/// `data-output` there only.
+fn row(framework: Framework, (r, exact): &(page::ValueRow, Option<String>)) -> Html {
+    let name = (!framework.outputs().iter().any(|o| o.name() == r.output)).then_some(r.output);
     html! {
-        <div class={classes!("value", value.is_none().then_some("missing"))}>
-            <dt>{ label }<code class="key">{ key }</code></dt>
-            <dd data-output={name} data-value={raw}>{ shown }<span class="exact">{ exact }</span></dd>
+        <div class={classes!("value", r.raw.is_none().then_some("missing"))}>
+            <dt>{ r.label }<code class="key">{ r.config_name }</code></dt>
+            <dd data-output={name} data-value={r.raw.clone()} data-needs={r.needs.clone()}>{ r.shown.clone() }<span class="exact">{ exact.clone() }</span></dd>
         </div>
     }
 }
@@ -120,7 +113,7 @@ pub fn tokens_time(props: &TimelineProps) -> Html {
     html! {
         <section class="tokens-time" aria-label="Tokens and time">
             <h2>{ "Tokens and time" }</h2>
-            <dl>{ for OUTPUTS.iter().map(|&o| row(props.framework, report, o)) }</dl>
+            <dl>{ for page::tokens_time(props.framework, &props.inputs, report).iter().map(|r| row(props.framework, r)) }</dl>
             if report.value(Output::TimePerStepSeconds).is_none() {
                 <p class="hint">{ "Enter tokens_per_second_per_gpu or seconds_per_step (GPU and speed), or a model, a GPU and an mfu, for the time estimates." }</p>
             }

@@ -100,6 +100,7 @@ export async function firstViews(browser, origin, base) {
   }
   console.log(`${failed ? 'FAIL' : 'ok  '} first view = app for ${queries.length} links (${declined} left to the app: they name a model)`);
   failed += await handOver(context, origin, base);
+  failed += await typedModel(context, origin, base);
   await context.close();
   return failed;
 }
@@ -148,6 +149,42 @@ async function handOver(context, origin, base) {
   problems.push(...errors);
   await page.close();
   console.log(`${problems.length ? 'FAIL' : 'ok  '} hand-over: typed text, focus, caret and layout kept`);
+  for (const p of problems) console.log(`     ${p}`);
+  return problems.length ? 1 : 0;
+}
+
+// Issue 26: a model typed into the first view keeps the page visible and computing (all but the
+// model stage) until the app takes over; the folded architecture group opens with its fields.
+async function typedModel(context, origin, base) {
+  const problems = [];
+  const { page, release, errors } = await held(context, `${origin}${base}?nodes=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000`);
+  await stage(page, ['first']);
+  // the folded architecture group, opened here, shows its fields
+  const opened = await page.locator('[data-first-view] details.architecture > summary').click({ timeout: 5000 })
+    .then(() => true, () => problems.push('no architecture group in the first view') && false);
+  if (opened) {
+    await page.waitForSelector('[data-first-view] details.architecture[open] input', { timeout: 5000 })
+      .catch(() => problems.push('the opened architecture group has no fields'));
+  }
+  await page.locator('[data-first-view] #in-base_model').fill('meta-llama/Llama-3.1-8B');
+  await page.waitForFunction(() => location.search.includes('base_model='), null, { timeout: 5000 })
+    .catch(() => problems.push('the link was not written'));
+  const typed = await page.evaluate(() => ({
+    stage: document.documentElement.dataset.stage,
+    first: !!document.querySelector('[data-first-view] #results'),
+    batch: document.querySelector('[data-first-view] [data-output="global_batch_size"]')?.getAttribute('data-value'),
+    model: document.querySelector('[data-first-view] #in-base_model')?.value,
+  }));
+  if (typed.stage !== 'first' || !typed.first) problems.push(`the first view went away after a model was typed: ${JSON.stringify(typed)}`);
+  if (typed.batch !== '128') problems.push(`global_batch_size ${typed.batch} after a model was typed, want 128`);
+  if (typed.model !== 'meta-llama/Llama-3.1-8B') problems.push(`the model field reads ${typed.model}`);
+  release();
+  await stage(page, ['app']).catch(() => problems.push('the app never took over'));
+  const app = await page.evaluate(() => document.querySelector('#app #in-base_model')?.value);
+  if (app !== 'meta-llama/Llama-3.1-8B') problems.push(`the app lost the typed model: ${app}`);
+  problems.push(...errors);
+  await page.close();
+  console.log(`${problems.length ? 'FAIL' : 'ok  '} a model typed in the first view: the page stays and computes; the architecture group opens with its fields`);
   for (const p of problems) console.log(`     ${p}`);
   return problems.length ? 1 : 0;
 }

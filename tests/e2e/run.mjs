@@ -48,6 +48,7 @@ try {
   failures += await accessibility(browser);
   failures += await phone(browser);
   failures += await firstVisit(browser);
+  failures += await everyValueSpeaks(browser);
   failures += await firstViews(browser, origin, BASE);
 } finally {
   await browser.close();
@@ -233,6 +234,65 @@ async function firstVisit(browser) {
   await page.waitForSelector('.legacy [data-legacy-why]', { timeout: 15000 }).catch(() => problems.push('no other-release box on the #3462 link'));
   await page.close();
   console.log(`${problems.length ? 'FAIL' : 'ok  '} first visit: needs at the values, no unprompted other-release box, examples load`);
+  for (const p of problems) console.log(`     ${p}`);
+  return problems.length ? 1 : 0;
+}
+
+// Issue 26, after the app has taken over and drawn the run section: no `[data-output]` of the
+// results, the tokens-and-time panel or the other release's box, and no explorer cell, is a bare
+// dash; the outputs of a feature the link does not use are not on the page (Megatron's ramp-up);
+// a dense model's explorer has no expert-parallel row or column, a model with experts has them;
+// at 1280 px the explorer's columns (memory included) fit without a horizontal scroll (axolotl,
+// and the longest keys: Megatron's and torchtitan's three dimensions).
+async function everyValueSpeaks(browser) {
+  const problems = [];
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const open = async (q) => {
+    await page.goto(`${origin}${BASE}${q ? '?' + q : ''}`);
+    await page.waitForSelector('html[data-stage="app"] #app [data-output="world_size"][data-value]', { timeout: 15000 });
+    await page.waitForSelector('#app .explorer', { timeout: 15000 });
+    await page.waitForSelector('#app .tokens-time', { timeout: 15000 });
+  };
+  const llama = 'version=0.21.0&micro_batch_size=2&gradient_accumulation_steps=8&num_samples=50000&sequence_len=4096&base_model=meta-llama/Llama-3.1-8B&zero_optimization.stage=3&gpu=h100-sxm';
+  const megatron = 'framework=megatron&version=0.19.2&nodes=4&tensor_model_parallel_size=8&micro_batch_size=1&global_batch_size=128&train_iters=1000&seq_length=8192&model=meta-llama/Llama-3.1-70B&use_distributed_optimizer=true&gpu=h100-sxm';
+  const titan = 'framework=torchtitan&nodes=2&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&local_batch_size=2&global_batch_size=64&seq_len=2048&steps=100';
+  const ramp = ['initial_global_batch_size', 'initial_num_microbatches', 'rampup_samples_per_increment', 'full_batch_iteration'];
+  for (const q of ['', 'framework=hf', 'framework=deepspeed', 'framework=megatron', 'framework=torchtitan', 'framework=nanotron',
+    'version=0.19.0&nodes=2&tensor_parallel_size=2&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=10000', llama, megatron, titan]) {
+    await open(q);
+    const bare = await page.evaluate(() => [...document.querySelectorAll('#app [data-output]:not([data-value])')]
+      .filter((e) => ['', '\u2014', '-'].includes(e.textContent.trim()))
+      .map((e) => e.getAttribute('data-output')));
+    for (const name of bare) problems.push(`?${q}: ${name} is a bare dash`);
+    const cells = await page.locator('#app .layouts td').evaluateAll((tds) => tds.filter((d) => d.textContent.trim() === '\u2014').length);
+    if (cells) problems.push(`?${q}: ${cells} explorer cells are a bare dash`);
+    if (q.startsWith('framework=megatron')) {
+      for (const name of ramp) if (await page.locator(`[data-output="${name}"]`).count()) problems.push(`?${q}: ${name} shown without a ramp-up`);
+      if (!(await page.locator('[data-output="train_iters"]').count())) problems.push(`?${q}: no train_iters`);
+    }
+    if ([llama, megatron, titan].includes(q)) {
+      const fit = await page.evaluate(() => {
+        const t = document.querySelector('#app .explorer .table-scroll');
+        const m = document.querySelector('#app .explorer th:nth-last-child(2)');
+        return [t.scrollWidth, t.clientWidth, m ? m.textContent : ''];
+      });
+      if (fit[0] > fit[1] + 1) problems.push(`1280 px ?${q}: the explorer is ${fit[0]} px wide in ${fit[1]} px (scrolls sideways)`);
+      if (!fit[2].includes('Memory')) problems.push(`?${q}: no memory column (${fit[2]})`);
+    }
+  }
+  // a ramp-up shows its outputs
+  await open('framework=megatron&version=0.16.1&world_size=8&micro_batch_size=1&global_batch_size=32&rampup_batch_size=8+8+400&train_samples=1000');
+  for (const name of ramp) if (!(await page.locator(`[data-output="${name}"]`).count())) problems.push(`ramp-up: no ${name}`);
+  // expert parallelism: none for a dense model, offered for a model with experts
+  const ep = () => page.locator('#app tr[data-layout]').evaluateAll((trs) => trs
+    .filter((t) => /expert_parallel_size=(?!1(&|$))\d+/.test(t.getAttribute('data-layout'))).length);
+  await open(llama);
+  if (await ep()) problems.push(`Llama-3.1-8B: ${await ep()} expert-parallel rows`);
+  if (await page.locator('#app .layouts th code', { hasText: 'expert_parallel_size' }).count()) problems.push('Llama-3.1-8B: an ep column');
+  await open(llama.replace('meta-llama/Llama-3.1-8B', 'mistralai/Mixtral-8x7B-v0.1'));
+  if (!(await ep())) problems.push('Mixtral-8x7B: no expert-parallel row');
+  await page.close();
+  console.log(`${problems.length ? 'FAIL' : 'ok  '} every value speaks: no bare dash, no unused feature's outputs, EP only with experts, the explorer fits 1280 px`);
   for (const p of problems) console.log(`     ${p}`);
   return problems.length ? 1 : 0;
 }
