@@ -588,7 +588,19 @@ fn torchtitan_toml_fills_its_fields() {
     assert_eq!(got.get(Field::TensorParallelDegree), Some("2"));
     assert_eq!(got.get(Field::ActivationCheckpointMode), Some("selective"));
     // whole tables dpcalc does not read are listed once; a table it reads lists its other keys
-    assert_eq!(got.unknown, ["job", "model", "training.dataset"]);
+    assert_eq!(got.unknown, ["job", "training.dataset"]);
+    // `[model] name = "llama3"`, `flavor = "8B"`: one model, torchtitan's flavor table's preset
+    assert_eq!(got.get(Field::ModelId), Some("llama3/8B"));
+    assert_eq!(
+        dpcalc::calc::model::preset_id("llama3/8B"),
+        Some("meta-llama/Llama-3.1-8B")
+    );
+    // a flavor without a name stays unknown; a name without a flavor is the name
+    let got = import("[model]\nflavor = \"8B\"\n[training]\nsteps = 1\n");
+    assert_eq!(got.get(Field::ModelId), None);
+    assert_eq!(got.unknown, ["model"]);
+    let got = import("[model]\nname = \"llama3\"\n[training]\nsteps = 1\n");
+    assert_eq!(got.get(Field::ModelId), Some("llama3"));
     let got = import("[training]\nsteps = \n");
     assert!(
         got.errors[0].starts_with("TOML error at line 2"),

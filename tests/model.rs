@@ -5,7 +5,7 @@
 
 use dpcalc::calc::flops;
 use dpcalc::calc::memory::{zero2_model_states, zero3_model_states, ADDITIONAL_BUFFER_FACTOR};
-use dpcalc::calc::model::{preset, Model, PRESETS};
+use dpcalc::calc::model::{preset, preset_id, Model, ALIASES, PRESETS};
 use serde_json::Value;
 use std::path::Path;
 
@@ -72,6 +72,53 @@ fn the_issue_counts_are_the_hubs() {
         assert_eq!(preset(id).unwrap().num_parameters(), Some(n), "{id}");
     }
     assert_eq!(preset("nope/none"), None);
+}
+
+#[test]
+fn names_configs_use_are_their_presets() {
+    // renamed and mirrored Hub ids, torchtitan's name/flavor: the same model, the same counts
+    for (alias, id) in [
+        ("NousResearch/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+        ("meta-llama/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+        ("unsloth/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+        ("NousResearch/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+        ("llama3/8B", "meta-llama/Llama-3.1-8B"),
+        ("llama3/70B", "meta-llama/Llama-3.1-70B"),
+        ("llama3/405B", "meta-llama/Llama-3.1-405B"),
+    ] {
+        assert_eq!(preset_id(alias), Some(id), "{alias}");
+        assert_eq!(preset(alias), preset(id), "{alias}");
+    }
+    assert_eq!(
+        preset("NousResearch/Meta-Llama-3.1-8B")
+            .unwrap()
+            .num_parameters(),
+        Some(8_030_261_248)
+    );
+    // torchtitan 0.3.0's own flavor table, each flavor built on the meta device and counted:
+    // `cd /work/scratch-axolotl/p9 && PYTHONDONTWRITEBYTECODE=1
+    // PYTHONPATH=/work/scratch-axolotl/tt:/work/scratch-axolotl/tt2 ../venv/bin/python tt_flavors.py`
+    // (torch 2.15.0; `model_registry(flavor).model.build()` under `torch.device("meta")`,
+    // `sum(p.numel() for p in model.parameters())`) printed these
+    for (flavor, n) in [
+        ("llama3/1B", 1_235_814_400u128),
+        ("llama3/8B", 8_030_261_248),
+        ("llama3/70B", 70_553_706_496),
+        ("llama3/405B", 405_853_388_800),
+    ] {
+        assert_eq!(
+            preset(flavor).unwrap().num_parameters(),
+            Some(n),
+            "{flavor}"
+        );
+    }
+    // every alias names a preset, and none is itself a preset id
+    for (alias, id) in ALIASES {
+        assert!(PRESETS.contains(id), "{alias} → {id}");
+        assert!(!PRESETS.contains(alias), "{alias}");
+    }
+    assert_eq!(preset_id("llama3/7B"), None);
+    assert_eq!(preset_id("NousResearch/Meta-Llama-3.1-9B"), None);
 }
 
 #[test]

@@ -1611,9 +1611,31 @@ fn toml(text: &str, out: &mut Imported) {
     }
     leaves.sort_by_key(|(line, _)| *line);
     let framework = out.framework;
-    read_leaves(out, leaves.into_iter().map(|(_, l)| l).collect(), |path| {
-        config_field(framework, path)
-    });
+    let mut leaves: Vec<Leaf> = leaves.into_iter().map(|(_, l)| l).collect();
+    join_leaves(framework, &mut leaves);
+    read_leaves(out, leaves, |path| config_field(framework, path));
+}
+
+/// The framework's joined keys (`Import::joined`): the second's value appended to the first's
+/// as `first/second`, the second then read; without the first, the second stays unknown.
+fn join_leaves(framework: Framework, leaves: &mut Vec<Leaf>) {
+    let Some(import) = framework.spec().import.as_ref() else {
+        return;
+    };
+    for (first, second) in import.joined {
+        let Some(j) = leaves.iter().position(|l| l.path == *second) else {
+            continue;
+        };
+        let Some(i) = leaves.iter().position(|l| l.path == *first) else {
+            continue;
+        };
+        let tail = leaves[j].value.clone();
+        if let (Some(v), Some(t)) = (leaves[i].value.as_mut(), tail) {
+            v.push('/');
+            v.push_str(&t);
+            leaves.remove(j);
+        }
+    }
 }
 
 // ---- the Hugging Face Trainer's TrainingArguments ------------------------------------------

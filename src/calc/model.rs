@@ -414,7 +414,48 @@ pub const PRESETS: [&str; 16] = [
     "google/gemma-2-9b",
 ];
 
-/// A preset by its Hub id, with its config.json values.
+/// Other names configs give a preset's model, each with the preset it names: `(name, preset)`.
+///
+/// - Renamed Hub ids: Meta renamed `Meta-Llama-3.1-*` to `Llama-3.1-*` (the old id redirects to
+///   the same repository, so the same config.json).
+/// - Mirrors (ungated copies of the same files, so the same config.json): NousResearch's and
+///   unsloth's copies, as axolotl's examples name them (`examples/llama-3/*.yml`:
+///   `NousResearch/Meta-Llama-3.1-8B`, `NousResearch/Llama-3.2-1B`).
+/// - torchtitan's `[model] name` and `flavor`, written `name/flavor` (import reads the two keys
+///   into this form): torchtitan 0.3.0's own flavor table, `torchtitan.models.llama3.llama3_configs`,
+///   whose models count exactly the preset's parameters (tests/model.rs, the recorded values).
+pub const ALIASES: &[(&str, &str)] = &[
+    ("meta-llama/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+    ("meta-llama/Meta-Llama-3.1-70B", "meta-llama/Llama-3.1-70B"),
+    (
+        "meta-llama/Meta-Llama-3.1-405B",
+        "meta-llama/Llama-3.1-405B",
+    ),
+    ("NousResearch/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+    (
+        "NousResearch/Meta-Llama-3.1-70B",
+        "meta-llama/Llama-3.1-70B",
+    ),
+    ("unsloth/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+    ("NousResearch/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+    ("unsloth/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+    ("llama3/1B", "meta-llama/Llama-3.2-1B"),
+    ("llama3/8B", "meta-llama/Llama-3.1-8B"),
+    ("llama3/70B", "meta-llama/Llama-3.1-70B"),
+    ("llama3/405B", "meta-llama/Llama-3.1-405B"),
+];
+
+/// The preset a model name means: a preset's own Hub id, or one of its [`ALIASES`].
+pub fn preset_id(id: &str) -> Option<&'static str> {
+    let id = id.trim();
+    PRESETS
+        .iter()
+        .copied()
+        .find(|p| *p == id)
+        .or_else(|| ALIASES.iter().find(|(a, _)| *a == id).map(|(_, p)| *p))
+}
+
+/// A preset by its Hub id (or an alias, [`preset_id`]), with its config.json values.
 ///
 /// Source of every value: the model's config.json on the Hugging Face Hub, as recorded in
 /// /work/scratch/memory/presets.json (tests/fixtures/model_presets.json); each count below is
@@ -431,7 +472,7 @@ pub fn preset(id: &str) -> Option<Model> {
         moe_intermediate_size: width,
         ..m
     };
-    Some(match id {
+    Some(match preset_id(id)? {
         // huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json: 8,030,261,248
         "meta-llama/Llama-3.1-8B" => Model::dense(Llama, [4096, 32, 32, 8, 14336, 128256], false),
         // huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json: 70,553,706,496

@@ -237,6 +237,9 @@ pub struct Import {
     /// The field for a key the framework accepts besides its own form keys (deprecated aliases,
     /// launcher flags, a nested key's dotted path such as `parallelism.tp`), if any.
     pub alias: fn(key: &str) -> Option<Field>,
+    /// Two keys of a nested config that name one thing together, read as one value
+    /// `first/second` under the first key's field (torchtitan's `[model] name` and `flavor`).
+    pub joined: &'static [(&'static str, &'static str)],
 }
 
 /// A comparison with another release shown beside the results.

@@ -66,6 +66,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::Yaml,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        joined: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,

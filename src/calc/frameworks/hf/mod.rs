@@ -88,6 +88,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::TrainingArguments,
         alias: spec::no_alias,
+        joined: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,

@@ -73,6 +73,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::CommandLine,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        joined: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Megatron,

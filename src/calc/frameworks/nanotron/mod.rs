@@ -76,6 +76,7 @@ pub const SPEC: Spec = Spec {
     import: Some(Import {
         reads: Reads::YamlNested,
         alias: if spec::FULL { import_alias } else { spec::no_alias },
+        joined: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Nanotron,
