@@ -1018,6 +1018,9 @@ pub struct Training {
     pub optimizer_bytes_per_param: u64,
     /// An `fsdp_config` block is given (axolotl): FSDP shards the model.
     pub fsdp: Option<bool>,
+    /// axolotl's `fsdp_config.offload_params` (FSDP2's `CPUOffloadPolicy`: parameters, gradients
+    /// and optimizer states on the CPU).
+    pub fsdp_offload: bool,
 }
 
 /// Bytes of optimizer state per trained parameter for an optimizer name (transformers'
@@ -1156,6 +1159,8 @@ impl Training {
                 Field::FsdpStateDictType,
                 Field::FsdpFinalStateDictType,
                 Field::FsdpReshardAfterForward,
+                Field::FsdpOffloadParams,
+                Field::FsdpShardingStrategy,
             ]
             .iter()
             .any(|&f| !raw.get(f).trim().is_empty());
@@ -1168,12 +1173,21 @@ impl Training {
             .unwrap_or(true);
             block.then_some(reshard)
         });
+        let fsdp_offload = has(Field::FsdpOffloadParams)
+            && super::parse::flag(
+                Field::FsdpOffloadParams,
+                raw.get(Field::FsdpOffloadParams),
+                &mut Vec::new(),
+            )
+            .given()
+                == Some(true);
         Training {
             recompute,
             flash_attention: flash,
             lora,
             optimizer_bytes_per_param,
             fsdp: fsdp.flatten(),
+            fsdp_offload,
         }
     }
 }
@@ -1246,6 +1260,11 @@ fn dp_shard(spec: &'static Spec, raw: &RawInputs, report: &Report) -> Option<u64
 /// Returns the plan and how the model states are sharded, in words.
 fn plan(s: &Setup, g: Grid, micro: u64, dp_shard: Option<u64>) -> (Plan, &'static str) {
     let t = s.training;
+    // FSDP's offload applies where FSDP shards (not beside DeepSpeed's keys)
+    let fsdp_offload = s.zero.is_none()
+        && t.fsdp.is_some()
+        && t.fsdp_offload
+        && matches!(s.sharding, Sharding::Zero | Sharding::ZeroOrFsdp);
     let (sharding, shard, how) = match s.sharding {
         Sharding::Zero | Sharding::ZeroOrFsdp => match (s.zero, t.fsdp) {
             (Some(z), _) => (
@@ -1258,14 +1277,20 @@ fn plan(s: &Setup, g: Grid, micro: u64, dp_shard: Option<u64>) -> (Plan, &'stati
                 g.dp,
                 "ZeRO over the data-parallel ranks",
             ),
+            // accelerate 1.15.0's mesh as axolotl 0.21.0 builds it (run): FSDP shards over the
+            // flattened `dp_shard_cp` dimension, dp_shard × cp (replicated over dp_replicate)
             (None, Some(reshard)) => (
                 if reshard {
                     estimate::Sharding::Zero3
                 } else {
                     estimate::Sharding::Zero2
                 },
-                dp_shard.unwrap_or(g.dp),
-                "FSDP over the shard ranks",
+                dp_shard.unwrap_or(g.dp).saturating_mul(g.cp),
+                if t.fsdp_offload {
+                    "FSDP over dp_shard × cp, offloaded to the CPU"
+                } else {
+                    "FSDP over dp_shard × cp"
+                },
             ),
             (None, None) => (estimate::Sharding::Replicated, g.dp, "replicated (DDP)"),
         },
@@ -1299,8 +1324,8 @@ fn plan(s: &Setup, g: Grid, micro: u64, dp_shard: Option<u64>) -> (Plan, &'stati
         ep: g.ep,
         shard: shard.max(1),
         sharding,
-        offload_optimizer: s.zero.is_some_and(|z| z.offload_optimizer),
-        offload_param: s.zero.is_some_and(|z| z.offload_param),
+        offload_optimizer: s.zero.is_some_and(|z| z.offload_optimizer) || fsdp_offload,
+        offload_param: s.zero.is_some_and(|z| z.offload_param) || fsdp_offload,
         micro_batch: micro,
         seq_len: s.seq,
         recompute: t.recompute,

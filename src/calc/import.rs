@@ -602,6 +602,9 @@ fn yaml(text: &str, out: &mut Imported) {
     let mut seen = Vec::new();
     // the mapping value of the current top-level key, while it is open
     let mut nested: Option<Nested> = None;
+    // the list value of the current top-level key, while it is open: its scalar items (`None`
+    // once an item is a collection: such a list is not read)
+    let mut list: Option<Option<Vec<String>>> = None;
     loop {
         let (event, mark) = match parser.next_token() {
             Ok(e) => e,
@@ -641,8 +644,14 @@ fn yaml(text: &str, out: &mut Imported) {
                             ..Nested::default()
                         });
                     }
+                    if matches!(event, Event::SequenceStart(..)) && !expect_key {
+                        list = Some(Some(Vec::new()));
+                    }
                 }
                 if depth == 3 {
+                    if let Some(items) = list.as_mut() {
+                        *items = None;
+                    }
                     // a collection inside the nested mapping: its child is not read
                     if let Some(n) = nested.as_mut() {
                         if let Some((k, m)) = n.key.take() {
@@ -678,6 +687,10 @@ fn yaml(text: &str, out: &mut Imported) {
                     if depth == 2 {
                         if let Some(n) = nested.as_mut() {
                             n.scalar(value, style, mark);
+                        } else if let Some(Some(items)) = list.as_mut() {
+                            if items.len() < MAX_LISTED && !is_null(&value, style) {
+                                items.push(value);
+                            }
                         }
                     }
                     continue;
@@ -691,6 +704,9 @@ fn yaml(text: &str, out: &mut Imported) {
                             Some((_, v, st)) => n.scalar(v.clone(), *st, mark),
                             None => n.scalar(String::new(), TScalarStyle::Plain, mark),
                         }
+                    } else if let Some(items) = list.as_mut() {
+                        // an alias inside a list: the list is not read
+                        *items = None;
                     }
                 }
                 if depth != 1 {
@@ -725,9 +741,20 @@ fn yaml(text: &str, out: &mut Imported) {
             let Some((key, kmark)) = pending.take() else {
                 continue;
             };
+            let items = list.take().flatten();
             match (node, nested.take()) {
                 (Node::Scalar(value, style), _) => {
                     yaml_value(out, &mut seen, key, &kmark, value, style)
+                }
+                // a list of scalars under a key the framework reads as text (axolotl's `plugins`,
+                // `fsdp`): its items comma-separated, as the form takes them
+                (Node::Collection, None)
+                    if items.is_some()
+                        && config_field(out.framework, &key)
+                            .is_some_and(|f| f.kind() == super::field::Kind::Text) =>
+                {
+                    let text = items.unwrap_or_default().join(", ");
+                    yaml_value(out, &mut seen, key, &kmark, text, TScalarStyle::Plain)
                 }
                 // a nested mapping with a key the framework reads (`fsdp_config.state_dict_type`):
                 // each entry as `key.child`; one with none stays one unknown key
