@@ -18,8 +18,10 @@
 //!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
 //!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
 //!
-//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15, with their config.json
-//! values; each one's count equals the Hub's published count (see the comment beside each).
+//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 7 more of issue 27
+//! (models axolotl's example configs train), with their config.json values; each one's count
+//! equals transformers' `num_parameters()` (tests/fixtures/model_presets.json) and the Hub's
+//! published count (see the comment beside each).
 
 use super::num;
 
@@ -395,7 +397,7 @@ impl Model {
 }
 
 /// The Hub ids of the presets, in the order issue 15 lists them.
-pub const PRESETS: [&str; 16] = [
+pub const PRESETS: [&str; 23] = [
     "meta-llama/Llama-3.1-8B",
     "meta-llama/Llama-3.1-70B",
     "meta-llama/Llama-3.1-405B",
@@ -412,6 +414,14 @@ pub const PRESETS: [&str; 16] = [
     "deepseek-ai/DeepSeek-V3",
     "google/gemma-7b",
     "google/gemma-2-9b",
+    // issue 27
+    "meta-llama/Llama-2-7b-hf",
+    "meta-llama/Llama-2-13b-hf",
+    "meta-llama/Llama-2-70b-hf",
+    "meta-llama/Llama-3.2-3B",
+    "mistralai/Mistral-7B-v0.3",
+    "Qwen/Qwen3-4B",
+    "google/gemma-2-2b",
 ];
 
 /// Other names configs give a preset's model, each with the preset it names: `(name, preset)`.
@@ -438,8 +448,10 @@ pub const ALIASES: &[(&str, &str)] = &[
     ),
     ("unsloth/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
     ("NousResearch/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+    ("NousResearch/Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf"),
     ("unsloth/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
     ("llama3/1B", "meta-llama/Llama-3.2-1B"),
+    ("llama3/3B", "meta-llama/Llama-3.2-3B"),
     ("llama3/8B", "meta-llama/Llama-3.1-8B"),
     ("llama3/70B", "meta-llama/Llama-3.1-70B"),
     ("llama3/405B", "meta-llama/Llama-3.1-405B"),
@@ -548,6 +560,35 @@ pub fn preset(id: &str) -> Option<Model> {
         "google/gemma-2-9b" => Model {
             head_dim: Some(256),
             ..Model::dense(Gemma2, [3584, 42, 16, 8, 14336, 256000], true)
+        },
+        // Issue 27's presets. The Hub is not reachable from where they were recorded: each
+        // config.json was read from a copy kept in public source (named beside it), and each
+        // count is transformers 5.24.0's num_parameters() (tests/fixtures/model_presets.json),
+        // equal to the Hub's published size.
+        // config.json copies with `"_name_or_path": "meta-llama/Llama-2-7b-hf"` (and -13b-hf,
+        // -70b-hf) side by side in one public script: 6,738,415,616
+        "meta-llama/Llama-2-7b-hf" => Model::dense(Llama, [4096, 32, 32, 32, 11008, 32000], false),
+        // the same script: 13,015,864,320
+        "meta-llama/Llama-2-13b-hf" => Model::dense(Llama, [5120, 40, 40, 40, 13824, 32000], false),
+        // the same script (GQA, 8 key/value heads): 68,976,648,192
+        "meta-llama/Llama-2-70b-hf" => Model::dense(Llama, [8192, 80, 64, 8, 28672, 32000], false),
+        // a printed LlamaConfig with `"_name_or_path": "meta-llama/Llama-3.2-3B"` (head_dim 128)
+        // and torchtitan 0.3.0's "3B" flavor, which counts the same 3,212,749,824 (tied)
+        "meta-llama/Llama-3.2-3B" => Model {
+            head_dim: Some(128),
+            ..Model::dense(Llama, [3072, 28, 24, 8, 8192, 128256], true)
+        },
+        // config dicts with `"_name_or_path": "mistralai/Mistral-7B-v0.3"` (vocabulary 32768,
+        // v0.1's 32000 + 768 control tokens): 7,248,023,552
+        "mistralai/Mistral-7B-v0.3" => {
+            Model::dense(Mistral, [4096, 32, 32, 8, 14336, 32768], false)
+        }
+        // a Qwen3 config dict with `"_name_or_path": "Qwen/Qwen3-4B"` (tied): 4,022,468,096
+        "Qwen/Qwen3-4B" => qwen3(Model::dense(Qwen3, [2560, 36, 32, 8, 9728, 151936], true)),
+        // a gemma_2_2b config dict beside gemma_2_9b's (tied by default): 2,614,341,888
+        "google/gemma-2-2b" => Model {
+            head_dim: Some(256),
+            ..Model::dense(Gemma2, [2304, 26, 8, 4, 9216, 256000], true)
         },
         _ => return None,
     })
