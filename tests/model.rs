@@ -45,7 +45,7 @@ fn expected(rec: &Value) -> [Option<u128>; 3] {
 fn every_preset_equals_transformers_num_parameters() {
     let f = fixture("model_presets.json");
     let presets = f["presets"].as_array().unwrap();
-    assert_eq!(presets.len(), 23);
+    assert_eq!(presets.len(), 27);
     for rec in presets {
         let name = rec["name"].as_str().unwrap();
         let from_config = Model::from_config(&rec["config"]).unwrap();
@@ -75,6 +75,9 @@ fn the_issue_counts_are_the_hubs() {
         ("mistralai/Mistral-7B-v0.3", 7_248_023_552),
         ("Qwen/Qwen3-4B", 4_022_468_096),
         ("google/gemma-2-2b", 2_614_341_888),
+        ("Qwen/Qwen3-0.6B", 596_049_920),
+        ("Qwen/Qwen3-14B", 14_768_307_200),
+        ("google/gemma-2-27b", 27_227_128_320),
     ] {
         assert_eq!(preset(id).unwrap().num_parameters(), Some(n), "{id}");
     }

@@ -18,7 +18,7 @@
 //!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
 //!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
 //!
-//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 7 more of issue 27
+//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 11 more of issue 27
 //! (models axolotl's example configs train), with their config.json values; each one's count
 //! equals transformers' `num_parameters()` (tests/fixtures/model_presets.json) and the Hub's
 //! published count (see the comment beside each).
@@ -397,7 +397,7 @@ impl Model {
 }
 
 /// The Hub ids of the presets, in the order issue 15 lists them.
-pub const PRESETS: [&str; 23] = [
+pub const PRESETS: [&str; 27] = [
     "meta-llama/Llama-3.1-8B",
     "meta-llama/Llama-3.1-70B",
     "meta-llama/Llama-3.1-405B",
@@ -422,6 +422,10 @@ pub const PRESETS: [&str; 23] = [
     "mistralai/Mistral-7B-v0.3",
     "Qwen/Qwen3-4B",
     "google/gemma-2-2b",
+    "Qwen/Qwen3-0.6B",
+    "Qwen/Qwen3-1.7B",
+    "Qwen/Qwen3-14B",
+    "google/gemma-2-27b",
 ];
 
 /// Other names configs give a preset's model, each with the preset it names: `(name, preset)`.
@@ -589,6 +593,19 @@ pub fn preset(id: &str) -> Option<Model> {
         "google/gemma-2-2b" => Model {
             head_dim: Some(256),
             ..Model::dense(Gemma2, [2304, 26, 8, 4, 9216, 256000], true)
+        },
+        // config dicts with `"_name_or_path": "Qwen/Qwen3-0.6B"` (-1.7B, -14B) in public tests;
+        // the ties as the Qwen3 model cards count them (0.6B: 0.44B without the embedding)
+        "Qwen/Qwen3-0.6B" => qwen3(Model::dense(Qwen3, [1024, 28, 16, 8, 3072, 151936], true)),
+        // 1,720,574,976 (tied; the card's 1.4B without the embedding)
+        "Qwen/Qwen3-1.7B" => qwen3(Model::dense(Qwen3, [2048, 28, 16, 8, 6144, 151936], true)),
+        // 14,768,307,200 (untied)
+        "Qwen/Qwen3-14B" => qwen3(Model::dense(Qwen3, [5120, 40, 40, 8, 17408, 151936], false)),
+        // a Gemma2ForCausalLM config.json "downloaded from hf", quoted in a public issue, and
+        // config dicts beside gemma-2-9b's (head_dim 128): 27,227,128,320
+        "google/gemma-2-27b" => Model {
+            head_dim: Some(128),
+            ..Model::dense(Gemma2, [4608, 46, 32, 16, 36864, 256000], true)
         },
         _ => return None,
     })
