@@ -45,7 +45,7 @@ fn expected(rec: &Value) -> [Option<u128>; 3] {
 fn every_preset_equals_transformers_num_parameters() {
     let f = fixture("model_presets.json");
     let presets = f["presets"].as_array().unwrap();
-    assert_eq!(presets.len(), 27);
+    assert_eq!(presets.len(), 31);
     for rec in presets {
         let name = rec["name"].as_str().unwrap();
         let from_config = Model::from_config(&rec["config"]).unwrap();
@@ -78,6 +78,10 @@ fn the_issue_counts_are_the_hubs() {
         ("Qwen/Qwen3-0.6B", 596_049_920),
         ("Qwen/Qwen3-14B", 14_768_307_200),
         ("google/gemma-2-27b", 27_227_128_320),
+        ("microsoft/Phi-3-mini-4k-instruct", 3_821_079_552),
+        ("microsoft/Phi-3-medium-4k-instruct", 13_960_238_080),
+        ("google/gemma-3-1b-it", 999_885_952),
+        ("deepseek-ai/DeepSeek-V2-Lite", 15_706_484_224),
     ] {
         assert_eq!(preset(id).unwrap().num_parameters(), Some(n), "{id}");
     }

@@ -216,7 +216,7 @@ fn resolve_into(
                 report.diag(
                     f,
                     Level::Error,
-                    "model_type must be one of llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gemma, gemma2",
+                    "model_type must be one of llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gemma, gemma2, phi3, gemma3_text, deepseek_v2",
                 );
                 return None;
             }
@@ -855,7 +855,7 @@ fn megatron(
         return;
     }
     let moe = m.is_moe();
-    let pattern = if m.model_type == ModelType::DeepseekV3 {
+    let pattern = if m.model_type.is_deepseek() {
         (0..m.num_hidden_layers)
             .map(|i| u8::from(m.is_moe_layer(i)))
             .collect()

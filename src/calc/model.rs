@@ -4,8 +4,10 @@
 //! the family facts that change a count: Qwen2's hard-wired q/k/v bias, Qwen3's q/k RMSNorm over
 //! `head_dim`, Gemma 2's four norms per layer, the fused routed experts of Mixtral, Qwen3-MoE and
 //! DeepSeek-V3 (one module of `3·E·h·f` parameters in transformers 5), DeepSeek-V3's multi-head
-//! latent attention and its first dense layers. DeepSeek-V3 is counted without its multi-token
-//! prediction layer, which transformers does not build.
+//! latent attention and its first dense layers (DeepSeek-V2 has the same layout), Phi-3's fused
+//! `qkv_proj` and `gate_up_proj`, Gemma 3's text model (Gemma 2's norms and Qwen3's q/k norms).
+//! DeepSeek-V3 is counted without its multi-token prediction layer, which transformers does not
+//! build.
 //!
 //! Each count is dpcalc's own sum over the modules the architecture has, in checked `u128`
 //! arithmetic (an overflow gives `None`, never a panic or a wrapped number). They equal, and
@@ -18,7 +20,7 @@
 //!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
 //!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
 //!
-//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 11 more of issue 27
+//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 15 more of issue 27
 //! (models axolotl's example configs train), with their config.json values; each one's count
 //! equals transformers' `num_parameters()` (tests/fixtures/model_presets.json) and the Hub's
 //! published count (see the comment beside each).
@@ -37,10 +39,17 @@ pub enum ModelType {
     DeepseekV3,
     Gemma,
     Gemma2,
+    /// Phi-3: Llama's counts in fused modules (`qkv_proj`, `gate_up_proj`).
+    Phi3,
+    /// Gemma 3's text model (`Gemma3ForCausalLM`): Gemma 2's four norms and Qwen3's q/k norms.
+    Gemma3Text,
+    /// DeepSeek-V2 (-Lite): DeepSeek-V3's layout (MLA, shared and routed experts) in
+    /// transformers 5.
+    DeepseekV2,
 }
 
 impl ModelType {
-    pub const ALL: [ModelType; 9] = [
+    pub const ALL: [ModelType; 12] = [
         ModelType::Llama,
         ModelType::Mistral,
         ModelType::Mixtral,
@@ -50,6 +59,9 @@ impl ModelType {
         ModelType::DeepseekV3,
         ModelType::Gemma,
         ModelType::Gemma2,
+        ModelType::Phi3,
+        ModelType::Gemma3Text,
+        ModelType::DeepseekV2,
     ];
 
     /// The `model_type` string of config.json.
@@ -64,6 +76,9 @@ impl ModelType {
             ModelType::DeepseekV3 => "deepseek_v3",
             ModelType::Gemma => "gemma",
             ModelType::Gemma2 => "gemma2",
+            ModelType::Phi3 => "phi3",
+            ModelType::Gemma3Text => "gemma3_text",
+            ModelType::DeepseekV2 => "deepseek_v2",
         }
     }
 
@@ -73,7 +88,15 @@ impl ModelType {
 
     /// transformers' default for `tie_word_embeddings` when config.json leaves it out.
     pub fn ties_by_default(self) -> bool {
-        matches!(self, ModelType::Gemma | ModelType::Gemma2)
+        matches!(
+            self,
+            ModelType::Gemma | ModelType::Gemma2 | ModelType::Gemma3Text
+        )
+    }
+
+    /// DeepSeek-V2 and V3: multi-head latent attention, shared experts beside the routed ones.
+    pub fn is_deepseek(self) -> bool {
+        matches!(self, ModelType::DeepseekV2 | ModelType::DeepseekV3)
     }
 }
 
@@ -182,12 +205,15 @@ impl Model {
         self.num_experts > 0
             && matches!(
                 self.model_type,
-                ModelType::Mixtral | ModelType::Qwen3Moe | ModelType::DeepseekV3
+                ModelType::Mixtral
+                    | ModelType::Qwen3Moe
+                    | ModelType::DeepseekV2
+                    | ModelType::DeepseekV3
             )
     }
 
     pub fn is_mla(&self) -> bool {
-        self.model_type == ModelType::DeepseekV3
+        self.model_type.is_deepseek()
     }
 
     /// Whether decoder layer `i` (0-based) has routed experts, as the family's decoder layer decides.
@@ -202,7 +228,7 @@ impl Model {
                     && self.decoder_sparse_step > 0
                     && (i + 1) % self.decoder_sparse_step == 0
             }
-            ModelType::DeepseekV3 => i >= self.first_k_dense_replace,
+            ModelType::DeepseekV2 | ModelType::DeepseekV3 => i >= self.first_k_dense_replace,
             _ => false,
         }
     }
@@ -249,19 +275,29 @@ impl Model {
         let kv = self.num_key_value_heads;
         let (qkv_bias, o_bias) = match self.model_type {
             ModelType::Qwen2 => (1, 0),
-            ModelType::Mistral | ModelType::Mixtral => (0, 0),
+            ModelType::Mistral | ModelType::Mixtral | ModelType::Phi3 => (0, 0),
             _ => (
                 u64::from(self.attention_bias),
                 u64::from(self.attention_bias),
             ),
         };
+        if self.model_type == ModelType::Phi3 {
+            let qkv = n.checked_add(kv.checked_mul(2)?)?;
+            return Some(vec![
+                mul(&[h, qkv, d]), // qkv_proj
+                mul(&[n, d, h]),   // o_proj
+            ]);
+        }
         let mut m = vec![
             sum(&[mul(&[h, n, d]), mul(&[qkv_bias, n, d])]), // q_proj
             sum(&[mul(&[h, kv, d]), mul(&[qkv_bias, kv, d])]), // k_proj
             sum(&[mul(&[h, kv, d]), mul(&[qkv_bias, kv, d])]), // v_proj
             sum(&[mul(&[n, d, h]), mul(&[o_bias, h])]),      // o_proj
         ];
-        if matches!(self.model_type, ModelType::Qwen3 | ModelType::Qwen3Moe) {
+        if matches!(
+            self.model_type,
+            ModelType::Qwen3 | ModelType::Qwen3Moe | ModelType::Gemma3Text
+        ) {
             m.push(mul(&[d])); // q_norm
             m.push(mul(&[d])); // k_norm
         }
@@ -271,7 +307,7 @@ impl Model {
     fn layer(&self, i: u64) -> Option<Layer> {
         let h = self.hidden_size;
         let mut modules = self.attention()?;
-        let norms = if self.model_type == ModelType::Gemma2 {
+        let norms = if matches!(self.model_type, ModelType::Gemma2 | ModelType::Gemma3Text) {
             4
         } else {
             2
@@ -285,12 +321,15 @@ impl Model {
             modules.push(mul(&[self.num_experts, h])); // router gate
             routed_experts = mul(&[3, self.num_experts, h, f])?;
             modules.push(Some(routed_experts)); // fused gate_up_proj + down_proj
-            if self.model_type == ModelType::DeepseekV3 {
+            if self.model_type.is_deepseek() {
                 let shared = f.checked_mul(self.n_shared_experts)?;
                 for _ in 0..3 {
                     modules.push(mul(&[h, shared])); // shared gate/up/down
                 }
             }
+        } else if self.model_type == ModelType::Phi3 {
+            modules.push(mul(&[2, h, self.intermediate_size])); // gate_up_proj
+            modules.push(mul(&[h, self.intermediate_size])); // down_proj
         } else {
             for _ in 0..3 {
                 modules.push(mul(&[h, self.intermediate_size])); // gate/up/down_proj
@@ -385,7 +424,7 @@ impl Model {
         {
             m.mlp_only_layers = list.iter().filter_map(serde_json::Value::as_u64).collect();
         }
-        if model_type == ModelType::DeepseekV3 {
+        if model_type.is_deepseek() {
             m.q_lora_rank = int("q_lora_rank");
             m.kv_lora_rank = int("kv_lora_rank")?;
             m.qk_nope_head_dim = int("qk_nope_head_dim")?;
@@ -397,7 +436,7 @@ impl Model {
 }
 
 /// The Hub ids of the presets, in the order issue 15 lists them.
-pub const PRESETS: [&str; 27] = [
+pub const PRESETS: [&str; 31] = [
     "meta-llama/Llama-3.1-8B",
     "meta-llama/Llama-3.1-70B",
     "meta-llama/Llama-3.1-405B",
@@ -426,6 +465,10 @@ pub const PRESETS: [&str; 27] = [
     "Qwen/Qwen3-1.7B",
     "Qwen/Qwen3-14B",
     "google/gemma-2-27b",
+    "microsoft/Phi-3-mini-4k-instruct",
+    "microsoft/Phi-3-medium-4k-instruct",
+    "google/gemma-3-1b-pt",
+    "deepseek-ai/DeepSeek-V2-Lite",
 ];
 
 /// Other names configs give a preset's model, each with the preset it names: `(name, preset)`.
@@ -454,6 +497,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("NousResearch/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
     ("NousResearch/Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf"),
     ("unsloth/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+    ("google/gemma-3-1b-it", "google/gemma-3-1b-pt"),
     ("llama3/1B", "meta-llama/Llama-3.2-1B"),
     ("llama3/3B", "meta-llama/Llama-3.2-3B"),
     ("llama3/8B", "meta-llama/Llama-3.1-8B"),
@@ -606,6 +650,36 @@ pub fn preset(id: &str) -> Option<Model> {
         "google/gemma-2-27b" => Model {
             head_dim: Some(128),
             ..Model::dense(Gemma2, [4608, 46, 32, 16, 36864, 256000], true)
+        },
+        // a Phi3 config.json copy (transformers 4.40.2, 4k context) in a public test: 3,821,079,552
+        "microsoft/Phi-3-mini-4k-instruct" => {
+            Model::dense(Phi3, [3072, 32, 32, 32, 8192, 32064], false)
+        }
+        // a public catalog of Hub configs (Phi-3-medium: 10 key/value heads): 13,960,238,080
+        "microsoft/Phi-3-medium-4k-instruct" => {
+            Model::dense(Phi3, [5120, 40, 40, 10, 17920, 32064], false)
+        }
+        // a gemma3_text payload for the 1b checkpoints (-pt and -it) in a public test (tied by
+        // default): 999,885,952
+        "google/gemma-3-1b-pt" => Model {
+            head_dim: Some(256),
+            ..Model::dense(Gemma3Text, [1152, 26, 4, 1, 6912, 262144], true)
+        },
+        // a printed DeepseekV2Config (transformers 5.7.0) of DeepSeek-V2-Lite (q_lora_rank null,
+        // n_routed_experts 64): 15,706,484,224
+        "deepseek-ai/DeepSeek-V2-Lite" => Model {
+            n_shared_experts: 2,
+            first_k_dense_replace: 1,
+            kv_lora_rank: 512,
+            qk_nope_head_dim: 128,
+            qk_rope_head_dim: 64,
+            v_head_dim: 128,
+            ..moe(
+                Model::dense(DeepseekV2, [2048, 27, 16, 16, 10944, 102400], false),
+                64,
+                6,
+                1408,
+            )
         },
         _ => return None,
     })
