@@ -615,3 +615,38 @@ fn axolotl_fsdp1_keys_under_older_releases_are_a_note() {
         );
     }
 }
+
+/// Point 9 of issue 27: the same architecture under each framework's own keys (config.json's
+/// under axolotl, Megatron's arguments, nanotron's `model.model_config`, torchtitan's flavor)
+/// gets the same count, transformers' 8,030,261,248 for Llama 3.1 8B.
+#[test]
+fn the_same_architecture_under_every_frameworks_keys() {
+    let n = |q: &str| int(&report(q), Output::NumParameters);
+    let want = 8_030_261_248;
+    assert_eq!(
+        n("framework=axolotl&model_type=llama&hidden_size=4096&num_hidden_layers=32&num_attention_heads=32&num_key_value_heads=8&intermediate_size=14336&vocab_size=128256&tie_word_embeddings=false"),
+        want
+    );
+    assert_eq!(
+        n("framework=megatron&num_layers=32&hidden_size=4096&ffn_hidden_size=14336&num_attention_heads=32&group_query_attention=true&num_query_groups=8&vocab_size=128256&swiglu=true&untie_embeddings_and_output_weights=true&micro_batch_size=1&global_batch_size=8&train_iters=1"),
+        want
+    );
+    use dpcalc::calc::import::import_as;
+    use dpcalc::calc::Framework;
+    let got = import_as(
+        Framework::Nanotron,
+        "parallelism:\n  dp: 8\n  tp: 1\n  pp: 1\nmodel:\n  model_config:\n    hidden_size: 4096\n    num_hidden_layers: 32\n    \
+         num_attention_heads: 32\n    num_key_value_heads: 8\n    intermediate_size: 14336\n    vocab_size: 128256\n    \
+         tie_word_embeddings: false\ntokens:\n  micro_batch_size: 1\n  batch_accumulation_per_replica: 1\n  sequence_length: 2048\n  train_steps: 1\n",
+    );
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    let mut q = String::from("framework=nanotron");
+    for (f, v) in &got.inputs {
+        q.push_str(&format!("&{}={}", f.key(), v));
+    }
+    assert_eq!(n(&q), want);
+    assert_eq!(
+        n("framework=torchtitan&model=llama3/8B&world_size=8&local_batch_size=1"),
+        want
+    );
+}

@@ -45,7 +45,7 @@ fn expected(rec: &Value) -> [Option<u128>; 3] {
 fn every_preset_equals_transformers_num_parameters() {
     let f = fixture("model_presets.json");
     let presets = f["presets"].as_array().unwrap();
-    assert_eq!(presets.len(), 31);
+    assert_eq!(presets.len(), 32);
     for rec in presets {
         let name = rec["name"].as_str().unwrap();
         let from_config = Model::from_config(&rec["config"]).unwrap();
@@ -82,6 +82,7 @@ fn the_issue_counts_are_the_hubs() {
         ("microsoft/Phi-3-medium-4k-instruct", 13_960_238_080),
         ("google/gemma-3-1b-it", 999_885_952),
         ("deepseek-ai/DeepSeek-V2-Lite", 15_706_484_224),
+        ("mistral-community/Mixtral-8x22B-v0.1", 140_620_634_112),
     ] {
         assert_eq!(preset(id).unwrap().num_parameters(), Some(n), "{id}");
     }

@@ -20,7 +20,7 @@
 //!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
 //!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
 //!
-//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 15 more of issue 27
+//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 16 more of issue 27
 //! (models axolotl's example configs train), with their config.json values; each one's count
 //! equals transformers' `num_parameters()` (tests/fixtures/model_presets.json) and the Hub's
 //! published count (see the comment beside each).
@@ -436,7 +436,7 @@ impl Model {
 }
 
 /// The Hub ids of the presets, in the order issue 15 lists them.
-pub const PRESETS: [&str; 31] = [
+pub const PRESETS: [&str; 32] = [
     "meta-llama/Llama-3.1-8B",
     "meta-llama/Llama-3.1-70B",
     "meta-llama/Llama-3.1-405B",
@@ -469,6 +469,7 @@ pub const PRESETS: [&str; 31] = [
     "microsoft/Phi-3-medium-4k-instruct",
     "google/gemma-3-1b-pt",
     "deepseek-ai/DeepSeek-V2-Lite",
+    "mistral-community/Mixtral-8x22B-v0.1",
 ];
 
 /// Other names configs give a preset's model, each with the preset it names: `(name, preset)`.
@@ -681,6 +682,15 @@ pub fn preset(id: &str) -> Option<Model> {
                 1408,
             )
         },
+        // the id axolotl's examples train (mistral-community's copy, vocabulary 32000; the later
+        // mistralai repository has 32768): MixtralForCausalLM configs with 8 local experts in
+        // public tests (transformers 4.40.0.dev0): 140,620,634,112
+        "mistral-community/Mixtral-8x22B-v0.1" => moe(
+            Model::dense(Mixtral, [6144, 56, 48, 8, 16384, 32000], false),
+            8,
+            2,
+            0,
+        ),
         _ => return None,
     })
 }
