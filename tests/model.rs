@@ -45,7 +45,7 @@ fn expected(rec: &Value) -> [Option<u128>; 3] {
 fn every_preset_equals_transformers_num_parameters() {
     let f = fixture("model_presets.json");
     let presets = f["presets"].as_array().unwrap();
-    assert_eq!(presets.len(), 32);
+    assert_eq!(presets.len(), 34);
     for rec in presets {
         let name = rec["name"].as_str().unwrap();
         let from_config = Model::from_config(&rec["config"]).unwrap();
@@ -83,6 +83,9 @@ fn the_issue_counts_are_the_hubs() {
         ("google/gemma-3-1b-it", 999_885_952),
         ("deepseek-ai/DeepSeek-V2-Lite", 15_706_484_224),
         ("mistral-community/Mixtral-8x22B-v0.1", 140_620_634_112),
+        ("Qwen/Qwen2.5-14B", 14_770_033_664),
+        ("Qwen/Qwen2.5-32B", 32_763_876_352),
+        ("meta-llama/Llama-3.3-70B-Instruct", 70_553_706_496),
     ] {
         assert_eq!(preset(id).unwrap().num_parameters(), Some(n), "{id}");
     }

@@ -20,7 +20,7 @@
 //!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
 //!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
 //!
-//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 16 more of issue 27
+//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 18 more of issue 27
 //! (models axolotl's example configs train), with their config.json values; each one's count
 //! equals transformers' `num_parameters()` (tests/fixtures/model_presets.json) and the Hub's
 //! published count (see the comment beside each).
@@ -436,7 +436,7 @@ impl Model {
 }
 
 /// The Hub ids of the presets, in the order issue 15 lists them.
-pub const PRESETS: [&str; 32] = [
+pub const PRESETS: [&str; 34] = [
     "meta-llama/Llama-3.1-8B",
     "meta-llama/Llama-3.1-70B",
     "meta-llama/Llama-3.1-405B",
@@ -470,6 +470,8 @@ pub const PRESETS: [&str; 32] = [
     "google/gemma-3-1b-pt",
     "deepseek-ai/DeepSeek-V2-Lite",
     "mistral-community/Mixtral-8x22B-v0.1",
+    "Qwen/Qwen2.5-14B",
+    "Qwen/Qwen2.5-32B",
 ];
 
 /// Other names configs give a preset's model, each with the preset it names: `(name, preset)`.
@@ -499,6 +501,12 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("NousResearch/Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf"),
     ("unsloth/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
     ("google/gemma-3-1b-it", "google/gemma-3-1b-pt"),
+    // Llama 3.3 70B (Instruct only) has Llama 3.1 70B's shape keys: 80 layers, 8192 hidden, 64
+    // heads, 8 key/value heads, 28672, 128256 (litgpt's table, citing the Hub's config.json)
+    (
+        "meta-llama/Llama-3.3-70B-Instruct",
+        "meta-llama/Llama-3.1-70B",
+    ),
     ("llama3/1B", "meta-llama/Llama-3.2-1B"),
     ("llama3/3B", "meta-llama/Llama-3.2-3B"),
     ("llama3/8B", "meta-llama/Llama-3.1-8B"),
@@ -691,6 +699,11 @@ pub fn preset(id: &str) -> Option<Model> {
             2,
             0,
         ),
+        // Qwen2 config dicts for Qwen2.5-14B (48 layers) and -32B (64 layers) in public code,
+        // 5120 hidden, 40 heads, 8 key/value heads: 14,770,033,664
+        "Qwen/Qwen2.5-14B" => Model::dense(Qwen2, [5120, 48, 40, 8, 13824, 152064], false),
+        // 32,763,876,352
+        "Qwen/Qwen2.5-32B" => Model::dense(Qwen2, [5120, 64, 40, 8, 27648, 152064], false),
         _ => return None,
     })
 }
