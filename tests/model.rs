@@ -45,7 +45,7 @@ fn expected(rec: &Value) -> [Option<u128>; 3] {
 fn every_preset_equals_transformers_num_parameters() {
     let f = fixture("model_presets.json");
     let presets = f["presets"].as_array().unwrap();
-    assert_eq!(presets.len(), 34);
+    assert_eq!(presets.len(), 35);
     for rec in presets {
         let name = rec["name"].as_str().unwrap();
         let from_config = Model::from_config(&rec["config"]).unwrap();
@@ -86,6 +86,7 @@ fn the_issue_counts_are_the_hubs() {
         ("Qwen/Qwen2.5-14B", 14_770_033_664),
         ("Qwen/Qwen2.5-32B", 32_763_876_352),
         ("meta-llama/Llama-3.3-70B-Instruct", 70_553_706_496),
+        ("google/gemma-3-270m-it", 268_098_176),
     ] {
         assert_eq!(preset(id).unwrap().num_parameters(), Some(n), "{id}");
     }
@@ -348,8 +349,9 @@ fn int_true_division_rounds_once_as_python() {
     assert!(itruediv(1, 0).is_err());
 }
 
-/// More GPUs, a higher ZeRO stage or an offload never raises DeepSpeed's GPU bytes (for every
-/// preset: its largest layer is below half its parameters, which ZeRO-3 ≤ ZeRO-2 needs).
+/// More GPUs, a higher ZeRO stage or an offload never raises DeepSpeed's GPU bytes (ZeRO-3 ≤
+/// ZeRO-2 needs the largest layer below half the parameters: DeepSpeed's `4·largest` is above
+/// ZeRO-2's `2Ψ` otherwise, as for gemma-3-270m, whose embedding is 63 % of it).
 #[test]
 fn more_gpus_higher_stage_or_offload_never_raise_gpu_bytes() {
     for id in PRESETS {
@@ -374,10 +376,15 @@ fn more_gpus_higher_stage_or_offload_never_raise_gpu_bytes() {
                 z3(gpn, nodes, true, false, true),
                 z3(gpn, nodes, true, true, false),
             ];
-            assert!(
-                now[2] <= now[0],
-                "{id}: ZeRO-3 above ZeRO-2 at {nodes} nodes"
-            );
+            if l.saturating_mul(2) < n {
+                assert!(
+                    now[2] <= now[0],
+                    "{id}: ZeRO-3 above ZeRO-2 at {nodes} nodes"
+                );
+            } else {
+                assert_eq!(id, "google/gemma-3-270m");
+                assert!(now[2] > now[0], "{id}");
+            }
             assert!(
                 now[1] <= now[0] && now[3] <= now[2] && now[4] <= now[3],
                 "{id}: offload"

@@ -20,7 +20,7 @@
 //!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
 //!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
 //!
-//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 18 more of issue 27
+//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 19 more of issue 27
 //! (models axolotl's example configs train), with their config.json values; each one's count
 //! equals transformers' `num_parameters()` (tests/fixtures/model_presets.json) and the Hub's
 //! published count (see the comment beside each).
@@ -436,7 +436,7 @@ impl Model {
 }
 
 /// The Hub ids of the presets, in the order issue 15 lists them.
-pub const PRESETS: [&str; 34] = [
+pub const PRESETS: [&str; 35] = [
     "meta-llama/Llama-3.1-8B",
     "meta-llama/Llama-3.1-70B",
     "meta-llama/Llama-3.1-405B",
@@ -472,6 +472,7 @@ pub const PRESETS: [&str; 34] = [
     "mistral-community/Mixtral-8x22B-v0.1",
     "Qwen/Qwen2.5-14B",
     "Qwen/Qwen2.5-32B",
+    "google/gemma-3-270m",
 ];
 
 /// Other names configs give a preset's model, each with the preset it names: `(name, preset)`.
@@ -501,6 +502,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("NousResearch/Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf"),
     ("unsloth/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
     ("google/gemma-3-1b-it", "google/gemma-3-1b-pt"),
+    ("google/gemma-3-270m-it", "google/gemma-3-270m"),
     // Llama 3.3 70B (Instruct only) has Llama 3.1 70B's shape keys: 80 layers, 8192 hidden, 64
     // heads, 8 key/value heads, 28672, 128256 (litgpt's table, citing the Hub's config.json)
     (
@@ -704,6 +706,12 @@ pub fn preset(id: &str) -> Option<Model> {
         "Qwen/Qwen2.5-14B" => Model::dense(Qwen2, [5120, 48, 40, 8, 13824, 152064], false),
         // 32,763,876,352
         "Qwen/Qwen2.5-32B" => Model::dense(Qwen2, [5120, 64, 40, 8, 27648, 152064], false),
+        // the gemma3_text payload for the 270m checkpoints (and -it) beside the 1b one (tied by
+        // default): 268,098,176
+        "google/gemma-3-270m" => Model {
+            head_dim: Some(256),
+            ..Model::dense(Gemma3Text, [640, 18, 4, 1, 2048, 262144], true)
+        },
         _ => return None,
     })
 }
