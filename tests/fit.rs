@@ -463,3 +463,190 @@ fn axolotl_fsdp_is_an_fsdp_config_block() {
         sharded
     );
 }
+
+/// axolotl's most common FSDP form as pasted (FSDP1's top-level list, `fsdp_`-prefixed
+/// `fsdp_config` keys), as axolotl 0.21.0 handles it. Each refusal below is the text axolotl
+/// 0.21.0's `validate_config` raised (CPU, WORLD_SIZE=8, transformers 5.20.1, accelerate 1.15.0):
+/// `cd /work/scratch-axolotl/p5 && WORLD_SIZE=8 PYTHONDONTWRITEBYTECODE=1 ../venv/bin/python
+/// probe.py common_fsdp.yml` (then `no_list.yml`, `no_list_no_strategy.yml`, `offload_only.yml`,
+/// the same config without the list, without `fsdp_sharding_strategy`, and with
+/// `fsdp_offload_params: true` alone: both read as `fsdp_version: 2`, `offload_params: True`).
+const FSDP1_YAML: &str = "base_model: NousResearch/Meta-Llama-3.1-8B
+sequence_len: 4096
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+num_epochs: 1
+optimizer: adamw_torch_fused
+gradient_checkpointing: true
+fsdp:
+  - full_shard
+  - auto_wrap
+fsdp_config:
+  fsdp_limit_all_gathers: true
+  fsdp_sync_module_states: true
+  fsdp_offload_params: true
+  fsdp_use_orig_params: false
+  fsdp_cpu_ram_efficient_loading: true
+  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer
+  fsdp_state_dict_type: FULL_STATE_DICT
+  fsdp_sharding_strategy: FULL_SHARD
+";
+
+fn pasted(yaml: &str) -> Report {
+    use dpcalc::calc::import::import;
+    let got = import(yaml);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    let mut q = String::from("framework=axolotl&version=0.21.0&gpu=h100-sxm&num_samples=1000");
+    for (f, v) in &got.inputs {
+        q.push_str(&format!("&{}={}", f.key(), v.replace(' ', "")));
+    }
+    query::decode(&q).report()
+}
+
+fn error_at(r: &Report, field: &str) -> String {
+    r.diags
+        .iter()
+        .find(|d| d.level == Level::Error && d.field.key() == field)
+        .map(|d| d.message.clone())
+        .unwrap_or_else(|| panic!("no error at {field}: {:?}", r.diags))
+}
+
+#[test]
+fn axolotl_fsdp1_form_is_imported_and_refused_as_axolotl_0_21_0_does() {
+    use dpcalc::calc::import::import;
+    use dpcalc::calc::Field;
+    let got = import(FSDP1_YAML);
+    assert_eq!(got.get(Field::Fsdp), Some("full_shard, auto_wrap"));
+    assert_eq!(got.get(Field::FsdpOffloadParams), Some("true"));
+    assert_eq!(got.get(Field::FsdpStateDictType), Some("FULL_STATE_DICT"));
+    assert_eq!(got.get(Field::FsdpShardingStrategy), Some("FULL_SHARD"));
+    assert!(got
+        .unknown
+        .contains(&"fsdp_config.fsdp_limit_all_gathers".to_string()));
+    // the list is refused first
+    let r = pasted(FSDP1_YAML);
+    assert!(error_at(&r, "fsdp").contains(
+        "The top-level `fsdp` list is no longer supported, it configured FSDP1 sharding strategies. Use \
+         `fsdp_config` instead, see docs/multi-gpu.qmd#sec-migrate-fsdp1-fsdp2 for the migration guide."
+    ));
+    assert_eq!(r.value(Output::MemoryPerGpuBytes), None);
+    // without it, the FSDP1-only sharding strategy
+    let no_list = FSDP1_YAML.replace("fsdp:\n  - full_shard\n  - auto_wrap\n", "");
+    let r = pasted(&no_list);
+    assert!(error_at(&r, "fsdp_config.sharding_strategy").contains(
+        "fsdp_config.sharding_strategy is an FSDP1-only option and FSDP1 has been removed from Axolotl. Use \
+         `reshard_after_forward` instead."
+    ));
+    // an empty list is no list (Python's truthiness)
+    assert!(!query::decode("framework=axolotl&version=0.21.0&fsdp=[]")
+        .report()
+        .diags
+        .iter()
+        .any(|d| d.level == Level::Error));
+}
+
+#[test]
+fn axolotl_fsdp_offload_params_shards_and_offloads() {
+    let fsdp2 = FSDP1_YAML
+        .replace("fsdp:\n  - full_shard\n  - auto_wrap\n", "")
+        .replace("  fsdp_sharding_strategy: FULL_SHARD\n", "");
+    let r = pasted(&fsdp2);
+    assert!(
+        !r.diags.iter().any(|d| d.level == Level::Error),
+        "{:?}",
+        r.diags
+    );
+    // FSDP2 with CPUOffloadPolicy: no model state stays on the GPU
+    assert_eq!(int(&r, Output::WeightsBytes), 0);
+    assert_eq!(int(&r, Output::GradientsBytes), 0);
+    assert_eq!(int(&r, Output::OptimizerBytes), 0);
+    let offloaded = int(&r, Output::MemoryPerGpuBytes);
+    assert_eq!(offloaded, int(&r, Output::ActivationBytes));
+    // the same block without the offload shards over the 8 GPUs; no block replicates 12Ψ
+    let sharded = pasted(&fsdp2.replace("fsdp_offload_params: true", "fsdp_offload_params: false"));
+    let psi = 8_030_261_248i128;
+    assert_eq!(int(&sharded, Output::OptimizerBytes), 12 * psi / 8);
+    let base = "framework=axolotl&version=0.21.0&gpu=h100-sxm&num_samples=1000&base_model=meta-llama/Llama-3.1-8B&sequence_len=4096&gradient_checkpointing=true";
+    let replicated = report(base);
+    assert_eq!(int(&replicated, Output::OptimizerBytes), 12 * psi);
+    assert!(offloaded < int(&sharded, Output::MemoryPerGpuBytes));
+}
+
+/// accelerate 1.15.0's mesh as axolotl 0.21.0 builds it: FSDP shards over the flattened
+/// `dp_shard_cp` dimension. `cd /work/scratch-axolotl/p11 && PYTHONDONTWRITEBYTECODE=1
+/// ../venv/bin/python mesh.py 8 1 2 - -` (world 8, cp 2: kwargs {'cp_size': 2, 'dp_shard_size': 4},
+/// fsdp_dim_names ['dp_shard_cp'], size 8); `mesh.py 8 1 2 2 -` (dp_shard_size 2: kwargs add
+/// dp_replicate_size 2, fsdp_dim_names ['dp_replicate', 'dp_shard_cp'], shard dim size 4);
+/// `mesh.py 8 2 2 - -` (tp 2, cp 2: dp_shard 2, shard dim size 4).
+#[test]
+fn axolotl_fsdp_shards_over_dp_shard_times_cp() {
+    let base = "framework=axolotl&version=0.21.0&gpu=h100-sxm&num_samples=1000&base_model=meta-llama/Llama-3.1-8B&sequence_len=4096&fsdp_config.fsdp_version=2";
+    let psi = 8_030_261_248i128;
+    let opt = |q: &str| int(&report(&format!("{base}&{q}")), Output::OptimizerBytes);
+    // world 8: cp 1 → dp_shard 8; cp 2 → dp_shard 4 × cp 2; cp 4 → 2 × 4: always 8
+    assert_eq!(opt("context_parallel_size=1"), 12 * psi / 8);
+    assert_eq!(opt("context_parallel_size=2"), 12 * psi / 8);
+    assert_eq!(opt("context_parallel_size=4"), 12 * psi / 8);
+    // dp_shard_size 2 with cp 2: shard 4, replicated over dp_replicate 2
+    assert_eq!(opt("context_parallel_size=2&dp_shard_size=2"), 12 * psi / 4);
+    // tp 2 and cp 2: dp_shard 2 × cp 2 of the half-model each TP rank holds
+    assert_eq!(
+        opt("context_parallel_size=2&tensor_parallel_size=2"),
+        12 * (psi / 2) / 4
+    );
+}
+
+#[test]
+fn axolotl_fsdp1_keys_under_older_releases_are_a_note() {
+    // only 0.21.0 was run on them: older releases say so instead of refusing or guessing
+    for v in ["0.20.0", "0.19.0"] {
+        let r = query::decode(&format!(
+            "framework=axolotl&version={v}&fsdp=full_shard,auto_wrap&micro_batch_size=1"
+        ))
+        .report();
+        assert!(!r.diags.iter().any(|d| d.level == Level::Error), "{v}");
+        assert!(
+            r.diags.iter().any(|d| d.level == Level::Note
+                && d.field.key() == "fsdp"
+                && d.message.contains("dpcalc has run only axolotl 0.21.0")),
+            "{v}: {:?}",
+            r.diags
+        );
+    }
+}
+
+/// Point 9 of issue 27: the same architecture under each framework's own keys (config.json's
+/// under axolotl, Megatron's arguments, nanotron's `model.model_config`, torchtitan's flavor)
+/// gets the same count, transformers' 8,030,261,248 for Llama 3.1 8B.
+#[test]
+fn the_same_architecture_under_every_frameworks_keys() {
+    let n = |q: &str| int(&report(q), Output::NumParameters);
+    let want = 8_030_261_248;
+    assert_eq!(
+        n("framework=axolotl&model_type=llama&hidden_size=4096&num_hidden_layers=32&num_attention_heads=32&num_key_value_heads=8&intermediate_size=14336&vocab_size=128256&tie_word_embeddings=false"),
+        want
+    );
+    assert_eq!(
+        n("framework=megatron&num_layers=32&hidden_size=4096&ffn_hidden_size=14336&num_attention_heads=32&group_query_attention=true&num_query_groups=8&vocab_size=128256&swiglu=true&untie_embeddings_and_output_weights=true&micro_batch_size=1&global_batch_size=8&train_iters=1"),
+        want
+    );
+    use dpcalc::calc::import::import_as;
+    use dpcalc::calc::Framework;
+    let got = import_as(
+        Framework::Nanotron,
+        "parallelism:\n  dp: 8\n  tp: 1\n  pp: 1\nmodel:\n  model_config:\n    hidden_size: 4096\n    num_hidden_layers: 32\n    \
+         num_attention_heads: 32\n    num_key_value_heads: 8\n    intermediate_size: 14336\n    vocab_size: 128256\n    \
+         tie_word_embeddings: false\ntokens:\n  micro_batch_size: 1\n  batch_accumulation_per_replica: 1\n  sequence_length: 2048\n  train_steps: 1\n",
+    );
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    let mut q = String::from("framework=nanotron");
+    for (f, v) in &got.inputs {
+        q.push_str(&format!("&{}={}", f.key(), v));
+    }
+    assert_eq!(n(&q), want);
+    assert_eq!(
+        n("framework=torchtitan&model=llama3/8B&world_size=8&local_batch_size=1"),
+        want
+    );
+}

@@ -33,6 +33,8 @@ fn axolotl_yaml_fills_its_fields() {
         (Field::ContextParallelSize, "2"),
         // a quoted number is text; the form's parser reads it (pydantic coerces "2" too)
         (Field::TensorParallelSize, "2"),
+        // fsdp_config's `fsdp_` prefix is stripped, as axolotl does (0.21.0: FSDP2 with offload)
+        (Field::FsdpOffloadParams, "true"),
     ]
     .iter()
     .map(|(f, v)| (*f, v.to_string()))
@@ -45,7 +47,6 @@ fn axolotl_yaml_fills_its_fields() {
             "load_in_8bit",
             "datasets",
             "pad_to_sequence_len",
-            "fsdp_config",
             "special_tokens"
         ]
     );
@@ -466,6 +467,21 @@ mod properties {
 }
 
 #[test]
+fn yaml_lists_of_scalars_fill_text_keys() {
+    // axolotl's `plugins` and `fsdp` are lists; a Text field takes their items comma-separated
+    let i =
+        import("plugins:\n  - a.B\n  - c.D\nfsdp: [full_shard, auto_wrap]\nmicro_batch_size: 2\n");
+    assert!(i.errors.is_empty(), "{:?}", i.errors);
+    assert_eq!(i.get(Field::Plugins), Some("a.B, c.D"));
+    assert_eq!(i.get(Field::Fsdp), Some("full_shard, auto_wrap"));
+    // a list of mappings, a list under a number key, an empty list: not read
+    let i = import("datasets:\n  - path: x\nmicro_batch_size: [1, 2]\nfsdp: []\n");
+    assert_eq!(i.get(Field::MicroBatchSize), None);
+    assert_eq!(i.get(Field::Fsdp), None);
+    assert_eq!(i.unknown, ["datasets", "micro_batch_size"]);
+}
+
+#[test]
 fn axolotl_nested_keys_are_read_as_dotted_fields() {
     // axolotl 0.21.0's expert parallelism needs FSDP2 and fsdp_config.state_dict_type: pasted as
     // YAML they are one nested block, read as the dotted keys of the form
@@ -477,12 +493,12 @@ fn axolotl_nested_keys_are_read_as_dotted_fields() {
     assert_eq!(i.get(Field::FsdpVersion), Some("2"));
     assert_eq!(i.get(Field::FsdpStateDictType), Some("FULL_STATE_DICT"));
     assert_eq!(i.get(Field::AttnImplementation), Some("sdpa"));
+    assert_eq!(i.get(Field::FsdpOffloadParams), Some("false"));
     // the block's other entries are listed by their dotted names; a block with no key dpcalc
     // reads stays one unknown key
     assert_eq!(
         i.unknown,
         vec![
-            "fsdp_config.offload_params".to_string(),
             "fsdp_config.mixed".to_string(),
             "special_tokens".to_string()
         ]
@@ -588,7 +604,19 @@ fn torchtitan_toml_fills_its_fields() {
     assert_eq!(got.get(Field::TensorParallelDegree), Some("2"));
     assert_eq!(got.get(Field::ActivationCheckpointMode), Some("selective"));
     // whole tables dpcalc does not read are listed once; a table it reads lists its other keys
-    assert_eq!(got.unknown, ["job", "model", "training.dataset"]);
+    assert_eq!(got.unknown, ["job", "training.dataset"]);
+    // `[model] name = "llama3"`, `flavor = "8B"`: one model, torchtitan's flavor table's preset
+    assert_eq!(got.get(Field::ModelId), Some("llama3/8B"));
+    assert_eq!(
+        dpcalc::calc::model::preset_id("llama3/8B"),
+        Some("meta-llama/Llama-3.1-8B")
+    );
+    // a flavor without a name stays unknown; a name without a flavor is the name
+    let got = import("[model]\nflavor = \"8B\"\n[training]\nsteps = 1\n");
+    assert_eq!(got.get(Field::ModelId), None);
+    assert_eq!(got.unknown, ["model"]);
+    let got = import("[model]\nname = \"llama3\"\n[training]\nsteps = 1\n");
+    assert_eq!(got.get(Field::ModelId), Some("llama3"));
     let got = import("[training]\nsteps = \n");
     assert!(
         got.errors[0].starts_with("TOML error at line 2"),

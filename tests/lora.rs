@@ -160,3 +160,33 @@ fn overflow_is_an_error_not_a_panic() {
         );
     }
 }
+
+/// PEFT 0.21.2's `get_nb_trainable_parameters()` for the LoraConfig axolotl 0.21.0 builds
+/// (`_build_peft_lora_config` with `lora_target_linear: true`, transformers 5.20.1, meta device):
+/// `cd /work/scratch-axolotl/p9 && PYTHONDONTWRITEBYTECODE=1 ../venv/bin/python peft_count.py
+/// configs3.json microsoft/Phi-3-mini-4k-instruct deepseek-ai/DeepSeek-V2-Lite google/gemma-3-1b-pt`
+/// printed these (Phi-3's fused qkv_proj and gate_up_proj are single nn.Linear modules).
+#[test]
+fn issue_27_model_types_through_peft() {
+    use dpcalc::calc::lora::{lora_trainable_parameters, LoraTarget};
+    use dpcalc::calc::model::preset;
+    for (name, r, want) in [
+        ("microsoft/Phi-3-mini-4k-instruct", 8, 12_582_912u128),
+        ("microsoft/Phi-3-mini-4k-instruct", 16, 25_165_824),
+        ("deepseek-ai/DeepSeek-V2-Lite", 8, 179_058_176),
+        ("deepseek-ai/DeepSeek-V2-Lite", 16, 358_116_352),
+        ("google/gemma-3-1b-pt", 8, 6_522_880),
+        ("google/gemma-3-1b-pt", 16, 13_045_760),
+    ] {
+        let m = preset(name).unwrap();
+        let t = LoraTarget {
+            linear: true,
+            modules: &[],
+        };
+        assert_eq!(
+            lora_trainable_parameters(&m, r, t),
+            Ok(want),
+            "{name} r={r}"
+        );
+    }
+}

@@ -5,7 +5,7 @@
 
 use dpcalc::calc::flops;
 use dpcalc::calc::memory::{zero2_model_states, zero3_model_states, ADDITIONAL_BUFFER_FACTOR};
-use dpcalc::calc::model::{preset, Model, PRESETS};
+use dpcalc::calc::model::{preset, preset_id, Model, ALIASES, PRESETS};
 use serde_json::Value;
 use std::path::Path;
 
@@ -45,7 +45,7 @@ fn expected(rec: &Value) -> [Option<u128>; 3] {
 fn every_preset_equals_transformers_num_parameters() {
     let f = fixture("model_presets.json");
     let presets = f["presets"].as_array().unwrap();
-    assert_eq!(presets.len(), 16);
+    assert_eq!(presets.len(), 35);
     for rec in presets {
         let name = rec["name"].as_str().unwrap();
         let from_config = Model::from_config(&rec["config"]).unwrap();
@@ -68,10 +68,79 @@ fn the_issue_counts_are_the_hubs() {
         ("mistralai/Mixtral-8x7B-v0.1", 46_702_792_704),
         ("google/gemma-2-9b", 9_241_705_984),
         ("deepseek-ai/DeepSeek-V3", 671_026_404_352),
+        // issue 27's presets, as axolotl's examples name them
+        ("NousResearch/Llama-2-7b-hf", 6_738_415_616),
+        ("meta-llama/Llama-2-70b-hf", 68_976_648_192),
+        ("meta-llama/Llama-3.2-3B", 3_212_749_824),
+        ("mistralai/Mistral-7B-v0.3", 7_248_023_552),
+        ("Qwen/Qwen3-4B", 4_022_468_096),
+        ("google/gemma-2-2b", 2_614_341_888),
+        ("Qwen/Qwen3-0.6B", 596_049_920),
+        ("Qwen/Qwen3-14B", 14_768_307_200),
+        ("google/gemma-2-27b", 27_227_128_320),
+        ("microsoft/Phi-3-mini-4k-instruct", 3_821_079_552),
+        ("microsoft/Phi-3-medium-4k-instruct", 13_960_238_080),
+        ("google/gemma-3-1b-it", 999_885_952),
+        ("deepseek-ai/DeepSeek-V2-Lite", 15_706_484_224),
+        ("mistral-community/Mixtral-8x22B-v0.1", 140_620_634_112),
+        ("Qwen/Qwen2.5-14B", 14_770_033_664),
+        ("Qwen/Qwen2.5-32B", 32_763_876_352),
+        ("meta-llama/Llama-3.3-70B-Instruct", 70_553_706_496),
+        ("google/gemma-3-270m-it", 268_098_176),
     ] {
         assert_eq!(preset(id).unwrap().num_parameters(), Some(n), "{id}");
     }
     assert_eq!(preset("nope/none"), None);
+}
+
+#[test]
+fn names_configs_use_are_their_presets() {
+    // renamed and mirrored Hub ids, torchtitan's name/flavor: the same model, the same counts
+    for (alias, id) in [
+        ("NousResearch/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+        ("meta-llama/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+        ("unsloth/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+        ("NousResearch/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+        ("NousResearch/Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf"),
+        ("llama3/3B", "meta-llama/Llama-3.2-3B"),
+        ("llama3/8B", "meta-llama/Llama-3.1-8B"),
+        ("llama3/70B", "meta-llama/Llama-3.1-70B"),
+        ("llama3/405B", "meta-llama/Llama-3.1-405B"),
+    ] {
+        assert_eq!(preset_id(alias), Some(id), "{alias}");
+        assert_eq!(preset(alias), preset(id), "{alias}");
+    }
+    assert_eq!(
+        preset("NousResearch/Meta-Llama-3.1-8B")
+            .unwrap()
+            .num_parameters(),
+        Some(8_030_261_248)
+    );
+    // torchtitan 0.3.0's own flavor table, each flavor built on the meta device and counted:
+    // `cd /work/scratch-axolotl/p9 && PYTHONDONTWRITEBYTECODE=1
+    // PYTHONPATH=/work/scratch-axolotl/tt:/work/scratch-axolotl/tt2 ../venv/bin/python tt_flavors.py`
+    // (torch 2.15.0; `model_registry(flavor).model.build()` under `torch.device("meta")`,
+    // `sum(p.numel() for p in model.parameters())`) printed these
+    for (flavor, n) in [
+        ("llama3/1B", 1_235_814_400u128),
+        ("llama3/3B", 3_212_749_824),
+        ("llama3/8B", 8_030_261_248),
+        ("llama3/70B", 70_553_706_496),
+        ("llama3/405B", 405_853_388_800),
+    ] {
+        assert_eq!(
+            preset(flavor).unwrap().num_parameters(),
+            Some(n),
+            "{flavor}"
+        );
+    }
+    // every alias names a preset, and none is itself a preset id
+    for (alias, id) in ALIASES {
+        assert!(PRESETS.contains(id), "{alias} → {id}");
+        assert!(!PRESETS.contains(alias), "{alias}");
+    }
+    assert_eq!(preset_id("llama3/7B"), None);
+    assert_eq!(preset_id("NousResearch/Meta-Llama-3.1-9B"), None);
 }
 
 #[test]
@@ -280,8 +349,9 @@ fn int_true_division_rounds_once_as_python() {
     assert!(itruediv(1, 0).is_err());
 }
 
-/// More GPUs, a higher ZeRO stage or an offload never raises DeepSpeed's GPU bytes (for every
-/// preset: its largest layer is below half its parameters, which ZeRO-3 ≤ ZeRO-2 needs).
+/// More GPUs, a higher ZeRO stage or an offload never raises DeepSpeed's GPU bytes (ZeRO-3 ≤
+/// ZeRO-2 needs the largest layer below half the parameters: DeepSpeed's `4·largest` is above
+/// ZeRO-2's `2Ψ` otherwise, as for gemma-3-270m, whose embedding is 63 % of it).
 #[test]
 fn more_gpus_higher_stage_or_offload_never_raise_gpu_bytes() {
     for id in PRESETS {
@@ -306,10 +376,15 @@ fn more_gpus_higher_stage_or_offload_never_raise_gpu_bytes() {
                 z3(gpn, nodes, true, false, true),
                 z3(gpn, nodes, true, true, false),
             ];
-            assert!(
-                now[2] <= now[0],
-                "{id}: ZeRO-3 above ZeRO-2 at {nodes} nodes"
-            );
+            if l.saturating_mul(2) < n {
+                assert!(
+                    now[2] <= now[0],
+                    "{id}: ZeRO-3 above ZeRO-2 at {nodes} nodes"
+                );
+            } else {
+                assert_eq!(id, "google/gemma-3-270m");
+                assert!(now[2] > now[0], "{id}");
+            }
             assert!(
                 now[1] <= now[0] && now[3] <= now[2] && now[4] <= now[3],
                 "{id}: offload"

@@ -103,6 +103,12 @@ fields! {
         "fsdp_config.final_state_dict_type; with expert parallelism FULL_STATE_DICT when set.";
     FsdpReshardAfterForward => "fsdp_config.reshard_after_forward", Flag, "FSDP reshard after forward", "",
         "fsdp_config.reshard_after_forward (only whether an fsdp_config block is given matters here).";
+    FsdpOffloadParams => "fsdp_config.offload_params", Flag, "FSDP offload params", "false",
+        "fsdp_config.offload_params (also fsdp_offload_params): FSDP2 keeps parameters, gradients and optimizer states on the CPU.";
+    FsdpShardingStrategy => "fsdp_config.sharding_strategy", Text, "FSDP1 sharding strategy", "unset",
+        "fsdp_config.sharding_strategy (also fsdp_sharding_strategy): FSDP1 only; 0.21.0 refuses it (reshard_after_forward replaces it).";
+    Fsdp => "fsdp", Text, "FSDP1 list", "unset",
+        "fsdp: the FSDP1 list (full_shard, auto_wrap); 0.21.0 refuses it: FSDP is fsdp_config.";
     Deepspeed => "deepspeed", Text, "DeepSpeed config", "unset",
         "deepspeed: the DeepSpeed JSON path; only whether it is set matters (0.21.0 maps CP to Ulysses sp_size).";
     Plugins => "plugins", Text, "Plugins", "unset",

@@ -216,7 +216,7 @@ fn resolve_into(
                 report.diag(
                     f,
                     Level::Error,
-                    "model_type must be one of llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gemma, gemma2",
+                    "model_type must be one of llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gemma, gemma2, phi3, gemma3_text, deepseek_v2",
                 );
                 return None;
             }
@@ -868,7 +868,7 @@ fn megatron(
         return;
     }
     let moe = m.is_moe();
-    let pattern = if m.model_type == ModelType::DeepseekV3 {
+    let pattern = if m.model_type.is_deepseek() {
         (0..m.num_hidden_layers)
             .map(|i| u8::from(m.is_moe_layer(i)))
             .collect()
@@ -1031,6 +1031,9 @@ pub struct Training {
     pub optimizer_bytes_per_param: u64,
     /// An `fsdp_config` block is given (axolotl): FSDP shards the model.
     pub fsdp: Option<bool>,
+    /// axolotl's `fsdp_config.offload_params` (FSDP2's `CPUOffloadPolicy`: parameters, gradients
+    /// and optimizer states on the CPU).
+    pub fsdp_offload: bool,
 }
 
 /// Bytes of optimizer state per trained parameter for an optimizer name (transformers'
@@ -1169,6 +1172,8 @@ impl Training {
                 Field::FsdpStateDictType,
                 Field::FsdpFinalStateDictType,
                 Field::FsdpReshardAfterForward,
+                Field::FsdpOffloadParams,
+                Field::FsdpShardingStrategy,
             ]
             .iter()
             .any(|&f| !raw.get(f).trim().is_empty());
@@ -1181,12 +1186,21 @@ impl Training {
             .unwrap_or(true);
             block.then_some(reshard)
         });
+        let fsdp_offload = has(Field::FsdpOffloadParams)
+            && super::parse::flag(
+                Field::FsdpOffloadParams,
+                raw.get(Field::FsdpOffloadParams),
+                &mut Vec::new(),
+            )
+            .given()
+                == Some(true);
         Training {
             recompute,
             flash_attention: flash,
             lora,
             optimizer_bytes_per_param,
             fsdp: fsdp.flatten(),
+            fsdp_offload,
         }
     }
 }
@@ -1259,6 +1273,11 @@ fn dp_shard(spec: &'static Spec, raw: &RawInputs, report: &Report) -> Option<u64
 /// Returns the plan and how the model states are sharded, in words.
 fn plan(s: &Setup, g: Grid, micro: u64, dp_shard: Option<u64>) -> (Plan, &'static str) {
     let t = s.training;
+    // FSDP's offload applies where FSDP shards (not beside DeepSpeed's keys)
+    let fsdp_offload = s.zero.is_none()
+        && t.fsdp.is_some()
+        && t.fsdp_offload
+        && matches!(s.sharding, Sharding::Zero | Sharding::ZeroOrFsdp);
     let (sharding, shard, how) = match s.sharding {
         Sharding::Zero | Sharding::ZeroOrFsdp => match (s.zero, t.fsdp) {
             (Some(z), _) => (
@@ -1271,14 +1290,20 @@ fn plan(s: &Setup, g: Grid, micro: u64, dp_shard: Option<u64>) -> (Plan, &'stati
                 g.dp,
                 "ZeRO over the data-parallel ranks",
             ),
+            // accelerate 1.15.0's mesh as axolotl 0.21.0 builds it (run): FSDP shards over the
+            // flattened `dp_shard_cp` dimension, dp_shard × cp (replicated over dp_replicate)
             (None, Some(reshard)) => (
                 if reshard {
                     estimate::Sharding::Zero3
                 } else {
                     estimate::Sharding::Zero2
                 },
-                dp_shard.unwrap_or(g.dp),
-                "FSDP over the shard ranks",
+                dp_shard.unwrap_or(g.dp).saturating_mul(g.cp),
+                if t.fsdp_offload {
+                    "FSDP over dp_shard × cp, offloaded to the CPU"
+                } else {
+                    "FSDP over dp_shard × cp"
+                },
             ),
             (None, None) => (estimate::Sharding::Replicated, g.dp, "replicated (DDP)"),
         },
@@ -1312,8 +1337,8 @@ fn plan(s: &Setup, g: Grid, micro: u64, dp_shard: Option<u64>) -> (Plan, &'stati
         ep: g.ep,
         shard: shard.max(1),
         sharding,
-        offload_optimizer: s.zero.is_some_and(|z| z.offload_optimizer),
-        offload_param: s.zero.is_some_and(|z| z.offload_param),
+        offload_optimizer: s.zero.is_some_and(|z| z.offload_optimizer) || fsdp_offload,
+        offload_param: s.zero.is_some_and(|z| z.offload_param) || fsdp_offload,
         micro_batch: micro,
         seq_len: s.seq,
         recompute: t.recompute,

@@ -100,7 +100,7 @@ pub fn megatron_num_floating_point_operations(
     let ffn = u128::from(model.intermediate_size);
     let (routed, shared) = if model.is_moe() {
         let f = u128::from(model.expert_intermediate_size());
-        let shared = if model.model_type == ModelType::DeepseekV3 {
+        let shared = if model.model_type.is_deepseek() {
             m(&[f, model.n_shared_experts.into()])?
         } else {
             0

@@ -867,6 +867,9 @@ fn yaml(text: &str, out: &mut Imported) {
     let mut seen = Vec::new();
     // the mapping value of the current top-level key, while it is open
     let mut nested: Option<Nested> = None;
+    // the list value of the current top-level key, while it is open: its scalar items (`None`
+    // once an item is a collection: such a list is not read)
+    let mut list: Option<Option<Vec<String>>> = None;
     loop {
         let (event, mark) = match parser.next_token() {
             Ok(e) => e,
@@ -906,8 +909,14 @@ fn yaml(text: &str, out: &mut Imported) {
                             ..Nested::default()
                         });
                     }
+                    if matches!(event, Event::SequenceStart(..)) && !expect_key {
+                        list = Some(Some(Vec::new()));
+                    }
                 }
                 if depth == 3 {
+                    if let Some(items) = list.as_mut() {
+                        *items = None;
+                    }
                     // a collection inside the nested mapping: its child is not read
                     if let Some(n) = nested.as_mut() {
                         if let Some((k, m)) = n.key.take() {
@@ -943,6 +952,10 @@ fn yaml(text: &str, out: &mut Imported) {
                     if depth == 2 {
                         if let Some(n) = nested.as_mut() {
                             n.scalar(value, style, mark);
+                        } else if let Some(Some(items)) = list.as_mut() {
+                            if items.len() < MAX_LISTED && !is_null(&value, style) {
+                                items.push(value);
+                            }
                         }
                     }
                     continue;
@@ -956,6 +969,9 @@ fn yaml(text: &str, out: &mut Imported) {
                             Some((_, v, st)) => n.scalar(v.clone(), *st, mark),
                             None => n.scalar(String::new(), TScalarStyle::Plain, mark),
                         }
+                    } else if let Some(items) = list.as_mut() {
+                        // an alias inside a list: the list is not read
+                        *items = None;
                     }
                 }
                 if depth != 1 {
@@ -990,9 +1006,20 @@ fn yaml(text: &str, out: &mut Imported) {
             let Some((key, kmark)) = pending.take() else {
                 continue;
             };
+            let items = list.take().flatten();
             match (node, nested.take()) {
                 (Node::Scalar(value, style), _) => {
                     yaml_value(out, &mut seen, key, &kmark, value, style)
+                }
+                // a list of scalars under a key the framework reads as text (axolotl's `plugins`,
+                // `fsdp`): its items comma-separated, as the form takes them
+                (Node::Collection, None)
+                    if items.is_some()
+                        && config_field(out.framework, &key)
+                            .is_some_and(|f| f.kind() == super::field::Kind::Text) =>
+                {
+                    let text = items.unwrap_or_default().join(", ");
+                    yaml_value(out, &mut seen, key, &kmark, text, TScalarStyle::Plain)
                 }
                 // a nested mapping with a key the framework reads (`fsdp_config.state_dict_type`):
                 // each entry as `key.child`; one with none stays one unknown key
@@ -2107,9 +2134,31 @@ fn toml(text: &str, out: &mut Imported) {
     }
     leaves.sort_by_key(|(line, _)| *line);
     let framework = out.framework;
-    read_leaves(out, leaves.into_iter().map(|(_, l)| l).collect(), |path| {
-        config_field(framework, path)
-    });
+    let mut leaves: Vec<Leaf> = leaves.into_iter().map(|(_, l)| l).collect();
+    join_leaves(framework, &mut leaves);
+    read_leaves(out, leaves, |path| config_field(framework, path));
+}
+
+/// The framework's joined keys (`Import::joined`): the second's value appended to the first's
+/// as `first/second`, the second then read; without the first, the second stays unknown.
+fn join_leaves(framework: Framework, leaves: &mut Vec<Leaf>) {
+    let Some(import) = framework.spec().import.as_ref() else {
+        return;
+    };
+    for (first, second) in import.joined {
+        let Some(j) = leaves.iter().position(|l| l.path == *second) else {
+            continue;
+        };
+        let Some(i) = leaves.iter().position(|l| l.path == *first) else {
+            continue;
+        };
+        let tail = leaves[j].value.clone();
+        if let (Some(v), Some(t)) = (leaves[i].value.as_mut(), tail) {
+            v.push('/');
+            v.push_str(&t);
+            leaves.remove(j);
+        }
+    }
 }
 
 // ---- the Hugging Face Trainer's TrainingArguments ------------------------------------------

@@ -103,23 +103,42 @@ fn sites(m: &Model) -> Option<Vec<Site>> {
             p(n, m.resolved_head_dim()?)?,
             p(m.num_key_value_heads, m.resolved_head_dim()?)?,
         );
-        s.extend([
-            ("q_proj", h, q, l, true),
-            ("k_proj", h, kv, l, true),
-            ("v_proj", h, kv, l, true),
-            ("o_proj", q, h, l, true),
-        ]);
+        if m.model_type == ModelType::Phi3 {
+            // Phi-3's fused projections are single nn.Linear modules
+            let qkv = q.checked_add(kv.checked_mul(2)?)?;
+            s.extend([("qkv_proj", h, qkv, l, true), ("o_proj", q, h, l, true)]);
+        } else {
+            s.extend([
+                ("q_proj", h, q, l, true),
+                ("k_proj", h, kv, l, true),
+                ("v_proj", h, kv, l, true),
+                ("o_proj", q, h, l, true),
+            ]);
+        }
     }
-    let mut mlp = |f: u64, k: u64| {
+    let mlp = |s: &mut Vec<Site>, f: u64, k: u64| {
         s.extend([
             ("gate_proj", h, f, k, true),
             ("up_proj", h, f, k, true),
             ("down_proj", f, h, k, true),
         ])
     };
-    mlp(m.intermediate_size, l.saturating_sub(moe));
-    if m.model_type == ModelType::DeepseekV3 {
-        mlp(p(m.expert_intermediate_size(), m.n_shared_experts)?, moe); // shared_experts
+    if m.model_type == ModelType::Phi3 {
+        // Phi-3's fused gate_up_proj is one nn.Linear
+        let f = m.intermediate_size;
+        s.extend([
+            ("gate_up_proj", h, f.checked_mul(2)?, l, true),
+            ("down_proj", f, h, l, true),
+        ]);
+    } else {
+        mlp(&mut s, m.intermediate_size, l.saturating_sub(moe));
+    }
+    if m.model_type.is_deepseek() {
+        mlp(
+            &mut s,
+            p(m.expert_intermediate_size(), m.n_shared_experts)?,
+            moe,
+        ); // shared_experts
     }
     s.retain(|x| x.3 > 0);
     Some(s)
@@ -147,7 +166,9 @@ pub fn lora_trainable_parameters(m: &Model, r: u64, t: LoraTarget) -> Result<u12
     // PEFT's v4 → v5 rewrite of the expert names into fused parameters: [gate_up pair, down].
     let fused = match m.model_type {
         ModelType::Mixtral => Some(["w1", "w3", "w2"]),
-        ModelType::Qwen3Moe | ModelType::DeepseekV3 => Some(["gate_proj", "up_proj", "down_proj"]),
+        ModelType::Qwen3Moe | ModelType::DeepseekV2 | ModelType::DeepseekV3 => {
+            Some(["gate_proj", "up_proj", "down_proj"])
+        }
         _ => None,
     };
     let (mut router, mut gate_up, mut down) = (false, false, false);

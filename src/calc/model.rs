@@ -4,8 +4,10 @@
 //! the family facts that change a count: Qwen2's hard-wired q/k/v bias, Qwen3's q/k RMSNorm over
 //! `head_dim`, Gemma 2's four norms per layer, the fused routed experts of Mixtral, Qwen3-MoE and
 //! DeepSeek-V3 (one module of `3·E·h·f` parameters in transformers 5), DeepSeek-V3's multi-head
-//! latent attention and its first dense layers. DeepSeek-V3 is counted without its multi-token
-//! prediction layer, which transformers does not build.
+//! latent attention and its first dense layers (DeepSeek-V2 has the same layout), Phi-3's fused
+//! `qkv_proj` and `gate_up_proj`, Gemma 3's text model (Gemma 2's norms and Qwen3's q/k norms).
+//! DeepSeek-V3 is counted without its multi-token prediction layer, which transformers does not
+//! build.
 //!
 //! Each count is dpcalc's own sum over the modules the architecture has, in checked `u128`
 //! arithmetic (an overflow gives `None`, never a panic or a wrapped number). They equal, and
@@ -18,8 +20,10 @@
 //!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
 //!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
 //!
-//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15, with their config.json
-//! values; each one's count equals the Hub's published count (see the comment beside each).
+//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 19 more of issue 27
+//! (models axolotl's example configs train), with their config.json values; each one's count
+//! equals transformers' `num_parameters()` (tests/fixtures/model_presets.json) and the Hub's
+//! published count (see the comment beside each).
 
 use super::num;
 
@@ -35,10 +39,17 @@ pub enum ModelType {
     DeepseekV3,
     Gemma,
     Gemma2,
+    /// Phi-3: Llama's counts in fused modules (`qkv_proj`, `gate_up_proj`).
+    Phi3,
+    /// Gemma 3's text model (`Gemma3ForCausalLM`): Gemma 2's four norms and Qwen3's q/k norms.
+    Gemma3Text,
+    /// DeepSeek-V2 (-Lite): DeepSeek-V3's layout (MLA, shared and routed experts) in
+    /// transformers 5.
+    DeepseekV2,
 }
 
 impl ModelType {
-    pub const ALL: [ModelType; 9] = [
+    pub const ALL: [ModelType; 12] = [
         ModelType::Llama,
         ModelType::Mistral,
         ModelType::Mixtral,
@@ -48,6 +59,9 @@ impl ModelType {
         ModelType::DeepseekV3,
         ModelType::Gemma,
         ModelType::Gemma2,
+        ModelType::Phi3,
+        ModelType::Gemma3Text,
+        ModelType::DeepseekV2,
     ];
 
     /// The `model_type` string of config.json.
@@ -62,6 +76,9 @@ impl ModelType {
             ModelType::DeepseekV3 => "deepseek_v3",
             ModelType::Gemma => "gemma",
             ModelType::Gemma2 => "gemma2",
+            ModelType::Phi3 => "phi3",
+            ModelType::Gemma3Text => "gemma3_text",
+            ModelType::DeepseekV2 => "deepseek_v2",
         }
     }
 
@@ -71,7 +88,15 @@ impl ModelType {
 
     /// transformers' default for `tie_word_embeddings` when config.json leaves it out.
     pub fn ties_by_default(self) -> bool {
-        matches!(self, ModelType::Gemma | ModelType::Gemma2)
+        matches!(
+            self,
+            ModelType::Gemma | ModelType::Gemma2 | ModelType::Gemma3Text
+        )
+    }
+
+    /// DeepSeek-V2 and V3: multi-head latent attention, shared experts beside the routed ones.
+    pub fn is_deepseek(self) -> bool {
+        matches!(self, ModelType::DeepseekV2 | ModelType::DeepseekV3)
     }
 }
 
@@ -180,12 +205,15 @@ impl Model {
         self.num_experts > 0
             && matches!(
                 self.model_type,
-                ModelType::Mixtral | ModelType::Qwen3Moe | ModelType::DeepseekV3
+                ModelType::Mixtral
+                    | ModelType::Qwen3Moe
+                    | ModelType::DeepseekV2
+                    | ModelType::DeepseekV3
             )
     }
 
     pub fn is_mla(&self) -> bool {
-        self.model_type == ModelType::DeepseekV3
+        self.model_type.is_deepseek()
     }
 
     /// Whether decoder layer `i` (0-based) has routed experts, as the family's decoder layer decides.
@@ -200,7 +228,7 @@ impl Model {
                     && self.decoder_sparse_step > 0
                     && (i + 1) % self.decoder_sparse_step == 0
             }
-            ModelType::DeepseekV3 => i >= self.first_k_dense_replace,
+            ModelType::DeepseekV2 | ModelType::DeepseekV3 => i >= self.first_k_dense_replace,
             _ => false,
         }
     }
@@ -247,19 +275,29 @@ impl Model {
         let kv = self.num_key_value_heads;
         let (qkv_bias, o_bias) = match self.model_type {
             ModelType::Qwen2 => (1, 0),
-            ModelType::Mistral | ModelType::Mixtral => (0, 0),
+            ModelType::Mistral | ModelType::Mixtral | ModelType::Phi3 => (0, 0),
             _ => (
                 u64::from(self.attention_bias),
                 u64::from(self.attention_bias),
             ),
         };
+        if self.model_type == ModelType::Phi3 {
+            let qkv = n.checked_add(kv.checked_mul(2)?)?;
+            return Some(vec![
+                mul(&[h, qkv, d]), // qkv_proj
+                mul(&[n, d, h]),   // o_proj
+            ]);
+        }
         let mut m = vec![
             sum(&[mul(&[h, n, d]), mul(&[qkv_bias, n, d])]), // q_proj
             sum(&[mul(&[h, kv, d]), mul(&[qkv_bias, kv, d])]), // k_proj
             sum(&[mul(&[h, kv, d]), mul(&[qkv_bias, kv, d])]), // v_proj
             sum(&[mul(&[n, d, h]), mul(&[o_bias, h])]),      // o_proj
         ];
-        if matches!(self.model_type, ModelType::Qwen3 | ModelType::Qwen3Moe) {
+        if matches!(
+            self.model_type,
+            ModelType::Qwen3 | ModelType::Qwen3Moe | ModelType::Gemma3Text
+        ) {
             m.push(mul(&[d])); // q_norm
             m.push(mul(&[d])); // k_norm
         }
@@ -269,7 +307,7 @@ impl Model {
     fn layer(&self, i: u64) -> Option<Layer> {
         let h = self.hidden_size;
         let mut modules = self.attention()?;
-        let norms = if self.model_type == ModelType::Gemma2 {
+        let norms = if matches!(self.model_type, ModelType::Gemma2 | ModelType::Gemma3Text) {
             4
         } else {
             2
@@ -283,12 +321,15 @@ impl Model {
             modules.push(mul(&[self.num_experts, h])); // router gate
             routed_experts = mul(&[3, self.num_experts, h, f])?;
             modules.push(Some(routed_experts)); // fused gate_up_proj + down_proj
-            if self.model_type == ModelType::DeepseekV3 {
+            if self.model_type.is_deepseek() {
                 let shared = f.checked_mul(self.n_shared_experts)?;
                 for _ in 0..3 {
                     modules.push(mul(&[h, shared])); // shared gate/up/down
                 }
             }
+        } else if self.model_type == ModelType::Phi3 {
+            modules.push(mul(&[2, h, self.intermediate_size])); // gate_up_proj
+            modules.push(mul(&[h, self.intermediate_size])); // down_proj
         } else {
             for _ in 0..3 {
                 modules.push(mul(&[h, self.intermediate_size])); // gate/up/down_proj
@@ -383,7 +424,7 @@ impl Model {
         {
             m.mlp_only_layers = list.iter().filter_map(serde_json::Value::as_u64).collect();
         }
-        if model_type == ModelType::DeepseekV3 {
+        if model_type.is_deepseek() {
             m.q_lora_rank = int("q_lora_rank");
             m.kv_lora_rank = int("kv_lora_rank")?;
             m.qk_nope_head_dim = int("qk_nope_head_dim")?;
@@ -395,7 +436,7 @@ impl Model {
 }
 
 /// The Hub ids of the presets, in the order issue 15 lists them.
-pub const PRESETS: [&str; 16] = [
+pub const PRESETS: [&str; 35] = [
     "meta-llama/Llama-3.1-8B",
     "meta-llama/Llama-3.1-70B",
     "meta-llama/Llama-3.1-405B",
@@ -412,9 +453,80 @@ pub const PRESETS: [&str; 16] = [
     "deepseek-ai/DeepSeek-V3",
     "google/gemma-7b",
     "google/gemma-2-9b",
+    // issue 27
+    "meta-llama/Llama-2-7b-hf",
+    "meta-llama/Llama-2-13b-hf",
+    "meta-llama/Llama-2-70b-hf",
+    "meta-llama/Llama-3.2-3B",
+    "mistralai/Mistral-7B-v0.3",
+    "Qwen/Qwen3-4B",
+    "google/gemma-2-2b",
+    "Qwen/Qwen3-0.6B",
+    "Qwen/Qwen3-1.7B",
+    "Qwen/Qwen3-14B",
+    "google/gemma-2-27b",
+    "microsoft/Phi-3-mini-4k-instruct",
+    "microsoft/Phi-3-medium-4k-instruct",
+    "google/gemma-3-1b-pt",
+    "deepseek-ai/DeepSeek-V2-Lite",
+    "mistral-community/Mixtral-8x22B-v0.1",
+    "Qwen/Qwen2.5-14B",
+    "Qwen/Qwen2.5-32B",
+    "google/gemma-3-270m",
 ];
 
-/// A preset by its Hub id, with its config.json values.
+/// Other names configs give a preset's model, each with the preset it names: `(name, preset)`.
+///
+/// - Renamed Hub ids: Meta renamed `Meta-Llama-3.1-*` to `Llama-3.1-*` (the old id redirects to
+///   the same repository, so the same config.json).
+/// - Mirrors (ungated copies of the same files, so the same config.json): NousResearch's and
+///   unsloth's copies, as axolotl's examples name them (`examples/llama-3/*.yml`:
+///   `NousResearch/Meta-Llama-3.1-8B`, `NousResearch/Llama-3.2-1B`).
+/// - torchtitan's `[model] name` and `flavor`, written `name/flavor` (import reads the two keys
+///   into this form): torchtitan 0.3.0's own flavor table, `torchtitan.models.llama3.llama3_configs`,
+///   whose models count exactly the preset's parameters (tests/model.rs, the recorded values).
+pub const ALIASES: &[(&str, &str)] = &[
+    ("meta-llama/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+    ("meta-llama/Meta-Llama-3.1-70B", "meta-llama/Llama-3.1-70B"),
+    (
+        "meta-llama/Meta-Llama-3.1-405B",
+        "meta-llama/Llama-3.1-405B",
+    ),
+    ("NousResearch/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+    (
+        "NousResearch/Meta-Llama-3.1-70B",
+        "meta-llama/Llama-3.1-70B",
+    ),
+    ("unsloth/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+    ("NousResearch/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+    ("NousResearch/Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf"),
+    ("unsloth/Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+    ("google/gemma-3-1b-it", "google/gemma-3-1b-pt"),
+    ("google/gemma-3-270m-it", "google/gemma-3-270m"),
+    // Llama 3.3 70B (Instruct only) has Llama 3.1 70B's shape keys: 80 layers, 8192 hidden, 64
+    // heads, 8 key/value heads, 28672, 128256 (litgpt's table, citing the Hub's config.json)
+    (
+        "meta-llama/Llama-3.3-70B-Instruct",
+        "meta-llama/Llama-3.1-70B",
+    ),
+    ("llama3/1B", "meta-llama/Llama-3.2-1B"),
+    ("llama3/3B", "meta-llama/Llama-3.2-3B"),
+    ("llama3/8B", "meta-llama/Llama-3.1-8B"),
+    ("llama3/70B", "meta-llama/Llama-3.1-70B"),
+    ("llama3/405B", "meta-llama/Llama-3.1-405B"),
+];
+
+/// The preset a model name means: a preset's own Hub id, or one of its [`ALIASES`].
+pub fn preset_id(id: &str) -> Option<&'static str> {
+    let id = id.trim();
+    PRESETS
+        .iter()
+        .copied()
+        .find(|p| *p == id)
+        .or_else(|| ALIASES.iter().find(|(a, _)| *a == id).map(|(_, p)| *p))
+}
+
+/// A preset by its Hub id (or an alias, [`preset_id`]), with its config.json values.
 ///
 /// Source of every value: the model's config.json on the Hugging Face Hub, as recorded in
 /// /work/scratch/memory/presets.json (tests/fixtures/model_presets.json); each count below is
@@ -431,7 +543,7 @@ pub fn preset(id: &str) -> Option<Model> {
         moe_intermediate_size: width,
         ..m
     };
-    Some(match id {
+    Some(match preset_id(id)? {
         // huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json: 8,030,261,248
         "meta-llama/Llama-3.1-8B" => Model::dense(Llama, [4096, 32, 32, 8, 14336, 128256], false),
         // huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json: 70,553,706,496
@@ -507,6 +619,98 @@ pub fn preset(id: &str) -> Option<Model> {
         "google/gemma-2-9b" => Model {
             head_dim: Some(256),
             ..Model::dense(Gemma2, [3584, 42, 16, 8, 14336, 256000], true)
+        },
+        // Issue 27's presets. The Hub is not reachable from where they were recorded: each
+        // config.json was read from a copy kept in public source (named beside it), and each
+        // count is transformers 5.24.0's num_parameters() (tests/fixtures/model_presets.json),
+        // equal to the Hub's published size.
+        // config.json copies with `"_name_or_path": "meta-llama/Llama-2-7b-hf"` (and -13b-hf,
+        // -70b-hf) side by side in one public script: 6,738,415,616
+        "meta-llama/Llama-2-7b-hf" => Model::dense(Llama, [4096, 32, 32, 32, 11008, 32000], false),
+        // the same script: 13,015,864,320
+        "meta-llama/Llama-2-13b-hf" => Model::dense(Llama, [5120, 40, 40, 40, 13824, 32000], false),
+        // the same script (GQA, 8 key/value heads): 68,976,648,192
+        "meta-llama/Llama-2-70b-hf" => Model::dense(Llama, [8192, 80, 64, 8, 28672, 32000], false),
+        // a printed LlamaConfig with `"_name_or_path": "meta-llama/Llama-3.2-3B"` (head_dim 128)
+        // and torchtitan 0.3.0's "3B" flavor, which counts the same 3,212,749,824 (tied)
+        "meta-llama/Llama-3.2-3B" => Model {
+            head_dim: Some(128),
+            ..Model::dense(Llama, [3072, 28, 24, 8, 8192, 128256], true)
+        },
+        // config dicts with `"_name_or_path": "mistralai/Mistral-7B-v0.3"` (vocabulary 32768,
+        // v0.1's 32000 + 768 control tokens): 7,248,023,552
+        "mistralai/Mistral-7B-v0.3" => {
+            Model::dense(Mistral, [4096, 32, 32, 8, 14336, 32768], false)
+        }
+        // a Qwen3 config dict with `"_name_or_path": "Qwen/Qwen3-4B"` (tied): 4,022,468,096
+        "Qwen/Qwen3-4B" => qwen3(Model::dense(Qwen3, [2560, 36, 32, 8, 9728, 151936], true)),
+        // a gemma_2_2b config dict beside gemma_2_9b's (tied by default): 2,614,341,888
+        "google/gemma-2-2b" => Model {
+            head_dim: Some(256),
+            ..Model::dense(Gemma2, [2304, 26, 8, 4, 9216, 256000], true)
+        },
+        // config dicts with `"_name_or_path": "Qwen/Qwen3-0.6B"` (-1.7B, -14B) in public tests;
+        // the ties as the Qwen3 model cards count them (0.6B: 0.44B without the embedding)
+        "Qwen/Qwen3-0.6B" => qwen3(Model::dense(Qwen3, [1024, 28, 16, 8, 3072, 151936], true)),
+        // 1,720,574,976 (tied; the card's 1.4B without the embedding)
+        "Qwen/Qwen3-1.7B" => qwen3(Model::dense(Qwen3, [2048, 28, 16, 8, 6144, 151936], true)),
+        // 14,768,307,200 (untied)
+        "Qwen/Qwen3-14B" => qwen3(Model::dense(Qwen3, [5120, 40, 40, 8, 17408, 151936], false)),
+        // a Gemma2ForCausalLM config.json "downloaded from hf", quoted in a public issue, and
+        // config dicts beside gemma-2-9b's (head_dim 128): 27,227,128,320
+        "google/gemma-2-27b" => Model {
+            head_dim: Some(128),
+            ..Model::dense(Gemma2, [4608, 46, 32, 16, 36864, 256000], true)
+        },
+        // a Phi3 config.json copy (transformers 4.40.2, 4k context) in a public test: 3,821,079,552
+        "microsoft/Phi-3-mini-4k-instruct" => {
+            Model::dense(Phi3, [3072, 32, 32, 32, 8192, 32064], false)
+        }
+        // a public catalog of Hub configs (Phi-3-medium: 10 key/value heads): 13,960,238,080
+        "microsoft/Phi-3-medium-4k-instruct" => {
+            Model::dense(Phi3, [5120, 40, 40, 10, 17920, 32064], false)
+        }
+        // a gemma3_text payload for the 1b checkpoints (-pt and -it) in a public test (tied by
+        // default): 999,885,952
+        "google/gemma-3-1b-pt" => Model {
+            head_dim: Some(256),
+            ..Model::dense(Gemma3Text, [1152, 26, 4, 1, 6912, 262144], true)
+        },
+        // a printed DeepseekV2Config (transformers 5.7.0) of DeepSeek-V2-Lite (q_lora_rank null,
+        // n_routed_experts 64): 15,706,484,224
+        "deepseek-ai/DeepSeek-V2-Lite" => Model {
+            n_shared_experts: 2,
+            first_k_dense_replace: 1,
+            kv_lora_rank: 512,
+            qk_nope_head_dim: 128,
+            qk_rope_head_dim: 64,
+            v_head_dim: 128,
+            ..moe(
+                Model::dense(DeepseekV2, [2048, 27, 16, 16, 10944, 102400], false),
+                64,
+                6,
+                1408,
+            )
+        },
+        // the id axolotl's examples train (mistral-community's copy, vocabulary 32000; the later
+        // mistralai repository has 32768): MixtralForCausalLM configs with 8 local experts in
+        // public tests (transformers 4.40.0.dev0): 140,620,634,112
+        "mistral-community/Mixtral-8x22B-v0.1" => moe(
+            Model::dense(Mixtral, [6144, 56, 48, 8, 16384, 32000], false),
+            8,
+            2,
+            0,
+        ),
+        // Qwen2 config dicts for Qwen2.5-14B (48 layers) and -32B (64 layers) in public code,
+        // 5120 hidden, 40 heads, 8 key/value heads: 14,770,033,664
+        "Qwen/Qwen2.5-14B" => Model::dense(Qwen2, [5120, 48, 40, 8, 13824, 152064], false),
+        // 32,763,876,352
+        "Qwen/Qwen2.5-32B" => Model::dense(Qwen2, [5120, 64, 40, 8, 27648, 152064], false),
+        // the gemma3_text payload for the 270m checkpoints (and -it) beside the 1b one (tied by
+        // default): 268,098,176
+        "google/gemma-3-270m" => Model {
+            head_dim: Some(256),
+            ..Model::dense(Gemma3Text, [640, 18, 4, 1, 2048, 262144], true)
         },
         _ => return None,
     })

@@ -245,6 +245,9 @@ pub struct Import {
     /// and the words after the n-th are argparse's "unrecognized arguments"; `None`, all the
     /// words up to the next flag (joined; the framework's rules check them).
     pub words: fn(field: Field) -> Option<usize>,
+    /// Two keys of a nested config that name one thing together, read as one value
+    /// `first/second` under the first key's field (torchtitan's `[model] name` and `flavor`).
+    pub joined: &'static [(&'static str, &'static str)],
 }
 
 /// A comparison with another release shown beside the results.

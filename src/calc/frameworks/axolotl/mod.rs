@@ -68,6 +68,7 @@ pub const SPEC: Spec = Spec {
         alias: if spec::FULL { import_alias } else { spec::no_alias },
         renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
         words: spec::all_words,
+        joined: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
@@ -145,6 +146,9 @@ const EXPORT_KEYS: &[Field] = &[
     Field::FsdpStateDictType,
     Field::FsdpFinalStateDictType,
     Field::FsdpReshardAfterForward,
+    Field::FsdpOffloadParams,
+    Field::FsdpShardingStrategy,
+    Field::Fsdp,
     Field::Deepspeed,
     Field::Plugins,
 ];
@@ -218,9 +222,30 @@ fn legacy(release: &str) -> Legacy {
 fn import_alias(key: &str) -> Option<Field> {
     LINK_ALIASES
         .iter()
+        .chain(PREFIXED)
         .find(|(a, _)| *a == key)
         .map(|&(_, f)| f)
 }
+
+/// `fsdp_config` keys with their deprecated `fsdp_` prefix, as pasted configs still write them:
+/// axolotl strips it (`check_fsdp_config_kwargs_prefix`; 0.21.0 run on such a config read
+/// `fsdp_offload_params: true` as `offload_params: True`).
+const PREFIXED: &[(&str, Field)] = &[
+    ("fsdp_config.fsdp_offload_params", Field::FsdpOffloadParams),
+    (
+        "fsdp_config.fsdp_sharding_strategy",
+        Field::FsdpShardingStrategy,
+    ),
+    ("fsdp_config.fsdp_state_dict_type", Field::FsdpStateDictType),
+    (
+        "fsdp_config.fsdp_final_state_dict_type",
+        Field::FsdpFinalStateDictType,
+    ),
+    (
+        "fsdp_config.fsdp_reshard_after_forward",
+        Field::FsdpReshardAfterForward,
+    ),
+];
 
 /// The keys axolotl reads its own way.
 fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> {

@@ -73,6 +73,7 @@ pub struct Inputs {
     pub fsdp_version: Param<u64>,
     pub fsdp_config_fsdp_version: Param<u64>,
     pub fsdp_reshard_after_forward: Param<bool>,
+    pub fsdp_offload_params: Param<bool>,
 }
 
 /// The text inputs (not `Copy`, so kept apart from [`Inputs`]); `None` when absent or empty.
@@ -83,6 +84,9 @@ pub struct Texts {
     pub final_state_dict_type: Option<String>,
     pub deepspeed: Option<String>,
     pub plugins: Option<String>,
+    /// The top-level `fsdp` list (FSDP1's sharding strategies), as typed.
+    pub fsdp: Option<String>,
+    pub sharding_strategy: Option<String>,
 }
 
 /// The plugin 0.20.0 needs listed for `expert_parallel_size` to mean anything.
@@ -104,7 +108,17 @@ impl Texts {
             final_state_dict_type: text(Field::FsdpFinalStateDictType),
             deepspeed: text(Field::Deepspeed),
             plugins: text(Field::Plugins),
+            fsdp: text(Field::Fsdp),
+            sharding_strategy: text(Field::FsdpShardingStrategy),
         }
+    }
+
+    /// Whether the top-level `fsdp` list holds an item (Python's truthiness of the list).
+    fn fsdp_list(&self) -> bool {
+        self.fsdp.as_deref().is_some_and(|p| {
+            p.split(|c: char| c == ',' || c.is_whitespace() || c == '[' || c == ']')
+                .any(|x| !x.trim_matches(|c| c == '"' || c == '\'').is_empty())
+        })
     }
 
     /// Whether `plugins` lists the expert-parallel plugin (comma- or space-separated).
@@ -153,6 +167,7 @@ impl Inputs {
             fsdp_version: r.count(Field::FsdpVersion),
             fsdp_config_fsdp_version: r.count(Field::FsdpConfigFsdpVersion),
             fsdp_reshard_after_forward: r.flag(Field::FsdpReshardAfterForward),
+            fsdp_offload_params: r.flag(Field::FsdpOffloadParams),
         }
     }
 }
@@ -280,6 +295,9 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::FsdpStateDictType,
             Field::FsdpFinalStateDictType,
             Field::FsdpReshardAfterForward,
+            Field::FsdpOffloadParams,
+            Field::FsdpShardingStrategy,
+            Field::Fsdp,
             Field::Deepspeed,
         ],
     ),
@@ -694,10 +712,13 @@ impl Calc<'_> {
         }
     }
 
-    /// `bool(cfg.fsdp or cfg.fsdp_config)`: an `fsdp_config` block is given.
+    /// `bool(cfg.fsdp or cfg.fsdp_config)`: an `fsdp_config` block is given. (The top-level
+    /// `fsdp` list is refused by 0.21.0, the only release dpcalc ran with it.)
     fn is_fsdp(&self) -> bool {
         self.i.fsdp_config_fsdp_version.is_given()
             || self.i.fsdp_reshard_after_forward.is_given()
+            || self.i.fsdp_offload_params.is_given()
+            || self.t.sharding_strategy.is_some()
             || self.t.state_dict_type.is_some()
             || self.t.final_state_dict_type.is_some()
     }
@@ -716,7 +737,17 @@ impl Calc<'_> {
                     .to_string(),
             ));
         }
-        // check_fsdp_version (mode="before"): FSDP1 is gone.
+        // check_fsdp_version (mode="before"): FSDP1 is gone. 0.21.0 (run: the top-level list is
+        // refused first, then a version other than 2, then an FSDP1-only fsdp_config key).
+        let v021 = self.main == Version::V0_21_0;
+        if v021 && self.t.fsdp_list() {
+            return Some((
+                Field::Fsdp,
+                "The top-level `fsdp` list is no longer supported, it configured FSDP1 sharding strategies. Use \
+                 `fsdp_config` instead, see docs/multi-gpu.qmd#sec-migrate-fsdp1-fsdp2 for the migration guide."
+                    .to_string(),
+            ));
+        }
         for (field, p) in [
             (Field::FsdpVersion, i.fsdp_version),
             (Field::FsdpConfigFsdpVersion, i.fsdp_config_fsdp_version),
@@ -730,6 +761,14 @@ impl Calc<'_> {
                     ),
                 ));
             }
+        }
+        if v021 && self.t.sharding_strategy.is_some() {
+            return Some((
+                Field::FsdpShardingStrategy,
+                "fsdp_config.sharding_strategy is an FSDP1-only option and FSDP1 has been removed from Axolotl. Use \
+                 `reshard_after_forward` instead. See docs/multi-gpu.qmd#sec-migrate-fsdp1-fsdp2 for the migration guide."
+                    .to_string(),
+            ));
         }
         if !self.ep_active() {
             return None;
@@ -1315,6 +1354,19 @@ impl Calc<'_> {
     /// What 0.19.0 accepts but will not do what the user means.
     fn batch_field_warnings(&mut self) {
         let i = self.i;
+        if self.main != Version::V0_21_0
+            && (self.t.fsdp_list() || self.t.sharding_strategy.is_some())
+        {
+            let v = self.main.id();
+            self.r.diag(
+                if self.t.fsdp_list() { Field::Fsdp } else { Field::FsdpShardingStrategy },
+                Level::Note,
+                format!(
+                    "dpcalc has run only axolotl 0.21.0 on FSDP1's keys (it refuses them); under {v} the top-level fsdp \
+                     list and fsdp_config.sharding_strategy are not modelled: FSDP is read from the other fsdp_config keys."
+                ),
+            );
+        }
         if let Param::Given(0) = i.batch_size {
             self.r.diag(
                 Field::BatchSize,

@@ -90,6 +90,7 @@ pub const SPEC: Spec = Spec {
         alias: spec::no_alias,
         renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
         words: spec::all_words,
+        joined: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,

@@ -78,6 +78,7 @@ pub const SPEC: Spec = Spec {
         alias: if spec::FULL { import_alias } else { spec::no_alias },
         renamed: spec::no_renamed,
         words: spec::all_words,
+        joined: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Nanotron,

@@ -87,6 +87,9 @@ pub const SPEC: Spec = Spec {
         alias: if spec::FULL { import_alias } else { spec::no_alias },
         renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
         words: spec::all_words,
+        // `[model] name = "llama3"`, `flavor = "8B"`: `model=llama3/8B`, a preset's alias
+        // (model.rs ALIASES, from torchtitan 0.3.0's flavor table)
+        joined: &[("model.name", "model.flavor")],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Torchtitan,
@@ -136,6 +139,9 @@ const TABLES: &[&str] = &[
 /// A pasted TOML key, as its dotted path: `parallelism.tensor_parallel_degree`,
 /// `lr_scheduler.warmup_steps`, `activation_checkpoint.mode` (a form key itself).
 fn import_alias(path: &str) -> Option<Field> {
+    if path == "model.name" {
+        return Some(Field::ModelId);
+    }
     let (table, key) = path.split_once('.')?;
     if !TABLES.contains(&table) {
         return None;
