@@ -108,3 +108,37 @@ fn the_scripts_list_the_registrys_frameworks_in_its_order() {
         ids()[0]
     );
 }
+
+/// A first view holds the words (label, placeholder, help) of the field sections its framework's
+/// form needs (`Field::describe`); every field a framework shows whose words are not its own
+/// (`Spec::describe`) must lie in a section its first view holds, or it would show blank there.
+#[test]
+fn each_first_view_holds_the_words_of_every_field_it_shows() {
+    use dpcalc::calc::field::SECTIONS;
+    use dpcalc::calc::Field;
+    for &fw in Framework::ALL {
+        let view = format!("first-{}", fw.id());
+        let mut shown: Vec<Field> = fw.fields().collect();
+        for (_, fields) in fw.groups() {
+            shown.extend(fields.iter().copied());
+        }
+        shown.extend(dpcalc::calc::frameworks::THROUGHPUT.1.iter().copied());
+        for f in shown {
+            if (fw.spec().describe)(f).is_some() {
+                continue;
+            }
+            let held = SECTIONS
+                .iter()
+                .any(|(views, fields)| fields.contains(&f) && views.contains(&view.as_str()));
+            assert!(held, "{view} shows {} but does not hold its words", f.key());
+        }
+    }
+    // every view named is a first view's feature
+    let features: Vec<String> = ids().iter().map(|id| format!("first-{id}")).collect();
+    for (views, fields) in SECTIONS {
+        assert!(!fields.is_empty());
+        for v in views.iter() {
+            assert!(features.iter().any(|f| f == v), "{v} is no first view");
+        }
+    }
+}

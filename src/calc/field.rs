@@ -21,307 +21,335 @@ pub enum Kind {
 }
 
 macro_rules! fields {
-    ($($variant:ident => $key:literal, $kind:ident, $label:literal, $placeholder:literal, $help:literal;)*) => {
+    ($([$($view:tt),*] { $($variant:ident => $key:literal, $kind:ident, $label:literal, $placeholder:literal, $help:literal;)* })*) => {
         /// One input of the calculator, named by its config key. A key means the same thing in
         /// every framework that has it (`micro_batch_size` in axolotl, Megatron and nanotron), so
         /// it is one variant; each framework module parses the fields it reads by its own rules.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Field { $($variant),* }
+        pub enum Field { $($($variant,)*)* }
 
         impl Field {
             /// Every field, in declaration order (each framework lists its own form order).
-            pub const ALL: &'static [Field] = &[$(Field::$variant),*];
+            pub const ALL: &'static [Field] = &[$($(Field::$variant,)*)*];
 
             /// The config key: the URL parameter, the form's name, the key in the framework's config.
             pub const fn key(self) -> &'static str {
-                match self { $(Field::$variant => $key),* }
+                match self { $($(Field::$variant => $key,)*)* }
             }
 
             /// What kind of text the form expects (each framework parses by its own rules).
             pub const fn kind(self) -> Kind {
-                match self { $(Field::$variant => Kind::$kind),* }
+                match self { $($(Field::$variant => Kind::$kind,)*)* }
             }
 
-            /// The form's label, placeholder (what an empty field means) and one-line help.
+            /// The form's label, placeholder (what an empty field means) and one-line help. A
+            /// first view holds only the sections its framework's form shows (the other
+            /// frameworks' words would be dead weight there): a field of another section is
+            /// described as empty, which `tests/first.rs` proves no first view shows.
             pub const fn describe(self) -> (&'static str, &'static str, &'static str) {
-                match self { $(Field::$variant => ($label, $placeholder, $help)),* }
+                $(
+                    if cfg!(any(not(feature = "first"), $(feature = $view),*)) {
+                        match self {
+                            $(Field::$variant => return ($label, $placeholder, $help),)*
+                            #[allow(unreachable_patterns)]
+                            _ => {}
+                        }
+                    }
+                )*
+                ("", "", "")
             }
         }
+
+        /// The sections of the table: the first views that hold each one's words (see
+        /// [`Field::describe`]), and its fields.
+        pub const SECTIONS: &[(&[&str], &[Field])] = &[$((&[$($view),*], &[$(Field::$variant),*]),)*];
     };
 }
 
 fields! {
-    // ---- the cluster (every framework) ---------------------------------------------------
-    Nodes => "nodes", Count, "Nodes", "1", "Machines in the job.";
-    GpusPerNode => "gpus_per_node", Count, "GPUs per node", "8", "GPUs on each machine.";
-    WorldSize => "world_size", Count, "World size", "nodes × GPUs",
-        "All GPUs (WORLD_SIZE). Optional: overrides nodes × GPUs per node.";
-
-    // ---- axolotl (YAML keys) -------------------------------------------------------------
-    TensorParallelSize => "tensor_parallel_size", Count, "Tensor parallel size", "1",
-        "GPUs sharing one replica's layers; they see the same data.";
-    ContextParallelSize => "context_parallel_size", Count, "Context parallel size", "1",
-        "GPUs splitting one sequence; they see the same data.";
-    MicroBatchSize => "micro_batch_size", Count, "Micro batch size", "1",
-        "Samples per GPU per forward pass.";
-    GradientAccumulationSteps => "gradient_accumulation_steps", Count, "Gradient accumulation steps", "1",
-        "Micro batches per optimizer step.";
-    BatchSize => "batch_size", Count, "Batch size (discouraged)", "unset",
-        "Per-GPU batch; axolotl prefers gradient_accumulation_steps.";
-    NumSamples => "num_samples", Count, "Training rows", "required for steps",
-        "Rows in the training set after filtering and the validation split.";
-    NumEpochs => "num_epochs", Real, "Epochs", "1", "May be fractional.";
-    MaxSteps => "max_steps", Count, "Max steps", "unset",
-        "Caps the logged step count; the Trainer runs exactly this many.";
-    SequenceLen => "sequence_len", Count, "Sequence length", "512",
-        "Tokens per sample (per packed bin with packing).";
-    SamplePacking => "sample_packing", Flag, "Sample packing", "",
-        "Pack several samples into each sequence.";
-    SamplePackingEffEst => "sample_packing_eff_est", Real, "Packing efficiency estimate", "unset",
-        "sample_packing_eff_est that axolotl logged (0–1).";
-    TotalNumTokens => "total_num_tokens", Count, "Total tokens", "unset",
-        "Tokens in the training set (needed with the estimate).";
-    WarmupSteps => "warmup_steps", Real, "Warmup steps", "3 % of steps, ≤ 100",
-        "Default: 3 % of the steps, at most 100. Not with warmup_ratio.";
-    WarmupRatio => "warmup_ratio", Real, "Warmup ratio", "unset", "Fraction of the steps.";
-    ValSetSize => "val_set_size", Real, "Validation split", "0", "val_set_size; evaluations need it.";
-    EvalsPerEpoch => "evals_per_epoch", Count, "Evaluations per epoch", "unset", "Turned into eval_steps.";
-    SavesPerEpoch => "saves_per_epoch", Count, "Saves per epoch", "unset", "Turned into save_steps.";
-    AttnImplementation => "attn_implementation", Text, "Attention implementation", "unset",
-        "attn_implementation (eager, sdpa, flash_attention_2, flex_attention…); 0.20.0+ refuse eager with context parallelism.";
-    DpShardSize => "dp_shard_size", Count, "DP shard size", "auto",
-        "dp_shard_size: FSDP shard axis (needs fsdp_config); with expert parallelism give it explicitly.";
-    DpReplicateSize => "dp_replicate_size", Count, "DP replicate size", "auto",
-        "dp_replicate_size: replicas of the sharded model (HSDP), or DeepSpeed's data-parallel size with CP.";
-    FsdpVersion => "fsdp_version", Count, "FSDP version", "2 with fsdp_config",
-        "fsdp_version: 0.21.0 accepts only 2 (an fsdp_config block without it means 2).";
-    FsdpConfigFsdpVersion => "fsdp_config.fsdp_version", Count, "fsdp_config.fsdp_version", "unset",
-        "fsdp_version given inside the fsdp_config block.";
-    FsdpStateDictType => "fsdp_config.state_dict_type", Text, "FSDP state dict type", "unset",
-        "fsdp_config.state_dict_type; expert parallelism needs FULL_STATE_DICT.";
-    FsdpFinalStateDictType => "fsdp_config.final_state_dict_type", Text, "FSDP final state dict type", "unset",
-        "fsdp_config.final_state_dict_type; with expert parallelism FULL_STATE_DICT when set.";
-    FsdpReshardAfterForward => "fsdp_config.reshard_after_forward", Flag, "FSDP reshard after forward", "",
-        "fsdp_config.reshard_after_forward (only whether an fsdp_config block is given matters here).";
-    FsdpOffloadParams => "fsdp_config.offload_params", Flag, "FSDP offload params", "false",
-        "fsdp_config.offload_params (also fsdp_offload_params): FSDP2 keeps parameters, gradients and optimizer states on the CPU.";
-    FsdpShardingStrategy => "fsdp_config.sharding_strategy", Text, "FSDP1 sharding strategy", "unset",
-        "fsdp_config.sharding_strategy (also fsdp_sharding_strategy): FSDP1 only; 0.21.0 refuses it (reshard_after_forward replaces it).";
-    Fsdp => "fsdp", Text, "FSDP1 list", "unset",
-        "fsdp: the FSDP1 list (full_shard, auto_wrap); 0.21.0 refuses it: FSDP is fsdp_config.";
-    Deepspeed => "deepspeed", Text, "DeepSpeed config", "unset",
-        "deepspeed: the DeepSpeed JSON path; only whether it is set matters (0.21.0 maps CP to Ulysses sp_size).";
-    Plugins => "plugins", Text, "Plugins", "unset",
-        "plugins (comma-separated); 0.20.0 needs axolotl.integrations.expert_parallel.ExpertParallelPlugin for expert_parallel_size.";
-    // (axolotl: add fields above this line)
-
-    // ---- Hugging Face Trainer (TrainingArguments, accelerate ParallelismConfig) -----------
-    PerDeviceTrainBatchSize => "per_device_train_batch_size", Count, "Per-device batch size", "8",
-        "TrainingArguments.per_device_train_batch_size: samples per GPU per forward pass.";
-    TpSize => "tp_size", Count, "Tensor parallel size", "1",
-        "ParallelismConfig tp_size (or the model's tp_plan size).";
-    CpSize => "cp_size", Count, "Context parallel size", "1", "ParallelismConfig cp_size.";
-    SpSize => "sp_size", Count, "Sequence parallel size", "1",
-        "ParallelismConfig sp_size (DeepSpeed Ulysses / ALST).";
-    NumTrainEpochs => "num_train_epochs", Real, "Epochs", "3.0", "num_train_epochs; may be fractional.";
-    DataloaderDropLast => "dataloader_drop_last", Flag, "Drop the last incomplete batch", "",
-        "dataloader_drop_last.";
-    EvalSteps => "eval_steps", Real, "Evaluate every", "unset", "eval_steps; below 1 it is a fraction of max_steps.";
-    SaveSteps => "save_steps", Real, "Save every", "500", "save_steps; below 1 it is a fraction of max_steps.";
-    LoggingSteps => "logging_steps", Real, "Log every", "500", "logging_steps; below 1 it is a fraction of max_steps.";
-    MaxLength => "max_length", Count, "Sequence length", "1024",
-        "Tokens per sample (TRL SFTConfig.max_length); only for the token counts.";
-    TrainSamplingStrategy => "train_sampling_strategy", Text, "Training sampler", "random",
-        "train_sampling_strategy (transformers 5): random, sequential, group_by_length or batch_rebalance. batch_rebalance (5.17+) hands out one global batch of per-device × GA × world_size rows per step; 5.14–5.16 accept it unchecked in Python and sample randomly.";
-    // (hf: add fields above this line)
-
-    // ---- DeepSpeed (ds_config.json) ------------------------------------------------------
-    TrainBatchSize => "train_batch_size", Count, "Train batch size", "derived",
-        "train_batch_size: samples per optimizer step, all GPUs.";
-    TrainMicroBatchSizePerGpu => "train_micro_batch_size_per_gpu", Count, "Micro batch per GPU", "derived",
-        "train_micro_batch_size_per_gpu.";
-    AutotpSize => "autotp_size", Count, "AutoTP size", "1", "tensor_parallel.autotp_size.";
-    SequenceParallelSize => "sequence_parallel_size", Count, "Sequence parallel size", "1",
-        "sequence_parallel_size (Ulysses).";
-    MpuDataParallelWorldSize => "mpu_data_parallel_world_size", Count, "mpu data-parallel size", "no mpu",
-        "Only with deepspeed.initialize(mpu=…) (Megatron-DeepSpeed: world ÷ (tp × pp)) or mesh_param=(dp, sp): its data-parallel size, which DeepSpeed checks the batch against instead of world_size.";
-    // (deepspeed: add fields above this line)
-
-    // ---- Megatron-LM (command-line arguments, as args names) -----------------------------
-    TensorModelParallelSize => "tensor_model_parallel_size", Count, "Tensor model parallel size", "1",
-        "--tensor-model-parallel-size.";
-    PipelineModelParallelSize => "pipeline_model_parallel_size", Count, "Pipeline model parallel size", "1",
-        "--pipeline-model-parallel-size.";
-    ExpertModelParallelSize => "expert_model_parallel_size", Count, "Expert model parallel size", "1",
-        "--expert-model-parallel-size (not in the data-parallel size).";
-    GlobalBatchSize => "global_batch_size", Int, "Global batch size", "mbs × dp",
-        "Samples per optimizer step, all GPUs.";
-    RampupBatchSize => "rampup_batch_size", Text, "Batch-size ramp-up", "unset",
-        "--rampup-batch-size <start> <increment> <samples>.";
-    StepBatchSizeSchedule => "step_batch_size_schedule", Text, "Step batch-size schedule", "unset",
-        "--step-batch-size-schedule \"THRESHOLD:BS ...\".";
-    DecreaseBatchSizeIfNeeded => "decrease_batch_size_if_needed", Flag, "Decrease batch size if needed", "",
-        "--decrease-batch-size-if-needed.";
-    TrainIters => "train_iters", Count, "Train iterations", "unset", "--train-iters.";
-    TrainSamples => "train_samples", Count, "Train samples", "unset", "--train-samples.";
-    SeqLength => "seq_length", Count, "Sequence length", "unset", "--seq-length.";
-    LrDecayIters => "lr_decay_iters", Count, "Decay iterations", "train_iters",
-        "--lr-decay-iters: the learning-rate decay length (iteration-based); a warmup fraction is of it.";
-    LrDecaySamples => "lr_decay_samples", Count, "Decay samples", "train_samples",
-        "--lr-decay-samples: the learning-rate decay length (sample-based); a warmup fraction is of it.";
-    LrWarmupIters => "lr_warmup_iters", Count, "Warmup iterations", "0", "--lr-warmup-iters.";
-    LrWarmupFraction => "lr_warmup_fraction", Real, "Warmup fraction", "unset", "--lr-warmup-fraction.";
-    LrWarmupSamples => "lr_warmup_samples", Count, "Warmup samples", "0", "--lr-warmup-samples.";
-    EvalGlobalBatchSize => "eval_global_batch_size", Int, "Eval global batch size", "global batch",
-        "--eval-global-batch-size (0.19.2); must divide by eval micro batch × dp.";
-    EvalMicroBatchSize => "eval_micro_batch_size", Int, "Eval micro batch size", "micro batch",
-        "--eval-micro-batch-size (0.19.2).";
-    NumExperts => "num_experts", Count, "Number of experts", "unset",
-        "--num-experts (0.19.2: required with expert parallelism, a multiple of it).";
-    ExpertTensorParallelSize => "expert_tensor_parallel_size", Count, "Expert tensor parallel size", "TP",
-        "--expert-tensor-parallel-size (0.19.2): the expert grid is this × expert × pipeline.";
-    TensorParallelNumWeightShards => "tensor_parallel_num_weight_shards", Count, "TP weight shards", "TP",
-        "--tensor-parallel-num-weight-shards (0.19.2): shards ÷ TP is a weight-shard (GTP) axis in the model size.";
-    // (megatron: add fields above this line)
-
-    // ---- torchtitan (job config TOML: [parallelism], [training]) --------------------------
-    DataParallelReplicateDegree => "data_parallel_replicate_degree", Count, "DP replicate degree", "1",
-        "parallelism.data_parallel_replicate_degree.";
-    DataParallelShardDegree => "data_parallel_shard_degree", Int, "DP shard degree", "-1",
-        "parallelism.data_parallel_shard_degree; -1 fills the rest of the world.";
-    TensorParallelDegree => "tensor_parallel_degree", Count, "Tensor parallel degree", "1",
-        "parallelism.tensor_parallel_degree.";
-    ContextParallelDegree => "context_parallel_degree", Count, "Context parallel degree", "1",
-        "parallelism.context_parallel_degree.";
-    PipelineParallelDegree => "pipeline_parallel_degree", Count, "Pipeline parallel degree", "1",
-        "parallelism.pipeline_parallel_degree.";
-    ExpertParallelDegree => "expert_parallel_degree", Count, "Expert parallel degree", "1",
-        "parallelism.expert_parallel_degree (folded into dp_shard × cp × tp).";
-    PipelineParallelMicrobatchSize => "pipeline_parallel_microbatch_size", Count, "PP microbatch size", "1",
-        "parallelism.pipeline_parallel_microbatch_size.";
-    LocalBatchSize => "local_batch_size", Count, "Local batch size", "8", "training.local_batch_size.";
-    SeqLen => "seq_len", Count, "Sequence length", "2048", "training.seq_len.";
-    Steps => "steps", Count, "Steps", "10000", "training.steps: optimizer steps of the run.";
-    NumTokensPerMicrobatchPerDpRank => "num_tokens_per_microbatch_per_dp_rank", Count, "Tokens per microbatch per DP rank", "16384",
-        "training.num_tokens_per_microbatch_per_dp_rank.";
-    NumTokensPerTrainStep => "num_tokens_per_train_step", Int, "Tokens per train step", "-1",
-        "training.num_tokens_per_train_step; -1 means one microbatch per DP rank.";
-    MaxContextLength => "max_context_length", Count, "Max context length", "2048", "training.max_context_length.";
-    NumPpMicrobatches => "num_pp_microbatches", Count, "PP microbatches", "1", "parallelism.num_pp_microbatches.";
-    EnableSequenceParallel => "enable_sequence_parallel", Flag, "Sequence parallel (with TP)", "true",
-        "parallelism.enable_sequence_parallel: the sequence must then divide by the TP degree.";
-    DisableCudaGraphs => "disable_cuda_graphs", Flag, "Disable CUDA graphs", "false",
-        "training.disable_cuda_graphs; pipeline parallelism needs it set.";
-    // (torchtitan: add fields above this line)
-
-    // ---- nanotron (config YAML: parallelism, tokens) --------------------------------------
-    Dp => "dp", Count, "Data parallel size", "required", "parallelism.dp: model replicas, each fed its own data.";
-    Tp => "tp", Count, "Tensor parallel size", "required", "parallelism.tp.";
-    Pp => "pp", Count, "Pipeline parallel size", "required", "parallelism.pp.";
-    ExpertParallelSize => "expert_parallel_size", Count, "Expert parallel size", "1",
-        "GPUs that split the experts of an MoE layer; they sit inside the data-parallel ranks.";
-    BatchAccumulationPerReplica => "batch_accumulation_per_replica", Count, "Batch accumulation per replica", "required",
-        "tokens.batch_accumulation_per_replica: micro batches per optimizer step.";
-    SequenceLength => "sequence_length", Count, "Sequence length", "required", "tokens.sequence_length.";
-    TrainSteps => "train_steps", Count, "Train steps", "required", "tokens.train_steps: optimizer steps of the run.";
-    NumAttentionHeads => "model.model_config.num_attention_heads", Count, "Attention heads", "unchecked",
-        "model.model_config.num_attention_heads: HEAD checks tp against it (Config.__post_init__).";
-    NumKeyValueHeads => "model.model_config.num_key_value_heads", Count, "Key/value heads", "= attention heads",
-        "model.model_config.num_key_value_heads (absent: num_attention_heads); HEAD checks tp against it.";
-    // (nanotron: add fields above this line)
-
-    // ---- the model (config.json's keys; a preset by its Hub id under each framework's key) -
-    BaseModel => "base_model", Text, "Model", "none",
-        "base_model: a Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …) fills the architecture below.";
-    ModelNameOrPath => "model_name_or_path", Text, "Model", "none",
-        "model_name_or_path: a Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …) fills the architecture below.";
-    ModelId => "model", Text, "Model", "none",
-        "A Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …): fills the architecture below.";
-    ModelType => "model_type", Text, "Model type", "preset's, else llama",
-        "config.json model_type: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gemma, gemma2.";
-    HiddenSize => "hidden_size", Count, "Hidden size", "preset's", "hidden_size.";
-    NumHiddenLayers => "num_hidden_layers", Count, "Layers", "preset's", "num_hidden_layers.";
-    ModelNumAttentionHeads => "num_attention_heads", Count, "Attention heads", "preset's", "num_attention_heads.";
-    ModelNumKeyValueHeads => "num_key_value_heads", Count, "Key/value heads", "preset's",
-        "num_key_value_heads (GQA groups; = attention heads without GQA).";
-    HeadDim => "head_dim", Count, "Head dimension", "hidden ÷ heads", "head_dim (Qwen3 and Gemma set it).";
-    IntermediateSize => "intermediate_size", Count, "MLP size", "preset's", "intermediate_size.";
-    VocabSize => "vocab_size", Count, "Vocabulary", "preset's", "vocab_size (the real vocabulary).";
-    TieWordEmbeddings => "tie_word_embeddings", Flag, "Tie embeddings", "preset's",
-        "tie_word_embeddings: the output layer shares the embedding's weights.";
-    AttentionBias => "attention_bias", Flag, "Attention bias", "preset's",
-        "attention_bias: on Llama and Qwen3, q, k, v and o biases (Qwen2's q/k/v bias is built in).";
-    NumExpertsPerTok => "num_experts_per_tok", Count, "Experts per token", "preset's", "num_experts_per_tok (top-k).";
-    MoeIntermediateSize => "moe_intermediate_size", Count, "Expert MLP size", "preset's", "moe_intermediate_size.";
-    NSharedExperts => "n_shared_experts", Count, "Shared experts", "preset's", "n_shared_experts (DeepSeek-V3).";
-    FirstKDenseReplace => "first_k_dense_replace", Count, "Dense first layers", "preset's",
-        "first_k_dense_replace (DeepSeek-V3).";
-    QLoraRank => "q_lora_rank", Count, "q LoRA rank (MLA)", "preset's", "q_lora_rank (DeepSeek-V3 MLA).";
-    KvLoraRank => "kv_lora_rank", Count, "kv LoRA rank (MLA)", "preset's", "kv_lora_rank.";
-    QkNopeHeadDim => "qk_nope_head_dim", Count, "qk nope head dim (MLA)", "preset's", "qk_nope_head_dim.";
-    QkRopeHeadDim => "qk_rope_head_dim", Count, "qk rope head dim (MLA)", "preset's", "qk_rope_head_dim.";
-    VHeadDim => "v_head_dim", Count, "v head dim (MLA)", "preset's", "v_head_dim.";
-    // Megatron-LM's own arguments for the model
-    NumLayers => "num_layers", Count, "Layers", "preset's", "--num-layers.";
-    FfnHiddenSize => "ffn_hidden_size", Count, "FFN hidden size", "preset's", "--ffn-hidden-size.";
-    GroupQueryAttention => "group_query_attention", Flag, "Group query attention", "preset's",
-        "--group-query-attention.";
-    NumQueryGroups => "num_query_groups", Count, "Query groups", "preset's", "--num-query-groups.";
-    KvChannels => "kv_channels", Count, "KV channels", "hidden ÷ heads", "--kv-channels (the head dimension).";
-    MakeVocabSizeDivisibleBy => "make_vocab_size_divisible_by", Count, "Pad vocabulary to a multiple of", "128",
-        "--make-vocab-size-divisible-by; Megatron pads to this × TP.";
-    Swiglu => "swiglu", Flag, "SwiGLU", "preset's", "--swiglu.";
-    UntieEmbeddingsAndOutputWeights => "untie_embeddings_and_output_weights", Flag, "Untie embeddings", "preset's",
-        "--untie-embeddings-and-output-weights.";
-    MoeRouterTopk => "moe_router_topk", Count, "Router top-k", "preset's", "--moe-router-topk.";
-    MoeFfnHiddenSize => "moe_ffn_hidden_size", Count, "Expert FFN size", "preset's", "--moe-ffn-hidden-size.";
-    UseDistributedOptimizer => "use_distributed_optimizer", Flag, "Distributed optimizer", "false",
-        "--use-distributed-optimizer: optimizer states sharded over the data-parallel ranks.";
-    SequenceParallel => "sequence_parallel", Flag, "Sequence parallel", "false",
-        "--sequence-parallel (with TP > 1).";
-    RecomputeGranularity => "recompute_granularity", Text, "Recompute", "none", "--recompute-granularity: full or selective.";
-    RecomputeMethod => "recompute_method", Text, "Recompute method", "none",
-        "--recompute-method: uniform or block (full recompute needs one).";
-
-    // ---- training memory -------------------------------------------------------------------
-    GradientCheckpointing => "gradient_checkpointing", Flag, "Gradient checkpointing", "false",
-        "gradient_checkpointing: recompute each layer in the backward pass (keeps only its input).";
-    Adapter => "adapter", Text, "Adapter", "none (full fine-tune)", "adapter: lora or qlora.";
-    LoraR => "lora_r", Count, "LoRA rank", "8", "lora_r.";
-    LoraTargetModules => "lora_target_modules", Text, "LoRA target modules", "none",
-        "lora_target_modules, comma-separated (q_proj, v_proj, …); with lora_target_linear both count.";
-    LoraTargetLinear => "lora_target_linear", Flag, "LoRA on all linear layers", "false",
-        "lora_target_linear: every linear layer but lm_head.";
-    Optimizer => "optimizer", Text, "Optimizer", "adamw_torch_fused",
-        "optimizer: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
-    Optim => "optim", Text, "Optimizer", "adamw_torch_fused",
-        "TrainingArguments.optim: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
-    ZeroStage => "zero_optimization.stage", Count, "ZeRO stage", "0",
-        "DeepSpeed zero_optimization.stage (0–3).";
-    OffloadOptimizerDevice => "zero_optimization.offload_optimizer.device", Text, "Offload optimizer to", "none",
-        "zero_optimization.offload_optimizer.device: cpu or none.";
-    OffloadParamDevice => "zero_optimization.offload_param.device", Text, "Offload parameters to", "none",
-        "zero_optimization.offload_param.device (ZeRO-3): cpu or none.";
-    ZeroInit => "zero_init", Flag, "zero.Init", "true",
-        "Load a ZeRO-3 model under deepspeed.zero.Init (HF and axolotl do).";
-    RecomputeLayer => "recompute_layer", Flag, "Recompute layers", "false",
-        "parallelism.recompute_layer: recompute each decoder layer in the backward pass.";
-    ActivationCheckpointMode => "activation_checkpoint.mode", Text, "Activation checkpointing", "selective",
-        "activation_checkpoint.mode: none, selective or full.";
-
-    // ---- hardware ----------------------------------------------------------------------------
-    Gpu => "gpu", Text, "GPU", "none",
-        "a100-40gb, a100-80gb, h100-sxm, h100-pcie, h100-nvl, h200, b200, gb200, mi300x.";
-    GpuMemoryGib => "gpu_memory_gib", Real, "Usable GPU memory (GiB)", "the GPU's",
-        "Overrides the GPU's memory (what the driver leaves usable).";
-    Mfu => "mfu", Real, "MFU (0–1)", "unset",
-        "Model FLOPs utilisation: estimates tokens per second from the FLOPs and the GPU's peak.";
-
-    // ---- throughput (dpcalc's own, for time estimates) -----------------------------------
-    TokensPerSecondPerGpu => "tokens_per_second_per_gpu", Real, "Tokens per second per GPU", "unset",
-        "Measured throughput; gives time per step and GPU-hours.";
-    SecondsPerStep => "seconds_per_step", Real, "Seconds per step", "unset",
-        "Measured time of one optimizer step (instead of tokens per second).";
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
+        // ---- the cluster (every framework) ---------------------------------------------------
+        Nodes => "nodes", Count, "Nodes", "1", "Machines in the job.";
+        GpusPerNode => "gpus_per_node", Count, "GPUs per node", "8", "GPUs on each machine.";
+        WorldSize => "world_size", Count, "World size", "nodes × GPUs",
+            "All GPUs (WORLD_SIZE). Optional: overrides nodes × GPUs per node.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed"] {
+        // ---- axolotl (YAML keys) -------------------------------------------------------------
+        TensorParallelSize => "tensor_parallel_size", Count, "Tensor parallel size", "1",
+            "GPUs sharing one replica's layers; they see the same data.";
+        ContextParallelSize => "context_parallel_size", Count, "Context parallel size", "1",
+            "GPUs splitting one sequence; they see the same data.";
+        MicroBatchSize => "micro_batch_size", Count, "Micro batch size", "1",
+            "Samples per GPU per forward pass.";
+        GradientAccumulationSteps => "gradient_accumulation_steps", Count, "Gradient accumulation steps", "1",
+            "Micro batches per optimizer step.";
+        BatchSize => "batch_size", Count, "Batch size (discouraged)", "unset",
+            "Per-GPU batch; axolotl prefers gradient_accumulation_steps.";
+        NumSamples => "num_samples", Count, "Training rows", "required for steps",
+            "Rows in the training set after filtering and the validation split.";
+        NumEpochs => "num_epochs", Real, "Epochs", "1", "May be fractional.";
+        MaxSteps => "max_steps", Count, "Max steps", "unset",
+            "Caps the logged step count; the Trainer runs exactly this many.";
+        SequenceLen => "sequence_len", Count, "Sequence length", "512",
+            "Tokens per sample (per packed bin with packing).";
+        SamplePacking => "sample_packing", Flag, "Sample packing", "",
+            "Pack several samples into each sequence.";
+        SamplePackingEffEst => "sample_packing_eff_est", Real, "Packing efficiency estimate", "unset",
+            "sample_packing_eff_est that axolotl logged (0–1).";
+        TotalNumTokens => "total_num_tokens", Count, "Total tokens", "unset",
+            "Tokens in the training set (needed with the estimate).";
+        WarmupSteps => "warmup_steps", Real, "Warmup steps", "3 % of steps, ≤ 100",
+            "Default: 3 % of the steps, at most 100. Not with warmup_ratio.";
+        WarmupRatio => "warmup_ratio", Real, "Warmup ratio", "unset", "Fraction of the steps.";
+        ValSetSize => "val_set_size", Real, "Validation split", "0", "val_set_size; evaluations need it.";
+        EvalsPerEpoch => "evals_per_epoch", Count, "Evaluations per epoch", "unset", "Turned into eval_steps.";
+        SavesPerEpoch => "saves_per_epoch", Count, "Saves per epoch", "unset", "Turned into save_steps.";
+        AttnImplementation => "attn_implementation", Text, "Attention implementation", "unset",
+            "attn_implementation (eager, sdpa, flash_attention_2, flex_attention…); 0.20.0+ refuse eager with context parallelism.";
+        DpShardSize => "dp_shard_size", Count, "DP shard size", "auto",
+            "dp_shard_size: FSDP shard axis (needs fsdp_config); with expert parallelism give it explicitly.";
+        DpReplicateSize => "dp_replicate_size", Count, "DP replicate size", "auto",
+            "dp_replicate_size: replicas of the sharded model (HSDP), or DeepSpeed's data-parallel size with CP.";
+        FsdpVersion => "fsdp_version", Count, "FSDP version", "2 with fsdp_config",
+            "fsdp_version: 0.21.0 accepts only 2 (an fsdp_config block without it means 2).";
+        FsdpConfigFsdpVersion => "fsdp_config.fsdp_version", Count, "fsdp_config.fsdp_version", "unset",
+            "fsdp_version given inside the fsdp_config block.";
+        FsdpStateDictType => "fsdp_config.state_dict_type", Text, "FSDP state dict type", "unset",
+            "fsdp_config.state_dict_type; expert parallelism needs FULL_STATE_DICT.";
+        FsdpFinalStateDictType => "fsdp_config.final_state_dict_type", Text, "FSDP final state dict type", "unset",
+            "fsdp_config.final_state_dict_type; with expert parallelism FULL_STATE_DICT when set.";
+        FsdpReshardAfterForward => "fsdp_config.reshard_after_forward", Flag, "FSDP reshard after forward", "",
+            "fsdp_config.reshard_after_forward (only whether an fsdp_config block is given matters here).";
+        FsdpOffloadParams => "fsdp_config.offload_params", Flag, "FSDP offload params", "false",
+            "fsdp_config.offload_params (also fsdp_offload_params): FSDP2 keeps parameters, gradients and optimizer states on the CPU.";
+        FsdpShardingStrategy => "fsdp_config.sharding_strategy", Text, "FSDP1 sharding strategy", "unset",
+            "fsdp_config.sharding_strategy (also fsdp_sharding_strategy): FSDP1 only; 0.21.0 refuses it (reshard_after_forward replaces it).";
+        Fsdp => "fsdp", Text, "FSDP1 list", "unset",
+            "fsdp: the FSDP1 list (full_shard, auto_wrap); 0.21.0 refuses it: FSDP is fsdp_config.";
+        Deepspeed => "deepspeed", Text, "DeepSpeed config", "unset",
+            "deepspeed: the DeepSpeed JSON path; only whether it is set matters (0.21.0 maps CP to Ulysses sp_size).";
+        Plugins => "plugins", Text, "Plugins", "unset",
+            "plugins (comma-separated); 0.20.0 needs axolotl.integrations.expert_parallel.ExpertParallelPlugin for expert_parallel_size.";
+        // (axolotl: add fields above this line)
+    }
+    ["first-hf", "first-deepspeed"] {
+        // ---- Hugging Face Trainer (TrainingArguments, accelerate ParallelismConfig) -----------
+        PerDeviceTrainBatchSize => "per_device_train_batch_size", Count, "Per-device batch size", "8",
+            "TrainingArguments.per_device_train_batch_size: samples per GPU per forward pass.";
+        TpSize => "tp_size", Count, "Tensor parallel size", "1",
+            "ParallelismConfig tp_size (or the model's tp_plan size).";
+        CpSize => "cp_size", Count, "Context parallel size", "1", "ParallelismConfig cp_size.";
+        SpSize => "sp_size", Count, "Sequence parallel size", "1",
+            "ParallelismConfig sp_size (DeepSpeed Ulysses / ALST).";
+        NumTrainEpochs => "num_train_epochs", Real, "Epochs", "3.0", "num_train_epochs; may be fractional.";
+        DataloaderDropLast => "dataloader_drop_last", Flag, "Drop the last incomplete batch", "",
+            "dataloader_drop_last.";
+        EvalSteps => "eval_steps", Real, "Evaluate every", "unset", "eval_steps; below 1 it is a fraction of max_steps.";
+        SaveSteps => "save_steps", Real, "Save every", "500", "save_steps; below 1 it is a fraction of max_steps.";
+        LoggingSteps => "logging_steps", Real, "Log every", "500", "logging_steps; below 1 it is a fraction of max_steps.";
+        MaxLength => "max_length", Count, "Sequence length", "1024",
+            "Tokens per sample (TRL SFTConfig.max_length); only for the token counts.";
+        TrainSamplingStrategy => "train_sampling_strategy", Text, "Training sampler", "random",
+            "train_sampling_strategy (transformers 5): random, sequential, group_by_length or batch_rebalance. batch_rebalance (5.17+) hands out one global batch of per-device × GA × world_size rows per step; 5.14–5.16 accept it unchecked in Python and sample randomly.";
+        // (hf: add fields above this line)
+    }
+    ["first-deepspeed"] {
+        // ---- DeepSpeed (ds_config.json) ------------------------------------------------------
+        TrainBatchSize => "train_batch_size", Count, "Train batch size", "derived",
+            "train_batch_size: samples per optimizer step, all GPUs.";
+        TrainMicroBatchSizePerGpu => "train_micro_batch_size_per_gpu", Count, "Micro batch per GPU", "derived",
+            "train_micro_batch_size_per_gpu.";
+        AutotpSize => "autotp_size", Count, "AutoTP size", "1", "tensor_parallel.autotp_size.";
+        SequenceParallelSize => "sequence_parallel_size", Count, "Sequence parallel size", "1",
+            "sequence_parallel_size (Ulysses).";
+        MpuDataParallelWorldSize => "mpu_data_parallel_world_size", Count, "mpu data-parallel size", "no mpu",
+            "Only with deepspeed.initialize(mpu=…) (Megatron-DeepSpeed: world ÷ (tp × pp)) or mesh_param=(dp, sp): its data-parallel size, which DeepSpeed checks the batch against instead of world_size.";
+        // (deepspeed: add fields above this line)
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan"] {
+        // ---- Megatron-LM (command-line arguments, as args names) -----------------------------
+        TensorModelParallelSize => "tensor_model_parallel_size", Count, "Tensor model parallel size", "1",
+            "--tensor-model-parallel-size.";
+        PipelineModelParallelSize => "pipeline_model_parallel_size", Count, "Pipeline model parallel size", "1",
+            "--pipeline-model-parallel-size.";
+        ExpertModelParallelSize => "expert_model_parallel_size", Count, "Expert model parallel size", "1",
+            "--expert-model-parallel-size (not in the data-parallel size).";
+        GlobalBatchSize => "global_batch_size", Int, "Global batch size", "mbs × dp",
+            "Samples per optimizer step, all GPUs.";
+        RampupBatchSize => "rampup_batch_size", Text, "Batch-size ramp-up", "unset",
+            "--rampup-batch-size <start> <increment> <samples>.";
+        StepBatchSizeSchedule => "step_batch_size_schedule", Text, "Step batch-size schedule", "unset",
+            "--step-batch-size-schedule \"THRESHOLD:BS ...\".";
+        DecreaseBatchSizeIfNeeded => "decrease_batch_size_if_needed", Flag, "Decrease batch size if needed", "",
+            "--decrease-batch-size-if-needed.";
+        TrainIters => "train_iters", Count, "Train iterations", "unset", "--train-iters.";
+        TrainSamples => "train_samples", Count, "Train samples", "unset", "--train-samples.";
+        SeqLength => "seq_length", Count, "Sequence length", "unset", "--seq-length.";
+        LrDecayIters => "lr_decay_iters", Count, "Decay iterations", "train_iters",
+            "--lr-decay-iters: the learning-rate decay length (iteration-based); a warmup fraction is of it.";
+        LrDecaySamples => "lr_decay_samples", Count, "Decay samples", "train_samples",
+            "--lr-decay-samples: the learning-rate decay length (sample-based); a warmup fraction is of it.";
+        LrWarmupIters => "lr_warmup_iters", Count, "Warmup iterations", "0", "--lr-warmup-iters.";
+        LrWarmupFraction => "lr_warmup_fraction", Real, "Warmup fraction", "unset", "--lr-warmup-fraction.";
+        LrWarmupSamples => "lr_warmup_samples", Count, "Warmup samples", "0", "--lr-warmup-samples.";
+        EvalGlobalBatchSize => "eval_global_batch_size", Int, "Eval global batch size", "global batch",
+            "--eval-global-batch-size (0.19.2); must divide by eval micro batch × dp.";
+        EvalMicroBatchSize => "eval_micro_batch_size", Int, "Eval micro batch size", "micro batch",
+            "--eval-micro-batch-size (0.19.2).";
+        NumExperts => "num_experts", Count, "Number of experts", "unset",
+            "--num-experts (0.19.2: required with expert parallelism, a multiple of it).";
+        ExpertTensorParallelSize => "expert_tensor_parallel_size", Count, "Expert tensor parallel size", "TP",
+            "--expert-tensor-parallel-size (0.19.2): the expert grid is this × expert × pipeline.";
+        TensorParallelNumWeightShards => "tensor_parallel_num_weight_shards", Count, "TP weight shards", "TP",
+            "--tensor-parallel-num-weight-shards (0.19.2): shards ÷ TP is a weight-shard (GTP) axis in the model size.";
+        // (megatron: add fields above this line)
+    }
+    ["first-torchtitan"] {
+        // ---- torchtitan (job config TOML: [parallelism], [training]) --------------------------
+        DataParallelReplicateDegree => "data_parallel_replicate_degree", Count, "DP replicate degree", "1",
+            "parallelism.data_parallel_replicate_degree.";
+        DataParallelShardDegree => "data_parallel_shard_degree", Int, "DP shard degree", "-1",
+            "parallelism.data_parallel_shard_degree; -1 fills the rest of the world.";
+        TensorParallelDegree => "tensor_parallel_degree", Count, "Tensor parallel degree", "1",
+            "parallelism.tensor_parallel_degree.";
+        ContextParallelDegree => "context_parallel_degree", Count, "Context parallel degree", "1",
+            "parallelism.context_parallel_degree.";
+        PipelineParallelDegree => "pipeline_parallel_degree", Count, "Pipeline parallel degree", "1",
+            "parallelism.pipeline_parallel_degree.";
+        ExpertParallelDegree => "expert_parallel_degree", Count, "Expert parallel degree", "1",
+            "parallelism.expert_parallel_degree (folded into dp_shard × cp × tp).";
+        PipelineParallelMicrobatchSize => "pipeline_parallel_microbatch_size", Count, "PP microbatch size", "1",
+            "parallelism.pipeline_parallel_microbatch_size.";
+        LocalBatchSize => "local_batch_size", Count, "Local batch size", "8", "training.local_batch_size.";
+        SeqLen => "seq_len", Count, "Sequence length", "2048", "training.seq_len.";
+        Steps => "steps", Count, "Steps", "10000", "training.steps: optimizer steps of the run.";
+        NumTokensPerMicrobatchPerDpRank => "num_tokens_per_microbatch_per_dp_rank", Count, "Tokens per microbatch per DP rank", "16384",
+            "training.num_tokens_per_microbatch_per_dp_rank.";
+        NumTokensPerTrainStep => "num_tokens_per_train_step", Int, "Tokens per train step", "-1",
+            "training.num_tokens_per_train_step; -1 means one microbatch per DP rank.";
+        MaxContextLength => "max_context_length", Count, "Max context length", "2048", "training.max_context_length.";
+        NumPpMicrobatches => "num_pp_microbatches", Count, "PP microbatches", "1", "parallelism.num_pp_microbatches.";
+        EnableSequenceParallel => "enable_sequence_parallel", Flag, "Sequence parallel (with TP)", "true",
+            "parallelism.enable_sequence_parallel: the sequence must then divide by the TP degree.";
+        DisableCudaGraphs => "disable_cuda_graphs", Flag, "Disable CUDA graphs", "false",
+            "training.disable_cuda_graphs; pipeline parallelism needs it set.";
+        // (torchtitan: add fields above this line)
+    }
+    ["first-nanotron"] {
+        // ---- nanotron (config YAML: parallelism, tokens) --------------------------------------
+        Dp => "dp", Count, "Data parallel size", "required", "parallelism.dp: model replicas, each fed its own data.";
+        Tp => "tp", Count, "Tensor parallel size", "required", "parallelism.tp.";
+        Pp => "pp", Count, "Pipeline parallel size", "required", "parallelism.pp.";
+        ExpertParallelSize => "expert_parallel_size", Count, "Expert parallel size", "1",
+            "GPUs that split the experts of an MoE layer; they sit inside the data-parallel ranks.";
+        BatchAccumulationPerReplica => "batch_accumulation_per_replica", Count, "Batch accumulation per replica", "required",
+            "tokens.batch_accumulation_per_replica: micro batches per optimizer step.";
+        SequenceLength => "sequence_length", Count, "Sequence length", "required", "tokens.sequence_length.";
+        TrainSteps => "train_steps", Count, "Train steps", "required", "tokens.train_steps: optimizer steps of the run.";
+        NumAttentionHeads => "model.model_config.num_attention_heads", Count, "Attention heads", "unchecked",
+            "model.model_config.num_attention_heads: HEAD checks tp against it (Config.__post_init__).";
+        NumKeyValueHeads => "model.model_config.num_key_value_heads", Count, "Key/value heads", "= attention heads",
+            "model.model_config.num_key_value_heads (absent: num_attention_heads); HEAD checks tp against it.";
+        // (nanotron: add fields above this line)
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
+        // ---- the model (config.json's keys; a preset by its Hub id under each framework's key) -
+        BaseModel => "base_model", Text, "Model", "none",
+            "base_model: a Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …) fills the architecture below.";
+        ModelNameOrPath => "model_name_or_path", Text, "Model", "none",
+            "model_name_or_path: a Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …) fills the architecture below.";
+        ModelId => "model", Text, "Model", "none",
+            "A Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …): fills the architecture below.";
+        ModelType => "model_type", Text, "Model type", "preset's, else llama",
+            "config.json model_type: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gemma, gemma2.";
+        HiddenSize => "hidden_size", Count, "Hidden size", "preset's", "hidden_size.";
+        NumHiddenLayers => "num_hidden_layers", Count, "Layers", "preset's", "num_hidden_layers.";
+        ModelNumAttentionHeads => "num_attention_heads", Count, "Attention heads", "preset's", "num_attention_heads.";
+        ModelNumKeyValueHeads => "num_key_value_heads", Count, "Key/value heads", "preset's",
+            "num_key_value_heads (GQA groups; = attention heads without GQA).";
+        HeadDim => "head_dim", Count, "Head dimension", "hidden ÷ heads", "head_dim (Qwen3 and Gemma set it).";
+        IntermediateSize => "intermediate_size", Count, "MLP size", "preset's", "intermediate_size.";
+        VocabSize => "vocab_size", Count, "Vocabulary", "preset's", "vocab_size (the real vocabulary).";
+        TieWordEmbeddings => "tie_word_embeddings", Flag, "Tie embeddings", "preset's",
+            "tie_word_embeddings: the output layer shares the embedding's weights.";
+        AttentionBias => "attention_bias", Flag, "Attention bias", "preset's",
+            "attention_bias: on Llama and Qwen3, q, k, v and o biases (Qwen2's q/k/v bias is built in).";
+        NumExpertsPerTok => "num_experts_per_tok", Count, "Experts per token", "preset's", "num_experts_per_tok (top-k).";
+        MoeIntermediateSize => "moe_intermediate_size", Count, "Expert MLP size", "preset's", "moe_intermediate_size.";
+        NSharedExperts => "n_shared_experts", Count, "Shared experts", "preset's", "n_shared_experts (DeepSeek-V3).";
+        FirstKDenseReplace => "first_k_dense_replace", Count, "Dense first layers", "preset's",
+            "first_k_dense_replace (DeepSeek-V3).";
+        QLoraRank => "q_lora_rank", Count, "q LoRA rank (MLA)", "preset's", "q_lora_rank (DeepSeek-V3 MLA).";
+        KvLoraRank => "kv_lora_rank", Count, "kv LoRA rank (MLA)", "preset's", "kv_lora_rank.";
+        QkNopeHeadDim => "qk_nope_head_dim", Count, "qk nope head dim (MLA)", "preset's", "qk_nope_head_dim.";
+        QkRopeHeadDim => "qk_rope_head_dim", Count, "qk rope head dim (MLA)", "preset's", "qk_rope_head_dim.";
+        VHeadDim => "v_head_dim", Count, "v head dim (MLA)", "preset's", "v_head_dim.";
+        // Megatron-LM's own arguments for the model
+        NumLayers => "num_layers", Count, "Layers", "preset's", "--num-layers.";
+        FfnHiddenSize => "ffn_hidden_size", Count, "FFN hidden size", "preset's", "--ffn-hidden-size.";
+        GroupQueryAttention => "group_query_attention", Flag, "Group query attention", "preset's",
+            "--group-query-attention.";
+        NumQueryGroups => "num_query_groups", Count, "Query groups", "preset's", "--num-query-groups.";
+        KvChannels => "kv_channels", Count, "KV channels", "hidden ÷ heads", "--kv-channels (the head dimension).";
+        MakeVocabSizeDivisibleBy => "make_vocab_size_divisible_by", Count, "Pad vocabulary to a multiple of", "128",
+            "--make-vocab-size-divisible-by; Megatron pads to this × TP.";
+        Swiglu => "swiglu", Flag, "SwiGLU", "preset's", "--swiglu.";
+        UntieEmbeddingsAndOutputWeights => "untie_embeddings_and_output_weights", Flag, "Untie embeddings", "preset's",
+            "--untie-embeddings-and-output-weights.";
+        MoeRouterTopk => "moe_router_topk", Count, "Router top-k", "preset's", "--moe-router-topk.";
+        MoeFfnHiddenSize => "moe_ffn_hidden_size", Count, "Expert FFN size", "preset's", "--moe-ffn-hidden-size.";
+        UseDistributedOptimizer => "use_distributed_optimizer", Flag, "Distributed optimizer", "false",
+            "--use-distributed-optimizer: optimizer states sharded over the data-parallel ranks.";
+        SequenceParallel => "sequence_parallel", Flag, "Sequence parallel", "false",
+            "--sequence-parallel (with TP > 1).";
+        RecomputeGranularity => "recompute_granularity", Text, "Recompute", "none", "--recompute-granularity: full or selective.";
+        RecomputeMethod => "recompute_method", Text, "Recompute method", "none",
+            "--recompute-method: uniform or block (full recompute needs one).";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-torchtitan", "first-nanotron"] {
+        // ---- training memory -------------------------------------------------------------------
+        GradientCheckpointing => "gradient_checkpointing", Flag, "Gradient checkpointing", "false",
+            "gradient_checkpointing: recompute each layer in the backward pass (keeps only its input).";
+        Adapter => "adapter", Text, "Adapter", "none (full fine-tune)", "adapter: lora or qlora.";
+        LoraR => "lora_r", Count, "LoRA rank", "8", "lora_r.";
+        LoraTargetModules => "lora_target_modules", Text, "LoRA target modules", "none",
+            "lora_target_modules, comma-separated (q_proj, v_proj, …); with lora_target_linear both count.";
+        LoraTargetLinear => "lora_target_linear", Flag, "LoRA on all linear layers", "false",
+            "lora_target_linear: every linear layer but lm_head.";
+        Optimizer => "optimizer", Text, "Optimizer", "adamw_torch_fused",
+            "optimizer: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
+        Optim => "optim", Text, "Optimizer", "adamw_torch_fused",
+            "TrainingArguments.optim: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
+        ZeroStage => "zero_optimization.stage", Count, "ZeRO stage", "0",
+            "DeepSpeed zero_optimization.stage (0–3).";
+        OffloadOptimizerDevice => "zero_optimization.offload_optimizer.device", Text, "Offload optimizer to", "none",
+            "zero_optimization.offload_optimizer.device: cpu or none.";
+        OffloadParamDevice => "zero_optimization.offload_param.device", Text, "Offload parameters to", "none",
+            "zero_optimization.offload_param.device (ZeRO-3): cpu or none.";
+        ZeroInit => "zero_init", Flag, "zero.Init", "true",
+            "Load a ZeRO-3 model under deepspeed.zero.Init (HF and axolotl do).";
+        RecomputeLayer => "recompute_layer", Flag, "Recompute layers", "false",
+            "parallelism.recompute_layer: recompute each decoder layer in the backward pass.";
+        ActivationCheckpointMode => "activation_checkpoint.mode", Text, "Activation checkpointing", "selective",
+            "activation_checkpoint.mode: none, selective or full.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
+        // ---- hardware ----------------------------------------------------------------------------
+        Gpu => "gpu", Text, "GPU", "none",
+            "a100-40gb, a100-80gb, h100-sxm, h100-pcie, h100-nvl, h200, b200, gb200, mi300x.";
+        GpuMemoryGib => "gpu_memory_gib", Real, "Usable GPU memory (GiB)", "the GPU's",
+            "Overrides the GPU's memory (what the driver leaves usable).";
+        Mfu => "mfu", Real, "MFU (0–1)", "unset",
+            "Model FLOPs utilisation: estimates tokens per second from the FLOPs and the GPU's peak.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
+        // ---- throughput (dpcalc's own, for time estimates) -----------------------------------
+        TokensPerSecondPerGpu => "tokens_per_second_per_gpu", Real, "Tokens per second per GPU", "unset",
+            "Measured throughput; gives time per step and GPU-hours.";
+        SecondsPerStep => "seconds_per_step", Real, "Seconds per step", "unset",
+            "Measured time of one optimizer step (instead of tokens per second).";
+    }
 }
 
 impl Field {
