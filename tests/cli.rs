@@ -401,6 +401,19 @@ fn flags_override_the_file_and_name_what_they_cannot_read() {
     // 8 // 2 // 2 = 2 replicas × 1 × 4 (with sample packing and CP, 0.19.0 wants 1)
     assert_eq!(v["outputs"]["global_batch_size"], 8);
     assert_eq!(v["accepted"], true);
+    // --framework over a link of another framework switches as the page does: values carried
+    // by meaning, the newest release (not what a link without version= would mean)
+    let v = json(&dpcalc(&[
+        "check",
+        "--json",
+        "?micro_batch_size=2&tensor_parallel_size=2",
+        "--framework",
+        "megatron",
+    ]));
+    assert_eq!(v["framework"], "megatron");
+    assert_eq!(v["version"], Framework::Megatron.default_release().id);
+    let q = v["query"].as_str().unwrap_or_default();
+    assert!(q.contains("tensor_model_parallel_size=2"), "{q}");
     // an alias is read as the link reads it
     let v = json(&dpcalc(&[
         "check",

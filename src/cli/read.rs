@@ -275,11 +275,11 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
             }
             let mut l = l.clone();
             if l.framework != framework {
-                // --framework over a link of another framework: its values carried by meaning,
-                // as the page's framework switch does
+                // --framework (or a config) of another framework over a link: its values
+                // carried by meaning and the newest release, as the page's framework switch does
                 l.inputs = crate::calc::frameworks::carry(l.framework, &l.inputs, framework);
                 l.framework = framework;
-                l.release = None;
+                l.release = Some(framework.default_release());
             }
             sources.push(Source {
                 name: "link".into(),
