@@ -74,7 +74,7 @@ fields! {
         WorldSize => "world_size", Count, "World size", "nodes × GPUs",
             "All GPUs (WORLD_SIZE). Optional: overrides nodes × GPUs per node.";
     }
-    ["first-axolotl", "first-hf", "first-deepspeed"] {
+    ["first-axolotl"] {
         // ---- axolotl (YAML keys) -------------------------------------------------------------
         TensorParallelSize => "tensor_parallel_size", Count, "Tensor parallel size", "1",
             "GPUs sharing one replica's layers; they see the same data.";
@@ -82,8 +82,12 @@ fields! {
             "GPUs splitting one sequence; they see the same data.";
         MicroBatchSize => "micro_batch_size", Count, "Micro batch size", "1",
             "Samples per GPU per forward pass.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed"] {
         GradientAccumulationSteps => "gradient_accumulation_steps", Count, "Gradient accumulation steps", "1",
             "Micro batches per optimizer step.";
+    }
+    ["first-axolotl"] {
         BatchSize => "batch_size", Count, "Batch size (discouraged)", "unset",
             "Per-GPU batch; axolotl prefers gradient_accumulation_steps.";
         NumSamples => "num_samples", Count, "Training rows", "required for steps",
@@ -131,9 +135,9 @@ fields! {
             "deepspeed: the DeepSpeed JSON path; only whether it is set matters (0.21.0 maps CP to Ulysses sp_size).";
         Plugins => "plugins", Text, "Plugins", "unset",
             "plugins (comma-separated); 0.20.0 needs axolotl.integrations.expert_parallel.ExpertParallelPlugin for expert_parallel_size.";
-        // (axolotl: add fields above this line)
     }
-    ["first-hf", "first-deepspeed"] {
+    ["first-hf"] {
+        // (axolotl: add fields above this line)
         // ---- Hugging Face Trainer (TrainingArguments, accelerate ParallelismConfig) -----------
         PerDeviceTrainBatchSize => "per_device_train_batch_size", Count, "Per-device batch size", "8",
             "TrainingArguments.per_device_train_batch_size: samples per GPU per forward pass.";
@@ -143,18 +147,26 @@ fields! {
         SpSize => "sp_size", Count, "Sequence parallel size", "1",
             "ParallelismConfig sp_size (DeepSpeed Ulysses / ALST).";
         NumTrainEpochs => "num_train_epochs", Real, "Epochs", "3.0", "num_train_epochs; may be fractional.";
+    }
+    ["first-hf", "first-deepspeed"] {
         DataloaderDropLast => "dataloader_drop_last", Flag, "Drop the last incomplete batch", "",
             "dataloader_drop_last.";
+    }
+    ["first-hf"] {
         EvalSteps => "eval_steps", Real, "Evaluate every", "unset", "eval_steps; below 1 it is a fraction of max_steps.";
         SaveSteps => "save_steps", Real, "Save every", "500", "save_steps; below 1 it is a fraction of max_steps.";
         LoggingSteps => "logging_steps", Real, "Log every", "500", "logging_steps; below 1 it is a fraction of max_steps.";
+    }
+    ["first-hf", "first-deepspeed"] {
         MaxLength => "max_length", Count, "Sequence length", "1024",
             "Tokens per sample (TRL SFTConfig.max_length); only for the token counts.";
+    }
+    ["first-hf"] {
         TrainSamplingStrategy => "train_sampling_strategy", Text, "Training sampler", "random",
             "train_sampling_strategy (transformers 5): random, sequential, group_by_length or batch_rebalance. batch_rebalance (5.17+) hands out one global batch of per-device × GA × world_size rows per step; 5.14–5.16 accept it unchecked in Python and sample randomly.";
-        // (hf: add fields above this line)
     }
     ["first-deepspeed"] {
+        // (hf: add fields above this line)
         // ---- DeepSpeed (ds_config.json) ------------------------------------------------------
         TrainBatchSize => "train_batch_size", Count, "Train batch size", "derived",
             "train_batch_size: samples per optimizer step, all GPUs.";
@@ -165,9 +177,9 @@ fields! {
             "sequence_parallel_size (Ulysses).";
         MpuDataParallelWorldSize => "mpu_data_parallel_world_size", Count, "mpu data-parallel size", "no mpu",
             "Only with deepspeed.initialize(mpu=…) (Megatron-DeepSpeed: world ÷ (tp × pp)) or mesh_param=(dp, sp): its data-parallel size, which DeepSpeed checks the batch against instead of world_size.";
-        // (deepspeed: add fields above this line)
     }
-    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan"] {
+    ["first-megatron"] {
+        // (deepspeed: add fields above this line)
         // ---- Megatron-LM (command-line arguments, as args names) -----------------------------
         TensorModelParallelSize => "tensor_model_parallel_size", Count, "Tensor model parallel size", "1",
             "--tensor-model-parallel-size.";
@@ -175,8 +187,12 @@ fields! {
             "--pipeline-model-parallel-size.";
         ExpertModelParallelSize => "expert_model_parallel_size", Count, "Expert model parallel size", "1",
             "--expert-model-parallel-size (not in the data-parallel size).";
+    }
+    [] {
         GlobalBatchSize => "global_batch_size", Int, "Global batch size", "mbs × dp",
             "Samples per optimizer step, all GPUs.";
+    }
+    ["first-megatron"] {
         RampupBatchSize => "rampup_batch_size", Text, "Batch-size ramp-up", "unset",
             "--rampup-batch-size <start> <increment> <samples>.";
         StepBatchSizeSchedule => "step_batch_size_schedule", Text, "Step batch-size schedule", "unset",
@@ -197,15 +213,19 @@ fields! {
             "--eval-global-batch-size (0.19.2); must divide by eval micro batch × dp.";
         EvalMicroBatchSize => "eval_micro_batch_size", Int, "Eval micro batch size", "micro batch",
             "--eval-micro-batch-size (0.19.2).";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan"] {
         NumExperts => "num_experts", Count, "Number of experts", "unset",
             "--num-experts (0.19.2: required with expert parallelism, a multiple of it).";
+    }
+    ["first-megatron"] {
         ExpertTensorParallelSize => "expert_tensor_parallel_size", Count, "Expert tensor parallel size", "TP",
             "--expert-tensor-parallel-size (0.19.2): the expert grid is this × expert × pipeline.";
         TensorParallelNumWeightShards => "tensor_parallel_num_weight_shards", Count, "TP weight shards", "TP",
             "--tensor-parallel-num-weight-shards (0.19.2): shards ÷ TP is a weight-shard (GTP) axis in the model size.";
-        // (megatron: add fields above this line)
     }
     ["first-torchtitan"] {
+        // (megatron: add fields above this line)
         // ---- torchtitan (job config TOML: [parallelism], [training]) --------------------------
         DataParallelReplicateDegree => "data_parallel_replicate_degree", Count, "DP replicate degree", "1",
             "parallelism.data_parallel_replicate_degree.";
@@ -234,15 +254,19 @@ fields! {
             "parallelism.enable_sequence_parallel: the sequence must then divide by the TP degree.";
         DisableCudaGraphs => "disable_cuda_graphs", Flag, "Disable CUDA graphs", "false",
             "training.disable_cuda_graphs; pipeline parallelism needs it set.";
-        // (torchtitan: add fields above this line)
     }
     ["first-nanotron"] {
+        // (torchtitan: add fields above this line)
         // ---- nanotron (config YAML: parallelism, tokens) --------------------------------------
         Dp => "dp", Count, "Data parallel size", "required", "parallelism.dp: model replicas, each fed its own data.";
         Tp => "tp", Count, "Tensor parallel size", "required", "parallelism.tp.";
         Pp => "pp", Count, "Pipeline parallel size", "required", "parallelism.pp.";
+    }
+    [] {
         ExpertParallelSize => "expert_parallel_size", Count, "Expert parallel size", "1",
             "GPUs that split the experts of an MoE layer; they sit inside the data-parallel ranks.";
+    }
+    ["first-nanotron"] {
         BatchAccumulationPerReplica => "batch_accumulation_per_replica", Count, "Batch accumulation per replica", "required",
             "tokens.batch_accumulation_per_replica: micro batches per optimizer step.";
         SequenceLength => "sequence_length", Count, "Sequence length", "required", "tokens.sequence_length.";
@@ -251,28 +275,50 @@ fields! {
             "model.model_config.num_attention_heads: HEAD checks tp against it (Config.__post_init__).";
         NumKeyValueHeads => "model.model_config.num_key_value_heads", Count, "Key/value heads", "= attention heads",
             "model.model_config.num_key_value_heads (absent: num_attention_heads); HEAD checks tp against it.";
-        // (nanotron: add fields above this line)
     }
-    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
+    ["first-axolotl"] {
+        // (nanotron: add fields above this line)
         // ---- the model (config.json's keys; a preset by its Hub id under each framework's key) -
         BaseModel => "base_model", Text, "Model", "none",
             "base_model: a Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …) fills the architecture below.";
+    }
+    ["first-hf"] {
         ModelNameOrPath => "model_name_or_path", Text, "Model", "none",
             "model_name_or_path: a Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …) fills the architecture below.";
+    }
+    ["first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         ModelId => "model", Text, "Model", "none",
             "A Hub id dpcalc knows (meta-llama/Llama-3.1-8B, Qwen/Qwen3-8B, …): fills the architecture below.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-torchtitan", "first-nanotron"] {
         ModelType => "model_type", Text, "Model type", "preset's, else llama",
             "config.json model_type: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gemma, gemma2.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         HiddenSize => "hidden_size", Count, "Hidden size", "preset's", "hidden_size.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-torchtitan", "first-nanotron"] {
         NumHiddenLayers => "num_hidden_layers", Count, "Layers", "preset's", "num_hidden_layers.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan"] {
         ModelNumAttentionHeads => "num_attention_heads", Count, "Attention heads", "preset's", "num_attention_heads.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-torchtitan"] {
         ModelNumKeyValueHeads => "num_key_value_heads", Count, "Key/value heads", "preset's",
             "num_key_value_heads (GQA groups; = attention heads without GQA).";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-torchtitan", "first-nanotron"] {
         HeadDim => "head_dim", Count, "Head dimension", "hidden ÷ heads", "head_dim (Qwen3 and Gemma set it).";
         IntermediateSize => "intermediate_size", Count, "MLP size", "preset's", "intermediate_size.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         VocabSize => "vocab_size", Count, "Vocabulary", "preset's", "vocab_size (the real vocabulary).";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-torchtitan", "first-nanotron"] {
         TieWordEmbeddings => "tie_word_embeddings", Flag, "Tie embeddings", "preset's",
             "tie_word_embeddings: the output layer shares the embedding's weights.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed", "first-torchtitan"] {
         AttentionBias => "attention_bias", Flag, "Attention bias", "preset's",
             "attention_bias: on Llama and Qwen3, q, k, v and o biases (Qwen2's q/k/v bias is built in).";
         NumExpertsPerTok => "num_experts_per_tok", Count, "Experts per token", "preset's", "num_experts_per_tok (top-k).";
@@ -285,6 +331,8 @@ fields! {
         QkNopeHeadDim => "qk_nope_head_dim", Count, "qk nope head dim (MLA)", "preset's", "qk_nope_head_dim.";
         QkRopeHeadDim => "qk_rope_head_dim", Count, "qk rope head dim (MLA)", "preset's", "qk_rope_head_dim.";
         VHeadDim => "v_head_dim", Count, "v head dim (MLA)", "preset's", "v_head_dim.";
+    }
+    ["first-megatron"] {
         // Megatron-LM's own arguments for the model
         NumLayers => "num_layers", Count, "Layers", "preset's", "--num-layers.";
         FfnHiddenSize => "ffn_hidden_size", Count, "FFN hidden size", "preset's", "--ffn-hidden-size.";
@@ -307,10 +355,12 @@ fields! {
         RecomputeMethod => "recompute_method", Text, "Recompute method", "none",
             "--recompute-method: uniform or block (full recompute needs one).";
     }
-    ["first-axolotl", "first-hf", "first-deepspeed", "first-torchtitan", "first-nanotron"] {
+    ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------
         GradientCheckpointing => "gradient_checkpointing", Flag, "Gradient checkpointing", "false",
             "gradient_checkpointing: recompute each layer in the backward pass (keeps only its input).";
+    }
+    ["first-axolotl"] {
         Adapter => "adapter", Text, "Adapter", "none (full fine-tune)", "adapter: lora or qlora.";
         LoraR => "lora_r", Count, "LoRA rank", "8", "lora_r.";
         LoraTargetModules => "lora_target_modules", Text, "LoRA target modules", "none",
@@ -319,8 +369,12 @@ fields! {
             "lora_target_linear: every linear layer but lm_head.";
         Optimizer => "optimizer", Text, "Optimizer", "adamw_torch_fused",
             "optimizer: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
+    }
+    ["first-hf"] {
         Optim => "optim", Text, "Optimizer", "adamw_torch_fused",
             "TrainingArguments.optim: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
+    }
+    ["first-axolotl", "first-hf", "first-deepspeed"] {
         ZeroStage => "zero_optimization.stage", Count, "ZeRO stage", "0",
             "DeepSpeed zero_optimization.stage (0–3).";
         OffloadOptimizerDevice => "zero_optimization.offload_optimizer.device", Text, "Offload optimizer to", "none",
@@ -329,8 +383,12 @@ fields! {
             "zero_optimization.offload_param.device (ZeRO-3): cpu or none.";
         ZeroInit => "zero_init", Flag, "zero.Init", "true",
             "Load a ZeRO-3 model under deepspeed.zero.Init (HF and axolotl do).";
+    }
+    ["first-nanotron"] {
         RecomputeLayer => "recompute_layer", Flag, "Recompute layers", "false",
             "parallelism.recompute_layer: recompute each decoder layer in the backward pass.";
+    }
+    ["first-torchtitan"] {
         ActivationCheckpointMode => "activation_checkpoint.mode", Text, "Activation checkpointing", "selective",
             "activation_checkpoint.mode: none, selective or full.";
     }
