@@ -125,6 +125,17 @@ pub struct Message {
     pub last_error: bool,
 }
 
+/// A message's level as the page names it: the class after `msg` and the `data-` attribute
+/// (`error`, `warning`, `note`, `hint`).
+pub fn level_name(level: Level) -> &'static str {
+    match level {
+        Level::Error => "error",
+        Level::Warning => "warning",
+        Level::Note => "note",
+        Level::Hint => "hint",
+    }
+}
+
 /// The id of the n-th message at a field, for `aria-describedby`.
 pub fn message_id(field: Field, n: usize) -> String {
     format!("msg-{}-{n}", field.key())
@@ -138,12 +149,7 @@ pub fn messages(field: Field, diags: &[Diag]) -> Vec<Message> {
         .enumerate()
         .map(|(n, d)| Message {
             id: message_id(field, n),
-            level: match d.level {
-                Level::Error => "error",
-                Level::Warning => "warning",
-                Level::Note => "note",
-                Level::Hint => "hint",
-            },
+            level: level_name(d.level),
             show_key: d.level == Level::Error && !names_key(field, &d.message),
             text: d.message.clone(),
             last_error: Some(n) == last_error,

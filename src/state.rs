@@ -105,13 +105,7 @@ impl State {
                 Some(State::from_link(reread(link, &["framework", "version"])))
             }
             Action::Import(fw, named, mut inputs) => {
-                // A config file rarely says the cluster shape: keep the current one unless it does.
-                for &f in frameworks::CLUSTER {
-                    let given = !inputs.get(f).trim().is_empty();
-                    if !given && !self.link.inputs.get(f).trim().is_empty() {
-                        inputs.set(f, self.link.inputs.get(f));
-                    }
-                }
+                keep_cluster(&self.link.inputs, &mut inputs);
                 let release = named.unwrap_or_else(|| {
                     if fw == self.link.framework {
                         self.link.release()
@@ -170,6 +164,16 @@ fn reread(mut link: Link, chosen: &[&str]) -> Link {
                 .is_none_or(|f| link.inputs.get(f).trim().is_empty())
     });
     query::decode(&query::encode(&link))
+}
+
+/// A config file rarely says the cluster shape: an import keeps each cluster field of `current`
+/// that the imported `inputs` leave empty.
+pub fn keep_cluster(current: &RawInputs, inputs: &mut RawInputs) {
+    for &f in frameworks::CLUSTER {
+        if inputs.get(f).trim().is_empty() && !current.get(f).trim().is_empty() {
+            inputs.set(f, current.get(f));
+        }
+    }
 }
 
 /// The page at `base` with a query string (already encoded, without `?`).

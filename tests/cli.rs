@@ -218,16 +218,9 @@ fn pasted(framework: Framework, files: &[&str]) -> State {
     });
     for f in files {
         let text = std::fs::read_to_string(config(f)).expect("a fixture");
-        let got = import::read(state.link.framework, None, &text);
+        let (next, got) = common::paste(state, &text);
         assert!(got.errors.is_empty(), "{f}: {:?}", got.errors);
-        let inputs = got.merged_into(&state.link.inputs);
-        state = state
-            .reduce(dpcalc::state::Action::Import(
-                got.framework,
-                got.release,
-                inputs,
-            ))
-            .unwrap_or(state);
+        state = next;
     }
     state
 }

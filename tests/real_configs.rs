@@ -4,9 +4,11 @@
 //! it.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use dpcalc::calc::import::{self, Imported};
+use dpcalc::calc::import;
 use dpcalc::calc::{Field, Level, Output};
 use dpcalc::state::{Action, State};
 
@@ -34,23 +36,6 @@ fn files() -> Vec<(PathBuf, PathBuf)> {
     out
 }
 
-/// A fresh page after pasting `text` into its Import (as the Import button does).
-fn paste(text: &str) -> (State, Imported) {
-    let page = State::from_query("");
-    let got = import::read(page.link.framework, None, text);
-    let next = if got.applicable() {
-        page.reduce(Action::Import(
-            got.framework,
-            got.release,
-            got.merged_into(&page.link.inputs),
-        ))
-        .unwrap_or(page)
-    } else {
-        page
-    };
-    (next, got)
-}
-
 fn field(state: &State, key: &str) -> Field {
     state
         .link
@@ -61,7 +46,7 @@ fn field(state: &State, key: &str) -> Field {
 
 fn check(file: &Path, expect: &str) -> Vec<String> {
     let text = std::fs::read_to_string(file).expect("the config");
-    let (mut state, got) = paste(&text);
+    let (mut state, got) = common::paste(State::from_query(""), &text);
     let mut fails = Vec::new();
     let mut fail = |line: &str, why: String| fails.push(format!("`{line}`: {why}"));
     let mut lines = 0;

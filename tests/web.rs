@@ -596,6 +596,14 @@ async fn compare_shows_every_framework_and_marks_differences() {
 }
 
 impl Mounted {
+    /// Clicks the Import button and lets the page render.
+    async fn click_import(&self) {
+        let button: web_sys::HtmlElement =
+            self.q(".import-row button").unwrap().dyn_into().unwrap();
+        button.click();
+        yew::scheduler::flush().await;
+    }
+
     async fn paste(&self, text: &str) {
         let area: web_sys::HtmlTextAreaElement =
             self.q("#import-text").unwrap().dyn_into().unwrap();
@@ -644,9 +652,7 @@ async fn import_fills_the_form_and_lists_what_it_ignored() {
     let page = mount("nodes=2").await;
     open_details(&page, "details.config").await;
     page.paste(r#"{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 3, "overlap_comm": true}}"#).await;
-    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
-    button.click();
-    yew::scheduler::flush().await;
+    page.click_import().await;
     assert!(
         search().starts_with(&format!(
             "?framework=deepspeed&version={}&nodes=2&",
@@ -675,9 +681,7 @@ async fn import_fills_the_form_and_lists_what_it_ignored() {
     );
     // a broken paste is an error and changes nothing
     page.paste("{\"train_batch_size\": ").await;
-    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
-    button.click();
-    yew::scheduler::flush().await;
+    page.click_import().await;
     assert!(page.q("[data-import-error]").is_some());
     assert!(
         search().contains("train_micro_batch_size_per_gpu=4"),
@@ -693,9 +697,7 @@ async fn an_import_applies_what_it_read_and_keeps_the_release() {
     // 4.51 accepts warmup_ratio: the page stays at 4.51 rather than the newest, which refuses it
     page.paste(r#"{"per_device_train_batch_size": 4, "warmup_ratio": 0.1, "output_dir": "o"}"#)
         .await;
-    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
-    button.click();
-    yew::scheduler::flush().await;
+    page.click_import().await;
     assert!(
         search().starts_with("?framework=hf&version=4.51&"),
         "{}",
@@ -709,9 +711,7 @@ async fn an_import_applies_what_it_read_and_keeps_the_release() {
     // one "auto" value: the rest applies, the error names the one left empty
     page.paste(r#"{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2}"#)
         .await;
-    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
-    button.click();
-    yew::scheduler::flush().await;
+    page.click_import().await;
     assert!(
         search().starts_with("?framework=deepspeed&"),
         "{}",
@@ -737,9 +737,7 @@ async fn an_import_applies_what_it_read_and_keeps_the_release() {
     // a malformed text applies nothing, and says so
     page.paste("micro_batch_size: 2\ngradient_accumulation_steps: [4\n")
         .await;
-    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
-    button.click();
-    yew::scheduler::flush().await;
+    page.click_import().await;
     let summary = page
         .q("[data-import-applied]")
         .expect("the import's summary");
@@ -909,9 +907,7 @@ async fn a_pasted_torchtitan_toml_switches_the_framework() {
          [training]\nlocal_batch_size = 4\nseq_len = 4096\nsteps = 500\n",
     )
     .await;
-    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
-    button.click();
-    yew::scheduler::flush().await;
+    page.click_import().await;
     assert!(page.q("[data-import-error]").is_none());
     assert!(
         page.q("[data-import-framework=\"torchtitan\"]").is_some(),
@@ -934,9 +930,7 @@ async fn a_pasted_torchtitan_toml_switches_the_framework() {
     assert_eq!(ignored, "job");
     // a text that is no config: one sentence, nothing changes
     page.paste("hello, this is not a config").await;
-    let button: web_sys::HtmlElement = page.q(".import-row button").unwrap().dyn_into().unwrap();
-    button.click();
-    yew::scheduler::flush().await;
+    page.click_import().await;
     let error = page
         .q("[data-import-error]")
         .unwrap()

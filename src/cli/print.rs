@@ -189,7 +189,7 @@ impl<'a> Printed<'a> {
         for d in diags {
             line(format!(
                 "  {} at {}: {}",
-                level_name(d.level),
+                page::level_name(d.level),
                 d.field.key(),
                 d.message
             ));
@@ -250,7 +250,7 @@ impl<'a> Printed<'a> {
             .diags
             .iter()
             .map(|d| Message {
-                level: level_name(d.level),
+                level: page::level_name(d.level),
                 field: d.field.key(),
                 stage: d.stage.name(),
                 message: &d.message,
@@ -317,15 +317,6 @@ impl<'a> Printed<'a> {
     }
 }
 
-fn level_name(level: Level) -> &'static str {
-    match level {
-        Level::Error => "error",
-        Level::Warning => "warning",
-        Level::Note => "note",
-        Level::Hint => "hint",
-    }
-}
-
 /// Rows of `label  value`, the values in one column.
 fn table(line: &mut impl FnMut(String), rows: &[(String, String)]) {
     let width = rows
@@ -358,18 +349,6 @@ struct Json<'a> {
     notices: Vec<(String, String)>,
     steps: Vec<Step<'a>>,
     expectations: Vec<JsonExpectation<'a>>,
-}
-
-impl Serialize for Source {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(5))?;
-        m.serialize_entry("name", &self.name)?;
-        m.serialize_entry("read_as", &self.read_as)?;
-        m.serialize_entry("summary", &self.summary)?;
-        m.serialize_entry("ignored", &self.ignored)?;
-        m.serialize_entry("warnings", &self.warnings)?;
-        m.end()
-    }
 }
 
 /// A value as the contract gives it: an integer as a JSON integer (any size), a float as a JSON

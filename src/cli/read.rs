@@ -31,7 +31,7 @@ pub struct Request {
 }
 
 /// How one input was read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Source {
     /// The file name, `-` for standard input, or the link.
     pub name: String,
@@ -351,15 +351,9 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
         if imported.scope == Scope::Config {
             named = imported.release;
         }
-        let before = state_link.inputs.clone();
-        let mut next = imported.merged_into(&before);
+        let mut next = imported.merged_into(&state_link.inputs);
         if imported.scope == Scope::Config {
-            // a config file rarely says the cluster shape: keep the one given unless it does
-            for &f in crate::calc::frameworks::CLUSTER {
-                if next.get(f).trim().is_empty() && !before.get(f).trim().is_empty() {
-                    next.set(f, before.get(f));
-                }
-            }
+            crate::state::keep_cluster(&state_link.inputs, &mut next);
         }
         state_link.inputs = next;
         sources.push(Source {

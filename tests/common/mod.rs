@@ -31,8 +31,10 @@
 //!   (that run did not compare dpcalc's errors, only its values).
 #![allow(dead_code)]
 
+use dpcalc::calc::import::{self, Imported};
 use dpcalc::calc::{Level, Num, Output, Report};
 use dpcalc::query;
+use dpcalc::state::{Action, State};
 
 /// Every framework's fixture, as `(framework id, text)`.
 pub const FIXTURES: &[(&str, &str)] = &[
@@ -375,4 +377,18 @@ pub fn run(oracle: &Oracle) {
         new.len(),
         new.join("\n")
     );
+}
+
+/// What the page's Import button does with a pasted `text` on `state` (components/config.rs):
+/// the import, and the page after it (unchanged when nothing is applicable).
+pub fn paste(state: State, text: &str) -> (State, Imported) {
+    let got = import::read(state.link.framework, None, text);
+    if !got.applicable() {
+        return (state, got);
+    }
+    let inputs = got.merged_into(&state.link.inputs);
+    let next = state
+        .reduce(Action::Import(got.framework, got.release, inputs))
+        .unwrap_or(state);
+    (next, got)
 }
