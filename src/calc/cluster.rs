@@ -16,6 +16,20 @@ pub fn world_size(
     report: &mut Report,
 ) -> Option<u64> {
     let (nodes_given, gpus_given) = (nodes.is_given(), gpus_per_node.is_given());
+    // the node shape, for the stages after the rules (DeepSpeed's estimators, the map): as given,
+    // with dpcalc's defaults where they apply (`None` GPUs per node: world_size ÷ nodes)
+    let world_given = world_size.is_given();
+    let given_nodes = nodes.given().filter(|&n| n > 0);
+    report.plan.nodes = if world_given {
+        given_nodes
+    } else {
+        Some(given_nodes.unwrap_or(DEFAULT_NODES))
+    };
+    report.plan.gpus_per_node = match gpus_per_node.given().filter(|&g| g > 0) {
+        Some(g) => Some(g),
+        None if world_given => None,
+        None => Some(DEFAULT_GPUS_PER_NODE),
+    };
     let nodes = positive(report, Field::Nodes, nodes.or(DEFAULT_NODES));
     let gpus = positive(
         report,

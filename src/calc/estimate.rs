@@ -43,15 +43,7 @@
 
 use super::model::Model;
 
-/// Activation recomputation, from the most memory to the least.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Recompute {
-    None,
-    /// Korthikanti's selective recompute: the attention core (scores, softmax, dropout).
-    Selective,
-    /// Every layer recomputed from its input.
-    Full,
-}
+pub use super::plan::Recompute;
 
 /// How the model states are sharded over [`Plan::shard`] GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -524,3 +524,46 @@ impl RawInputs {
             .filter(|(_, v)| !v.trim().is_empty())
     }
 }
+
+/// A parsed input: absent (the default applies), a value, or invalid (its error is already
+/// reported at the field, and everything that needs it shows no value).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Param<T> {
+    Absent,
+    Given(T),
+    Invalid,
+}
+
+impl<T: Copy> Param<T> {
+    /// The value, the default when absent, or `None` when invalid.
+    pub fn or(self, default: T) -> Option<T> {
+        match self {
+            Param::Absent => Some(default),
+            Param::Given(v) => Some(v),
+            Param::Invalid => None,
+        }
+    }
+
+    pub fn given(self) -> Option<T> {
+        match self {
+            Param::Given(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn is_given(self) -> bool {
+        matches!(self, Param::Given(_))
+    }
+}
+
+impl Param<u64> {
+    /// A positive count as given, the default when absent (`None`: no default), `None` when 0
+    /// or invalid.
+    pub fn positive_or(self, default: Option<u64>) -> Option<u64> {
+        match self {
+            Param::Given(v) if v > 0 => Some(v),
+            Param::Absent => default,
+            _ => None,
+        }
+    }
+}

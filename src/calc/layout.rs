@@ -158,7 +158,7 @@ pub struct Explorer {
     /// The GPU's memory (`gpu_memory_bytes` of the current report), when known.
     pub capacity: Option<u128>,
     /// Expert parallelism is left out (every row has ep = 1, its column is not shown): the
-    /// model has no experts and the link does not set it (`fit::has_experts`).
+    /// model has no experts and the link does not set it (`plan::Settings::has_experts`).
     pub no_ep: bool,
     /// The current inputs' own report (what a value missing from every row still needs).
     pub base: Report,
@@ -743,9 +743,8 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     let ep_set = (dims.iter())
         .filter(|(d, _)| *d == Dim::Ep)
         .any(|&(_, f)| !matches!(raw.get(f).trim(), "" | "1"));
-    ex.no_ep = dims.iter().any(|(d, _)| *d == Dim::Ep)
-        && !ep_set
-        && !super::fit::has_experts(framework.spec(), raw);
+    ex.no_ep =
+        dims.iter().any(|(d, _)| *d == Dim::Ep) && !ep_set && !base.plan.settings.has_experts;
     let Some(world) = ex.world else {
         ex.base = base;
         ex.note = Some("The layouts need a valid world size.".into());
@@ -824,7 +823,7 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     // the model and the training settings, resolved once; each row's memory is arithmetic
     let memory = base
         .grid
-        .and_then(|g| Some((g, MemoryContext::new(framework.spec(), raw, &base)?)));
+        .and_then(|g| Some((g, MemoryContext::new(&base)?)));
     ex.rows.reserve_exact(all.len());
     for sizes in all {
         let product: u64 = sizes.iter().product();

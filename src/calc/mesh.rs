@@ -34,7 +34,7 @@
 
 use super::frameworks::Framework;
 use super::layout::{self, Dim};
-use super::{Field, Num, Output, Param, RawInputs, Report};
+use super::{Field, Num, Output, RawInputs, Report};
 
 pub use super::spec::Axis;
 
@@ -297,22 +297,12 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
             "{world} GPUs: the GPU map covers clusters of up to {MAX_WORLD} GPUs."
         ));
     }
-    let count = |f: Field, default: u64| {
-        let mut scratch = Vec::new();
-        match super::parse::count(f, raw.get(f), &mut scratch) {
-            Param::Given(v) if v > 0 => v,
-            _ => default,
-        }
-    };
-    // With world_size and only `nodes` given, a node holds world_size / nodes GPUs.
-    let nodes_given = count(Field::Nodes, 0);
-    let gpn = if raw.get(Field::GpusPerNode).trim().is_empty()
-        && nodes_given > 0
-        && world % nodes_given == 0
-    {
-        world / nodes_given
-    } else {
-        count(Field::GpusPerNode, super::cluster::DEFAULT_GPUS_PER_NODE)
+    // the node shape the rules published; with world_size and only `nodes` given, a node holds
+    // world_size / nodes GPUs
+    let gpn = match (report.plan.gpus_per_node, report.plan.nodes) {
+        (Some(g), _) => g,
+        (None, Some(n)) if world % n == 0 => world / n,
+        (None, _) => super::cluster::DEFAULT_GPUS_PER_NODE,
     };
     // A world_size that the node shape does not divide is drawn as one row.
     let gpn = if world % gpn == 0 { gpn } else { world };

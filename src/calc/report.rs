@@ -305,6 +305,8 @@ pub struct Report {
     pub steps: Vec<Step>,
     /// The parallel layout the framework resolved (its grid stage), when it got that far.
     pub grid: Option<Grid>,
+    /// What the rules resolved beyond the grid, typed, for the stages after them (`plan.rs`).
+    pub plan: super::plan::Plan,
     /// The stage running now (see [`Report::enter`]).
     stage: Stage,
     /// Lines about the legacy (0.14.0) computation that belong to no single field.
@@ -318,6 +320,7 @@ impl Default for Report {
             diags: Vec::new(),
             steps: Vec::new(),
             grid: None,
+            plan: super::plan::Plan::default(),
             stage: Stage::Inputs,
             legacy_notes: Vec::new(),
         }

@@ -20,21 +20,14 @@
 //! The integer products are exact (i128, checked); the time values are `f64` (IEEE division and
 //! multiplication, correctly rounded, in the order written above).
 
-use super::parse::Reader;
-use super::spec::{Concept, Spec};
-use super::{Field, Level, Num, Output, Param, RawInputs, Report};
+use super::{Field, Level, Num, Output, Param, Report};
 
 /// Adds the token and time outputs to a framework's report (the hook in `Framework::compute`).
 /// `estimated`: tokens per second per GPU from an MFU (the model stage's), used when no
 /// throughput is measured.
-pub fn finish(
-    spec: &'static Spec,
-    raw: &RawInputs,
-    mut report: Report,
-    estimated: Option<f64>,
-) -> Report {
+pub fn finish(mut report: Report, estimated: Option<f64>) -> Report {
     report.enter(super::Stage::Tokens);
-    post_process(spec, raw, &mut report, estimated);
+    post_process(&mut report, estimated);
     report
 }
 
@@ -48,13 +41,8 @@ fn positive_int(report: &Report, output: Output) -> Option<i128> {
 }
 
 /// See the module documentation.
-pub fn post_process(
-    spec: &'static Spec,
-    raw: &RawInputs,
-    report: &mut Report,
-    estimated: Option<f64>,
-) {
-    tokens_per_step(spec, raw, report);
+pub fn post_process(report: &mut Report, estimated: Option<f64>) {
+    tokens_per_step(report);
     let tokens = positive_int(report, Output::TokensPerStep);
     if let Some(t) = tokens {
         if let Some(spe) = positive_int(report, Output::StepsPerEpoch) {
@@ -82,58 +70,34 @@ pub fn post_process(
             }
         }
     }
-    time(raw, report, tokens, estimated);
+    time(report, tokens, estimated);
 }
 
 /// `global_batch_size × sequence length`, when the framework module left it out and the
-/// sequence length is given.
-fn tokens_per_step(spec: &'static Spec, raw: &RawInputs, report: &mut Report) {
+/// sequence length is known (the plan's: its key, or the framework's default).
+fn tokens_per_step(report: &mut Report) {
     if report.value(Output::TokensPerStep).is_some() {
         return;
     }
-    let Some(field) = spec.field_for(Concept::SeqLen) else {
-        return;
-    };
-    // The framework module reports a bad sequence length; here it is only read.
-    let mut scratch = Vec::new();
-    let Param::Given(len) = super::parse::count(field, raw.get(field), &mut scratch) else {
+    let Some(len) = report.plan.seq_len else {
         return;
     };
     let Some(global) = positive_int(report, Output::GlobalBatchSize) else {
         return;
     };
-    if len == 0 {
-        return;
-    }
     if let Some(t) = global.checked_mul(i128::from(len)) {
         report.set(Output::TokensPerStep, Num::Int(t));
         report.explain(
             Output::TokensPerStep,
-            format!("tokens_per_step = global batch × {}", field.key()),
+            "tokens_per_step = global batch × sequence length",
             format!("tokens_per_step = {global} × {len} = {t}"),
         );
     }
 }
 
-/// Parses a throughput field, unless the framework module already did (its message stays the
-/// only one at the field).
-fn read(raw: &RawInputs, report: &mut Report, field: Field) -> Param<f64> {
-    let already = report.diags.iter().any(|d| d.field == field);
-    let mut diags = Vec::new();
-    let p = Reader {
-        raw,
-        diags: &mut diags,
-    }
-    .real(field);
-    if !already {
-        report.diags.extend(diags);
-    }
-    p
-}
-
-fn time(raw: &RawInputs, report: &mut Report, tokens: Option<i128>, estimated: Option<f64>) {
-    let tps = read(raw, report, Field::TokensPerSecondPerGpu);
-    let sps = read(raw, report, Field::SecondsPerStep);
+fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<f64>) {
+    let tps = report.plan.settings.tokens_per_second_per_gpu;
+    let sps = report.plan.settings.seconds_per_step;
     // a measured throughput wins over the MFU estimate
     let (tps, rule) = match (tps, sps, estimated) {
         (Param::Absent, Param::Absent, Some(x)) => (

@@ -11,6 +11,7 @@
 //! This module is vocabulary: it depends on the fields, outputs and reports below it, never on a
 //! framework or on the machinery above.
 
+use super::plan::NamedModel;
 use super::{Field, Kind, Output, RawInputs, Report};
 
 /// A release whose batch math differs from its neighbours'.
@@ -272,29 +273,23 @@ pub enum FlopsConvention {
     Nanotron,
 }
 
-/// Which of the framework's settings decide how its model states are sharded (read by the
-/// memory stage, `fit.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sharding {
-    /// DeepSpeed's `zero_optimization.*` keys (stage, offload), over the data-parallel ranks.
-    Zero,
-    /// DeepSpeed's keys, or an `fsdp_config` block (FSDP full shard) when given (axolotl).
-    ZeroOrFsdp,
-    /// FSDP2 over the data-parallel shard ranks, always (torchtitan).
-    Fsdp,
-    /// Megatron's `--use-distributed-optimizer` (optimizer states over the data-parallel ranks).
-    DistributedOptimizer,
-    /// Replicated model states (nanotron's default ZeRO stage 0).
-    Replicated,
-}
-
 /// What the memory and compute stage needs to know about a framework.
 pub struct Fit {
     pub flops: FlopsConvention,
-    pub sharding: Sharding,
     /// The key naming a model preset here (`base_model`, `model_name_or_path`, `model`).
     pub model_key: Field,
+    /// Reads the model stage's settings (the GPU, the model, sharding, recompute, attention,
+    /// optimizer, LoRA, the framework's own) and publishes them in `report.plan.settings`
+    /// (`parse::settings` has the shared readers).
+    pub settings: fn(raw: &RawInputs, report: &mut Report),
+    /// What the framework does with the model it builds, after its counts: its own refusals and
+    /// estimators (Megatron's `TransformerConfig` checks and `report_theoretical_memory`,
+    /// LoRA's trainable parameters for axolotl's LoraConfig).
+    pub own: fn(model: &NamedModel, report: &mut Report),
 }
+
+/// Nothing of the framework's own in the model stage.
+pub fn no_own(_: &NamedModel, _: &mut Report) {}
 
 /// Everything the shared machinery needs to know about one framework.
 pub struct Spec {

@@ -106,8 +106,10 @@ impl Framework {
     pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
         let mut report = self.compute_rules(release, raw);
         report.enter(super::Stage::Model);
-        let estimated = super::fit::run(self.spec(), raw, &mut report);
-        super::schedule::finish(self.spec(), raw, report, estimated)
+        // the framework's model-stage settings complete the plan its rules published
+        (self.spec().fit.settings)(raw, &mut report);
+        let estimated = super::fit::run(self.spec(), &mut report);
+        super::schedule::finish(report, estimated)
     }
 
     /// The framework's own rules only, without dpcalc's tokens-and-time additions

@@ -3,6 +3,7 @@
 //! the shared machinery ([`SPEC`]): its parallel dimensions and rank order, its config mapping
 //! (export and import) and its link defaults.
 
+mod model;
 mod rules;
 
 pub use rules::*;
@@ -72,7 +73,8 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
-        sharding: spec::Sharding::ZeroOrFsdp,
+        settings: model::settings,
+        own: model::own,
         model_key: Field::BaseModel,
     },
 };

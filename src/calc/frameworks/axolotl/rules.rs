@@ -466,6 +466,7 @@ impl Calc<'_> {
     /// and the trainer's `max_steps` (steps), warmup and the save/eval intervals (schedule).
     fn run(mut self) {
         let (main, other) = (self.main, self.main.other());
+        self.r.plan.seq_len = self.i.sequence_len.positive_or(Some(DEFAULT_SEQUENCE_LEN));
         self.r.enter(Stage::Grid);
         let cluster = self.cluster();
         self.parallel_checks(cluster.as_ref());
@@ -1347,6 +1348,11 @@ impl Calc<'_> {
                     cluster.world_size, cluster.dp
                 ),
             );
+        }
+        if main {
+            self.r
+                .plan
+                .publish_batch(mbs.into(), ga.into(), physical.into());
         }
         Some(Batch { global, physical })
     }

@@ -81,7 +81,8 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
-        sharding: spec::Sharding::Zero,
+        settings,
+        own: spec::no_own,
         model_key: Field::ModelId,
     },
 };
@@ -219,4 +220,26 @@ fn in_file(f: Field) -> bool {
         && f != Field::GradientCheckpointing
         && f != Field::ZeroInit
         && !spec::architecture(f)
+}
+
+/// The model stage's settings (`Spec::fit.settings`): `gradient_checkpointing` and the ZeRO keys.
+fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
+    use crate::calc::parse::settings;
+    use crate::calc::plan::{Settings, Sharding};
+    let mut diags = Vec::new();
+    let gpu = settings::gpu(raw, &mut diags);
+    let recompute = settings::gradient_checkpointing(raw, &mut diags);
+    let sharding = match settings::zero(raw, &mut diags) {
+        Some(z) => Sharding::Zero(z),
+        None => Sharding::Replicated {
+            words: "replicated (DDP)",
+        },
+    };
+    let s = Settings {
+        gpu,
+        recompute,
+        sharding,
+        ..Settings::default()
+    };
+    settings::publish(&SPEC, raw, report, s, diags);
 }

@@ -232,6 +232,7 @@ impl Calc<'_> {
     /// The stages, in DeepSpeed's order: the world and the mesh (grid), `DeepSpeedConfig`'s batch
     /// parameters and their assertion (batch), the data loader's length (steps).
     fn run(mut self) {
+        self.r.plan.seq_len = self.i.max_length.positive_or(None);
         self.r.enter(Stage::Grid);
         let cluster = self.cluster();
         self.r.enter(Stage::Batch);
@@ -606,6 +607,13 @@ impl Calc<'_> {
         self.r.set(Output::TrainBatchSize, t);
         self.r.set(Output::TrainMicroBatchSizePerGpu, m);
         self.r.set(Output::GradientAccumulationSteps, g);
+        if let (Num::Int(micro), Num::Int(ga), Num::Int(train)) = (m, g, t) {
+            self.r.plan.publish_batch(
+                micro.unsigned_abs(),
+                ga.unsigned_abs(),
+                train.unsigned_abs(),
+            );
+        }
         if w.is_float() {
             self.r.diag(
                 Field::SequenceParallelSize,

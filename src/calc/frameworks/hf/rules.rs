@@ -342,6 +342,7 @@ impl Calc<'_> {
     /// and accelerate's `ParallelismConfig` (grid), the batch, `set_initial_training_values`
     /// (steps), `get_warmup_steps` and `TrainerState.compute_steps` (schedule).
     fn run(mut self) {
+        self.r.plan.seq_len = self.i.max_length.positive_or(None);
         self.r.enter(Stage::Grid);
         let ws = cluster::world_size(
             self.i.nodes,
@@ -757,6 +758,7 @@ impl Calc<'_> {
         // adapter then spreads each rank's batch over sp_size steps)
         let replicas = if rebalance { d.ws / d.sp } else { d.dp };
         let global = per_replica.checked_mul(replicas.into())?;
+        self.r.plan.publish_batch(b.into(), ga.into(), global);
         let logged_dp = match self.v {
             Version::V5 => d.dp,
             Version::V457 => d.ws / d.tp,

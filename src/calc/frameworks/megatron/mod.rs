@@ -7,6 +7,7 @@
 //! `num_experts`, `expert_tensor_parallel_size` and `tensor_parallel_num_weight_shards` (exported
 //! and imported as `--eval-global-batch-size` etc.).
 
+mod model;
 mod rules;
 
 pub use rules::*;
@@ -79,7 +80,8 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Megatron,
-        sharding: spec::Sharding::DistributedOptimizer,
+        settings: model::settings,
+        own: model::own,
         model_key: Field::ModelId,
     },
 };

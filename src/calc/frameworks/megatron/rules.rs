@@ -620,6 +620,7 @@ impl Calc<'_> {
     /// `update_train_iters` and the training loop's batch check (steps), the learning-rate
     /// scheduler (schedule), tokens.
     fn run(mut self) {
+        self.r.plan.seq_len = self.i.seq_length.positive_or(None);
         self.r.enter(Stage::Grid);
         let grid = self.grid();
         self.r.enter(Stage::Batch);
@@ -1812,6 +1813,7 @@ impl Calc<'_> {
             );
         }
         let nm = running / m;
+        self.r.plan.publish_batch(mbs, nm, running);
         self.r.set(Output::NumMicrobatches, Num::Int(nm as i128));
         self.r.explain(
             Output::NumMicrobatches,

@@ -201,6 +201,7 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
     let version = Version::from_id(release);
+    report.plan.seq_len = i.sequence_length.positive_or(None);
     report.enter(Stage::Grid);
     let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, &mut report);
     report.enter(Stage::Checks);
@@ -438,6 +439,8 @@ fn batch(c: &Given, r: &mut Report) {
     let Some(gbs) = gbs else {
         return too_large(r, "micro_batch_size × batch_accumulation_per_replica × dp");
     };
+    r.plan
+        .publish_batch(mbs.into(), accum.into(), gbs.unsigned_abs());
     r.set(Output::GlobalBatchSize, Num::Int(gbs));
     r.explain(
         Output::GlobalBatchSize,

@@ -93,7 +93,8 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Torchtitan,
-        sharding: spec::Sharding::Fsdp,
+        settings,
+        own: spec::no_own,
         model_key: Field::ModelId,
     },
 };
@@ -185,6 +186,48 @@ fn import_renamed(path: &str) -> Option<&'static str> {
         ),
         _ => None,
     }
+}
+
+/// The model stage's settings (`Spec::fit.settings`): `activation_checkpoint.mode`; FSDP2 over the data-parallel shard ranks.
+fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
+    use crate::calc::parse::settings;
+    use crate::calc::plan::{Settings, Sharding};
+    let mut diags = Vec::new();
+    let gpu = settings::gpu(raw, &mut diags);
+    use crate::calc::plan::{FsdpRows, Recompute};
+    use crate::calc::{Diag, Level, Param};
+    let mut rd = crate::calc::parse::Reader {
+        raw,
+        diags: &mut diags,
+    };
+    let recompute = match rd.text(Field::ActivationCheckpointMode) {
+        Param::Given(m) if m == "none" => Recompute::None,
+        Param::Given(m) if m == "full" => Recompute::Full,
+        Param::Given(m) if m == "selective" || m == "memory_budget" => Recompute::Selective,
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::ActivationCheckpointMode,
+                Level::Error,
+                "activation_checkpoint.mode is none, selective, full or memory_budget",
+            ));
+            Recompute::Selective
+        }
+        _ => Recompute::Selective,
+    };
+    let s = Settings {
+        gpu,
+        recompute,
+        // FSDP2 over the data-parallel shard ranks as the rules resolved them
+        sharding: Sharding::Fsdp {
+            name: "FSDP2",
+            dp_shard: report.count(crate::calc::Output::DataParallelShardDegree),
+            reshard_after_forward: true,
+            offload: false,
+            rows: FsdpRows::KeepReplicas,
+        },
+        ..Settings::default()
+    };
+    settings::publish(&SPEC, raw, report, s, diags);
 }
 
 #[cfg(test)]

@@ -311,6 +311,7 @@ impl Calc<'_> {
     /// scheduler's warmup are read first), `JobConfig` checks, `ParallelDims` (grid), the
     /// trainer's batch (0.3.0) or token budget (HEAD).
     fn run(mut self, raw: &RawInputs) {
+        self.r.plan.seq_len = self.i.seq_len.positive_or(Some(DEFAULT_SEQ_LEN));
         self.ignored_fields(raw);
         self.r.enter(Stage::Schedule);
         self.schedule();
@@ -830,9 +831,12 @@ impl Calc<'_> {
             format!("gradient_accumulation_steps = {gbs} // ({lbs} × {deg}) = {ga}"),
         );
         // pipeline microbatches: local_batch_size // pipeline_parallel_microbatch_size (PP only)
+        let mut pp_microbatches = Some(1);
         if d.pp > 1 {
+            pp_microbatches = None;
             if let Some(mbs) = self.i.pp_microbatch_size.or(1).filter(|&m| m > 0) {
                 let n = lbs / mbs;
+                pp_microbatches = Some(n);
                 self.r.set(Output::NumPpMicrobatches, Num::Int(n.into()));
                 self.r.explain(
                     Output::NumPpMicrobatches,
@@ -842,6 +846,13 @@ impl Calc<'_> {
             }
         } else {
             self.r.set(Output::NumPpMicrobatches, Num::Int(1));
+        }
+        // each GPU runs local_batch_size ÷ the pipeline's microbatches samples at a time
+        if let Some(n) = pp_microbatches.filter(|&n| n > 0 && lbs % n == 0) {
+            let n = u128::from(n);
+            self.r
+                .plan
+                .publish_batch(u128::from(lbs) / n, ga.saturating_mul(n), gbs);
         }
         match gbs.checked_mul(seq.into()).and_then(int) {
             Some(t) => {

@@ -1,39 +1,16 @@
 //! Parsing what a user typed into a typed value or a message at that field. Strict on purpose:
 //! `1.5` in an integer field, `-2`, `1e309` or `8 GPUs` are errors at that field, never guessed.
+//!
+//! Beside the value parsers: [`model`] (the model a link names) and [`settings`] (the model
+//! stage's shared keys), which the frameworks' settings readers call to publish the plan.
 
 use super::field::{Field, RawInputs};
 use super::report::{Diag, Level};
 
-/// A parsed input: absent (the default applies), a value, or invalid (its error is already
-/// reported at the field, and everything that needs it shows no value).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Param<T> {
-    Absent,
-    Given(T),
-    Invalid,
-}
+pub use super::field::Param;
 
-impl<T: Copy> Param<T> {
-    /// The value, the default when absent, or `None` when invalid.
-    pub fn or(self, default: T) -> Option<T> {
-        match self {
-            Param::Absent => Some(default),
-            Param::Given(v) => Some(v),
-            Param::Invalid => None,
-        }
-    }
-
-    pub fn given(self) -> Option<T> {
-        match self {
-            Param::Given(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    pub fn is_given(self) -> bool {
-        matches!(self, Param::Given(_))
-    }
-}
+pub mod model;
+pub mod settings;
 
 /// Largest accepted text, so a 100 KB URL value costs nothing to reject.
 const MAX_LEN: usize = 64;

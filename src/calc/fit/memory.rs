@@ -1,0 +1,360 @@
+//! The model's memory: DeepSpeed's own ZeRO estimators where the framework reads DeepSpeed's
+//! keys, and the memory per GPU by published formulas (`estimate.rs`) as the framework shards it,
+//! with the fit warning and the nearest single change that fits; [`MemoryContext`] gives each of
+//! the explorer's layouts its memory by the same plan builder ([`plan`]).
+
+use super::{gib, set_int};
+use crate::calc::estimate::{self, Change, Recompute};
+use crate::calc::model::Model;
+use crate::calc::plan::{FsdpRows, Settings, Sharding, Zero};
+use crate::calc::{memory, Field, Grid, Level, Num, Output, Report};
+
+/// DeepSpeed's ZeRO estimators, where the framework reads DeepSpeed's keys and stage 2 or 3 is set.
+pub(super) fn zero(report: &mut Report, m: &Model, total: Option<u128>, s: &Zero) {
+    let (Some(total), Some(largest)) = (total, m.largest_layer_params()) else {
+        return;
+    };
+    let (nodes, gpn) = cluster_shape(report);
+    let states = match s.stage {
+        2 => memory::zero2_model_states(
+            total,
+            gpn,
+            nodes,
+            s.offload_optimizer,
+            memory::ADDITIONAL_BUFFER_FACTOR,
+        ),
+        3 => memory::zero3_model_states(
+            total,
+            largest,
+            gpn,
+            nodes,
+            s.offload_optimizer,
+            s.offload_param,
+            s.zero_init,
+            memory::ADDITIONAL_BUFFER_FACTOR,
+        ),
+        _ => return,
+    };
+    let Some(st) = states else { return };
+    let (Some(g), Some(c)) = (
+        set_int(report, Output::ZeroModelStatesGpuBytes, st.gpu_mem),
+        set_int(report, Output::ZeroModelStatesCpuBytes, st.cpu_mem),
+    ) else {
+        return;
+    };
+    let function = if s.stage == 2 {
+        format!("estimate_zero2_model_states_mem_needs(total_params={total}, num_gpus_per_node={gpn}, num_nodes={nodes}, cpu_offload={})", py(s.offload_optimizer))
+    } else {
+        format!(
+            "estimate_zero3_model_states_mem_needs(total_params={total}, largest_layer_params={largest}, num_gpus_per_node={gpn}, num_nodes={nodes}, cpu_offload={}, cpu_offload_params={}, zero_init={})",
+            py(s.offload_optimizer),
+            py(s.offload_param),
+            py(s.zero_init)
+        )
+    };
+    report.explain(
+        Output::ZeroModelStatesGpuBytes,
+        "DeepSpeed 0.19.8's own estimator (model states only: no activations, buffer factor 1.5)",
+        format!("{function} → gpu {g} B, cpu {c} B per node"),
+    );
+}
+
+fn py(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+/// `(num_nodes, num_gpus_per_node)` as DeepSpeed's estimators take them: the node shape as
+/// given; with only `world_size` (and maybe `nodes`), `world_size ÷ nodes` per node; else 8.
+fn cluster_shape(report: &Report) -> (u64, u64) {
+    let p = &report.plan;
+    let nodes = p.nodes.unwrap_or(1);
+    match (p.gpus_per_node, report.count(Output::WorldSize)) {
+        (Some(g), _) => (nodes, g),
+        (None, Some(w)) => (nodes, w / nodes),
+        (None, None) => (nodes, crate::calc::cluster::DEFAULT_GPUS_PER_NODE),
+    }
+}
+
+/// LoRA's trainable parameters as the report counted them: `Some(None)` for a full fine-tune,
+/// `None` when LoRA is set but its count is not known (no estimate then).
+fn trainable_of(report: &Report) -> Option<Option<u128>> {
+    match &report.plan.settings.lora {
+        None => Some(None),
+        Some(_) => report
+            .count(Output::TrainableParameters)
+            .map(|n| Some(u128::from(n))),
+    }
+}
+
+/// The data-parallel shard size of the current inputs (`None`: all of dp).
+fn current_shard(s: &Settings) -> Option<u64> {
+    match s.sharding {
+        Sharding::Fsdp { dp_shard, .. } => dp_shard,
+        _ => None,
+    }
+}
+
+/// The one place an [`estimate::Plan`] is built: the settings `s` on grid `g` with `micro`
+/// samples per GPU per micro step and the data-parallel shard size `dp_shard` (`None`: all of
+/// dp). Returns the plan and how the model states are sharded, in words.
+fn plan(
+    s: &Settings,
+    trainable: Option<u128>,
+    seq: u64,
+    g: Grid,
+    micro: u64,
+    dp_shard: Option<u64>,
+) -> (estimate::Plan, String) {
+    let (sharding, shard, offload_optimizer, offload_param, how) = match s.sharding {
+        Sharding::Zero(z) => (
+            [
+                estimate::Sharding::Replicated,
+                estimate::Sharding::Zero1,
+                estimate::Sharding::Zero2,
+                estimate::Sharding::Zero3,
+            ][z.stage.min(3) as usize],
+            g.dp,
+            z.offload_optimizer,
+            z.offload_param,
+            "ZeRO over the data-parallel ranks".to_string(),
+        ),
+        // accelerate 1.15.0's mesh as axolotl 0.21.0 builds it (run), and torchtitan's FSDP2:
+        // FSDP shards over the flattened `dp_shard_cp` dimension, dp_shard × cp (replicated
+        // over dp_replicate)
+        Sharding::Fsdp {
+            name,
+            reshard_after_forward,
+            offload,
+            ..
+        } => (
+            if reshard_after_forward {
+                estimate::Sharding::Zero3
+            } else {
+                estimate::Sharding::Zero2
+            },
+            dp_shard.unwrap_or(g.dp).saturating_mul(g.cp),
+            offload,
+            offload,
+            format!(
+                "{name} over dp_shard × cp{}",
+                if offload {
+                    ", offloaded to the CPU"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        Sharding::DistributedOptimizer => (
+            estimate::Sharding::DistributedOptimizer,
+            g.dp.saturating_mul(g.cp),
+            false,
+            false,
+            "distributed optimizer over dp × cp".to_string(),
+        ),
+        Sharding::Replicated { words } => (
+            estimate::Sharding::Replicated,
+            g.dp,
+            false,
+            false,
+            words.to_string(),
+        ),
+    };
+    let plan = estimate::Plan {
+        tp: g.tp,
+        pp: g.pp,
+        cp: g.cp,
+        sp: g.sp,
+        ep: g.ep,
+        shard: shard.max(1),
+        sharding,
+        offload_optimizer,
+        offload_param,
+        micro_batch: micro,
+        seq_len: seq,
+        recompute: s.recompute,
+        flash_attention: s.flash_attention,
+        sequence_parallel: s.sequence_parallel && g.tp > 1,
+        weight_bits: if s.lora.as_ref().is_some_and(|l| l.qlora) {
+            4
+        } else {
+            16
+        },
+        trainable,
+        optimizer_bytes_per_param: s.optimizer_bytes_per_param,
+    };
+    (plan, how)
+}
+
+/// The memory per GPU by published formulas (`estimate.rs`), as this framework shards it, and
+/// whether it fits the GPU.
+pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
+    let Some(micro) = report.plan.micro_batch else {
+        return;
+    };
+    let Some(trainable) = trainable_of(report) else {
+        return;
+    };
+    let s = &report.plan.settings;
+    let (plan, how) = plan(s, trainable, seq, g, micro, current_shard(s));
+    let Some(e) = estimate::estimate(m, &plan) else {
+        return;
+    };
+    let Some(total) = e.total() else { return };
+    for (o, v) in [
+        (Output::MemoryPerGpuBytes, total),
+        (Output::WeightsBytes, e.weights),
+        (Output::GradientsBytes, e.gradients),
+        (Output::OptimizerBytes, e.optimizer),
+        (Output::ActivationBytes, e.activations),
+    ] {
+        if set_int(report, o, v).is_none() {
+            return;
+        }
+    }
+    report.explain(
+        Output::MemoryPerGpuBytes,
+        "memory_per_gpu = weights + gradients + optimizer states (Rajbhandari et al. 2019, ZeRO) + activations (Korthikanti et al. 2022, Table 2): a published-formula estimate, not a measurement; CUDA context, fragmentation and communication buffers are not counted",
+        format!(
+            "{how}, shard {}, micro batch {micro} × {seq} tokens, recompute {:?}, {} attention: {} + {} + {} + {} = {total} B",
+            plan.shard,
+            plan.recompute,
+            if plan.flash_attention { "flash/sdpa" } else { "eager" },
+            e.weights,
+            e.gradients,
+            e.optimizer,
+            e.activations
+        ),
+    );
+    let Some(Num::Int(cap)) = report.value(Output::GpuMemoryBytes) else {
+        return;
+    };
+    let cap = cap as u128;
+    if total <= cap {
+        return;
+    }
+    let over = total - cap;
+    let fix = match estimate::nearest_fit(m, &plan, cap) {
+        Some((c, new_total)) => {
+            let what = match c {
+                Change::Zero3 => "ZeRO-3 / FSDP full shard".to_string(),
+                Change::Recompute(Recompute::Full) => {
+                    "full recompute (gradient checkpointing)".to_string()
+                }
+                Change::Recompute(_) => "selective recompute".to_string(),
+                Change::MicroBatch(b) => format!("micro batch {b}"),
+                Change::MoreTp(tp) => format!("tensor parallel size {tp}"),
+            };
+            format!(
+                "The nearest change that fits: {what} (estimated {}).",
+                gib(new_total)
+            )
+        }
+        None => "No single change fits: add GPUs, offload to CPU, or use LoRA.".to_string(),
+    };
+    report.diag(
+        Field::Gpu,
+        Level::Warning,
+        format!(
+            "does not fit: the estimate is {} per GPU, {} more than the GPU's {}. {fix}",
+            gib(total),
+            gib(over),
+            gib(cap)
+        ),
+    );
+}
+
+/// The published estimate for the layouts the explorer lists: what [`published`] reads for the
+/// current inputs (the model and the settings from the plan, LoRA's count, the sequence, the
+/// micro batch per GPU), held so that a layout's memory is arithmetic on its grid alone.
+pub struct MemoryContext {
+    model: Model,
+    /// The model's parameter counts, counted once.
+    params: estimate::Params,
+    settings: Settings,
+    seq: u64,
+    trainable: Option<u128>,
+    /// The data-parallel replicas an FSDP layout keeps (`dp ÷ dp_shard` of the current inputs
+    /// for [`FsdpRows::KeepReplicas`]; 1 elsewhere).
+    replicate: u64,
+    /// The current inputs' samples per GPU per micro step (every layout keeps it).
+    pub micro: u64,
+}
+
+impl MemoryContext {
+    /// From the current inputs' report (`Framework::compute`); `None` when the report has no
+    /// estimate to share (no model, no grid, no sequence or micro batch, LoRA without its count,
+    /// or a plain MLP under Megatron).
+    pub fn new(base: &Report) -> Option<MemoryContext> {
+        let g = base.grid?;
+        let micro = base.plan.micro_batch?;
+        let seq = base.plan.seq_len?;
+        let settings = base.plan.settings.clone();
+        let trainable = trainable_of(base)?;
+        let named = settings.model.clone()?;
+        if !named.swiglu {
+            return None;
+        }
+        let replicate = match settings.sharding {
+            Sharding::Fsdp {
+                rows: FsdpRows::KeepReplicas,
+                dp_shard: Some(s),
+                ..
+            } if s > 0 && g.dp % s == 0 => g.dp / s,
+            _ => 1,
+        };
+        Some(MemoryContext {
+            params: estimate::Params::of(&named.model)?,
+            model: named.model,
+            settings,
+            seq,
+            trainable,
+            replicate,
+            micro,
+        })
+    }
+
+    /// The memory per GPU of a layout: its grid (`dp` = the data-parallel size the batch
+    /// counts) at `micro` samples per GPU per micro step. Its data-parallel shard is what the
+    /// explorer's row sets: torchtitan's `data_parallel_shard_degree = -1` (the rest: dp over the
+    /// replicas; `None` when they do not divide it), axolotl's `dp_shard_size` = dp ÷ ep under
+    /// expert parallelism, the typed one otherwise.
+    pub fn row_memory(&self, grid: Grid, micro: u64) -> Option<u128> {
+        let dp_shard = match self.settings.sharding {
+            Sharding::Fsdp {
+                rows: FsdpRows::KeepReplicas,
+                ..
+            } => {
+                // a row whose data-parallel size the replicas do not divide is refused
+                if grid.dp % self.replicate != 0 {
+                    return None;
+                }
+                Some(grid.dp / self.replicate)
+            }
+            Sharding::Fsdp {
+                rows: FsdpRows::ExpertsSplit,
+                dp_shard,
+                ..
+            } => {
+                if grid.ep > 1 {
+                    Some(grid.dp / grid.ep)
+                } else {
+                    dp_shard
+                }
+            }
+            _ => None,
+        };
+        let (plan, _) = plan(
+            &self.settings,
+            self.trainable,
+            self.seq,
+            grid,
+            micro,
+            dp_shard,
+        );
+        estimate::estimate_with(&self.model, self.params, &plan)?.total()
+    }
+}

@@ -1,0 +1,75 @@
+//! The model, memory and compute stage, for every framework: the model's parameter counts, the
+//! frameworks' own estimators for its memory and FLOPs, the memory per GPU by published formulas
+//! and the throughput an MFU implies.
+//!
+//! What is exact (each the named framework function's value, tested against its recorded runs
+//! in tests/model.rs): the parameter counts (transformers' `num_parameters()`), DeepSpeed's ZeRO
+//! model-state estimators (with ZeRO stage 2 or 3 where the framework reads DeepSpeed's keys),
+//! Megatron-LM's `report_theoretical_memory` (under Megatron, in its folder) and the four FLOPs
+//! conventions. What is estimated: the memory per GPU with its breakdown (published formulas,
+//! `estimate.rs`) and tokens per second from an MFU (`mfu × peak ÷ FLOPs per token`). Each is
+//! labelled so in its worked step; none is "measured".
+//!
+//! The stage runs after the framework's rules and its settings reader ([`run`], called by
+//! `Framework::compute`). It reads the plan they published (`report.plan`: the batch, the
+//! sequence length, the node shape, the settings with the model) and the grid, never the typed
+//! text, and never changes a value the rules set. Its parts:
+//! - [`model`]: the parameter counts and the FLOPs per token;
+//! - [`memory`]: DeepSpeed's estimators, the published estimate with the fit warning, and the
+//!   explorer's per-layout memory ([`MemoryContext`]);
+//! - [`throughput`]: the GPU's outputs and the MFU's tokens per second.
+
+mod memory;
+mod model;
+mod throughput;
+
+pub use super::gpu::{gpu, Gpu, GPUS};
+// where these lived before the reading moved to `parse::model` (callers keep their paths)
+pub use super::parse::model::{field_of, is_architecture_key, names_model, resolve};
+pub use memory::MemoryContext;
+
+use super::spec::Spec;
+use super::{Num, Output, Report};
+
+/// Sets an integer output; `None` (and nothing set) when it does not fit.
+fn set_int(report: &mut Report, output: Output, v: u128) -> Option<i128> {
+    let v = i128::try_from(v).ok()?;
+    report.set(output, Num::Int(v));
+    Some(v)
+}
+
+fn fmt_f(x: f64) -> String {
+    super::num::float_repr(x)
+}
+
+/// See the module documentation. Returns the estimated tokens per second per GPU (from `mfu`).
+pub fn run(spec: &'static Spec, report: &mut Report) -> Option<f64> {
+    let peak = throughput::gpu_outputs(report);
+    // a first view resolves no model: it leaves a link that names one to the full app
+    let named = report.plan.settings.model.clone()?;
+    let counts = model::counts(report, &named)?;
+    (spec.fit.own)(&named, report);
+    let m = &named.model;
+    if let Sharding::Zero(z) = report.plan.settings.sharding {
+        memory::zero(report, m, counts.0, &z);
+    }
+    if let (Some(g), Some(seq), true) = (report.grid, report.plan.seq_len, named.swiglu) {
+        memory::published(report, m, g, seq);
+    }
+    let per_token = model::flops_stage(spec, report, &named);
+    throughput::estimate(report, peak, per_token)
+}
+
+use super::plan::Sharding;
+
+/// Bytes in GiB, three significant digits.
+pub fn gib(bytes: u128) -> String {
+    let g = bytes as f64 / 1_073_741_824.0;
+    if g >= 100.0 {
+        format!("{g:.0} GiB")
+    } else if g >= 10.0 {
+        format!("{g:.1} GiB")
+    } else {
+        format!("{g:.2} GiB")
+    }
+}

@@ -1,0 +1,101 @@
+//! The model's parameter counts (transformers' `num_parameters()`) and its FLOPs per token in the
+//! four conventions, the framework's own first.
+
+use super::{fmt_f, set_int};
+use crate::calc::plan::NamedModel;
+use crate::calc::spec::{FlopsConvention, Spec};
+use crate::calc::{flops, Field, Level, Num, Output, Report};
+
+/// The parameter counts, with and without the embedding (`None` each for a plain MLP, which
+/// transformers does not build: said at `swiglu`), and the trainable parameters of a full
+/// fine-tune; `None` when a count does not fit an output.
+pub(super) fn counts(
+    report: &mut Report,
+    named: &NamedModel,
+) -> Option<(Option<u128>, Option<u128>)> {
+    let m = &named.model;
+    let counts = if named.swiglu {
+        // num_parameters_exclude_embeddings() is num_parameters() less the embedding: counted
+        // once here (each count walks every layer)
+        let n = m.num_parameters();
+        (n, n.and_then(|n| n.checked_sub(m.embedding_params()?)))
+    } else {
+        report.diag(
+            Field::Swiglu,
+            Level::Note,
+            "without --swiglu dpcalc counts no parameters or FLOPs outside Megatron's own estimator (its counts are for gated MLPs as transformers builds them)",
+        );
+        (None, None)
+    };
+    if let (Some(n), Some(ne)) = counts {
+        set_int(report, Output::NumParameters, n)?;
+        set_int(report, Output::NumParametersExcludeEmbeddings, ne)?;
+        report.explain(
+            Output::NumParameters,
+            "num_parameters = transformers PreTrainedModel.num_parameters() for the architecture (tied weights once)",
+            format!("num_parameters = {n} ({}: {} layers × {} hidden)", m.model_type.key(), m.num_hidden_layers, m.hidden_size),
+        );
+    }
+    if let (Some(n), None) = (counts.0, &report.plan.settings.lora) {
+        set_int(report, Output::TrainableParameters, n);
+    }
+    Some(counts)
+}
+
+/// The four FLOPs conventions; returns the framework's own per-token figure and its name.
+pub(super) fn flops_stage(
+    spec: &'static Spec,
+    report: &mut Report,
+    named: &NamedModel,
+) -> Option<(f64, &'static str)> {
+    if !named.swiglu {
+        return None;
+    }
+    let m = &named.model;
+    let seq = report.plan.seq_len?;
+    let tp = report.grid.map_or(1, |g| g.tp);
+    let divisible = report.plan.settings.vocab_divisible;
+    let hf = flops::hf(m).and_then(|v| i128::try_from(v).ok());
+    let meg = flops::megatron(m, seq, divisible, tp);
+    let tt = flops::torchtitan(m, seq).and_then(|v| i128::try_from(v).ok());
+    let nt = flops::nanotron(m, seq);
+    if let Some(v) = hf {
+        report.set(Output::FlopsPerTokenHf, Num::Int(v));
+    }
+    if let Some(v) = meg {
+        report.set(Output::FlopsPerTokenMegatron, Num::Float(v));
+    }
+    if let Some(v) = tt {
+        report.set(Output::FlopsPerTokenTorchtitan, Num::Int(v));
+    }
+    if let Some(v) = nt {
+        report.set(Output::FlopsPerTokenNanotron, Num::Float(v));
+    }
+    let (own, name, rule): (Option<Num>, &str, &str) = match spec.fit.flops {
+        FlopsConvention::Hf => (hf.map(Num::Int), "HF Trainer", "transformers Trainer.floating_point_ops ÷ tokens = 6 × num_parameters(exclude_embeddings=True): no attention term, every expert counted"),
+        FlopsConvention::Megatron => (meg.map(Num::Float), "Megatron-LM", "megatron-core 0.19.2 num_floating_point_operations ÷ tokens: causal-halved attention, logits over the padded vocabulary (depends on TP)"),
+        FlopsConvention::Torchtitan => (tt.map(Num::Int), "torchtitan", "torchtitan 0.3.0 get_nparams_and_flops: 6 × matmul parameters (active experts) + 6·L·heads·2·head_dim·seq, no causal halving"),
+        FlopsConvention::Nanotron => (nt.map(Num::Float), "nanotron", "nanotron get_flops ÷ tokens (hidden ÷ heads as the head size, no norms)"),
+    };
+    let Some(own) = own else {
+        report.diag(
+            spec.fit.model_key,
+            Level::Note,
+            format!("{name}'s FLOPs counter has no model of this family; the other conventions are listed"),
+        );
+        return None;
+    };
+    report.set(Output::FlopsPerToken, own);
+    report.explain(
+        Output::FlopsPerToken,
+        format!("flops_per_token = {rule}"),
+        format!(
+            "at {seq} tokens per sequence: HF {} · Megatron {} · torchtitan {} · nanotron {} (HF counts no attention and every expert; Megatron halves attention for causality and adds the padded vocabulary; torchtitan counts the active experts and full attention; nanotron leaves out the norms)",
+            hf.map_or("—".into(), |v| v.to_string()),
+            meg.map_or("—".into(), fmt_f),
+            tt.map_or("—".into(), |v| v.to_string()),
+            nt.map_or("—".into(), fmt_f),
+        ),
+    );
+    Some((own.to_f64(), name))
+}

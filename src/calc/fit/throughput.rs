@@ -1,0 +1,51 @@
+//! The GPU's outputs (its memory and peak) and the throughput an MFU implies.
+
+use super::fmt_f;
+use crate::calc::{Num, Output, Report};
+
+/// Sets `gpu_memory_bytes` and `peak_tflops` from the plan's GPU; returns the peak, TFLOP/s.
+pub(super) fn gpu_outputs(report: &mut Report) -> Option<f64> {
+    let gpu = report.plan.settings.gpu;
+    if let Some(b) = gpu.memory_bytes {
+        report.set(Output::GpuMemoryBytes, Num::Int(b as i128));
+    }
+    gpu.peak.map(|(peak, name)| {
+        report.set(Output::PeakTflops, Num::Int(i128::from(peak)));
+        report.explain(
+            Output::PeakTflops,
+            "peak_tflops = the GPU's dense BF16 peak (torchtitan 0.3.0 get_peak_flops)",
+            format!("peak_tflops = {peak} ({name})"),
+        );
+        peak as f64
+    })
+}
+
+/// Tokens per second per GPU from the MFU: `mfu × peak ÷ FLOPs per token` in the framework's
+/// convention (`per_token`), an estimate.
+pub(super) fn estimate(
+    report: &mut Report,
+    peak: Option<f64>,
+    per_token: Option<(f64, &'static str)>,
+) -> Option<f64> {
+    let mfu = report.plan.settings.gpu.mfu;
+    let (Some(peak), Some(mfu), Some((fpt, convention))) = (peak, mfu, per_token) else {
+        return None;
+    };
+    let tps = mfu * peak * 1e12 / fpt;
+    if !tps.is_finite() || tps <= 0.0 {
+        return None;
+    }
+    report.set(Output::TokensPerSecondPerGpu, Num::Float(tps));
+    report.explain(
+        Output::TokensPerSecondPerGpu,
+        format!("tokens_per_second_per_gpu = mfu × peak ÷ FLOPs per token ({convention}) — an estimate, not a measurement"),
+        format!(
+            "tokens_per_second_per_gpu = {} × {}e12 ÷ {} = {}",
+            fmt_f(mfu),
+            fmt_f(peak),
+            fmt_f(fpt),
+            fmt_f(tps)
+        ),
+    );
+    Some(tps)
+}

@@ -1,0 +1,283 @@
+//! Megatron-LM's part of the model stage: its memory settings as typed (the distributed
+//! optimizer, sequence parallelism, recompute, `--make-vocab-size-divisible-by`, the expert TP
+//! size), published in the plan, and what it does with the model it builds: the refusals of
+//! `TransformerConfig` and `validate_args`, and its own `report_theoretical_memory`.
+
+use crate::calc::parse::{self, settings, Reader};
+use crate::calc::plan::{NamedModel, Recompute, Settings, Sharding};
+use crate::calc::{flops, memory, num};
+use crate::calc::{Diag, Field, Level, Num, Output, Param, RawInputs, Refusal, Report};
+
+/// Megatron's memory settings as typed.
+struct Typed {
+    distributed_optimizer: bool,
+    sequence_parallel: bool,
+    selective: bool,
+    full: bool,
+    /// `--recompute-method` is given (full recompute needs it).
+    method_ok: bool,
+    divisible: u64,
+    expert_tp: Option<u64>,
+}
+
+/// The model stage's settings (`Spec::fit.settings`).
+pub fn settings(raw: &RawInputs, report: &mut Report) {
+    let mut diags = Vec::new();
+    let gpu = settings::gpu(raw, &mut diags);
+    let typed = read(raw, &mut diags);
+    let mut s = Settings {
+        gpu,
+        sharding: Sharding::Replicated {
+            words: "replicated optimizer",
+        },
+        // the FLOPs conventions read the typed value even when another setting is unreadable
+        vocab_divisible: parse::count(
+            Field::MakeVocabSizeDivisibleBy,
+            raw.get(Field::MakeVocabSizeDivisibleBy),
+            &mut Vec::new(),
+        )
+        .given()
+        .filter(|&d| d > 0)
+        .unwrap_or(128),
+        readable: typed.is_some(),
+        ..Settings::default()
+    };
+    if let Some(t) = typed {
+        if t.distributed_optimizer {
+            s.sharding = Sharding::DistributedOptimizer;
+        }
+        s.sequence_parallel = t.sequence_parallel;
+        s.recompute = if t.full {
+            Recompute::Full
+        } else if t.selective {
+            Recompute::Selective
+        } else {
+            Recompute::None
+        };
+        s.recompute_method_missing = t.full && !t.method_ok;
+        s.expert_tp = t.expert_tp;
+        s.vocab_divisible = t.divisible;
+    }
+    settings::publish(&super::SPEC, raw, report, s, diags);
+}
+
+fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
+    let mut rd = Reader { raw, diags };
+    let dist = rd.flag(Field::UseDistributedOptimizer).or(false);
+    let sp = rd.flag(Field::SequenceParallel).or(false);
+    let granularity = rd.text(Field::RecomputeGranularity);
+    let method = rd.text(Field::RecomputeMethod);
+    let divisible = match rd.count(Field::MakeVocabSizeDivisibleBy) {
+        Param::Given(0) => {
+            rd.diags.push(Diag::new(
+                Field::MakeVocabSizeDivisibleBy,
+                Level::Error,
+                "make_vocab_size_divisible_by must be at least 1",
+            ));
+            None
+        }
+        p => p.or(128),
+    };
+    let (selective, full) = match &granularity {
+        Param::Given(g) if g == "selective" => (true, false),
+        Param::Given(g) if g == "full" => (false, true),
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::RecomputeGranularity,
+                Level::Error,
+                "--recompute-granularity is full or selective",
+            ));
+            return None;
+        }
+        Param::Invalid => return None,
+        Param::Absent => (false, false),
+    };
+    let method_ok = match &method {
+        Param::Given(x) if x == "uniform" || x == "block" => true,
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::RecomputeMethod,
+                Level::Error,
+                "--recompute-method is uniform or block",
+            ));
+            return None;
+        }
+        _ => false,
+    };
+    let expert_tp = parse::count(
+        Field::ExpertTensorParallelSize,
+        raw.get(Field::ExpertTensorParallelSize),
+        &mut Vec::new(),
+    )
+    .given()
+    .filter(|&e| e > 0);
+    Some(Typed {
+        expert_tp,
+        distributed_optimizer: dist?,
+        sequence_parallel: sp?,
+        selective,
+        full,
+        method_ok,
+        divisible: divisible?,
+    })
+}
+
+/// Megatron-LM's own `report_theoretical_memory`, and the refusals of building its model.
+pub fn own(named: &NamedModel, report: &mut Report) {
+    let s = &report.plan.settings;
+    if !s.readable {
+        return;
+    }
+    let (m, swiglu, seq, grid) = (&named.model, named.swiglu, report.plan.seq_len, report.grid);
+    let (method_missing, dist, sp, selective, divisible, expert_tp) = (
+        s.recompute_method_missing,
+        s.sharding == Sharding::DistributedOptimizer,
+        s.sequence_parallel,
+        s.recompute == Recompute::Selective,
+        s.vocab_divisible,
+        s.expert_tp,
+    );
+    if method_missing {
+        report.refuse(
+            Field::RecomputeMethod,
+            Refusal::new(
+                "Megatron-LM refuses this when it builds the model (TransformerConfig)",
+                "ValueError: Using recompute_granularity: full so recompute_method must be \"block\" or \"uniform\"",
+            )
+            .fix("Add --recompute-method uniform (or block)."),
+        );
+        return;
+    }
+    let Some(grid) = grid else { return };
+    if m.num_attention_heads % grid.tp != 0 {
+        report.refuse(
+            Field::ModelNumAttentionHeads,
+            Refusal::new(
+                "Megatron-LM refuses this when it builds the model (TransformerConfig)",
+                format!(
+                    "ValueError: num_attention_heads ({}) must be a multiple of tensor_model_parallel_size ({}).",
+                    m.num_attention_heads, grid.tp
+                ),
+            )
+            .fix("Pick a tensor parallel size that divides the heads."),
+        );
+        return;
+    }
+    if m.num_hidden_layers % grid.pp != 0 {
+        report.refuse(
+            Field::NumLayers,
+            Refusal::new(
+                "Megatron-LM refuses this in validate_args",
+                "AssertionError: Number of layers should be divisible by the pipeline-model-parallel size",
+            )
+            .fix("Pick a pipeline parallel size that divides the layers."),
+        );
+        return;
+    }
+    if sp && grid.tp == 1 {
+        report.diag(
+            Field::SequenceParallel,
+            Level::Note,
+            "Megatron turns it off: “Disabling sequence parallelism because tensor model parallelism is disabled” (validate_args)",
+        );
+    }
+    let (Some(seq), Some(mbs), Some(nmb)) =
+        (seq, report.plan.micro_batch, report.plan.accumulation)
+    else {
+        return;
+    };
+    let Some(vocab) = flops::megatron_padded_vocab_size(m.vocab_size, divisible, grid.tp) else {
+        return;
+    };
+    let Some(vocab64) = u64::try_from(vocab).ok() else {
+        return;
+    };
+    report.set(Output::PaddedVocabSize, Num::Int(vocab as i128));
+    report.explain(
+        Output::PaddedVocabSize,
+        "padded_vocab_size = vocab_size rounded up to a multiple of make_vocab_size_divisible_by × TP (Megatron's _vocab_size_with_padding)",
+        format!("padded_vocab_size = ceil({} / ({divisible} × {})) × {} = {vocab}", m.vocab_size, grid.tp, divisible * grid.tp),
+    );
+    if m.is_mla() {
+        report.diag(
+            Field::ModelId,
+            Level::Note,
+            "Megatron's theoretical memory is not computed for multi-latent attention (DeepSeek-V3) here: no recorded run covers it",
+        );
+        return;
+    }
+    let moe = m.is_moe();
+    let pattern = if m.model_type.is_deepseek() {
+        (0..m.num_hidden_layers)
+            .map(|i| u8::from(m.is_moe_layer(i)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let Some(kv_channels) = m.resolved_head_dim() else {
+        return;
+    };
+    let args = memory::MegatronArgs {
+        num_layers: m.num_hidden_layers,
+        hidden_size: m.hidden_size,
+        ffn_hidden_size: m.intermediate_size,
+        num_attention_heads: m.num_attention_heads,
+        num_query_groups: (m.num_key_value_heads != m.num_attention_heads)
+            .then_some(m.num_key_value_heads),
+        kv_channels,
+        swiglu,
+        rms_norm: true,
+        add_bias_linear: false,
+        untie_embeddings_and_output_weights: !m.tie_word_embeddings,
+        multi_latent_attention: false,
+        num_experts: moe.then_some(m.num_experts),
+        moe_ffn_hidden_size: if moe {
+            m.expert_intermediate_size()
+        } else {
+            m.intermediate_size
+        },
+        moe_shared_expert_intermediate_size: (moe && m.n_shared_experts > 0).then(|| {
+            m.n_shared_experts
+                .saturating_mul(m.expert_intermediate_size())
+        }),
+        moe_layer_pattern: pattern,
+        padded_vocab_size: vocab64,
+        tensor_model_parallel_size: grid.tp,
+        pipeline_model_parallel_size: grid.pp,
+        virtual_pipeline_model_parallel_size: None,
+        expert_model_parallel_size: grid.ep,
+        // --expert-tensor-parallel-size (TP unless given; the rules check it)
+        expert_tensor_parallel_size: expert_tp.unwrap_or(grid.tp),
+        world_size: grid.world,
+        data_parallel_size: grid.dp,
+        use_distributed_optimizer: dist,
+        seq_length: seq,
+        micro_batch_size: mbs,
+        sequence_parallel: sp && grid.tp > 1,
+        recompute_selective: selective,
+        num_microbatches: nmb,
+    };
+    let Some(mem) = memory::megatron_theoretical_memory(&args) else {
+        return;
+    };
+    report.set(
+        Output::WeightAndOptimizerMemoryMb,
+        Num::Float(mem.weight_and_optimizer_memory_mb),
+    );
+    report.set(
+        Output::ActivationMemoryMb,
+        Num::Float(mem.activation_memory_mb),
+    );
+    report.set(Output::TotalMemoryMb, Num::Float(mem.total_memory_mb));
+    report.explain(
+        Output::TotalMemoryMb,
+        "Megatron-LM 0.19.2 report_theoretical_memory: weights and optimizer of the first stage + activations (MB = bytes / 2^20); it does not see CP, full recompute, or MoE/MLA activations",
+        format!(
+            "{} MB + {} MB = {} MB ({} branch)",
+            num::float_repr(mem.weight_and_optimizer_memory_mb),
+            num::float_repr(mem.activation_memory_mb),
+            num::float_repr(mem.total_memory_mb),
+            if mem.uses_sp_branch { "sequence parallel + selective recompute" } else { "without sequence parallel" }
+        ),
+    );
+}

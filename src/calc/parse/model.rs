@@ -1,0 +1,300 @@
+//! The model a link names, read: a preset by its Hub id (`Spec::fit.model_key`), overridden key
+//! by key by config.json's keys (or Megatron's arguments for the same sizes), or a model typed
+//! from scratch. Each framework's model-stage settings call [`resolve`] once per edit and publish
+//! the result in the plan (`plan::Settings::model`); nothing after the rules reads these keys.
+
+use super::{Param, Reader};
+use crate::calc::field::Field;
+use crate::calc::model::{self, Model, ModelType};
+use crate::calc::plan::NamedModel;
+use crate::calc::report::{Diag, Level};
+use crate::calc::spec::Spec;
+use crate::calc::{RawInputs, Report};
+
+/// config.json's architecture keys, with what each sets on a [`Model`].
+type Setter = fn(&mut Model, u64);
+
+const HF_KEYS: &[(&str, Setter)] = &[
+    ("hidden_size", |m, v| m.hidden_size = v),
+    ("num_hidden_layers", |m, v| m.num_hidden_layers = v),
+    ("num_attention_heads", |m, v| m.num_attention_heads = v),
+    ("num_key_value_heads", |m, v| m.num_key_value_heads = v),
+    ("head_dim", |m, v| m.head_dim = Some(v)),
+    ("intermediate_size", |m, v| m.intermediate_size = v),
+    ("vocab_size", |m, v| m.vocab_size = v),
+    ("num_experts", |m, v| m.num_experts = v),
+    ("num_experts_per_tok", |m, v| m.num_experts_per_tok = v),
+    ("moe_intermediate_size", |m, v| m.moe_intermediate_size = v),
+    ("n_shared_experts", |m, v| m.n_shared_experts = v),
+    ("first_k_dense_replace", |m, v| m.first_k_dense_replace = v),
+    ("q_lora_rank", |m, v| m.q_lora_rank = Some(v)),
+    ("kv_lora_rank", |m, v| m.kv_lora_rank = v),
+    ("qk_nope_head_dim", |m, v| m.qk_nope_head_dim = v),
+    ("qk_rope_head_dim", |m, v| m.qk_rope_head_dim = v),
+    ("v_head_dim", |m, v| m.v_head_dim = v),
+    // Megatron's arguments for the same sizes
+    ("num_layers", |m, v| m.num_hidden_layers = v),
+    ("ffn_hidden_size", |m, v| m.intermediate_size = v),
+    ("num_query_groups", |m, v| m.num_key_value_heads = v),
+    ("kv_channels", |m, v| m.head_dim = Some(v)),
+    ("moe_router_topk", |m, v| m.num_experts_per_tok = v),
+    ("moe_ffn_hidden_size", |m, v| m.moe_intermediate_size = v),
+];
+
+/// The architecture's switches (read after the sizes).
+const FLAG_KEYS: &[&str] = &[
+    "tie_word_embeddings",
+    "untie_embeddings_and_output_weights",
+    "attention_bias",
+    "swiglu",
+    "group_query_attention",
+];
+
+/// Whether a config.json (or Megatron) key describes the architecture (a size or a switch).
+pub fn is_architecture_key(key: &str) -> bool {
+    key == "model_type" || HF_KEYS.iter().any(|(k, _)| *k == key) || FLAG_KEYS.contains(&key)
+}
+
+/// The keys a model typed without a preset needs.
+const REQUIRED: &[&str] = &[
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "vocab_size",
+];
+
+/// This framework's field for a config.json (or Megatron) key: its own key, or nanotron's
+/// `model.model_config.` form of it.
+pub fn field_of(spec: &'static Spec, key: &str) -> Option<Field> {
+    spec.fields().find(|f| {
+        f.key() == key
+            || f.key().strip_prefix("model.model_config.") == Some(key)
+            || (key == "num_hidden_layers" && f.key() == "num_layers")
+            || (key == "intermediate_size" && f.key() == "ffn_hidden_size")
+    })
+}
+
+/// Reads the model: a preset, overridden key by key. `None` when no model is named or typed
+/// (nothing to say), or when what was typed is incomplete or invalid (said at its field).
+pub fn resolve(spec: &'static Spec, raw: &RawInputs, report: &mut Report) -> Option<NamedModel> {
+    let mut diags: Vec<Diag> = Vec::new();
+    let out = resolve_into(spec, raw, report, &mut diags);
+    merge(report, diags);
+    out
+}
+
+/// Adds the stage's reading messages, except at a field the framework's rules already spoke
+/// about (a key both read, such as Megatron's `num_experts`: its message stays the only one).
+fn merge(report: &mut Report, diags: Vec<Diag>) {
+    for d in diags {
+        if !report.diags.iter().any(|x| x.field == d.field) {
+            report.diags.push(d);
+        }
+    }
+}
+
+fn resolve_into(
+    spec: &'static Spec,
+    raw: &RawInputs,
+    report: &mut Report,
+    diags: &mut Vec<Diag>,
+) -> Option<NamedModel> {
+    let mut rd = Reader { raw, diags };
+    let key = spec.fit.model_key;
+    let preset = match rd.text(key) {
+        Param::Given(id) => match model::preset(&id) {
+            Some(m) => Some(m),
+            None => {
+                report.diag(
+                    key,
+                    Level::Note,
+                    format!(
+                        "dpcalc has no preset for “{}”: for its memory and FLOPs pick a preset with the same architecture or type its config.json keys (or paste its config.json)",
+                        super::shorten(&id)
+                    ),
+                );
+                return None;
+            }
+        },
+        Param::Invalid => return None,
+        Param::Absent => None,
+    };
+    let type_field = field_of(spec, "model_type");
+    let typed_type = match type_field.map(|f| (f, rd.text(f))) {
+        Some((f, Param::Given(t))) => match ModelType::from_key(&t) {
+            Some(t) => Some(t),
+            None => {
+                report.diag(
+                    f,
+                    Level::Error,
+                    "model_type must be one of llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gemma, gemma2, phi3, gemma3_text, deepseek_v2",
+                );
+                return None;
+            }
+        },
+        _ => None,
+    };
+    let key_given = |k: &str| field_of(spec, k).is_some_and(|f| given(raw, f));
+    let any_typed = HF_KEYS
+        .iter()
+        .map(|(k, _)| *k)
+        .chain(FLAG_KEYS.iter().copied())
+        .any(key_given);
+    let mut m = match (preset, typed_type) {
+        (Some(p), Some(t)) => Model { model_type: t, ..p },
+        (Some(p), None) => p,
+        (None, Some(t)) => Model::blank(t),
+        (None, None) if any_typed => Model::blank(ModelType::Llama),
+        (None, None) => return None,
+    };
+    let from_preset = m.hidden_size != 0;
+    let mut ok = true;
+    for (k, set) in HF_KEYS {
+        let Some(f) = field_of(spec, k) else { continue };
+        match rd.count(f) {
+            Param::Given(v) => set(&mut m, v),
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    // flags
+    if let Some(f) = field_of(spec, "tie_word_embeddings") {
+        match rd.flag(f) {
+            Param::Given(v) => m.tie_word_embeddings = v,
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    if let Some(f) = field_of(spec, "untie_embeddings_and_output_weights") {
+        match rd.flag(f) {
+            Param::Given(v) => m.tie_word_embeddings = !v,
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    if let Some(f) = field_of(spec, "attention_bias") {
+        match rd.flag(f) {
+            Param::Given(v) => m.attention_bias = v,
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    let mut swiglu = true;
+    if let Some(f) = field_of(spec, "swiglu") {
+        match rd.flag(f) {
+            Param::Given(v) => swiglu = v,
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    if let Some(f) = field_of(spec, "group_query_attention") {
+        match rd.flag(f) {
+            // without --group-query-attention every head has its own key and value
+            Param::Given(false) => m.num_key_value_heads = m.num_attention_heads,
+            Param::Invalid => ok = false,
+            _ => {}
+        }
+    }
+    if !ok {
+        return None;
+    }
+    if !from_preset {
+        // a model typed from scratch: key/value heads default to the attention heads
+        if !key_given("num_key_value_heads") && !key_given("num_query_groups") {
+            m.num_key_value_heads = m.num_attention_heads;
+        }
+        let missing: Vec<&str> = REQUIRED.iter().copied().filter(|k| !key_given(k)).collect();
+        if !missing.is_empty() {
+            for k in &missing {
+                if let Some(f) = field_of(spec, k) {
+                    report.diag(
+                        f,
+                        Level::Hint,
+                        format!(
+                            "the model's memory and FLOPs need {} (or pick a model)",
+                            f.key()
+                        ),
+                    );
+                }
+            }
+            return None;
+        }
+    }
+    for (k, v) in [
+        ("hidden_size", m.hidden_size),
+        ("num_hidden_layers", m.num_hidden_layers),
+        ("num_attention_heads", m.num_attention_heads),
+        ("num_key_value_heads", m.num_key_value_heads),
+        ("vocab_size", m.vocab_size),
+    ] {
+        if v == 0 {
+            let f = field_of(spec, k).unwrap_or(key);
+            report.diag(f, Level::Error, format!("{} must be at least 1", f.key()));
+            return None;
+        }
+    }
+    if m.num_attention_heads % m.num_key_value_heads != 0 {
+        let f = field_of(spec, "num_key_value_heads").unwrap_or(key);
+        report.diag(
+            f,
+            Level::Error,
+            format!(
+                "num_attention_heads ({}) must be a multiple of {} ({}): each key/value head serves the same number of query heads",
+                m.num_attention_heads,
+                f.key(),
+                m.num_key_value_heads
+            ),
+        );
+        return None;
+    }
+    if m.is_moe() && (m.num_experts_per_tok == 0 || m.num_experts_per_tok > m.num_experts) {
+        let f = field_of(spec, "num_experts_per_tok")
+            .or_else(|| field_of(spec, "moe_router_topk"))
+            .unwrap_or(key);
+        report.diag(
+            f,
+            Level::Error,
+            format!(
+                "{} must be between 1 and the number of experts ({})",
+                f.key(),
+                m.num_experts
+            ),
+        );
+        return None;
+    }
+    Some(NamedModel { model: m, swiglu })
+}
+
+/// Whether `raw` gives anything [`resolve`] reads: the model key, `model_type`, or an
+/// architecture key (given, or given twice). Without any of them `resolve` finds no model and says
+/// nothing, so the stage ends after its settings; a first view (feature `first`) leaves out what
+/// follows and leaves a link that names a model to the full app.
+pub fn names_model(spec: &'static Spec, raw: &RawInputs) -> bool {
+    given(raw, spec.fit.model_key)
+        || std::iter::once("model_type")
+            .chain(HF_KEYS.iter().map(|(k, _)| *k))
+            .chain(FLAG_KEYS.iter().copied())
+            .filter_map(|k| field_of(spec, k))
+            .any(|f| given(raw, f))
+}
+
+/// Whether the model of `raw` has routed experts: the named or typed model (`model`, as
+/// [`resolve`] read it) is a mixture of experts, or an expert count above one is typed (the
+/// layout explorer offers expert parallelism only then, or when the link sets it).
+pub fn has_experts(spec: &'static Spec, raw: &RawInputs, model: Option<&NamedModel>) -> bool {
+    let typed = ["num_experts", "num_local_experts", "n_routed_experts"]
+        .iter()
+        .filter_map(|k| field_of(spec, k))
+        .any(|f| {
+            super::count(f, raw.get(f), &mut Vec::new())
+                .given()
+                .is_some_and(|n| n > 1)
+        });
+    typed || model.is_some_and(|m| m.model.is_moe())
+}
+
+/// Whether a field is given (or given twice).
+fn given(raw: &RawInputs, f: Field) -> bool {
+    !raw.get(f).trim().is_empty() || raw.conflict(f).is_some()
+}

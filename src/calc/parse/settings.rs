@@ -1,0 +1,207 @@
+//! The model stage's shared keys, read: the GPU group, DeepSpeed's `zero_optimization` keys,
+//! `gradient_checkpointing`, an optimizer's name, the measured throughput. Each framework's
+//! settings reader (`Spec::fit.settings`, in its folder) calls the ones its form has, reads its
+//! own keys itself, and ends with [`publish`]: the plan's [`Settings`] then hold everything the
+//! model stage and tokens-and-time read.
+
+use super::{Param, Reader};
+use crate::calc::field::Field;
+use crate::calc::gpu::{gpu as find_gpu, GPUS};
+use crate::calc::plan::{GpuSettings, Recompute, Settings, Zero};
+use crate::calc::report::{Diag, Level};
+use crate::calc::spec::Spec;
+use crate::calc::{RawInputs, Report};
+
+/// The GPU group (read first: the page lists it first): the GPU, its memory (the GPU's, or
+/// `gpu_memory_gib`) and the MFU.
+pub fn gpu(raw: &RawInputs, diags: &mut Vec<Diag>) -> GpuSettings {
+    let mut rd = Reader { raw, diags };
+    let g = match rd.text(Field::Gpu) {
+        Param::Given(id) => match find_gpu(&id) {
+            Some(g) => Some(g),
+            None => {
+                rd.diags.push(Diag::new(
+                    Field::Gpu,
+                    Level::Error,
+                    format!(
+                        "dpcalc does not know the GPU “{}”: pick one of {}",
+                        super::shorten(&id),
+                        GPUS.iter().map(|g| g.id).collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
+    let mem = rd.real(Field::GpuMemoryGib);
+    let mfu = match rd.real(Field::Mfu) {
+        Param::Given(x) if x > 0.0 && x <= 1.0 => Some(x),
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::Mfu,
+                Level::Error,
+                "mfu is a fraction of the GPU's peak: more than 0, at most 1 (0.4 is a good run)",
+            ));
+            None
+        }
+        _ => None,
+    };
+    let memory_bytes = match mem {
+        Param::Given(gib) if gib > 0.0 && gib < 1.0e9 => Some((gib * 1_073_741_824.0) as u128),
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::GpuMemoryGib,
+                Level::Error,
+                "gpu_memory_gib must be more than 0 (and below a billion GiB)",
+            ));
+            None
+        }
+        _ => g.map(|g| u128::from(g.memory_gb) * 1_000_000_000),
+    };
+    if mfu.is_some() && g.is_none() {
+        rd.diags.push(Diag::new(
+            Field::Gpu,
+            Level::Hint,
+            "an MFU needs the GPU (its peak FLOPS) to estimate tokens per second",
+        ));
+    }
+    GpuSettings {
+        peak: g.map(|g| (g.peak_tflops, g.name)),
+        memory_bytes,
+        mfu,
+    }
+}
+
+/// `gradient_checkpointing` (axolotl, the Trainer, DeepSpeed's runs of HF models): full recompute
+/// when true.
+pub fn gradient_checkpointing(raw: &RawInputs, diags: &mut Vec<Diag>) -> Recompute {
+    let mut rd = Reader { raw, diags };
+    if rd.flag(Field::GradientCheckpointing).or(false) == Some(true) {
+        Recompute::Full
+    } else {
+        Recompute::None
+    }
+}
+
+fn device(rd: &mut Reader, field: Field) -> Option<bool> {
+    match rd.text(field) {
+        Param::Given(d) => match d.to_ascii_lowercase().as_str() {
+            "cpu" | "nvme" => Some(true),
+            "none" => Some(false),
+            _ => {
+                rd.diags.push(Diag::new(
+                    field,
+                    Level::Error,
+                    format!("{} is cpu, nvme or none", field.key()),
+                ));
+                None
+            }
+        },
+        Param::Invalid => None,
+        Param::Absent => Some(false),
+    }
+}
+
+/// DeepSpeed's `zero_optimization` keys. `None`: no stage given, or an invalid value (said at
+/// its field).
+pub fn zero(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Zero> {
+    let mut rd = Reader { raw, diags };
+    let stage = rd.count(Field::ZeroStage);
+    let offload_optimizer = device(&mut rd, Field::OffloadOptimizerDevice);
+    let offload_param = device(&mut rd, Field::OffloadParamDevice);
+    let zero_init = rd.flag(Field::ZeroInit).or(true);
+    let stage = match stage {
+        Param::Given(s) if s <= 3 => s,
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::ZeroStage,
+                Level::Error,
+                "zero_optimization.stage is 0, 1, 2 or 3",
+            ));
+            return None;
+        }
+        _ => return None,
+    };
+    Some(Zero {
+        stage,
+        offload_optimizer: offload_optimizer?,
+        offload_param: offload_param?,
+        zero_init: zero_init?,
+    })
+}
+
+/// Bytes of optimizer state per trained parameter for an optimizer name (transformers'
+/// `OptimizerNames`): fp32 master weights plus the states; `None` for a name not recognised.
+fn optimizer_bytes(name: &str) -> Option<u64> {
+    let n = name.to_ascii_lowercase();
+    Some(if n.contains("8bit") {
+        6 // 4 B master + two 1-byte states
+    } else if n.starts_with("adamw") || n.starts_with("adam") || n.contains("lamb") {
+        12
+    } else if n.contains("lion") || n.starts_with("sgd") || n.contains("rmsprop") {
+        8
+    } else if n.contains("adafactor") {
+        4
+    } else {
+        return None;
+    })
+}
+
+/// The optimizer named at `field` (axolotl's `optimizer`, the Trainer's `optim`): its state bytes
+/// per trained parameter, AdamW's 12 when absent or unknown (a note says so).
+pub fn optimizer(field: Field, raw: &RawInputs, diags: &mut Vec<Diag>) -> u64 {
+    let mut rd = Reader { raw, diags };
+    match rd.text(field) {
+        Param::Given(name) => match optimizer_bytes(&name) {
+            Some(b) => b,
+            None => {
+                rd.diags.push(Diag::new(
+                    field,
+                    Level::Note,
+                    format!("dpcalc does not know the optimizer “{}”: the memory estimate assumes AdamW's 12 bytes per trained parameter", super::shorten(&name)),
+                ));
+                12
+            }
+        },
+        _ => 12,
+    }
+}
+
+/// Adds reading messages, except at a field the framework's rules (or an earlier reading)
+/// already spoke about: a key both read keeps one message.
+pub fn merge(report: &mut Report, diags: Vec<Diag>) {
+    for d in diags {
+        if !report.diags.iter().any(|x| x.field == d.field) {
+            report.diags.push(d);
+        }
+    }
+}
+
+/// Ends a framework's settings reader: its messages (see [`merge`]), the model the link names
+/// (not in a first view, which leaves a link naming a model to the full app: see
+/// [`super::model::names_model`]), whether it has experts, and the measured throughput; then
+/// publishes them in the plan.
+pub fn publish(
+    spec: &'static Spec,
+    raw: &RawInputs,
+    report: &mut Report,
+    mut settings: Settings,
+    diags: Vec<Diag>,
+) {
+    merge(report, diags);
+    settings.names_model = super::model::names_model(spec, raw);
+    if !cfg!(feature = "first") {
+        settings.model = super::model::resolve(spec, raw, report);
+        settings.has_experts = super::model::has_experts(spec, raw, settings.model.as_ref());
+    }
+    let mut diags = Vec::new();
+    let mut rd = Reader {
+        raw,
+        diags: &mut diags,
+    };
+    settings.tokens_per_second_per_gpu = rd.real(Field::TokensPerSecondPerGpu);
+    settings.seconds_per_step = rd.real(Field::SecondsPerStep);
+    merge(report, diags);
+    report.plan.settings = settings;
+}

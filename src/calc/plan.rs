@@ -1,0 +1,185 @@
+//! The resolved plan: every value the stages after a framework's rules need, typed, as the
+//! framework resolved it. The rules fill [`Report::plan`](super::Report) beside the grid
+//! ([`super::Grid`]): the batch stage publishes the batch ([`Plan::micro_batch`] …), and the
+//! framework's model-stage settings reader (`Spec::fit.settings`, in its folder) publishes
+//! [`Settings`]. The model stage (`fit/`), tokens and time (`schedule.rs`), the GPU map
+//! (`mesh.rs`), the layout explorer and the planner read these values and never the typed text.
+//!
+//! This module is vocabulary: plain data, no reading and no arithmetic.
+
+use super::field::Param;
+use super::model::Model;
+
+/// What the rules resolved beyond the grid. `None`: the rules did not get that far (or the
+/// framework has no such value).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    /// Samples per GPU per forward pass (one micro step of one pipeline micro batch).
+    pub micro_batch: Option<u64>,
+    /// Micro batches per optimizer step on each data-parallel replica (gradient accumulation,
+    /// or Megatron's `num_microbatches`), pipeline micro batches included.
+    pub accumulation: Option<u64>,
+    /// Samples per optimizer step, all replicas.
+    pub global_batch: Option<u64>,
+    /// Tokens per sample the framework trains on: its key, or its default when absent.
+    pub seq_len: Option<u64>,
+    /// The node shape: nodes as given (1 when absent without `world_size`; `None`: absent beside
+    /// a `world_size`) and GPUs per node as given (8 when absent; `None`: absent beside a
+    /// `world_size`, which the nodes then divide).
+    pub nodes: Option<u64>,
+    pub gpus_per_node: Option<u64>,
+    /// The model stage's settings (read once per edit, after the rules).
+    pub settings: Settings,
+}
+
+impl Plan {
+    /// The batch as the framework's batch stage resolved it (a size that does not fit 64 bits
+    /// is left out: nothing after the rules counts beyond it).
+    pub fn publish_batch(&mut self, micro: u128, accumulation: u128, global: u128) {
+        self.micro_batch = u64::try_from(micro).ok().filter(|&m| m > 0);
+        self.accumulation = u64::try_from(accumulation).ok().filter(|&a| a > 0);
+        self.global_batch = u64::try_from(global).ok().filter(|&g| g > 0);
+    }
+}
+
+/// Activation recomputation, from the most memory to the least.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Recompute {
+    #[default]
+    None,
+    /// Korthikanti's selective recompute: the attention core (scores, softmax, dropout).
+    Selective,
+    /// Every layer recomputed from its input.
+    Full,
+}
+
+/// DeepSpeed's `zero_optimization` settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Zero {
+    pub stage: u64,
+    pub offload_optimizer: bool,
+    pub offload_param: bool,
+    pub zero_init: bool,
+}
+
+/// Which ranks an FSDP shard group spans in the explorer's other layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsdpRows {
+    /// The layout keeps the data-parallel replicas (`dp ÷ replicas` shards: torchtitan's
+    /// `data_parallel_shard_degree = -1`).
+    KeepReplicas,
+    /// The layout's `dp_shard_size` is dp ÷ ep under expert parallelism, the typed one otherwise
+    /// (axolotl).
+    ExpertsSplit,
+}
+
+/// How the model states are sharded, as the framework resolved it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharding {
+    /// Every data-parallel rank holds all its model states; `words` says how the framework
+    /// calls it (DDP, ZeRO stage 0, a replicated optimizer).
+    Replicated { words: &'static str },
+    /// DeepSpeed's ZeRO over the data-parallel ranks.
+    Zero(Zero),
+    /// FSDP over `dp_shard × cp` (`dp_shard`: `None` = all of dp), full shard when
+    /// `reshard_after_forward`, else `SHARD_GRAD_OP`; `offload`: parameters, gradients and
+    /// optimizer states on the CPU.
+    Fsdp {
+        /// "FSDP" or "FSDP2".
+        name: &'static str,
+        dp_shard: Option<u64>,
+        reshard_after_forward: bool,
+        offload: bool,
+        rows: FsdpRows,
+    },
+    /// Megatron's distributed optimizer: optimizer states over dp × cp.
+    DistributedOptimizer,
+}
+
+/// LoRA's settings (axolotl).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lora {
+    pub r: u64,
+    /// `lora_target_linear`.
+    pub linear: bool,
+    /// `adapter: qlora` (a 4-bit base).
+    pub qlora: bool,
+    /// `lora_target_modules`.
+    pub modules: Vec<String>,
+}
+
+/// The model the link names, as read (a preset overridden key by key, or typed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedModel {
+    pub model: Model,
+    /// A gated MLP (Megatron's `--swiglu`; every config.json family here is gated).
+    pub swiglu: bool,
+}
+
+/// The GPU group: the GPU, its memory and an MFU, as typed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuSettings {
+    /// The GPU's dense BF16 peak, TFLOP/s, and its name.
+    pub peak: Option<(u64, &'static str)>,
+    /// The memory the fit is checked against, bytes.
+    pub memory_bytes: Option<u128>,
+    pub mfu: Option<f64>,
+}
+
+/// What the model, memory and compute stage reads, as the framework resolved it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// `None`: no model named or typed, or what was typed is incomplete (said at its field).
+    pub model: Option<NamedModel>,
+    /// Whether the link names a model at all (its key, `model_type` or an architecture key).
+    pub names_model: bool,
+    pub sharding: Sharding,
+    pub recompute: Recompute,
+    /// Flash, SDPA or flex attention (no materialised scores); `false`: eager.
+    pub flash_attention: bool,
+    pub lora: Option<Lora>,
+    /// Optimizer state bytes per trained parameter (fp32 master weights and the states).
+    pub optimizer_bytes_per_param: u64,
+    /// Megatron-style sequence parallelism (with TP > 1).
+    pub sequence_parallel: bool,
+    /// Megatron's `--expert-tensor-parallel-size` (`None`: the TP size).
+    pub expert_tp: Option<u64>,
+    /// Megatron's `--make-vocab-size-divisible-by` (128 elsewhere: the FLOPs conventions).
+    pub vocab_divisible: u64,
+    /// Megatron's full recompute without its `--recompute-method` (refused at model build).
+    pub recompute_method_missing: bool,
+    pub gpu: GpuSettings,
+    /// Whether the model has routed experts (the explorer offers expert parallelism then).
+    pub has_experts: bool,
+    /// The measured throughput, as typed (a measurement wins over the estimate).
+    pub tokens_per_second_per_gpu: Param<f64>,
+    pub seconds_per_step: Param<f64>,
+    /// Whether the settings could be read (an unreadable one is said at its field and the
+    /// estimate that needs it is left out).
+    pub readable: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            model: None,
+            names_model: false,
+            sharding: Sharding::Replicated {
+                words: "replicated (DDP)",
+            },
+            recompute: Recompute::None,
+            flash_attention: true,
+            lora: None,
+            optimizer_bytes_per_param: 12,
+            sequence_parallel: false,
+            expert_tp: None,
+            vocab_divisible: 128,
+            recompute_method_missing: false,
+            gpu: GpuSettings::default(),
+            has_experts: false,
+            tokens_per_second_per_gpu: Param::Absent,
+            seconds_per_step: Param::Absent,
+            readable: true,
+        }
+    }
+}
