@@ -41,7 +41,7 @@ use crate::calc::cluster;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
 use crate::calc::parse::Reader;
-use crate::calc::spec::Release;
+use crate::calc::spec::{self, Release, ReleaseTable};
 use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 
 /// The inputs, typed. Absent fields take axolotl's schema defaults when used.
@@ -190,27 +190,25 @@ pub enum Version {
 }
 
 impl Version {
-    /// The release with this `version=` id.
+    /// The rules of release `id` ([`spec::release_at`]: an id not in [`RELEASES`] gets the
+    /// default's).
+    pub fn at(id: &str) -> Version {
+        spec::release_at(&TABLE, id).1
+    }
+
+    /// The release with this `version=` id, if [`RELEASES`] has it.
     pub fn from_id(id: &str) -> Option<Version> {
-        match id {
-            "0.21.0" => Some(Version::V0_21_0),
-            "0.20.0" => Some(Version::V0_20_0),
-            "0.19.0" => Some(Version::V0_19_0),
-            "0.18.0" => Some(Version::V0_18_0),
-            "0.14.0" => Some(Version::V0_14_0),
-            _ => None,
-        }
+        TABLE.iter().find(|(r, _)| r.id == id).map(|&(_, v)| v)
     }
 
     /// The `version=` id (also how messages name the release).
     pub fn id(self) -> &'static str {
-        match self {
-            Version::V0_21_0 => "0.21.0",
-            Version::V0_20_0 => "0.20.0",
-            Version::V0_19_0 => "0.19.0",
-            Version::V0_18_0 => "0.18.0",
-            Version::V0_14_0 => "0.14.0",
-        }
+        TABLE
+            .iter()
+            .find(|&&(_, v)| v == self)
+            .expect("every Version is in TABLE")
+            .0
+            .id
     }
 
     /// The release shown alongside as the comparison: 0.14.0 (before the batch fix) for the
@@ -383,34 +381,52 @@ pub const KEY_FIELDS: &[Field] = &[
     Field::NumEpochs,
 ];
 
-/// The releases dpcalc models, newest (the default) first.
-pub const RELEASES: &[Release] = &[
-    Release {
-        id: "0.21.0",
-        label: "0.21.0 (built-in expert parallelism)",
-    },
-    Release {
-        id: "0.20.0",
-        label: "0.20.0 (context parallelism with any kernel attention)",
-    },
-    Release {
-        id: "0.19.0",
-        label: "0.19.0 (after #3462)",
-    },
-    Release {
-        id: "0.18.0",
-        label: "0.15.0 – 0.18.0 (after #3462; batch-field rule of 0.14.0)",
-    },
-    Release {
-        id: "0.14.0",
-        label: "0.14.0 (before #3444 and #3462)",
-    },
+/// The releases dpcalc models with the rules of each, newest (the default) first.
+const TABLE: ReleaseTable<Version, 5> = [
+    (
+        Release {
+            id: "0.21.0",
+            label: "0.21.0 (built-in expert parallelism)",
+        },
+        Version::V0_21_0,
+    ),
+    (
+        Release {
+            id: "0.20.0",
+            label: "0.20.0 (context parallelism with any kernel attention)",
+        },
+        Version::V0_20_0,
+    ),
+    (
+        Release {
+            id: "0.19.0",
+            label: "0.19.0 (after #3462)",
+        },
+        Version::V0_19_0,
+    ),
+    (
+        Release {
+            id: "0.18.0",
+            label: "0.15.0 – 0.18.0 (after #3462; batch-field rule of 0.14.0)",
+        },
+        Version::V0_18_0,
+    ),
+    (
+        Release {
+            id: "0.14.0",
+            label: "0.14.0 (before #3444 and #3462)",
+        },
+        Version::V0_14_0,
+    ),
 ];
 
+/// The releases dpcalc models, newest (the default) first ([`TABLE`]'s).
+pub const RELEASES: &[Release] = &spec::releases(&TABLE);
+
 /// Computes everything for one set of inputs, by the rules of `release` (an id of [`RELEASES`];
-/// an unknown id gets the default, 0.19.0).
+/// an unknown id gets the default's, [`Version::at`]).
 pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
-    compute_version(Version::from_id(release).unwrap_or(Version::V0_19_0), raw)
+    compute_version(Version::at(release), raw)
 }
 
 /// Computes everything for one set of inputs by 0.19.0's rules (0.14.0's alongside).
