@@ -68,7 +68,7 @@ const TABLE: ReleaseTable<Version, 5> = [
     ),
 ];
 
-/// The releases dpcalc models, newest release (the default) first ([`TABLE`]'s).
+/// The releases dpcalc models, newest release (the default) first (`TABLE`'s).
 pub const RELEASES: &[Release] = &spec::releases(&TABLE);
 
 pub const GROUPS: &[(&str, &[Field])] = &[

@@ -76,7 +76,7 @@ const TABLE: ReleaseTable<Version, 3> = [
     ),
 ];
 
-/// The releases dpcalc models, newest (the default) first ([`TABLE`]'s).
+/// The releases dpcalc models, newest (the default) first (`TABLE`'s).
 pub const RELEASES: &[Release] = &spec::releases(&TABLE);
 
 /// Which Megatron's rules to apply.

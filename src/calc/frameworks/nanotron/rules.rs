@@ -58,7 +58,7 @@ const TABLE: ReleaseTable<Version, 2> = [
     ),
 ];
 
-/// The releases dpcalc models, newest release (the default) first ([`TABLE`]'s).
+/// The releases dpcalc models, newest release (the default) first (`TABLE`'s).
 pub const RELEASES: &[Release] = &spec::releases(&TABLE);
 
 /// The form: nanotron's `parallelism` and `tokens` sections.

@@ -40,7 +40,7 @@ const TABLE: ReleaseTable<Version, 2> = [
     ),
 ];
 
-/// The releases dpcalc models, newest release (the default) first ([`TABLE`]'s).
+/// The releases dpcalc models, newest release (the default) first (`TABLE`'s).
 pub const RELEASES: &[Release] = &spec::releases(&TABLE);
 
 /// Fields only 0.3.0 reads.
@@ -209,7 +209,7 @@ impl Inputs {
 }
 
 /// Computes everything by the rules of `release` (an id of [`RELEASES`]; an unknown id gets the
-/// default's, [`Version::at`]).
+/// default's, [`spec::release_at`]).
 pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let version = Version::at(release);
     let mut report = Report::default();
