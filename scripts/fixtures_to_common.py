@@ -284,16 +284,16 @@ FRAMEWORKS = {
          "(cases near the boundaries between the releases)", lambda c: axolotl("axolotl_oracle_boundaries.txt", c)),
     ],
     "hf": [
-        ("hf-1", "hf_oracle.txt", "scratch oracle.py (first HF Trainer oracle run)", hf_first),
-        ("hf-random", "hf_oracle_random.txt", "scratch oracle script, seeded random cases (second run)", hf_random),
-        ("hf-third", "hf_oracle_third.txt", "a helper's scratch scripts (third, independent run)", hf_third),
+        ("hf-1", "hf_oracle.txt", "oracle.py, the first HF Trainer oracle run, outside the repository (not kept)", hf_first),
+        ("hf-random", "hf_oracle_random.txt", "an oracle script, seeded random cases (second run), outside the repository (not kept)", hf_random),
+        ("hf-third", "hf_oracle_third.txt", "a helper's own scripts (third, independent run), outside the repository (not kept)", hf_third),
     ],
-    "deepspeed": [("deepspeed-1", "deepspeed_oracle.txt", "/work/scratch/deepspeed/oracle.py", deepspeed)],
+    "deepspeed": [("deepspeed-1", "deepspeed_oracle.txt", "oracle.py, run outside the repository (not kept)", deepspeed)],
     "megatron": [("megatron-1", "megatron_oracle.txt",
                   "scripts/megatron_oracle_to_fixture.py RESULTS.jsonl", megatron)],
     "torchtitan": [("torchtitan-1", "torchtitan_oracle.txt",
-                    "/work/scratch/torchtitan/to_fixture.py (oracle.py there)", torchtitan)],
-    "nanotron": [("nanotron-1", "nanotron_oracle.txt", "/work/scratch/nanotron/run_oracle.py", nanotron)],
+                    "to_fixture.py over oracle.py's runs, outside the repository (not kept)", torchtitan)],
+    "nanotron": [("nanotron-1", "nanotron_oracle.txt", "run_oracle.py, outside the repository (not kept)", nanotron)],
 }
 
 

@@ -1,5 +1,8 @@
-//! axolotl 0.19.0 and 0.14.0 against the spec's vectors (the batch-math specification's §1.7 and §0.1)
-//! and against boundaries of every rounding rule.
+//! axolotl 0.19.0 and 0.14.0 against axolotl's own test vectors (PR #3462's
+//! `tests/test_tensor_parallel_batch_size.py`, PR #3444's
+//! `tests/test_context_parallel_batch_size.py`), against what its released code
+//! (`normalize_config`, `calculate_total_num_steps`, the batch-field validators) computed when run
+//! on the same inputs, and against boundaries of every rounding rule.
 #![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{axolotl, Field, Level, Num, Output, RawInputs, Report};
@@ -86,7 +89,7 @@ fn seed_table_context_parallel() {
     }
 }
 
-// ---- §1.7 non-packing table ------------------------------------------------------------------
+// ---- non-packing: normalize_config and calculate_total_num_steps (run) -----------------------
 
 #[test]
 fn non_packing_table() {
@@ -136,7 +139,8 @@ fn not_divisible_floors_and_is_an_error_with_accelerates_text() {
 
 #[test]
 fn world_smaller_than_model_parallel_is_a_division_by_zero() {
-    // §0.1 item 4: 1 < ws < tp·cp gives dp 0, batch 0, then float division by zero.
+    // run on 0.19.0: 1 < ws < tp·cp gives dp 0, batch 0, then calculate_total_num_steps' float
+    // division by zero.
     let r = run(&[
         ("world_size", "2"),
         ("context_parallel_size", "4"),
@@ -171,7 +175,7 @@ fn world_size_one_ignores_tp_but_the_launch_fails() {
         .contains("total_size (2) does not match num_processes (1)"));
 }
 
-// ---- batch fields, 0.19.0 vs 0.14.0 (§0.1 items 1-3) ------------------------------------------
+// ---- batch fields, 0.19.0 vs 0.14.0 (the validators and normalize_config, run) ----------------
 
 #[test]
 fn three_thousand_rows_batch_two() {
@@ -228,7 +232,8 @@ fn refusals_quote_axolotl() {
 
 #[test]
 fn batch_size_with_micro_batch_size_keeps_ga_one() {
-    // §0.1 item 2: world 4, mbs 2, batch_size 16 → GA 1, batch_size 64, 16 steps for 1000 rows.
+    // normalize_config, run on 0.19.0: world 4, mbs 2, batch_size 16 → GA 1, batch_size 64, 16
+    // steps for 1000 rows.
     let r = run(&[
         ("world_size", "4"),
         ("micro_batch_size", "2"),
@@ -390,8 +395,8 @@ fn eff_est_vectors() {
 
 #[test]
 fn eff_est_float_results_reach_the_trainer() {
-    // §0.1 item 8: a fractional epoch gives a float step count such as 466.79999999999995.
-    // 389 × 1.2: x // batch = 390 for this token count.
+    // calculate_total_num_steps, run: a fractional epoch gives a float step count such as
+    // 466.79999999999995. 389 × 1.2: x // batch = 390 for this token count.
     let r = run(&[
         ("world_size", "1"),
         ("micro_batch_size", "1"),
@@ -642,8 +647,8 @@ fn releases_are_real_choices() {
 
 #[test]
 fn seed_tables_under_014() {
-    // §1.7: before the PRs the tp and the cp tables both give 32, 32, 32, 16; the comparison
-    // (legacy_*) is then 0.19.0's 32, 16, 8, 8.
+    // PRs #3462's and #3444's tables, run on 0.14.0: before the PRs both give 32, 32, 32, 16; the
+    // comparison (legacy_*) is then 0.19.0's 32, 16, 8, 8.
     for key in ["tensor_parallel_size", "context_parallel_size"] {
         for (ws, size, batch, other) in
             [(4, 1, 32, 32), (4, 2, 32, 16), (4, 4, 32, 8), (2, 2, 16, 8)]
@@ -679,7 +684,8 @@ fn seed_tables_under_014() {
 
 #[test]
 fn steps_times_cp_tp_under_014() {
-    // §1.7 table: same steps when world_size is divisible by tp·cp (0.14.0 batch 32/64).
+    // calculate_total_num_steps' × cp·tp, run on 0.14.0: same steps when world_size is divisible by
+    // tp·cp (0.14.0 batch 32/64).
     for (ws, tp, cp, batch, steps) in [(4, 2, 1, 32, 63), (8, 2, 2, 64, 63), (4, 1, 1, 32, 32)] {
         let r = run14(&[
             ("world_size", &ws.to_string()),
@@ -704,7 +710,7 @@ fn steps_times_cp_tp_under_014() {
             assert!(n.contains("counts each sample"), "{n}");
         }
     }
-    // §0.1 item 4: ws 2, cp 4 → 0.14.0 silently gives batch 16, 250 steps; the launch still fails.
+    // run: ws 2, cp 4 → 0.14.0 silently gives batch 16, 250 steps; the launch still fails.
     let r = run14(&[
         ("world_size", "2"),
         ("context_parallel_size", "4"),
@@ -730,7 +736,8 @@ fn steps_times_cp_tp_under_014() {
 
 #[test]
 fn eff_est_under_014() {
-    // §1.7: before #3462, ws 4 tp 2 mbs 2 GA 4: batch 32, (159 − 1) × 1.0 × 1 × 2 = 316.0.
+    // the eff_est path, run on 0.14.0: before #3462, ws 4 tp 2 mbs 2 GA 4: batch 32, (159 − 1) ×
+    // 1.0 × 1 × 2 = 316.0.
     let raw = RawInputs::from_pairs(
         [
             ("world_size", "4"),
@@ -762,7 +769,8 @@ fn eff_est_under_014() {
 
 #[test]
 fn count_rule_under_014() {
-    // §0.1 item 1: 0.14.0 refuses any input with fewer than two truthy batch fields.
+    // check_batch_size_fields, run: 0.14.0 refuses any input with fewer than two truthy batch
+    // fields.
     for pairs in [
         vec![("world_size", "4"), ("gradient_accumulation_steps", "4")],
         vec![("world_size", "4"), ("micro_batch_size", "2")],

@@ -1,8 +1,9 @@
 //! dpcalc against DeepSpeed 0.19.8's own code: `tests/fixtures/deepspeed.txt` records what
 //! `DeepSpeedConfig` (world size, `_set_batch_related_parameters`, `_batch_assertion`),
 //! `DeepSpeedDataLoader.__len__` and `is_gradient_accumulation_boundary` gave when run
-//! (script: /work/scratch/deepspeed/oracle.py); every value and every refusal must match exactly.
-//! Also the spec's §3 vectors (the batch-math specification) and DeepSpeed's own unit-test tuples.
+//! (the fixture's `deepspeed-1` command); every value and every refusal must match exactly. Also
+//! `_set_batch_related_parameters`' table run on its own and DeepSpeed's own unit-test tuples
+//! (`tests/unit/runtime/test_ds_config_dict.py::TestBatchConfig`).
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -61,7 +62,7 @@ fn error_text(q: &str) -> Vec<String> {
 
 #[test]
 fn spec_section_3_vectors() {
-    // [T] tests/unit/runtime/test_ds_config_dict.py::TestBatchConfig, W = 2
+    // DeepSpeed's tests/unit/runtime/test_ds_config_dict.py::TestBatchConfig, W = 2
     assert_eq!(
         triple("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=16&gradient_accumulation_steps=1"),
         (s("32"), s("16"), s("1"))
@@ -74,7 +75,7 @@ fn spec_section_3_vectors() {
     assert!(e.iter().any(|m| m.contains("Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 33 != 17 * 2 * 2")), "{e:?}");
     let e = error_text("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=18&gradient_accumulation_steps=1");
     assert!(e.iter().any(|m| m.contains("32 != 18 * 1 * 2")), "{e:?}");
-    // [V] the other rows
+    // run: the other rows
     assert_eq!(
         triple("world_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=8"),
         (s("32"), s("8"), s("2"))

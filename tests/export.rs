@@ -209,7 +209,7 @@ fn deepspeed_round_trips() {
         back.errors.is_empty() && back.unknown.is_empty(),
         "{back:?}"
     );
-    // the cluster too: 256 = 4 × 4 × 16 fixes 16 GPUs, read back as 2 nodes × 8 (issue 26)
+    // the cluster too: 256 = 4 × 4 × 16 fixes 16 GPUs, read back as 2 nodes × 8
     assert_eq!(back.raw(), RawInputs::from_pairs(DEEPSPEED.iter().copied()));
 }
 

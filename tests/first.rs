@@ -215,7 +215,7 @@ fn a_link_that_names_no_model_gets_nothing_from_the_model_resolution() {
     assert!(fit::names_model(Framework::default().spec(), &raw));
 }
 
-/// Issue 26: the folded architecture group, opened by the user in the first view, is drawn with
+/// The folded architecture group, opened by the user in the first view, is drawn with
 /// its fields (`static/boot.js` renders again with `opened`); folded, it holds none.
 #[test]
 fn the_architecture_group_opens_with_its_fields() {

@@ -467,9 +467,9 @@ fn axolotl_fsdp_is_an_fsdp_config_block() {
 /// axolotl's most common FSDP form as pasted (FSDP1's top-level list, `fsdp_`-prefixed
 /// `fsdp_config` keys), as axolotl 0.21.0 handles it. Each refusal below is the text axolotl
 /// 0.21.0's `validate_config` raised (CPU, WORLD_SIZE=8, transformers 5.20.1, accelerate 1.15.0):
-/// `cd /work/scratch-axolotl/p5 && WORLD_SIZE=8 PYTHONDONTWRITEBYTECODE=1 ../venv/bin/python
-/// probe.py common_fsdp.yml` (then `no_list.yml`, `no_list_no_strategy.yml`, `offload_only.yml`,
-/// the same config without the list, without `fsdp_sharding_strategy`, and with
+/// `WORLD_SIZE=8 PYTHONDONTWRITEBYTECODE=1 ../venv/bin/python probe.py common_fsdp.yml`
+/// (scripts/oracles/axolotl-fsdp/) (then `no_list.yml`, `no_list_no_strategy.yml`,
+/// `offload_only.yml`, the same config without the list, without `fsdp_sharding_strategy`, and with
 /// `fsdp_offload_params: true` alone: both read as `fsdp_version: 2`, `offload_params: True`).
 const FSDP1_YAML: &str = "base_model: NousResearch/Meta-Llama-3.1-8B
 sequence_len: 4096
@@ -574,7 +574,7 @@ fn axolotl_fsdp_offload_params_shards_and_offloads() {
 }
 
 /// accelerate 1.15.0's mesh as axolotl 0.21.0 builds it: FSDP shards over the flattened
-/// `dp_shard_cp` dimension. `cd /work/scratch-axolotl/p11 && PYTHONDONTWRITEBYTECODE=1
+/// `dp_shard_cp` dimension (scripts/oracles/accelerate-mesh/). `PYTHONDONTWRITEBYTECODE=1
 /// ../venv/bin/python mesh.py 8 1 2 - -` (world 8, cp 2: kwargs {'cp_size': 2, 'dp_shard_size': 4},
 /// fsdp_dim_names ['dp_shard_cp'], size 8); `mesh.py 8 1 2 2 -` (dp_shard_size 2: kwargs add
 /// dp_replicate_size 2, fsdp_dim_names ['dp_replicate', 'dp_shard_cp'], shard dim size 4);
@@ -616,7 +616,7 @@ fn axolotl_fsdp1_keys_under_older_releases_are_a_note() {
     }
 }
 
-/// Point 9 of issue 27: the same architecture under each framework's own keys (config.json's
+/// The same architecture under each framework's own keys (config.json's
 /// under axolotl, Megatron's arguments, nanotron's `model.model_config`, torchtitan's flavor)
 /// gets the same count, transformers' 8,030,261,248 for Llama 3.1 8B.
 #[test]

@@ -1,4 +1,4 @@
-//! The first visit (issue 17), natively for all six frameworks: what a value that cannot be
+//! The first visit, natively for all six frameworks: what a value that cannot be
 //! computed needs (`calc::guide::needs`), the summary, when the other release's comparison is
 //! shown, and the one-click examples (complete links that compute without errors).
 
@@ -337,7 +337,7 @@ fn every_page() -> Vec<(String, dpcalc::state::State)> {
     pages
 }
 
-/// Issue 26: no value of the results, the tokens-and-time panel or the other release's box is a
+/// No value of the results, the tokens-and-time panel or the other release's box is a
 /// bare dash; each says what it needs, why it has none, or is not shown.
 #[test]
 fn no_value_is_a_bare_dash() {
@@ -374,7 +374,7 @@ fn no_value_is_a_bare_dash() {
     assert!(missing > 100, "{missing}");
 }
 
-/// Issue 26: the outputs of a feature the link does not use are not listed (Megatron's ramp-up,
+/// The outputs of a feature the link does not use are not listed (Megatron's ramp-up,
 /// evaluations, saves); tokens per epoch only where the framework counts epochs.
 #[test]
 fn a_feature_the_link_does_not_use_has_no_outputs() {
@@ -417,7 +417,7 @@ fn a_feature_the_link_does_not_use_has_no_outputs() {
     assert!(!html.contains("data-output=\"initial_global_batch_size\""));
 }
 
-/// Issue 26: an explorer cell without a value says what it needs (the results' words), or that
+/// An explorer cell without a value says what it needs (the results' words), or that
 /// the layout is refused; never a bare dash.
 #[test]
 fn no_explorer_cell_is_a_bare_dash() {

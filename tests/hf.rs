@@ -5,7 +5,7 @@
 //! and the command line's `choices`) (accelerate's `BatchSamplerShard` length,
 //! `Trainer.set_initial_training_values`, `get_total_train_batch_size`, `get_warmup_steps`,
 //! `TrainerState.compute_steps`, `TrainingArguments` and `ParallelismConfig` validation), plus
-//! the spec's §2.4 vectors.
+//! the Trainer's own test vectors.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -92,7 +92,9 @@ fn val(r: &Report, o: Output) -> Option<i128> {
     })
 }
 
-/// batch_math.md §2.4.
+/// transformers' `tests/trainer/test_trainer.py` (`test_number_of_steps_in_training`,
+/// `test_num_train_epochs_in_training`) and what `Trainer.set_initial_training_values` and
+/// `get_warmup_steps` computed when run on these inputs.
 #[test]
 fn spec_vectors() {
     // test_number_of_steps_in_training: 64 samples, bs 8, 3 epochs → 24 steps on one GPU
@@ -137,7 +139,7 @@ fn spec_vectors() {
     assert_eq!(val(&r, Output::EvalSteps), Some(32));
     let r = run("4.57", &format!("{q} warmup_ratio=0.1"));
     assert_eq!(val(&r, Output::WarmupSteps), Some(13));
-    // §0.1 item 12: drop_last with fewer rows than the batch
+    // Trainer.set_initial_training_values, run: drop_last with fewer rows than the batch
     let r = run("5.23", "num_samples=5 dataloader_drop_last=true");
     assert!(errors(&r).iter().any(|e| e.contains(
         "args.max_steps must be set to a positive value if dataloader does not have a length, was -1"
@@ -234,7 +236,8 @@ fn diags(r: &Report, level: Level) -> Vec<String> {
 }
 
 /// `train_sampling_strategy="batch_rebalance"` (5.17+, so both 5.25 and 5.23): one global batch
-/// of per-device × GA × world_size rows per step, whatever tp/cp/sp are (REPORT §2).
+/// of per-device × GA × world_size rows per step, whatever tp/cp/sp are
+/// (`BatchRebalanceSampler.effective_batch_size`, run: `tests/fixtures/hf.txt`, command hf525-1).
 #[test]
 fn batch_rebalance() {
     for rel in ["5.25", "5.23"] {

@@ -19,7 +19,7 @@ fn axolotl_yaml_fills_its_fields() {
     assert_eq!(got.framework, Framework::Axolotl);
     assert!(got.errors.is_empty(), "{:?}", got.errors);
     let want: Vec<(Field, String)> = [
-        // the model key (issue 15): an unknown Hub id is a note, not an error
+        // the model key: an unknown Hub id is a note, not an error
         (Field::BaseModel, "NousResearch/Meta-Llama-3-8B"),
         (Field::ValSetSize, "0.05"),
         (Field::SequenceLen, "4096"),
@@ -140,7 +140,7 @@ fn deepspeed_json_fills_its_fields() {
     assert_eq!(get(Field::GradientAccumulationSteps), Some("8"));
     assert_eq!(get(Field::SequenceParallelSize), Some("2"));
     assert_eq!(get(Field::AutotpSize), Some("2"));
-    // a nested key is read by its dotted path (issue 15: the ZeRO stage)
+    // a nested key is read by its dotted path (the ZeRO stage)
     assert_eq!(get(Field::ZeroStage), Some("3"));
     let mut unknown = got.unknown.clone();
     unknown.sort();

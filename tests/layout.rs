@@ -519,7 +519,7 @@ fn axolotl_explores_expert_parallelism_from_0_21_0() {
     }
 }
 
-/// Issue 26: a dense model (or none) gets no expert-parallel rows and no ep column; a model with
+/// A dense model (or none) gets no expert-parallel rows and no ep column; a model with
 /// experts, a typed expert count, or a link that sets expert_parallel_size gets them.
 #[test]
 fn expert_parallelism_only_for_a_model_with_experts_or_when_the_link_sets_it() {

@@ -163,11 +163,12 @@ fn overflow_is_an_error_not_a_panic() {
 
 /// PEFT 0.21.2's `get_nb_trainable_parameters()` for the LoraConfig axolotl 0.21.0 builds
 /// (`_build_peft_lora_config` with `lora_target_linear: true`, transformers 5.20.1, meta device):
-/// `cd /work/scratch-axolotl/p9 && PYTHONDONTWRITEBYTECODE=1 ../venv/bin/python peft_count.py
-/// configs3.json microsoft/Phi-3-mini-4k-instruct deepseek-ai/DeepSeek-V2-Lite google/gemma-3-1b-pt`
-/// printed these (Phi-3's fused qkv_proj and gate_up_proj are single nn.Linear modules).
+/// `PYTHONDONTWRITEBYTECODE=1 ../venv/bin/python peft_count.py configs3.json
+/// microsoft/Phi-3-mini-4k-instruct deepseek-ai/DeepSeek-V2-Lite google/gemma-3-1b-pt`
+/// (scripts/oracles/presets/) printed these (Phi-3's fused qkv_proj and gate_up_proj are single
+/// nn.Linear modules).
 #[test]
-fn issue_27_model_types_through_peft() {
+fn more_model_types_through_peft() {
     use dpcalc::calc::lora::{lora_trainable_parameters, LoraTarget};
     use dpcalc::calc::model::preset;
     for (name, r, want) in [

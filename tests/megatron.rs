@@ -1,7 +1,8 @@
 //! dpcalc against Megatron's own code: `tests/fixtures/megatron.txt` records what megatron-core
 //! 0.16.1 (and a transcription of Megatron-LM HEAD) computed when run (see
-//! `scripts/megatron_oracle_to_fixture.py`); every value and every refusal must match. Then the
-//! batch-math specification's §4.5 vectors, written out by hand.
+//! `scripts/megatron_oracle_to_fixture.py`); every value and every refusal must match. Then
+//! megatron-core's own test vectors (`tests/unit_tests/test_num_microbatches_calculator.py`) and
+//! runs of its calculators, written out by hand.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -47,7 +48,8 @@ fn matches_megatron_when_run() {
     });
 }
 
-/// §4.5 [T]/[V]: ConstantNumMicroBatchesCalculator (gbs, mbs, dp, decrease) → microbatches, running.
+/// megatron-core's `test_num_microbatches_calculator.py`, and the module run:
+/// ConstantNumMicroBatchesCalculator (gbs, mbs, dp, decrease) → microbatches, running.
 #[test]
 fn spec_constant_vectors() {
     for (gbs, mbs, dp, dec, micro, running) in [
@@ -95,8 +97,9 @@ fn spec_constant_vectors() {
     }
 }
 
-/// §4.5 [T] old ramp (`test_ramp_up`): rampup [16,16,96], gbs 32, mbs 8, dp 2: consumed
-/// 0,16,32,48,64,80,96 at batch 16, then 128,… at 32; and (32,8,2,False,0,16,16,48) starts at 16, 1 microbatch.
+/// megatron-core's old ramp-up test (`test_ramp_up`, commit 0b9bc20): rampup [16,16,96], gbs 32,
+/// mbs 8, dp 2: consumed 0,16,32,48,64,80,96 at batch 16, then 128,… at 32; and
+/// (32,8,2,False,0,16,16,48) starts at 16, 1 microbatch.
 #[test]
 fn spec_ramp_vectors() {
     let r = run(
@@ -132,7 +135,7 @@ fn spec_ramp_vectors() {
         val(&r, Output::InitialNumMicrobatches).as_deref(),
         Some("1")
     );
-    // §0.1 item 10: the message without a space, and [8,8,0] → float division by zero
+    // megatron-core 0.16.1, run: the message without a space, and [8,8,0] → float division by zero
     let r = run(
         "0.16.1",
         "world_size=3&global_batch_size=33&micro_batch_size=1&rampup_batch_size=9%204%201000&train_samples=100000",
@@ -147,7 +150,7 @@ fn spec_ramp_vectors() {
     assert!(errors(&r)
         .iter()
         .any(|m| m.contains("float division by zero")));
-    // §0.1 item 10: decrease with a start below mbs·dp → 0 microbatches, no error
+    // megatron-core 0.16.1, run: decrease with a start below mbs·dp → 0 microbatches, no error
     let r = run(
         "0.16.1",
         "world_size=8&micro_batch_size=2&global_batch_size=64&rampup_batch_size=8%208%201000&decrease_batch_size_if_needed=true&train_samples=100000",
@@ -169,7 +172,8 @@ fn spec_ramp_vectors() {
     ));
 }
 
-/// §4.5 [V]: the step schedule and train_samples → train_iters (floor vs loop).
+/// `update_train_iters` (megatron/training/training.py), run: the step schedule and train_samples →
+/// train_iters (floor vs loop).
 #[test]
 fn spec_schedule_and_iteration_vectors() {
     let r = run(

@@ -1,10 +1,10 @@
 //! Rank coordinates and groups against each framework's own code: `tests/mesh.txt` was produced
-//! by `/work/scratch/layout/mesh_oracle.py`, which calls accelerate 1.13's
+//! by a script outside the repository (not kept) that calls accelerate 1.13's
 //! `ParallelismConfig._get_mesh` (reshaped row-major as `init_device_mesh` does), Megatron-core
 //! 0.16.1's `RankGenerator(order="tp-cp-ep-dp-pp")`, nanotron 0.4's reshape/transposes of
 //! `ParallelContext._init_parallel_groups`, and torchtitan 0.3.0's `ParallelDims` mesh order.
-//! Lines with an `ep=N` token after the sizes come from `/work/scratch/ep_mesh/ep_mesh.py`
-//! (command in the file's `#` line): axolotl 0.21.0's `_get_parallel_config_kwargs` → accelerate
+//! Lines with an `ep=N` token after the sizes come from a second such script (the file's `#`
+//! line above them): axolotl 0.21.0's `_get_parallel_config_kwargs` → accelerate
 //! 1.15 `ParallelismConfig` under axolotl's `patch_parallelism_config` → `_get_mesh` → groups of
 //! `torch.arange(world).view(shape)`; there `dp` = world / (tp·cp·ep), the dp_replicate ×
 //! dp_shard axes. Lines starting with `#` are comments.

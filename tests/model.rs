@@ -68,7 +68,7 @@ fn the_issue_counts_are_the_hubs() {
         ("mistralai/Mixtral-8x7B-v0.1", 46_702_792_704),
         ("google/gemma-2-9b", 9_241_705_984),
         ("deepseek-ai/DeepSeek-V3", 671_026_404_352),
-        // issue 27's presets, as axolotl's examples name them
+        // the presets of axolotl's example configs, as they name them
         ("NousResearch/Llama-2-7b-hf", 6_738_415_616),
         ("meta-llama/Llama-2-70b-hf", 68_976_648_192),
         ("meta-llama/Llama-3.2-3B", 3_212_749_824),
@@ -117,8 +117,8 @@ fn names_configs_use_are_their_presets() {
         Some(8_030_261_248)
     );
     // torchtitan 0.3.0's own flavor table, each flavor built on the meta device and counted:
-    // `cd /work/scratch-axolotl/p9 && PYTHONDONTWRITEBYTECODE=1
-    // PYTHONPATH=/work/scratch-axolotl/tt:/work/scratch-axolotl/tt2 ../venv/bin/python tt_flavors.py`
+    // `PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=tt:tt2 ../venv/bin/python tt_flavors.py`
+    // (scripts/oracles/presets/)
     // (torch 2.15.0; `model_registry(flavor).model.build()` under `torch.device("meta")`,
     // `sum(p.numel() for p in model.parameters())`) printed these
     for (flavor, n) in [
@@ -309,7 +309,8 @@ fn the_issue_flops_example() {
     assert_eq!(flops::megatron(&m, 8192, 128, 1), Some(51_470_401_536.0));
     assert_eq!(flops::torchtitan(&m, 8192), Some(57_914_449_920));
     assert_eq!(flops::nanotron(&m, 8192), Some(57_912_852_480.0));
-    // Megatron pads 128,256 to 129,024 at TP 8 (REPORT.md §3)
+    // Megatron pads 128,256 to 129,024 at TP 8 (`_vocab_size_with_padding`; its runs'
+    // padded_vocab_size in tests/fixtures/model_megatron.json)
     assert_eq!(
         flops::megatron_padded_vocab_size(128_256, 128, 8),
         Some(129_024)

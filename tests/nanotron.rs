@@ -59,7 +59,8 @@ fn default_release_is_0_4() {
 
 #[test]
 fn fixes_name_the_dp_that_fits_and_the_nearest_world_sizes() {
-    // spec §6 / HEAD: label order TP*CP*DP*PP, values tp, pp, cp, dp
+    // HEAD's ParallelContext assertion (src/nanotron/parallel/context.py): label order
+    // TP*CP*DP*PP, values tp, pp, cp, dp
     let r = report("version=head&world_size=8&dp=4&tp=2&pp=1&context_parallel_size=2&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10");
     let e = errors(&r, Field::Dp);
     assert_eq!(e.len(), 1, "{e:?}");

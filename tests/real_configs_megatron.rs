@@ -1,4 +1,4 @@
-//! Megatron-LM's own launch scripts, pasted as they are (issue 27): each goes through the page's
+//! Megatron-LM's own launch scripts, pasted as they are: each goes through the page's
 //! Import (`calc::import::read`, then `Imported::merged_into` and `Action::Import`), and the test
 //! checks what it fills, what it ignores, and what megatron-core 0.19.2 computes from it. The
 //! files, their repository, path and commit, and the hand-checked values with the commands that
@@ -126,7 +126,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
     assert_eq!(int(&state, Output::WorldSize), Some(8));
     assert!(errors(&state).iter().any(|e| e
         .contains("AssertionError: world size (8) is not divisible by total_model_size (total_model_size=128)")));
-    // on 16 × 8 GPUs (issue 27 point 2; oracle case gpt3_175b_128gpus): the warmup is 0.001 ×
+    // on 16 × 8 GPUs (megatron19-27's case gpt3_175b_128gpus): the warmup is 0.001 ×
     // lr_decay_iters × global batch = 0.001 × 430,000 × 1,536 = 660,480.0 samples (not 0.001 ×
     // 500,000 × 1,536 = 768,000), reached after ceil(660,480 / 1,536) = 430 steps
     let state = state

@@ -300,7 +300,7 @@ fn the_launcher_line_carries_the_cluster() {
     }
 }
 
-/// Issue 26: DeepSpeed's export → import keeps the cluster where its three batch keys fix it
+/// DeepSpeed's export → import keeps the cluster where its three batch keys fix it
 /// (16 GPUs came back as 8), with `sequence_parallel_size` counted as DeepSpeed's batch check
 /// counts it, and says so where they do not.
 #[test]

@@ -1,6 +1,8 @@
-//! torchtitan against its own code and the spec (the batch-math specification's §5 and §0.1 item 9).
-//! `tests/fixtures/torchtitan.txt` records what torchtitan 0.3.0 computed when run; every value and
-//! every refusal must match.
+//! torchtitan against its own code: its unit-test vectors
+//! (`tests/unit_tests/test_parallel_dims.py`), `ParallelDims._validate` and `build_mesh`
+//! (`torchtitan/distributed/parallel_dims.py`) and the trainer's batch and token arithmetic
+//! (`torchtitan/trainer.py`) as run. `tests/fixtures/torchtitan.txt` records what torchtitan 0.3.0
+//! computed when run; every value and every refusal must match.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -55,7 +57,7 @@ fn matches_torchtitan_0_3_0_when_run() {
     });
 }
 
-// ---- §5.1 ParallelDims vectors [T] tests/unit_tests/test_parallel_dims.py -------------------
+// ---- ParallelDims vectors: torchtitan's tests/unit_tests/test_parallel_dims.py --------------
 
 fn dims(version: &str, t: (i64, i64, i64, i64, i64, i64, i64)) -> Report {
     let (dr, ds, cp, tp, pp, ep, ws) = t;
@@ -103,7 +105,7 @@ fn parallel_dims_vectors() {
         let r = dims(ver, (2, 2, 2, 3, 2, 1, 48));
         assert!(errors(&r).is_empty(), "{ver} {:?}", errors(&r));
         assert_eq!(v(&r, Output::DpWorldSize).as_deref(), Some("4"));
-        // extra [V]: tp 3 on 8 fills dp_shard 8 // 3 = 2, then the product assertion
+        // run: tp 3 on 8 fills dp_shard 8 // 3 = 2, then the product assertion
         let r = dims(ver, (1, -1, 1, 3, 1, 1, 8));
         assert!(errors_at(&r, Field::WorldSize)[0].contains("dp_shard(2) * cp(1) * tp(3)"));
     }
@@ -125,7 +127,7 @@ fn parallel_dims_vectors() {
 
 #[test]
 fn expert_parallel_differs_by_release() {
-    // ep 3 on ws 8: HEAD's _validate refuses; 0.3.0 fails in build_mesh (§0.1 item 9)
+    // ep 3 on ws 8: HEAD's _validate refuses; 0.3.0 fails in build_mesh (run)
     let head = run(
         "head",
         &[("world_size", "8"), ("expert_parallel_degree", "3")],
@@ -153,7 +155,7 @@ fn expert_parallel_differs_by_release() {
 
 #[test]
 fn fill_to_zero_is_a_bare_assertion() {
-    // §0.1 item 9: world 4, tp 8
+    // ParallelDims._validate, run on 0.3.0: world 4, tp 8
     for ver in ["0.3.0", "head"] {
         let r = run(ver, &[("world_size", "4"), ("tensor_parallel_degree", "8")]);
         let e = errors_at(&r, Field::DataParallelShardDegree);
@@ -171,7 +173,7 @@ fn fill_to_zero_is_a_bare_assertion() {
     }
 }
 
-// ---- §5.2 0.3.0 global batch / GA vectors ---------------------------------------------------
+// ---- 0.3.0 global batch / GA: trainer.py up to 717e935, run ---------------------------------
 
 #[test]
 fn global_batch_vectors() {
@@ -240,7 +242,7 @@ fn pipeline_microbatches_0_3_0() {
     assert_eq!(v(&r, Output::NumPpMicrobatches).as_deref(), Some("1"));
 }
 
-// ---- §5.2 HEAD token vectors [V] --------------------------------------------------------------
+// ---- HEAD token counts: trainer.py after "fold batch dim" (#4121), run ------------------------
 
 #[test]
 fn token_vectors_head() {

@@ -767,7 +767,7 @@ async fn a_kept_key_becomes_an_input_when_its_framework_is_chosen() {
     );
 }
 
-/// The newcomer's case of issue 15: Llama-3.1-70B, 8 × H100, axolotl with ZeRO-3. The page shows
+/// A newcomer's case: Llama-3.1-70B, 8 × H100, axolotl with ZeRO-3. The page shows
 /// the parameters, DeepSpeed's model states, the estimated memory per GPU with its parts against
 /// the GPU, the warning that it does not fit, the FLOPs by convention and, with an MFU, the time.
 #[wasm_bindgen_test]

@@ -239,7 +239,7 @@ async fn tokens_and_timeline() {
     assert_eq!(m.count("[data-mark=\"warmup\"]"), 1);
 }
 
-/// Issue 26: on the bare inputs the tokens-and-time values and the explorer's cells say what
+/// On the bare inputs the tokens-and-time values and the explorer's cells say what
 /// they need, never a bare dash.
 #[wasm_bindgen_test]
 async fn missing_values_say_what_they_need() {

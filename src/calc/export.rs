@@ -607,7 +607,8 @@ mod tests {
         }
     }
 
-    /// DeepSpeed's table (spec §3, with W = 2): train + micro → GA = train // micro // W, so
+    /// DeepSpeed's `_set_batch_related_parameters` (`runtime/config.py`), with W = 2: train +
+    /// micro → GA = train // micro // W, so
     /// (32, 8) gives GA 2 — the export writes all three, and they satisfy DeepSpeed's equality.
     #[test]
     fn deepspeed_writes_all_three_when_consistent() {
@@ -631,7 +632,7 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("derived") && n.contains("gradient_accumulation_steps")));
-        // train + GA (32, _, 2), W 2 → micro 8 (spec §3 [V])
+        // train + GA (32, _, 2), W 2 → micro 8 (the same function, run)
         let raw = RawInputs::from_pairs([
             (Field::GpusPerNode, "2"),
             (Field::TrainBatchSize, "32"),

@@ -1,5 +1,5 @@
-//! What the page says to someone who has not typed everything yet (issue 17): what a value that
-//! cannot be computed still needs, at the value itself ([`needs`]); the compact summary a phone
+//! What the page says to someone who has not typed everything yet: what a value that cannot be
+//! computed still needs, at the value itself ([`needs`]); the compact summary a phone
 //! shows at the top ([`summary`]); whether the other release's comparison says anything about the
 //! user's own inputs, and why it matters ([`legacy_why`]); and the one-click examples
 //! ([`examples`], their links are `query::example_links`).

@@ -14,7 +14,8 @@
 //!   `expert_parallel_size > 1` patches `_get_mesh` (`monkeypatch/accelerate/parallelism_config.py`,
 //!   `MESH_ORDER = ("dp_replicate", "dp_shard", "cp", "ep", "sp", "tp")`): ep between cp and tp,
 //!   so an EP group is a run of consecutive ranks when tp is 1 (axolotl refuses tp with ep).
-//!   Run, not read: `/work/scratch/ep_mesh/ep_mesh.py` (tests/mesh.txt's `ep=` lines).
+//!   Run, not read: tests/mesh.txt's `ep=` lines are the groups axolotl 0.21.0's patched
+//!   `_get_mesh` built on accelerate 1.15.
 //! - DeepSpeed 0.19.8: AutoTP `utils/groups.py::_init_tp_mesh_device`,
 //!   `initialize_mesh_device((data_parallel_size, tensor_model_parallel_size))`; Ulysses
 //!   `deepspeed/__init__.py::initialize`, `initialize_mesh_device((data_parallel_size,

@@ -4,23 +4,30 @@
 //! it compiles and is tested natively, and the page renders exactly what it returns: the UI holds
 //! no arithmetic of its own. It does not know URLs either (see `crate::query`).
 //!
-//! Its modules form layers; each uses only the layers below it:
-//! 1. vocabulary: this file (outputs, messages, [`RawInputs`], [`Report`]), [`field`] (every
-//!    config key, its parsing, the cluster and throughput groups), [`num`] (Python's int/float
-//!    semantics), [`cluster`] (nodes × GPUs per node or world size), [`spec`] (what a framework
-//!    description holds: [`Spec`], releases, concepts, parallel dimensions);
-//! 2. the frameworks: [`frameworks`], one folder each with its rules and its `SPEC`, and the
-//!    registry ([`Framework`]) that lists them; [`schedule`] (tokens and time, dpcalc's own
-//!    arithmetic over any framework's report) sits beside the registry, which calls it;
-//! 3. the machinery, generic over a [`Spec`]: [`layout`] (the layout explorer), [`mesh`] (the
-//!    GPU map), [`compare`], [`export`], [`import`].
-//!
-//! Beside them, the model stage's parts: [`model`] (an architecture under config.json's keys,
-//! its parameter counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators,
-//! Megatron's theoretical memory), [`estimate`] (memory per GPU by the published formulas of the
-//! ZeRO and activation-recomputation papers), [`flops`] (FLOPs per token in each framework's
-//! convention) and [`lora`] (LoRA's trainable parameters as PEFT counts them for axolotl's
-//! LoraConfig). [`fit`] runs them as the model stage of every report.
+//! This file only declares the modules and re-exports the vocabulary. The modules form layers,
+//! each using only the ones before it (`tests/architecture.rs` holds the exact order and checks
+//! it):
+//! 1. vocabulary: [`num`] (Python's int/float semantics), [`field`] (every config key,
+//!    [`RawInputs`], the cluster and throughput groups), [`shell`] (a bash launch script read as
+//!    bash would), [`report`] (outputs, messages, refusals, stages: [`Report`]), [`parse`] (typed
+//!    reading of what was typed), [`spec`] (what a framework description holds: [`Spec`], release
+//!    tables, concepts, parallel dimensions), [`cluster`] (nodes × GPUs per node or world size);
+//! 2. the model stage's parts: [`model`] (an architecture under config.json's keys, its parameter
+//!    counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators, Megatron's
+//!    theoretical memory), [`estimate`] (memory per GPU by the published formulas of the ZeRO and
+//!    activation-recomputation papers), [`flops`] (FLOPs per token in each framework's convention)
+//!    and [`lora`] (LoRA's trainable parameters as PEFT counts them for axolotl's LoraConfig);
+//!    [`fit`] runs them as the model stage of every report, and [`schedule`] (tokens and time,
+//!    dpcalc's own arithmetic over any framework's report) follows it;
+//! 3. the frameworks: [`frameworks`], one folder each with its rules and its `SPEC`, and the
+//!    registry ([`Framework`]) that lists them and runs [`fit`] and [`schedule`] after a
+//!    framework's rules;
+//! 4. the machinery, generic over a [`Spec`]: [`layout`] (the layout explorer), [`compare`],
+//!    [`export`], [`import`], then [`mesh`] (the GPU map) and [`fixes`] (one-click fixes under an
+//!    error);
+//! 5. what the page says beyond the numbers: [`view`] (what the components show besides values),
+//!    then [`card`] (the summary card) and [`guide`] (the first visit: what a value still needs,
+//!    the phone summary, the examples).
 
 pub mod card;
 pub mod cluster;

@@ -20,8 +20,8 @@
 //!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
 //!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
 //!
-//! The presets ([`PRESETS`], [`preset`]) are the 16 Hub models of issue 15 and 19 more of issue 27
-//! (models axolotl's example configs train), with their config.json values; each one's count
+//! The presets ([`PRESETS`], [`preset`]) are 16 widely trained Hub models and 19 more (models
+//! axolotl's example configs train), with their config.json values; each one's count
 //! equals transformers' `num_parameters()` (tests/fixtures/model_presets.json) and the Hub's
 //! published count (see the comment beside each).
 
@@ -435,7 +435,8 @@ impl Model {
     }
 }
 
-/// The Hub ids of the presets, in the order issue 15 lists them.
+/// The Hub ids of the presets: the 16 widely trained models, then those axolotl's example configs
+/// train.
 pub const PRESETS: [&str; 35] = [
     "meta-llama/Llama-3.1-8B",
     "meta-llama/Llama-3.1-70B",
@@ -453,7 +454,7 @@ pub const PRESETS: [&str; 35] = [
     "deepseek-ai/DeepSeek-V3",
     "google/gemma-7b",
     "google/gemma-2-9b",
-    // issue 27
+    // models axolotl's example configs train
     "meta-llama/Llama-2-7b-hf",
     "meta-llama/Llama-2-13b-hf",
     "meta-llama/Llama-2-70b-hf",
@@ -529,7 +530,7 @@ pub fn preset_id(id: &str) -> Option<&'static str> {
 /// A preset by its Hub id (or an alias, [`preset_id`]), with its config.json values.
 ///
 /// Source of every value: the model's config.json on the Hugging Face Hub, as recorded in
-/// /work/scratch/memory/presets.json (tests/fixtures/model_presets.json); each count below is
+/// tests/fixtures/model_presets.json; each count below is
 /// transformers 5.24's `num_parameters()` for it, equal to the Hub's published count.
 pub fn preset(id: &str) -> Option<Model> {
     use ModelType::*;
@@ -620,10 +621,10 @@ pub fn preset(id: &str) -> Option<Model> {
             head_dim: Some(256),
             ..Model::dense(Gemma2, [3584, 42, 16, 8, 14336, 256000], true)
         },
-        // Issue 27's presets. The Hub is not reachable from where they were recorded: each
-        // config.json was read from a copy kept in public source (named beside it), and each
-        // count is transformers 5.24.0's num_parameters() (tests/fixtures/model_presets.json),
-        // equal to the Hub's published size.
+        // The presets of axolotl's example configs. The Hub was not reachable where they were
+        // recorded: each config.json was read from a copy kept in public source (named beside
+        // it), and each count is transformers 5.24.0's num_parameters()
+        // (tests/fixtures/model_presets.json), equal to the Hub's published size.
         // config.json copies with `"_name_or_path": "meta-llama/Llama-2-7b-hf"` (and -13b-hf,
         // -70b-hf) side by side in one public script: 6,738,415,616
         "meta-llama/Llama-2-7b-hf" => Model::dense(Llama, [4096, 32, 32, 32, 11008, 32000], false),

@@ -23,6 +23,33 @@ pub struct Release {
     pub label: &'static str,
 }
 
+/// A framework's release table: each release it models with the rules that apply there (the
+/// framework's own `Version`), newest (the default) first. It is the one place an id is tied to
+/// its rules: [`releases`] gives the framework's [`Spec::releases`], [`release_at`] the rules of
+/// an id.
+pub type ReleaseTable<V, const N: usize> = [(Release, V); N];
+
+/// The releases of a release table, in its order (what a framework's [`Spec::releases`] lists).
+pub const fn releases<V, const N: usize>(table: &ReleaseTable<V, N>) -> [Release; N] {
+    assert!(N > 0, "a framework models at least one release");
+    let mut out = [Release { id: "", label: "" }; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = table[i].0;
+        i += 1;
+    }
+    out
+}
+
+/// The release `id` of a release table with its rules. An id the table lacks gets the default
+/// (the first, the newest): the one fallback of every framework's rules. No input reaches it:
+/// the page, a link (`query::decode`, which reads an unknown `version=` as
+/// [`Spec::unversioned`] and says so), a paste and `dpcalc check --version` all pass an id of
+/// [`Spec::releases`].
+pub fn release_at<V: Copy>(table: &[(Release, V)], id: &str) -> (Release, V) {
+    *table.iter().find(|(r, _)| r.id == id).unwrap_or(&table[0])
+}
+
 /// What a field means across frameworks, so a switch of framework (and the compare view) can
 /// carry a value to the other framework's key for the same thing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -297,7 +324,9 @@ pub struct Spec {
     pub id: &'static str,
     /// The name people call it.
     pub name: &'static str,
-    /// The releases modelled, newest (the default) first.
+    /// The releases modelled, newest (the default) first: [`releases`] of the framework's
+    /// [`ReleaseTable`]. Every part of the Spec that takes a release reads an id among them as
+    /// the table says, and any other id as the default ([`release_at`]).
     pub releases: &'static [Release],
     /// The release a link without `version=` means: the default until 2026-12-03, when links
     /// began always carrying their version. Never change it (old links keep their meaning).

@@ -11,18 +11,18 @@ export const cases = [
     { world_size: '128', dp_world_size: '16', global_batch_size: '1024', total_num_steps: '1465', save_steps: '245', warmup_steps: '43' }],
   ['world_size=6&tensor_parallel_size=4&micro_batch_size=2&gradient_accumulation_steps=4&num_samples=1000',
     { dp_world_size: '1', global_batch_size: '8', total_num_steps: '125' }, ['world_size']],
-  // spec §2.4: L = 32, 11 steps per epoch (4.51: 10), 22 steps
+  // Trainer.set_initial_training_values, run: L = 32, 11 steps per epoch (4.51: 10), 22 steps
   ['framework=hf&world_size=8&per_device_train_batch_size=4&gradient_accumulation_steps=3&num_samples=1001&num_train_epochs=2',
     { steps_per_epoch: '11', max_steps: '22', global_batch_size: '96', total_train_batch_size: '96' }],
   ['framework=hf&version=4.51&world_size=8&per_device_train_batch_size=4&gradient_accumulation_steps=3&num_samples=1001&num_train_epochs=2',
     { steps_per_epoch: '10', max_steps: '20' }],
-  // spec §4.5: train_samples 1000 at a constant 16 → 62 iterations (floor)
+  // Megatron's update_train_iters, run: train_samples 1000 at a constant 16 → 62 iterations (floor)
   ['framework=megatron&world_size=2&micro_batch_size=8&global_batch_size=16&train_samples=1000',
     { dp_world_size: '2', num_microbatches: '1', max_steps: '62' }],
-  // spec §3: W = 8, train 64 + micro 2 → GA 4
+  // DeepSpeed's _set_batch_related_parameters, run: W = 8, train 64 + micro 2 → GA 4
   ['framework=deepspeed&world_size=8&train_batch_size=64&train_micro_batch_size_per_gpu=2',
     { gradient_accumulation_steps: '4', train_batch_size: '64', dp_world_size: '8' }],
-  // spec §5.2: (gbs 64, local 8, degree 4) → GA 2
+  // torchtitan 0.3.0's trainer.py, run: (gbs 64, local 8, degree 4) → GA 2
   ['framework=torchtitan&world_size=4&local_batch_size=8&global_batch_size=64',
     { dp_world_size: '4', gradient_accumulation_steps: '2', global_batch_size: '64', data_parallel_shard_degree: '4' }],
   ['framework=nanotron&world_size=8&dp=4&tp=2&pp=1&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=100',

@@ -153,7 +153,7 @@ async function handOver(context, origin, base) {
   return problems.length ? 1 : 0;
 }
 
-// Issue 26: a model typed into the first view keeps the page visible and computing (all but the
+// A model typed into the first view keeps the page visible and computing (all but the
 // model stage) until the app takes over; the folded architecture group opens with its fields.
 async function typedModel(context, origin, base) {
   const problems = [];

@@ -73,7 +73,7 @@ async function embedded(browser) {
   // first view alone is checked by first.mjs and by the axe and hostile-link runs)
   await frame.locator('html[data-stage="app"] #app [data-output="global_batch_size"][data-value]')
     .waitFor({ state: 'attached', timeout: 15000 })
-    .catch(async (e) => { await page.screenshot({ path: '/tmp/host-fail.png' }); throw e; });
+    .catch(async (e) => { await page.screenshot({ path: new URL('../../target/host-fail.png', import.meta.url).pathname }); throw e; });
   const want = { dp_world_size: '16', global_batch_size: '256', max_steps: '1954' };
   for (const [name, v] of Object.entries(want)) {
     const got = await frame.locator(`[data-output="${name}"]`).getAttribute('data-value');
@@ -238,7 +238,7 @@ async function firstVisit(browser) {
   return problems.length ? 1 : 0;
 }
 
-// Issue 26, after the app has taken over and drawn the run section: no `[data-output]` of the
+// After the app has taken over and drawn the run section: no `[data-output]` of the
 // results, the tokens-and-time panel or the other release's box, and no explorer cell, is a bare
 // dash; the outputs of a feature the link does not use are not on the page (Megatron's ramp-up);
 // a dense model's explorer has no expert-parallel row or column, a model with experts has them;

@@ -1,9 +1,9 @@
-"""The cases settled for dpcalc issue 27 (Megatron points 2 and 8, and the two example scripts)."""
+"""The cases for Megatron's decay lengths (--lr-decay-iters/--lr-decay-samples), the ramp-up 0.19.2 ignores and the two example scripts."""
 import json, shlex
 M = "--num-layers 24 --hidden-size 64 --num-attention-heads 8 --seq-length 128 --max-position-embeddings 128 --lr 0.0001 "
 B = M + "--micro-batch-size 1 --global-batch-size 16 "   # world 8: dp 8, 2 microbatches
 cases = [
-  # point 2: iteration-based
+  # decay lengths: iteration-based
   ("it_frac_decay_iters", 8, B + "--train-iters 100 --lr-warmup-fraction .01 --lr-decay-iters 50"),
   ("it_warmup_iters_decay_iters", 8, B + "--train-iters 100 --lr-warmup-iters 10 --lr-decay-iters 50"),
   ("it_decay_iters_above_train", 8, B + "--train-iters 100 --lr-warmup-iters 10 --lr-decay-iters 400"),
@@ -15,12 +15,12 @@ cases = [
   ("gpt3_175b_128gpus", 128, "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 --max-position-embeddings 2048 --lr 6.0e-5 "
      "--micro-batch-size 1 --global-batch-size 1536 --train-iters 500000 --lr-warmup-fraction .001 --lr-decay-iters 430000 "
      "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16"),
-  # point 8: --rampup-batch-size at 0.19.2 (the older script's value), iteration- and sample-based
+  # --rampup-batch-size at 0.19.2 (the older script's value), iteration- and sample-based
   ("gpt3_175b_128gpus_rampup", 128, "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 --max-position-embeddings 2048 --lr 6.0e-5 "
      "--micro-batch-size 1 --global-batch-size 1536 --rampup-batch-size 16 16 5859375 --train-iters 500000 --lr-warmup-fraction .001 --lr-decay-iters 430000 "
      "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 16"),
   ("rampup_samples", 8, B + "--rampup-batch-size 8 8 160 --train-samples 1600 --lr-warmup-samples 32"),
-  # point 2: sample-based
+  # decay lengths: sample-based
   ("s_warmup_samples_decay_samples", 8, B + "--train-samples 1600 --lr-warmup-samples 32 --lr-decay-samples 800"),
   ("s_frac_decay_samples", 8, B + "--train-samples 1600 --lr-warmup-fraction .01 --lr-decay-samples 800"),
   ("s_decay_samples_0", 8, B + "--train-samples 1600 --lr-decay-samples 0"),

@@ -236,6 +236,48 @@ mod tests {
         }
     }
 
+    /// One fallback for all: a release id a framework does not have gets its default release's
+    /// rules, dimensions, comparison and memo key (`spec::release_at`).
+    #[test]
+    fn an_unknown_release_is_the_default() {
+        let raw = RawInputs::from_pairs([
+            (Field::WorldSize, "8"),
+            (Field::MicroBatchSize, "2"),
+            (Field::NumSamples, "1000"),
+            // axolotl 0.19.0 refuses it (flash_attention_2 only), its default does not
+            (Field::ContextParallelSize, "2"),
+            (Field::AttnImplementation, "sdpa"),
+            // Megatron 0.19.2 reads the sizes one by one with it (its memo key)
+            (Field::SeqLength, "128"),
+        ]);
+        for &fw in Framework::ALL {
+            let (spec, default) = (fw.spec(), fw.default_release().id);
+            for unknown in ["", "0.0.0", "HEAD"] {
+                assert_eq!(
+                    fw.compute_rules(unknown, &raw),
+                    fw.compute_rules(default, &raw),
+                    "{} {unknown:?}",
+                    fw.id()
+                );
+                assert_eq!(
+                    (spec.layout.dims_at)(unknown),
+                    (spec.layout.dims_at)(default)
+                );
+                assert_eq!(
+                    spec.legacy.map(|of| of(unknown)),
+                    spec.legacy.map(|of| of(default))
+                );
+                let (a, b) = (
+                    (spec.layout.memo)(unknown, &raw),
+                    (spec.layout.memo)(default, &raw),
+                );
+                for sizes in [[1, 1, 1], [2, 1, 4], [4, 2, 1]] {
+                    assert_eq!(a(&sizes), b(&sizes), "{} {unknown:?}", fw.id());
+                }
+            }
+        }
+    }
+
     #[test]
     fn carry_maps_by_concept_and_invents_nothing() {
         let raw = RawInputs::from_pairs([

@@ -93,12 +93,11 @@ const DIMS_TP_CP: Dims = &[
     (Dim::Cp, Field::ContextParallelSize),
 ];
 
-/// The explorer's dimensions at a release: expert parallelism from 0.21.0 on (an unknown
-/// release counts as the newest).
+/// The explorer's dimensions at a release: expert parallelism from 0.21.0 on.
 fn dims_at(release: &str) -> Option<Dims> {
-    match Version::from_id(release) {
-        Some(Version::V0_21_0) | None => None,
-        Some(_) => Some(DIMS_TP_CP),
+    match Version::at(release) {
+        Version::V0_21_0 => None,
+        _ => Some(DIMS_TP_CP),
     }
 }
 
@@ -196,11 +195,9 @@ fn launcher(nodes: u64, gpus: u64) -> String {
 }
 
 /// The comparison shown beside the results: 0.14.0 (before PRs #3444 and #3462) under the
-/// newer releases, 0.19.0 under 0.14.0 ([`Version::other`]); an unknown release counts as the
-/// newest.
+/// newer releases, 0.19.0 under 0.14.0 ([`Version::other`]).
 fn legacy(release: &str) -> Legacy {
-    let main = Version::from_id(release).unwrap_or(Version::V0_19_0);
-    let other = main.other();
+    let other = Version::at(release).other();
     let (title, help) = match other {
         Version::V0_14_0 => (
             "Before the fix: axolotl 0.14.0",

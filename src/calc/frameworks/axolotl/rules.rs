@@ -1,25 +1,34 @@
-//! axolotl 0.19.0 (current, the default), 0.18.0 (which stands for 0.15.0 – 0.18.0) and 0.14.0
-//! (before PRs #3444 and #3462), each computable as the main release (`version=0.19.0` /
-//! `version=0.18.0` / `version=0.14.0`), with another release's numbers alongside as the
-//! comparison. The comparison values keep the output names `legacy_global_batch_size` /
-//! `legacy_total_num_steps` (and the notes go to `Report::legacy_notes`): under 0.19.0 and 0.18.0
-//! they hold 0.14.0's numbers, under 0.14.0 they hold 0.19.0's.
+//! axolotl 0.21.0 (the default), 0.20.0, 0.19.0 (what links without `version=` mean), 0.18.0
+//! (which stands for 0.15.0 – 0.18.0) and 0.14.0 (before PRs #3444 and #3462), each computable
+//! as the main release (`version=0.21.0` … `version=0.14.0`), with another release's numbers
+//! alongside as the comparison. The comparison values keep the output names
+//! `legacy_global_batch_size` / `legacy_total_num_steps` (and the notes go to
+//! `Report::legacy_notes`): under 0.15.0 – 0.21.0 they hold 0.14.0's numbers, under 0.14.0 they
+//! hold 0.19.0's ([`Version::other`]).
 //!
 //! What differs (read in each release's source and confirmed by running it):
-//! - the batch factor: 0.15.0 – 0.19.0 `world_size // cp // tp`; 0.14.0 the whole `world_size`
+//! - the batch factor: 0.15.0 – 0.21.0 `world_size // cp // tp`; 0.14.0 the whole `world_size`
 //!   (`utils/config/__init__.py::normalize_config`);
 //! - the step count: 0.14.0 multiplies each of the three step formulas by `cp * tp`
 //!   (`utils/trainer.py::calculate_total_num_steps`);
 //! - `check_batch_size_fields` (`utils/schemas/validation.py`): 0.14.0 – 0.18.0 refuse fewer than
-//!   two truthy of micro_batch_size, gradient_accumulation_steps, batch_size; 0.19.0 only
+//!   two truthy of micro_batch_size, gradient_accumulation_steps, batch_size; 0.19.0 – 0.21.0 only
 //!   batch_size without either of the others;
 //! - the CP > 1 requirement (`check_context_parallel_size`): 0.14.0 – 0.16.x `flash_attention:
 //!   true`, 0.17.0 – 0.18.0 `attn_implementation: flash_attention_2 or flash_attention_3`, 0.19.0
-//!   `attn_implementation: flash_attention_2`. dpcalc has no attention field, so this is a note.
+//!   `attn_implementation: flash_attention_2` (each a note at `context_parallel_size`: dpcalc
+//!   does not check these releases' attention keys); 0.20.0 – 0.21.0 refuse only
+//!   `attn_implementation: eager` (an error at `attn_implementation`), and packing no longer needs
+//!   `micro_batch_size: 1`;
+//! - expert parallelism (`expert_parallel_size`): built in from 0.21.0; 0.20.0 runs it only with
+//!   `axolotl.integrations.expert_parallel.ExpertParallelPlugin` under `plugins` (else it drops
+//!   the key silently); before 0.20.0 there is no such key;
+//! - FSDP (`check_fsdp_version`): 0.20.0 – 0.21.0 refuse an `fsdp_version` other than 2, 0.21.0
+//!   also the top-level `fsdp` list and FSDP1-only `fsdp_config` keys;
+//! - DeepSpeed with context parallelism: 0.21.0 maps it to Ulysses `sp_size` (`is_deepspeed`).
 //!
 //! The main-line state between #3444 and #3462 (`world_size // cp`, steps × tp) is not modelled:
-//! its source could not be obtained here (no GitHub access), and no release on PyPI has it
-//! (0.15.0, the first release after 0.14.0, already has #3462).
+//! no release has it (0.15.0, the first release after 0.14.0, already has #3462).
 //!
 //! Mirrors, in this order of execution:
 //! - the batch-field validators, `src/axolotl/utils/schemas/validation.py`
@@ -31,7 +40,12 @@
 //! - `_configure_warmup_and_logging` and `max_steps = cfg.max_steps or total_num_steps or -1`,
 //!   `src/axolotl/core/builders/base.py`;
 //! - what transformers 5.x then does with those (`get_warmup_steps`, `TrainerState.compute_steps`)
-//!   and what accelerate 1.13's `ParallelismConfig` refuses at launch.
+//!   and what accelerate 1.13's `ParallelismConfig` refuses at launch;
+//! - 0.20.0+: the FSDP and expert-parallel validators (`check_fsdp_version`,
+//!   `integrations/expert_parallel/args.py::validate_expert_parallel_topology`), then at launch
+//!   `utils/distributed.py::_get_parallel_config_kwargs`, accelerate's `ParallelismConfig` under
+//!   axolotl's patch (`monkeypatch/accelerate/parallelism_config.py`, run on accelerate 1.15) and
+//!   the plugin's `_validate_mesh_axes`.
 //!
 //! Every float operation keeps the source's order (`ceil((N*E)/B)`, not `ceil(N*(E/B))`), because
 //! the results differ by one at rounding boundaries. Checked against runs of each release's own
@@ -41,7 +55,7 @@ use crate::calc::cluster;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
 use crate::calc::parse::Reader;
-use crate::calc::spec::Release;
+use crate::calc::spec::{self, Release, ReleaseTable};
 use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 
 /// The inputs, typed. Absent fields take axolotl's schema defaults when used.
@@ -190,27 +204,25 @@ pub enum Version {
 }
 
 impl Version {
-    /// The release with this `version=` id.
+    /// The rules of release `id` ([`spec::release_at`]: an id not in [`RELEASES`] gets the
+    /// default's).
+    pub fn at(id: &str) -> Version {
+        spec::release_at(&TABLE, id).1
+    }
+
+    /// The release with this `version=` id, if [`RELEASES`] has it.
     pub fn from_id(id: &str) -> Option<Version> {
-        match id {
-            "0.21.0" => Some(Version::V0_21_0),
-            "0.20.0" => Some(Version::V0_20_0),
-            "0.19.0" => Some(Version::V0_19_0),
-            "0.18.0" => Some(Version::V0_18_0),
-            "0.14.0" => Some(Version::V0_14_0),
-            _ => None,
-        }
+        TABLE.iter().find(|(r, _)| r.id == id).map(|&(_, v)| v)
     }
 
     /// The `version=` id (also how messages name the release).
     pub fn id(self) -> &'static str {
-        match self {
-            Version::V0_21_0 => "0.21.0",
-            Version::V0_20_0 => "0.20.0",
-            Version::V0_19_0 => "0.19.0",
-            Version::V0_18_0 => "0.18.0",
-            Version::V0_14_0 => "0.14.0",
-        }
+        TABLE
+            .iter()
+            .find(|&&(_, v)| v == self)
+            .expect("every Version is in TABLE")
+            .0
+            .id
     }
 
     /// The release shown alongside as the comparison: 0.14.0 (before the batch fix) for the
@@ -383,34 +395,52 @@ pub const KEY_FIELDS: &[Field] = &[
     Field::NumEpochs,
 ];
 
-/// The releases dpcalc models, newest (the default) first.
-pub const RELEASES: &[Release] = &[
-    Release {
-        id: "0.21.0",
-        label: "0.21.0 (built-in expert parallelism)",
-    },
-    Release {
-        id: "0.20.0",
-        label: "0.20.0 (context parallelism with any kernel attention)",
-    },
-    Release {
-        id: "0.19.0",
-        label: "0.19.0 (after #3462)",
-    },
-    Release {
-        id: "0.18.0",
-        label: "0.15.0 – 0.18.0 (after #3462; batch-field rule of 0.14.0)",
-    },
-    Release {
-        id: "0.14.0",
-        label: "0.14.0 (before #3444 and #3462)",
-    },
+/// The releases dpcalc models with the rules of each, newest (the default) first.
+const TABLE: ReleaseTable<Version, 5> = [
+    (
+        Release {
+            id: "0.21.0",
+            label: "0.21.0 (built-in expert parallelism)",
+        },
+        Version::V0_21_0,
+    ),
+    (
+        Release {
+            id: "0.20.0",
+            label: "0.20.0 (context parallelism with any kernel attention)",
+        },
+        Version::V0_20_0,
+    ),
+    (
+        Release {
+            id: "0.19.0",
+            label: "0.19.0 (after #3462)",
+        },
+        Version::V0_19_0,
+    ),
+    (
+        Release {
+            id: "0.18.0",
+            label: "0.15.0 – 0.18.0 (after #3462; batch-field rule of 0.14.0)",
+        },
+        Version::V0_18_0,
+    ),
+    (
+        Release {
+            id: "0.14.0",
+            label: "0.14.0 (before #3444 and #3462)",
+        },
+        Version::V0_14_0,
+    ),
 ];
 
+/// The releases dpcalc models, newest (the default) first (`TABLE`'s).
+pub const RELEASES: &[Release] = &spec::releases(&TABLE);
+
 /// Computes everything for one set of inputs, by the rules of `release` (an id of [`RELEASES`];
-/// an unknown id gets the default, 0.19.0).
+/// an unknown id gets the default's, [`Version::at`]).
 pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
-    compute_version(Version::from_id(release).unwrap_or(Version::V0_19_0), raw)
+    compute_version(Version::at(release), raw)
 }
 
 /// Computes everything for one set of inputs by 0.19.0's rules (0.14.0's alongside).

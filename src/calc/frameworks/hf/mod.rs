@@ -103,8 +103,8 @@ pub const SPEC: Spec = Spec {
 /// The Trainer up to 4.52 passes no `ParallelismConfig` to accelerate, so there only tensor
 /// parallelism (the model's tp_plan) is a layout dimension.
 fn dims_at(release: &str) -> Option<&'static [(Dim, Field)]> {
-    match release {
-        "4.51" | "4.52" => Some(&[(Dim::Tp, Field::TpSize)]),
+    match Version::at(release) {
+        Version::V451 | Version::V452 => Some(&[(Dim::Tp, Field::TpSize)]),
         _ => None,
     }
 }

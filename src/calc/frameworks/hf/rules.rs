@@ -26,32 +26,50 @@ use crate::calc::cluster;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, float_repr};
 use crate::calc::parse::Reader;
-use crate::calc::spec::Release;
+use crate::calc::spec::{self, Release, ReleaseTable};
 use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report, Stage};
 
-/// The releases dpcalc models, newest release (the default) first.
-pub const RELEASES: &[Release] = &[
-    Release {
-        id: "5.25",
-        label: "5.25 (5.17–5.25: dp = world // tp // cp // sp; batch_rebalance sampler)",
-    },
-    Release {
-        id: "5.23",
-        label: "5.23 (the same rules as 5.25; also 5.14–5.16, which lack batch_rebalance)",
-    },
-    Release {
-        id: "4.57",
-        label: "4.57 (4.53–4.57: logged total uses world // tp)",
-    },
-    Release {
-        id: "4.52",
-        label: "4.52 (logged total uses the whole world)",
-    },
-    Release {
-        id: "4.51",
-        label: "4.51 (steps per epoch rounded down)",
-    },
+/// The releases dpcalc models with the rules of each, newest release (the default) first.
+const TABLE: ReleaseTable<Version, 5> = [
+    (
+        Release {
+            id: "5.25",
+            label: "5.25 (5.17–5.25: dp = world // tp // cp // sp; batch_rebalance sampler)",
+        },
+        Version::V5,
+    ),
+    (
+        Release {
+            id: "5.23",
+            label: "5.23 (the same rules as 5.25; also 5.14–5.16, which lack batch_rebalance)",
+        },
+        Version::V5,
+    ),
+    (
+        Release {
+            id: "4.57",
+            label: "4.57 (4.53–4.57: logged total uses world // tp)",
+        },
+        Version::V457,
+    ),
+    (
+        Release {
+            id: "4.52",
+            label: "4.52 (logged total uses the whole world)",
+        },
+        Version::V452,
+    ),
+    (
+        Release {
+            id: "4.51",
+            label: "4.51 (steps per epoch rounded down)",
+        },
+        Version::V451,
+    ),
 ];
+
+/// The releases dpcalc models, newest release (the default) first (`TABLE`'s).
+pub const RELEASES: &[Release] = &spec::releases(&TABLE);
 
 pub const GROUPS: &[(&str, &[Field])] = &[
     ("Cluster", CLUSTER),
@@ -142,23 +160,23 @@ const DEFAULT_EPOCHS: f64 = 3.0;
 const DEFAULT_LOGGING_STEPS: f64 = 500.0;
 const DEFAULT_SAVE_STEPS: f64 = 500.0;
 
+/// Which Trainer's rules to apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Version {
+pub enum Version {
     V451,
     V452,
     V457,
+    /// 5.14 – 5.25 (the releases 5.25 and 5.23).
     V5,
 }
 
 impl Version {
-    fn from_id(id: &str) -> Version {
-        match id {
-            "4.57" => Version::V457,
-            "4.52" => Version::V452,
-            "4.51" => Version::V451,
-            _ => Version::V5,
-        }
+    /// The rules of release `id` ([`spec::release_at`]: an id not in [`RELEASES`] gets the
+    /// default's).
+    pub fn at(id: &str) -> Version {
+        spec::release_at(&TABLE, id).1
     }
+
     /// ParallelismConfig is passed to accelerate (cp_size, sp_size exist).
     fn has_pc(self) -> bool {
         self >= Version::V457
@@ -231,14 +249,10 @@ impl Inputs {
     }
 }
 
-/// Computes everything by the rules of `release` (an id of [`RELEASES`]; unknown ids get the default).
+/// Computes everything by the rules of `release` (an id of [`RELEASES`]; an unknown id gets the
+/// default's, [`spec::release_at`]).
 pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
-    let v = Version::from_id(release);
-    let name = RELEASES
-        .iter()
-        .find(|r| r.id == release)
-        .unwrap_or(&RELEASES[0])
-        .id;
+    let (Release { id: name, .. }, v) = spec::release_at(&TABLE, release);
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
     negative_warmup_texts(v, raw, &mut report);

@@ -123,7 +123,7 @@ fn memo(release: &str, raw: &RawInputs) -> MemoKey {
         let p = parse::count(f, raw.get(f), &mut Vec::new());
         !(p == Param::Absent || off.contains(&p))
     };
-    let new = Version::from_id(release) == Version::Core0192;
+    let new = Version::at(release) == Version::Core0192;
     let expert = on(Field::ExpertModelParallelSize, &[Param::Given(1)])
         || (new
             && (on(Field::ExpertTensorParallelSize, &[])

@@ -47,25 +47,37 @@ use crate::calc::cluster;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num};
 use crate::calc::parse::Reader;
-use crate::calc::spec::Release;
+use crate::calc::spec::{self, Release, ReleaseTable};
 use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 use std::cmp::Ordering;
 
-/// The releases dpcalc models, newest (the default) first.
-pub const RELEASES: &[Release] = &[
-    Release {
-        id: "0.19.2",
-        label: "megatron-core 0.19.2 (ramp-up ignored, step schedule, eval batch)",
-    },
-    Release {
-        id: "0.16.1",
-        label: "megatron-core 0.16.1 (ramp-up active)",
-    },
-    Release {
-        id: "head",
-        label: "Megatron-LM HEAD d98e8a6 (step schedule)",
-    },
+/// The releases dpcalc models with the rules of each, newest (the default) first.
+const TABLE: ReleaseTable<Version, 3> = [
+    (
+        Release {
+            id: "0.19.2",
+            label: "megatron-core 0.19.2 (ramp-up ignored, step schedule, eval batch)",
+        },
+        Version::Core0192,
+    ),
+    (
+        Release {
+            id: "0.16.1",
+            label: "megatron-core 0.16.1 (ramp-up active)",
+        },
+        Version::Core0161,
+    ),
+    (
+        Release {
+            id: "head",
+            label: "Megatron-LM HEAD d98e8a6 (step schedule)",
+        },
+        Version::Head,
+    ),
 ];
+
+/// The releases dpcalc models, newest (the default) first (`TABLE`'s).
+pub const RELEASES: &[Release] = &spec::releases(&TABLE);
 
 /// Which Megatron's rules to apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,12 +91,15 @@ pub enum Version {
 }
 
 impl Version {
+    /// The rules of release `id` ([`spec::release_at`]: an id not in [`RELEASES`] gets the
+    /// default's).
+    pub fn at(id: &str) -> Version {
+        spec::release_at(&TABLE, id).1
+    }
+
+    /// [`Version::at`], under the name the fixture tests call.
     pub fn from_id(id: &str) -> Version {
-        match id {
-            "head" => Version::Head,
-            "0.19.2" => Version::Core0192,
-            _ => Version::Core0161,
-        }
+        Version::at(id)
     }
 }
 
@@ -287,9 +302,10 @@ impl Inputs {
     }
 }
 
-/// Computes everything by the rules of `release` (an id of [`RELEASES`]).
+/// Computes everything by the rules of `release` (an id of [`RELEASES`]; an unknown id gets the
+/// default's, [`Version::at`]).
 pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
-    compute(Version::from_id(release), raw)
+    compute(Version::at(release), raw)
 }
 
 /// Computes everything for one set of inputs.

@@ -37,20 +37,29 @@ use crate::calc::cluster;
 use crate::calc::field::CLUSTER;
 use crate::calc::num::Num;
 use crate::calc::parse::Reader;
-use crate::calc::spec::Release;
+use crate::calc::spec::{self, Release, ReleaseTable};
 use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 
-/// The releases dpcalc models, newest release (the default) first.
-pub const RELEASES: &[Release] = &[
-    Release {
-        id: "0.4",
-        label: "0.4 (PyPI)",
-    },
-    Release {
-        id: "head",
-        label: "HEAD 2411b02, 2026-04-07 (context parallel)",
-    },
+/// The releases dpcalc models with the rules of each, newest release (the default) first.
+const TABLE: ReleaseTable<Version, 2> = [
+    (
+        Release {
+            id: "0.4",
+            label: "0.4 (PyPI)",
+        },
+        Version::V04,
+    ),
+    (
+        Release {
+            id: "head",
+            label: "HEAD 2411b02, 2026-04-07 (context parallel)",
+        },
+        Version::Head,
+    ),
 ];
+
+/// The releases dpcalc models, newest release (the default) first (`TABLE`'s).
+pub const RELEASES: &[Release] = &spec::releases(&TABLE);
 
 /// The form: nanotron's `parallelism` and `tokens` sections.
 pub const GROUPS: &[(&str, &[Field])] = &[
@@ -143,12 +152,10 @@ pub enum Version {
 }
 
 impl Version {
-    fn from_id(id: &str) -> Version {
-        if id == "head" {
-            Version::Head
-        } else {
-            Version::V04
-        }
+    /// The rules of release `id` ([`spec::release_at`]: an id not in [`RELEASES`] gets the
+    /// default's).
+    pub fn at(id: &str) -> Version {
+        spec::release_at(&TABLE, id).1
     }
 }
 
@@ -196,11 +203,12 @@ impl Inputs {
     }
 }
 
-/// Computes everything by the rules of `release` (an id of [`RELEASES`]; anything else is 0.4).
+/// Computes everything by the rules of `release` (an id of [`RELEASES`]; an unknown id gets the
+/// default's, [`Version::at`]).
 pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
-    let version = Version::from_id(release);
+    let version = Version::at(release);
     report.plan.seq_len = i.sequence_length.positive_or(None);
     report.enter(Stage::Grid);
     let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, &mut report);

@@ -19,20 +19,29 @@
 use crate::calc::cluster;
 use crate::calc::field::CLUSTER;
 use crate::calc::parse::Reader;
-use crate::calc::spec::Release;
+use crate::calc::spec::{self, Release, ReleaseTable};
 use crate::calc::{Field, Level, Num, Output, Param, RawInputs, Refusal, Report, Stage};
 
-/// The releases dpcalc models, newest release (the default) first.
-pub const RELEASES: &[Release] = &[
-    Release {
-        id: "0.3.0",
-        label: "0.3.0 (batch sizes)",
-    },
-    Release {
-        id: "head",
-        label: "HEAD b5bcd76 (token counts, after #4121)",
-    },
+/// The releases dpcalc models with the rules of each, newest release (the default) first.
+const TABLE: ReleaseTable<Version, 2> = [
+    (
+        Release {
+            id: "0.3.0",
+            label: "0.3.0 (batch sizes)",
+        },
+        Version::Batch,
+    ),
+    (
+        Release {
+            id: "head",
+            label: "HEAD b5bcd76 (token counts, after #4121)",
+        },
+        Version::Tokens,
+    ),
 ];
+
+/// The releases dpcalc models, newest release (the default) first (`TABLE`'s).
+pub const RELEASES: &[Release] = &spec::releases(&TABLE);
 
 /// Fields only 0.3.0 reads.
 const BATCH_FIELDS: &[Field] = &[
@@ -126,12 +135,21 @@ const DEFAULT_WARMUP_STEPS: u64 = 200;
 // HEAD `config/configs.py`
 const DEFAULT_TOKENS_PER_MICROBATCH: u64 = 16_384;
 
+/// Which torchtitan's rules to apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Version {
     /// 0.3.0: `local_batch_size` / `global_batch_size`.
     Batch,
     /// HEAD: `num_tokens_per_microbatch_per_dp_rank` / `num_tokens_per_train_step`.
     Tokens,
+}
+
+impl Version {
+    /// The rules of release `id` ([`spec::release_at`]: an id not in [`RELEASES`] gets the
+    /// default's).
+    fn at(id: &str) -> Version {
+        spec::release_at(&TABLE, id).1
+    }
 }
 
 struct Inputs {
@@ -190,13 +208,10 @@ impl Inputs {
     }
 }
 
-/// Computes everything by the rules of `release` (an id of [`RELEASES`]; unknown ids get the default).
+/// Computes everything by the rules of `release` (an id of [`RELEASES`]; an unknown id gets the
+/// default's, [`spec::release_at`]).
 pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
-    let version = if release == "head" {
-        Version::Tokens
-    } else {
-        Version::Batch
-    };
+    let version = Version::at(release);
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
     Calc {
@@ -229,10 +244,9 @@ impl SizeCheck {
         let mut scratch = Report::default();
         let i = Inputs::parse(raw, &mut scratch);
         SizeCheck {
-            n: if release == "head" {
-                i.tokens_per_microbatch.or(DEFAULT_TOKENS_PER_MICROBATCH)
-            } else {
-                i.seq_len.or(DEFAULT_SEQ_LEN)
+            n: match Version::at(release) {
+                Version::Tokens => i.tokens_per_microbatch.or(DEFAULT_TOKENS_PER_MICROBATCH),
+                Version::Batch => i.seq_len.or(DEFAULT_SEQ_LEN),
             },
             sequence_parallel: i.sequence_parallel.or(true),
             ep_off: i.ep.or(1) == Some(1),
