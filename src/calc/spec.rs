@@ -300,6 +300,38 @@ pub enum FlopsConvention {
     Nanotron,
 }
 
+impl FlopsConvention {
+    /// Of the four conventions' values, this one's.
+    pub fn pick<T>(self, hf: T, megatron: T, torchtitan: T, nanotron: T) -> T {
+        match self {
+            FlopsConvention::Hf => hf,
+            FlopsConvention::Megatron => megatron,
+            FlopsConvention::Torchtitan => torchtitan,
+            FlopsConvention::Nanotron => nanotron,
+        }
+    }
+
+    /// Whose counter it is.
+    pub const fn counter(self) -> &'static str {
+        match self {
+            FlopsConvention::Hf => "HF Trainer",
+            FlopsConvention::Megatron => "Megatron-LM",
+            FlopsConvention::Torchtitan => "torchtitan",
+            FlopsConvention::Nanotron => "nanotron",
+        }
+    }
+
+    /// What it counts, with its source.
+    pub const fn rule(self) -> &'static str {
+        match self {
+            FlopsConvention::Hf => "transformers Trainer.floating_point_ops ÷ tokens = 6 × num_parameters(exclude_embeddings=True): no attention term, every expert counted",
+            FlopsConvention::Megatron => "megatron-core 0.19.2 num_floating_point_operations ÷ tokens: causal-halved attention, logits over the padded vocabulary (depends on TP)",
+            FlopsConvention::Torchtitan => "torchtitan 0.3.0 get_nparams_and_flops: 6 × matmul parameters (active experts) + 6·L·heads·2·head_dim·seq, no causal halving",
+            FlopsConvention::Nanotron => "nanotron get_flops ÷ tokens (hidden ÷ heads as the head size, no norms)",
+        }
+    }
+}
+
 /// What the memory and compute stage needs to know about a framework.
 pub struct Fit {
     pub flops: FlopsConvention,

@@ -3,8 +3,8 @@
 
 use super::{fmt_f, set_int};
 use crate::calc::plan::NamedModel;
-use crate::calc::spec::{FlopsConvention, Spec};
-use crate::calc::{flops, Field, Level, Num, Output, Report};
+use crate::calc::spec::Spec;
+use crate::calc::{flops, Level, Num, Output, Report};
 
 /// The parameter counts, with and without the embedding (`None` each for a plain MLP, which
 /// transformers does not build: said at `swiglu`), and the trainable parameters of a full
@@ -14,17 +14,13 @@ pub(super) fn counts(
     named: &NamedModel,
 ) -> Option<(Option<u128>, Option<u128>)> {
     let m = &named.model;
+    // a plain MLP (Megatron without --swiglu) is not counted: its folder says so
     let counts = if named.swiglu {
         // num_parameters_exclude_embeddings() is num_parameters() less the embedding: counted
         // once here (each count walks every layer)
         let n = m.num_parameters();
         (n, n.and_then(|n| n.checked_sub(m.embedding_params()?)))
     } else {
-        report.diag(
-            Field::Swiglu,
-            Level::Note,
-            "without --swiglu dpcalc counts no parameters or FLOPs outside Megatron's own estimator (its counts are for gated MLPs as transformers builds them)",
-        );
         (None, None)
     };
     if let (Some(n), Some(ne)) = counts {
@@ -71,12 +67,14 @@ pub(super) fn flops_stage(
     if let Some(v) = nt {
         report.set(Output::FlopsPerTokenNanotron, Num::Float(v));
     }
-    let (own, name, rule): (Option<Num>, &str, &str) = match spec.fit.flops {
-        FlopsConvention::Hf => (hf.map(Num::Int), "HF Trainer", "transformers Trainer.floating_point_ops ÷ tokens = 6 × num_parameters(exclude_embeddings=True): no attention term, every expert counted"),
-        FlopsConvention::Megatron => (meg.map(Num::Float), "Megatron-LM", "megatron-core 0.19.2 num_floating_point_operations ÷ tokens: causal-halved attention, logits over the padded vocabulary (depends on TP)"),
-        FlopsConvention::Torchtitan => (tt.map(Num::Int), "torchtitan", "torchtitan 0.3.0 get_nparams_and_flops: 6 × matmul parameters (active experts) + 6·L·heads·2·head_dim·seq, no causal halving"),
-        FlopsConvention::Nanotron => (nt.map(Num::Float), "nanotron", "nanotron get_flops ÷ tokens (hidden ÷ heads as the head size, no norms)"),
-    };
+    let convention = spec.fit.flops;
+    let own = convention.pick(
+        hf.map(Num::Int),
+        meg.map(Num::Float),
+        tt.map(Num::Int),
+        nt.map(Num::Float),
+    );
+    let (name, rule) = (convention.counter(), convention.rule());
     let Some(own) = own else {
         report.diag(
             spec.fit.model_key,

@@ -124,6 +124,13 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
 
 /// Megatron-LM's own `report_theoretical_memory`, and the refusals of building its model.
 pub fn own(named: &NamedModel, report: &mut Report) {
+    if !named.swiglu {
+        report.diag(
+            Field::Swiglu,
+            Level::Note,
+            "without --swiglu dpcalc counts no parameters or FLOPs outside Megatron's own estimator (its counts are for gated MLPs as transformers builds them)",
+        );
+    }
     let s = &report.plan.settings;
     if !s.readable {
         return;
