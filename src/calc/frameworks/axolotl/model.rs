@@ -59,7 +59,7 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
 }
 
 /// `Some(reshard_after_forward)` when FSDP shards the model: axolotl's
-/// `bool(cfg.fsdp or cfg.fsdp_config)` (rules.rs `is_fsdp`), a key of the `fsdp_config` block (a
+/// `bool(cfg.fsdp or cfg.fsdp_config)` (`is_fsdp` in rules/grid.rs), a key of the `fsdp_config` block (a
 /// top-level `fsdp_version` alone is not FSDP).
 fn fsdp_reshard(raw: &RawInputs) -> Option<bool> {
     let block = [

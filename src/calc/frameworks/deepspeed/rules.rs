@@ -161,9 +161,9 @@ pub fn compute(raw: &RawInputs) -> Report {
     };
     let anything = raw.given().next().is_some();
     Calc {
-        i,
+        inputs: i,
         anything,
-        r: &mut report,
+        report: &mut report,
     }
     .run();
     report
@@ -221,28 +221,29 @@ struct Batch {
     ga: Num,
 }
 
+/// The rules at work: the typed inputs and the report being filled.
 struct Calc<'a> {
-    i: Inputs,
+    inputs: Inputs,
     /// Some field is filled in (an empty form is waiting for input, not refused).
     anything: bool,
-    r: &'a mut Report,
+    report: &'a mut Report,
 }
 
 impl Calc<'_> {
     /// The stages, in DeepSpeed's order: the world and the mesh (grid), `DeepSpeedConfig`'s batch
     /// parameters and their assertion (batch), the data loader's length (steps).
     fn run(mut self) {
-        self.r.plan.seq_len = self.i.max_length.positive_or(None);
-        self.r.enter(Stage::Grid);
+        self.report.plan.seq_len = self.inputs.max_length.positive_or(None);
+        self.report.enter(Stage::Grid);
         let cluster = self.cluster();
-        self.r.enter(Stage::Batch);
+        self.report.enter(Stage::Batch);
         let batch = cluster.as_ref().and_then(|c| self.batch(c));
         if let (Some(c), Some(b)) = (&cluster, &batch) {
             self.global(c, b);
-            self.r.enter(Stage::Steps);
+            self.report.enter(Stage::Steps);
             self.steps(c, b);
         } else {
-            self.r.enter(Stage::Steps);
+            self.report.enter(Stage::Steps);
             self.steps_inputs_only();
         }
     }
@@ -250,8 +251,8 @@ impl Calc<'_> {
     // ---- cluster -------------------------------------------------------------------------
 
     fn cluster(&mut self) -> Option<Cluster> {
-        let i = self.i;
-        let world = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.r);
+        let i = self.inputs;
+        let world = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.report);
         let autotp = match i.autotp_size {
             Param::Invalid => None,
             p => p.given(),
@@ -261,7 +262,7 @@ impl Calc<'_> {
             return None;
         }
         if mpu == Param::Given(0) {
-            self.r.diag(
+            self.report.diag(
                 Field::MpuDataParallelWorldSize,
                 Level::Error,
                 "mpu_data_parallel_world_size must be at least 1 (an mpu's data-parallel group has at least one rank)",
@@ -279,7 +280,7 @@ impl Calc<'_> {
         let check = match source {
             Source::Mpu(dp) => {
                 if dp > world {
-                    self.r.diag(
+                    self.report.diag(
                         Field::MpuDataParallelWorldSize,
                         Level::Error,
                         format!("mpu_data_parallel_world_size {dp} is more than the world_size {world}: no mpu can report that"),
@@ -287,7 +288,7 @@ impl Calc<'_> {
                     return None;
                 }
                 if world % dp != 0 {
-                    self.r.diag(
+                    self.report.diag(
                         Field::MpuDataParallelWorldSize,
                         Level::Warning,
                         format!(
@@ -297,14 +298,14 @@ impl Calc<'_> {
                     );
                 }
                 if sp.is_given() {
-                    self.r.diag(
+                    self.report.diag(
                         Field::SequenceParallelSize,
                         Level::Note,
                         "With an mpu that has get_data_parallel_world_size, DeepSpeedConfig ignores sequence_parallel_size \
                          for the batch check (runtime/config.py).",
                     );
                 }
-                self.r.explain(
+                self.report.explain(
                     Output::BatchCheckWorldSize,
                     "with an mpu: world_size = mpu.get_data_parallel_world_size()",
                     format!("DeepSpeedConfig.world_size = {dp}"),
@@ -313,7 +314,7 @@ impl Calc<'_> {
             }
             Source::SequenceParallel(s) => {
                 if s == 0 {
-                    self.r.refuse(
+                    self.report.refuse(
                         Field::SequenceParallelSize,
                         Refusal::new(
                             format!("DeepSpeedConfig stops at world_size = {world} / 0"),
@@ -326,7 +327,7 @@ impl Calc<'_> {
                     return None;
                 }
                 if world > EXACT_FLOAT {
-                    self.r.diag(
+                    self.report.diag(
                         Field::SequenceParallelSize,
                         Level::Error,
                         "world_size is too large for dpcalc to reproduce DeepSpeed's float world size exactly",
@@ -334,13 +335,13 @@ impl Calc<'_> {
                     return None;
                 }
                 let w = world as f64 / s as f64;
-                self.r.explain(
+                self.report.explain(
                     Output::BatchCheckWorldSize,
                     "no mpu, sequence_parallel_size in the config: world_size = dist.get_world_size() / sequence_parallel_size (a float)",
                     format!("DeepSpeedConfig.world_size = {world} / {s} = {}", num::float_repr(w)),
                 );
                 if world % s != 0 {
-                    self.r.diag(
+                    self.report.diag(
                         Field::SequenceParallelSize,
                         Level::Warning,
                         format!(
@@ -353,7 +354,7 @@ impl Calc<'_> {
                 if s > 1 {
                     self.ulysses_groups(world, s);
                 } else {
-                    self.r.diag(
+                    self.report.diag(
                         Field::SequenceParallelSize,
                         Level::Note,
                         format!(
@@ -365,7 +366,7 @@ impl Calc<'_> {
                 Num::Float(w)
             }
             Source::World => {
-                self.r.explain(
+                self.report.explain(
                     Output::BatchCheckWorldSize,
                     "no mpu and no sequence_parallel_size: world_size = dist.get_world_size() (TP ranks included)",
                     format!("DeepSpeedConfig.world_size = {world}"),
@@ -373,12 +374,12 @@ impl Calc<'_> {
                 Num::Int(world.into())
             }
         };
-        self.r.set(Output::BatchCheckWorldSize, check);
+        self.report.set(Output::BatchCheckWorldSize, check);
 
         let replicas = self.replicas(world, source, autotp);
         if let Some(dp) = replicas {
-            self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
-            self.r.publish_grid(crate::calc::Grid {
+            self.report.set(Output::DpWorldSize, Num::Int(dp.into()));
+            self.report.publish_grid(crate::calc::Grid {
                 tp: autotp,
                 sp: i.sequence_parallel_size.given().unwrap_or(1),
                 dp,
@@ -407,7 +408,7 @@ impl Calc<'_> {
             return;
         };
         let fix = cluster::nearest_valid(world, s, "sequence_parallel_size");
-        self.r.refuse(
+        self.report.refuse(
             Field::SequenceParallelSize,
             Refusal::new(
                 "DeepSpeed fails building the Ulysses groups (initialize_sequence_parallel)",
@@ -421,7 +422,7 @@ impl Calc<'_> {
     fn replicas(&mut self, world: u64, source: Source, autotp: u64) -> Option<u64> {
         match source {
             Source::Mpu(dp) => {
-                self.r.explain(
+                self.report.explain(
                     Output::DpWorldSize,
                     "with an mpu, the engine and its data loader use mpu.get_data_parallel_world_size()",
                     format!("dp_world_size = {dp}"),
@@ -430,7 +431,7 @@ impl Calc<'_> {
             }
             Source::SequenceParallel(s) => {
                 if autotp > 1 {
-                    self.r.diag(
+                    self.report.diag(
                         Field::AutotpSize,
                         Level::Hint,
                         "dpcalc does not model AutoTP together with Ulysses sequence parallelism; no data-parallel size is shown",
@@ -441,7 +442,7 @@ impl Calc<'_> {
                     return None;
                 }
                 let dp = world / s;
-                self.r.explain(
+                self.report.explain(
                     Output::DpWorldSize,
                     "Ulysses: the ranks of one sequence-parallel group share each sample, so replicas = world_size // sequence_parallel_size",
                     format!("dp_world_size = {world} // {s} = {dp}"),
@@ -451,7 +452,7 @@ impl Calc<'_> {
             Source::World if autotp > 1 => {
                 if world % autotp != 0 {
                     let fix = cluster::nearest_valid(world, autotp, "autotp_size");
-                    self.r.diag(
+                    self.report.diag(
                         Field::AutotpSize,
                         Level::Error,
                         format!(
@@ -464,7 +465,7 @@ impl Calc<'_> {
                     return None;
                 }
                 let dp = world / autotp;
-                self.r.explain(
+                self.report.explain(
                     Output::DpWorldSize,
                     "AutoTP: the engine's data-parallel group is world_size // autotp_size (utils/groups.py::_init_tp_mesh_device)",
                     format!("dp_world_size = {world} // {autotp} = {dp}"),
@@ -472,7 +473,7 @@ impl Calc<'_> {
                 Some(dp)
             }
             Source::World => {
-                self.r.explain(
+                self.report.explain(
                     Output::DpWorldSize,
                     "no model parallelism: every rank is a data-parallel replica",
                     format!("dp_world_size = {world}"),
@@ -485,7 +486,7 @@ impl Calc<'_> {
     // ---- batch ---------------------------------------------------------------------------
 
     fn batch(&mut self, c: &Cluster) -> Option<Batch> {
-        let i = self.i;
+        let i = self.inputs;
         if [i.train, i.micro, i.ga].contains(&Param::Invalid) {
             return None;
         }
@@ -550,7 +551,7 @@ impl Calc<'_> {
                 const EITHER: &str =
                     "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided";
                 if g.is_some() {
-                    self.r.refuse(
+                    self.report.refuse(
                         Field::TrainMicroBatchSizePerGpu,
                         Refusal::new(STOPS, format!("AssertionError: {EITHER}")).fix(
                             "gradient_accumulation_steps alone is not enough. Set train_micro_batch_size_per_gpu \
@@ -558,14 +559,14 @@ impl Calc<'_> {
                         ),
                     );
                 } else if self.anything {
-                    self.r.refuse(
+                    self.report.refuse(
                         Field::TrainBatchSize,
                         Refusal::new(STOPS, format!("AssertionError: {EITHER}")).fix(
                             "Set train_micro_batch_size_per_gpu (and gradient_accumulation_steps), or train_batch_size.",
                         ),
                     );
                 } else {
-                    self.r.diag(
+                    self.report.diag(
                         Field::TrainBatchSize,
                         Level::Hint,
                         format!("{EITHER} (DeepSpeed stops with this AssertionError otherwise)."),
@@ -583,7 +584,7 @@ impl Calc<'_> {
                     Field::GradientAccumulationSteps
                 };
                 match e {
-                    NumError::ZeroDivision(_) => self.r.refuse(
+                    NumError::ZeroDivision(_) => self.report.refuse(
                         at,
                         Refusal::new(
                             "DeepSpeedConfig stops in _set_batch_related_parameters",
@@ -591,7 +592,7 @@ impl Calc<'_> {
                         )
                         .fix(format!("{} must be at least 1.", at.key())),
                     ),
-                    _ => self.r.diag(
+                    _ => self.report.diag(
                         at,
                         Level::Error,
                         "the batch is too large for dpcalc to compute exactly",
@@ -601,21 +602,21 @@ impl Calc<'_> {
             }
         };
         if !rule.is_empty() {
-            self.r.explain(out, rule, worked);
+            self.report.explain(out, rule, worked);
         }
         self.assertion(c, t, m, g)?;
-        self.r.set(Output::TrainBatchSize, t);
-        self.r.set(Output::TrainMicroBatchSizePerGpu, m);
-        self.r.set(Output::GradientAccumulationSteps, g);
+        self.report.set(Output::TrainBatchSize, t);
+        self.report.set(Output::TrainMicroBatchSizePerGpu, m);
+        self.report.set(Output::GradientAccumulationSteps, g);
         if let (Num::Int(micro), Num::Int(ga), Num::Int(train)) = (m, g, t) {
-            self.r.plan.publish_batch(
+            self.report.plan.publish_batch(
                 micro.unsigned_abs(),
                 ga.unsigned_abs(),
                 train.unsigned_abs(),
             );
         }
         if w.is_float() {
-            self.r.diag(
+            self.report.diag(
                 Field::SequenceParallelSize,
                 Level::Note,
                 format!(
@@ -637,7 +638,7 @@ impl Calc<'_> {
     /// `_batch_assertion` (runtime/config.py), with the exact messages and a fix. Its `assert`s
     /// stop DeepSpeed with an AssertionError carrying the text (the refusals' `says`).
     fn assertion(&mut self, c: &Cluster, t: Num, m: Num, g: Num) -> Option<()> {
-        let i = self.i;
+        let i = self.inputs;
         let positive = |n: Num| num::cmp(n, Num::Int(0)) == Ordering::Greater;
         let w = c.check;
         if !positive(t) {
@@ -654,7 +655,7 @@ impl Calc<'_> {
             } else {
                 Field::GradientAccumulationSteps
             };
-            self.r.refuse(
+            self.report.refuse(
                 at,
                 Refusal::new(
                     STOPS,
@@ -679,7 +680,7 @@ impl Calc<'_> {
                     py(g)
                 )
             };
-            self.r.refuse(
+            self.report.refuse(
                 if i.micro.is_given() {
                     Field::TrainMicroBatchSizePerGpu
                 } else {
@@ -708,7 +709,7 @@ impl Calc<'_> {
                     py(w)
                 )
             };
-            self.r.refuse(
+            self.report.refuse(
                 if i.ga.is_given() {
                     Field::GradientAccumulationSteps
                 } else {
@@ -728,7 +729,7 @@ impl Calc<'_> {
         let product = match num::mul(m, g).and_then(|p| num::mul(p, w)) {
             Ok(p) => p,
             Err(_) => {
-                self.r.diag(
+                self.report.diag(
                     Field::TrainBatchSize,
                     Level::Error,
                     "train_micro_batch_size_per_gpu × gradient_accumulation_steps × world_size is too large for dpcalc to compute exactly",
@@ -747,14 +748,14 @@ impl Calc<'_> {
             py(w)
         );
         let fix = self.mismatch_fix(c, t, m, g, product);
-        self.r
+        self.report
             .refuse(Field::TrainBatchSize, Refusal::new(STOPS, text).fix(fix));
         None
     }
 
     /// The nearest values that pass the check.
     fn mismatch_fix(&self, c: &Cluster, t: Num, m: Num, g: Num, product: Num) -> String {
-        let i = self.i;
+        let i = self.inputs;
         let Num::Int(w) = c.check else {
             return format!(
                 "The float world size {} comes from sequence_parallel_size not dividing world_size {}; with a \
@@ -821,8 +822,8 @@ impl Calc<'_> {
         else {
             return;
         };
-        self.r.set(Output::GlobalBatchSize, global);
-        self.r.explain(
+        self.report.set(Output::GlobalBatchSize, global);
+        self.report.explain(
             Output::GlobalBatchSize,
             "samples per optimizer step = train_micro_batch_size_per_gpu × gradient_accumulation_steps × data-parallel replicas",
             format!(
@@ -854,12 +855,12 @@ impl Calc<'_> {
             } else {
                 Field::TrainBatchSize
             };
-            self.r.diag(at, Level::Warning, why);
+            self.report.diag(at, Level::Warning, why);
         }
-        if let Some(len) = self.i.max_length.given() {
+        if let Some(len) = self.inputs.max_length.given() {
             if let Ok(tokens) = num::mul(global, Num::Int(len.into())) {
-                self.r.set(Output::TokensPerStep, tokens);
-                self.r.explain(
+                self.report.set(Output::TokensPerStep, tokens);
+                self.report.explain(
                     Output::TokensPerStep,
                     "token slots per step = global batch × max_length",
                     format!("tokens_per_step = {} × {len} = {}", py(global), py(tokens)),
@@ -870,12 +871,12 @@ impl Calc<'_> {
 
     /// Epochs as a whole number: DeepSpeed has none, the user's loop runs `range(num_epochs)`.
     fn epochs(&mut self) -> Option<u64> {
-        match self.i.num_epochs {
+        match self.inputs.num_epochs {
             Param::Absent => Some(1),
             Param::Invalid => None,
             Param::Given(e) if e.fract() == 0.0 && e < EXACT_FLOAT as f64 => Some(e as u64),
             Param::Given(e) => {
-                self.r.diag(
+                self.report.diag(
                     Field::NumEpochs,
                     Level::Error,
                     format!(
@@ -896,9 +897,9 @@ impl Calc<'_> {
     }
 
     fn samples(&mut self) -> Option<u64> {
-        match self.i.num_samples {
+        match self.inputs.num_samples {
             Param::Given(n) if n > EXACT_FLOAT => {
-                self.r.diag(
+                self.report.diag(
                     Field::NumSamples,
                     Level::Error,
                     "num_samples is above 2^53: dpcalc cannot reproduce DistributedSampler's float rounding exactly",
@@ -912,9 +913,9 @@ impl Calc<'_> {
     fn steps(&mut self, c: &Cluster, b: &Batch) {
         let epochs = self.epochs();
         let samples = self.samples();
-        let drop_last = self.i.drop_last;
-        if self.i.num_samples == Param::Absent {
-            self.r.diag(
+        let drop_last = self.inputs.drop_last;
+        if self.inputs.num_samples == Param::Absent {
+            self.report.diag(
                 Field::NumSamples,
                 Level::Hint,
                 "DeepSpeed has no epochs or step count of its own: your loop decides. Give the training rows to count \
@@ -927,7 +928,7 @@ impl Calc<'_> {
             return;
         };
         if matches!(c.source, Source::SequenceParallel(_)) {
-            self.r.diag(
+            self.report.diag(
                 Field::NumSamples,
                 Level::Hint,
                 "With Ulysses sequence parallelism the step count depends on the framework's sequence-parallel data \
@@ -952,9 +953,9 @@ impl Calc<'_> {
         } else {
             (per_rank as f64 / micro as f64).ceil() as u64
         };
-        self.r
+        self.report
             .set(Output::MicroBatchesPerEpoch, Num::Int(len.into()));
-        self.r.explain(
+        self.report.explain(
             Output::MicroBatchesPerEpoch,
             if drop_last {
                 "assuming deepspeed.initialize(training_data=…): DistributedSampler gives ceil(rows / dp) rows per rank; \
@@ -972,7 +973,7 @@ impl Calc<'_> {
         // is_gradient_accumulation_boundary: (micro_steps + 1) % GA == 0, and micro_steps is never
         // reset between epochs, so a remainder carries into the next epoch.
         let Some(total_micro) = len.checked_mul(epochs) else {
-            self.r.diag(
+            self.report.diag(
                 Field::NumEpochs,
                 Level::Error,
                 "num_epochs × micro batches per epoch is too large to count",
@@ -980,8 +981,8 @@ impl Calc<'_> {
             return;
         };
         let steps = total_micro / ga;
-        self.r.set(Output::MaxSteps, Num::Int(steps.into()));
-        self.r.explain(
+        self.report.set(Output::MaxSteps, Num::Int(steps.into()));
+        self.report.explain(
             Output::MaxSteps,
             "an optimizer step at every micro step where (micro_steps + 1) % gradient_accumulation_steps == 0; \
              micro_steps runs on across epochs: steps = (epochs × micro batches per epoch) // GA",
@@ -989,14 +990,14 @@ impl Calc<'_> {
         );
         if len % ga == 0 {
             let per = len / ga;
-            self.r.set(Output::StepsPerEpoch, Num::Int(per.into()));
-            self.r.explain(
+            self.report.set(Output::StepsPerEpoch, Num::Int(per.into()));
+            self.report.explain(
                 Output::StepsPerEpoch,
                 "steps per epoch = micro batches per epoch // GA (it divides)",
                 format!("steps_per_epoch = {len} // {ga} = {per}"),
             );
         } else if epochs > 1 {
-            self.r.diag(
+            self.report.diag(
                 Field::GradientAccumulationSteps,
                 Level::Note,
                 format!(
@@ -1008,7 +1009,7 @@ impl Calc<'_> {
             );
         }
         if steps == 0 {
-            self.r.diag(
+            self.report.diag(
                 Field::NumSamples,
                 Level::Warning,
                 format!(
@@ -1017,7 +1018,7 @@ impl Calc<'_> {
                 ),
             );
         } else if total_micro % ga != 0 {
-            self.r.diag(
+            self.report.diag(
                 Field::GradientAccumulationSteps,
                 Level::Note,
                 format!(

@@ -257,11 +257,11 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let i = Inputs::parse(raw, &mut report);
     negative_warmup_texts(v, raw, &mut report);
     Calc {
-        i,
-        v,
+        inputs: i,
+        version: v,
         name,
         sampling: Sampling::Random,
-        r: &mut report,
+        report: &mut report,
     }
     .run();
     report
@@ -306,14 +306,15 @@ fn negative_warmup_texts(v: Version, raw: &RawInputs, report: &mut Report) {
     }
 }
 
+/// The rules at work: the typed inputs and the report being filled.
 struct Calc<'a> {
-    i: Inputs,
-    v: Version,
+    inputs: Inputs,
+    version: Version,
     /// The release id (`5.25`, `5.23`, ...), for messages.
     name: &'static str,
     /// The sampler `Trainer._get_train_sampler` builds (set by `sampling_checks`).
     sampling: Sampling,
-    r: &'a mut Report,
+    report: &'a mut Report,
 }
 
 /// `TrainingArguments.train_sampling_strategy` (transformers 5; v4 always samples randomly).
@@ -356,40 +357,40 @@ impl Calc<'_> {
     /// and accelerate's `ParallelismConfig` (grid), the batch, `set_initial_training_values`
     /// (steps), `get_warmup_steps` and `TrainerState.compute_steps` (schedule).
     fn run(mut self) {
-        self.r.plan.seq_len = self.i.max_length.positive_or(None);
-        self.r.enter(Stage::Grid);
+        self.report.plan.seq_len = self.inputs.max_length.positive_or(None);
+        self.report.enter(Stage::Grid);
         let ws = cluster::world_size(
-            self.i.nodes,
-            self.i.gpus_per_node,
-            self.i.world_size,
-            self.r,
+            self.inputs.nodes,
+            self.inputs.gpus_per_node,
+            self.inputs.world_size,
+            self.report,
         );
-        self.r.enter(Stage::Checks);
+        self.report.enter(Stage::Checks);
         self.args_checks();
         self.sampling = self.sampling_checks();
-        self.r.enter(Stage::Grid);
+        self.report.enter(Stage::Grid);
         let dims = ws.and_then(|ws| self.dims(ws));
-        self.r.enter(Stage::Batch);
+        self.report.enter(Stage::Batch);
         let batch = self.batch(dims);
-        self.r.enter(Stage::Steps);
+        self.report.enter(Stage::Steps);
         let max_steps = self.steps(dims);
-        self.r.enter(Stage::Schedule);
+        self.report.enter(Stage::Schedule);
         if let Some(m) = max_steps {
             self.warmup(m);
             self.intervals(m);
         }
-        self.r.enter(Stage::Tokens);
-        if let (Some(g), Some(len)) = (batch, self.i.max_length.given()) {
+        self.report.enter(Stage::Tokens);
+        if let (Some(g), Some(len)) = (batch, self.inputs.max_length.given()) {
             match g.checked_mul(len.into()).and_then(int) {
                 Some(t) => {
-                    self.r.set(Output::TokensPerStep, t);
-                    self.r.explain(
+                    self.report.set(Output::TokensPerStep, t);
+                    self.report.explain(
                         Output::TokensPerStep,
                         "token slots per step = global batch × max_length",
                         format!("tokens = {g} × {len} = {}", t.raw()),
                     );
                 }
-                None => self.r.diag(
+                None => self.report.diag(
                     Field::MaxLength,
                     Level::Error,
                     "global batch × max_length is too large to count",
@@ -403,14 +404,14 @@ impl Calc<'_> {
     fn args_checks(&mut self) {
         // logging/eval/save: "must be an integer if bigger than 1"
         for (field, p) in [
-            (Field::LoggingSteps, self.i.logging_steps),
-            (Field::EvalSteps, self.i.eval_steps),
-            (Field::SaveSteps, self.i.save_steps),
+            (Field::LoggingSteps, self.inputs.logging_steps),
+            (Field::EvalSteps, self.inputs.eval_steps),
+            (Field::SaveSteps, self.inputs.save_steps),
         ] {
             if let Param::Given(x) = p {
                 if x > 1.0 && x.fract() != 0.0 {
                     let floor = x.floor();
-                    self.r.refuse(
+                    self.report.refuse(
                         field,
                         Refusal::new(
                             "TrainingArguments refuses",
@@ -429,8 +430,8 @@ impl Calc<'_> {
                 }
             }
         }
-        if self.i.logging_steps == Param::Given(0.0) {
-            self.r.refuse(
+        if self.inputs.logging_steps == Param::Given(0.0) {
+            self.report.refuse(
                 Field::LoggingSteps,
                 Refusal::new(
                     "TrainingArguments refuses",
@@ -439,15 +440,15 @@ impl Calc<'_> {
                 .fix("Use a positive interval (default 500)."),
             );
         }
-        match self.v {
+        match self.version {
             Version::V5 => {
-                if self.i.warmup_ratio.is_given() {
+                if self.inputs.warmup_ratio.is_given() {
                     let shown = self
-                        .i
+                        .inputs
                         .warmup_ratio
                         .given()
                         .map_or(String::new(), float_repr);
-                    self.r.refuse(
+                    self.report.refuse(
                         Field::WarmupRatio,
                         Refusal::new(
                             format!(
@@ -465,9 +466,9 @@ impl Calc<'_> {
                 }
             }
             _ => {
-                if let Param::Given(w) = self.i.warmup_steps {
+                if let Param::Given(w) = self.inputs.warmup_steps {
                     if w.fract() != 0.0 || w >= 9.2e18 {
-                        self.r.refuse(
+                        self.report.refuse(
                             Field::WarmupSteps,
                             Refusal::new(
                                 "TrainingArguments refuses",
@@ -480,9 +481,9 @@ impl Calc<'_> {
                         );
                     }
                 }
-                if let Param::Given(r) = self.i.warmup_ratio {
+                if let Param::Given(r) = self.inputs.warmup_ratio {
                     if r > 1.0 {
-                        self.r.refuse(
+                        self.report.refuse(
                             Field::WarmupRatio,
                             Refusal::new(
                                 "TrainingArguments refuses",
@@ -490,8 +491,8 @@ impl Calc<'_> {
                             )
                             .fix(format!("(got {}).", float_repr(r))),
                         );
-                    } else if r > 0.0 && self.i.warmup_steps.given().is_some_and(|w| w > 0.0) {
-                        self.r.diag(
+                    } else if r > 0.0 && self.inputs.warmup_steps.given().is_some_and(|w| w > 0.0) {
+                        self.report.diag(
                             Field::WarmupRatio,
                             Level::Note,
                             "The Trainer logs \u{201c}Both warmup_ratio and warmup_steps given, warmup_steps will override any \
@@ -509,12 +510,12 @@ impl Calc<'_> {
     /// refuses the keyword); in 5.x only the command-line parser checks the `choices`: in Python
     /// (and `parse_dict`/YAML) any other string is kept and samples randomly.
     fn sampling_checks(&mut self) -> Sampling {
-        let Param::Given(given) = &self.i.strategy else {
+        let Param::Given(given) = &self.inputs.strategy else {
             return Sampling::Random;
         };
         let given = given.clone();
-        if self.v < Version::V5 {
-            self.r.refuse(
+        if self.version < Version::V5 {
+            self.report.refuse(
                 Field::TrainSamplingStrategy,
                 Refusal::new(
                     format!(
@@ -534,7 +535,7 @@ impl Calc<'_> {
             "group_by_length" => Sampling::GroupByLength,
             "batch_rebalance" => Sampling::BatchRebalance,
             other => {
-                self.r.refuse(
+                self.report.refuse(
                     Field::TrainSamplingStrategy,
                     Refusal::new(
                         "HfArgumentParser (the command line) refuses",
@@ -554,7 +555,7 @@ impl Calc<'_> {
             }
         };
         if sampling == Sampling::BatchRebalance && self.name == "5.23" {
-            self.r.diag(
+            self.report.diag(
                 Field::TrainSamplingStrategy,
                 Level::Note,
                 "batch_rebalance exists since transformers 5.17 (5.17–5.25 compute as shown). 5.14–5.16 have no such value: \
@@ -570,7 +571,7 @@ impl Calc<'_> {
     fn size(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
         let v = p.or(1)?;
         if v == 0 {
-            self.r.refuse(
+            self.report.refuse(
                 field,
                 Refusal::new(
                     "accelerate refuses",
@@ -584,21 +585,21 @@ impl Calc<'_> {
     }
 
     fn dims(&mut self, ws: u64) -> Option<Dims> {
-        let tp = self.size(Field::TpSize, self.i.tp);
-        let (cp, sp) = if self.v.has_pc() {
+        let tp = self.size(Field::TpSize, self.inputs.tp);
+        let (cp, sp) = if self.version.has_pc() {
             (
-                self.size(Field::CpSize, self.i.cp),
-                self.size(Field::SpSize, self.i.sp),
+                self.size(Field::CpSize, self.inputs.cp),
+                self.size(Field::SpSize, self.inputs.sp),
             )
         } else {
             for f in [Field::CpSize, Field::SpSize] {
                 let p = if f == Field::CpSize {
-                    self.i.cp
+                    self.inputs.cp
                 } else {
-                    self.i.sp
+                    self.inputs.sp
                 };
                 if p.given().is_some_and(|x| x != 1) {
-                    self.r.diag(
+                    self.report.diag(
                         f,
                         Level::Note,
                         format!(
@@ -613,7 +614,7 @@ impl Calc<'_> {
         };
         let (tp, cp, sp) = (tp?, cp?, sp?);
         if cp > 1 && sp > 1 {
-            self.r.refuse(
+            self.report.refuse(
                 Field::CpSize,
                 Refusal::new(
                     "accelerate refuses",
@@ -646,8 +647,8 @@ impl Calc<'_> {
                     " The values shown are what the Trainer's step functions compute with dp = {ws} // {model} = {floored}; no run starts."
                 )
             };
-            if !self.v.has_pc() {
-                self.r.diag(
+            if !self.version.has_pc() {
+                self.report.diag(
                     Field::WorldSize,
                     Level::Error,
                     format!(
@@ -656,7 +657,7 @@ impl Calc<'_> {
                     ),
                 );
             } else if sp > 1 {
-                self.r.diag(
+                self.report.diag(
                     Field::WorldSize,
                     Level::Error,
                     format!(
@@ -667,7 +668,7 @@ impl Calc<'_> {
                 );
             } else {
                 let total = floored.max(1) * model;
-                self.r.refuse(
+                self.report.refuse(
                     Field::WorldSize,
                     Refusal::new(
                         "accelerate refuses",
@@ -686,8 +687,8 @@ impl Calc<'_> {
             }
         }
         let dp = (u128::from(ws) / model) as u64;
-        self.r.set(Output::DpWorldSize, Num::Int(dp.into()));
-        self.r.explain(
+        self.report.set(Output::DpWorldSize, Num::Int(dp.into()));
+        self.report.explain(
             Output::DpWorldSize,
             if self.sampling == Sampling::BatchRebalance {
                 "dp = world_size // tp_size // cp_size // sp_size (the Trainer's dp_world_size; batch_rebalance still \
@@ -697,7 +698,7 @@ impl Calc<'_> {
             },
             format!("dp = {ws} // {tp} // {cp} // {sp} = {dp}"),
         );
-        self.r.publish_grid(crate::calc::Grid {
+        self.report.publish_grid(crate::calc::Grid {
             tp,
             cp,
             sp,
@@ -710,14 +711,14 @@ impl Calc<'_> {
     // ---- the batch: real global batch and the logged total ---------------------------------
 
     fn batch(&mut self, dims: Option<Dims>) -> Option<u128> {
-        let b = self.i.per_device.or(DEFAULT_PER_DEVICE)?;
-        let ga = self.i.ga.or(1)?;
+        let b = self.inputs.per_device.or(DEFAULT_PER_DEVICE)?;
+        let ga = self.inputs.ga.or(1)?;
         let rebalance = self.sampling == Sampling::BatchRebalance;
         if rebalance && (b == 0 || ga == 0) {
             // BatchRebalanceSampler.__init__: bare asserts, checked in this order
             let ws = dims.map_or("world_size".to_string(), |d| d.ws.to_string());
             if ga == 0 {
-                self.r.refuse(
+                self.report.refuse(
                     Field::GradientAccumulationSteps,
                     Refusal::new(
                         "BatchRebalanceSampler.__init__ stops at `assert grad_accum >= 1` (a bare assert, no message)",
@@ -726,7 +727,7 @@ impl Calc<'_> {
                     .fix("gradient_accumulation_steps 0: use at least 1."),
                 );
             } else {
-                self.r.refuse(
+                self.report.refuse(
                     Field::PerDeviceTrainBatchSize,
                     Refusal::new(
                         "BatchRebalanceSampler.__init__ stops at `assert effective_batch_size >= dp_size * grad_accum` \
@@ -742,7 +743,7 @@ impl Calc<'_> {
             return None;
         }
         if b == 0 {
-            self.r.refuse(
+            self.report.refuse(
                 Field::PerDeviceTrainBatchSize,
                 Refusal::new(
                     "torch's DataLoader raises",
@@ -752,7 +753,7 @@ impl Calc<'_> {
             );
         }
         if ga == 0 {
-            self.r.refuse(
+            self.report.refuse(
                 Field::GradientAccumulationSteps,
                 Refusal::new(
                     "the Trainer stops in num_update_steps_per_epoch with ZeroDivisionError",
@@ -764,7 +765,7 @@ impl Calc<'_> {
         if b == 0 || ga == 0 {
             return None;
         }
-        self.r
+        self.report
             .set(Output::GradientAccumulationSteps, Num::Int(ga.into()));
         let d = dims?;
         let per_replica = u128::from(b) * u128::from(ga);
@@ -772,30 +773,30 @@ impl Calc<'_> {
         // adapter then spreads each rank's batch over sp_size steps)
         let replicas = if rebalance { d.ws / d.sp } else { d.dp };
         let global = per_replica.checked_mul(replicas.into())?;
-        self.r.plan.publish_batch(b.into(), ga.into(), global);
-        let logged_dp = match self.v {
+        self.report.plan.publish_batch(b.into(), ga.into(), global);
+        let logged_dp = match self.version {
             Version::V5 => d.dp,
             Version::V457 => d.ws / d.tp,
             _ => d.ws,
         };
         let logged = per_replica.checked_mul(logged_dp.into())?;
         let (Some(g), Some(l)) = (int(global), int(logged)) else {
-            self.r.diag(
+            self.report.diag(
                 Field::PerDeviceTrainBatchSize,
                 Level::Error,
                 "per_device_train_batch_size × gradient_accumulation_steps × dp is too large to count exactly",
             );
             return None;
         };
-        self.r.set(Output::GlobalBatchSize, g);
+        self.report.set(Output::GlobalBatchSize, g);
         if !rebalance {
-            self.r.explain(
+            self.report.explain(
                 Output::GlobalBatchSize,
                 "global batch = per_device_train_batch_size × gradient_accumulation_steps × dp",
                 format!("global batch = {b} × {ga} × {} = {global}", d.dp),
             );
         } else if d.sp > 1 {
-            self.r.explain(
+            self.report.explain(
                 Output::GlobalBatchSize,
                 "batch_rebalance: global batch = effective_batch_size / sp_size, effective_batch_size = per_device × GA × \
                  world_size (every rank its own rows; the SP adapter spreads each rank's batch over sp_size steps)",
@@ -805,20 +806,20 @@ impl Calc<'_> {
                 ),
             );
         } else {
-            self.r.explain(
+            self.report.explain(
                 Output::GlobalBatchSize,
                 "batch_rebalance: global batch = effective_batch_size = per_device × GA × world_size (BatchRebalanceSampler; \
                  every rank, tensor- and context-parallel ranks included, gets its own rows)",
                 format!("global batch = {b} × {ga} × {} = {global}", d.ws),
             );
         }
-        self.r.set(Output::TotalTrainBatchSize, l);
-        let (rule, who) = match self.v {
+        self.report.set(Output::TotalTrainBatchSize, l);
+        let (rule, who) = match self.version {
             Version::V5 => ("world_size // tp // cp // sp", "dp"),
             Version::V457 => ("world_size // tp_size", "world_size // tp"),
             _ => ("world_size", "world_size"),
         };
-        self.r.explain(
+        self.report.explain(
             Output::TotalTrainBatchSize,
             format!("total_train_batch_size (logged) = per_device × GA × {rule}"),
             format!("total_train_batch_size = {b} × {ga} × {logged_dp} = {logged}"),
@@ -829,7 +830,7 @@ impl Calc<'_> {
             } else {
                 format!("effective_batch_size = {b} × {ga} × world_size {}", d.ws)
             };
-            self.r.diag(
+            self.report.diag(
                 Field::TrainSamplingStrategy,
                 Level::Warning,
                 format!(
@@ -842,7 +843,7 @@ impl Calc<'_> {
                 ),
             );
         } else if logged != global {
-            self.r.diag(
+            self.report.diag(
                 Field::WorldSize,
                 Level::Warning,
                 format!(
@@ -854,8 +855,8 @@ impl Calc<'_> {
                 ),
             );
         }
-        if self.v == Version::V457 && d.sp > 1 {
-            self.r.diag(
+        if self.version == Version::V457 && d.sp > 1 {
+            self.report.diag(
                 Field::SpSize,
                 Level::Warning,
                 "transformers 4.57 has no sequence-parallel dataloader adapter (it came in 5.x): the Trainer's step count \
@@ -870,7 +871,7 @@ impl Calc<'_> {
             d.ws / d.tp / d.cp
         };
         if rebalance && processes > 1 {
-            self.r.diag(
+            self.report.diag(
                 Field::TrainSamplingStrategy,
                 Level::Note,
                 format!(
@@ -913,13 +914,13 @@ impl Calc<'_> {
             format!("{torch_len} // {p} + 1 = {len} (even_batches pads the shard)")
         };
         let mut out = u128::from(len);
-        let sp_part = if self.v == Version::V5 && d.sp > 1 {
+        let sp_part = if self.version == Version::V5 && d.sp > 1 {
             out *= u128::from(d.sp);
             format!("; × sp_size {} (SP dataloader adapter) = {out}", d.sp)
         } else {
             String::new()
         };
-        self.r.explain(
+        self.report.explain(
             Output::StepsPerEpoch,
             "per-rank batches = shard of the torch DataLoader over the data-parallel processes (accelerate BatchSamplerShard)",
             format!("torch batches = {how}; per rank = {shard}{sp_part}"),
@@ -952,7 +953,7 @@ impl Calc<'_> {
                  The training set needs at least one row.",
             ),
         };
-        self.r.refuse(Field::NumSamples, refusal);
+        self.report.refuse(Field::NumSamples, refusal);
     }
 
     /// batch_rebalance: `BatchRebalanceSampler.__len__` = global batches × GA on every rank
@@ -976,7 +977,7 @@ impl Calc<'_> {
         } else {
             String::new()
         };
-        self.r.explain(
+        self.report.explain(
             Output::StepsPerEpoch,
             "batch_rebalance: global batches = N // effective_batch_size (+1 for the tail unless drop_last), \
              effective_batch_size = per_device × GA × world_size; each rank's dataloader = global batches × GA \
@@ -991,12 +992,16 @@ impl Calc<'_> {
     }
 
     fn steps(&mut self, dims: Option<Dims>) -> Option<Num> {
-        let epochs = self.i.epochs.or(DEFAULT_EPOCHS);
-        let max_steps = self.i.max_steps;
-        let b = self.i.per_device.or(DEFAULT_PER_DEVICE).filter(|&b| b > 0);
-        let ga = self.i.ga.or(1).filter(|&g| g > 0);
-        let drop_last = self.i.drop_last.or(false);
-        let nupe = match (dims, self.i.num_samples, b, ga, drop_last) {
+        let epochs = self.inputs.epochs.or(DEFAULT_EPOCHS);
+        let max_steps = self.inputs.max_steps;
+        let b = self
+            .inputs
+            .per_device
+            .or(DEFAULT_PER_DEVICE)
+            .filter(|&b| b > 0);
+        let ga = self.inputs.ga.or(1).filter(|&g| g > 0);
+        let drop_last = self.inputs.drop_last.or(false);
+        let nupe = match (dims, self.inputs.num_samples, b, ga, drop_last) {
             (Some(d), Param::Given(n), Some(b), Some(ga), Some(dl)) => {
                 if n == 0 && self.sampling != Sampling::Sequential {
                     self.empty_dataset_refusal();
@@ -1010,7 +1015,7 @@ impl Calc<'_> {
                 };
                 if len == 0 {
                     if let Param::Given(m) = max_steps.filter_pos() {
-                        self.r.diag(
+                        self.report.diag(
                             Field::NumSamples,
                             Level::Warning,
                             "the per-rank dataloader is empty; the Trainer runs max_steps over it and trains on nothing",
@@ -1031,7 +1036,7 @@ impl Calc<'_> {
                         } else {
                             "the dataset is empty".to_string()
                         };
-                        self.r.refuse(
+                        self.report.refuse(
                             Field::NumSamples,
                             Refusal::new(
                                 "The Trainer raises",
@@ -1052,19 +1057,19 @@ impl Calc<'_> {
                     }
                 } else {
                     let ga128 = u128::from(ga);
-                    let steps = if self.v == Version::V451 {
+                    let steps = if self.version == Version::V451 {
                         (len / ga128).max(1)
                     } else {
                         (len / ga128 + u128::from(len % ga128 > 0)).max(1)
                     };
-                    let rule = if self.v == Version::V451 {
+                    let rule = if self.version == Version::V451 {
                         format!("max({len} // {ga}, 1)")
                     } else {
                         format!("max({len} // {ga} + int({len} % {ga} > 0), 1)")
                     };
-                    self.r.explain(
+                    self.report.explain(
                         Output::StepsPerEpoch,
-                        if self.v == Version::V451 {
+                        if self.version == Version::V451 {
                             "num_update_steps_per_epoch = max(batches // GA, 1) (4.51 rounds down)"
                         } else {
                             "num_update_steps_per_epoch = max(ceil(batches / GA), 1)"
@@ -1076,7 +1081,7 @@ impl Calc<'_> {
             }
             (_, Param::Absent, ..) => {
                 if max_steps.given().is_none() {
-                    self.r.diag(
+                    self.report.diag(
                         Field::NumSamples,
                         Level::Hint,
                         "Enter the number of training rows (or max_steps) to get the step count",
@@ -1089,25 +1094,25 @@ impl Calc<'_> {
         // with an empty dataloader the Trainer sets num_update_steps_per_epoch = max_steps
         if let Some((s, _)) = nupe {
             if let Some(n) = int(s) {
-                self.r.set(Output::StepsPerEpoch, n);
+                self.report.set(Output::StepsPerEpoch, n);
             }
         }
         let m = match max_steps {
             Param::Given(m) => {
                 if m == 0 {
-                    self.r.diag(
+                    self.report.diag(
                         Field::MaxSteps,
                         Level::Warning,
                         "max_steps 0 is not \u{201c}unset\u{201d} (that is -1): the run takes 0 optimizer steps",
                     );
-                } else if epochs.is_some() && self.i.epochs.is_given() {
-                    self.r.diag(
+                } else if epochs.is_some() && self.inputs.epochs.is_given() {
+                    self.report.diag(
                         Field::MaxSteps,
                         Level::Note,
                         "The Trainer logs \u{201c}max_steps is given, it will override any value given in num_train_epochs\u{201d}",
                     );
                 }
-                self.r.explain(
+                self.report.explain(
                     Output::MaxSteps,
                     "max_steps (as given; it overrides num_train_epochs)",
                     format!("max_steps = {m}"),
@@ -1120,14 +1125,14 @@ impl Calc<'_> {
                 let e = epochs?;
                 let product = e * steps as f64;
                 let Ok(m) = num::ceil(product) else {
-                    self.r.diag(
+                    self.report.diag(
                         Field::NumTrainEpochs,
                         Level::Error,
                         "num_train_epochs × steps per epoch is too large to count",
                     );
                     return None;
                 };
-                self.r.explain(
+                self.report.explain(
                     Output::MaxSteps,
                     "max_steps = ceil(num_train_epochs × num_update_steps_per_epoch)",
                     format!(
@@ -1139,7 +1144,7 @@ impl Calc<'_> {
                 m
             }
         };
-        self.r.set(Output::MaxSteps, m);
+        self.report.set(Output::MaxSteps, m);
         Some(m)
     }
 
@@ -1150,14 +1155,14 @@ impl Calc<'_> {
     }
 
     fn warmup(&mut self, m: Num) {
-        let w = self.i.warmup_steps;
+        let w = self.inputs.warmup_steps;
         let value =
-            match self.v {
+            match self.version {
                 Version::V5 => {
                     let Some(w) = w.or(0.0) else { return };
                     if w >= 1.0 {
                         let Ok(n) = num::int_of(w) else { return };
-                        self.r.explain(
+                        self.report.explain(
                         Output::WarmupSteps,
                         "warmup = int(warmup_steps) when ≥ 1, else ceil(max_steps × warmup_steps)",
                         format!("warmup = int({}) = {}", float_repr(w), n.raw()),
@@ -1167,7 +1172,7 @@ impl Calc<'_> {
                         let Some(n) = Self::ratio_of(m, w) else {
                             return;
                         };
-                        self.r.explain(
+                        self.report.explain(
                         Output::WarmupSteps,
                         "warmup = int(warmup_steps) when ≥ 1, else ceil(max_steps × warmup_steps)",
                         format!("warmup = ceil({} × {}) = {}", m.raw(), float_repr(w), n.raw()),
@@ -1181,14 +1186,14 @@ impl Calc<'_> {
                         return;
                     }
                     if w > 0.0 {
-                        self.r.explain(
+                        self.report.explain(
                             Output::WarmupSteps,
                             "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
                             format!("warmup = {}", w as u64),
                         );
                         Num::Int(i128::from(w as u64))
                     } else {
-                        let Some(r) = self.i.warmup_ratio.or(0.0) else {
+                        let Some(r) = self.inputs.warmup_ratio.or(0.0) else {
                             return;
                         };
                         if r > 1.0 {
@@ -1197,7 +1202,7 @@ impl Calc<'_> {
                         let Some(n) = Self::ratio_of(m, r) else {
                             return;
                         };
-                        self.r.explain(
+                        self.report.explain(
                             Output::WarmupSteps,
                             "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
                             format!(
@@ -1211,22 +1216,22 @@ impl Calc<'_> {
                     }
                 }
             };
-        self.r.set(Output::WarmupSteps, value);
+        self.report.set(Output::WarmupSteps, value);
     }
 
     // ---- TrainerState.compute_steps ---------------------------------------------------------------
 
     fn intervals(&mut self, m: Num) {
-        let logging = self.i.logging_steps.or(DEFAULT_LOGGING_STEPS);
+        let logging = self.inputs.logging_steps.or(DEFAULT_LOGGING_STEPS);
         let items = [
             (Field::LoggingSteps, Output::LoggingSteps, logging),
             (
                 Field::EvalSteps,
                 Output::EvalSteps,
-                match self.i.eval_steps {
+                match self.inputs.eval_steps {
                     // eval_strategy "steps" with eval_steps unset or 0 takes logging_steps.
                     Param::Given(0.0) => {
-                        self.r.diag(
+                        self.report.diag(
                             Field::EvalSteps,
                             Level::Note,
                             "eval_steps 0 with eval_strategy \u{201c}steps\u{201d}: the Trainer uses logging_steps instead",
@@ -1240,7 +1245,7 @@ impl Calc<'_> {
             (
                 Field::SaveSteps,
                 Output::SaveSteps,
-                self.i.save_steps.or(DEFAULT_SAVE_STEPS),
+                self.inputs.save_steps.or(DEFAULT_SAVE_STEPS),
             ),
         ];
         for (field, out, x) in items {
@@ -1262,7 +1267,7 @@ impl Calc<'_> {
                         n.raw()
                     ),
                 )
-            } else if x == 1.0 && self.i.float_written.contains(&field) {
+            } else if x == 1.0 && self.inputs.float_written.contains(&field) {
                 // __post_init__ makes a whole value int() only when it is above 1, and
                 // compute_steps keeps a ratio of 1 as it is: a 1.0 given stays a float.
                 let n = Num::Float(x);
@@ -1272,14 +1277,14 @@ impl Calc<'_> {
                 (n, format!("{} = {}", field.key(), n.raw()))
             };
             if field == Field::SaveSteps && value == Num::Int(0) {
-                self.r.diag(
+                self.report.diag(
                     field,
                     Level::Warning,
                     "save_steps comes out 0: no step-based checkpoint is saved",
                 );
             }
-            self.r.set(out, value);
-            self.r.explain(
+            self.report.set(out, value);
+            self.report.explain(
                 out,
                 format!(
                     "{} (a ratio of max_steps when below 1: ceil(max_steps × x))",
@@ -1288,8 +1293,8 @@ impl Calc<'_> {
                 worked,
             );
         }
-        if self.i.eval_steps.is_given() {
-            self.r.diag(
+        if self.inputs.eval_steps.is_given() {
+            self.report.diag(
                 Field::EvalSteps,
                 Level::Note,
                 "eval_steps is used with eval_strategy=\u{201c}steps\u{201d} (the default strategy \u{201c}no\u{201d} never evaluates)",

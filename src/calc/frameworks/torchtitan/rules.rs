@@ -215,9 +215,9 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
     Calc {
-        i,
-        v: version,
-        r: &mut report,
+        inputs: i,
+        version,
+        report: &mut report,
     }
     .run(raw);
     report
@@ -278,10 +278,11 @@ impl Dims {
     }
 }
 
+/// The rules at work: the typed inputs and the report being filled.
 struct Calc<'a> {
-    i: Inputs,
-    v: Version,
-    r: &'a mut Report,
+    inputs: Inputs,
+    version: Version,
+    report: &'a mut Report,
 }
 
 /// `x` as a Python int result.
@@ -325,26 +326,26 @@ impl Calc<'_> {
     /// scheduler's warmup are read first), `JobConfig` checks, `ParallelDims` (grid), the
     /// trainer's batch (0.3.0) or token budget (HEAD).
     fn run(mut self, raw: &RawInputs) {
-        self.r.plan.seq_len = self.i.seq_len.positive_or(Some(DEFAULT_SEQ_LEN));
+        self.report.plan.seq_len = self.inputs.seq_len.positive_or(Some(DEFAULT_SEQ_LEN));
         self.ignored_fields(raw);
-        self.r.enter(Stage::Schedule);
+        self.report.enter(Stage::Schedule);
         self.schedule();
-        self.r.enter(Stage::Grid);
+        self.report.enter(Stage::Grid);
         let ws = cluster::world_size(
-            self.i.nodes,
-            self.i.gpus_per_node,
-            self.i.world_size,
-            self.r,
+            self.inputs.nodes,
+            self.inputs.gpus_per_node,
+            self.inputs.world_size,
+            self.report,
         );
-        self.r.enter(Stage::Checks);
+        self.report.enter(Stage::Checks);
         self.config_checks();
-        self.r.enter(Stage::Grid);
+        self.report.enter(Stage::Grid);
         let dims = ws.and_then(|ws| self.parallel_dims(ws));
         if let Some(d) = dims {
             self.expert_parallel(d);
             self.sequence_divisor(d);
-            self.r.enter(Stage::Batch);
-            match self.v {
+            self.report.enter(Stage::Batch);
+            match self.version {
                 Version::Batch => self.batch(d),
                 Version::Tokens => self.tokens(d),
             }
@@ -352,13 +353,13 @@ impl Calc<'_> {
     }
 
     fn ignored_fields(&mut self, raw: &RawInputs) {
-        let (other, this) = match self.v {
+        let (other, this) = match self.version {
             Version::Batch => (TOKEN_FIELDS, "0.3.0"),
             Version::Tokens => (BATCH_FIELDS, "HEAD (after #4121)"),
         };
         for &f in other {
             if !raw.get(f).trim().is_empty() {
-                self.r.diag(
+                self.report.diag(
                     f,
                     Level::Note,
                     format!("torchtitan {this} has no {}; it is ignored here", f.key()),
@@ -370,18 +371,18 @@ impl Calc<'_> {
     // ---- steps and warmup (`training.steps`, `lr_scheduler.warmup_steps`) ------------------
 
     fn schedule(&mut self) {
-        let steps = self.i.steps.or(DEFAULT_STEPS);
+        let steps = self.inputs.steps.or(DEFAULT_STEPS);
         if let Some(s) = steps {
-            self.r.set(Output::MaxSteps, Num::Int(s.into()));
-            self.r.explain(
+            self.report.set(Output::MaxSteps, Num::Int(s.into()));
+            self.report.explain(
                 Output::MaxSteps,
                 "training.steps (optimizer steps; default 10000; torchtitan has no epochs)",
                 format!("steps = {s}"),
             );
         }
-        let warmup = match self.i.warmup_steps {
+        let warmup = match self.inputs.warmup_steps {
             Param::Given(w) if w.fract() != 0.0 || w >= 1.8e19 => {
-                self.r.diag(
+                self.report.diag(
                     Field::WarmupSteps,
                     Level::Error,
                     format!(
@@ -400,24 +401,24 @@ impl Calc<'_> {
         // lr_scheduler.py: warmup_steps > total_steps is clamped with a warning.
         let used = w.min(s);
         if w > s {
-            self.r.diag(
+            self.report.diag(
                 Field::WarmupSteps,
                 Level::Warning,
                 format!(
                     "torchtitan logs \u{201c}Warmup steps ({w}) exceed total steps ({s}). Adjusting warmup steps to {s}.\u{201d}{}",
-                    if self.i.warmup_steps.is_given() { "" } else { " (the default warmup is 200 steps)" }
+                    if self.inputs.warmup_steps.is_given() { "" } else { " (the default warmup is 200 steps)" }
                 ),
             );
         }
         if s == 0 {
-            self.r.diag(
+            self.report.diag(
                 Field::Steps,
                 Level::Warning,
                 "training.steps 0: the training loop runs while step < steps, so nothing trains",
             );
         }
-        self.r.set(Output::WarmupSteps, Num::Int(used.into()));
-        self.r.explain(
+        self.report.set(Output::WarmupSteps, Num::Int(used.into()));
+        self.report.explain(
             Output::WarmupSteps,
             "warmup = min(lr_scheduler.warmup_steps (default 200), training.steps)",
             format!("warmup = min({w}, {s}) = {used}"),
@@ -427,11 +428,11 @@ impl Calc<'_> {
     // ---- Trainer.Config.__post_init__ ------------------------------------------------------
 
     fn config_checks(&mut self) {
-        let pp = self.i.pp.given().filter(|&p| p > 1);
-        if pp.is_some() && self.i.disable_cuda_graphs == Param::Absent
-            || pp.is_some() && self.i.disable_cuda_graphs == Param::Given(false)
+        let pp = self.inputs.pp.given().filter(|&p| p > 1);
+        if pp.is_some() && self.inputs.disable_cuda_graphs == Param::Absent
+            || pp.is_some() && self.inputs.disable_cuda_graphs == Param::Given(false)
         {
-            self.r.refuse(
+            self.report.refuse(
                 Field::DisableCudaGraphs,
                 Refusal::new(
                     "torchtitan refuses",
@@ -440,13 +441,13 @@ impl Calc<'_> {
                 .fix("Fix: disable_cuda_graphs = true (training.disable_cuda_graphs)."),
             );
         }
-        match self.v {
+        match self.version {
             Version::Batch => {
-                let Some(mbs) = self.i.pp_microbatch_size.or(1) else {
+                let Some(mbs) = self.inputs.pp_microbatch_size.or(1) else {
                     return;
                 };
                 if mbs == 0 {
-                    self.r.refuse(
+                    self.report.refuse(
                         Field::PipelineParallelMicrobatchSize,
                         Refusal::new(
                             "torchtitan refuses",
@@ -455,15 +456,16 @@ impl Calc<'_> {
                     );
                     return;
                 }
-                let (Some(_), Some(lbs)) =
-                    (pp, self.i.local_batch_size.or(DEFAULT_LOCAL_BATCH_SIZE))
-                else {
+                let (Some(_), Some(lbs)) = (
+                    pp,
+                    self.inputs.local_batch_size.or(DEFAULT_LOCAL_BATCH_SIZE),
+                ) else {
                     return;
                 };
                 if lbs % mbs != 0 {
                     let fix_mbs = divisors_around(lbs.into(), mbs.into());
                     let fix_lbs = multiples_around(lbs.into(), mbs.into());
-                    self.r.refuse(
+                    self.report.refuse(
                         Field::PipelineParallelMicrobatchSize,
                         Refusal::new(
                             "torchtitan refuses",
@@ -482,8 +484,8 @@ impl Calc<'_> {
                 }
             }
             Version::Tokens => {
-                if self.i.num_pp_microbatches == Param::Given(0) {
-                    self.r.refuse(
+                if self.inputs.num_pp_microbatches == Param::Given(0) {
+                    self.report.refuse(
                         Field::NumPpMicrobatches,
                         Refusal::new(
                             "torchtitan refuses",
@@ -500,7 +502,7 @@ impl Calc<'_> {
     fn degree(&mut self, field: Field, p: Param<u64>) -> Option<u64> {
         match p.or(1)? {
             0 => {
-                self.r.refuse(
+                self.report.refuse(
                     field,
                     Refusal::new(
                         format!("{} 0: torchtitan stops with AssertionError", field.key()),
@@ -515,15 +517,16 @@ impl Calc<'_> {
     }
 
     fn parallel_dims(&mut self, ws: u64) -> Option<Dims> {
-        let dp_replicate = self.degree(Field::DataParallelReplicateDegree, self.i.dp_replicate);
-        let cp = self.degree(Field::ContextParallelDegree, self.i.cp);
-        let tp = self.degree(Field::TensorParallelDegree, self.i.tp);
-        let pp = self.degree(Field::PipelineParallelDegree, self.i.pp);
-        let ep = self.degree(Field::ExpertParallelDegree, self.i.ep);
-        let shard = match self.i.dp_shard.or(-1) {
+        let dp_replicate =
+            self.degree(Field::DataParallelReplicateDegree, self.inputs.dp_replicate);
+        let cp = self.degree(Field::ContextParallelDegree, self.inputs.cp);
+        let tp = self.degree(Field::TensorParallelDegree, self.inputs.tp);
+        let pp = self.degree(Field::PipelineParallelDegree, self.inputs.pp);
+        let ep = self.degree(Field::ExpertParallelDegree, self.inputs.ep);
+        let shard = match self.inputs.dp_shard.or(-1) {
             Some(s) if s == -1 || s >= 1 => Some(s),
             Some(s) => {
-                self.r.refuse(
+                self.report.refuse(
                     Field::DataParallelShardDegree,
                     Refusal::new(
                         format!(
@@ -547,7 +550,7 @@ impl Calc<'_> {
             .try_fold(1u128, |acc, &d| acc.checked_mul(d.into()));
         let others_name = "data_parallel_replicate_degree × context_parallel_degree × tensor_parallel_degree × pipeline_parallel_degree";
         let Some(others) = others.filter(|&o| o <= u128::from(u64::MAX)) else {
-            self.r.diag(
+            self.report.diag(
                 Field::WorldSize,
                 Level::Error,
                 format!("{others_name} is larger than any world size; torchtitan stops with AssertionError: Invalid parallel dims"),
@@ -557,14 +560,14 @@ impl Calc<'_> {
         let dp_shard = if shard < 0 {
             // parallel_dims.py: dp_shard = world_size // (dp_replicate * cp * tp * pp)  (floor)
             let fill = u128::from(ws) / others;
-            self.r.explain(
+            self.report.explain(
                 Output::DataParallelShardDegree,
                 "data_parallel_shard_degree -1 = world_size // (dp_replicate × cp × tp × pp)",
                 format!("dp_shard = {ws} // ({dp_replicate} × {cp} × {tp} × {pp}) = {ws} // {others} = {fill}"),
             );
             if fill == 0 {
                 let fix = cluster::nearest_valid(ws, others as u64, others_name);
-                self.r.refuse(
+                self.report.refuse(
                     Field::DataParallelShardDegree,
                     Refusal::new(
                         "torchtitan stops with a bare AssertionError (no message) in ParallelDims._validate",
@@ -578,7 +581,7 @@ impl Calc<'_> {
             }
             fill as u64
         } else {
-            self.r.explain(
+            self.report.explain(
                 Output::DataParallelShardDegree,
                 "data_parallel_shard_degree (as given)",
                 format!("dp_shard = {shard}"),
@@ -607,19 +610,19 @@ impl Calc<'_> {
                     cluster::nearest_valid(ws, others as u64, others_name)
                 )
             };
-            self.r.refuse(
+            self.report.refuse(
                 Field::WorldSize,
                 Refusal::new("torchtitan stops with AssertionError", text)
                     .fix(format!("(the product is {shown}). {fix}")),
             );
-            self.r.diag(
+            self.report.diag(
                 Field::DataParallelShardDegree,
                 Level::Error,
                 format!("dp_replicate × dp_shard × cp × tp × pp = {shown} must equal world_size {ws} (see world_size)"),
             );
             return None;
         }
-        self.r
+        self.report
             .set(Output::DataParallelShardDegree, Num::Int(dp_shard.into()));
         let d = Dims {
             dp_replicate,
@@ -630,20 +633,20 @@ impl Calc<'_> {
         };
         let deg = d.batch_degree();
         if let Some(n) = int(deg) {
-            self.r.set(Output::DpWorldSize, n);
+            self.report.set(Output::DpWorldSize, n);
         }
         if let Ok(dp) = u64::try_from(deg) {
-            self.r.publish_grid(crate::calc::Grid {
+            self.report.publish_grid(crate::calc::Grid {
                 world: ws,
                 dp,
                 tp,
                 cp,
                 sp: 1,
                 pp,
-                ep: self.i.ep.given().unwrap_or(1),
+                ep: self.inputs.ep.given().unwrap_or(1),
             });
         }
-        self.r.explain(
+        self.report.explain(
             Output::DpWorldSize,
             "data-parallel (batch mesh) degree = dp_replicate × dp_shard; cp, tp and pp ranks share a batch",
             format!("dp = {dp_replicate} × {dp_shard} = {deg}"),
@@ -654,7 +657,9 @@ impl Calc<'_> {
     /// EP borrows ranks from dp_shard × cp × tp. HEAD checks it in `_validate`; 0.3.0 fails when
     /// `build_mesh` unflattens the sparse mesh `(pp, dp_replicate, efsdp, ep)`.
     fn expert_parallel(&mut self, d: Dims) {
-        let Some(ep) = self.i.ep.or(1) else { return };
+        let Some(ep) = self.inputs.ep.or(1) else {
+            return;
+        };
         if ep <= 1 {
             return;
         }
@@ -666,7 +671,7 @@ impl Calc<'_> {
             "Nearest valid: expert_parallel_degree {} (a divisor of dp_shard × cp × tp = {region}).",
             join(&divisors_around(region, ep.into()))
         );
-        let refusal = match self.v {
+        let refusal = match self.version {
             Version::Tokens => Refusal::new(
                 "torchtitan refuses",
                 format!("expert_parallel_degree ({ep}) must divide dp_shard * cp * tp ({region})"),
@@ -698,20 +703,20 @@ impl Calc<'_> {
                 ))
             }
         };
-        self.r.refuse(Field::ExpertParallelDegree, refusal);
+        self.report.refuse(Field::ExpertParallelDegree, refusal);
     }
 
     /// `seq_len_divisor = (tp if enable_sequence_parallel else 1) * (2 * cp if cp > 1 else 1)`.
     fn sequence_divisor(&mut self, d: Dims) {
-        let Some(sp) = self.i.sequence_parallel.or(true) else {
+        let Some(sp) = self.inputs.sequence_parallel.or(true) else {
             return;
         };
         let divisor = seq_divisor(sp, d.tp, d.cp);
-        let (field, n) = match self.v {
-            Version::Batch => (Field::SeqLen, self.i.seq_len.or(DEFAULT_SEQ_LEN)),
+        let (field, n) = match self.version {
+            Version::Batch => (Field::SeqLen, self.inputs.seq_len.or(DEFAULT_SEQ_LEN)),
             Version::Tokens => (
                 Field::NumTokensPerMicrobatchPerDpRank,
-                self.i
+                self.inputs
                     .tokens_per_microbatch
                     .or(DEFAULT_TOKENS_PER_MICROBATCH),
             ),
@@ -721,7 +726,7 @@ impl Calc<'_> {
             return;
         }
         let near = join(&multiples_around(n.into(), divisor));
-        let text = match self.v {
+        let text = match self.version {
             Version::Batch => format!(
                 "Training sequence length ({n}) must be divisible by {divisor} for the configured sequence/context parallelism."
             ),
@@ -743,7 +748,7 @@ impl Calc<'_> {
         } else {
             String::new()
         };
-        self.r.refuse(
+        self.report.refuse(
             field,
             Refusal::new("torchtitan refuses", text).fix(format!(
                 "{}{cp} = {divisor}. Nearest valid: {} {near}.",
@@ -758,22 +763,22 @@ impl Calc<'_> {
     fn batch(&mut self, d: Dims) {
         let deg = d.batch_degree();
         let (Some(lbs), Some(gbs_in), Some(seq)) = (
-            self.i.local_batch_size.or(DEFAULT_LOCAL_BATCH_SIZE),
-            self.i.global_batch_size.or(-1),
-            self.i.seq_len.or(DEFAULT_SEQ_LEN),
+            self.inputs.local_batch_size.or(DEFAULT_LOCAL_BATCH_SIZE),
+            self.inputs.global_batch_size.or(-1),
+            self.inputs.seq_len.or(DEFAULT_SEQ_LEN),
         ) else {
             return;
         };
         let per_step = u128::from(lbs) * deg; // u64 × u64 fits u128
         let gbs = if gbs_in < 0 {
-            self.r.explain(
+            self.report.explain(
                 Output::GlobalBatchSize,
                 "global_batch_size -1 = local_batch_size × dp (one micro batch per step)",
                 format!("global_batch_size = {lbs} × {deg} = {per_step}"),
             );
             per_step
         } else {
-            self.r.explain(
+            self.report.explain(
                 Output::GlobalBatchSize,
                 "training.global_batch_size (as given)",
                 format!("global_batch_size = {gbs_in}"),
@@ -791,7 +796,7 @@ impl Calc<'_> {
             } else {
                 Field::LocalBatchSize
             };
-            self.r.refuse(
+            self.report.refuse(
                 field,
                 Refusal::new(
                     format!("{why}: torchtitan stops with a bare AssertionError (no message)"),
@@ -802,7 +807,7 @@ impl Calc<'_> {
             return;
         }
         if per_step == 0 {
-            self.r.refuse(
+            self.report.refuse(
                 Field::LocalBatchSize,
                 Refusal::new(
                     "local_batch_size 0: torchtitan stops with",
@@ -813,7 +818,7 @@ impl Calc<'_> {
         }
         if gbs % per_step != 0 {
             let near = join(&multiples_around(gbs, per_step));
-            self.r.refuse(
+            self.report.refuse(
                 Field::GlobalBatchSize,
                 Refusal::new(
                     "torchtitan stops with AssertionError",
@@ -830,16 +835,16 @@ impl Calc<'_> {
         }
         let ga = gbs / per_step;
         let (Some(g), Some(a)) = (int(gbs), int(ga)) else {
-            self.r.diag(
+            self.report.diag(
                 Field::LocalBatchSize,
                 Level::Error,
                 format!("local_batch_size × dp = {lbs} × {deg} is too large for dpcalc to count exactly"),
             );
             return;
         };
-        self.r.set(Output::GlobalBatchSize, g);
-        self.r.set(Output::GradientAccumulationSteps, a);
-        self.r.explain(
+        self.report.set(Output::GlobalBatchSize, g);
+        self.report.set(Output::GradientAccumulationSteps, a);
+        self.report.explain(
             Output::GradientAccumulationSteps,
             "gradient_accumulation_steps = global_batch_size // (local_batch_size × dp)",
             format!("gradient_accumulation_steps = {gbs} // ({lbs} × {deg}) = {ga}"),
@@ -848,36 +853,37 @@ impl Calc<'_> {
         let mut pp_microbatches = Some(1);
         if d.pp > 1 {
             pp_microbatches = None;
-            if let Some(mbs) = self.i.pp_microbatch_size.or(1).filter(|&m| m > 0) {
+            if let Some(mbs) = self.inputs.pp_microbatch_size.or(1).filter(|&m| m > 0) {
                 let n = lbs / mbs;
                 pp_microbatches = Some(n);
-                self.r.set(Output::NumPpMicrobatches, Num::Int(n.into()));
-                self.r.explain(
+                self.report
+                    .set(Output::NumPpMicrobatches, Num::Int(n.into()));
+                self.report.explain(
                     Output::NumPpMicrobatches,
                     "pipeline microbatches = local_batch_size // pipeline_parallel_microbatch_size",
                     format!("microbatches = {lbs} // {mbs} = {n}"),
                 );
             }
         } else {
-            self.r.set(Output::NumPpMicrobatches, Num::Int(1));
+            self.report.set(Output::NumPpMicrobatches, Num::Int(1));
         }
         // each GPU runs local_batch_size ÷ the pipeline's microbatches samples at a time
         if let Some(n) = pp_microbatches.filter(|&n| n > 0 && lbs % n == 0) {
             let n = u128::from(n);
-            self.r
+            self.report
                 .plan
                 .publish_batch(u128::from(lbs) / n, ga.saturating_mul(n), gbs);
         }
         match gbs.checked_mul(seq.into()).and_then(int) {
             Some(t) => {
-                self.r.set(Output::TokensPerStep, t);
-                self.r.explain(
+                self.report.set(Output::TokensPerStep, t);
+                self.report.explain(
                     Output::TokensPerStep,
                     "tokens per step = global_batch_size × seq_len",
                     format!("tokens = {gbs} × {seq} = {}", t.raw()),
                 );
             }
-            None => self.r.diag(
+            None => self.report.diag(
                 Field::SeqLen,
                 Level::Error,
                 "global_batch_size × seq_len is too large to count",
@@ -890,11 +896,11 @@ impl Calc<'_> {
     fn tokens(&mut self, d: Dims) {
         let deg = d.batch_degree();
         let (Some(per_mb), Some(npp), Some(step_in)) = (
-            self.i
+            self.inputs
                 .tokens_per_microbatch
                 .or(DEFAULT_TOKENS_PER_MICROBATCH),
-            self.i.num_pp_microbatches.or(1),
-            self.i.tokens_per_train_step.or(-1),
+            self.inputs.num_pp_microbatches.or(1),
+            self.inputs.tokens_per_train_step.or(-1),
         ) else {
             return;
         };
@@ -902,10 +908,11 @@ impl Calc<'_> {
             return; // refused in config_checks
         }
         let npp = if d.pp > 1 { npp } else { 1 };
-        self.r.set(Output::NumPpMicrobatches, Num::Int(npp.into()));
+        self.report
+            .set(Output::NumPpMicrobatches, Num::Int(npp.into()));
         let per_dp = u128::from(per_mb) * u128::from(npp);
         let Some(per_iter) = per_dp.checked_mul(deg) else {
-            self.r.diag(
+            self.report.diag(
                 Field::NumTokensPerMicrobatchPerDpRank,
                 Level::Error,
                 "tokens per gradient-accumulation iteration are too large to count",
@@ -913,7 +920,7 @@ impl Calc<'_> {
             return;
         };
         let step = if step_in < 0 {
-            self.r.explain(
+            self.report.explain(
                 Output::TokensPerStep,
                 "num_tokens_per_train_step -1 = num_tokens_per_microbatch_per_dp_rank × num_pp_microbatches (PP only) × dp",
                 format!("num_tokens_per_train_step = {per_mb} × {npp} × {deg} = {per_iter}"),
@@ -923,7 +930,7 @@ impl Calc<'_> {
             step_in as u128
         };
         if per_iter == 0 {
-            self.r.refuse(
+            self.report.refuse(
                 Field::NumTokensPerMicrobatchPerDpRank,
                 Refusal::new(
                     "num_tokens_per_microbatch_per_dp_rank 0: torchtitan stops with",
@@ -934,7 +941,7 @@ impl Calc<'_> {
         }
         if step % per_iter != 0 {
             let near = join(&multiples_around(step, per_iter));
-            self.r.refuse(
+            self.report.refuse(
                 Field::NumTokensPerTrainStep,
                 Refusal::new(
                     "torchtitan refuses",
@@ -949,24 +956,24 @@ impl Calc<'_> {
         }
         let ga = step / per_iter;
         if ga == 0 {
-            self.r.diag(
+            self.report.diag(
                 Field::NumTokensPerTrainStep,
                 Level::Warning,
                 "num_tokens_per_train_step 0 is accepted, so gradient accumulation is 0: each optimizer step trains on no data. Use -1 for one microbatch per DP rank.",
             );
         }
         if let (Some(t), Some(a)) = (int(step), int(ga)) {
-            self.r.set(Output::TokensPerStep, t);
-            self.r.set(Output::GradientAccumulationSteps, a);
+            self.report.set(Output::TokensPerStep, t);
+            self.report.set(Output::GradientAccumulationSteps, a);
         }
-        self.r.explain(
+        self.report.explain(
             Output::GradientAccumulationSteps,
             "gradient_accumulation_steps = num_tokens_per_train_step // (tokens per microbatch × num_pp_microbatches × dp)",
             format!("gradient_accumulation_steps = {step} // ({per_mb} × {npp} × {deg}) = {ga}"),
         );
-        if let Some(ctx) = self.i.max_context_length.given() {
+        if let Some(ctx) = self.inputs.max_context_length.given() {
             if ctx == 0 {
-                self.r.diag(
+                self.report.diag(
                     Field::MaxContextLength,
                     Level::Warning,
                     "max_context_length 0 leaves no room for any document",
