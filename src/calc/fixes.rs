@@ -258,15 +258,7 @@ impl Check<'_> {
         let current: Vec<u64> = ex
             .dims
             .iter()
-            .map(|&(_, f)| {
-                self.raw
-                    .get(f)
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|&s| s > 0)
-                    .unwrap_or(1)
-            })
+            .map(|&(_, f)| parse::size_or_one(self.raw, f))
             .collect();
         let is_dim = ex.dims.iter().any(|&(_, f)| f == field);
         // how near each row is, nearest first: it changes the size in error, how many sizes it
@@ -390,7 +382,7 @@ fn candidates(kind: Kind, field: Field, raw: &RawInputs, messages: &[&str]) -> V
         Kind::Text => {}
         Kind::Count | Kind::Int | Kind::Real => {
             let whole = kind != Kind::Real;
-            let current = text.parse::<f64>().ok().filter(|v| v.is_finite());
+            let current = parse::number(&text).filter(|v| v.is_finite());
             let mut add = |v: f64, shown: Option<&str>| {
                 if !v.is_finite() || v.abs() > 1e18 {
                     return;
@@ -414,7 +406,7 @@ fn candidates(kind: Kind, field: Field, raw: &RawInputs, messages: &[&str]) -> V
             };
             for m in messages {
                 for n in numbers(m).into_iter().take(MAX_NUMBERS) {
-                    if let Ok(v) = n.parse::<f64>() {
+                    if let Some(v) = parse::number(&n) {
                         add(v, Some(&n));
                     }
                 }
@@ -457,13 +449,13 @@ fn candidates(kind: Kind, field: Field, raw: &RawInputs, messages: &[&str]) -> V
         .collect();
     // one text per number (`2.0` from a message before `2`)
     let mut numbers: Vec<f64> = Vec::new();
-    values.retain(|(_, s)| match s.parse::<f64>() {
-        Ok(v) if numbers.contains(&v) => false,
-        Ok(v) => {
+    values.retain(|(_, s)| match parse::number(s) {
+        Some(v) if numbers.contains(&v) => false,
+        Some(v) => {
             numbers.push(v);
             true
         }
-        Err(_) => true,
+        None => true,
     });
     first.extend(values.into_iter().map(|(_, s)| s));
     let mut seen: Vec<String> = Vec::new();

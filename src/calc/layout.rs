@@ -385,20 +385,7 @@ pub fn current_sizes(framework: Framework, raw: &RawInputs) -> Option<Vec<u64>> 
 }
 
 fn current_sizes_of(dims: &[(Dim, Field)], raw: &RawInputs) -> Option<Vec<u64>> {
-    dims.iter()
-        .map(|&(_, f)| {
-            let mut scratch = Vec::new();
-            if raw.conflict(f).is_some() {
-                return None;
-            }
-            match super::parse::count(f, raw.get(f), &mut scratch) {
-                super::Param::Absent => Some(1),
-                super::Param::Given(0) => Some(1),
-                super::Param::Given(v) => Some(v),
-                super::Param::Invalid => None,
-            }
-        })
-        .collect()
+    super::parse::sizes(dims.iter().map(|&(_, f)| f), raw)
 }
 
 fn positive(report: &Report, output: Output) -> Option<u64> {

@@ -12,6 +12,38 @@ pub use super::field::Param;
 pub mod model;
 pub mod settings;
 
+/// The parallel sizes typed at `fields` (empty = 1, axolotl-style 0 = 1), or `None` when one is
+/// unreadable or given twice.
+pub fn sizes(fields: impl Iterator<Item = Field>, raw: &RawInputs) -> Option<Vec<u64>> {
+    fields
+        .map(|f| {
+            if raw.conflict(f).is_some() {
+                return None;
+            }
+            match count(f, raw.get(f), &mut Vec::new()) {
+                Param::Absent | Param::Given(0) => Some(1),
+                Param::Given(v) => Some(v),
+                Param::Invalid => None,
+            }
+        })
+        .collect()
+}
+
+/// A size as typed, leniently: a positive whole number, else 1 (what a fix is measured from).
+pub fn size_or_one(raw: &RawInputs, field: Field) -> u64 {
+    raw.get(field)
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&s| s > 0)
+        .unwrap_or(1)
+}
+
+/// A number as written (in a value or a message), if it is one.
+pub fn number(text: &str) -> Option<f64> {
+    text.trim().parse::<f64>().ok()
+}
+
 /// Largest accepted text, so a 100 KB URL value costs nothing to reject.
 const MAX_LEN: usize = 64;
 
