@@ -212,7 +212,7 @@ pub struct Export {
         fn(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, notes: &mut Vec<String>),
 }
 
-/// The syntax a pasted config is read in (the readers are in `import.rs`).
+/// The syntax a pasted config is read in (the readers are in `import/`, one file per syntax).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reads {
     /// Flat YAML (axolotl's config; a nested block is read as dotted keys).
