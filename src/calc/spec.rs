@@ -340,6 +340,8 @@ pub struct Spec {
     /// `None`: its configs cannot be pasted.
     pub import: Option<Import>,
     pub fit: Fit,
+    /// Where the export writes this framework's keys within its syntax.
+    pub written: Written,
 }
 
 /// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
@@ -527,3 +529,48 @@ impl Spec {
         self.fields().find(|f| f.concept() == Some(concept))
     }
 }
+
+/// Where an exported fragment writes a framework's keys within its [`Syntax`] (`export.rs`
+/// writes the syntax).
+pub struct Written {
+    /// The section (a dotted path; empty: the top level) and the key in it under which a format
+    /// with sections (nested YAML, JSON, TOML) writes `field`: [`by_dots`], unless the framework
+    /// files some keys elsewhere.
+    pub place: fn(field: Field) -> (&'static str, &'static str),
+    /// The sections a nested YAML or a TOML fragment writes, in this order; a key placed in
+    /// another section is not written.
+    pub sections: &'static [&'static str],
+    /// Keys a Python call cannot take (another class's), each written as a comment where it
+    /// stands, followed by these words.
+    pub aside: &'static [(Field, &'static str)],
+    /// Keys a Python call takes in one argument object, written together as a comment after
+    /// the other arguments.
+    pub gathered: Option<Gathered>,
+}
+
+/// An argument object of a Python call (accelerate's `ParallelismConfig`, see [`Written`]).
+pub struct Gathered {
+    /// The argument's name (`parallelism_config`).
+    pub argument: &'static str,
+    /// Its class (`ParallelismConfig`).
+    pub class: &'static str,
+    /// The module the class is imported from (`accelerate`).
+    pub module: &'static str,
+    /// The keys it takes, in the call's order.
+    pub fields: &'static [Field],
+}
+
+/// A key in the section its dots name (`zero_optimization.stage`: `stage` in
+/// `zero_optimization`); a key without a dot at the top level.
+pub fn by_dots(field: Field) -> (&'static str, &'static str) {
+    let key = field.key();
+    key.rsplit_once('.').unwrap_or(("", key))
+}
+
+/// Keys written where their dots say, no sections listed, nothing aside.
+pub const WRITTEN_BY_DOTS: Written = Written {
+    place: by_dots,
+    sections: &[],
+    aside: &[],
+    gathered: None,
+};

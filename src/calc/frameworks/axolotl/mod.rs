@@ -75,6 +75,7 @@ pub const SPEC: Spec = Spec {
         sharding: spec::Sharding::ZeroOrFsdp,
         model_key: Field::BaseModel,
     },
+    written: spec::WRITTEN_BY_DOTS,
 };
 
 /// 0.21.0's dimensions: expert parallelism is built in (`expert_parallel_size`).

@@ -8,7 +8,7 @@ mod rules;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value,
+    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value, Written,
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
@@ -83,6 +83,10 @@ pub const SPEC: Spec = Spec {
         flops: spec::FlopsConvention::Hf,
         sharding: spec::Sharding::Zero,
         model_key: Field::ModelId,
+    },
+    written: Written {
+        place: if spec::FULL { place } else { spec::by_dots },
+        ..spec::WRITTEN_BY_DOTS
     },
 };
 
@@ -219,4 +223,13 @@ fn in_file(f: Field) -> bool {
         && f != Field::GradientCheckpointing
         && f != Field::ZeroInit
         && !spec::architecture(f)
+}
+
+/// Where `ds_config.json` holds a key (`Spec::written`): `autotp_size` inside `tensor_parallel`
+/// (`tensor_parallel.autotp_size`), the others where their dots say (`zero_optimization.stage`).
+fn place(field: Field) -> (&'static str, &'static str) {
+    match field {
+        Field::AutotpSize => ("tensor_parallel", field.key()),
+        f => spec::by_dots(f),
+    }
 }

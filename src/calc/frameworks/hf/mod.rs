@@ -9,7 +9,7 @@ mod rules;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
+    self, Axis, Dim, Export, Gathered, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Written,
 };
 use crate::calc::{Field, Kind, RawInputs};
 
@@ -96,6 +96,20 @@ pub const SPEC: Spec = Spec {
         flops: spec::FlopsConvention::Hf,
         sharding: spec::Sharding::Zero,
         model_key: Field::ModelNameOrPath,
+    },
+    // TrainingArguments(...) takes neither TRL's max_length nor accelerate's sizes as arguments
+    written: Written {
+        aside: &[(
+            Field::MaxLength,
+            "goes in trl.SFTConfig (a TrainingArguments subclass)",
+        )],
+        gathered: Some(Gathered {
+            argument: "parallelism_config",
+            class: "ParallelismConfig",
+            module: "accelerate",
+            fields: &[Field::TpSize, Field::CpSize, Field::SpSize],
+        }),
+        ..spec::WRITTEN_BY_DOTS
     },
 };
 

@@ -82,6 +82,7 @@ pub const SPEC: Spec = Spec {
         sharding: spec::Sharding::DistributedOptimizer,
         model_key: Field::ModelId,
     },
+    written: spec::WRITTEN_BY_DOTS,
 };
 
 /// The arguments in `megatron/training/arguments.py`'s order.

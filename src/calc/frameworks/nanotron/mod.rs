@@ -7,7 +7,7 @@ mod rules;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value,
+    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value, Written,
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
@@ -85,6 +85,11 @@ pub const SPEC: Spec = Spec {
         sharding: spec::Sharding::Replicated,
         model_key: Field::ModelId,
     },
+    written: Written {
+        place: if spec::FULL { place } else { spec::by_dots },
+        sections: &["parallelism", "tokens", "model.model_config"],
+        ..spec::WRITTEN_BY_DOTS
+    },
 };
 
 /// nanotron's `dp` has no default: a layout sets it.
@@ -150,4 +155,27 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
 /// The form fields that are keys of this framework's config file.
 fn in_file(f: Field) -> bool {
     f != Field::ModelId && f != Field::ModelType
+}
+
+/// The section of nanotron's config YAML a key is written in (`Spec::written`,
+/// `src/nanotron/config/config.py`): `parallelism` for the parallel sizes and
+/// `recompute_layer`, `model.model_config` for the architecture (its LlamaConfig reads
+/// config.json's names), the section a dotted key names (`model.model_config.num_attention_heads`),
+/// `tokens` for the batch and steps.
+fn place(field: Field) -> (&'static str, &'static str) {
+    const PARALLELISM: &[Field] = &[
+        Field::Dp,
+        Field::Tp,
+        Field::Pp,
+        Field::ExpertParallelSize,
+        Field::ContextParallelSize,
+        Field::RecomputeLayer,
+    ];
+    let key = field.key();
+    match key.rsplit_once('.') {
+        Some(section_and_key) => section_and_key,
+        None if PARALLELISM.contains(&field) => ("parallelism", key),
+        None if spec::architecture(field) => ("model.model_config", key),
+        None => ("tokens", key),
+    }
 }

@@ -8,7 +8,7 @@ mod rules;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
+    self, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Written,
 };
 use crate::calc::{Field, RawInputs};
 
@@ -95,6 +95,11 @@ pub const SPEC: Spec = Spec {
         flops: spec::FlopsConvention::Torchtitan,
         sharding: spec::Sharding::Fsdp,
         model_key: Field::ModelId,
+    },
+    written: Written {
+        place: if spec::FULL { place } else { spec::by_dots },
+        sections: TABLES,
+        ..spec::WRITTEN_BY_DOTS
     },
 };
 
@@ -184,6 +189,31 @@ fn import_renamed(path: &str) -> Option<&'static str> {
              if this is the batch per GPU, write local_batch_size.",
         ),
         _ => None,
+    }
+}
+
+/// The table of torchtitan's job TOML a key is written in (`Spec::written`,
+/// `torchtitan/config/job_config.py`): `[parallelism]` for the parallel sizes, pipeline
+/// microbatching and sequence parallelism, `[lr_scheduler]` for the warmup, the table a dotted key
+/// names (`activation_checkpoint.mode`), `[training]` for the rest.
+fn place(field: Field) -> (&'static str, &'static str) {
+    const PARALLELISM: &[Field] = &[
+        Field::DataParallelReplicateDegree,
+        Field::DataParallelShardDegree,
+        Field::TensorParallelDegree,
+        Field::ContextParallelDegree,
+        Field::PipelineParallelDegree,
+        Field::ExpertParallelDegree,
+        Field::PipelineParallelMicrobatchSize,
+        Field::NumPpMicrobatches,
+        Field::EnableSequenceParallel,
+    ];
+    let key = field.key();
+    match key.split_once('.') {
+        _ if PARALLELISM.contains(&field) => ("parallelism", key),
+        _ if field == Field::WarmupSteps => ("lr_scheduler", key),
+        Some(table_and_key) => table_and_key,
+        None => ("training", key),
     }
 }
 
