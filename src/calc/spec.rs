@@ -342,6 +342,8 @@ pub struct Spec {
     pub fit: Fit,
     /// Where the export writes this framework's keys within its syntax.
     pub written: Written,
+    /// What the compare view gives this framework beyond the values its keys take by concept.
+    pub compared: Compared,
 }
 
 /// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
@@ -573,4 +575,41 @@ pub const WRITTEN_BY_DOTS: Written = Written {
     sections: &[],
     aside: &[],
     gathered: None,
+};
+
+/// The selected framework's intent as the compare view hands it to another framework's
+/// [`Compared`] (beyond the values carried by concept).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Intent {
+    /// The training rows, when given as a whole number.
+    pub rows: Option<u64>,
+    /// The passes over the data: as given, or the selected framework's default.
+    pub epochs: Option<f64>,
+    /// The world size the selected framework computed.
+    pub world: Option<u64>,
+    /// The sequence length the selected framework uses when its key is absent, if it has one.
+    pub default_sequence_len: Option<&'static str>,
+}
+
+/// What the compare view (`compare.rs`) gives a framework beyond the values carried to its keys
+/// by concept.
+pub struct Compared {
+    /// How the framework takes the run's length when it has neither an epochs nor a rows key:
+    /// `None`, as the selected framework's step count under its steps key.
+    pub run_length: Option<fn(intent: &Intent, inputs: &mut RawInputs)>,
+    /// What else the framework needs to compute the intent (sizes it has no default for).
+    pub complete: fn(intent: &Intent, inputs: &mut RawInputs),
+    /// Compared outputs whose rule the framework's report records under an output of its own:
+    /// `(the compared output, the framework's)`.
+    pub explained_as: &'static [(Output, Output)],
+}
+
+/// Nothing to complete.
+pub fn complete_nothing(_: &Intent, _: &mut RawInputs) {}
+
+/// The run's length as a step count, nothing else to fill, every rule under its own output.
+pub const COMPARED_PLAINLY: Compared = Compared {
+    run_length: None,
+    complete: complete_nothing,
+    explained_as: &[],
 };

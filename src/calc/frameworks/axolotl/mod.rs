@@ -76,6 +76,7 @@ pub const SPEC: Spec = Spec {
         model_key: Field::BaseModel,
     },
     written: spec::WRITTEN_BY_DOTS,
+    compared: spec::COMPARED_PLAINLY,
 };
 
 /// 0.21.0's dimensions: expert parallelism is built in (`expert_parallel_size`).

@@ -88,6 +88,7 @@ pub const SPEC: Spec = Spec {
         place: if spec::FULL { place } else { spec::by_dots },
         ..spec::WRITTEN_BY_DOTS
     },
+    compared: spec::COMPARED_PLAINLY,
 };
 
 fn caveat(tp: u64, sp: u64) -> Option<&'static str> {

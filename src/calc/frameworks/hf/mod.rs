@@ -111,6 +111,7 @@ pub const SPEC: Spec = Spec {
         }),
         ..spec::WRITTEN_BY_DOTS
     },
+    compared: spec::COMPARED_PLAINLY,
 };
 
 /// The Trainer up to 4.52 passes no `ParallelismConfig` to accelerate, so there only tensor

@@ -13,7 +13,8 @@ pub use rules::*;
 
 use crate::calc::parse;
 use crate::calc::spec::{
-    self, Axis, Dim, Entry, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Value,
+    self, Axis, Compared, Dim, Entry, Export, Import, Intent, Layout, MemoKey, Mesh, Reads, Spec,
+    Syntax, Value,
 };
 use crate::calc::{Field, Output, Param, RawInputs, Report};
 
@@ -83,6 +84,16 @@ pub const SPEC: Spec = Spec {
         model_key: Field::ModelId,
     },
     written: spec::WRITTEN_BY_DOTS,
+    compared: Compared {
+        run_length: if spec::FULL { Some(run_length) } else { None },
+        complete: spec::complete_nothing,
+        // its rules explain the step count as train_iters and the accumulation as
+        // num_microbatches
+        explained_as: &[
+            (Output::MaxSteps, Output::TrainIters),
+            (Output::GradientAccumulationSteps, Output::NumMicrobatches),
+        ],
+    },
 };
 
 /// The arguments in `megatron/training/arguments.py`'s order.
@@ -203,4 +214,20 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
 /// The form fields that are keys of this framework's config file.
 fn in_file(f: Field) -> bool {
     f != Field::ModelId
+}
+
+/// The compare view's run length (`Spec::compared`): Megatron counts a run in iterations or
+/// samples, so it gets `--train-samples` = rows × epochs when both are whole (and no
+/// `--train-iters` was carried), else neither.
+fn run_length(intent: &Intent, inputs: &mut RawInputs) {
+    inputs.set(Field::TrainSamples, String::new());
+    let epochs = intent
+        .epochs
+        .filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e < 1e15)
+        .map(|e| e as u64);
+    if let Some(total) = intent.rows.zip(epochs).and_then(|(s, e)| s.checked_mul(e)) {
+        if inputs.get(Field::TrainIters).trim().is_empty() {
+            inputs.set(Field::TrainSamples, total.to_string());
+        }
+    }
 }

@@ -7,7 +7,8 @@ mod rules;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value, Written,
+    self, Axis, Compared, Dim, Entry, Export, Import, Intent, Layout, Mesh, Reads, Spec, Syntax,
+    Value, Written,
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
@@ -89,6 +90,10 @@ pub const SPEC: Spec = Spec {
         place: if spec::FULL { place } else { spec::by_dots },
         sections: &["parallelism", "tokens", "model.model_config"],
         ..spec::WRITTEN_BY_DOTS
+    },
+    compared: Compared {
+        complete: if spec::FULL { complete } else { spec::complete_nothing },
+        ..spec::COMPARED_PLAINLY
     },
 };
 
@@ -177,5 +182,33 @@ fn place(field: Field) -> (&'static str, &'static str) {
         None if PARALLELISM.contains(&field) => ("parallelism", key),
         None if spec::architecture(field) => ("model.model_config", key),
         None => ("tokens", key),
+    }
+}
+
+/// The compare view's intent for nanotron (`Spec::compared`), which has no defaults for its
+/// sizes or its sequence length: the selected framework's default sequence length (when none was
+/// carried), tp and pp of 1 unless carried, and `dp = world // (tp × pp)`.
+fn complete(intent: &Intent, inputs: &mut RawInputs) {
+    if inputs.get(Field::SequenceLength).trim().is_empty() {
+        if let Some(d) = intent.default_sequence_len {
+            inputs.set(Field::SequenceLength, d);
+        }
+    }
+    for f in [Field::Tp, Field::Pp] {
+        if inputs.get(f).trim().is_empty() {
+            inputs.set(f, "1");
+        }
+    }
+    if inputs.get(Field::Dp).trim().is_empty() {
+        let size = |f: Field| inputs.get(f).trim().parse::<u64>().unwrap_or(1).max(1);
+        let model = size(Field::Tp).checked_mul(size(Field::Pp));
+        if let Some(dp) = intent
+            .world
+            .zip(model)
+            .map(|(w, m)| w / m)
+            .filter(|&d| d > 0)
+        {
+            inputs.set(Field::Dp, dp.to_string());
+        }
     }
 }

@@ -101,6 +101,7 @@ pub const SPEC: Spec = Spec {
         sections: TABLES,
         ..spec::WRITTEN_BY_DOTS
     },
+    compared: spec::COMPARED_PLAINLY,
 };
 
 /// A layout leaves `data_parallel_shard_degree = -1`: "the rest of the world".
