@@ -344,6 +344,8 @@ pub struct Spec {
     pub written: Written,
     /// What the compare view gives this framework beyond the values its keys take by concept.
     pub compared: Compared,
+    /// What the first-visit guide asks for in this framework's own keys, and its examples.
+    pub guide: Guide,
 }
 
 /// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
@@ -612,4 +614,44 @@ pub const COMPARED_PLAINLY: Compared = Compared {
     run_length: None,
     complete: complete_nothing,
     explained_as: &[],
+};
+
+/// What the first-visit guide (`guide.rs`) asks for in a framework's own keys, beyond the
+/// concepts every framework shares (each list of alternatives is one requirement: any one of its
+/// fields given is enough), and the framework's one-click examples.
+pub struct Guide {
+    /// Keys that give the training rows another way: alternatives wherever the rows, or the
+    /// run's length, are needed.
+    pub rows: &'static [Field],
+    /// The data-parallel size, when the framework takes it as an input: needed with the tensor
+    /// and pipeline sizes.
+    pub data_parallel: &'static [Field],
+    /// The settings evaluations during training exist only with, each a requirement.
+    pub evaluations: &'static [&'static [Field]],
+    /// The settings saves during training exist only with, each a requirement.
+    pub saves: &'static [&'static [Field]],
+    /// A batch-size ramp-up or schedule (any one): the ramp-up's outputs exist only with one,
+    /// and the warmup in steps only without.
+    pub batch_schedule: &'static [Field],
+    /// The framework's examples (the page offers each framework's first, then each one's
+    /// second, …, in registry order).
+    pub examples: &'static [Example],
+}
+
+/// A complete example configuration of a framework (see [`Guide::examples`]).
+pub struct Example {
+    pub label: &'static str,
+    /// Its release (`version=`), so the link keeps its meaning.
+    pub release: &'static str,
+    pub inputs: &'static [(Field, &'static str)],
+}
+
+/// No keys of its own for the guide, and no examples.
+pub const NO_GUIDE: Guide = Guide {
+    rows: &[],
+    data_parallel: &[],
+    evaluations: &[],
+    saves: &[],
+    batch_schedule: &[],
+    examples: &[],
 };

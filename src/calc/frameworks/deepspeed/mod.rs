@@ -89,6 +89,7 @@ pub const SPEC: Spec = Spec {
         ..spec::WRITTEN_BY_DOTS
     },
     compared: spec::COMPARED_PLAINLY,
+    guide: spec::NO_GUIDE,
 };
 
 fn caveat(tp: u64, sp: u64) -> Option<&'static str> {

@@ -2,14 +2,16 @@
 //! dpcalc knows about it. Its rules, releases, form and outputs are in [`rules`]; this file
 //! describes it to the shared machinery ([`SPEC`]): its parallel dimensions and rank order, the
 //! keys it reads its own way, and its config mapping (`TrainingArguments` exported as a Python
-//! call; imported as HfArgumentParser's flags, its JSON or that call).
+//! call, with TRL's and accelerate's keys as comments; imported as HfArgumentParser's flags, its
+//! JSON or that call).
 
 mod rules;
 
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Export, Gathered, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Written,
+    self, Axis, Dim, Export, Gathered, Guide, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
+    Written,
 };
 use crate::calc::{Field, Kind, RawInputs};
 
@@ -112,6 +114,10 @@ pub const SPEC: Spec = Spec {
         ..spec::WRITTEN_BY_DOTS
     },
     compared: spec::COMPARED_PLAINLY,
+    guide: Guide {
+        evaluations: &[&[Field::EvalSteps]],
+        ..spec::NO_GUIDE
+    },
 };
 
 /// The Trainer up to 4.52 passes no `ParallelismConfig` to accelerate, so there only tensor

@@ -1,14 +1,15 @@
 //! nanotron: everything dpcalc knows about it. Its rules, releases, form and outputs are in
 //! [`rules`]; this file describes it to the shared machinery ([`SPEC`]): its parallel dimensions
-//! and rank order, the keys it reads its own way, and its config mapping (YAML, export and import).
+//! and rank order, the keys it reads its own way, its config mapping (YAML, export and import), and
+//! what the compare view and the first-visit guide need of the sizes it has no default for.
 
 mod rules;
 
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Compared, Dim, Entry, Export, Import, Intent, Layout, Mesh, Reads, Spec, Syntax,
-    Value, Written,
+    self, Axis, Compared, Dim, Entry, Export, Guide, Import, Intent, Layout, Mesh, Reads, Spec,
+    Syntax, Value, Written,
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
@@ -94,6 +95,11 @@ pub const SPEC: Spec = Spec {
     compared: Compared {
         complete: if spec::FULL { complete } else { spec::complete_nothing },
         ..spec::COMPARED_PLAINLY
+    },
+    guide: Guide {
+        // tokens… and parallelism.dp have no defaults: dp × tp × pp must be the world
+        data_parallel: &[Field::Dp],
+        ..spec::NO_GUIDE
     },
 };
 

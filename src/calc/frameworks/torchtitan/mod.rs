@@ -102,6 +102,7 @@ pub const SPEC: Spec = Spec {
         ..spec::WRITTEN_BY_DOTS
     },
     compared: spec::COMPARED_PLAINLY,
+    guide: spec::NO_GUIDE,
 };
 
 /// A layout leaves `data_parallel_shard_degree = -1`: "the rest of the world".
