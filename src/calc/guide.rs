@@ -13,7 +13,7 @@
 //! `required` or `unset`, or it has no default sequence length).
 
 use super::report::Level;
-use super::spec::{Concept, FULL};
+use super::spec::{Concept, Guide, FULL};
 use super::{Field, Framework, Output, RawInputs, Report};
 
 /// One thing an output is computed from: a concept (each framework's own key for it), or the
@@ -205,7 +205,7 @@ fn empty(framework: Framework, raw: &RawInputs, field: Field) -> bool {
 
 /// The framework's fields for one requirement, in the table's order, without repeats.
 fn fields_of(framework: Framework, req: Requirement) -> Vec<Field> {
-    let guide = &framework.spec().guide;
+    let guide: &'static Guide = framework.spec().guide;
     let mut out: Vec<Field> = Vec::new();
     for need in req {
         let own = match *need {
@@ -229,7 +229,7 @@ fn fields_of(framework: Framework, req: Requirement) -> Vec<Field> {
 
 /// The settings of `feature` in `framework` (`Spec::guide`), each a list of alternatives.
 fn settings(framework: Framework, feature: Option<Feature>) -> &'static [&'static [Field]] {
-    let guide = &framework.spec().guide;
+    let guide: &'static Guide = framework.spec().guide;
     match feature {
         None => &[],
         Some(Feature::Evaluations) => guide.evaluations,
@@ -610,22 +610,26 @@ pub struct Example {
 /// turn (every framework's first, then every framework's second, …, in registry order), each at
 /// a release the framework has.
 pub fn examples() -> Vec<Example> {
-    let most = (Framework::ALL.iter())
-        .map(|f| f.spec().guide.examples.len())
-        .max()
-        .unwrap_or(0);
-    (0..most)
-        .flat_map(|i| {
-            Framework::ALL.iter().filter_map(move |&framework| {
-                let example = framework.spec().guide.examples.get(i)?;
-                framework.release(example.release)?;
-                Some(Example {
+    let mut out = Vec::new();
+    for turn in 0.. {
+        let mut more = false;
+        for &framework in Framework::ALL {
+            let Some(example) = framework.spec().guide.examples.get(turn) else {
+                continue;
+            };
+            more = true;
+            if framework.release(example.release).is_some() {
+                out.push(Example {
                     label: example.label,
                     framework,
                     release: example.release,
                     inputs: RawInputs::from_pairs(example.inputs.iter().copied()),
-                })
-            })
-        })
-        .collect()
+                });
+            }
+        }
+        if !more {
+            break;
+        }
+    }
+    out
 }

@@ -340,12 +340,14 @@ pub struct Spec {
     /// `None`: its configs cannot be pasted.
     pub import: Option<Import>,
     pub fit: Fit,
-    /// Where the export writes this framework's keys within its syntax.
-    pub written: Written,
-    /// What the compare view gives this framework beyond the values its keys take by concept.
-    pub compared: Compared,
+    /// Where the export writes this framework's keys within its syntax (a first view, which has
+    /// no export, holds only [`WRITTEN_BY_DOTS`]).
+    pub written: &'static Written,
+    /// What the compare view gives this framework beyond the values its keys take by concept
+    /// (a first view, which has no compare view, holds only [`COMPARED_PLAINLY`]).
+    pub compared: &'static Compared,
     /// What the first-visit guide asks for in this framework's own keys, and its examples.
-    pub guide: Guide,
+    pub guide: &'static Guide,
 }
 
 /// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
@@ -571,9 +573,14 @@ pub fn by_dots(field: Field) -> (&'static str, &'static str) {
     key.rsplit_once('.').unwrap_or(("", key))
 }
 
+/// No placement (a first view has no export).
+pub fn no_place(_: Field) -> (&'static str, &'static str) {
+    ("", "")
+}
+
 /// Keys written where their dots say, no sections listed, nothing aside.
 pub const WRITTEN_BY_DOTS: Written = Written {
-    place: by_dots,
+    place: if FULL { by_dots } else { no_place },
     sections: &[],
     aside: &[],
     gathered: None,

@@ -77,9 +77,9 @@ pub const SPEC: Spec = Spec {
         sharding: spec::Sharding::ZeroOrFsdp,
         model_key: Field::BaseModel,
     },
-    written: spec::WRITTEN_BY_DOTS,
-    compared: spec::COMPARED_PLAINLY,
-    guide: Guide {
+    written: &spec::WRITTEN_BY_DOTS,
+    compared: &spec::COMPARED_PLAINLY,
+    guide: &Guide {
         // val_set_size splits off the evaluation set, evals_per_epoch says how often
         evaluations: &[&[Field::EvalsPerEpoch], &[Field::ValSetSize]],
         saves: &[&[Field::SavesPerEpoch]],

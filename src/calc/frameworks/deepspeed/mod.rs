@@ -84,12 +84,16 @@ pub const SPEC: Spec = Spec {
         sharding: spec::Sharding::Zero,
         model_key: Field::ModelId,
     },
-    written: Written {
-        place: if spec::FULL { place } else { spec::by_dots },
-        ..spec::WRITTEN_BY_DOTS
+    written: if spec::FULL {
+        &Written {
+            place,
+            ..spec::WRITTEN_BY_DOTS
+        }
+    } else {
+        &spec::WRITTEN_BY_DOTS
     },
-    compared: spec::COMPARED_PLAINLY,
-    guide: spec::NO_GUIDE,
+    compared: &spec::COMPARED_PLAINLY,
+    guide: &spec::NO_GUIDE,
 };
 
 fn caveat(tp: u64, sp: u64) -> Option<&'static str> {

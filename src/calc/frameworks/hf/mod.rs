@@ -100,7 +100,8 @@ pub const SPEC: Spec = Spec {
         model_key: Field::ModelNameOrPath,
     },
     // TrainingArguments(...) takes neither TRL's max_length nor accelerate's sizes as arguments
-    written: Written {
+    written: if spec::FULL {
+        &Written {
         aside: &[(
             Field::MaxLength,
             "goes in trl.SFTConfig (a TrainingArguments subclass)",
@@ -112,9 +113,12 @@ pub const SPEC: Spec = Spec {
             fields: &[Field::TpSize, Field::CpSize, Field::SpSize],
         }),
         ..spec::WRITTEN_BY_DOTS
+    }
+    } else {
+        &spec::WRITTEN_BY_DOTS
     },
-    compared: spec::COMPARED_PLAINLY,
-    guide: Guide {
+    compared: &spec::COMPARED_PLAINLY,
+    guide: &Guide {
         evaluations: &[&[Field::EvalSteps]],
         ..spec::NO_GUIDE
     },

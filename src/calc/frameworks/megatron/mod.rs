@@ -85,9 +85,10 @@ pub const SPEC: Spec = Spec {
         sharding: spec::Sharding::DistributedOptimizer,
         model_key: Field::ModelId,
     },
-    written: spec::WRITTEN_BY_DOTS,
-    compared: Compared {
-        run_length: if spec::FULL { Some(run_length) } else { None },
+    written: &spec::WRITTEN_BY_DOTS,
+    compared: if spec::FULL {
+        &Compared {
+        run_length: Some(run_length),
         complete: spec::complete_nothing,
         // its rules explain the step count as train_iters and the accumulation as
         // num_microbatches
@@ -95,8 +96,11 @@ pub const SPEC: Spec = Spec {
             (Output::MaxSteps, Output::TrainIters),
             (Output::GradientAccumulationSteps, Output::NumMicrobatches),
         ],
+    }
+    } else {
+        &spec::COMPARED_PLAINLY
     },
-    guide: Guide {
+    guide: &Guide {
         // --train-samples: the rows × epochs
         rows: &[Field::TrainSamples],
         batch_schedule: &[Field::RampupBatchSize, Field::StepBatchSizeSchedule],

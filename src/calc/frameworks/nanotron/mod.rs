@@ -87,16 +87,24 @@ pub const SPEC: Spec = Spec {
         sharding: spec::Sharding::Replicated,
         model_key: Field::ModelId,
     },
-    written: Written {
-        place: if spec::FULL { place } else { spec::by_dots },
-        sections: &["parallelism", "tokens", "model.model_config"],
-        ..spec::WRITTEN_BY_DOTS
+    written: if spec::FULL {
+        &Written {
+            place,
+            sections: &["parallelism", "tokens", "model.model_config"],
+            ..spec::WRITTEN_BY_DOTS
+        }
+    } else {
+        &spec::WRITTEN_BY_DOTS
     },
-    compared: Compared {
-        complete: if spec::FULL { complete } else { spec::complete_nothing },
-        ..spec::COMPARED_PLAINLY
+    compared: if spec::FULL {
+        &Compared {
+            complete,
+            ..spec::COMPARED_PLAINLY
+        }
+    } else {
+        &spec::COMPARED_PLAINLY
     },
-    guide: Guide {
+    guide: &Guide {
         // tokens… and parallelism.dp have no defaults: dp × tp × pp must be the world
         data_parallel: &[Field::Dp],
         ..spec::NO_GUIDE

@@ -96,13 +96,17 @@ pub const SPEC: Spec = Spec {
         sharding: spec::Sharding::Fsdp,
         model_key: Field::ModelId,
     },
-    written: Written {
-        place: if spec::FULL { place } else { spec::by_dots },
-        sections: TABLES,
-        ..spec::WRITTEN_BY_DOTS
+    written: if spec::FULL {
+        &Written {
+            place,
+            sections: TABLES,
+            ..spec::WRITTEN_BY_DOTS
+        }
+    } else {
+        &spec::WRITTEN_BY_DOTS
     },
-    compared: spec::COMPARED_PLAINLY,
-    guide: spec::NO_GUIDE,
+    compared: &spec::COMPARED_PLAINLY,
+    guide: &spec::NO_GUIDE,
 };
 
 /// A layout leaves `data_parallel_shard_degree = -1`: "the rest of the world".
