@@ -377,21 +377,34 @@ fn yaml_flat(entries: &[Entry]) -> String {
     out
 }
 
-/// Nested YAML: each section the framework lists (`Written::sections`, a dotted path is nested
-/// mappings) with its keys (`Written::place`).
+/// The entries of each section the framework lists (`Written::sections`), in its order, each
+/// with its key in the section (`Written::place`); a section without entries is left out, as is
+/// an entry placed in no listed section.
+fn by_section<'a>(
+    entries: &'a [Entry],
+    written: &Written,
+) -> Vec<(&'static str, Vec<(&'static str, &'a Entry)>)> {
+    written
+        .sections
+        .iter()
+        .map(|&title| {
+            let rows = entries
+                .iter()
+                .filter_map(|e| {
+                    let (section, key) = (written.place)(e.field);
+                    (section == title).then_some((key, e))
+                })
+                .collect::<Vec<_>>();
+            (title, rows)
+        })
+        .filter(|(_, rows)| !rows.is_empty())
+        .collect()
+}
+
+/// Nested YAML: each section (a dotted path is nested mappings) with its keys.
 fn yaml_nested(entries: &[Entry], written: &Written) -> String {
     let mut out = String::new();
-    for &title in written.sections {
-        let rows: Vec<(&str, &Entry)> = entries
-            .iter()
-            .filter_map(|e| {
-                let (section, key) = (written.place)(e.field);
-                (section == title).then_some((key, e))
-            })
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
+    for (title, rows) in by_section(entries, written) {
         let mut indent = String::new();
         for part in title.split('.') {
             out.push_str(&format!("{indent}{part}:\n"));
@@ -440,21 +453,10 @@ fn json(entries: &[Entry], written: &Written) -> String {
     s
 }
 
-/// TOML: each table the framework lists (`Written::sections`) with its keys
-/// (`Written::place`).
+/// TOML: each section as a table with its keys.
 fn toml(entries: &[Entry], written: &Written) -> String {
     let mut out = String::new();
-    for &title in written.sections {
-        let rows: Vec<(&str, &Entry)> = entries
-            .iter()
-            .filter_map(|e| {
-                let (table, key) = (written.place)(e.field);
-                (table == title).then_some((key, e))
-            })
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
+    for (title, rows) in by_section(entries, written) {
         if !out.is_empty() {
             out.push('\n');
         }
