@@ -3,21 +3,24 @@
 //! The intent is what the user typed for the selected framework, carried to each other
 //! framework by [`Concept`] (see [`frameworks::carry`]), plus what a framework cannot express the
 //! same way, taken from the selected framework's own result so the comparison is like for like:
-//! - a framework without a gradient-accumulation key (Megatron, torchtitan) gets the global
-//!   batch the selected framework computed;
-//! - a framework whose run length is a step count (torchtitan, nanotron) gets the selected
-//!   framework's step count, and Megatron gets `train_samples = rows × epochs` when that is whole;
-//! - an absent epochs key becomes the selected framework's own default (HF 3.0, the others 1),
+//! - a framework without a gradient-accumulation key gets the global batch the selected
+//!   framework computed;
+//! - a framework with neither an epochs nor a rows key gets the run's length its own way
+//!   (`Spec::compared`'s `run_length`), by default the selected framework's step count;
+//! - an absent epochs key becomes the selected framework's own default (`Spec::default_epochs`),
 //!   so every framework makes the same number of passes;
-//! - nanotron, which takes the data-parallel size as an input, gets `world // (tp × pp)`, sizes
-//!   of 1 where none is carried, and the selected framework's sequence length (or its default).
+//! - a framework then completes what it has no default for from the selected framework's
+//!   [`Intent`] (`Spec::compared`'s `complete`: sizes, a sequence length).
 //!
 //! Each framework then computes by its own rules at its newest release; a row whose values
-//! differ is flagged, and each cell carries the rule that produced it (its one-line reason).
+//! differ is flagged, and each cell carries the rule that produced it (its one-line reason, found
+//! under the framework's own output where its rules record it there: `Spec::compared`'s
+//! `explained_as`).
 
 use super::frameworks::{self, Concept, Framework, Release};
 use super::num::{self, Num};
-use super::{Field, Level, Output, RawInputs, Report};
+use super::spec::Intent;
+use super::{Level, Output, RawInputs, Report};
 
 /// The values compared, in row order.
 pub const ROWS: &[Output] = &[
@@ -70,7 +73,7 @@ pub fn compare(from: Framework, raw: &RawInputs, report: &Report) -> Comparison 
             let inputs = if to == from {
                 raw.clone()
             } else {
-                intent(from, raw, report, to)
+                inputs_for(from, raw, report, to)
             };
             let release = to.default_release();
             let report = to.compute(release.id, &inputs);
@@ -85,7 +88,10 @@ pub fn compare(from: Framework, raw: &RawInputs, report: &Report) -> Comparison 
     let rows = ROWS
         .iter()
         .map(|&output| {
-            let cells: Vec<Cell> = columns.iter().map(|c| cell(&c.report, output)).collect();
+            let cells: Vec<Cell> = columns
+                .iter()
+                .map(|c| cell(c.framework, &c.report, output))
+                .collect();
             let mut values = cells.iter().filter_map(|c| c.value);
             let differs = match values.next() {
                 Some(first) => values.any(|v| num::cmp(v, first) != std::cmp::Ordering::Equal),
@@ -101,14 +107,12 @@ pub fn compare(from: Framework, raw: &RawInputs, report: &Report) -> Comparison 
     Comparison { columns, rows }
 }
 
-fn cell(report: &Report, output: Output) -> Cell {
+fn cell(framework: Framework, report: &Report, output: Output) -> Cell {
     let value = report.value(output);
-    // Megatron explains its step count as train_iters and its accumulation as num_microbatches
-    let alias = match output {
-        Output::MaxSteps => Some(Output::TrainIters),
-        Output::GradientAccumulationSteps => Some(Output::NumMicrobatches),
-        _ => None,
-    };
+    // the rule, where the framework's rules record it under an output of their own
+    let alias = (framework.spec().compared.explained_as.iter())
+        .find(|(o, _)| *o == output)
+        .map(|&(_, own)| own);
     let step = report
         .steps
         .iter()
@@ -139,7 +143,7 @@ fn default_epochs(framework: Framework) -> &'static str {
 }
 
 /// `from`'s intent in `to`'s keys.
-fn intent(from: Framework, raw: &RawInputs, report: &Report, to: Framework) -> RawInputs {
+fn inputs_for(from: Framework, raw: &RawInputs, report: &Report, to: Framework) -> RawInputs {
     let mut inputs = frameworks::carry(from, raw, to);
     if let (Some(target), Some(source)) = (
         to.field_for(Concept::Epochs),
@@ -163,46 +167,34 @@ fn intent(from: Framework, raw: &RawInputs, report: &Report, to: Framework) -> R
     if to.field_for(Concept::Accum).is_none() {
         fill(&mut inputs, Concept::Global, int(Output::GlobalBatchSize));
     }
+    let intent = intent_of(from, raw, report);
     if to.field_for(Concept::Epochs).is_none() && to.field_for(Concept::Samples).is_none() {
-        if to.has(Field::TrainSamples) {
-            inputs.set(Field::TrainSamples, String::new());
-            let samples = from
-                .field_for(Concept::Samples)
-                .and_then(|f| raw.get(f).trim().parse::<u64>().ok());
-            let epochs = match from.field_for(Concept::Epochs).map(|f| raw.get(f).trim()) {
-                None | Some("") => default_epochs(from).parse::<f64>().ok(),
-                Some(t) => t.parse::<f64>().ok(),
-            }
-            .filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e < 1e15)
-            .map(|e| e as u64);
-            if let Some(total) = samples.zip(epochs).and_then(|(s, e)| s.checked_mul(e)) {
-                if inputs.get(Field::TrainIters).trim().is_empty() {
-                    inputs.set(Field::TrainSamples, total.to_string());
-                }
-            }
-        } else {
-            fill(&mut inputs, Concept::Steps, int(Output::MaxSteps));
+        match to.spec().compared.run_length {
+            Some(run_length) => run_length(&intent, &mut inputs),
+            None => fill(&mut inputs, Concept::Steps, int(Output::MaxSteps)),
         }
     }
-    // nanotron requires tokens.sequence_length: the selected framework's, or its default
-    if to.has(Field::SequenceLength) && inputs.get(Field::SequenceLength).trim().is_empty() {
-        if let Some(d) = from.spec().default_sequence_len {
-            inputs.set(Field::SequenceLength, d);
-        }
-    }
-    // nanotron has no defaults for its sizes: the intent's are 1 unless carried
-    for f in [Field::Tp, Field::Pp] {
-        if to.has(f) && inputs.get(f).trim().is_empty() {
-            inputs.set(f, "1");
-        }
-    }
-    if to.has(Field::Dp) && inputs.get(Field::Dp).trim().is_empty() {
-        let world = int(Output::WorldSize);
-        let size = |f: Field| inputs.get(f).trim().parse::<u64>().unwrap_or(1).max(1);
-        let model = size(Field::Tp).checked_mul(size(Field::Pp));
-        if let Some(dp) = world.zip(model).map(|(w, m)| w / m).filter(|&d| d > 0) {
-            inputs.set(Field::Dp, dp.to_string());
-        }
-    }
+    (to.spec().compared.complete)(&intent, &mut inputs);
     inputs
+}
+
+/// What the compare view hands another framework's `Spec::compared` of `from`'s intent: the rows
+/// given, the epochs (given, or `from`'s default), the world size `from` computed and `from`'s
+/// default sequence length.
+fn intent_of(from: Framework, raw: &RawInputs, report: &Report) -> Intent {
+    let epochs = match from.field_for(Concept::Epochs).map(|f| raw.get(f).trim()) {
+        None | Some("") => default_epochs(from),
+        Some(t) => t,
+    };
+    Intent {
+        rows: from
+            .field_for(Concept::Samples)
+            .and_then(|f| raw.get(f).trim().parse::<u64>().ok()),
+        epochs: epochs.parse::<f64>().ok(),
+        world: match report.value(Output::WorldSize) {
+            Some(Num::Int(v)) => u64::try_from(v).ok(),
+            _ => None,
+        },
+        default_sequence_len: from.spec().default_sequence_len,
+    }
 }

@@ -1,28 +1,24 @@
 //! Config export: the selected framework's config fragment, generated from the same inputs and
-//! [`Report`] the page shows, in the framework's own format and key names:
-//!
-//! - axolotl: config YAML (`src/axolotl/utils/schemas/config.py` keys);
-//! - Hugging Face Trainer: `TrainingArguments(...)` (`transformers/training_args.py`), with
-//!   accelerate's `ParallelismConfig` (`accelerate/parallelism_config.py`) as a comment;
-//! - DeepSpeed: `ds_config.json` batch keys (`deepspeed/runtime/config.py`,
-//!   `_set_batch_related_parameters`, `tensor_parallel.autotp_size`, `sequence_parallel_size`);
-//! - Megatron-LM: `pretrain_gpt.py` flags (`megatron/training/arguments.py`);
-//! - torchtitan: job TOML tables `[parallelism]` and `[training]` (`torchtitan/config/job_config.py`);
-//! - nanotron: config YAML `parallelism:` and `tokens:` (`src/nanotron/config/config.py`).
+//! [`Report`] the page shows, in the framework's own format and key names (its `Spec::export`:
+//! the syntax, the keys in its documentation's order, the launcher; its `Spec::written`: where a
+//! key goes within the syntax). One writer per [`Syntax`]: flat YAML (a dotted key one nested
+//! level), nested YAML and TOML (the keys grouped in the framework's sections, in its order), JSON
+//! (a dotted path a nested object), a Python `TrainingArguments(...)` call (keys of another class
+//! as comments) and a launcher command with one `--flag` per key.
 //!
 //! Emitted: every key the user gave (in form order), plus the derived values the framework needs
-//! to reproduce the same numbers (DeepSpeed's three batch keys, Megatron's `--global-batch-size`,
-//! nanotron's `dp`), taken from the report only. A value with an error in the report, or one that
-//! does not parse, is left out with a note saying why. The cluster shape goes into the launcher
-//! line (a comment, except in the Megatron shell command, where it is the command). Every value is
-//! a literal of its format: integers as digits, booleans as `true`/`True`, floats in a form every
-//! reader (YAML 1.1 and 1.2, TOML, JSON, Python) parses back to the same double (`1.0e-05`, never
-//! PyYAML's string `1e-5`), text quoted. JSON has no comments, so there the notes are only in
-//! [`Export::notes`] (every format also lists them there, for the page).
+//! to reproduce the same numbers (its `Spec::export.derive`), taken from the report only. A value
+//! with an error in the report, or one that does not parse, is left out with a note saying why.
+//! The cluster shape goes into the launcher line (a comment, except in a command, where it is the
+//! command). Every value is a literal of its format: integers as digits, booleans as
+//! `true`/`True`, floats in a form every reader (YAML 1.1 and 1.2, TOML, JSON, Python) parses back
+//! to the same double (`1.0e-05`, never PyYAML's string `1e-5`), text quoted. JSON has no
+//! comments, so there the notes are only in [`Export::notes`] (every format also lists them
+//! there, for the page).
 
 use super::field::{CLUSTER, THROUGHPUT};
 use super::parse::Reader;
-use super::spec::{Entry, Syntax, Value};
+use super::spec::{self, Entry, Syntax, Value, Written};
 use super::{cluster, Field, Framework, Kind, Param, RawInputs, Report};
 
 /// A config fragment ready to copy.
@@ -69,13 +65,14 @@ pub fn export(framework: Framework, release: &str, raw: &RawInputs, report: &Rep
     }
     let computed = results(framework, report);
     let spec = &framework.spec().export;
+    let written = &framework.spec().written;
     let body = match spec.syntax {
         Syntax::Yaml => yaml_flat(&entries),
-        Syntax::YamlNested => yaml_nanotron(&entries),
-        Syntax::Json => json(&entries),
+        Syntax::YamlNested => yaml_nested(&entries, written),
+        Syntax::Json => json(&entries, written),
         Syntax::Shell => String::new(),
-        Syntax::Toml => toml(&entries),
-        Syntax::Python => python(&entries, &mut notes),
+        Syntax::Toml => toml(&entries, written),
+        Syntax::Python => python(&entries, written, &mut notes),
     };
     let launch = shape.map(|(n, g)| (spec.launcher)(n, g));
     if let Some(line) = &launch {
@@ -93,7 +90,12 @@ pub fn export(framework: Framework, release: &str, raw: &RawInputs, report: &Rep
         Syntax::Shell => {
             let mut t = comments(&notes, "# ");
             let command = launch.unwrap_or_else(|| format!("python {}", spec.script));
-            t.push_str(&command_line(command, &entries));
+            let words = framework
+                .spec()
+                .import
+                .as_ref()
+                .map_or(spec::all_words as fn(Field) -> Option<usize>, |i| i.words);
+            t.push_str(&command_line(command, &entries, words));
             t
         }
         _ => {
@@ -221,8 +223,7 @@ fn parse(field: Field, raw: &RawInputs, diags: &mut Vec<super::Diag>) -> Option<
 }
 
 /// Adds what the framework derives and needs written down to give the same numbers (its
-/// `Spec::export.derive`: DeepSpeed's three batch keys, Megatron's `--global-batch-size`,
-/// nanotron's `dp`).
+/// `Spec::export.derive`).
 fn derive(
     framework: Framework,
     raw: &RawInputs,
@@ -376,43 +377,48 @@ fn yaml_flat(entries: &[Entry]) -> String {
     out
 }
 
-/// nanotron's sections: `parallelism` holds the parallel sizes, `tokens` the batch and steps.
-fn yaml_nanotron(entries: &[Entry]) -> String {
-    let par = [
-        Field::Dp,
-        Field::Tp,
-        Field::Pp,
-        Field::ExpertParallelSize,
-        Field::ContextParallelSize,
-    ];
-    // a key written with dots (`model.model_config.num_attention_heads`) is nested YAML; the
-    // architecture keys are the model config's (nanotron's LlamaConfig reads config.json's names)
-    let section = |e: &Entry| match e.field.key().rsplit_once('.') {
-        Some((path, _)) => path,
-        None if par.contains(&e.field) || e.field == Field::RecomputeLayer => "parallelism",
-        None if super::fit::is_architecture_key(e.field.key()) => "model.model_config",
-        None => "tokens",
-    };
+/// The entries of each section the framework lists (`Written::sections`), in its order, each
+/// with its key in the section (`Written::place`); a section without entries is left out, as is
+/// an entry placed in no listed section.
+fn by_section<'a>(
+    entries: &'a [Entry],
+    written: &Written,
+) -> Vec<(&'static str, Vec<(&'static str, &'a Entry)>)> {
+    written
+        .sections
+        .iter()
+        .map(|&title| {
+            let rows = entries
+                .iter()
+                .filter_map(|e| {
+                    let (section, key) = (written.place)(e.field);
+                    (section == title).then_some((key, e))
+                })
+                .collect::<Vec<_>>();
+            (title, rows)
+        })
+        .filter(|(_, rows)| !rows.is_empty())
+        .collect()
+}
+
+/// Nested YAML: each section (a dotted path is nested mappings) with its keys.
+fn yaml_nested(entries: &[Entry], written: &Written) -> String {
     let mut out = String::new();
-    for title in ["parallelism", "tokens", "model.model_config"] {
-        let rows: Vec<&Entry> = entries.iter().filter(|e| section(e) == title).collect();
-        if rows.is_empty() {
-            continue;
-        }
+    for (title, rows) in by_section(entries, written) {
         let mut indent = String::new();
         for part in title.split('.') {
             out.push_str(&format!("{indent}{part}:\n"));
             indent.push_str("  ");
         }
-        for e in rows {
-            let key = e.field.key().rsplit('.').next().unwrap_or_default();
+        for (key, e) in rows {
             out.push_str(&format!("{indent}{key}: {}\n", plain_lit(&e.value)));
         }
     }
     out
 }
 
-fn json(entries: &[Entry]) -> String {
+/// JSON: each key in the nested objects its section names (`Written::place`).
+fn json(entries: &[Entry], written: &Written) -> String {
     use serde_json::{Map, Value as J};
     let lit = |v: &Value| match v {
         Value::Int(i) => u64::try_from(*i)
@@ -425,76 +431,32 @@ fn json(entries: &[Entry]) -> String {
     };
     let mut top = Map::new();
     'entries: for e in entries {
-        if e.field == Field::AutotpSize {
-            let mut tp = Map::new();
-            tp.insert("autotp_size".into(), lit(&e.value));
-            top.insert("tensor_parallel".into(), J::Object(tp));
-        } else {
-            // a dotted key is a nested object (`zero_optimization.stage`)
-            let mut path: Vec<&str> = e.field.key().split('.').collect();
-            let last = path.pop().unwrap_or_default();
-            let mut at = &mut top;
-            for p in path {
-                let slot = at
-                    .entry(p.to_string())
-                    .or_insert_with(|| J::Object(Map::new()));
-                if !slot.is_object() {
-                    *slot = J::Object(Map::new());
-                }
-                match slot {
-                    J::Object(m) => at = m,
-                    _ => continue 'entries,
-                }
+        // a section is a nested object (`zero_optimization.stage`)
+        let (section, key) = (written.place)(e.field);
+        let mut at = &mut top;
+        for p in section.split('.').filter(|p| !p.is_empty()) {
+            let slot = at
+                .entry(p.to_string())
+                .or_insert_with(|| J::Object(Map::new()));
+            if !slot.is_object() {
+                *slot = J::Object(Map::new());
             }
-            at.insert(last.into(), lit(&e.value));
+            match slot {
+                J::Object(m) => at = m,
+                _ => continue 'entries,
+            }
         }
+        at.insert(key.into(), lit(&e.value));
     }
     let mut s = serde_json::to_string_pretty(&J::Object(top)).unwrap_or_else(|_| "{}".into());
     s.push('\n');
     s
 }
 
-/// torchtitan: `[parallelism]` for the parallel sizes and pipeline microbatching,
-/// `[lr_scheduler]` for the warmup, `[activation_checkpoint]` for its mode, `[training]` for the
-/// rest.
-fn toml(entries: &[Entry]) -> String {
-    let par = [
-        Field::DataParallelReplicateDegree,
-        Field::DataParallelShardDegree,
-        Field::TensorParallelDegree,
-        Field::ContextParallelDegree,
-        Field::PipelineParallelDegree,
-        Field::ExpertParallelDegree,
-        Field::PipelineParallelMicrobatchSize,
-        Field::NumPpMicrobatches,
-    ];
-    // torchtitan's tables: the warmup is `[lr_scheduler] warmup_steps`, a dotted key
-    // (`activation_checkpoint.mode`) is its own table; the rest is `[training]`
-    let table = |e: &Entry| match e.field.key().split_once('.') {
-        _ if par.contains(&e.field) || e.field == Field::EnableSequenceParallel => {
-            ("parallelism", e.field.key())
-        }
-        _ if e.field == Field::WarmupSteps => ("lr_scheduler", e.field.key()),
-        Some((t, key)) => (t, key),
-        None => ("training", e.field.key()),
-    };
+/// TOML: each section as a table with its keys.
+fn toml(entries: &[Entry], written: &Written) -> String {
     let mut out = String::new();
-    for title in [
-        "parallelism",
-        "training",
-        "lr_scheduler",
-        "activation_checkpoint",
-    ] {
-        let rows: Vec<(&str, &Entry)> = entries
-            .iter()
-            .filter_map(|e| {
-                let (t, key) = table(e);
-                (t == title).then_some((key, e))
-            })
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
+    for (title, rows) in by_section(entries, written) {
         if !out.is_empty() {
             out.push('\n');
         }
@@ -506,19 +468,22 @@ fn toml(entries: &[Entry]) -> String {
     out
 }
 
-/// HF: the TrainingArguments keyword arguments; accelerate's ParallelismConfig, TRL's
-/// max_length and the training-set size as comments (they are not TrainingArguments).
-fn python(entries: &[Entry], notes: &mut Vec<String>) -> String {
-    let pc = [Field::TpSize, Field::CpSize, Field::SpSize];
+/// A `TrainingArguments(...)` call: the keyword arguments; a key of another class
+/// (`Written::aside`) and the keys of an argument object (`Written::gathered`) as comments, the
+/// latter also in a note.
+fn python(entries: &[Entry], written: &Written, notes: &mut Vec<String>) -> String {
+    let gathered_fields = written.gathered.as_ref().map_or(&[][..], |g| g.fields);
     let mut out =
         String::from("from transformers import TrainingArguments\n\nargs = TrainingArguments(\n");
-    let mut parallel = Vec::new();
+    let mut gathered = Vec::new();
     for e in entries {
-        if pc.contains(&e.field) {
-            parallel.push(format!("{}={}", e.field.key(), python_lit(&e.value)));
-        } else if e.field == Field::MaxLength {
+        let aside = written.aside.iter().find(|(f, _)| *f == e.field);
+        if gathered_fields.contains(&e.field) {
+            gathered.push(format!("{}={}", e.field.key(), python_lit(&e.value)));
+        } else if let Some((_, words)) = aside {
             out.push_str(&format!(
-                "    # max_length={} goes in trl.SFTConfig (a TrainingArguments subclass)\n",
+                "    # {}={} {words}\n",
+                e.field.key(),
                 python_lit(&e.value)
             ));
         } else {
@@ -529,23 +494,22 @@ fn python(entries: &[Entry], notes: &mut Vec<String>) -> String {
             ));
         }
     }
-    if !parallel.is_empty() {
-        let pcline = format!(
-            "parallelism_config=ParallelismConfig({})",
-            parallel.join(", ")
-        );
+    if let (Some(g), false) = (&written.gathered, gathered.is_empty()) {
+        let argument = format!("{}={}({})", g.argument, g.class, gathered.join(", "));
         out.push_str(&format!(
-            "    # {pcline},  # from accelerate import ParallelismConfig\n"
+            "    # {argument},  # from {} import {}\n",
+            g.module, g.class
         ));
-        notes.push(format!("accelerate: {pcline}"));
+        notes.push(format!("{}: {argument}", g.module));
     }
     out.push_str(")\n");
     out
 }
 
-/// Megatron: the launcher, then one flag a line with `\` continuations.
-/// A launch command followed by one `--flag value` per entry (Megatron-LM's arguments).
-fn command_line(command: String, entries: &[Entry]) -> String {
+/// A launch command followed by one `--flag value` per entry, a line each with `\`
+/// continuations; a flag that takes several words (`words`: argparse's `nargs`, the framework's
+/// `Spec::import.words`) has a text's words as its own.
+fn command_line(command: String, entries: &[Entry], words: fn(Field) -> Option<usize>) -> String {
     let mut lines = vec![command];
     for e in entries {
         let flag = format!("--{}", e.field.key().replace('_', "-"));
@@ -558,7 +522,7 @@ fn command_line(command: String, entries: &[Entry]) -> String {
             Value::Int(i) => format!("{flag} {i}"),
             Value::Float(x) => format!("{flag} {}", float_lit(*x)),
             // nargs='*' lists are words; other text is one argument
-            Value::Text(t) if e.field == Field::RampupBatchSize => {
+            Value::Text(t) if words(e.field) != Some(1) => {
                 let w: Vec<String> = t.split_whitespace().map(word).collect();
                 format!("{flag} {}", w.join(" "))
             }

@@ -1,67 +1,93 @@
 //! What the page says to someone who has not typed everything yet: what a value that cannot be
-//! computed still needs, at the value itself ([`needs`]); the compact summary a phone
-//! shows at the top ([`summary`]); whether the other release's comparison says anything about the
-//! user's own inputs, and why it matters ([`legacy_why`]); and the one-click examples
-//! ([`examples`], their links are `query::example_links`).
+//! computed still needs, at the value itself ([`needs`]); the compact summary a phone shows at the
+//! top ([`summary`]); whether the other release's comparison says anything about the user's own
+//! inputs, and why it matters ([`legacy_why`]); and the one-click examples ([`examples`], each
+//! framework's `Spec::guide` examples; their links are `query::example_links`).
 //!
-//! "What a value needs" is a table per output ([`inputs_of`]: the concepts and fields it is
-//! computed from, and the outputs it is computed from) read through each framework's own keys
-//! (`Spec::field_for`), and filtered by what the framework's rules said: an input is needed when it
-//! is empty and the framework has no value for it when absent (its rules give a hint there, its
-//! form says `required` or `unset`, or it has no default sequence length).
+//! "What a value needs" is a table per output ([`inputs_of`]: the concepts it is computed from,
+//! the outputs it is computed from, and the features it exists only with) read through each
+//! framework's own keys (`Spec::field_for`, and `Spec::guide` for the keys it has its own way:
+//! the rows, the data-parallel size, the settings of evaluations, saves or a batch schedule), and
+//! filtered by what the framework's rules said: an input is needed when it is empty and the
+//! framework has no value for it when absent (its rules give a hint there, its form says
+//! `required` or `unset`, or it has no default sequence length).
 
 use super::report::Level;
-use super::spec::{Concept, FULL};
+use super::spec::{Concept, Guide, FULL};
 use super::{Field, Framework, Output, RawInputs, Report};
 
-/// One thing an output is computed from: a concept (each framework's own key for it), or a field
-/// only some frameworks have.
+/// One thing an output is computed from: a concept (each framework's own key for it), or the
+/// keys a framework names for it in its `Spec::guide`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Need {
-    C(Concept),
-    F(Field),
+    Concept(Concept),
+    /// `Guide::rows`: the training rows given another way.
+    Rows,
+    /// `Guide::data_parallel`: the data-parallel size as an input.
+    DataParallel,
 }
-use Need::{C, F};
+use Need::{DataParallel, Rows};
 
 /// The alternatives of one requirement (any one of them given is enough).
-type Req = &'static [Need];
+type Requirement = &'static [Need];
+
+/// A feature whose settings each framework names in its `Spec::guide`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Feature {
+    Evaluations,
+    Saves,
+    BatchSchedule,
+}
 
 /// What an output is computed from: other outputs, and requirements on the inputs.
 struct Deps {
     from: &'static [Output],
-    reqs: &'static [Req],
-    /// Settings the value exists only with (a feature off while they are absent), each a list
-    /// of alternatives.
-    only_with: &'static [&'static [Field]],
-    /// Settings under which the framework gives no value (its scheduler counts otherwise).
-    not_with: &'static [Field],
+    requirements: &'static [Requirement],
+    /// The feature the value exists only with (off while its settings are absent): each of its
+    /// settings a list of alternatives.
+    only_with: Option<Feature>,
+    /// The feature under which the framework gives no value (its scheduler counts otherwise).
+    not_with: Option<Feature>,
 }
 
 const NONE: Deps = Deps {
     from: &[],
-    reqs: &[],
-    only_with: &[],
-    not_with: &[],
+    requirements: &[],
+    only_with: None,
+    not_with: None,
 };
 
-/// The parallel sizes a framework may require (nanotron's `dp`, `tp`, `pp`).
-const PARALLEL: &[Req] = &[&[F(Field::Dp)], &[C(Concept::Tp)], &[C(Concept::Pp)]];
-/// The batch: a global batch or a micro batch (DeepSpeed: either), and the accumulation.
-const BATCH: &[Req] = &[
-    &[C(Concept::Global), C(Concept::Micro)],
-    &[C(Concept::Accum), C(Concept::Global)],
+/// The parallel sizes a framework may require (a data-parallel size, tensor and pipeline).
+const PARALLEL: &[Requirement] = &[
+    &[DataParallel],
+    &[Need::Concept(Concept::Tp)],
+    &[Need::Concept(Concept::Pp)],
 ];
-/// The length of the run: rows of data, or a step count, or Megatron's samples.
-const LENGTH: &[Req] = &[&[
-    C(Concept::Samples),
-    C(Concept::Steps),
-    F(Field::TrainSamples),
+/// The batch: a global batch or a micro batch (DeepSpeed: either), and the accumulation.
+const BATCH: &[Requirement] = &[
+    &[
+        Need::Concept(Concept::Global),
+        Need::Concept(Concept::Micro),
+    ],
+    &[
+        Need::Concept(Concept::Accum),
+        Need::Concept(Concept::Global),
+    ],
+];
+/// The length of the run: rows of data (or another way to give them), or a step count.
+const LENGTH: &[Requirement] = &[&[
+    Need::Concept(Concept::Samples),
+    Need::Concept(Concept::Steps),
+    Rows,
 ]];
 
-/// The rows of data (or Megatron's samples).
-const ROWS: &[Req] = &[&[C(Concept::Samples), F(Field::TrainSamples)]];
+/// The rows of data (or another way to give them).
+const ROWS: &[Requirement] = &[&[Need::Concept(Concept::Samples), Rows]];
 /// A throughput: measured tokens per second per GPU, or the seconds one step takes.
-const THROUGHPUT: &[Req] = &[&[F(Field::TokensPerSecondPerGpu), F(Field::SecondsPerStep)]];
+const THROUGHPUT: &[Requirement] = &[&[
+    Need::Concept(Concept::TokensPerSecondPerGpu),
+    Need::Concept(Concept::SecondsPerStep),
+]];
 
 /// The table: what each output is computed from.
 fn inputs_of(output: Output) -> Deps {
@@ -71,7 +97,7 @@ fn inputs_of(output: Output) -> Deps {
         | O::ExpertDataParallelSize
         | O::DataParallelShardDegree
         | O::BatchCheckWorldSize => Deps {
-            reqs: PARALLEL,
+            requirements: PARALLEL,
             ..NONE
         },
         O::GradientAccumulationSteps
@@ -84,33 +110,33 @@ fn inputs_of(output: Output) -> Deps {
         | O::NumPpMicrobatches
         | O::LegacyGlobalBatchSize => Deps {
             from: &[O::DpWorldSize],
-            reqs: BATCH,
+            requirements: BATCH,
             ..NONE
         },
         O::TokensPerStep => Deps {
             from: &[O::GlobalBatchSize],
-            reqs: &[&[C(Concept::SeqLen)]],
+            requirements: &[&[Need::Concept(Concept::SeqLen)]],
             ..NONE
         },
         // an epoch, and axolotl's logged total, are counted from the rows alone
         O::TotalNumSteps | O::StepsPerEpoch | O::MicroBatchesPerEpoch | O::LegacyTotalNumSteps => {
             Deps {
                 from: &[O::GlobalBatchSize],
-                reqs: ROWS,
+                requirements: ROWS,
                 ..NONE
             }
         }
         O::MaxSteps | O::TrainIters | O::LrWarmupSteps | O::LoggingSteps => Deps {
             from: &[O::GlobalBatchSize],
-            reqs: LENGTH,
+            requirements: LENGTH,
             ..NONE
         },
-        // axolotl's builder takes the warmup ratio of its logged total; Megatron's scheduler
-        // counts the warmup in samples while the batch ramps up
+        // axolotl's builder takes the warmup ratio of its logged total; a scheduler may count
+        // the warmup in samples while the batch ramps up
         O::WarmupSteps => Deps {
             from: &[O::GlobalBatchSize, O::TotalNumSteps],
-            reqs: LENGTH,
-            not_with: &[Field::RampupBatchSize, Field::StepBatchSizeSchedule],
+            requirements: LENGTH,
+            not_with: Some(Feature::BatchSchedule),
             ..NONE
         },
         O::TotalTokens => Deps {
@@ -125,7 +151,7 @@ fn inputs_of(output: Output) -> Deps {
         // (the model stage's MFU estimate says so at its own fields)
         O::TimePerStepSeconds if FULL => Deps {
             from: &[O::TokensPerStep],
-            reqs: THROUGHPUT,
+            requirements: THROUGHPUT,
             ..NONE
         },
         O::TotalTimeSeconds if FULL => Deps {
@@ -138,16 +164,12 @@ fn inputs_of(output: Output) -> Deps {
         },
         O::EvalSteps => Deps {
             from: &[O::MaxSteps],
-            only_with: &[
-                &[Field::EvalsPerEpoch],
-                &[Field::ValSetSize],
-                &[Field::EvalSteps],
-            ],
+            only_with: Some(Feature::Evaluations),
             ..NONE
         },
         O::SaveSteps => Deps {
             from: &[O::MaxSteps],
-            only_with: &[&[Field::SavesPerEpoch]],
+            only_with: Some(Feature::Saves),
             ..NONE
         },
         O::InitialGlobalBatchSize
@@ -155,7 +177,7 @@ fn inputs_of(output: Output) -> Deps {
         | O::RampupSamplesPerIncrement
         | O::FullBatchIteration => Deps {
             from: &[O::GlobalBatchSize],
-            only_with: &[&[Field::RampupBatchSize, Field::StepBatchSizeSchedule]],
+            only_with: Some(Feature::BatchSchedule),
             ..NONE
         },
         _ => NONE,
@@ -182,18 +204,38 @@ fn empty(framework: Framework, raw: &RawInputs, field: Field) -> bool {
 }
 
 /// The framework's fields for one requirement, in the table's order, without repeats.
-fn fields_of(framework: Framework, req: Req) -> Vec<Field> {
+fn fields_of(framework: Framework, req: Requirement) -> Vec<Field> {
+    let guide: &'static Guide = framework.spec().guide;
     let mut out: Vec<Field> = Vec::new();
     for need in req {
-        let field = match *need {
-            C(c) => framework.field_for(c),
-            F(f) => framework.has(f).then_some(f),
+        let own = match *need {
+            Need::Concept(c) => {
+                if let Some(f) = framework.field_for(c).filter(|f| !out.contains(f)) {
+                    out.push(f);
+                }
+                continue;
+            }
+            Rows => guide.rows,
+            DataParallel => guide.data_parallel,
         };
-        if let Some(f) = field.filter(|f| !out.contains(f)) {
-            out.push(f);
+        for &f in own {
+            if framework.has(f) && !out.contains(&f) {
+                out.push(f);
+            }
         }
     }
     out
+}
+
+/// The settings of `feature` in `framework` (`Spec::guide`), each a list of alternatives.
+fn settings(framework: Framework, feature: Option<Feature>) -> &'static [&'static [Field]] {
+    let guide: &'static Guide = framework.spec().guide;
+    match feature {
+        None => &[],
+        Some(Feature::Evaluations) => guide.evaluations,
+        Some(Feature::Saves) => guide.saves,
+        Some(Feature::BatchSchedule) => std::slice::from_ref(&guide.batch_schedule),
+    }
 }
 
 /// What a value that cannot be computed still needs: its inputs (each a list of alternatives,
@@ -291,7 +333,7 @@ fn open(
     for &from in deps.from.iter().filter(|&&o| gives(framework, o)) {
         open(framework, raw, report, from, depth + 1, out);
     }
-    for req in deps.reqs {
+    for req in deps.requirements {
         let alts = fields_of(framework, req);
         let unmet = !alts.is_empty()
             && alts.iter().all(|&f| empty(framework, raw, f))
@@ -309,7 +351,7 @@ fn open(
             }
         }
     }
-    for alts in deps.only_with {
+    for alts in settings(framework, deps.only_with) {
         let named: Vec<Field> = alts.iter().copied().filter(|&f| framework.has(f)).collect();
         if !named.is_empty()
             && named.iter().all(|&f| empty(framework, raw, f))
@@ -333,15 +375,21 @@ fn explained(
         return None;
     }
     let deps = inputs_of(output);
-    let off = (deps.not_with.iter()).find(|&&f| framework.has(f) && !empty(framework, raw, f));
+    let off = (settings(framework, deps.not_with).iter())
+        .flat_map(|alts| alts.iter())
+        .find(|&&f| framework.has(f) && !empty(framework, raw, f));
     if let Some(&f) = off {
         return Some(f);
     }
     let own = deps
-        .reqs
+        .requirements
         .iter()
         .flat_map(|req| fields_of(framework, req))
-        .chain(deps.only_with.iter().flat_map(|alts| alts.iter().copied()))
+        .chain(
+            settings(framework, deps.only_with)
+                .iter()
+                .flat_map(|alts| alts.iter().copied()),
+        )
         .filter(|&f| framework.has(f) && !empty(framework, raw, f))
         .find(|&f| {
             report
@@ -402,18 +450,18 @@ pub fn needs_legacy(
 /// setting it exists only with (a ramp-up or step schedule, evaluations, saves) is empty. The
 /// results list leaves it out, in both renderers (`page::results`, the first view alike).
 pub fn unused(framework: Framework, raw: &RawInputs, report: &Report, output: Output) -> bool {
-    let mut settings = false;
-    for alts in inputs_of(output).only_with {
+    let mut has_setting = false;
+    for alts in settings(framework, inputs_of(output).only_with) {
         for &f in *alts {
             if framework.has(f) {
                 if !empty(framework, raw, f) {
                     return false;
                 }
-                settings = true;
+                has_setting = true;
             }
         }
     }
-    settings && report.value(output).is_none()
+    has_setting && report.value(output).is_none()
 }
 
 /// Whether the page shows `output` at all: not [`unused`], and without a value not built on a
@@ -558,80 +606,30 @@ pub struct Example {
     pub inputs: RawInputs,
 }
 
-fn example(
-    label: &'static str,
-    framework: &str,
-    release: &'static str,
-    pairs: &[(Field, &str)],
-) -> Option<Example> {
-    let framework = Framework::from_id(framework)?;
-    framework.release(release)?;
-    let mut inputs = RawInputs::default();
-    for &(f, v) in pairs {
-        inputs.set(f, v);
-    }
-    Some(Example {
-        label,
-        framework,
-        release,
-        inputs,
-    })
-}
-
-/// The examples the page offers near the top: a common fine-tune, a large pretraining layout,
-/// and the table of axolotl PR #3462 (whose batch the fix changed).
+/// The examples the page offers near the top, each framework's `Spec::guide` examples taken in
+/// turn (every framework's first, then every framework's second, …, in registry order), each at
+/// a release the framework has.
 pub fn examples() -> Vec<Example> {
-    use Field as Fd;
-    let pr = |label, tp| {
-        example(
-            label,
-            "axolotl",
-            "0.19.0",
-            &[
-                (Fd::Nodes, "2"),
-                (Fd::TensorParallelSize, tp),
-                (Fd::MicroBatchSize, "2"),
-                (Fd::GradientAccumulationSteps, "4"),
-                (Fd::NumSamples, "10000"),
-                (Fd::SequenceLen, "2048"),
-            ],
-        )
-    };
-    [
-        example(
-            "Llama-3.1-8B on 1 × 8, ZeRO-3",
-            "axolotl",
-            "0.21.0",
-            &[
-                (Fd::MicroBatchSize, "2"),
-                (Fd::GradientAccumulationSteps, "8"),
-                (Fd::NumSamples, "50000"),
-                (Fd::SequenceLen, "4096"),
-                (Fd::BaseModel, "meta-llama/Llama-3.1-8B"),
-                (Fd::ZeroStage, "3"),
-                (Fd::Gpu, "h100-sxm"),
-            ],
-        ),
-        example(
-            "70B on 4 × 8, TP 8",
-            "megatron",
-            "0.19.2",
-            &[
-                (Fd::Nodes, "4"),
-                (Fd::TensorModelParallelSize, "8"),
-                (Fd::MicroBatchSize, "1"),
-                (Fd::GlobalBatchSize, "128"),
-                (Fd::TrainIters, "1000"),
-                (Fd::SeqLength, "8192"),
-                (Fd::ModelId, "meta-llama/Llama-3.1-70B"),
-                (Fd::UseDistributedOptimizer, "true"),
-                (Fd::Gpu, "h100-sxm"),
-            ],
-        ),
-        pr("axolotl PR #3462's table: 2 nodes, TP 2", "2"),
-        pr("axolotl PR #3462's table: 2 nodes, TP 4", "4"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    let mut out = Vec::new();
+    for turn in 0.. {
+        let mut more = false;
+        for &framework in Framework::ALL {
+            let Some(example) = framework.spec().guide.examples.get(turn) else {
+                continue;
+            };
+            more = true;
+            if framework.release(example.release).is_some() {
+                out.push(Example {
+                    label: example.label,
+                    framework,
+                    release: example.release,
+                    inputs: RawInputs::from_pairs(example.inputs.iter().copied()),
+                });
+            }
+        }
+        if !more {
+            break;
+        }
+    }
+    out
 }

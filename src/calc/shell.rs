@@ -13,7 +13,7 @@
 //! environment variable never assigned, `$(…)`, a backquote) stays as it is written, `$` and all,
 //! so a caller can tell it apart and never takes it for a value. A branch under a condition that
 //! cannot be decided (`[ -f … ]`, an unknown value) is not taken, nor its `else`; loops and `case`
-//! are skipped. Not this module's job: which flags mean what (see `import.rs`).
+//! are skipped. Not this module's job: which flags mean what (see `import/command_line.rs`).
 //!
 //! Bounded: every value is capped at [`MAX_LEN`] bytes, every array and the command at
 //! [`MAX_WORDS`] words, and nesting (`${a:-${b:-…}}`, `$((…))`, parentheses) at [`MAX_DEPTH`];

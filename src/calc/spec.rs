@@ -240,7 +240,7 @@ pub struct Export {
         fn(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, notes: &mut Vec<String>),
 }
 
-/// The syntax a pasted config is read in (the readers are in `import.rs`).
+/// The syntax a pasted config is read in (the readers are in `import/`, one file per syntax).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reads {
     /// Flat YAML (axolotl's config; a nested block is read as dotted keys).
@@ -396,6 +396,14 @@ pub struct Spec {
     /// `None`: its configs cannot be pasted.
     pub import: Option<Import>,
     pub fit: Fit,
+    /// Where the export writes this framework's keys within its syntax (a first view, which has
+    /// no export, holds only [`WRITTEN_BY_DOTS`]).
+    pub written: &'static Written,
+    /// What the compare view gives this framework beyond the values its keys take by concept
+    /// (a first view, which has no compare view, holds only [`COMPARED_PLAINLY`]).
+    pub compared: &'static Compared,
+    /// What the first-visit guide asks for in this framework's own keys, and its examples.
+    pub guide: &'static Guide,
 }
 
 /// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
@@ -583,3 +591,130 @@ impl Spec {
         self.fields().find(|f| f.concept() == Some(concept))
     }
 }
+
+/// Where an exported fragment writes a framework's keys within its [`Syntax`] (`export.rs`
+/// writes the syntax).
+pub struct Written {
+    /// The section (a dotted path; empty: the top level) and the key in it under which a format
+    /// with sections (nested YAML, JSON, TOML) writes `field`: [`by_dots`], unless the framework
+    /// files some keys elsewhere.
+    pub place: fn(field: Field) -> (&'static str, &'static str),
+    /// The sections a nested YAML or a TOML fragment writes, in this order; a key placed in
+    /// another section is not written.
+    pub sections: &'static [&'static str],
+    /// Keys a Python call cannot take (another class's), each written as a comment where it
+    /// stands, followed by these words.
+    pub aside: &'static [(Field, &'static str)],
+    /// Keys a Python call takes in one argument object, written together as a comment after
+    /// the other arguments.
+    pub gathered: Option<Gathered>,
+}
+
+/// An argument object of a Python call (accelerate's `ParallelismConfig`, see [`Written`]).
+pub struct Gathered {
+    /// The argument's name (`parallelism_config`).
+    pub argument: &'static str,
+    /// Its class (`ParallelismConfig`).
+    pub class: &'static str,
+    /// The module the class is imported from (`accelerate`).
+    pub module: &'static str,
+    /// The keys it takes, in the call's order.
+    pub fields: &'static [Field],
+}
+
+/// A key in the section its dots name (`zero_optimization.stage`: `stage` in
+/// `zero_optimization`); a key without a dot at the top level.
+pub fn by_dots(field: Field) -> (&'static str, &'static str) {
+    let key = field.key();
+    key.rsplit_once('.').unwrap_or(("", key))
+}
+
+/// No placement (a first view has no export).
+pub fn no_place(_: Field) -> (&'static str, &'static str) {
+    ("", "")
+}
+
+/// Keys written where their dots say, no sections listed, nothing aside.
+pub const WRITTEN_BY_DOTS: Written = Written {
+    place: if FULL { by_dots } else { no_place },
+    sections: &[],
+    aside: &[],
+    gathered: None,
+};
+
+/// The selected framework's intent as the compare view hands it to another framework's
+/// [`Compared`] (beyond the values carried by concept).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Intent {
+    /// The training rows, when given as a whole number.
+    pub rows: Option<u64>,
+    /// The passes over the data: as given, or the selected framework's default.
+    pub epochs: Option<f64>,
+    /// The world size the selected framework computed.
+    pub world: Option<u64>,
+    /// The sequence length the selected framework uses when its key is absent, if it has one.
+    pub default_sequence_len: Option<&'static str>,
+}
+
+/// What the compare view (`compare.rs`) gives a framework beyond the values carried to its keys
+/// by concept.
+pub struct Compared {
+    /// How the framework takes the run's length when it has neither an epochs nor a rows key:
+    /// `None`, as the selected framework's step count under its steps key.
+    pub run_length: Option<fn(intent: &Intent, inputs: &mut RawInputs)>,
+    /// What else the framework needs to compute the intent (sizes it has no default for).
+    pub complete: fn(intent: &Intent, inputs: &mut RawInputs),
+    /// Compared outputs whose rule the framework's report records under an output of its own:
+    /// `(the compared output, the framework's)`.
+    pub explained_as: &'static [(Output, Output)],
+}
+
+/// Nothing to complete.
+pub fn complete_nothing(_: &Intent, _: &mut RawInputs) {}
+
+/// The run's length as a step count, nothing else to fill, every rule under its own output.
+pub const COMPARED_PLAINLY: Compared = Compared {
+    run_length: None,
+    complete: complete_nothing,
+    explained_as: &[],
+};
+
+/// What the first-visit guide (`guide.rs`) asks for in a framework's own keys, beyond the
+/// concepts every framework shares (each list of alternatives is one requirement: any one of its
+/// fields given is enough), and the framework's one-click examples.
+pub struct Guide {
+    /// Keys that give the training rows another way: alternatives wherever the rows, or the
+    /// run's length, are needed.
+    pub rows: &'static [Field],
+    /// The data-parallel size, when the framework takes it as an input: needed with the tensor
+    /// and pipeline sizes.
+    pub data_parallel: &'static [Field],
+    /// The settings evaluations during training exist only with, each a requirement.
+    pub evaluations: &'static [&'static [Field]],
+    /// The settings saves during training exist only with, each a requirement.
+    pub saves: &'static [&'static [Field]],
+    /// A batch-size ramp-up or schedule (any one): the ramp-up's outputs exist only with one,
+    /// and the warmup in steps only without.
+    pub batch_schedule: &'static [Field],
+    /// The framework's examples (the page offers each framework's first, then each one's
+    /// second, …, in registry order).
+    pub examples: &'static [Example],
+}
+
+/// A complete example configuration of a framework (see [`Guide::examples`]).
+pub struct Example {
+    pub label: &'static str,
+    /// Its release (`version=`), so the link keeps its meaning.
+    pub release: &'static str,
+    pub inputs: &'static [(Field, &'static str)],
+}
+
+/// No keys of its own for the guide, and no examples.
+pub const NO_GUIDE: Guide = Guide {
+    rows: &[],
+    data_parallel: &[],
+    evaluations: &[],
+    saves: &[],
+    batch_schedule: &[],
+    examples: &[],
+};

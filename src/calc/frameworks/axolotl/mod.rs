@@ -1,7 +1,8 @@
 //! axolotl: everything dpcalc knows about it. Its rules, releases, form and outputs are in
 //! [`rules`] (axolotl 0.21.0, 0.20.0, 0.19.0, 0.18.0 for 0.15.0 – 0.18.0, and 0.14.0); this file describes it to
 //! the shared machinery ([`SPEC`]): its parallel dimensions and rank order, its config mapping
-//! (export and import) and its link defaults.
+//! (export and import), its link defaults, the settings its evaluations and saves need (for the
+//! first-visit guide) and its one-click examples.
 
 mod model;
 mod rules;
@@ -9,7 +10,8 @@ mod rules;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Dims, Export, Import, Layout, Legacy, Mesh, Reads, Spec, Syntax,
+    self, Axis, Dim, Dims, Example, Export, Guide, Import, Layout, Legacy, Mesh, Reads, Spec,
+    Syntax,
 };
 use crate::calc::Field;
 
@@ -76,6 +78,15 @@ pub const SPEC: Spec = Spec {
         settings: model::settings,
         own: model::own,
         model_key: Field::BaseModel,
+    },
+    written: &spec::WRITTEN_BY_DOTS,
+    compared: &spec::COMPARED_PLAINLY,
+    guide: &Guide {
+        // val_set_size splits off the evaluation set, evals_per_epoch says how often
+        evaluations: &[&[Field::EvalsPerEpoch], &[Field::ValSetSize]],
+        saves: &[&[Field::SavesPerEpoch]],
+        examples: EXAMPLES,
+        ..spec::NO_GUIDE
     },
 };
 
@@ -277,6 +288,48 @@ fn import_renamed(key: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// The one-click examples (`guide::examples`): a common fine-tune, and the table of PR #3462
+/// (0.19.0, whose batch the fix changed).
+const EXAMPLES: &[Example] = &[
+    Example {
+        label: "Llama-3.1-8B on 1 × 8, ZeRO-3",
+        release: "0.21.0",
+        inputs: &[
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "8"),
+            (Field::NumSamples, "50000"),
+            (Field::SequenceLen, "4096"),
+            (Field::BaseModel, "meta-llama/Llama-3.1-8B"),
+            (Field::ZeroStage, "3"),
+            (Field::Gpu, "h100-sxm"),
+        ],
+    },
+    Example {
+        label: "axolotl PR #3462's table: 2 nodes, TP 2",
+        release: "0.19.0",
+        inputs: &[
+            (Field::Nodes, "2"),
+            (Field::TensorParallelSize, "2"),
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "4"),
+            (Field::NumSamples, "10000"),
+            (Field::SequenceLen, "2048"),
+        ],
+    },
+    Example {
+        label: "axolotl PR #3462's table: 2 nodes, TP 4",
+        release: "0.19.0",
+        inputs: &[
+            (Field::Nodes, "2"),
+            (Field::TensorParallelSize, "4"),
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "4"),
+            (Field::NumSamples, "10000"),
+            (Field::SequenceLen, "2048"),
+        ],
+    },
+];
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@ mod rules;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value,
+    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value, Written,
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
@@ -85,6 +85,16 @@ pub const SPEC: Spec = Spec {
         own: spec::no_own,
         model_key: Field::ModelId,
     },
+    written: if spec::FULL {
+        &Written {
+            place,
+            ..spec::WRITTEN_BY_DOTS
+        }
+    } else {
+        &spec::WRITTEN_BY_DOTS
+    },
+    compared: &spec::COMPARED_PLAINLY,
+    guide: &spec::NO_GUIDE,
 };
 
 fn caveat(tp: u64, sp: u64) -> Option<&'static str> {
@@ -242,4 +252,13 @@ fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         ..Settings::default()
     };
     settings::publish(&SPEC, raw, report, s, diags);
+}
+
+/// Where `ds_config.json` holds a key (`Spec::written`): `autotp_size` inside `tensor_parallel`
+/// (`tensor_parallel.autotp_size`), the others where their dots say (`zero_optimization.stage`).
+fn place(field: Field) -> (&'static str, &'static str) {
+    match field {
+        Field::AutotpSize => ("tensor_parallel", field.key()),
+        f => spec::by_dots(f),
+    }
 }

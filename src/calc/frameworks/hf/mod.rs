@@ -2,14 +2,16 @@
 //! dpcalc knows about it. Its rules, releases, form and outputs are in [`rules`]; this file
 //! describes it to the shared machinery ([`SPEC`]): its parallel dimensions and rank order, the
 //! keys it reads its own way, and its config mapping (`TrainingArguments` exported as a Python
-//! call; imported as HfArgumentParser's flags, its JSON or that call).
+//! call, with TRL's and accelerate's keys as comments; imported as HfArgumentParser's flags, its
+//! JSON or that call).
 
 mod rules;
 
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
+    self, Axis, Dim, Export, Gathered, Guide, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
+    Written,
 };
 use crate::calc::{Field, Kind, RawInputs};
 
@@ -97,6 +99,29 @@ pub const SPEC: Spec = Spec {
         settings,
         own: spec::no_own,
         model_key: Field::ModelNameOrPath,
+    },
+    // TrainingArguments(...) takes neither TRL's max_length nor accelerate's sizes as arguments
+    written: if spec::FULL {
+        &Written {
+        aside: &[(
+            Field::MaxLength,
+            "goes in trl.SFTConfig (a TrainingArguments subclass)",
+        )],
+        gathered: Some(Gathered {
+            argument: "parallelism_config",
+            class: "ParallelismConfig",
+            module: "accelerate",
+            fields: &[Field::TpSize, Field::CpSize, Field::SpSize],
+        }),
+        ..spec::WRITTEN_BY_DOTS
+    }
+    } else {
+        &spec::WRITTEN_BY_DOTS
+    },
+    compared: &spec::COMPARED_PLAINLY,
+    guide: &Guide {
+        evaluations: &[&[Field::EvalSteps]],
+        ..spec::NO_GUIDE
     },
 };
 

@@ -1,7 +1,9 @@
 //! Megatron-LM (megatron-core and its training code): everything dpcalc knows about it. Its
 //! rules, releases, form and outputs are in [`rules`]; this file describes it to the shared
 //! machinery ([`SPEC`]): its parallel dimensions and rank order, the keys it reads its own way,
-//! and its config mapping (a `pretrain_gpt.py` command line, exported and pasted). Releases:
+//! its config mapping (a `pretrain_gpt.py` command line, exported and pasted), what the compare
+//! view and the first-visit guide need of its own keys (`--train-samples`, the batch ramp-up) and
+//! its one-click example. Releases:
 //! megatron-core 0.19.2 (the default), 0.16.1 (links without `version=`) and Megatron-LM HEAD
 //! `d98e8a6`; 0.19.2 adds the keys `eval_global_batch_size`, `eval_micro_batch_size`,
 //! `num_experts`, `expert_tensor_parallel_size` and `tensor_parallel_num_weight_shards` (exported
@@ -14,7 +16,8 @@ pub use rules::*;
 
 use crate::calc::parse;
 use crate::calc::spec::{
-    self, Axis, Dim, Entry, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Value,
+    self, Axis, Compared, Dim, Entry, Example, Export, Guide, Import, Intent, Layout, MemoKey,
+    Mesh, Reads, Spec, Syntax, Value,
 };
 use crate::calc::{Field, Output, Param, RawInputs, Report};
 
@@ -83,6 +86,28 @@ pub const SPEC: Spec = Spec {
         settings: model::settings,
         own: model::own,
         model_key: Field::ModelId,
+    },
+    written: &spec::WRITTEN_BY_DOTS,
+    compared: if spec::FULL {
+        &Compared {
+        run_length: Some(run_length),
+        complete: spec::complete_nothing,
+        // its rules explain the step count as train_iters and the accumulation as
+        // num_microbatches
+        explained_as: &[
+            (Output::MaxSteps, Output::TrainIters),
+            (Output::GradientAccumulationSteps, Output::NumMicrobatches),
+        ],
+    }
+    } else {
+        &spec::COMPARED_PLAINLY
+    },
+    guide: &Guide {
+        // --train-samples: the rows × epochs
+        rows: &[Field::TrainSamples],
+        batch_schedule: &[Field::RampupBatchSize, Field::StepBatchSizeSchedule],
+        examples: EXAMPLES,
+        ..spec::NO_GUIDE
     },
 };
 
@@ -204,4 +229,37 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
 /// The form fields that are keys of this framework's config file.
 fn in_file(f: Field) -> bool {
     f != Field::ModelId
+}
+
+/// The one-click example (`guide::examples`): a large pretraining layout.
+const EXAMPLES: &[Example] = &[Example {
+    label: "70B on 4 × 8, TP 8",
+    release: "0.19.2",
+    inputs: &[
+        (Field::Nodes, "4"),
+        (Field::TensorModelParallelSize, "8"),
+        (Field::MicroBatchSize, "1"),
+        (Field::GlobalBatchSize, "128"),
+        (Field::TrainIters, "1000"),
+        (Field::SeqLength, "8192"),
+        (Field::ModelId, "meta-llama/Llama-3.1-70B"),
+        (Field::UseDistributedOptimizer, "true"),
+        (Field::Gpu, "h100-sxm"),
+    ],
+}];
+
+/// The compare view's run length (`Spec::compared`): Megatron counts a run in iterations or
+/// samples, so it gets `--train-samples` = rows × epochs when both are whole (and no
+/// `--train-iters` was carried), else neither.
+fn run_length(intent: &Intent, inputs: &mut RawInputs) {
+    inputs.set(Field::TrainSamples, String::new());
+    let epochs = intent
+        .epochs
+        .filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e < 1e15)
+        .map(|e| e as u64);
+    if let Some(total) = intent.rows.zip(epochs).and_then(|(s, e)| s.checked_mul(e)) {
+        if inputs.get(Field::TrainIters).trim().is_empty() {
+            inputs.set(Field::TrainSamples, total.to_string());
+        }
+    }
 }

@@ -1,13 +1,15 @@
 //! nanotron: everything dpcalc knows about it. Its rules, releases, form and outputs are in
 //! [`rules`]; this file describes it to the shared machinery ([`SPEC`]): its parallel dimensions
-//! and rank order, the keys it reads its own way, and its config mapping (YAML, export and import).
+//! and rank order, the keys it reads its own way, its config mapping (YAML, export and import), and
+//! what the compare view and the first-visit guide need of the sizes it has no default for.
 
 mod rules;
 
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value,
+    self, Axis, Compared, Dim, Entry, Export, Guide, Import, Intent, Layout, Mesh, Reads, Spec,
+    Syntax, Value, Written,
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
@@ -85,6 +87,28 @@ pub const SPEC: Spec = Spec {
         settings,
         own: spec::no_own,
         model_key: Field::ModelId,
+    },
+    written: if spec::FULL {
+        &Written {
+            place,
+            sections: &["parallelism", "tokens", "model.model_config"],
+            ..spec::WRITTEN_BY_DOTS
+        }
+    } else {
+        &spec::WRITTEN_BY_DOTS
+    },
+    compared: if spec::FULL {
+        &Compared {
+            complete,
+            ..spec::COMPARED_PLAINLY
+        }
+    } else {
+        &spec::COMPARED_PLAINLY
+    },
+    guide: &Guide {
+        // tokens… and parallelism.dp have no defaults: dp × tp × pp must be the world
+        data_parallel: &[Field::Dp],
+        ..spec::NO_GUIDE
     },
 };
 
@@ -177,4 +201,55 @@ fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         ..Settings::default()
     };
     settings::publish(&SPEC, raw, report, s, diags);
+}
+
+/// The section of nanotron's config YAML a key is written in (`Spec::written`,
+/// `src/nanotron/config/config.py`): `parallelism` for the parallel sizes and
+/// `recompute_layer`, `model.model_config` for the architecture (its LlamaConfig reads
+/// config.json's names), the section a dotted key names (`model.model_config.num_attention_heads`),
+/// `tokens` for the batch and steps.
+fn place(field: Field) -> (&'static str, &'static str) {
+    const PARALLELISM: &[Field] = &[
+        Field::Dp,
+        Field::Tp,
+        Field::Pp,
+        Field::ExpertParallelSize,
+        Field::ContextParallelSize,
+        Field::RecomputeLayer,
+    ];
+    let key = field.key();
+    match key.rsplit_once('.') {
+        Some(section_and_key) => section_and_key,
+        None if PARALLELISM.contains(&field) => ("parallelism", key),
+        None if spec::architecture(field) => ("model.model_config", key),
+        None => ("tokens", key),
+    }
+}
+
+/// The compare view's intent for nanotron (`Spec::compared`), which has no defaults for its
+/// sizes or its sequence length: the selected framework's default sequence length (when none was
+/// carried), tp and pp of 1 unless carried, and `dp = world // (tp × pp)`.
+fn complete(intent: &Intent, inputs: &mut RawInputs) {
+    if inputs.get(Field::SequenceLength).trim().is_empty() {
+        if let Some(d) = intent.default_sequence_len {
+            inputs.set(Field::SequenceLength, d);
+        }
+    }
+    for f in [Field::Tp, Field::Pp] {
+        if inputs.get(f).trim().is_empty() {
+            inputs.set(f, "1");
+        }
+    }
+    if inputs.get(Field::Dp).trim().is_empty() {
+        let size = |f: Field| inputs.get(f).trim().parse::<u64>().unwrap_or(1).max(1);
+        let model = size(Field::Tp).checked_mul(size(Field::Pp));
+        if let Some(dp) = intent
+            .world
+            .zip(model)
+            .map(|(w, m)| w / m)
+            .filter(|&d| d > 0)
+        {
+            inputs.set(Field::Dp, dp.to_string());
+        }
+    }
 }

@@ -8,7 +8,7 @@ mod rules;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
+    self, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Written,
 };
 use crate::calc::{Field, RawInputs};
 
@@ -97,6 +97,17 @@ pub const SPEC: Spec = Spec {
         own: spec::no_own,
         model_key: Field::ModelId,
     },
+    written: if spec::FULL {
+        &Written {
+            place,
+            sections: TABLES,
+            ..spec::WRITTEN_BY_DOTS
+        }
+    } else {
+        &spec::WRITTEN_BY_DOTS
+    },
+    compared: &spec::COMPARED_PLAINLY,
+    guide: &spec::NO_GUIDE,
 };
 
 /// A layout leaves `data_parallel_shard_degree = -1`: "the rest of the world".
@@ -228,6 +239,31 @@ fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         ..Settings::default()
     };
     settings::publish(&SPEC, raw, report, s, diags);
+}
+
+/// The table of torchtitan's job TOML a key is written in (`Spec::written`,
+/// `torchtitan/config/job_config.py`): `[parallelism]` for the parallel sizes, pipeline
+/// microbatching and sequence parallelism, `[lr_scheduler]` for the warmup, the table a dotted key
+/// names (`activation_checkpoint.mode`), `[training]` for the rest.
+fn place(field: Field) -> (&'static str, &'static str) {
+    const PARALLELISM: &[Field] = &[
+        Field::DataParallelReplicateDegree,
+        Field::DataParallelShardDegree,
+        Field::TensorParallelDegree,
+        Field::ContextParallelDegree,
+        Field::PipelineParallelDegree,
+        Field::ExpertParallelDegree,
+        Field::PipelineParallelMicrobatchSize,
+        Field::NumPpMicrobatches,
+        Field::EnableSequenceParallel,
+    ];
+    let key = field.key();
+    match key.split_once('.') {
+        _ if PARALLELISM.contains(&field) => ("parallelism", key),
+        _ if field == Field::WarmupSteps => ("lr_scheduler", key),
+        Some(table_and_key) => table_and_key,
+        None => ("training", key),
+    }
 }
 
 #[cfg(test)]

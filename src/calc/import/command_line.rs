@@ -1,0 +1,294 @@
+//! A launch command's `--flags` (`Reads::CommandLine`: Megatron-LM's `--dash-style` flags, with
+//! `store_true` flags and argparse's `nargs`; `Reads::TrainingArguments`: HfArgumentParser's
+//! `--under_score` flags, `--flag true`, `--no_flag`), after a launcher and a script or alone,
+//! also as a bash script read by `shell` for the command it runs. A value the text cannot know
+//! (`$1`, `$(…)`) is never taken: it is named once, with every flag it leaves empty.
+
+use super::launcher::{launcher_flags, split_command};
+use super::{config_field, Imported, Scope};
+use crate::calc::spec::{self, Reads};
+use crate::calc::{parse, shell, Field, Kind};
+
+/// HfArgumentParser's booleans (`transformers/hf_argparser.py`, `string_to_bool`).
+fn hf_bool(v: &str) -> Option<&'static str> {
+    match v.to_ascii_lowercase().as_str() {
+        "yes" | "true" | "t" | "y" | "1" => Some("true"),
+        "no" | "false" | "f" | "n" | "0" => Some("false"),
+        _ => None,
+    }
+}
+
+/// Values a command line cannot know (`$VAR`, `$(…)`, a backquote): never a field's value. In
+/// a script each unknown is named once, with every flag it leaves empty; in a bare command
+/// line each flag says so.
+#[derive(Default)]
+pub(super) struct Unknowns {
+    script: bool,
+    /// Each unknown as written (`$1`, `${PWD}`), with the flags it leaves empty.
+    seen: Vec<(String, Vec<String>)>,
+}
+
+impl Unknowns {
+    /// Whether `value` holds something unknown (then it is recorded, or said at once).
+    pub(super) fn unknown(&mut self, out: &mut Imported, shown: &str, value: &str) -> bool {
+        if !value.contains(['$', '`']) {
+            return false;
+        }
+        if !self.script {
+            out.error(format!(
+                "{shown} {value}: a shell variable or substitution; dpcalc cannot know its value, so the field is left empty"
+            ));
+            return true;
+        }
+        for name in unknown_parts(value) {
+            match self.seen.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, flags)) if !flags.iter().any(|f| f == shown) => {
+                    flags.push(shown.to_string())
+                }
+                Some(_) => {}
+                None => self.seen.push((name, vec![shown.to_string()])),
+            }
+        }
+        true
+    }
+
+    pub(super) fn report(self, out: &mut Imported) {
+        for (name, flags) in self.seen {
+            let (list, verb) = match flags.as_slice() {
+                [one] => (one.clone(), "is"),
+                [init @ .., last] => (format!("{} and {last}", init.join(", ")), "are"),
+                [] => continue,
+            };
+            out.error(format!(
+                "{} is not set in the script (a script argument or an environment variable); dpcalc cannot \
+                 know its value, so {list} {verb} left empty",
+                parse::shorten(&name)
+            ));
+        }
+    }
+}
+
+/// The unknown parts of an expanded word, as written: `$1`, `${PWD}`, `$(date)`, `` `cmd` ``.
+fn unknown_parts(value: &str) -> Vec<String> {
+    let c: Vec<char> = value.chars().collect();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        let end = match (c[i], c.get(i + 1)) {
+            ('`', _) => c[i + 1..]
+                .iter()
+                .position(|&x| x == '`')
+                .map_or(c.len(), |p| i + p + 2),
+            ('$', Some(&open @ ('{' | '('))) => {
+                let close = if open == '{' { '}' } else { ')' };
+                let mut level = 0usize;
+                let mut j = i + 1;
+                let mut end = c.len();
+                while j < c.len() {
+                    if c[j] == open {
+                        level += 1;
+                    } else if c[j] == close {
+                        level = level.saturating_sub(1);
+                        if level == 0 {
+                            end = j + 1;
+                            break;
+                        }
+                    }
+                    j += 1;
+                }
+                end
+            }
+            ('$', Some(x)) if x.is_ascii_digit() || "@*#?$!-".contains(*x) => i + 2,
+            ('$', _) => {
+                let mut j = i + 1;
+                while c
+                    .get(j)
+                    .is_some_and(|x| x.is_ascii_alphanumeric() || *x == '_')
+                {
+                    j += 1;
+                }
+                j
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let part: String = c[i..end.min(c.len())].iter().collect();
+        // `$((2*$3))`: the unknown inside
+        let inner = part
+            .strip_prefix("$((")
+            .filter(|p| p.contains('$'))
+            .map(unknown_parts);
+        for part in inner.unwrap_or_else(|| vec![part]) {
+            if part.len() > 1 && !parts.contains(&part) {
+                parts.push(part);
+            }
+        }
+        i = end.max(i + 1);
+    }
+    if parts.is_empty() {
+        parts.push(value.to_string());
+    }
+    parts
+}
+
+pub(super) fn read(text: &str, out: &mut Imported) {
+    let mut unknowns = Unknowns {
+        script: shell::is_script(text),
+        ..Unknowns::default()
+    };
+    let words: Vec<String> = if unknowns.script {
+        // a script: the command it runs, expanded as bash would
+        let script = shell::read(text);
+        if script.too_large {
+            out.error(
+                "the script's variables grow past what dpcalc reads (an array or a value too large); \
+                 what did not fit is left out",
+            );
+        }
+        if script.command.is_empty() {
+            out.error(
+                "this script runs no training command (torchrun, python … .py, deepspeed, accelerate) \
+                 that dpcalc can follow; nothing is read",
+            );
+            return;
+        }
+        script
+            .command
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .collect()
+    } else {
+        let mut lexer = shlex::Shlex::new(text);
+        // shlex yields an empty word for a `\` line continuation after a space; an empty word
+        // is never a value dpcalc could use, so empty words are dropped
+        let words: Vec<String> = lexer.by_ref().filter(|w| !w.is_empty()).collect();
+        if lexer.had_error {
+            out.error(format!(
+                "the command line has an unclosed quote or a trailing backslash (line {})",
+                lexer.line_no
+            ));
+            return;
+        }
+        words
+    };
+    let command = split_command(&words);
+    let mut seen = Vec::new();
+    launcher_flags(command.launcher, out, &mut seen, &mut unknowns);
+    // HfArgumentParser's flags, or Megatron-LM's (`megatron/training/arguments.py`)
+    let import = out.framework.spec().import.as_ref();
+    let reads = import.map(|i| i.reads);
+    let words = import.map_or(spec::all_words as fn(Field) -> Option<usize>, |i| i.words);
+    let hf = reads == Some(Reads::TrainingArguments);
+    let mut leading = true;
+    for (flag, values) in flags(command.program) {
+        if flag.is_empty() {
+            // words before the first flag: positional arguments the script does not take
+            if leading {
+                for v in values {
+                    out.unknown(v.to_string());
+                }
+            }
+            continue;
+        }
+        leading = false;
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (flag, None),
+        };
+        let key = name.replace('-', "_");
+        let shown = format!("--{name}");
+        if out.scope == Scope::Cluster {
+            out.unknown(shown);
+            continue;
+        }
+        // HfArgumentParser's `--no_<flag>` for a boolean that defaults to True
+        let negated = key
+            .strip_prefix("no_")
+            .filter(|_| hf && inline.is_none())
+            .and_then(|k| config_field(out.framework, k))
+            .filter(|f| f.kind() == Kind::Flag);
+        if let Some(field) = negated {
+            for v in values {
+                out.unknown(v.to_string());
+            }
+            out.input(field, "false".into(), &mut seen, &shown);
+            continue;
+        }
+        let Some(field) = config_field(out.framework, &key) else {
+            out.unknown(shown);
+            continue;
+        };
+        let value = match (inline, field.kind()) {
+            (Some(v), Kind::Flag) if hf && values.is_empty() => {
+                hf_bool(v).map_or_else(|| v.to_string(), str::to_string)
+            }
+            (Some(v), _) if values.is_empty() => v.to_string(),
+            (Some(_), _) => {
+                out.error(format!(
+                    "{shown}= is followed by more words ({}); the field is left empty",
+                    values.join(" ")
+                ));
+                continue;
+            }
+            // HfArgumentParser: `--flag` alone is True, `--flag false` says it
+            (None, Kind::Flag) if hf && values.len() == 1 && hf_bool(values[0]).is_some() => {
+                hf_bool(values[0]).unwrap_or("true").to_string()
+            }
+            // a store_true flag takes no value; words after it are positional
+            (None, Kind::Flag) => {
+                for v in values {
+                    out.unknown(v.to_string());
+                }
+                "true".to_string()
+            }
+            (None, _) if values.is_empty() => {
+                out.error(format!("{shown} needs a value"));
+                continue;
+            }
+            (None, _) => match words(field) {
+                // argparse takes its words, does not know the rest and stops: the run never
+                // starts, so nothing is taken (a value split by an unquoted `${ARGS[@]}`)
+                Some(n) if values.len() > n => {
+                    out.error(format!(
+                        "{shown} takes {n} word(s) but is followed by {} ({}); argparse stops: \
+                         \u{201c}unrecognized arguments: {}\u{201d}. The field is left empty; \
+                         quote the value where it is expanded",
+                        values.len(),
+                        parse::shorten(&values.join(" ")),
+                        parse::shorten(&values[n..].join(" "))
+                    ));
+                    continue;
+                }
+                _ => values.join(" "),
+            },
+        };
+        if unknowns.unknown(out, &shown, &value) {
+            continue;
+        }
+        out.input(field, value, &mut seen, &shown);
+    }
+    unknowns.report(out);
+}
+
+/// Groups words into `(flag without "--", following words)`; words before the first flag come
+/// with an empty flag. A word is a flag when it starts with `--` and is longer than that, so
+/// negative numbers (`-1`) are values.
+pub(super) fn flags(words: &[String]) -> Vec<(&str, Vec<&str>)> {
+    let mut groups: Vec<(&str, Vec<&str>)> = vec![("", Vec::new())];
+    for w in words {
+        match w.strip_prefix("--").filter(|r| !r.is_empty()) {
+            Some(flag) => groups.push((flag, Vec::new())),
+            None => {
+                if let Some(last) = groups.last_mut() {
+                    last.1.push(w);
+                }
+            }
+        }
+    }
+    if groups[0].1.is_empty() {
+        groups.remove(0);
+    }
+    groups
+}

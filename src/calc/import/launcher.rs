@@ -1,0 +1,182 @@
+//! The cluster shape of a launch: a command split at its script ([`split_command`]), the
+//! launcher's flags (`torchrun --nnodes 2 --nproc_per_node 8`, `deepspeed --num_nodes`,
+//! `accelerate launch --num_machines`), and accelerate's config YAML (`num_machines`,
+//! `num_processes`). Alone, they fill only the cluster (`Scope::Cluster`).
+
+use super::command_line::{flags, Unknowns};
+use super::leaves::read_leaves;
+use super::yaml::yaml_leaves;
+use super::Imported;
+use crate::calc::Field;
+
+/// A command split at its script.
+pub(super) struct Command<'a> {
+    /// The launcher and its flags (`torchrun --nnodes 2 …`), before the script.
+    pub(super) launcher: &'a [String],
+    /// The script (`…/pretrain_gpt.py`, or the module after `-m`), if any.
+    pub(super) script: Option<&'a str>,
+    /// The script's arguments (every word when there is neither a script nor a launcher).
+    pub(super) program: &'a [String],
+}
+
+/// Launcher programs: a line of only their flags is a cluster shape.
+const LAUNCHERS: &[&str] = &[
+    "torchrun",
+    "accelerate",
+    "deepspeed",
+    "torch.distributed.run",
+    "torch.distributed.launch",
+];
+
+/// Splits a command at its script: the first word ending in `.py`, or the module of a `-m`
+/// other than torch's own launcher (`python -m torch.distributed.run`).
+pub(super) fn split_command(words: &[String]) -> Command<'_> {
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        if w.ends_with(".py") {
+            return Command {
+                launcher: &words[..i],
+                script: Some(w),
+                program: &words[i + 1..],
+            };
+        }
+        if w == "-m" {
+            match words.get(i + 1) {
+                Some(m) if !m.starts_with("torch.distributed.") => {
+                    return Command {
+                        launcher: &words[..i],
+                        script: Some(m),
+                        program: &words[i + 2..],
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+        i += 1;
+    }
+    let launcher = words
+        .iter()
+        .any(|w| LAUNCHERS.contains(&w.rsplit('/').next().unwrap_or(w)));
+    if launcher {
+        Command {
+            launcher: words,
+            script: None,
+            program: &words[..0],
+        }
+    } else {
+        Command {
+            launcher: &words[..0],
+            script: None,
+            program: words,
+        }
+    }
+}
+
+/// The launchers' flags for the cluster shape: torchrun's `--nnodes`, `--nproc-per-node`
+/// (`torch/distributed/run.py`, either spelling), DeepSpeed's `--num_nodes`, `--num_gpus`, and
+/// accelerate's `--num_machines`, `--num_processes` (all processes: see [`processes`]).
+pub(super) fn launcher_flags(
+    words: &[String],
+    out: &mut Imported,
+    seen: &mut Vec<(Field, String)>,
+    unknowns: &mut Unknowns,
+) {
+    let (mut machines, mut procs) = (None, None);
+    for (flag, values) in flags(words) {
+        if flag.is_empty() {
+            continue; // torchrun, python -m torch.distributed.run, accelerate launch, …
+        }
+        let name = flag.split_once('=').map_or(flag, |(n, _)| n);
+        let shown = format!("--{name}");
+        let field = match name.replace('-', "_").as_str() {
+            "nnodes" | "num_nodes" => Some(Field::Nodes),
+            "nproc_per_node" | "num_gpus" => Some(Field::GpusPerNode),
+            "num_machines" | "num_processes" => None,
+            _ => {
+                out.unknown(shown);
+                continue;
+            }
+        };
+        let Some(value) = one_value(flag, &values) else {
+            out.error(format!("{shown} needs one value"));
+            continue;
+        };
+        if unknowns.unknown(out, &shown, &value) {
+            continue;
+        }
+        match field {
+            Some(f) => out.input(f, value, seen, &shown),
+            None if name.ends_with("machines") => machines = Some((value, shown)),
+            None => procs = Some((value, shown)),
+        }
+    }
+    processes(machines, procs, out, seen);
+}
+
+/// accelerate's `num_machines` and `num_processes` (the processes of all machines, one a GPU):
+/// the nodes, and GPUs per node = processes ÷ machines when it divides, else the world size.
+fn processes(
+    machines: Option<(String, String)>,
+    procs: Option<(String, String)>,
+    out: &mut Imported,
+    seen: &mut Vec<(Field, String)>,
+) {
+    let count = |v: &Option<(String, String)>| {
+        v.as_ref()
+            .and_then(|(t, _)| t.trim().parse::<u64>().ok())
+            .filter(|&n| n > 0)
+    };
+    match (count(&machines), count(&procs)) {
+        (Some(m), Some(p)) if p % m == 0 => {
+            let at = machines.as_ref().map_or("", |(_, a)| a.as_str());
+            out.input(Field::Nodes, m.to_string(), seen, at);
+            let at = procs.as_ref().map_or("", |(_, a)| a.as_str());
+            out.input(Field::GpusPerNode, (p / m).to_string(), seen, at);
+        }
+        (None, Some(p)) if machines.is_none() => {
+            // one machine
+            let at = procs.as_ref().map_or("", |(_, a)| a.as_str());
+            out.input(Field::Nodes, "1".into(), seen, at);
+            out.input(Field::GpusPerNode, p.to_string(), seen, at);
+        }
+        _ => {
+            // as written: the form says what is wrong at its field
+            if let Some((m, at)) = machines {
+                out.input(Field::Nodes, m, seen, &at);
+            }
+            if let Some((p, at)) = procs {
+                out.input(Field::WorldSize, p, seen, &at);
+            }
+        }
+    }
+}
+
+/// One value for a launcher flag (`--nnodes 2` or `--nnodes=2`).
+fn one_value(flag: &str, values: &[&str]) -> Option<String> {
+    match (flag.split_once('='), values) {
+        (Some((_, v)), []) => Some(v.to_string()),
+        (None, [v]) => Some(v.to_string()),
+        _ => None,
+    }
+}
+
+/// accelerate's config YAML (`accelerate/commands/config/config_args.py`): `num_machines` and
+/// `num_processes` give the cluster; the rest is listed.
+pub(super) fn accelerate_config(text: &str, out: &mut Imported) {
+    let Some(leaves) = yaml_leaves(text, out, "an accelerate config") else {
+        return;
+    };
+    let (mut machines, mut procs) = (None, None);
+    let mut rest = Vec::new();
+    for leaf in leaves {
+        match (leaf.path.as_str(), &leaf.value) {
+            ("num_machines", Some(v)) => machines = Some((v.clone(), leaf.at)),
+            ("num_processes", Some(v)) => procs = Some((v.clone(), leaf.at)),
+            _ => rest.push(leaf),
+        }
+    }
+    read_leaves(out, rest, |_| None);
+    let mut seen = Vec::new();
+    processes(machines, procs, out, &mut seen);
+}

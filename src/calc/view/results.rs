@@ -1,0 +1,86 @@
+//! The results: how the list shows a value, the worked steps in the order of the outputs they
+//! compute ("How this is computed"), and the comparison with another release the framework's
+//! `Spec::legacy` names.
+
+use crate::calc::{fit, Framework, Num, Output, Report, Step};
+
+/// How the results list shows a value: the exact number, with bytes also in GiB.
+pub fn shown_value(output: Output, v: Num) -> String {
+    match v {
+        Num::Int(b) if output.name().ends_with("_bytes") && b > 0 => {
+            format!("{} ({})", fit::gib(b as u128), v.pretty())
+        }
+        _ => v.pretty(),
+    }
+}
+
+/// The worked steps in the order of the outputs they compute.
+pub fn steps(report: &Report) -> Vec<&Step> {
+    let mut steps: Vec<_> = report.steps.iter().collect();
+    steps.sort_by_key(|s| s.output);
+    steps
+}
+
+pub use crate::calc::spec::Legacy;
+
+/// The comparison shown with `framework` at `release`, if the framework has one (its
+/// `Spec::legacy`: axolotl's other release). Its values are the report's `Legacy*` outputs.
+pub fn legacy(framework: Framework, release: &str) -> Option<Legacy> {
+    framework.spec().legacy.map(|of| of(release))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calc::view::testing::{fw, raw};
+    use crate::calc::Field;
+
+    #[test]
+    fn steps_are_in_output_order() {
+        let fw = fw("axolotl");
+        let inputs = raw(&[
+            (Field::MicroBatchSize, "2"),
+            (Field::GradientAccumulationSteps, "4"),
+            (Field::NumSamples, "1000"),
+        ]);
+        let mut report = fw.compute("0.19.0", &inputs);
+        report.steps.reverse();
+        let s = steps(&report);
+        assert!(s.len() > 2, "{s:?}");
+        assert_eq!(s.len(), report.steps.len());
+        assert!(s.windows(2).all(|w| w[0].output <= w[1].output));
+        assert_eq!(
+            s[0].output,
+            report.steps.iter().map(|s| s.output).min().unwrap()
+        );
+    }
+
+    #[test]
+    fn the_legacy_comparison_is_the_other_axolotl_release() {
+        for r in ["0.19.0", "0.18.0", "not-a-release"] {
+            let l = legacy(fw("axolotl"), r).unwrap();
+            assert_eq!(l.other, "0.14.0", "{r}");
+            assert!(l.title.contains("Before the fix"));
+        }
+        let l = legacy(fw("axolotl"), "0.14.0").unwrap();
+        assert_eq!(l.other, "0.19.0");
+        assert!(l.title.contains("After the fix"));
+        assert!(l.help.contains("world_size // cp // tp"));
+        // every axolotl release has one; no other framework does
+        for r in fw("axolotl").releases() {
+            assert!(legacy(fw("axolotl"), r.id).is_some());
+        }
+        for &fw in Framework::ALL.iter().filter(|&&f| f != fw("axolotl")) {
+            assert_eq!(legacy(fw, fw.default_release().id), None, "{fw:?}");
+        }
+        // and the report has its values
+        let report = fw("axolotl").compute(
+            "0.19.0",
+            &raw(&[
+                (Field::MicroBatchSize, "1"),
+                (Field::GradientAccumulationSteps, "1"),
+            ]),
+        );
+        assert!(report.value(Output::LegacyGlobalBatchSize).is_some());
+    }
+}
