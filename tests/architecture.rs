@@ -4,6 +4,7 @@
 //! code outside the registry names a framework.
 #![cfg(not(target_arch = "wasm32"))]
 
+use dpcalc::calc::Framework;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -147,7 +148,9 @@ fn the_core_is_layered_without_circles() {
             r if r.starts_with("frameworks/") => "frameworks/*".to_string(),
             // a module split into a folder (import/, view/, fit/) is one module of its layer,
             // except a file LAYERS names itself (parse/model.rs reads through the Spec)
-            r if layer(r.trim_end_matches(".rs")).is_some() => r.trim_end_matches(".rs").to_string(),
+            r if layer(r.trim_end_matches(".rs")).is_some() => {
+                r.trim_end_matches(".rs").to_string()
+            }
             r => r
                 .split('/')
                 .next()
@@ -223,4 +226,69 @@ fn only_the_registry_names_a_framework() {
             assert!(!text.contains(&needle), "{} names {needle}", f.display());
         }
     }
+}
+
+/// The files that may name a framework's own field or convention: its folder, the registry, the
+/// field table that defines every key, and the vocabulary that describes the conventions.
+fn may_name_framework_parts(rel: &str) -> bool {
+    rel.starts_with("calc/frameworks/")
+        || matches!(rel, "calc/field.rs" | "calc/spec.rs" | "calc/flops.rs")
+}
+
+/// A framework's own fields: the fields only its form has.
+fn own_fields() -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    for &fw in Framework::ALL {
+        for f in fw.fields() {
+            let others = Framework::ALL
+                .iter()
+                .filter(|&&o| o != fw)
+                .any(|o| o.fields().any(|x| x == f));
+            if !others {
+                out.push((format!("Field::{f:?}"), fw.id()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_frameworks_own_fields_and_convention_stay_in_its_folder() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("calc"), &mut files);
+    let own = own_fields();
+    assert!(own.len() > 100, "only {} own fields", own.len());
+    let mut problems = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if may_name_framework_parts(&rel) {
+            continue;
+        }
+        // a module's unit tests may use any framework as an example
+        let text = code(f);
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        // a whole word: `Field::Tp` is not `Field::TpSize`
+        let names = |needle: &str| {
+            text.match_indices(needle).any(|(i, _)| {
+                !text[i + needle.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+        };
+        for (field, fw) in &own {
+            if names(field) {
+                problems.push(format!("{rel} names {field}, {fw}'s own field"));
+            }
+        }
+        if names("FlopsConvention::") {
+            problems.push(format!("{rel} names a FLOPs convention"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -567,3 +567,23 @@ impl Param<u64> {
         }
     }
 }
+
+impl Field {
+    /// The values a key takes from a fixed set, for the form's `<datalist>`: the list's id and
+    /// the values (the model presets, the GPUs and the optimizers are the form's own lists).
+    pub fn choices(self) -> Option<(&'static str, &'static [&'static str])> {
+        Some(match self {
+            Field::Adapter => ("list-adapters", &["lora", "qlora"]),
+            Field::OffloadOptimizerDevice | Field::OffloadParamDevice => {
+                ("list-devices", &["none", "cpu", "nvme"])
+            }
+            Field::RecomputeGranularity => ("list-granularity", &["selective", "full"]),
+            Field::RecomputeMethod => ("list-recompute-method", &["uniform", "block"]),
+            Field::ActivationCheckpointMode => (
+                "list-ac-mode",
+                &["none", "selective", "full", "memory_budget"],
+            ),
+            _ => return None,
+        })
+    }
+}

@@ -276,7 +276,37 @@ pub struct Import {
     /// Two keys of a nested config that name one thing together, read as one value
     /// `first/second` under the first key's field (torchtitan's `[model] name` and `flavor`).
     pub joined: &'static [(&'static str, &'static str)],
+    /// The cluster a config file fixes by itself (`get`: a field's value as the file gives it):
+    /// nodes, GPUs per node and the note that says how, or `Err(note)` when this file does not;
+    /// `None`: this framework's files never do (DeepSpeed's three batch keys can).
+    pub file_cluster: Option<FileCluster>,
+    /// How a model's config.json becomes this framework's fields.
+    pub config_json: &'static ConfigJson,
 }
+
+/// See [`Import::file_cluster`].
+pub type FileCluster =
+    fn(get: &dyn Fn(Field) -> Option<String>) -> Result<(u64, u64, String), String>;
+
+/// How a model's `config.json` becomes a framework's fields (see [`Import::config_json`]).
+pub struct ConfigJson {
+    /// config.json's key under this framework's name (Megatron's `num_layers` for
+    /// `num_hidden_layers`); `None`: the key as it is.
+    pub key: fn(key: &str) -> Option<&'static str>,
+    /// The fields the file gives that no key of it names (Megatron's
+    /// `--untie-embeddings-and-output-weights`, `--group-query-attention`), each with the key it
+    /// is read from (`get`: a key's scalar value as JSON text).
+    pub derived: fn(get: &dyn Fn(&str) -> Option<String>) -> Vec<(Field, String, &'static str)>,
+    /// The keys `derived` reads in place of their own field.
+    pub consumed: &'static [&'static str],
+}
+
+/// config.json's keys as they are.
+pub const CONFIG_JSON_AS_IS: ConfigJson = ConfigJson {
+    key: |_| None,
+    derived: |_| Vec::new(),
+    consumed: &[],
+};
 
 /// A comparison with another release shown beside the results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,9 +1,9 @@
 //! A JSON config (`Reads::Json`, DeepSpeed's `ds_config.json`, read by `serde_json`): its keys
 //! by their dotted paths (`zero_optimization.stage`, `tensor_parallel.autotp_size`), a key given
-//! twice an error, and the cluster its three batch keys fix ([`batch_cluster`]).
+//! twice an error, and the cluster the file fixes by itself ([`file_cluster`]).
 
 use super::{config_field, Imported};
-use crate::calc::{cluster, parse, Field, Kind};
+use crate::calc::{parse, spec, Field, Kind};
 
 pub(super) fn read(text: &str, out: &mut Imported) {
     let top: serde_json::Value = match serde_json::from_str(text) {
@@ -25,91 +25,69 @@ pub(super) fn read(text: &str, out: &mut Imported) {
     // serde_json keeps the last of a repeated key; the duplicates check is in `json_duplicates`.
     let mut seen = Vec::new();
     json_duplicates(text, out, "DeepSpeed");
+    // keys the framework files in a section their own name does not say (`Spec::written`:
+    // DeepSpeed's `tensor_parallel.autotp_size`) are read there, and only there
+    let framework = out.framework;
+    let written = framework.spec().written;
+    let elsewhere: Vec<(Field, (&str, &str))> = framework
+        .fields()
+        .map(|f| (f, (written.place)(f)))
+        .filter(|&(f, place)| place != spec::by_dots(f))
+        .collect();
     for (key, value) in &map {
-        match key.as_str() {
-            "tensor_parallel" => match value {
-                serde_json::Value::Object(tp) => {
-                    for (k, v) in tp {
-                        let name = format!("tensor_parallel.{k}");
-                        if k == "autotp_size" {
-                            json_value(out, &mut seen, Field::AutotpSize, &name, v);
-                        } else {
-                            out.unknown(name);
+        let inside: Vec<&(Field, (&str, &str))> =
+            elsewhere.iter().filter(|(_, p)| p.0 == key).collect();
+        if !inside.is_empty() {
+            match value {
+                serde_json::Value::Object(section) => {
+                    for (k, v) in section {
+                        let name = format!("{key}.{k}");
+                        match inside.iter().find(|(_, p)| p.1 == k) {
+                            Some((f, _)) => json_value(out, &mut seen, *f, &name, v),
+                            None => out.unknown(name),
                         }
                     }
                 }
                 serde_json::Value::Null => {}
-                _ => out.error(
-                    "tensor_parallel is not an object; DeepSpeed reads tensor_parallel.autotp_size",
-                ),
-            },
-            // autotp_size is only read inside tensor_parallel
-            "autotp_size" => out.unknown(key.clone()),
-            k => json_entry(out, &mut seen, k.to_string(), value, 0),
+                _ => out.error(format!(
+                    "{key} is not an object; {} reads {}",
+                    framework.name(),
+                    inside
+                        .iter()
+                        .map(|(_, p)| format!("{}.{}", p.0, p.1))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            }
+        } else if elsewhere.iter().any(|(f, _)| f.key() == key) {
+            out.unknown(key.clone());
+        } else {
+            json_entry(out, &mut seen, key.to_string(), value, 0);
         }
     }
 }
 
-/// The cluster a `ds_config.json` fixes: DeepSpeed asserts `train_batch_size ==
-/// train_micro_batch_size_per_gpu × gradient_accumulation_steps × world_size` when all three are
-/// given (`runtime/config.py::_batch_assertion`), with `world_size` the whole world, or
-/// `dist.get_world_size() / sequence_parallel_size` when the config has that key (AutoTP's ranks
-/// are counted in the world). So the three keys give the world exactly: `train ÷ (micro × GA)`,
-/// times `sequence_parallel_size`, filled in as nodes × GPUs per node. Otherwise the file does
-/// not say it, and the note says so.
-pub(super) fn batch_cluster(out: &mut Imported) {
-    let get = |f: Field| out.get(f).and_then(|v| v.trim().parse::<u64>().ok());
-    let (t, m, g) = (
-        get(Field::TrainBatchSize),
-        get(Field::TrainMicroBatchSizePerGpu),
-        get(Field::GradientAccumulationSteps),
-    );
-    let sp = match out.get(Field::SequenceParallelSize) {
-        None => Some(1),
-        Some(v) => v.trim().parse::<u64>().ok().filter(|&s| s > 0),
+/// The cluster the file fixes by itself (the framework's `Import::file_cluster`: DeepSpeed's
+/// three batch keys), as nodes × GPUs per node with its note; otherwise the note says it does
+/// not.
+pub(super) fn file_cluster(out: &mut Imported) {
+    let Some(derive) = out
+        .framework
+        .spec()
+        .import
+        .as_ref()
+        .and_then(|i| i.file_cluster)
+    else {
+        return;
     };
-    let per = m
-        .zip(g)
-        .and_then(|(m, g)| m.checked_mul(g))
-        .filter(|&p| p > 0);
-    // with an mpu the check counts its data-parallel ranks, which do not give the world
-    let mpu = out.get(Field::MpuDataParallelWorldSize).is_some();
-    let world = match (t, per, sp) {
-        (Some(t), Some(per), Some(sp)) if t > 0 && t % per == 0 && !mpu => {
-            (t / per).checked_mul(sp)
-        }
-        _ => None,
-    };
-    match (world, t, m, g) {
-        (Some(world), Some(t), Some(m), Some(g)) => {
-            let w = world / sp.unwrap_or(1);
-            let via = if sp.unwrap_or(1) > 1 {
-                format!(" × sequence_parallel_size {}", sp.unwrap_or(1))
-            } else {
-                String::new()
-            };
-            // as nodes × GPUs per node (dpcalc's 8 per node where it divides), so a launcher's
-            // --nodes given after still changes the world as it would
-            let gpus = cluster::DEFAULT_GPUS_PER_NODE;
-            let (nodes, gpus) = if world % gpus == 0 {
-                (world / gpus, gpus)
-            } else {
-                (1, world)
-            };
+    let found = derive(&|f| out.get(f).map(str::to_string));
+    match found {
+        Ok((nodes, gpus, note)) => {
             out.inputs.push((Field::Nodes, nodes.to_string()));
             out.inputs.push((Field::GpusPerNode, gpus.to_string()));
-            out.notes.push(format!(
-                "The cluster: {world} GPUs ({nodes} node(s) × {gpus}), from DeepSpeed's batch \
-                 check train_batch_size = micro × GA × world ({t} = {m} × {g} × {w}){via}."
-            ));
+            out.notes.push(note);
         }
-        _ => out.notes.push(
-            "The cluster is not in this file: only train_batch_size, \
-             train_micro_batch_size_per_gpu and gradient_accumulation_steps together (train a \
-             multiple of micro × GA, no mpu_data_parallel_world_size) fix it; set nodes and \
-             gpus_per_node."
-                .into(),
-        ),
+        Err(note) => out.notes.push(note),
     }
 }
 

@@ -109,7 +109,7 @@ pub struct Imported {
     /// what was read before the error may not be what the file means.
     pub malformed: bool,
     /// What the import derived beyond the text's keys, or could not: DeepSpeed's cluster from
-    /// its three batch keys (`json::batch_cluster`). Shown after the summary.
+    /// its three batch keys (`json::file_cluster`). Shown after the summary.
     pub notes: Vec<String>,
     more_unknown: usize,
     more_errors: usize,
@@ -398,7 +398,7 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
         Some(Reads::Json) => {
             json::read(text, &mut out);
             if out.errors.is_empty() {
-                json::batch_cluster(&mut out);
+                json::file_cluster(&mut out);
             }
         }
         Some(Reads::CommandLine) => command_line::read(text, &mut out),

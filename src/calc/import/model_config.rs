@@ -2,22 +2,20 @@
 //! current framework's fields, applied over the other inputs (`Scope::Model`).
 
 use super::{Imported, Scope, MAX_INPUT};
-use crate::calc::{fit, Field, Framework};
+use crate::calc::spec::ConfigJson;
+use crate::calc::{fit, Framework};
 
-/// config.json keys with another name under Megatron (`--num-layers`, …), or one of the MoE
+/// config.json's key under the framework's name (its `Import::config_json`), or one of the MoE
 /// spellings (`num_local_experts` in Mixtral, `n_routed_experts` in DeepSeek-V3).
 fn model_key(framework: Framework, key: &str) -> &str {
-    let megatron = framework.has(Field::NumLayers);
     match key {
         "num_local_experts" | "n_routed_experts" => "num_experts",
-        "num_hidden_layers" if megatron => "num_layers",
-        "intermediate_size" if megatron => "ffn_hidden_size",
-        "num_key_value_heads" if megatron => "num_query_groups",
-        "head_dim" if megatron => "kv_channels",
-        "num_experts_per_tok" if megatron => "moe_router_topk",
-        "moe_intermediate_size" if megatron => "moe_ffn_hidden_size",
-        k => k,
+        k => config_json(framework).and_then(|c| (c.key)(k)).unwrap_or(k),
     }
+}
+
+fn config_json(framework: Framework) -> Option<&'static ConfigJson> {
+    framework.spec().import.as_ref().map(|i| i.config_json)
 }
 
 /// A pasted model `config.json` (a JSON object with `model_type`): its architecture keys as the
@@ -34,20 +32,26 @@ pub fn model_config(framework: Framework, text: &str) -> Option<Imported> {
     out.scope = Scope::Model;
     let mut seen = Vec::new();
     let spec = framework.spec();
+    let consumed = config_json(framework).map_or(&[][..], |c| c.consumed);
+    // derived in the file's key order, where its source key stands
+    let derived = config_json(framework).map_or(Vec::new(), |c| {
+        (c.derived)(&|k| match map.get(k)? {
+            serde_json::Value::Bool(b) => Some(b.to_string()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+    });
     for (key, value) in map {
-        let name = model_key(framework, key);
-        let field = match name {
-            "tie_word_embeddings" if framework.has(Field::UntieEmbeddingsAndOutputWeights) => {
-                if let Some(b) = value.as_bool() {
-                    out.input(
-                        Field::UntieEmbeddingsAndOutputWeights,
-                        (!b).to_string(),
-                        &mut seen,
-                        key,
-                    );
-                }
-                continue;
+        for (f, v, from) in &derived {
+            if *from == key && consumed.contains(from) {
+                out.input(*f, v.clone(), &mut seen, key);
             }
+        }
+        let name = model_key(framework, key);
+        if consumed.contains(&key.as_str()) {
+            continue;
+        }
+        let field = match name {
             _ if fit::is_architecture_key(name) => fit::field_of(spec, name),
             _ => None,
         };
@@ -59,20 +63,9 @@ pub fn model_config(framework: Framework, text: &str) -> Option<Imported> {
             _ => out.unknown(key.clone()),
         }
     }
-    if framework.has(Field::GroupQueryAttention) {
-        let heads = map
-            .get("num_attention_heads")
-            .and_then(serde_json::Value::as_u64);
-        let kv = map
-            .get("num_key_value_heads")
-            .and_then(serde_json::Value::as_u64);
-        if let (Some(h), Some(k)) = (heads, kv) {
-            out.input(
-                Field::GroupQueryAttention,
-                (k != h).to_string(),
-                &mut seen,
-                "num_key_value_heads",
-            );
+    for (f, v, from) in &derived {
+        if !consumed.contains(from) {
+            out.input(*f, v.clone(), &mut seen, from);
         }
     }
     Some(out.finish())

@@ -2,6 +2,7 @@
 //! field is marked invalid, which group starts folded, and what a text field offers to pick from.
 
 use crate::calc::parse::{self, Param};
+use crate::calc::spec::Concept;
 use crate::calc::{field, fit, model, Diag, Field, Framework, Level, RawInputs, Report};
 
 /// Whether a flag field's text shows as checked: exactly when the framework reads it as true
@@ -36,26 +37,14 @@ pub fn invalid(diags: &[Diag]) -> bool {
 
 /// What a text field offers to pick from (`<datalist>`): a name and the values.
 pub fn suggestions(field: Field) -> Option<(&'static str, Vec<&'static str>)> {
-    Some(match field {
-        Field::BaseModel | Field::ModelNameOrPath | Field::ModelId => {
-            ("list-models", model::PRESETS.to_vec())
-        }
-        Field::Gpu => ("list-gpus", fit::GPUS.iter().map(|g| g.id).collect()),
-        Field::ModelType => (
+    Some(match (field, field.concept()) {
+        (_, Some(Concept::Model)) => ("list-models", model::PRESETS.to_vec()),
+        (Field::Gpu, _) => ("list-gpus", fit::GPUS.iter().map(|g| g.id).collect()),
+        (Field::ModelType, _) => (
             "list-model-types",
             model::ModelType::ALL.iter().map(|t| t.key()).collect(),
         ),
-        Field::Adapter => ("list-adapters", vec!["lora", "qlora"]),
-        Field::OffloadOptimizerDevice | Field::OffloadParamDevice => {
-            ("list-devices", vec!["none", "cpu", "nvme"])
-        }
-        Field::RecomputeGranularity => ("list-granularity", vec!["selective", "full"]),
-        Field::RecomputeMethod => ("list-recompute-method", vec!["uniform", "block"]),
-        Field::ActivationCheckpointMode => (
-            "list-ac-mode",
-            vec!["none", "selective", "full", "memory_budget"],
-        ),
-        Field::Optimizer | Field::Optim => (
+        (_, Some(Concept::Optimizer)) => (
             "list-optimizers",
             vec![
                 "adamw_torch_fused",
@@ -67,7 +56,9 @@ pub fn suggestions(field: Field) -> Option<(&'static str, Vec<&'static str>)> {
                 "sgd",
             ],
         ),
-        _ => return None,
+        _ => field
+            .choices()
+            .map(|(name, values)| (name, values.to_vec()))?,
     })
 }
 

@@ -78,6 +78,8 @@ pub const SPEC: Spec = Spec {
         renamed: spec::no_renamed,
         words: spec::all_words,
         joined: &[],
+        file_cluster: if spec::FULL { Some(file_cluster) } else { None },
+        config_json: &spec::CONFIG_JSON_AS_IS,
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
@@ -260,5 +262,68 @@ fn place(field: Field) -> (&'static str, &'static str) {
     match field {
         Field::AutotpSize => ("tensor_parallel", field.key()),
         f => spec::by_dots(f),
+    }
+}
+
+/// The cluster a `ds_config.json` fixes (`Import::file_cluster`): DeepSpeed asserts `train_batch_size ==
+/// train_micro_batch_size_per_gpu × gradient_accumulation_steps × world_size` when all three are
+/// given (`runtime/config.py::_batch_assertion`), with `world_size` the whole world, or
+/// `dist.get_world_size() / sequence_parallel_size` when the config has that key (AutoTP's ranks
+/// are counted in the world). So the three keys give the world exactly: `train ÷ (micro × GA)`,
+/// times `sequence_parallel_size`, filled in as nodes × GPUs per node. Otherwise the file does
+/// not say it, and the note says so.
+fn file_cluster(text: &dyn Fn(Field) -> Option<String>) -> Result<(u64, u64, String), String> {
+    let get = |f: Field| text(f).and_then(|v| v.trim().parse::<u64>().ok());
+    let (t, m, g) = (
+        get(Field::TrainBatchSize),
+        get(Field::TrainMicroBatchSizePerGpu),
+        get(Field::GradientAccumulationSteps),
+    );
+    let sp = match text(Field::SequenceParallelSize) {
+        None => Some(1),
+        Some(v) => v.trim().parse::<u64>().ok().filter(|&s| s > 0),
+    };
+    let per = m
+        .zip(g)
+        .and_then(|(m, g)| m.checked_mul(g))
+        .filter(|&p| p > 0);
+    // with an mpu the check counts its data-parallel ranks, which do not give the world
+    let mpu = text(Field::MpuDataParallelWorldSize).is_some();
+    let world = match (t, per, sp) {
+        (Some(t), Some(per), Some(sp)) if t > 0 && t % per == 0 && !mpu => {
+            (t / per).checked_mul(sp)
+        }
+        _ => None,
+    };
+    match (world, t, m, g) {
+        (Some(world), Some(t), Some(m), Some(g)) => {
+            let w = world / sp.unwrap_or(1);
+            let via = if sp.unwrap_or(1) > 1 {
+                format!(" × sequence_parallel_size {}", sp.unwrap_or(1))
+            } else {
+                String::new()
+            };
+            // as nodes × GPUs per node (dpcalc's 8 per node where it divides), so a launcher's
+            // --nodes given after still changes the world as it would
+            let gpus = crate::calc::cluster::DEFAULT_GPUS_PER_NODE;
+            let (nodes, gpus) = if world % gpus == 0 {
+                (world / gpus, gpus)
+            } else {
+                (1, world)
+            };
+            Ok((
+                nodes,
+                gpus,
+                format!(
+                    "The cluster: {world} GPUs ({nodes} node(s) × {gpus}), from DeepSpeed's batch \
+                 check train_batch_size = micro × GA × world ({t} = {m} × {g} × {w}){via}."
+                ),
+            ))
+        }
+        _ => Err("The cluster is not in this file: only train_batch_size, \
+             train_micro_batch_size_per_gpu and gradient_accumulation_steps together (train a \
+             multiple of micro × GA, no mpu_data_parallel_world_size) fix it; set nodes and \
+             gpus_per_node."
+            .into()),
     }
 }

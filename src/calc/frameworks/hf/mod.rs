@@ -93,6 +93,8 @@ pub const SPEC: Spec = Spec {
         renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
         words: spec::all_words,
         joined: &[],
+        file_cluster: None,
+        config_json: &spec::CONFIG_JSON_AS_IS,
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,

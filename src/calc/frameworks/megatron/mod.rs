@@ -80,6 +80,8 @@ pub const SPEC: Spec = Spec {
         renamed: spec::no_renamed,
         words: import_words,
         joined: &[],
+        file_cluster: None,
+        config_json: if spec::FULL { &model::CONFIG_JSON } else { &spec::CONFIG_JSON_AS_IS },
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Megatron,

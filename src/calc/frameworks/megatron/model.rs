@@ -288,3 +288,44 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         ),
     );
 }
+
+/// A model's config.json under Megatron's arguments (`Import::config_json`): the sizes under
+/// Megatron's names, `tie_word_embeddings` as `--untie-embeddings-and-output-weights` (its
+/// negation) and `--group-query-attention` when the key/value heads are fewer than the heads.
+pub const CONFIG_JSON: crate::calc::spec::ConfigJson = crate::calc::spec::ConfigJson {
+    key: config_key,
+    derived: config_derived,
+    consumed: &["tie_word_embeddings"],
+};
+
+fn config_key(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "num_hidden_layers" => "num_layers",
+        "intermediate_size" => "ffn_hidden_size",
+        "num_key_value_heads" => "num_query_groups",
+        "head_dim" => "kv_channels",
+        "num_experts_per_tok" => "moe_router_topk",
+        "moe_intermediate_size" => "moe_ffn_hidden_size",
+        _ => return None,
+    })
+}
+
+fn config_derived(get: &dyn Fn(&str) -> Option<String>) -> Vec<(Field, String, &'static str)> {
+    let mut out = Vec::new();
+    if let Some(tie @ ("true" | "false")) = get("tie_word_embeddings").as_deref() {
+        out.push((
+            Field::UntieEmbeddingsAndOutputWeights,
+            (tie == "false").to_string(),
+            "tie_word_embeddings",
+        ));
+    }
+    let count = |k: &str| get(k).and_then(|v| v.parse::<u64>().ok());
+    if let (Some(h), Some(k)) = (count("num_attention_heads"), count("num_key_value_heads")) {
+        out.push((
+            Field::GroupQueryAttention,
+            (k != h).to_string(),
+            "num_key_value_heads",
+        ));
+    }
+    out
+}

@@ -81,6 +81,8 @@ pub const SPEC: Spec = Spec {
         renamed: spec::no_renamed,
         words: spec::all_words,
         joined: &[],
+        file_cluster: None,
+        config_json: &spec::CONFIG_JSON_AS_IS,
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Nanotron,

@@ -90,6 +90,8 @@ pub const SPEC: Spec = Spec {
         // `[model] name = "llama3"`, `flavor = "8B"`: `model=llama3/8B`, a preset's alias
         // (model.rs ALIASES, from torchtitan 0.3.0's flavor table)
         joined: &[("model.name", "model.flavor")],
+        file_cluster: None,
+        config_json: &spec::CONFIG_JSON_AS_IS,
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Torchtitan,
