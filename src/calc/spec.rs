@@ -296,10 +296,14 @@ pub struct ConfigJson {
     /// The fields the file gives that no key of it names (Megatron's
     /// `--untie-embeddings-and-output-weights`, `--group-query-attention`), each with the key it
     /// is read from (`get`: a key's scalar value as JSON text).
-    pub derived: fn(get: &dyn Fn(&str) -> Option<String>) -> Vec<(Field, String, &'static str)>,
+    pub derived: fn(get: &dyn Fn(&str) -> Option<String>) -> Vec<Derived>,
     /// The keys `derived` reads in place of their own field.
     pub consumed: &'static [&'static str],
 }
+
+/// A field a config.json gives without a key of its own: the field, its value, the key it is
+/// read from.
+pub type Derived = (Field, String, &'static str);
 
 /// config.json's keys as they are.
 pub const CONFIG_JSON_AS_IS: ConfigJson = ConfigJson {
