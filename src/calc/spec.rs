@@ -296,7 +296,7 @@ pub struct ConfigJson {
     /// The fields the file gives that no key of it names (Megatron's
     /// `--untie-embeddings-and-output-weights`, `--group-query-attention`), each with the key it
     /// is read from (`get`: a key's scalar value as JSON text).
-    pub derived: fn(get: &dyn Fn(&str) -> Option<String>) -> Vec<Derived>,
+    pub derived: fn(get: &ConfigValue<'_>) -> Vec<Derived>,
     /// The keys `derived` reads in place of their own field.
     pub consumed: &'static [&'static str],
 }
@@ -304,6 +304,9 @@ pub struct ConfigJson {
 /// A field a config.json gives without a key of its own: the field, its value, the key it is
 /// read from.
 pub type Derived = (Field, String, &'static str);
+
+/// A config.json key's scalar value as JSON text.
+pub type ConfigValue<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
 /// config.json's keys as they are.
 pub const CONFIG_JSON_AS_IS: ConfigJson = ConfigJson {

@@ -310,7 +310,7 @@ fn config_key(key: &str) -> Option<&'static str> {
     })
 }
 
-fn config_derived(get: &dyn Fn(&str) -> Option<String>) -> Vec<crate::calc::spec::Derived> {
+fn config_derived(get: &crate::calc::spec::ConfigValue<'_>) -> Vec<crate::calc::spec::Derived> {
     let mut out = Vec::new();
     if let Some(tie @ ("true" | "false")) = get("tie_word_embeddings").as_deref() {
         out.push((
