@@ -14,6 +14,7 @@ use crate::components::{
     Compare, Config, Examples, Explain, Form, Later, Legacy, Memory, Notices, Picker, Results, Run,
     Share, Summary,
 };
+use crate::page::markup;
 use crate::state::{url_with, Action, State};
 use crate::web::{base_url, crash, iframe};
 use wasm_bindgen::JsValue;
@@ -131,22 +132,22 @@ pub fn app() -> Html {
 
     if view.embed {
         return html! {
-            <main class="page embed">
-                <h1 class="sr-only">{ "dpcalc: batch size and optimizer steps" }</h1>
+            <main class={markup::PAGE_EMBED}>
+                <h1 class={markup::SR_ONLY}>{ markup::EMBED_HEADING }</h1>
                 { notices }
-                <div class="layout">
-                    <div class="main">
+                <div class={markup::LAYOUT}>
+                    <div class={markup::MAIN}>
                         { picker }
                         <Form framework={fw} release={release.id} {inputs} report={report.clone()} {on_input} {on_apply} readonly={view.readonly} compact=true />
                     </div>
-                    <div class="side">
+                    <div class={markup::SIDE}>
                         <Results framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} />
-                        <p class="full-link">
-                            <a href={urls.full.clone()} target="_blank" rel="noopener" data-output="full_url" data-value={urls.full.clone()}>
-                                { "Open full calculator \u{2197}" }
+                        <p class={markup::FULL_LINK}>
+                            <a href={urls.full.clone()} target="_blank" rel="noopener" data-output={markup::FULL_URL} data-value={urls.full.clone()}>
+                                { markup::FULL_LINK_TEXT }
                             </a>
                         </p>
-                        <span hidden=true data-output="share_url" data-value={urls.share.clone()}></span>
+                        <span hidden=true data-output={markup::SHARE_URL} data-value={urls.share.clone()}></span>
                     </div>
                 </div>
             </main>
@@ -157,24 +158,24 @@ pub fn app() -> Html {
     let legacy =
         view::legacy(fw, release.id).zip(guide::legacy_why(fw, release.id, &state.inputs, &report));
     html! {
-        <main class="page">
-            <header class="top">
-                <h1>{ "dpcalc" }</h1>
-                <p class="lede">
-                    { "What batch size and how many optimizer steps your distributed " }
+        <main class={markup::PAGE}>
+            <header class={markup::TOP}>
+                <h1>{ markup::HEADING }</h1>
+                <p class={markup::LEDE}>
+                    { markup::LEDE_BEFORE }
                     <strong>{ crate::page::lede(fw, release.id) }</strong>
-                    { " run gets: computed in your browser, exactly as the framework does it." }
+                    { markup::LEDE_AFTER }
                 </p>
                 <Examples />
             </header>
             <Summary framework={fw} inputs={state.inputs.clone()} report={report.clone()} />
             { notices }
-            <div class="layout">
-                <div class="main">
+            <div class={markup::LAYOUT}>
+                <div class={markup::MAIN}>
                     { picker }
                     <Form framework={fw} release={release.id} inputs={inputs.clone()} report={report.clone()} {on_input} on_apply={on_apply.clone()} readonly={view.readonly} compact=false />
                 </div>
-                <div class="side">
+                <div class={markup::SIDE}>
                     <Results framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} />
                     <Share framework={fw} release={release.id} urls={urls} {inputs} report={report.clone()} />
                     <Memory framework={fw} report={report.clone()} />

@@ -2,7 +2,8 @@
 //! without Yew, so a cold visit paints its result from a small module while the full app loads
 //! behind it (`static/boot.js` swaps the app in when it has rendered). It writes the same DOM
 //! contract as the components (`data-output`/`data-value`, `data-error`/`data-warning`/…, the
-//! `in-KEY` ids, the classes), for the full, embedded and read-only layouts. Native and tested
+//! `in-KEY` ids, the classes), for the full, embedded and read-only layouts, its fixed markup
+//! from `page::markup`'s entries (`markup!`, literals at no size). Native and tested
 //! by `cargo test`; the wasm exports (feature `first`, one build per framework whose rules alone
 //! are compiled in) are at the end.
 //!
@@ -12,38 +13,39 @@
 use std::fmt::Write;
 
 use crate::calc::card::escape as esc;
-use crate::page::{FieldRow, Group, Page, Picker, Summary, ValueRow};
+use crate::page::{markup, FieldRow, Group, Page, Picker, Summary, ValueRow};
 
 /// The first screen of `page`: the `<main>` element the app's would be.
 pub fn render(page: &Page) -> String {
     let mut h = String::with_capacity(16 * 1024);
     let notices = notices(page);
     if page.embed {
-        h.push_str("<main class=\"page embed\"><h1 class=\"sr-only\">dpcalc: batch size and optimizer steps</h1>");
+        h.push_str(markup!("<main class=\"" PAGE_EMBED "\"><h1 class=\"" SR_ONLY "\">" EMBED_HEADING "</h1>"));
         h.push_str(&notices);
-        h.push_str("<div class=\"layout\"><div class=\"main\">");
+        h.push_str(markup!("<div class=\"" LAYOUT "\"><div class=\"" MAIN "\">"));
         picker(&mut h, &page.picker);
         form(&mut h, page);
-        h.push_str("</div><div class=\"side\">");
+        h.push_str(markup!("</div><div class=\"" SIDE "\">"));
         results(&mut h, page);
         let full = esc(&page.full_url);
         let _ = write!(
             h,
-            "<p class=\"full-link\"><a href=\"{full}\" target=\"_blank\" rel=\"noopener\" data-output=\"full_url\" data-value=\"{full}\">Open full calculator \u{2197}</a></p><span hidden=\"\" data-output=\"share_url\" data-value=\"{}\"></span></div></div></main>",
-            esc(&page.share_url)
+            markup!("<p class=\"" FULL_LINK "\"><a href=\"{full}\" target=\"_blank\" rel=\"noopener\" " DATA_OUTPUT "=\"" FULL_URL "\" " DATA_VALUE "=\"{full}\">" FULL_LINK_TEXT "</a></p><span hidden=\"\" " DATA_OUTPUT "=\"" SHARE_URL "\" " DATA_VALUE "=\"{}\"></span></div></div></main>"),
+            esc(&page.share_url),
+            full = full
         );
         return h;
     }
     let _ = write!(
         h,
-        "<main class=\"page\"><header class=\"top\"><h1>dpcalc</h1><p class=\"lede\">What batch size and how many optimizer steps your distributed <strong>{}</strong> run gets: computed in your browser, exactly as the framework does it.</p>",
+        markup!("<main class=\"" PAGE "\"><header class=\"" TOP "\"><h1>" HEADING "</h1><p class=\"" LEDE "\">" LEDE_BEFORE "<strong>{}</strong>" LEDE_AFTER "</p>"),
         esc(&page.lede)
     );
-    h.push_str("<nav class=\"examples\" aria-label=\"Examples\"><span class=\"examples-label\">Try:</span>");
+    h.push_str(markup!("<nav class=\"" EXAMPLES "\" aria-label=\"" EXAMPLES_ARIA "\"><span class=\"" EXAMPLES_LEAD_CLASS "\">" EXAMPLES_LEAD "</span>"));
     for (label, href) in &page.examples {
         let _ = write!(
             h,
-            "<a data-example=\"\" href=\"{}\">{}</a>",
+            markup!("<a " DATA_EXAMPLE "=\"\" href=\"{}\">{}</a>"),
             esc(href),
             esc(label)
         );
@@ -51,10 +53,10 @@ pub fn render(page: &Page) -> String {
     h.push_str("</nav></header>");
     summary(&mut h, &page.summary);
     h.push_str(&notices);
-    h.push_str("<div class=\"layout\"><div class=\"main\">");
+    h.push_str(markup!("<div class=\"" LAYOUT "\"><div class=\"" MAIN "\">"));
     picker(&mut h, &page.picker);
     form(&mut h, page);
-    h.push_str("</div><div class=\"side\">");
+    h.push_str(markup!("</div><div class=\"" SIDE "\">"));
     results(&mut h, page);
     h.push_str("</div></div></main>");
     h
@@ -64,11 +66,12 @@ fn notices(page: &Page) -> String {
     if page.notices.is_empty() {
         return String::new();
     }
-    let mut h = String::from("<section class=\"notices\" aria-label=\"Link notices\">");
+    let mut h =
+        String::from(markup!("<section class=\"" NOTICES "\" aria-label=\"" NOTICES_ARIA "\">"));
     for n in &page.notices {
         let _ = write!(
             h,
-            "<p class=\"msg notice\" data-notice=\"{}\">{}</p>",
+            markup!("<p class=\"" NOTICE "\" " DATA_NOTICE "=\"{}\">{}</p>"),
             esc(&n.key),
             esc(&n.text)
         );
@@ -79,16 +82,20 @@ fn notices(page: &Page) -> String {
 
 fn summary(h: &mut String, s: &Summary) {
     h.push_str(
-        "<section class=\"summary-bar\" data-summary-bar=\"\" aria-label=\"Key results\"><dl>",
+        markup!("<section class=\"" SUMMARY_BAR "\" " DATA_SUMMARY_BAR "=\"\" aria-label=\"" SUMMARY_ARIA "\"><dl>"),
     );
     for r in &s.rows {
         let _ = write!(
             h,
-            "<div class=\"sum{}\"><dt>{}</dt><dd data-summary=\"{}\"{}>{}</dd></div>",
-            if r.raw.is_some() { "" } else { " missing" },
+            markup!("<div class=\"" SUM "{}\"><dt>{}</dt><dd " DATA_SUMMARY "=\"{}\"{}>{}</dd></div>"),
+            if r.raw.is_some() {
+                ""
+            } else {
+                markup!(" " MISSING)
+            },
             esc(r.label),
             r.output,
-            attr("data-value", r.raw.as_deref()),
+            attr(markup::DATA_VALUE, r.raw.as_deref()),
             esc(&r.shown)
         );
     }
@@ -96,12 +103,13 @@ fn summary(h: &mut String, s: &Summary) {
     if let Some((key, lead, message)) = &s.error {
         let _ = write!(
             h,
-            "<p class=\"sum-error\" data-summary=\"error\"><a href=\"#in-{key}\">{}</a><span>{}</span></p>",
+            markup!("<p class=\"" SUM_ERROR "\" " DATA_SUMMARY "=\"" SUMMARY_ERROR "\"><a href=\"" IN_HREF "{key}\">{}</a><span>{}</span></p>"),
             esc(lead),
-            esc(message)
+            esc(message),
+            key = key
         );
     }
-    h.push_str("<a class=\"sum-more\" href=\"#results\">All results</a></section>");
+    h.push_str(markup!("<a class=\"" SUM_MORE "\" href=\"" RESULTS_HREF "\">" ALL_RESULTS "</a></section>"));
 }
 
 /// ` NAME="VALUE"` when there is a value.
@@ -113,13 +121,13 @@ fn picker(h: &mut String, p: &Picker) {
     let disabled = |d: bool| if d { " disabled=\"\"" } else { "" };
     let _ = write!(
         h,
-        "<div class=\"picker\"><label for=\"in-framework\"><span class=\"label\">Framework</span><code class=\"key\">framework</code></label><select id=\"in-framework\" name=\"framework\"{}>",
+        markup!("<div class=\"" PICKER "\"><label for=\"" IN_FRAMEWORK "\"><span class=\"" LABEL "\">" FRAMEWORK_LABEL "</span><code class=\"" KEY "\">" FRAMEWORK "</code></label><select id=\"" IN_FRAMEWORK "\" name=\"" FRAMEWORK "\"{}>"),
         disabled(p.readonly)
     );
     options(h, &p.frameworks);
     let _ = write!(
         h,
-        "</select><label for=\"in-version\"><span class=\"label\">Version</span><code class=\"key\">version</code></label><select id=\"in-version\" name=\"version\"{}>",
+        markup!("</select><label for=\"" IN_VERSION "\"><span class=\"" LABEL "\">" VERSION_LABEL "</span><code class=\"" KEY "\">" VERSION "</code></label><select id=\"" IN_VERSION "\" name=\"" VERSION "\"{}>"),
         disabled(p.releases_disabled)
     );
     options(h, &p.releases);
@@ -127,7 +135,7 @@ fn picker(h: &mut String, p: &Picker) {
     if let Some(note) = &p.note {
         let _ = write!(
             h,
-            "<p class=\"msg note\" data-notice=\"unversioned\">{}</p>",
+            markup!("<p class=\"" NOTE "\" " DATA_NOTICE "=\"" UNVERSIONED "\">{}</p>"),
             esc(note)
         );
     }
@@ -148,7 +156,7 @@ fn options(h: &mut String, items: &[(&str, &str, bool)]) {
 }
 
 fn form(h: &mut String, page: &Page) {
-    h.push_str("<form class=\"inputs\" aria-label=\"Run configuration\">");
+    h.push_str(markup!("<form class=\"" INPUTS "\" aria-label=\"" INPUTS_ARIA "\">"));
     for (group, rows) in &page.groups {
         group_html(h, group, rows, page.readonly);
     }
@@ -160,7 +168,7 @@ fn group_html(h: &mut String, g: &Group, rows: &[FieldRow], readonly: bool) {
         Some(open) => {
             let _ = write!(
                 h,
-                "<details class=\"group architecture\"{}><summary>{}</summary>",
+                markup!("<details class=\"" GROUP_FOLD "\"{}><summary>{}</summary>"),
                 if open { " open=\"\"" } else { "" },
                 esc(g.title)
             );
@@ -168,7 +176,7 @@ fn group_html(h: &mut String, g: &Group, rows: &[FieldRow], readonly: bool) {
         None => {
             let _ = write!(
                 h,
-                "<fieldset class=\"group\"><legend>{}</legend>",
+                markup!("<fieldset class=\"" GROUP "\"><legend>{}</legend>"),
                 esc(g.title)
             );
         }
@@ -187,30 +195,35 @@ fn field(h: &mut String, r: &FieldRow, readonly: bool) {
     let key = r.key;
     let _ = write!(
         h,
-        "<div class=\"{}\"><label for=\"in-{key}\"><span class=\"label\">{}</span><code class=\"key\">{key}</code></label>",
+        markup!("<div class=\"{}\"><label for=\"" IN "{key}\"><span class=\"" LABEL "\">{}</span><code class=\"" KEY "\">{key}</code></label>"),
         r.class(),
-        esc(r.label)
+        esc(r.label),
+        key = key
     );
     let described = esc(&r.described_by());
     if r.flag {
         let _ = write!(
             h,
-            "<input type=\"checkbox\" id=\"in-{key}\" name=\"{key}\"{}{} aria-invalid=\"{}\" aria-describedby=\"{described}\">",
+            markup!("<input type=\"checkbox\" id=\"" IN "{key}\" name=\"{key}\"{}{} aria-invalid=\"{}\" aria-describedby=\"{described}\">"),
             if r.checked { " checked=\"\"" } else { "" },
             if readonly { " disabled=\"\"" } else { "" },
-            r.invalid
+            r.invalid,
+            key = key,
+            described = described
         );
     } else {
-        let list = r.list.as_ref().map(|_| format!("list-{key}"));
+        let list = r.list.as_ref().map(|_| format!(markup!(LIST_ID "{}"), key));
         let _ = write!(
             h,
-            "<input type=\"text\" id=\"in-{key}\" name=\"{key}\" value=\"{}\" placeholder=\"{}\" inputmode=\"{}\"{} autocomplete=\"off\" spellcheck=\"false\"{} aria-invalid=\"{}\" aria-describedby=\"{described}\">",
+            markup!("<input type=\"text\" id=\"" IN "{key}\" name=\"{key}\" value=\"{}\" placeholder=\"{}\" inputmode=\"{}\"{} autocomplete=\"off\" spellcheck=\"false\"{} aria-invalid=\"{}\" aria-describedby=\"{described}\">"),
             esc(&r.value),
             esc(r.placeholder),
             r.mode,
             if readonly { " readonly=\"\"" } else { "" },
             attr("list", list.as_deref()),
-            r.invalid
+            r.invalid,
+            key = key,
+            described = described
         );
         if let (Some(list), Some((_, values))) = (list, &r.list) {
             let _ = write!(h, "<datalist id=\"{list}\">");
@@ -220,21 +233,33 @@ fn field(h: &mut String, r: &FieldRow, readonly: bool) {
             h.push_str("</datalist>");
         }
     }
-    let _ = write!(h, "<p id=\"help-{key}\" class=\"help\">{}</p>", esc(r.help));
+    let _ = write!(
+        h,
+        markup!("<p id=\"" HELP_ID "{key}\" class=\"" HELP "\">{}</p>"),
+        esc(r.help),
+        key = key
+    );
     for m in &r.messages {
         let level = m.level;
-        let role = if level == "error" {
-            " role=\"alert\""
+        let role = if level == markup::LEVEL_ERROR {
+            markup!(" role=\"" ALERT "\"")
         } else {
             ""
         };
         let _ = write!(
             h,
-            "<p id=\"{}\" class=\"msg {level}\" data-{level}=\"{key}\"{role}>",
-            esc(&m.id)
+            markup!("<p id=\"{}\" class=\"" MSG " {level}\" data-{level}=\"{key}\"{role}>"),
+            esc(&m.id),
+            level = level,
+            key = key,
+            role = role
         );
         if m.show_key {
-            let _ = write!(h, "<code class=\"key\">{key}</code>: ");
+            let _ = write!(
+                h,
+                markup!("<code class=\"" KEY "\">{key}</code>" KEY_SEP),
+                key = key
+            );
         }
         let _ = write!(h, "{}</p>", esc(&m.text));
     }
@@ -244,7 +269,7 @@ fn field(h: &mut String, r: &FieldRow, readonly: bool) {
 fn results(h: &mut String, page: &Page) {
     let _ = write!(
         h,
-        "<section class=\"results\" id=\"results\" aria-label=\"Results\" aria-live=\"polite\"><h2>{}</h2><dl>",
+        markup!("<section class=\"" RESULTS "\" id=\"" RESULTS "\" aria-label=\"" RESULTS_ARIA "\" aria-live=\"" POLITE "\"><h2>{}</h2><dl>"),
         esc(&page.results_title)
     );
     for r in &page.results {
@@ -256,13 +281,17 @@ fn results(h: &mut String, page: &Page) {
 fn value(h: &mut String, r: &ValueRow) {
     let _ = write!(
         h,
-        "<div class=\"value{}\"><dt>{}<code class=\"key\">{}</code></dt><dd data-output=\"{}\"{}{}>{}</dd></div>",
-        if r.raw.is_some() { "" } else { " missing" },
+        markup!("<div class=\"" VALUE "{}\"><dt>{}<code class=\"" KEY "\">{}</code></dt><dd " DATA_OUTPUT "=\"{}\"{}{}>{}</dd></div>"),
+        if r.raw.is_some() {
+            ""
+        } else {
+            markup!(" " MISSING)
+        },
         esc(r.label),
         esc(r.config_name),
         r.output,
-        attr("data-value", r.raw.as_deref()),
-        attr("data-needs", r.needs.as_deref()),
+        attr(markup::DATA_VALUE, r.raw.as_deref()),
+        attr(markup::DATA_NEEDS, r.needs.as_deref()),
         esc(&r.shown)
     );
 }
@@ -273,7 +302,7 @@ mod exports {
     use wasm_bindgen::prelude::*;
 
     use crate::calc::Field;
-    use crate::page::Page;
+    use crate::page::{markup, Page};
     use crate::state::{Action, State};
 
     // A free-list allocator: a first view lives a few seconds and makes a few renders, so
@@ -325,8 +354,8 @@ mod exports {
         let state = State::from_query(search);
         let fw = state.link.framework;
         let action = match name {
-            "framework" => crate::calc::Framework::from_id(value).map(Action::Framework),
-            "version" => fw.release(value).map(|r| Action::Release(r.id)),
+            markup::FRAMEWORK => crate::calc::Framework::from_id(value).map(Action::Framework),
+            markup::VERSION => fw.release(value).map(|r| Action::Release(r.id)),
             key => fw
                 .field(key)
                 .map(|f: Field| Action::Set(f, value.to_string())),

@@ -16,8 +16,10 @@ pub mod calc;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 pub mod embed;
-pub mod first;
+// before `first` and the components: `page::markup`'s `markup!` is in textual scope after it
+#[macro_use]
 pub mod page;
+pub mod first;
 pub mod query;
 pub mod state;
 

@@ -2,7 +2,11 @@
 //! summary bar and the link's notices), as plain data derived from a [`State`]. Two renderers
 //! draw it: the Yew components (`components/`) and the Yew-free first view (`first.rs`, escaped
 //! HTML), so the two cannot drift; what a row says is decided here once. Native, like
-//! [`crate::state`], so `cargo test` covers it.
+//! [`crate::state`], so `cargo test` covers it. The fixed markup both draw around it (ids,
+//! classes, `aria-*` values, fixed texts) is [`markup`]'s.
+
+#[macro_use]
+pub mod markup;
 
 use crate::calc::field::ARCHITECTURE_TITLE;
 use crate::calc::fixes::names_key;
@@ -129,16 +133,16 @@ pub struct Message {
 /// (`error`, `warning`, `note`, `hint`).
 pub fn level_name(level: Level) -> &'static str {
     match level {
-        Level::Error => "error",
-        Level::Warning => "warning",
-        Level::Note => "note",
-        Level::Hint => "hint",
+        Level::Error => markup::LEVEL_ERROR,
+        Level::Warning => markup::LEVEL_WARNING,
+        Level::Note => markup::LEVEL_NOTE,
+        Level::Hint => markup::LEVEL_HINT,
     }
 }
 
 /// The id of the n-th message at a field, for `aria-describedby`.
 pub fn message_id(field: Field, n: usize) -> String {
-    format!("msg-{}-{n}", field.key())
+    format!(markup!(MSG_ID "{}-{}"), field.key(), n)
 }
 
 /// The messages at `field`, in the report's order.
@@ -180,7 +184,7 @@ pub struct FieldRow {
 impl FieldRow {
     /// `aria-describedby`: the help, then each message.
     pub fn described_by(&self) -> String {
-        std::iter::once(format!("help-{}", self.key))
+        std::iter::once(format!(markup!(HELP_ID "{}"), self.key))
             .chain(self.messages.iter().map(|m| m.id.clone()))
             .collect::<Vec<_>>()
             .join(" ")
@@ -189,10 +193,10 @@ impl FieldRow {
     /// The row's classes.
     pub fn class(&self) -> &'static str {
         match (self.flag, self.invalid) {
-            (false, false) => "field",
-            (true, false) => "field flag",
-            (false, true) => "field invalid",
-            (true, true) => "field flag invalid",
+            (false, false) => markup::FIELD,
+            (true, false) => markup::FIELD_FLAG,
+            (false, true) => markup::FIELD_INVALID,
+            (true, true) => markup::FIELD_FLAG_INVALID,
         }
     }
 }

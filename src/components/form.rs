@@ -10,7 +10,7 @@ use yew::prelude::*;
 use super::messages::FieldMessages;
 use crate::calc::fixes::{fixes, Fix};
 use crate::calc::{Field, Framework, RawInputs, Report};
-use crate::page;
+use crate::page::{self, markup};
 
 #[derive(Properties, PartialEq)]
 pub struct FormProps {
@@ -74,19 +74,19 @@ pub fn form(props: &FormProps) -> Html {
         *opened,
     );
     html! {
-        <form class="inputs" aria-label="Run configuration" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+        <form class={markup::INPUTS} aria-label={markup::INPUTS_ARIA} onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
             { for groups.into_iter().map(|g| {
                 let rows = html! { { for g.fields.iter().map(|&f| field_row(f, props, fixes_at(f))) } };
                 match g.fold {
                     // folded until something in it is given (or has a message)
                     Some(open) => html! {
-                        <details class="group architecture" {open} ontoggle={ontoggle.clone()}>
+                        <details class={markup::GROUP_FOLD} {open} ontoggle={ontoggle.clone()}>
                             <summary>{ g.title }</summary>
                             { rows }
                         </details>
                     },
                     None => html! {
-                        <fieldset class="group">
+                        <fieldset class={markup::GROUP}>
                             <legend>{ g.title }</legend>
                             { rows }
                         </fieldset>
@@ -132,7 +132,7 @@ fn field_row_view(props: &FieldRowProps) -> Html {
     let field = props.field;
     let row = page::field_row(props.framework, field, &props.value, &props.diags);
     let key = row.key;
-    let id = format!("in-{key}");
+    let id = markup::id(markup::IN, key);
     let described = row.described_by();
     let on_input = props.on_input.clone();
     let readonly = props.readonly;
@@ -158,7 +158,7 @@ fn field_row_view(props: &FieldRowProps) -> Html {
             let el: HtmlInputElement = e.target_unchecked_into();
             on_input.emit((field, el.value()));
         });
-        let list = row.list.as_ref().map(|_| format!("list-{key}"));
+        let list = (row.list.as_ref()).map(|_| markup::id(markup::LIST_ID, key));
         html! {
             <>
                 <input type="text" id={id.clone()} name={key} value={row.value.clone()} placeholder={row.placeholder} inputmode={row.mode} {readonly}
@@ -173,11 +173,11 @@ fn field_row_view(props: &FieldRowProps) -> Html {
     html! {
         <div class={row.class()}>
             <label for={id}>
-                <span class="label">{ row.label }</span>
-                <code class="key">{ key }</code>
+                <span class={markup::LABEL}>{ row.label }</span>
+                <code class={markup::KEY}>{ key }</code>
             </label>
             { control }
-            <p id={format!("help-{key}")} class="help">{ row.help }</p>
+            <p id={markup::id(markup::HELP_ID, key)} class={markup::HELP}>{ row.help }</p>
             <FieldMessages {field} messages={row.messages} fixes={props.fixes.clone()} on_fix={props.on_apply.clone()} />
         </div>
     }

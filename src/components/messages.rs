@@ -3,9 +3,10 @@
 
 use yew::prelude::*;
 
+use super::fixes::fixes;
 use crate::calc::fixes::Fix;
 use crate::calc::Field;
-use crate::page;
+use crate::page::{self, markup};
 
 #[derive(Properties, PartialEq)]
 pub struct FieldMessagesProps {
@@ -24,42 +25,26 @@ pub struct FieldMessagesProps {
 /// Every message at one field: errors carry `data-error` and `role="alert"`, warnings
 /// `data-warning`, notes `data-note`, hints `data-hint` (the attribute value is the field key).
 /// An error whose text does not name the field's key shows the key in front of it. After the
-/// last error, the fixes: `button[data-fix=KEY]`, `data-fix-set` the query fragment it sets.
+/// last error, the fixes (`fixes.rs`).
 #[function_component(FieldMessages)]
 pub fn field_messages(props: &FieldMessagesProps) -> Html {
     let key = props.field.key();
-    let fixes = html! {
-        if !props.fixes.is_empty() {
-            <div class="fixes" role="group" aria-label={format!("Fixes for {key}")}>
-                { for props.fixes.iter().map(|fix| {
-                    let set = fix.set.clone();
-                    let cb = props.on_fix.clone();
-                    let query = fix.set.iter().map(|(f, v)| format!("{}={v}", f.key())).collect::<Vec<_>>().join("&");
-                    html! {
-                        <button type="button" class="fix" data-fix={key} data-fix-set={query}
-                            onclick={Callback::from(move |_: MouseEvent| cb.emit(set.clone()))}>
-                            { fix.label.clone() }
-                        </button>
-                    }
-                }) }
-            </div>
-        }
-    };
+    let fixes = fixes(key, &props.fixes, &props.on_fix);
     props
         .messages
         .iter()
         .map(|m| {
             let (id, level) = (m.id.clone(), m.level);
-            let class = classes!("msg", level);
+            let class = classes!(markup::MSG, level);
             let p = match level {
-                "error" => html! {
-                    <p {id} {class} data-error={key} role="alert">
-                        if m.show_key { <code class="key">{ key }</code>{ ": " } }
+                markup::LEVEL_ERROR => html! {
+                    <p {id} {class} data-error={key} role={markup::ALERT}>
+                        if m.show_key { <code class={markup::KEY}>{ key }</code>{ markup::KEY_SEP } }
                         { m.text.clone() }
                     </p>
                 },
-                "warning" => html! { <p {id} {class} data-warning={key}>{ m.text.clone() }</p> },
-                "note" => html! { <p {id} {class} data-note={key}>{ m.text.clone() }</p> },
+                markup::LEVEL_WARNING => html! { <p {id} {class} data-warning={key}>{ m.text.clone() }</p> },
+                markup::LEVEL_NOTE => html! { <p {id} {class} data-note={key}>{ m.text.clone() }</p> },
                 _ => html! { <p {id} {class} data-hint={key}>{ m.text.clone() }</p> },
             };
             html! {
@@ -86,9 +71,9 @@ pub fn notices(props: &NoticesProps) -> Html {
         return html! {};
     }
     html! {
-        <section class="notices" aria-label="Link notices">
+        <section class={markup::NOTICES} aria-label={markup::NOTICES_ARIA}>
             { for page::notices(&props.unknown, &props.link).into_iter().map(|n| html! {
-                <p class="msg notice" data-notice={n.key}>{ n.text }</p>
+                <p class={markup::NOTICE} data-notice={n.key}>{ n.text }</p>
             }) }
         </section>
     }

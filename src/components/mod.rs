@@ -5,6 +5,7 @@ mod compare;
 mod config;
 mod explain;
 mod explorer;
+mod fixes;
 mod form;
 mod gpumap;
 mod later;

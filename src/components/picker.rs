@@ -4,7 +4,7 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::calc::{Framework, Release};
-use crate::page;
+use crate::page::{self, markup};
 
 #[derive(Properties, PartialEq)]
 pub struct PickerProps {
@@ -41,27 +41,27 @@ pub fn picker(props: &PickerProps) -> Html {
     };
     let p = page::picker(fw, props.release.id, props.readonly, props.note.clone());
     html! {
-        <div class="picker">
-            <label for="in-framework">
-                <span class="label">{ "Framework" }</span>
-                <code class="key">{ "framework" }</code>
+        <div class={markup::PICKER}>
+            <label for={markup::IN_FRAMEWORK}>
+                <span class={markup::LABEL}>{ markup::FRAMEWORK_LABEL }</span>
+                <code class={markup::KEY}>{ markup::FRAMEWORK }</code>
             </label>
-            <select id="in-framework" name="framework" onchange={on_framework} disabled={p.readonly}>
+            <select id={markup::IN_FRAMEWORK} name={markup::FRAMEWORK} onchange={on_framework} disabled={p.readonly}>
                 { for p.frameworks.iter().map(|&(id, name, selected)| html! {
                     <option value={id} {selected}>{ name }</option>
                 }) }
             </select>
-            <label for="in-version">
-                <span class="label">{ "Version" }</span>
-                <code class="key">{ "version" }</code>
+            <label for={markup::IN_VERSION}>
+                <span class={markup::LABEL}>{ markup::VERSION_LABEL }</span>
+                <code class={markup::KEY}>{ markup::VERSION }</code>
             </label>
-            <select id="in-version" name="version" onchange={on_release} disabled={p.releases_disabled}>
+            <select id={markup::IN_VERSION} name={markup::VERSION} onchange={on_release} disabled={p.releases_disabled}>
                 { for p.releases.iter().map(|&(id, label, selected)| html! {
                     <option value={id} {selected}>{ label }</option>
                 }) }
             </select>
             if let Some(note) = p.note {
-                <p class="msg note" data-notice="unversioned">{ note }</p>
+                <p class={markup::NOTE} data-notice={markup::UNVERSIONED}>{ note }</p>
             }
         </div>
     }

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::calc::{Framework, Output, RawInputs, Report};
-use crate::page;
+use crate::page::{self, markup};
 
 /// A computed value: `<div data-output=NAME data-value=RAW>` (the model panel shows only these).
 pub fn computed_row(framework: Framework, report: &Report, output: Output) -> Html {
@@ -27,10 +27,10 @@ pub fn value_row(
 
 /// Draws a [`page::ValueRow`] (the first view writes the same, `src/first.rs`).
 pub fn draw_value(row: &page::ValueRow) -> Html {
-    let class = classes!("value", row.raw.is_none().then_some("missing"));
+    let class = classes!(markup::VALUE, row.raw.is_none().then_some(markup::MISSING));
     html! {
         <div {class}>
-            <dt>{ row.label }<code class="key">{ row.config_name }</code></dt>
+            <dt>{ row.label }<code class={markup::KEY}>{ row.config_name }</code></dt>
             <dd data-output={row.output} data-value={row.raw.clone()} data-needs={row.needs.clone()}>{ row.shown.clone() }</dd>
         </div>
     }
@@ -48,7 +48,7 @@ pub struct ResultsProps {
 pub fn results(props: &ResultsProps) -> Html {
     let (fw, r) = (props.framework, &*props.report);
     html! {
-        <section class="results" id="results" aria-label="Results" aria-live="polite">
+        <section class={markup::RESULTS} id={markup::RESULTS} aria-label={markup::RESULTS_ARIA} aria-live={markup::POLITE}>
             <h2>{ page::results_title(fw, props.release) }</h2>
             <dl>{ for page::results(fw, &props.inputs, r).iter().map(draw_value) }</dl>
         </section>

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::calc::{Framework, RawInputs, Report};
-use crate::page;
+use crate::page::{self, markup};
 
 #[derive(Properties, PartialEq)]
 pub struct SummaryProps {
@@ -21,22 +21,22 @@ pub struct SummaryProps {
 pub fn summary(props: &SummaryProps) -> Html {
     let s = page::summary(props.framework, &props.inputs, &props.report);
     html! {
-        <section class="summary-bar" data-summary-bar="" aria-label="Key results">
+        <section class={markup::SUMMARY_BAR} data-summary-bar="" aria-label={markup::SUMMARY_ARIA}>
             <dl>
                 { for s.rows.into_iter().map(|r| html! {
-                    <div class={classes!("sum", r.raw.is_none().then_some("missing"))}>
+                    <div class={classes!(markup::SUM, r.raw.is_none().then_some(markup::MISSING))}>
                         <dt>{ r.label }</dt>
                         <dd data-summary={r.output} data-value={r.raw}>{ r.shown }</dd>
                     </div>
                 }) }
             </dl>
             if let Some((key, lead, message)) = s.error {
-                <p class="sum-error" data-summary="error">
-                    <a href={format!("#in-{key}")}>{ lead }</a>
+                <p class={markup::SUM_ERROR} data-summary={markup::SUMMARY_ERROR}>
+                    <a href={markup::id(markup::IN_HREF, key)}>{ lead }</a>
                     <span>{ message }</span>
                 </p>
             }
-            <a class="sum-more" href="#results">{ "All results" }</a>
+            <a class={markup::SUM_MORE} href={markup::RESULTS_HREF}>{ markup::ALL_RESULTS }</a>
         </section>
     }
 }
@@ -47,8 +47,8 @@ pub fn summary(props: &SummaryProps) -> Html {
 pub fn examples() -> Html {
     let base = crate::web::base_url();
     html! {
-        <nav class="examples" aria-label="Examples">
-            <span class="examples-label">{ "Try:" }</span>
+        <nav class={markup::EXAMPLES} aria-label={markup::EXAMPLES_ARIA}>
+            <span class={markup::EXAMPLES_LEAD_CLASS}>{ markup::EXAMPLES_LEAD }</span>
             { for page::examples(&base).into_iter().map(|(label, href)| html! {
                 <a data-example="" {href}>{ label }</a>
             }) }
