@@ -19,6 +19,7 @@
 
 use super::frameworks::{self, Concept, Framework, Release};
 use super::num::{self, Num};
+use super::parse;
 use super::spec::Intent;
 use super::{Level, Output, RawInputs, Report};
 
@@ -182,15 +183,18 @@ fn inputs_for(from: Framework, raw: &RawInputs, report: &Report, to: Framework) 
 /// given, the epochs (given, or `from`'s default), the world size `from` computed and `from`'s
 /// default sequence length.
 fn intent_of(from: Framework, raw: &RawInputs, report: &Report) -> Intent {
-    let epochs = match from.field_for(Concept::Epochs).map(|f| raw.get(f).trim()) {
-        None | Some("") => default_epochs(from),
-        Some(t) => t,
+    // read as the rules read them; their messages are the selected framework's, already shown
+    let epochs = match from.field_for(Concept::Epochs) {
+        Some(f) if !raw.get(f).trim().is_empty() => {
+            parse::real(f, raw.get(f), &mut Vec::new()).given()
+        }
+        _ => parse::number(default_epochs(from)),
     };
     Intent {
         rows: from
             .field_for(Concept::Samples)
-            .and_then(|f| raw.get(f).trim().parse::<u64>().ok()),
-        epochs: epochs.parse::<f64>().ok(),
+            .and_then(|f| parse::count(f, raw.get(f), &mut Vec::new()).given()),
+        epochs,
         world: match report.value(Output::WorldSize) {
             Some(Num::Int(v)) => u64::try_from(v).ok(),
             _ => None,

@@ -131,8 +131,6 @@ pub struct GpuSettings {
 pub struct Settings {
     /// `None`: no model named or typed, or what was typed is incomplete (said at its field).
     pub model: Option<NamedModel>,
-    /// Whether the link names a model at all (its key, `model_type` or an architecture key).
-    pub names_model: bool,
     pub sharding: Sharding,
     pub recompute: Recompute,
     /// Flash, SDPA or flex attention (no materialised scores); `false`: eager.
@@ -163,7 +161,6 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             model: None,
-            names_model: false,
             sharding: Sharding::Replicated {
                 words: "replicated (DDP)",
             },

@@ -190,7 +190,6 @@ pub fn publish(
     diags: Vec<Diag>,
 ) {
     merge(report, diags);
-    settings.names_model = super::model::names_model(spec, raw);
     if !cfg!(feature = "first") {
         settings.model = super::model::resolve(spec, raw, report);
         settings.has_experts = super::model::has_experts(spec, raw, settings.model.as_ref());
