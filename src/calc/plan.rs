@@ -28,6 +28,9 @@ pub struct Plan {
     /// `world_size`, which the nodes then divide).
     pub nodes: Option<u64>,
     pub gpus_per_node: Option<u64>,
+    /// The pipeline as the framework runs it (`None`: no pipeline parallelism, or the rules did
+    /// not get that far; a PP size above 1 without it is read as plain 1F1B, layers split evenly).
+    pub pipeline: Option<Pipeline>,
     /// The model stage's settings (read once per edit, after the rules).
     pub settings: Settings,
 }
@@ -51,6 +54,48 @@ pub enum Recompute {
     Selective,
     /// Every layer recomputed from its input.
     Full,
+}
+
+/// How a pipeline runs the micro batches of one step, which decides how many micro batches'
+/// activations each stage holds at its peak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// One forward, one backward after a warm-up (PipeDream-Flush, Narayanan et al. 2021 §2.2):
+    /// stage i of p holds at most p − i micro batches (Megatron-LM without interleaving,
+    /// torchtitan's `1F1B`, nanotron's `1f1b`, DeepSpeed's `TrainSchedule`).
+    OneFOneB,
+    /// Interleaved 1F1B over [`Pipeline::virtual_stages`] model chunks per rank (Narayanan et
+    /// al. 2021 §2.2.2); `group` is Megatron's `microbatch_group_size_per_vp_stage` (the PP size
+    /// unless set): the micro batches each chunk runs before the next chunk starts.
+    Interleaved { group: u64 },
+    /// Every forward, then every backward (GPipe; nanotron's `afab`, torchtitan's `GPipe`):
+    /// every stage holds all its micro batches.
+    AllForwardAllBackward,
+}
+
+/// The pipeline as the framework resolved it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pipeline {
+    pub schedule: Schedule,
+    /// Model chunks per pipeline rank (1 without interleaving).
+    pub virtual_stages: u64,
+    /// Transformer layers of each virtual stage, in model order: entry `c·p + r` is chunk c of
+    /// rank r (p ranks). Empty: the layers split evenly.
+    pub layers: Vec<u64>,
+}
+
+/// How full recompute chooses its layers (Megatron's `--recompute-method`); other frameworks
+/// checkpoint every layer ([`RecomputeLayers::Every`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecomputeLayers {
+    /// Every transformer layer keeps only its input.
+    #[default]
+    Every,
+    /// Megatron's `uniform`: groups of n layers, each keeping only the group's input.
+    Uniform(u64),
+    /// Megatron's `block`: the first n layers of each pipeline stage (chunk) keep only their
+    /// input; the others keep everything.
+    Block(u64),
 }
 
 /// DeepSpeed's `zero_optimization` settings.
@@ -133,6 +178,8 @@ pub struct Settings {
     pub model: Option<NamedModel>,
     pub sharding: Sharding,
     pub recompute: Recompute,
+    /// Which layers full recompute checkpoints.
+    pub recompute_layers: RecomputeLayers,
     /// Flash, SDPA or flex attention (no materialised scores); `false`: eager.
     pub flash_attention: bool,
     pub lora: Option<Lora>,
@@ -165,6 +212,7 @@ impl Default for Settings {
                 words: "replicated (DDP)",
             },
             recompute: Recompute::None,
+            recompute_layers: RecomputeLayers::Every,
             flash_attention: true,
             lora: None,
             optimizer_bytes_per_param: 12,
