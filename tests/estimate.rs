@@ -3,8 +3,12 @@
 //! monotonic properties over the presets.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dpcalc::calc::estimate::{estimate, nearest_fit, Change, Estimate, Plan, Recompute, Sharding};
+use dpcalc::calc::estimate::{
+    estimate, in_flight, layer_bytes, layer_split, nearest_fit, stages, Change, Estimate, Params,
+    Plan, Recompute, RecomputeLayers, Sharding,
+};
 use dpcalc::calc::model::{preset, Model, PRESETS};
+use dpcalc::calc::plan::{Pipeline, Schedule};
 use proptest::prelude::*;
 
 fn llama(id: &str) -> Model {
@@ -83,27 +87,34 @@ fn gpt3() -> Model {
     }
 }
 
-/// Korthikanti et al. 2022 (arXiv 2205.05198) Table 2, each row at s = 2048, b = 1, t = 8: the
-/// estimate with PP > 1 (no output layer on the first stage) is L × the row's formula.
+/// The paper's GPT: a GeLU MLP of 4h, multi-head attention, dropout on.
+fn paper_plan() -> Plan {
+    Plan {
+        gated_mlp: false,
+        dropout: true,
+        ..Plan::default()
+    }
+}
+
+/// Korthikanti et al. 2022 (arXiv 2205.05198) Table 2, each row at s = 2048, b = 1, t = 8: one
+/// layer's saved tensors, counted tensor by tensor, are the printed formulas; flash attention
+/// keeps the fp32 log-sum-exp (4 bytes per head per token) instead of the scores.
 #[test]
 fn korthikanti_table_2_at_gpt3_175b() {
-    let (a, h, s, b, t, l) = (96u128, 12288u128, 2048u128, 1u128, 8u128, 96u128);
+    let (a, h, s, b, t) = (96u128, 12288u128, 2048u128, 1u128, 8u128);
     let sbh = s * b * h;
     assert_eq!(5 * a * s / h, 80); // the attention-score term, 80 against 34
-    let row = |tp: u64, sequence_parallel, recompute, flash_attention| {
+    let layer = |tp: u64, sequence_parallel, recompute, flash_attention| {
         let plan = Plan {
             tp,
-            pp: 8,
             seq_len: 2048,
             micro_batch: 1,
             sequence_parallel,
             recompute,
             flash_attention,
-            ..Plan::default()
+            ..paper_plan()
         };
-        let act = estimate(&gpt3(), &plan).unwrap().activations;
-        assert_eq!(act % l, 0);
-        act / l
+        layer_bytes(&gpt3(), 0, &plan, s * b).unwrap()
     };
     use Recompute::*;
     // the printed formulas, multiplied out over h·t so that they stay integers
@@ -124,58 +135,182 @@ fn korthikanti_table_2_at_gpt3_175b() {
             50_331_648
         ]
     );
-    assert_eq!(row(1, false, None, false), none);
-    assert_eq!(row(8, false, None, false), tp);
-    assert_eq!(row(8, true, None, false), tp_sp);
-    assert_eq!(row(8, false, Selective, false), tp_sel);
-    assert_eq!(row(8, true, Selective, false), tp_sp_sel);
-    assert_eq!(row(8, false, Full, false), full);
-    assert_eq!(row(1, false, Full, false), full);
-    // with SP the stored layer input is split along s
-    assert_eq!(row(8, true, Full, false), full / t);
-    // flash attention drops the score term like selective recompute
-    assert_eq!(row(8, false, None, true), tp_sel);
-    assert_eq!(row(8, true, None, true), tp_sp_sel);
+    assert_eq!(layer(1, false, None, false).0, none);
+    assert_eq!(layer(8, false, None, false).0, tp);
+    assert_eq!(layer(8, true, None, false).0, tp_sp);
+    assert_eq!(layer(8, false, Selective, false).0, tp_sel);
+    assert_eq!(layer(8, true, Selective, false).0, tp_sp_sel);
+    // full recompute keeps the layer's input; with SP it is split along s
+    assert_eq!(layer(8, false, Full, false).1, full);
+    assert_eq!(layer(1, false, Full, false).1, full);
+    assert_eq!(layer(8, true, Full, false).1, full / t);
+    // flash attention drops the score term like selective recompute, and keeps its statistics
+    let lse = |tp: u128| 4 * s * b * a / tp;
+    assert_eq!(layer(8, false, None, true).0, tp_sel + lse(8));
+    assert_eq!(layer(8, true, None, true).0, tp_sp_sel + lse(8));
+    assert_eq!(layer(1, false, None, true).0, 34 * sbh + lse(1));
     // selective recompute saves 1 - 34/114 ≈ 70 % with TP and SP
     assert_eq!(100 * (tp_sp - tp_sp_sel) / tp_sp, 70);
-
-    // PP = 1: the output layer and cross-entropy, 4sbh/t·(1 + v/h), on top of the L layers
-    let output = |tp: u64| {
-        let plan = |pp| Plan {
-            tp,
-            pp,
+    // a gated MLP of width F keeps gate, up and their product: 6sbF/t against GeLU's 4sbF/t;
+    // without dropout no 1-byte masks (2sbh)
+    let llama = layer_bytes(
+        &gpt3(),
+        0,
+        &Plan {
+            tp: 8,
+            flash_attention: true,
             ..Plan::default()
-        };
-        let e = |pp| estimate(&gpt3(), &plan(pp)).unwrap().activations;
-        e(1) - e(2)
+        },
+        s * b,
+    )
+    .unwrap()
+    .0;
+    assert_eq!(llama, tp_sel - 2 * sbh + 2 * s * b * 4 * h / t + lse(8));
+}
+
+/// 1F1B: rank r of p holds min(p − r, m) micro batches of its layers; the first adds the
+/// embedding's dropout mask per micro batch, the last the output layer's input, the final norm's
+/// and the logits (fp32 kept per micro batch, the 16-bit logits and their fp32 copy once).
+#[test]
+fn one_f_one_b_stages() {
+    let m = gpt3();
+    let params = Params::of(&m).unwrap();
+    let (s, h, v) = (2048u128, 12288u128, 51200u128);
+    let plan = Plan {
+        tp: 8,
+        pp: 8,
+        micro_batches: 6,
+        flash_attention: true,
+        ..paper_plan()
     };
-    let v = 51200u128;
-    assert_eq!(output(8), 4 * sbh * (h + v) / (h * t));
-    assert_eq!(output(8), 65_011_712);
-    assert_eq!(output(1), 4 * s * b * (h + v));
+    let layer = layer_bytes(&m, 0, &plan, s).unwrap().0;
+    let all = stages(&m, &params, &plan).unwrap();
+    assert_eq!(all.len(), 8);
+    // 96 layers over 8 ranks: 12 each; rank 0 and 1 hold 6 (m), rank 3 holds 5
+    assert_eq!(all[3].activations, 5 * 12 * layer);
+    assert_eq!(all[1].activations, 6 * 12 * layer);
+    assert_eq!(all[0].activations, 6 * 12 * layer + 6 * s * h);
+    let loss = 4 * s * h + 4 * s * v / 8 + 6 * s * v / 8;
+    assert_eq!(all[7].activations, 12 * layer + loss);
+    // the embedding on the first rank, the output layer (untied) on the last
+    let layers: u128 = (0..12).map(|i| params.layer(i).unwrap().0).sum();
+    assert_eq!(all[3].weights, 2 * layers / 8);
+    assert_eq!(all[0].weights, 2 * (layers + v * h) / 8);
+    assert_eq!(all[7].weights, (2 * (layers + h + v * h)).div_ceil(8));
+    // PP = 1 holds everything once; the estimate is the largest rank
+    let one = Plan {
+        pp: 1,
+        ..plan.clone()
+    };
+    let e = stages(&m, &params, &one).unwrap();
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].activations, 96 * layer + s * h + loss);
+    assert_eq!(estimate(&m, &plan), Some(all[0]));
+}
+
+/// Megatron-LM's interleaved schedule: `(p − r − 1)·2 + (v − 1)·group` warm-up forwards, then one
+/// more before the first backward, in its table's order (each group of micro batches through every
+/// chunk); all `m·v` when the warm-up covers them; GPipe keeps every micro batch.
+#[test]
+fn interleaved_and_all_forward_in_flight() {
+    let inter = |v, group| Pipeline {
+        schedule: Schedule::Interleaved { group },
+        virtual_stages: v,
+        layers: Vec::new(),
+    };
+    let p = inter(2, 4);
+    assert_eq!(in_flight(Some(&p), 4, 8, 0), [7, 4]);
+    assert_eq!(in_flight(Some(&p), 4, 8, 3), [4, 1]);
+    assert_eq!(in_flight(Some(&p), 4, 4, 0), [4, 4]);
+    assert_eq!(
+        in_flight(Some(&inter(8, 4)), 4, 4, 3).iter().sum::<u64>(),
+        29
+    );
+    let one = Pipeline {
+        schedule: Schedule::OneFOneB,
+        virtual_stages: 1,
+        layers: Vec::new(),
+    };
+    assert_eq!(in_flight(Some(&one), 4, 8, 0), [4]);
+    assert_eq!(in_flight(None, 4, 2, 0), [2]);
+    assert_eq!(in_flight(None, 4, 8, 3), [1]);
+    let gpipe = Pipeline {
+        schedule: Schedule::AllForwardAllBackward,
+        ..one.clone()
+    };
+    assert_eq!(in_flight(Some(&gpipe), 4, 8, 3), [8]);
+    // counts, not a list of passes: a hostile micro-batch count costs nothing
+    assert_eq!(in_flight(Some(&gpipe), 4, u64::MAX, 3), [u64::MAX]);
+    assert_eq!(in_flight(Some(&p), 4, u64::MAX, 0), [7, 4]);
+    assert_eq!(layer_split(4, 1, Some(&inter(5, 1))), None);
+    // the split: the pipeline's own when it covers every layer, else even
+    assert_eq!(layer_split(10, 4, None), Some(vec![3, 3, 2, 2]));
+    let uneven = Pipeline {
+        layers: vec![1, 3, 3, 3],
+        ..one.clone()
+    };
+    assert_eq!(layer_split(10, 4, Some(&uneven)), Some(vec![1, 3, 3, 3]));
+    assert_eq!(layer_split(12, 4, Some(&uneven)), Some(vec![3, 3, 3, 3]));
+}
+
+/// Full recompute keeps a checkpoint per group and recomputes one group whole in backward.
+#[test]
+fn full_recompute_keeps_inputs_and_one_group() {
+    let m = gpt3();
+    let params = Params::of(&m).unwrap();
+    let s = 2048u128;
+    let base = Plan {
+        tp: 8,
+        pp: 8,
+        micro_batches: 1,
+        flash_attention: true,
+        recompute: Recompute::Full,
+        ..paper_plan()
+    };
+    let (full, input) = layer_bytes(&m, 0, &base, s).unwrap();
+    let act = |recompute_layers| {
+        stages(
+            &m,
+            &params,
+            &Plan {
+                recompute_layers,
+                ..base.clone()
+            },
+        )
+        .unwrap()[3]
+            .activations
+    };
+    assert_eq!(act(RecomputeLayers::Every), 12 * input + full);
+    assert_eq!(act(RecomputeLayers::Uniform(4)), 3 * input + 4 * full);
+    assert_eq!(act(RecomputeLayers::Block(5)), 5 * input + 7 * full + full);
 }
 
 /// CP and Ulysses divide the sequence; under Ulysses the scores still span the whole sequence.
 #[test]
 fn context_and_ulysses_divide_the_sequence() {
     let m = gpt3();
+    let params = Params::of(&m).unwrap();
+    // the first of two ranks, two micro batches in flight of 48 layers
     let act = |cp, sp, flash_attention| {
         let plan = Plan {
             cp,
             sp,
             pp: 2,
+            micro_batches: 2,
             flash_attention,
-            ..Plan::default()
+            ..paper_plan()
         };
-        estimate(&m, &plan).unwrap().activations
+        stages(&m, &params, &plan).unwrap()[0].activations
     };
     assert_eq!(act(2, 1, true), act(1, 1, true) / 2);
     assert_eq!(act(1, 2, true), act(1, 1, true) / 2);
     assert_eq!(act(1, 4, true), act(2, 2, true));
+    // eager keeps softmax, mask and dropout output (5 bytes per score) instead of flash's
+    // 4-byte log-sum-exp per head and token
     let scores = |cp, sp| act(cp, sp, false) - act(cp, sp, true);
-    assert_eq!(scores(1, 1), 96 * 5 * 96 * 2048 * 2048);
+    assert_eq!(scores(1, 1), 96 * (5 * 96 * 2048 * 2048 - 4 * 96 * 2048));
     assert_eq!(scores(1, 2), scores(1, 1) / 2);
-    assert_eq!(scores(2, 1), scores(1, 1) / 4);
+    assert_eq!(scores(2, 1), 96 * (5 * 96 * 1024 * 1024 - 4 * 96 * 1024));
 }
 
 #[test]
@@ -247,16 +382,21 @@ fn llama_70b_on_8_gpus_zero3() {
     assert_eq!(e.weights, 17_638_426_624);
     assert_eq!(e.gradients, e.weights);
     assert_eq!(e.optimizer, 12 * psi / 8);
-    // 80 layers × 34sbh, plus the output layer 4sb(h + v)
+    // 80 layers (norms 8sh, Q/K/V/O 2s(2·64 + 2·8)·128, log-sum-exp 4s·64, gate, up and
+    // product 6s·28672), the output layer's and the final norm's input 4sh, the logits kept
+    // in fp32 (4 sv) and, while the loss runs, the 16-bit logits and their fp32 copy (6 sv)
     let (s, h, v) = (2048u128, 8192u128, 128256u128);
-    assert_eq!(e.activations, 80 * 34 * s * h + 4 * s * (h + v));
-    assert_eq!(e.activations, 46_751_809_536);
-    assert_eq!(e.total(), Some(187_859_222_528));
+    let layer = s * (8 * h + 2 * (64 + 8 + 8 + 64) * 128 + 4 * 64 + 6 * 28672);
+    assert_eq!(layer_bytes(&m, 0, &plan, s).unwrap().0, layer);
+    assert_eq!(e.activations, 80 * layer + 4 * s * h + 10 * s * v);
+    assert_eq!(e.activations, 47_698_673_664);
+    assert_eq!(e.total(), Some(188_806_086_656));
     // the model states alone (141 GB) exceed an 80 GB GPU: no single change fits
     assert_eq!(nearest_fit(&m, &plan, 80_000_000_000), None);
-    // in 150 GB: selective recompute changes nothing under flash attention, full recompute fits
-    let full = 141_107_412_992 + 80 * 2 * s * h + 4 * s * (h + v);
-    assert_eq!(full, 144_909_549_568);
+    // in 150 GB: selective recompute changes nothing under flash attention; full recompute
+    // keeps each layer's input and recomputes one layer at a time, and fits
+    let full = 141_107_412_992 + 80 * 2 * s * h + layer + 4 * s * h + 10 * s * v;
+    assert_eq!(full, 147_048_120_320);
     assert_eq!(
         nearest_fit(&m, &plan, 150_000_000_000),
         Some((Change::Recompute(Recompute::Full), full))
@@ -429,48 +569,63 @@ fn plan() -> impl Strategy<Value = Plan> {
                 weight_bits: bits,
                 trainable: tr,
                 optimizer_bytes_per_param: k,
+                ..Plan::default()
             },
         )
 }
 
-/// `a` never holds more than `b`, part by part.
-fn le(a: &Estimate, b: &Estimate) -> bool {
-    a.weights <= b.weights
-        && a.gradients <= b.gradients
-        && a.optimizer <= b.optimizer
-        && a.activations <= b.activations
+/// Every pipeline stage's estimate.
+struct Staged(Vec<Estimate>);
+
+/// No stage of `a` holds more than the same stage of `b`, part by part.
+fn le(a: &Staged, b: &Staged) -> bool {
+    a.0.len() == b.0.len()
+        && a.0.iter().zip(&b.0).all(|(a, b)| {
+            a.weights <= b.weights
+                && a.gradients <= b.gradients
+                && a.optimizer <= b.optimizer
+                && a.activations <= b.activations
+        })
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
+    /// Stage by stage (the largest stage may change with the plan).
     #[test]
     fn nothing_that_should_lower_memory_raises_it(i in 0..PRESETS.len(), p in plan()) {
         let m = preset(PRESETS[i]).unwrap();
-        let e = |p: &Plan| estimate(&m, p).unwrap();
+        let params = Params::of(&m).unwrap();
+        let e = |p: &Plan| Staged(stages(&m, &params, p).unwrap());
         let base = e(&p);
-        prop_assert!(base.total().is_some());
+        prop_assert!(base.0.iter().all(|s| s.total().is_some()));
+        prop_assert_eq!(base.0.len() as u64, p.pp);
         if p.tp <= 4 {
             let more_tp = e(&Plan { tp: 2 * p.tp, ..p.clone() });
             prop_assert!(le(&more_tp, &base));
         }
         use Sharding::*;
-        let stages: Vec<Estimate> = [Replicated, Zero1, Zero2, Zero3]
+        let stages: Vec<Staged> = [Replicated, Zero1, Zero2, Zero3]
             .iter()
             .map(|&sharding| e(&Plan { sharding, ..p.clone() }))
             .collect();
         for w in stages.windows(2) {
             prop_assert!(le(&w[1], &w[0]));
         }
-        let rc: Vec<Estimate> = [Recompute::None, Recompute::Selective, Recompute::Full]
+        let rc: Vec<Staged> = [Recompute::None, Recompute::Selective, Recompute::Full]
             .iter()
             .map(|&recompute| e(&Plan { recompute, ..p.clone() }))
             .collect();
-        for w in rc.windows(2) {
-            prop_assert!(le(&w[1], &w[0]));
+        // either recompute holds no more than none (full recompute's one recomputed layer can
+        // exceed what selective keeps when a stage has a single layer)
+        prop_assert!(le(&rc[1], &rc[0]));
+        prop_assert!(le(&rc[2], &rc[0]));
+        // flash keeps a 4-byte log-sum-exp per head and token, eager at least 2 bytes per score:
+        // less from two tokens on
+        if p.seq_len >= 2 * p.cp * p.sp {
+            let flash = |flash_attention| e(&Plan { flash_attention, ..p.clone() });
+            prop_assert!(le(&flash(true), &flash(false)));
         }
-        let flash = |flash_attention| e(&Plan { flash_attention, ..p.clone() });
-        prop_assert!(le(&flash(true), &flash(false)));
         let sq = |sequence_parallel| e(&Plan { sequence_parallel, ..p.clone() });
         prop_assert!(le(&sq(true), &sq(false)));
         if p.micro_batch > 1 {

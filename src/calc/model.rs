@@ -345,6 +345,12 @@ impl Model {
         (0..self.num_hidden_layers).map(|i| self.layer(i)).collect()
     }
 
+    /// Decoder layer `i`'s parameters: `(all, the routed experts among them)`.
+    pub fn layer_params(&self, i: u64) -> Option<(u128, u128)> {
+        let layer = self.layer(i)?;
+        Some((sum(&layer.modules)?, layer.routed_experts))
+    }
+
     /// The input embedding's weight (`vocab_size × hidden_size`).
     pub fn embedding_params(&self) -> Option<u128> {
         mul(&[self.vocab_size, self.hidden_size])

@@ -98,6 +98,41 @@ pub enum RecomputeLayers {
     Block(u64),
 }
 
+/// What differs between frameworks' memory at the same layout: the precision of the gradients
+/// and the parameters, dropout, and what the loss keeps per logit. Each framework sets its own
+/// (`Spec::fit.settings`, in its folder); the model stage's memory estimate reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conventions {
+    /// Gradients accumulate in fp32 (Megatron-LM's `main_grad` buffers, with or without the
+    /// distributed optimizer; FSDP2's fp32 sharded gradients).
+    pub fp32_grads: bool,
+    /// The parameters are kept in fp32 and are the optimizer's master weights (FSDP2's mixed
+    /// precision: 16-bit only while gathered for compute).
+    pub fp32_params: bool,
+    /// Dropout is on (Megatron-LM's default 0.1 hidden and attention dropout): 1-byte masks.
+    pub dropout: bool,
+    /// Bytes per logit the loss keeps for its backward, per micro batch in flight (4: the fp32
+    /// softmax or `log_softmax` output).
+    pub logit_saved_bytes: u64,
+    /// Bytes per logit alive only while the loss is computed (the 16-bit logits, 2, plus a
+    /// framework's fp32 copy of them before `cross_entropy`, 4).
+    pub logit_transient_bytes: u64,
+}
+
+impl Default for Conventions {
+    /// Mixed precision as the ZeRO paper counts it (16-bit gradients), no dropout, and
+    /// transformers' loss: 16-bit logits, their fp32 copy and the fp32 `log_softmax` it keeps.
+    fn default() -> Conventions {
+        Conventions {
+            fp32_grads: false,
+            fp32_params: false,
+            dropout: false,
+            logit_saved_bytes: 4,
+            logit_transient_bytes: 6,
+        }
+    }
+}
+
 /// DeepSpeed's `zero_optimization` settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Zero {
@@ -180,6 +215,8 @@ pub struct Settings {
     pub recompute: Recompute,
     /// Which layers full recompute checkpoints.
     pub recompute_layers: RecomputeLayers,
+    /// The framework's memory conventions.
+    pub memory: Conventions,
     /// Flash, SDPA or flex attention (no materialised scores); `false`: eager.
     pub flash_attention: bool,
     pub lora: Option<Lora>,
@@ -213,6 +250,7 @@ impl Default for Settings {
             },
             recompute: Recompute::None,
             recompute_layers: RecomputeLayers::Every,
+            memory: Conventions::default(),
             flash_attention: true,
             lora: None,
             optimizer_bytes_per_param: 12,

@@ -6,7 +6,7 @@
 use super::{gib, set_int};
 use crate::calc::estimate::{self, Change, Recompute};
 use crate::calc::model::Model;
-use crate::calc::plan::{FsdpRows, Settings, Sharding, Zero};
+use crate::calc::plan::{FsdpRows, Pipeline, Settings, Sharding, Zero};
 use crate::calc::{memory, Field, Grid, Level, Num, Output, Report};
 
 /// DeepSpeed's ZeRO estimators, where the framework reads DeepSpeed's keys and stage 2 or 3 is set.
@@ -98,11 +98,20 @@ fn current_shard(s: &Settings) -> Option<u64> {
     }
 }
 
+/// What the estimate reads beside the settings: the pipeline the rules published, the micro
+/// batches per step and whether the MLP is gated.
+struct Shape<'a> {
+    pipeline: Option<&'a Pipeline>,
+    micro_batches: u64,
+    gated: bool,
+}
+
 /// The one place an [`estimate::Plan`] is built: the settings `s` on grid `g` with `micro`
 /// samples per GPU per micro step and the data-parallel shard size `dp_shard` (`None`: all of
 /// dp). Returns the plan and how the model states are sharded, in words.
 fn plan(
     s: &Settings,
+    shape: &Shape,
     trainable: Option<u128>,
     seq: u64,
     g: Grid,
@@ -185,13 +194,26 @@ fn plan(
         },
         trainable,
         optimizer_bytes_per_param: s.optimizer_bytes_per_param,
-    };
+        // the framework's pipeline holds for its own PP size; another layout's splits evenly
+        pipeline: shape
+            .pipeline
+            .filter(|p| {
+                p.layers.len() as u64 == g.pp.saturating_mul(p.virtual_stages.max(1))
+                    || p.layers.is_empty()
+            })
+            .cloned(),
+        micro_batches: shape.micro_batches,
+        recompute_layers: s.recompute_layers,
+        gated_mlp: shape.gated,
+        ..estimate::Plan::default()
+    }
+    .with(s.memory);
     (plan, how)
 }
 
 /// The memory per GPU by published formulas (`estimate.rs`), as this framework shards it, and
 /// whether it fits the GPU.
-pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
+pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, seq: u64) {
     let Some(micro) = report.plan.micro_batch else {
         return;
     };
@@ -199,7 +221,12 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
         return;
     };
     let s = &report.plan.settings;
-    let (plan, how) = plan(s, trainable, seq, g, micro, current_shard(s));
+    let shape = Shape {
+        pipeline: report.plan.pipeline.as_ref(),
+        micro_batches: report.plan.accumulation.unwrap_or(1),
+        gated,
+    };
+    let (plan, how) = plan(s, &shape, trainable, seq, g, micro, current_shard(s));
     let Some(e) = estimate::estimate(m, &plan) else {
         return;
     };
@@ -282,6 +309,12 @@ pub struct MemoryContext {
     replicate: u64,
     /// The current inputs' samples per GPU per micro step (every layout keeps it).
     pub micro: u64,
+    /// The pipeline the rules published for the current inputs.
+    pipeline: Option<Pipeline>,
+    /// Samples per step, all replicas (every layout keeps it): a layout's micro batches per
+    /// step follow from it.
+    global_batch: Option<u64>,
+    gated: bool,
 }
 
 impl MemoryContext {
@@ -314,6 +347,9 @@ impl MemoryContext {
             trainable,
             replicate,
             micro,
+            pipeline: base.plan.pipeline.clone(),
+            global_batch: base.plan.global_batch,
+            gated: named.swiglu,
         })
     }
 
@@ -347,14 +383,26 @@ impl MemoryContext {
             }
             _ => None,
         };
+        // the micro batches per step that keep the global batch (at least one)
+        let micro_batches = self
+            .global_batch
+            .and_then(|gb| gb.checked_div(micro.checked_mul(grid.dp)?))
+            .unwrap_or(1)
+            .max(1);
+        let shape = Shape {
+            pipeline: self.pipeline.as_ref(),
+            micro_batches,
+            gated: self.gated,
+        };
         let (plan, _) = plan(
             &self.settings,
+            &shape,
             self.trainable,
             self.seq,
             grid,
             micro,
             dp_shard,
         );
-        estimate::estimate_with(&self.model, self.params, &plan)?.total()
+        estimate::estimate_with(&self.model, &self.params, &plan)?.total()
     }
 }

@@ -41,9 +41,15 @@
 //! Not counted: the CUDA context, allocator fragmentation, communication buffers, temporary
 //! buffers of the optimizer step.
 
-use super::model::Model;
+mod stages;
 
-pub use super::plan::Recompute;
+use super::model::Model;
+use super::plan::Pipeline;
+
+pub use super::plan::Conventions;
+
+pub use super::plan::{Recompute, RecomputeLayers};
+pub use stages::{in_flight, layer_bytes, layer_split, stages};
 
 /// How the model states are sharded over [`Plan::shard`] GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +90,20 @@ pub struct Plan {
     pub trainable: Option<u128>,
     /// 12 for mixed-precision AdamW (fp32 master weights, m, v).
     pub optimizer_bytes_per_param: u64,
+    /// The pipeline's schedule and split (`None`: 1F1B, layers split evenly).
+    pub pipeline: Option<Pipeline>,
+    /// Micro batches per optimizer step on each pipeline (the accumulation).
+    pub micro_batches: u64,
+    /// Which layers full recompute checkpoints.
+    pub recompute_layers: RecomputeLayers,
+    /// A gated MLP (SwiGLU: gate and up projections); `false`: one projection (GeLU).
+    pub gated_mlp: bool,
+    /// The framework's own memory conventions (see [`Conventions`]).
+    pub fp32_grads: bool,
+    pub fp32_params: bool,
+    pub dropout: bool,
+    pub logit_saved_bytes: u64,
+    pub logit_transient_bytes: u64,
 }
 
 impl Default for Plan {
@@ -107,7 +127,28 @@ impl Default for Plan {
             weight_bits: 16,
             trainable: None,
             optimizer_bytes_per_param: 12,
+            pipeline: None,
+            micro_batches: 1,
+            recompute_layers: RecomputeLayers::Every,
+            gated_mlp: true,
+            fp32_grads: false,
+            fp32_params: false,
+            dropout: false,
+            logit_saved_bytes: 4,
+            logit_transient_bytes: 6,
         }
+    }
+}
+
+impl Plan {
+    /// The plan with a framework's conventions.
+    pub fn with(mut self, c: Conventions) -> Plan {
+        self.fp32_grads = c.fp32_grads;
+        self.fp32_params = c.fp32_params;
+        self.dropout = c.dropout;
+        self.logit_saved_bytes = c.logit_saved_bytes;
+        self.logit_transient_bytes = c.logit_transient_bytes;
+        self
     }
 }
 
@@ -144,12 +185,15 @@ fn part(params: u128, bits: u64, n: u64, sharded: bool) -> Option<u128> {
     cdiv(params.checked_mul(u128::from(bits))?, n.checked_mul(8)?)
 }
 
-/// The parameter counts [`estimate`] reads: the model's `num_parameters()` and its routed
-/// experts' share, counted once for the many plans of the layout explorer ([`estimate_with`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The parameter counts [`estimate`] reads: the model's `num_parameters()`, its routed experts'
+/// share and each layer's, counted once for the many plans of the layout explorer
+/// ([`estimate_with`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
     pub total: u128,
     pub routed: u128,
+    /// Each decoder layer's `(all, routed experts)`.
+    layers: Vec<(u128, u128)>,
 }
 
 impl Params {
@@ -157,86 +201,34 @@ impl Params {
         Some(Params {
             routed: model.routed_expert_params()?,
             total: model.num_parameters()?,
+            layers: (0..model.num_hidden_layers)
+                .map(|i| model.layer_params(i))
+                .collect::<Option<_>>()?,
         })
+    }
+
+    /// Layer `i`'s `(all, routed experts)`.
+    pub fn layer(&self, i: u64) -> Option<(u128, u128)> {
+        self.layers.get(usize::try_from(i).ok()?).copied()
     }
 }
 
 pub fn estimate(model: &Model, plan: &Plan) -> Option<Estimate> {
-    estimate_with(model, Params::of(model)?, plan)
+    estimate_with(model, &Params::of(model)?, plan)
 }
 
-/// [`estimate`] with the model's parameter counts already counted.
-pub fn estimate_with(model: &Model, params: Params, plan: &Plan) -> Option<Estimate> {
-    use Sharding::*;
-    let p = plan;
-    let split = mul(&[p.tp.into(), p.pp.into()])?;
-    let routed = params.routed;
-    let dense = cdiv(params.total.checked_sub(routed)?, split)?;
-    let experts = cdiv(routed, split.checked_mul(p.ep.into())?)?;
-    if p.shard == 0 {
-        return None;
-    }
-    let edp = p.shard.checked_div(p.ep)?.max(1);
-    let zero3 = p.sharding == Zero3;
-    let both = |params: [u128; 2], bits: u64, sharded: bool| -> Option<u128> {
-        part(params[0], bits, p.shard, sharded)?.checked_add(part(params[1], bits, edp, sharded)?)
-    };
-    let mut weights = both([dense, experts], p.weight_bits, zero3)?;
-    let trains = match p.trainable {
-        None => [dense, experts],
-        Some(n) => {
-            let n = cdiv(n, split)?;
-            weights = weights.checked_add(part(n, 16, p.shard, zero3)?)?;
-            [n, 0]
+/// [`estimate`] with the model's parameter counts already counted: the pipeline rank with the
+/// largest total ([`stages`]; the first such rank).
+pub fn estimate_with(model: &Model, params: &Params, plan: &Plan) -> Option<Estimate> {
+    let all = stages(model, params, plan)?;
+    let mut best: Option<(u128, Estimate)> = None;
+    for e in all {
+        let t = e.total()?;
+        if best.is_none_or(|(b, _)| t > b) {
+            best = Some((t, e));
         }
-    };
-    let grad_bits = if p.sharding == DistributedOptimizer {
-        32
-    } else {
-        16
-    };
-    let mut gradients = both(trains, grad_bits, matches!(p.sharding, Zero2 | Zero3))?;
-    let k_bits = p.optimizer_bytes_per_param.checked_mul(8)?;
-    let mut optimizer = both(trains, k_bits, p.sharding != Replicated)?;
-    if p.offload_optimizer {
-        (gradients, optimizer) = (0, 0);
     }
-    if zero3 && p.offload_param {
-        weights = 0;
-    }
-
-    let (b, h, t) = (p.micro_batch.into(), model.hidden_size.into(), p.tp.into());
-    let s_cp = cdiv(p.seq_len.into(), p.cp.into())?;
-    let s = cdiv(s_cp, p.sp.into())?;
-    let sbh = mul(&[s, b, h])?;
-    let x = |k: u128| sbh.checked_mul(k);
-    let per_layer = if p.recompute == Recompute::Full {
-        cdiv(x(2)?, if p.sequence_parallel { t } else { 1 })?
-    } else {
-        let base = if p.sequence_parallel {
-            cdiv(x(34)?, t)?
-        } else {
-            x(10)?.checked_add(cdiv(x(24)?, t)?)?
-        };
-        let scores = if p.recompute == Recompute::Selective || p.flash_attention {
-            0
-        } else {
-            let a = model.num_attention_heads.into();
-            cdiv(mul(&[5, a, s_cp, s_cp, b])?, mul(&[t, p.sp.into()])?)?
-        };
-        base.checked_add(scores)?
-    };
-    let mut activations = per_layer.checked_mul(model.num_hidden_layers.into())?;
-    if p.pp == 1 {
-        let logits = mul(&[4, s, b, model.vocab_size.into()])?;
-        activations = activations.checked_add(cdiv(x(4)?.checked_add(logits)?, t)?)?;
-    }
-    Some(Estimate {
-        weights,
-        gradients,
-        optimizer,
-        activations,
-    })
+    best.map(|(_, e)| e)
 }
 
 /// One change to a [`Plan`] that lowers its memory per GPU.

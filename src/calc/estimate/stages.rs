@@ -1,0 +1,349 @@
+//! Each pipeline stage's steady-state peak: the bytes one GPU of pipeline rank r holds when its
+//! schedule has the most micro batches in flight. A mechanism estimate, not a measurement.
+//!
+//! - **Which layers a rank holds**: the virtual stages `c·p + r` of [`Pipeline::layers`] (the
+//!   framework's split), or the layers split evenly (the first `L mod p·v` virtual stages one
+//!   more). The first rank also holds the input embedding, the last the final norm and the output
+//!   layer (a copy of a tied embedding when PP > 1, as Megatron-LM and torchtitan keep it).
+//! - **How many micro batches are in flight** ([`in_flight`]), by the schedule: 1F1B keeps
+//!   min(p − r, m) on rank r (Narayanan et al. 2021, §2.2.1); interleaved 1F1B runs
+//!   `(p − r − 1)·2 + (v − 1)·group` warm-up forwards of its chunks and then one more before the
+//!   first backward (Megatron-LM's `get_pp_rank_microbatches`; all `m·v` when the warm-up covers
+//!   them); all-forward-all-backward keeps all m.
+//! - **What a layer saves for its backward** ([`layer_bytes`]): the tensors of Korthikanti et
+//!   al. 2022 (arXiv 2205.05198, §4.1), counted per tensor so that they follow the model's
+//!   shape: the two norms' inputs and outputs, Q/K/V and the attention output (plus the softmax
+//!   statistics of flash attention, or the scores of eager attention), the MLP's first
+//!   projection output (gate and up when gated) and its activation's output, the 1-byte dropout
+//!   masks when the framework's dropout is on. For the paper's GPT (GeLU MLP of 4h, multi-head
+//!   attention, dropout) this is its sbh(34 + 5as/h) and sbh(10 + 24/t + 5as/(ht)). Sequence
+//!   parallelism divides the norms' and masks' share by t, context and Ulysses parallelism divide
+//!   the tokens. An MoE layer saves its router's fp32 logits and, per routed token (top-k), the
+//!   dispatched input, the experts' projections and their output.
+//! - **Recompute**: a checkpointed layer keeps its input (2·tokens·h); in backward one checkpoint
+//!   group is recomputed whole, so its full activations are added once (Megatron's `uniform`
+//!   groups, `block`'s first n layers of a chunk, or every layer).
+//! - **The loss** (last stage): the output layer's input and the final norm's, and the logits:
+//!   [`Plan::logit_saved_bytes`] per logit for each micro batch in flight (the fp32 softmax
+//!   Megatron's cross entropy keeps, the fp32 `log_softmax` PyTorch's keeps) plus
+//!   [`Plan::logit_transient_bytes`] once (the 16-bit logits, and PyTorch's fp32 copy of them,
+//!   alive while the loss is computed).
+
+use super::{cdiv, mul, part, Estimate, Params, Plan, Sharding};
+use crate::calc::model::Model;
+use crate::calc::plan::{Pipeline, Recompute, RecomputeLayers, Schedule};
+
+/// The transformer layers of each virtual stage (entry `c·p + r`): the pipeline's own split when
+/// it gives one for `pp` ranks, else an even split.
+pub fn layer_split(layers: u64, pp: u64, pipeline: Option<&Pipeline>) -> Option<Vec<u64>> {
+    let v = pipeline.map_or(1, |p| p.virtual_stages.max(1));
+    let n = pp.checked_mul(v)?;
+    // (more virtual stages than layers is no split a framework accepts)
+    if n == 0 || v > layers.max(1) {
+        return None;
+    }
+    if let Some(p) = pipeline {
+        if p.layers.len() as u64 == n
+            && p.layers.iter().try_fold(0u64, |a, &l| a.checked_add(l)) == Some(layers)
+        {
+            return Some(p.layers.clone());
+        }
+    }
+    let (base, extra) = (layers / n, layers % n);
+    Some((0..n).map(|k| base + u64::from(k < extra)).collect())
+}
+
+/// How many forward passes of each model chunk (index on the rank) rank `rank` has run and not
+/// yet run backward at its peak.
+pub fn in_flight(pipeline: Option<&Pipeline>, pp: u64, micro_batches: u64, rank: u64) -> Vec<u64> {
+    let m = micro_batches.max(1);
+    let (schedule, v) = match pipeline {
+        Some(p) => (p.schedule, p.virtual_stages.max(1)),
+        None => (Schedule::OneFOneB, 1),
+    };
+    let later = pp.saturating_sub(rank).saturating_sub(1);
+    match schedule {
+        Schedule::OneFOneB if v == 1 => vec![(later + 1).min(m)],
+        Schedule::AllForwardAllBackward => vec![m; v as usize],
+        Schedule::OneFOneB | Schedule::Interleaved { .. } => {
+            let group = match schedule {
+                Schedule::Interleaved { group } if group > 0 => group,
+                _ => pp.max(1),
+            };
+            let total = m.saturating_mul(v);
+            let warmup = later
+                .saturating_mul(2)
+                .saturating_add((v - 1).saturating_mul(group));
+            let mut left = if warmup >= total { total } else { warmup + 1 };
+            // Megatron's schedule table: groups of `group` micro batches, each run through
+            // every chunk before the next group starts (few rounds: `left` is at most the
+            // warm-up, about 2p + v·group)
+            let mut counts = vec![0u64; v as usize];
+            let mut first = 0;
+            while first < m && left > 0 {
+                let size = group.min(m - first);
+                for c in counts.iter_mut() {
+                    let take = size.min(left);
+                    *c += take;
+                    left -= take;
+                }
+                first += size;
+            }
+            counts
+        }
+    }
+}
+
+/// What one layer saves for its backward: `(everything, its input alone)` in bytes, for
+/// `tokens` tokens on this GPU (the sequence over CP and Ulysses, times the micro batch).
+pub fn layer_bytes(model: &Model, i: u64, plan: &Plan, tokens: u128) -> Option<(u128, u128)> {
+    let t = u128::from(plan.tp.max(1));
+    let rep = if plan.sequence_parallel { t } else { 1 };
+    let h = u128::from(model.hidden_size);
+    let a = u128::from(model.num_attention_heads);
+    let th = tokens.checked_mul(h)?;
+    let per_rep = |k: u128| cdiv(th.checked_mul(k)?, rep);
+    let per_t =
+        |elements: u128, bytes: u128| cdiv(tokens.checked_mul(elements)?.checked_mul(bytes)?, t);
+    let input = per_rep(2)?;
+    let masks = if plan.dropout { per_rep(2)? } else { 0 };
+    // the two norms: input and output each, 16-bit
+    let norms = per_rep(8)?;
+    // Q, K, V and the attention output
+    let (q, k, vv, o) = if model.is_mla() {
+        let qk = u128::from(model.qk_nope_head_dim + model.qk_rope_head_dim);
+        let v = u128::from(model.v_head_dim);
+        (a * qk, a * qk, a * v, a * v)
+    } else {
+        let d = u128::from(model.resolved_head_dim()?);
+        let kv = u128::from(model.num_key_value_heads);
+        (a * d, kv * d, kv * d, a * d)
+    };
+    let mut attention = per_t(q.checked_add(k)?.checked_add(vv)?.checked_add(o)?, 2)?;
+    // selective recompute reruns the attention core; under full recompute the layer recomputed
+    // in backward holds everything again
+    let core_kept = plan.recompute != Recompute::Selective;
+    let eager = !plan.flash_attention && core_kept;
+    if eager {
+        // the softmax output (and with dropout its mask and output) over the CP-local sequence
+        let s_cp = cdiv(u128::from(plan.seq_len), u128::from(plan.cp.max(1)))?;
+        let b = u128::from(plan.micro_batch);
+        let per = if plan.dropout { 5 } else { 2 };
+        attention = attention.checked_add(cdiv(
+            mul(&[per, a, s_cp, s_cp, b])?,
+            t.checked_mul(u128::from(plan.sp.max(1)))?,
+        )?)?;
+    } else if plan.flash_attention && core_kept {
+        // the fp32 log-sum-exp per head and token
+        attention = attention.checked_add(per_t(a, 4)?)?;
+    }
+    let gate = if plan.gated_mlp { 2 } else { 1 };
+    let mlp = if model.is_moe_layer(i) {
+        let e = u128::from(model.num_experts);
+        let k = u128::from(model.num_experts_per_tok.max(1));
+        let f = u128::from(model.expert_intermediate_size());
+        let routed_tokens = cdiv(tokens.checked_mul(k)?, rep)?;
+        let router = cdiv(tokens.checked_mul(e)?.checked_mul(4)?, rep)?;
+        // dispatched input and combined output (16-bit, h each), the experts' projections
+        let experts = routed_tokens.checked_mul(
+            h.checked_mul(4)?
+                .checked_add(f.checked_mul(2 * (gate + 1))? / t)?,
+        )?;
+        let shared = if model.model_type.is_deepseek() && model.n_shared_experts > 0 {
+            per_t(
+                f.checked_mul(u128::from(model.n_shared_experts))?,
+                2 * (gate + 1),
+            )?
+        } else {
+            0
+        };
+        router.checked_add(experts)?.checked_add(shared)?
+    } else {
+        per_t(u128::from(model.intermediate_size), 2 * (gate + 1))?
+    };
+    let full = norms
+        .checked_add(attention)?
+        .checked_add(mlp)?
+        .checked_add(masks)?;
+    Some((full, input))
+}
+
+/// The bytes one in-flight pass of `layers` consecutive layers (from `first`) keeps, and what its
+/// backward adds at most on top while it recomputes a checkpoint group.
+fn chunk_bytes(
+    model: &Model,
+    plan: &Plan,
+    first: u64,
+    layers: u64,
+    tokens: u128,
+) -> Option<(u128, u128)> {
+    let mut kept = 0u128;
+    let mut recomputed = 0u128;
+    let mut group = 0u128;
+    for j in 0..layers {
+        let (full, input) = layer_bytes(model, first + j, plan, tokens)?;
+        let checkpointed = plan.recompute == Recompute::Full
+            && match plan.recompute_layers {
+                RecomputeLayers::Every => true,
+                RecomputeLayers::Uniform(_) => true,
+                RecomputeLayers::Block(n) => j < n,
+            };
+        if !checkpointed {
+            kept = kept.checked_add(full)?;
+            continue;
+        }
+        let n = match plan.recompute_layers {
+            RecomputeLayers::Uniform(n) => n.max(1),
+            _ => 1,
+        };
+        if j % n == 0 {
+            kept = kept.checked_add(input)?;
+            group = 0;
+        }
+        group = group.checked_add(full)?;
+        recomputed = recomputed.max(group);
+    }
+    Some((kept, recomputed))
+}
+
+/// Every pipeline rank's estimate, first rank first.
+pub fn stages(model: &Model, params: &Params, plan: &Plan) -> Option<Vec<Estimate>> {
+    if [plan.tp, plan.pp, plan.cp, plan.sp, plan.ep, plan.shard].contains(&0) {
+        return None;
+    }
+    let p = plan.pp;
+    let pipeline = plan.pipeline.as_ref();
+    let split = layer_split(model.num_hidden_layers, p, pipeline)?;
+    let v = split.len() as u64 / p;
+    // the first layer of each virtual stage
+    let mut starts = Vec::with_capacity(split.len());
+    let mut at = 0u64;
+    for &l in &split {
+        starts.push(at);
+        at = at.checked_add(l)?;
+    }
+    let b = u128::from(plan.micro_batch);
+    let s_local = cdiv(
+        cdiv(u128::from(plan.seq_len), u128::from(plan.cp.max(1)))?,
+        u128::from(plan.sp.max(1)),
+    )?;
+    let tokens = s_local.checked_mul(b)?;
+    let t = u128::from(plan.tp.max(1));
+    let rep = if plan.sequence_parallel { t } else { 1 };
+    let h = u128::from(model.hidden_size);
+    let embedding = model.embedding_params()?;
+    let mut out = Vec::with_capacity(p as usize);
+    for r in 0..p {
+        // the rank's parameters: its layers, the embedding on the first, the output on the last
+        let (mut dense, mut routed) = (0u128, 0u128);
+        for c in 0..v {
+            let k = (c * p + r) as usize;
+            for i in starts[k]..starts[k] + split[k] {
+                let (all, experts) = params.layer(i)?;
+                dense = dense.checked_add(all.checked_sub(experts)?)?;
+                routed = routed.checked_add(experts)?;
+            }
+        }
+        if r == 0 {
+            dense = dense.checked_add(embedding)?;
+        }
+        if r == p - 1 {
+            dense = dense.checked_add(h)?; // the final norm
+            if !model.tie_word_embeddings || p > 1 {
+                dense = dense.checked_add(embedding)?;
+            }
+        }
+        let mut e = states(
+            plan,
+            cdiv(dense, t)?,
+            cdiv(routed, t.checked_mul(u128::from(plan.ep.max(1)))?)?,
+        )?;
+        // activations of the passes in flight, and the largest recompute on top
+        let mut activations = 0u128;
+        let mut recompute_peak = 0u128;
+        let counts = in_flight(pipeline, p, plan.micro_batches, r);
+        let mut last_in_flight = 0u128;
+        for (c, &n) in counts.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let n = u128::from(n);
+            let k = c * p as usize + r as usize;
+            let (kept, again) = chunk_bytes(model, plan, starts[k], split[k], tokens)?;
+            activations = activations.checked_add(kept.checked_mul(n)?)?;
+            recompute_peak = recompute_peak.max(again);
+            if k == 0 && plan.dropout {
+                let input = cdiv(tokens.checked_mul(h)?, rep)?;
+                activations = activations.checked_add(input.checked_mul(n)?)?;
+            }
+            if k == split.len() - 1 {
+                last_in_flight = n;
+            }
+        }
+        if last_in_flight > 0 {
+            let logits = cdiv(tokens.checked_mul(u128::from(model.vocab_size))?, t)?;
+            let saved = cdiv(tokens.checked_mul(h)?.checked_mul(4)?, rep)?
+                .checked_add(logits.checked_mul(u128::from(plan.logit_saved_bytes))?)?;
+            activations = activations
+                .checked_add(saved.checked_mul(last_in_flight)?)?
+                .checked_add(logits.checked_mul(u128::from(plan.logit_transient_bytes))?)?;
+        }
+        e.activations = activations.checked_add(recompute_peak)?;
+        out.push(e);
+    }
+    Some(out)
+}
+
+/// The model states of `dense` and `routed` parameters on one GPU (already divided by TP, PP
+/// and EP), as [`Plan::sharding`] shards them over [`Plan::shard`] GPUs (the routed experts over
+/// `shard ÷ ep`).
+fn states(p: &Plan, dense: u128, routed: u128) -> Option<Estimate> {
+    use Sharding::*;
+    if p.shard == 0 {
+        return None;
+    }
+    let edp = p.shard.checked_div(p.ep.max(1))?.max(1);
+    let zero3 = p.sharding == Zero3;
+    let both = |params: [u128; 2], bits: u64, sharded: bool| -> Option<u128> {
+        part(params[0], bits, p.shard, sharded)?.checked_add(part(params[1], bits, edp, sharded)?)
+    };
+    // fp32 parameters (FSDP2's sharded parameters) are the master weights: the optimizer
+    // keeps only its states then
+    let weight_bits = if p.fp32_params { 32 } else { p.weight_bits };
+    let mut weights = both([dense, routed], weight_bits, zero3)?;
+    let trains = match p.trainable {
+        None => [dense, routed],
+        Some(n) => {
+            let n = cdiv(
+                n,
+                u128::from(p.tp.max(1)).checked_mul(u128::from(p.pp.max(1)))?,
+            )?;
+            weights = weights.checked_add(part(n, 16, p.shard, zero3)?)?;
+            [n, 0]
+        }
+    };
+    let grad_bits = if p.fp32_grads || p.sharding == DistributedOptimizer {
+        32
+    } else {
+        16
+    };
+    let mut gradients = both(trains, grad_bits, matches!(p.sharding, Zero2 | Zero3))?;
+    let k = if p.fp32_params {
+        p.optimizer_bytes_per_param.saturating_sub(4)
+    } else {
+        p.optimizer_bytes_per_param
+    };
+    let mut optimizer = both(trains, k.checked_mul(8)?, p.sharding != Replicated)?;
+    if p.offload_optimizer {
+        (gradients, optimizer) = (0, 0);
+    }
+    if zero3 && p.offload_param {
+        weights = 0;
+    }
+    Some(Estimate {
+        weights,
+        gradients,
+        optimizer,
+        activations: 0,
+    })
+}
