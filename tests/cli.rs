@@ -101,7 +101,21 @@ fn differences(run: &Run, report: &dpcalc::calc::Report) -> Vec<String> {
             ));
         }
     }
-    if let Some((n, _)) = tokens.iter().find(|(n, _)| Output::from_name(n).is_none()) {
+    // the one list of the contract: each pipeline stage's memory, comma-separated
+    let stages: Vec<String> = report.memory_by_stage.iter().map(u128::to_string).collect();
+    let have = tokens
+        .iter()
+        .find(|(n, _)| n == "memory_by_stage_bytes")
+        .map(|(_, t)| t.trim_matches('"').to_string());
+    if have != (!stages.is_empty()).then(|| stages.join(",")) {
+        diffs.push(format!(
+            "memory_by_stage_bytes: page {stages:?}, dpcalc check {have:?}"
+        ));
+    }
+    if let Some((n, _)) = tokens
+        .iter()
+        .find(|(n, _)| Output::from_name(n).is_none() && n != "memory_by_stage_bytes")
+    {
         diffs.push(format!("{n}: not an output name"));
     }
     diffs

@@ -650,3 +650,56 @@ fn the_same_architecture_under_every_frameworks_keys() {
         want
     );
 }
+
+/// Under pipeline parallelism the memory is per stage: one entry per stage, the largest is
+/// `memory_per_gpu_bytes`; the first stage holds the most micro batches in flight under 1F1B;
+/// interleaving (Megatron's virtual stages) holds more; hidden dropout's masks and recompute's
+/// group size are read; Megatron's own estimator sees the virtual stages too.
+#[test]
+fn memory_by_pipeline_stage() {
+    let base = "framework=megatron&world_size=32&tensor_model_parallel_size=2&pipeline_model_parallel_size=4&micro_batch_size=1&global_batch_size=128&model=meta-llama/Llama-3.1-8B&swiglu=true&seq_length=4096&gpu=h100-sxm&use_distributed_optimizer=true&recompute_granularity=selective&sequence_parallel=true";
+    let plain = report(base);
+    let stages = &plain.memory_by_stage;
+    assert_eq!(stages.len(), 4);
+    assert_eq!(
+        int(&plain, Output::MemoryPerGpuBytes) as u128,
+        *stages.iter().max().unwrap()
+    );
+    // rank 0 holds 4 micro batches, rank 3 one (plus the loss): the first stage is the largest
+    assert!(stages[0] > stages[1] && stages[1] > stages[2], "{stages:?}");
+    let inter = report(&format!("{base}&num_layers_per_virtual_pipeline_stage=2"));
+    assert_eq!(inter.memory_by_stage.len(), 4);
+    assert!(inter.memory_by_stage[0] > stages[0]);
+    // Megatron's report_theoretical_memory applies its interleaving penalty
+    assert!(float(&inter, Output::ActivationMemoryMb) > float(&plain, Output::ActivationMemoryMb));
+    let same = report(&format!("{base}&num_virtual_stages_per_pipeline_rank=4"));
+    assert_eq!(same.memory_by_stage, inter.memory_by_stage);
+    // not a whole number of virtual stages: said at the field, plain 1F1B estimated
+    let odd = query::decode(&format!("{base}&num_layers_per_virtual_pipeline_stage=3")).report();
+    assert!(odd
+        .diags
+        .iter()
+        .any(|d| d.field == dpcalc::calc::Field::NumLayersPerVirtualPipelineStage));
+    assert_eq!(&odd.memory_by_stage, stages);
+    // no dropout: no masks
+    let dry = report(&format!("{base}&hidden_dropout=0"));
+    assert!(dry.memory_by_stage[0] < stages[0]);
+    // full recompute: uniform groups of n layers keep a checkpoint per group and recompute one
+    // group; block recomputes only the first n layers of each stage and keeps the rest whole
+    let full = |method: &str, n: u32| {
+        report(&format!(
+            "{}&recompute_granularity=full&recompute_method={method}&recompute_num_layers={n}",
+            base.replace("&recompute_granularity=selective", "")
+        ))
+        .memory_by_stage[0]
+    };
+    assert!(full("block", 2) > full("uniform", 1));
+    assert!(full("block", 8) == full("uniform", 1));
+    assert_ne!(full("uniform", 2), full("uniform", 1));
+    // one stage: no list
+    let one = report(&base.replace(
+        "pipeline_model_parallel_size=4",
+        "pipeline_model_parallel_size=1",
+    ));
+    assert!(one.memory_by_stage.is_empty());
+}

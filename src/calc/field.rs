@@ -354,6 +354,13 @@ fields! {
         RecomputeGranularity => "recompute_granularity", Text, "Recompute", "none", "--recompute-granularity: full or selective.";
         RecomputeMethod => "recompute_method", Text, "Recompute method", "none",
             "--recompute-method: uniform or block (full recompute needs one).";
+        RecomputeNumLayers => "recompute_num_layers", Count, "Recompute layers", "1",
+            "--recompute-num-layers: layers per checkpoint (uniform), or the first layers of each stage that recompute (block).";
+        NumLayersPerVirtualPipelineStage => "num_layers_per_virtual_pipeline_stage", Count, "Layers per virtual stage", "unset",
+            "--num-layers-per-virtual-pipeline-stage: interleaved 1F1B.";
+        NumVirtualStagesPerPipelineRank => "num_virtual_stages_per_pipeline_rank", Count, "Virtual stages per rank", "unset",
+            "--num-virtual-stages-per-pipeline-rank: interleaved 1F1B.";
+        HiddenDropout => "hidden_dropout", Real, "Hidden dropout", "0.1", "--hidden-dropout (0: no dropout masks kept).";
     }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------

@@ -1,5 +1,5 @@
 //! The model's memory: DeepSpeed's own ZeRO estimators where the framework reads DeepSpeed's
-//! keys, and the memory per GPU by published formulas (`estimate.rs`) as the framework shards it,
+//! keys, and the memory per GPU by published formulas (`estimate/`) as the framework shards it,
 //! with the fit warning and the nearest single change that fits; [`MemoryContext`] gives each of
 //! the explorer's layouts its memory by the same plan builder ([`plan`]).
 
@@ -211,7 +211,7 @@ fn plan(
     (plan, how)
 }
 
-/// The memory per GPU by published formulas (`estimate.rs`), as this framework shards it, and
+/// The memory per GPU by published formulas (`estimate/`), per pipeline stage, as this framework shards it, and
 /// whether it fits the GPU.
 pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, seq: u64) {
     let Some(micro) = report.plan.micro_batch else {
@@ -227,10 +227,21 @@ pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, se
         gated,
     };
     let (plan, how) = plan(s, &shape, trainable, seq, g, micro, current_shard(s));
-    let Some(e) = estimate::estimate(m, &plan) else {
+    let Some(stages) = estimate::Params::of(m).and_then(|p| estimate::stages(m, &p, &plan)) else {
         return;
     };
-    let Some(total) = e.total() else { return };
+    let Some(totals) = stages
+        .iter()
+        .map(estimate::Estimate::total)
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    // the stage with the largest figure (the first such) decides
+    let Some((largest, &total)) = totals.iter().enumerate().rev().max_by_key(|&(_, t)| *t) else {
+        return;
+    };
+    let e = &stages[largest];
     for (o, v) in [
         (Output::MemoryPerGpuBytes, total),
         (Output::WeightsBytes, e.weights),
@@ -242,9 +253,12 @@ pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, se
             return;
         }
     }
+    if totals.len() > 1 {
+        report.memory_by_stage = totals.clone();
+    }
     report.explain(
         Output::MemoryPerGpuBytes,
-        "memory_per_gpu = weights + gradients + optimizer states (Rajbhandari et al. 2019, ZeRO) + activations (Korthikanti et al. 2022, Table 2): a published-formula estimate, not a measurement; CUDA context, fragmentation and communication buffers are not counted",
+        "memory_per_gpu = weights + gradients + optimizer states (Rajbhandari et al. 2019, ZeRO) + activations (Korthikanti et al. 2022, per tensor) of the micro batches in flight: a published-formula estimate, not a measurement; CUDA context, fragmentation and communication buffers are not counted",
         format!(
             "{how}, shard {}, micro batch {micro} × {seq} tokens, recompute {:?}, {} attention: {} + {} + {} + {} = {total} B",
             plan.shard,
@@ -256,6 +270,22 @@ pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, se
             e.activations
         ),
     );
+    if totals.len() > 1 {
+        report.explain(
+            Output::MemoryPerGpuBytes,
+            "the largest pipeline stage decides: 1F1B keeps min(p − r, micro batches) in flight on rank r (Narayanan et al. 2021), interleaved 1F1B its warm-up (Megatron-LM's schedule table); the first stage holds the embedding, the last the output layer and the loss",
+            format!(
+                "stage {} of {}: {}",
+                largest + 1,
+                totals.len(),
+                totals
+                    .iter()
+                    .map(|t| gib(*t))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
     let Some(Num::Int(cap)) = report.value(Output::GpuMemoryBytes) else {
         return;
     };

@@ -37,7 +37,7 @@ pub const MEGATRON_MEMORY: ValueGroup = ValueGroup {
 
 pub const MEMORY_ESTIMATE: ValueGroup = ValueGroup {
     title: "Estimated memory per GPU",
-    source: "Published formulas, not a measurement: ZeRO (Rajbhandari et al. 2019) for weights, gradients and optimizer states as this framework shards them; Korthikanti et al. 2022, Table 2 for activations. CUDA context, fragmentation and communication buffers are not counted.",
+    source: "Published formulas, not a measurement: ZeRO (Rajbhandari et al. 2019) for weights, gradients and optimizer states as this framework shards them; activations per tensor (Korthikanti et al. 2022) for the micro batches each pipeline stage holds in flight, the largest stage deciding. CUDA context, fragmentation and communication buffers are not counted.",
     outputs: &[
         Output::MemoryPerGpuBytes,
         Output::WeightsBytes,

@@ -160,6 +160,10 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::SequenceParallel,
             Field::RecomputeGranularity,
             Field::RecomputeMethod,
+            Field::RecomputeNumLayers,
+            Field::NumLayersPerVirtualPipelineStage,
+            Field::NumVirtualStagesPerPipelineRank,
+            Field::HiddenDropout,
         ],
     ),
     (
