@@ -432,7 +432,7 @@ fn a_model_adds_its_memory_per_gpu_and_whether_it_fits() {
             Some(Num::Int(v)) => v as u128,
             other => panic!("{q}: {o:?} {other:?}"),
         };
-        let total = bytes(Output::MemoryPerGpuBytes);
+        let total = bytes(Output::MemoryOnDeviceBytes);
         let cap = bytes(Output::GpuMemoryBytes);
         assert_eq!(total <= cap, fits, "{q}: the case fits as expected");
         let texts = root.texts();

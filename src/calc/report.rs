@@ -255,6 +255,7 @@ outputs! {
     TotalMemoryMb => "total_memory_mb", "Megatron: theoretical memory (MB)";
     PaddedVocabSize => "padded_vocab_size", "Megatron's padded vocabulary";
     MemoryPerGpuBytes => "memory_per_gpu_bytes", "Estimated memory per GPU";
+    MemoryOnDeviceBytes => "memory_on_device_bytes", "Estimated memory on the device";
     WeightsBytes => "weights_bytes", "Weights";
     GradientsBytes => "gradients_bytes", "Gradients";
     OptimizerBytes => "optimizer_bytes", "Optimizer states";

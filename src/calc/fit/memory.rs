@@ -4,6 +4,7 @@
 //! the explorer's layouts its memory by the same plan builder ([`plan`]).
 
 use super::{gib, set_int};
+use crate::calc::estimate::device::{self, Groups, Runtime};
 use crate::calc::estimate::{self, Change, Recompute};
 use crate::calc::model::Model;
 use crate::calc::plan::{FsdpRows, Pipeline, Settings, Sharding, Zero};
@@ -95,6 +96,20 @@ fn current_shard(s: &Settings) -> Option<u64> {
     match s.sharding {
         Sharding::Fsdp { dp_shard, .. } => dp_shard,
         _ => None,
+    }
+}
+
+/// The process groups of grid `g` whose model states are sharded over `shard` GPUs (the data
+/// parallel communicator is the sharding group's when it is larger: dp × cp for Megatron's
+/// distributed optimizer and FSDP over dp_shard × cp).
+fn groups(g: Grid, shard: u64) -> Groups {
+    Groups {
+        dp: g.dp.max(shard),
+        tp: g.tp,
+        cp: g.cp,
+        sp: g.sp,
+        ep: g.ep,
+        pp: g.pp,
     }
 }
 
@@ -286,15 +301,41 @@ pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, se
             ),
         );
     }
+    let runtime = Runtime::of(&groups(g, plan.shard));
+    let Some(device) = runtime.on_device(total) else {
+        return;
+    };
+    if set_int(report, Output::MemoryOnDeviceBytes, device).is_none() {
+        return;
+    }
+    report.explain(
+        Output::MemoryOnDeviceBytes,
+        "memory_on_device = memory_per_gpu + the CUDA context (0.5 GiB taken; 0.3–2 GiB reported, lazy loading as in CUDA ≥ 12.2) + 128 MiB per NCCL communicator (NCCL_BUFFSIZE 4 MiB default × 16 channels × the Simple and LL128 protocols): an estimate; the allocator's fragmentation is not counted",
+        format!(
+            "{total} + {} + {} × {} ({}) = {device} B",
+            runtime.context,
+            runtime.communicators.len(),
+            device::COMMUNICATOR_BYTES,
+            if runtime.communicators.is_empty() {
+                "no process group of more than one GPU".to_string()
+            } else {
+                runtime.communicators.join(", ")
+            }
+        ),
+    );
     let Some(Num::Int(cap)) = report.value(Output::GpuMemoryBytes) else {
         return;
     };
     let cap = cap as u128;
-    if total <= cap {
+    if device <= cap {
         return;
     }
-    let over = total - cap;
-    let fix = match estimate::nearest_fit(m, &plan, cap) {
+    let over = device - cap;
+    // the tensors must fit in what the runtime leaves
+    let fix = match cap
+        .checked_sub(runtime.total())
+        .and_then(|room| estimate::nearest_fit(m, &plan, room))
+    {
         Some((c, new_total)) => {
             let what = match c {
                 Change::Zero3 => "ZeRO-3 / FSDP full shard".to_string(),
@@ -306,8 +347,8 @@ pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, se
                 Change::MoreTp(tp) => format!("tensor parallel size {tp}"),
             };
             format!(
-                "The nearest change that fits: {what} (estimated {}).",
-                gib(new_total)
+                "The nearest change that fits: {what} (estimated {} on the device).",
+                gib(new_total + runtime.total())
             )
         }
         None => "No single change fits: add GPUs, offload to CPU, or use LoRA.".to_string(),
@@ -316,8 +357,8 @@ pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, se
         Field::Gpu,
         Level::Warning,
         format!(
-            "does not fit: the estimate is {} per GPU, {} more than the GPU's {}. {fix}",
-            gib(total),
+            "does not fit: the estimate is {} on the device per GPU, {} more than the GPU's {}. {fix}",
+            gib(device),
             gib(over),
             gib(cap)
         ),
@@ -433,6 +474,7 @@ impl MemoryContext {
             micro,
             dp_shard,
         );
-        estimate::estimate_with(&self.model, &self.params, &plan)?.total()
+        let total = estimate::estimate_with(&self.model, &self.params, &plan)?.total()?;
+        Runtime::of(&groups(grid, plan.shard)).on_device(total)
     }
 }
