@@ -361,6 +361,10 @@ fields! {
         NumVirtualStagesPerPipelineRank => "num_virtual_stages_per_pipeline_rank", Count, "Virtual stages per rank", "unset",
             "--num-virtual-stages-per-pipeline-rank: interleaved 1F1B.";
         HiddenDropout => "hidden_dropout", Real, "Hidden dropout", "0.1", "--hidden-dropout (0: no dropout masks kept).";
+        TransformerImpl => "transformer_impl", Text, "Transformer implementation", "transformer_engine",
+            "--transformer-impl: transformer_engine or local (local attention is unfused).";
+        AttentionBackend => "attention_backend", Text, "Attention backend", "auto",
+            "--attention-backend: auto, flash, fused, unfused or local (unfused and local keep the attention scores).";
     }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------
@@ -586,6 +590,11 @@ impl Field {
             }
             Field::RecomputeGranularity => ("list-granularity", &["selective", "full"]),
             Field::RecomputeMethod => ("list-recompute-method", &["uniform", "block"]),
+            Field::TransformerImpl => ("list-transformer-impl", &["transformer_engine", "local"]),
+            Field::AttentionBackend => (
+                "list-attention-backend",
+                &["auto", "flash", "fused", "unfused", "local"],
+            ),
             Field::ActivationCheckpointMode => (
                 "list-ac-mode",
                 &["none", "selective", "full", "memory_budget"],

@@ -29,6 +29,9 @@ struct Typed {
     dropout: bool,
     /// `--num-layers-per-virtual-pipeline-stage` or `--num-virtual-stages-per-pipeline-rank`.
     virtual_stages: Option<VirtualStages>,
+    /// Flash or fused attention (`--attention-backend auto`, `flash` or `fused` with Transformer
+    /// Engine): only the softmax statistics are kept, not the scores.
+    flash: bool,
 }
 
 /// How interleaving is asked for.
@@ -81,6 +84,7 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         s.expert_tp = t.expert_tp;
         s.vocab_divisible = t.divisible;
         s.memory.dropout = t.dropout;
+        s.flash_attention = t.flash;
     }
     settings::publish(&super::SPEC, raw, report, s, diags);
     if let Some(t) = typed {
@@ -211,6 +215,34 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         (_, Param::Given(v)) => Some(VirtualStages::PerRank(v)),
         _ => None,
     };
+    let local = match rd.text(Field::TransformerImpl) {
+        Param::Given(i) if i == "local" => true,
+        Param::Given(i) if i == "transformer_engine" => false,
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::TransformerImpl,
+                Level::Error,
+                "--transformer-impl is transformer_engine or local",
+            ));
+            return None;
+        }
+        Param::Invalid => return None,
+        Param::Absent => false,
+    };
+    let flash = match rd.text(Field::AttentionBackend) {
+        Param::Given(b) if b == "unfused" || b == "local" => false,
+        Param::Given(b) if b == "auto" || b == "flash" || b == "fused" => !local,
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::AttentionBackend,
+                Level::Error,
+                "--attention-backend is auto, flash, fused, unfused or local",
+            ));
+            return None;
+        }
+        Param::Invalid => return None,
+        Param::Absent => !local,
+    };
     let expert_tp = parse::count(
         Field::ExpertTensorParallelSize,
         raw.get(Field::ExpertTensorParallelSize),
@@ -234,6 +266,7 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         recompute_layers: recompute_layers?,
         dropout: dropout?,
         virtual_stages,
+        flash,
     })
 }
 

@@ -164,6 +164,8 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::NumLayersPerVirtualPipelineStage,
             Field::NumVirtualStagesPerPipelineRank,
             Field::HiddenDropout,
+            Field::TransformerImpl,
+            Field::AttentionBackend,
         ],
     ),
     (
