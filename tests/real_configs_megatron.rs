@@ -78,7 +78,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
     assert_eq!(got.framework, Framework::Megatron);
     assert_eq!(
         got.summary(),
-        "Read as Megatron-LM: 13 setting(s) filled in. 1 could not be read and is left empty \
+        "Read as Megatron-LM: 14 setting(s) filled in. 1 could not be read and is left empty \
          (see below); the results are this paste's."
     );
     // torchrun's flags from DISTRIBUTED_ARGS with GPUS_PER_NODE=8, NUM_NODES=1; the training
@@ -92,6 +92,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
             (Field::HiddenSize, "12288"),
             (Field::ModelNumAttentionHeads, "96"),
             (Field::SeqLength, "2048"),
+            (Field::MaxPositionEmbeddings, "2048"),
             (Field::MicroBatchSize, "1"),
             (Field::GlobalBatchSize, "1536"),
             (Field::TrainIters, "500000"),

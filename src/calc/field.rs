@@ -342,9 +342,18 @@ fields! {
         KvChannels => "kv_channels", Count, "KV channels", "hidden ÷ heads", "--kv-channels (the head dimension).";
         MakeVocabSizeDivisibleBy => "make_vocab_size_divisible_by", Count, "Pad vocabulary to a multiple of", "128",
             "--make-vocab-size-divisible-by; Megatron pads to this × TP.";
-        Swiglu => "swiglu", Flag, "SwiGLU", "preset's", "--swiglu.";
-        UntieEmbeddingsAndOutputWeights => "untie_embeddings_and_output_weights", Flag, "Untie embeddings", "preset's",
+        Swiglu => "swiglu", Flag, "SwiGLU", "preset's, else false",
+            "--swiglu: a gated MLP (gate, up, down); without it Megatron's GeLU MLP (up, down).";
+        UntieEmbeddingsAndOutputWeights => "untie_embeddings_and_output_weights", Flag, "Untie embeddings", "preset's, else false",
             "--untie-embeddings-and-output-weights.";
+        DisableBiasLinear => "disable_bias_linear", Flag, "Disable linear biases", "preset's, else false",
+            "--disable-bias-linear: no bias on the linear layers (Megatron adds one to each by default).";
+        Normalization => "normalization", Text, "Normalization", "preset's, else LayerNorm",
+            "--normalization: LayerNorm (weight and bias) or RMSNorm (weight).";
+        PositionEmbeddingType => "position_embedding_type", Text, "Position embeddings", "preset's, else learned_absolute",
+            "--position-embedding-type: learned_absolute (max_position_embeddings × hidden parameters), rope, yarn, mrope, relative or none.";
+        MaxPositionEmbeddings => "max_position_embeddings", Count, "Max position embeddings", "none (required)",
+            "--max-position-embeddings: the rows of learned position embeddings (Megatron requires it).";
         MoeRouterTopk => "moe_router_topk", Count, "Router top-k", "preset's", "--moe-router-topk.";
         MoeFfnHiddenSize => "moe_ffn_hidden_size", Count, "Expert FFN size", "preset's", "--moe-ffn-hidden-size.";
         UseDistributedOptimizer => "use_distributed_optimizer", Flag, "Distributed optimizer", "false",
@@ -579,6 +588,19 @@ impl Field {
             }
             Field::RecomputeGranularity => ("list-granularity", &["selective", "full"]),
             Field::RecomputeMethod => ("list-recompute-method", &["uniform", "block"]),
+            Field::Normalization => ("list-normalization", &["LayerNorm", "RMSNorm"]),
+            // argparse's choices
+            Field::PositionEmbeddingType => (
+                "list-position-embedding-type",
+                &[
+                    "learned_absolute",
+                    "rope",
+                    "yarn",
+                    "mrope",
+                    "relative",
+                    "none",
+                ],
+            ),
             Field::ActivationCheckpointMode => (
                 "list-ac-mode",
                 &["none", "selective", "full", "memory_budget"],

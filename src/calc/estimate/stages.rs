@@ -248,9 +248,9 @@ pub fn stages(model: &Model, params: &Params, plan: &Plan) -> Option<Vec<Estimat
             dense = dense.checked_add(embedding)?;
         }
         if r == p - 1 {
-            dense = dense.checked_add(h)?; // the final norm
+            dense = dense.checked_add(model.final_norm_params()?)?;
             if !model.tie_word_embeddings || p > 1 {
-                dense = dense.checked_add(embedding)?;
+                dense = dense.checked_add(model.output_layer_params()?)?;
             }
         }
         let mut e = states(

@@ -124,18 +124,11 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
 
 /// Megatron-LM's own `report_theoretical_memory`, and the refusals of building its model.
 pub fn own(named: &NamedModel, report: &mut Report) {
-    if !named.swiglu {
-        report.diag(
-            Field::Swiglu,
-            Level::Note,
-            "without --swiglu dpcalc counts no parameters or FLOPs outside Megatron's own estimator (its counts are for gated MLPs as transformers builds them)",
-        );
-    }
     let s = &report.plan.settings;
     if !s.readable {
         return;
     }
-    let (m, swiglu, seq, grid) = (&named.model, named.swiglu, report.plan.seq_len, report.grid);
+    let (m, seq, grid) = (&named.model, report.plan.seq_len, report.grid);
     let (method_missing, dist, sp, selective, divisible, expert_tp) = (
         s.recompute_method_missing,
         s.sharding == Sharding::DistributedOptimizer,
@@ -232,9 +225,9 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         num_query_groups: (m.num_key_value_heads != m.num_attention_heads)
             .then_some(m.num_key_value_heads),
         kv_channels,
-        swiglu,
-        rms_norm: true,
-        add_bias_linear: false,
+        swiglu: m.gated_mlp,
+        rms_norm: !m.layer_norm,
+        add_bias_linear: m.linear_bias,
         untie_embeddings_and_output_weights: !m.tie_word_embeddings,
         multi_latent_attention: false,
         num_experts: moe.then_some(m.num_experts),
@@ -291,7 +284,10 @@ pub fn own(named: &NamedModel, report: &mut Report) {
 
 /// A model's config.json under Megatron's arguments (`Import::config_json`): the sizes under
 /// Megatron's names, `tie_word_embeddings` as `--untie-embeddings-and-output-weights` (its
-/// negation) and `--group-query-attention` when the key/value heads are fewer than the heads.
+/// negation), `--group-query-attention` when the key/value heads are fewer than the heads, and
+/// the layout every config.json family dpcalc counts has (`--swiglu`, `--normalization RMSNorm`,
+/// `--disable-bias-linear`, `--position-embedding-type rope`), which Megatron's defaults differ
+/// from.
 pub const CONFIG_JSON: crate::calc::spec::ConfigJson = crate::calc::spec::ConfigJson {
     key: config_key,
     derived: config_derived,
@@ -318,6 +314,14 @@ fn config_derived(get: &crate::calc::spec::ConfigValue<'_>) -> Vec<crate::calc::
             (tie == "false").to_string(),
             "tie_word_embeddings",
         ));
+    }
+    for (f, v) in [
+        (Field::Swiglu, "true"),
+        (Field::Normalization, "RMSNorm"),
+        (Field::DisableBiasLinear, "true"),
+        (Field::PositionEmbeddingType, "rope"),
+    ] {
+        out.push((f, v.to_string(), "model_type"));
     }
     let count = |k: &str| get(k).and_then(|v| v.parse::<u64>().ok());
     if let (Some(h), Some(k)) = (count("num_attention_heads"), count("num_key_value_heads")) {
