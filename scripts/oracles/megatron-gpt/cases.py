@@ -67,6 +67,12 @@ CASES = [
           expert_tensor_parallel_size=1, tensor_model_parallel_size=2, swiglu=True,
           disable_bias_linear=True, normalization="RMSNorm", sequence_parallel=True,
           use_distributed_optimizer=True)),
+    # NVIDIA/Megatron-LM's examples/gpt3/train_gpt3_175b_distributed.sh's model and parallelism on
+    # 16 × 8 GPUs, with the GPT-2 BPE vocabulary (50,257) its --vocab-file holds
+    ("gpt3_175b_script_128gpus", 128,
+     dict(num_layers=96, hidden_size=12288, num_attention_heads=96, seq_length=2048,
+          max_position_embeddings=2048, vocab_size=50256, micro_batch_size=1,
+          global_batch_size=1536, tensor_model_parallel_size=8, pipeline_model_parallel_size=16)),
     # refusals
     ("gpt_345m_pp5_layers_not_divisible", 10,
      dict(G345, micro_batch_size=1, global_batch_size=10, pipeline_model_parallel_size=5)),
