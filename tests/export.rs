@@ -282,6 +282,45 @@ fn megatron_round_trips_with_the_cluster() {
     );
 }
 
+/// Megatron's GPT as its own arguments: the switches are written as Megatron-LM's flags (a false
+/// `store_true` flag is left out: it is the default) and come back the same.
+#[test]
+fn megatron_gpt_arguments_round_trip() {
+    let gpt = [
+        (Field::NumLayers, "24"),
+        (Field::HiddenSize, "1024"),
+        (Field::ModelNumAttentionHeads, "16"),
+        (Field::MaxPositionEmbeddings, "1024"),
+        (Field::PositionEmbeddingType, "rope"),
+        (Field::Normalization, "RMSNorm"),
+        (Field::DisableBiasLinear, "true"),
+        (Field::Swiglu, "true"),
+        (Field::MicroBatchSize, "4"),
+    ];
+    let (_, e) = ex(Framework::Megatron, &gpt);
+    for line in [
+        "    --max-position-embeddings 1024",
+        "    --position-embedding-type rope",
+        "    --normalization RMSNorm",
+        "    --disable-bias-linear",
+        "    --swiglu",
+    ] {
+        assert!(
+            e.text.lines().any(|l| l.trim_end_matches(" \\") == line),
+            "{line} not in {}",
+            e.text
+        );
+    }
+    let back = import(&e.text);
+    assert!(
+        back.errors.is_empty() && back.unknown.is_empty(),
+        "{back:?}"
+    );
+    for (f, v) in gpt {
+        assert_eq!(back.get(f), Some(v), "{f:?}");
+    }
+}
+
 #[test]
 fn world_size_goes_into_the_launcher() {
     let (_, e) = ex(

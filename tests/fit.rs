@@ -114,26 +114,27 @@ fn llama_70b_on_8_h100_with_axolotl_zero3() {
 
 /// Megatron's theoretical memory through a Megatron link with its own arguments, for every
 /// recorded run a link can state (no virtual pipeline, no qk-layernorm, no explicit
-/// recompute layer count).
+/// recompute layer count); every run gives `--position-embedding-type rope`.
 #[test]
 fn megatron_theoretical_memory_through_the_page() {
     let m = fixture("model_megatron.json");
     let mut n = 0;
     for rec in m["records"].as_array().unwrap() {
         let a = rec["inputs"].as_object().unwrap();
-        if a.contains_key("num_layers_per_virtual_pipeline_stage")
+        // (the runs with a `command` are Megatron's GPT, checked below)
+        if rec.get("command").is_some()
+            || a.contains_key("num_layers_per_virtual_pipeline_stage")
             || a.contains_key("qk_layernorm")
             || a.contains_key("recompute_num_layers")
-            || a.get("normalization").and_then(Value::as_str) != Some("RMSNorm")
-            || a.get("disable_bias_linear") != Some(&Value::Bool(true))
         {
             continue;
         }
-        let mut q = String::from("framework=megatron&version=0.19.2&train_iters=10");
+        let mut q = String::from(
+            "framework=megatron&version=0.19.2&train_iters=10&position_embedding_type=rope",
+        );
         for (k, v) in a {
             let key = match k.as_str() {
                 "WORLD_SIZE" => "world_size",
-                "normalization" | "disable_bias_linear" => continue,
                 // the NullTokenizer adds one token: the run's vocabulary is one more
                 "vocab_size" => {
                     q += &format!("&vocab_size={}", v.as_u64().unwrap() + 1);
@@ -175,6 +176,124 @@ fn megatron_theoretical_memory_through_the_page() {
         n += 1;
     }
     assert!(n >= 20, "only {n} Megatron runs checked");
+}
+
+/// Megatron's own GPT (its arguments, each absent one at Megatron's default: a GeLU MLP,
+/// linear biases, LayerNorm, learned positions, tied embeddings) through a link: its parameters
+/// as megatron-core 0.19.2's `GPTModel` counts them (per layer, embeddings, output layer, final
+/// norm), `report_theoretical_memory`, the padded vocabulary and `num_floating_point_operations`
+/// per token, to the bit; and Megatron's refusals at the key they concern. Every record of
+/// tests/fixtures/model_megatron.json with its `command`.
+#[test]
+fn megatron_gpt_through_the_page_equals_megatrons_own_model() {
+    let m = fixture("model_megatron.json");
+    let (mut accepted, mut refused) = (0, 0);
+    for rec in m["records"].as_array().unwrap() {
+        if rec.get("command").is_none() {
+            continue;
+        }
+        let name = rec["name"].as_str().unwrap();
+        let a = rec["inputs"].as_object().unwrap();
+        let mut q = String::from("framework=megatron&version=0.19.2&train_iters=10");
+        for (k, v) in a {
+            let v = match (k.as_str(), v) {
+                ("no_rope_fusion", _) => continue,
+                // the NullTokenizer adds one token: the run's vocabulary is one more
+                ("vocab_size", v) => (v.as_u64().unwrap() + 1).to_string(),
+                (_, Value::String(s)) => s.clone(),
+                (_, v) => v.to_string(),
+            };
+            let k = if k == "WORLD_SIZE" { "world_size" } else { k };
+            q += &format!("&{k}={v}");
+        }
+        let r = query::decode(&q).report();
+        if let Some(err) = rec.get("error").and_then(Value::as_str) {
+            // Megatron's words after the exception's name
+            let says = err.split_once(": ").map_or(err, |(_, s)| s);
+            assert!(
+                r.diags
+                    .iter()
+                    .any(|d| d.level == Level::Error && d.message.contains(says)),
+                "{name}: {says} not in {:?}",
+                r.diags
+            );
+            refused += 1;
+            continue;
+        }
+        let o = &rec["outputs"];
+        let f = |k: &str| o[k].as_str().unwrap().parse::<f64>().unwrap();
+        let n = |k: &str| o[k].as_u64().map(u128::from).unwrap();
+        assert_eq!(
+            r.value(Output::NumParameters),
+            Some(Num::Int(n("num_parameters") as i128)),
+            "{name} {q}: {:?}",
+            r.diags
+        );
+        for (out, want) in [
+            (
+                Output::WeightAndOptimizerMemoryMb,
+                f("weight_and_optimizer_memory"),
+            ),
+            (Output::ActivationMemoryMb, f("activation_memory")),
+            (Output::TotalMemoryMb, f("total_memory")),
+            (Output::FlopsPerTokenMegatron, f("flops_per_token")),
+        ] {
+            assert_eq!(r.value(out), Some(Num::Float(want)), "{name} {out:?}");
+        }
+        assert_eq!(
+            r.value(Output::PaddedVocabSize),
+            Some(Num::Int(i128::from(
+                rec["derived"]["padded_vocab_size"].as_i64().unwrap()
+            ))),
+            "{name}"
+        );
+        // the model's own parts, as GPTModel holds them at TP = PP = 1
+        let model = &r.plan.settings.model.as_ref().unwrap().model;
+        for (i, want) in o["layer_params"].as_array().unwrap().iter().enumerate() {
+            let (all, _) = model.layer_params(i as u64).unwrap();
+            assert_eq!(Some(all), want.as_u64().map(u128::from), "{name} layer {i}");
+        }
+        assert_eq!(
+            model.embedding_params(),
+            Some(n("embedding_params")),
+            "{name}"
+        );
+        let output = if model.tie_word_embeddings {
+            0
+        } else {
+            model.output_layer_params().unwrap()
+        };
+        assert_eq!(output, n("output_layer_params"), "{name}");
+        assert_eq!(
+            model.final_norm_params(),
+            Some(n("final_layernorm_params")),
+            "{name}"
+        );
+        // the published estimate counts the same model
+        assert!(r.value(Output::MemoryPerGpuBytes).is_some(), "{name}");
+        accepted += 1;
+    }
+    assert_eq!((accepted, refused), (16, 3));
+}
+
+/// A GPT typed from Megatron's arguments without `--max-position-embeddings` (which Megatron
+/// requires, and whose rows its default learned position embeddings have) is not counted; the
+/// field says why. With rotary embeddings it needs none.
+#[test]
+fn megatron_gpt_needs_max_position_embeddings_for_learned_positions() {
+    let q = "framework=megatron&version=0.19.2&world_size=8&num_layers=24&hidden_size=1024&num_attention_heads=16&vocab_size=50257&seq_length=1024&micro_batch_size=4&global_batch_size=256&train_iters=10";
+    let r = report(q);
+    assert!(r.value(Output::NumParameters).is_none());
+    assert!(r
+        .diags_for(dpcalc::calc::Field::MaxPositionEmbeddings)
+        .any(|d| d.level == Level::Hint && d.message.contains("max_position_embeddings")));
+    let r = report(&format!("{q}&position_embedding_type=rope"));
+    // the rope record of tests/fixtures/model_megatron.json (gpt_345m_rope_dp8)
+    assert_eq!(int(&r, Output::NumParameters), 353_774_592);
+    let r = query::decode(&format!("{q}&position_embedding_type=alibi")).report();
+    assert!(r
+        .error_at(dpcalc::calc::Field::PositionEmbeddingType)
+        .is_some());
 }
 
 #[test]
@@ -628,7 +747,7 @@ fn the_same_architecture_under_every_frameworks_keys() {
         want
     );
     assert_eq!(
-        n("framework=megatron&num_layers=32&hidden_size=4096&ffn_hidden_size=14336&num_attention_heads=32&group_query_attention=true&num_query_groups=8&vocab_size=128256&swiglu=true&untie_embeddings_and_output_weights=true&micro_batch_size=1&global_batch_size=8&train_iters=1"),
+        n("framework=megatron&num_layers=32&hidden_size=4096&ffn_hidden_size=14336&num_attention_heads=32&group_query_attention=true&num_query_groups=8&vocab_size=128256&swiglu=true&untie_embeddings_and_output_weights=true&normalization=RMSNorm&disable_bias_linear=true&position_embedding_type=rope&micro_batch_size=1&global_batch_size=8&train_iters=1"),
         want
     );
     use dpcalc::calc::import::import_as;

@@ -78,7 +78,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
     assert_eq!(got.framework, Framework::Megatron);
     assert_eq!(
         got.summary(),
-        "Read as Megatron-LM: 13 setting(s) filled in. 1 could not be read and is left empty \
+        "Read as Megatron-LM: 15 setting(s) filled in. 1 could not be read and is left empty \
          (see below); the results are this paste's."
     );
     // torchrun's flags from DISTRIBUTED_ARGS with GPUS_PER_NODE=8, NUM_NODES=1; the training
@@ -92,6 +92,8 @@ fn gpt3_175b_script_pasted_as_it_is() {
             (Field::HiddenSize, "12288"),
             (Field::ModelNumAttentionHeads, "96"),
             (Field::SeqLength, "2048"),
+            (Field::MaxPositionEmbeddings, "2048"),
+            (Field::AttentionBackend, "auto"),
             (Field::MicroBatchSize, "1"),
             (Field::GlobalBatchSize, "1536"),
             (Field::TrainIters, "500000"),
@@ -142,6 +144,27 @@ fn gpt3_175b_script_pasted_as_it_is() {
         Some(Num::Float(660_480.0))
     );
     assert_eq!(int(&state, Output::WarmupSteps), Some(430));
+    // the model: Megatron's GPT from its arguments (GeLU, biases, LayerNorm, learned positions,
+    // tied); its vocabulary is in the --vocab-file, which dpcalc does not read
+    assert_eq!(int(&state, Output::NumParameters), None);
+    assert!(state
+        .report
+        .diags_for(Field::VocabSize)
+        .any(|d| d.level == Level::Hint));
+    // with GPT-2's 50,257 tokens: megatron-core 0.19.2's GPTModel and report_theoretical_memory
+    // (tests/fixtures/model_megatron.json, gpt3_175b_script_128gpus)
+    let with_vocab = state
+        .clone()
+        .reduce(Action::Set(Field::VocabSize, "50257".into()))
+        .unwrap();
+    assert_eq!(
+        int(&with_vocab, Output::NumParameters),
+        Some(174_604_259_328)
+    );
+    assert_eq!(
+        with_vocab.report.value(Output::TotalMemoryMb),
+        Some(Num::Float(56_536.151_367_187_5))
+    );
     // the schedule as one word: with --global-batch-size, refused (oracle case
     // script_gpt3_schedule_quoted_128gpus)
     let state = state

@@ -342,9 +342,18 @@ fields! {
         KvChannels => "kv_channels", Count, "KV channels", "hidden ÷ heads", "--kv-channels (the head dimension).";
         MakeVocabSizeDivisibleBy => "make_vocab_size_divisible_by", Count, "Pad vocabulary to a multiple of", "128",
             "--make-vocab-size-divisible-by; Megatron pads to this × TP.";
-        Swiglu => "swiglu", Flag, "SwiGLU", "preset's", "--swiglu.";
-        UntieEmbeddingsAndOutputWeights => "untie_embeddings_and_output_weights", Flag, "Untie embeddings", "preset's",
+        Swiglu => "swiglu", Flag, "SwiGLU", "preset's, else false",
+            "--swiglu: a gated MLP (gate, up, down); without it Megatron's GeLU MLP (up, down).";
+        UntieEmbeddingsAndOutputWeights => "untie_embeddings_and_output_weights", Flag, "Untie embeddings", "preset's, else false",
             "--untie-embeddings-and-output-weights.";
+        DisableBiasLinear => "disable_bias_linear", Flag, "Disable linear biases", "preset's, else false",
+            "--disable-bias-linear: no bias on the linear layers (Megatron adds one to each by default).";
+        Normalization => "normalization", Text, "Normalization", "preset's, else LayerNorm",
+            "--normalization: LayerNorm (weight and bias) or RMSNorm (weight).";
+        PositionEmbeddingType => "position_embedding_type", Text, "Position embeddings", "preset's, else learned_absolute",
+            "--position-embedding-type: learned_absolute (max_position_embeddings × hidden parameters), rope, yarn, mrope, relative or none.";
+        MaxPositionEmbeddings => "max_position_embeddings", Count, "Max position embeddings", "none (required)",
+            "--max-position-embeddings: the rows of learned position embeddings (Megatron requires it).";
         MoeRouterTopk => "moe_router_topk", Count, "Router top-k", "preset's", "--moe-router-topk.";
         MoeFfnHiddenSize => "moe_ffn_hidden_size", Count, "Expert FFN size", "preset's", "--moe-ffn-hidden-size.";
         UseDistributedOptimizer => "use_distributed_optimizer", Flag, "Distributed optimizer", "false",
@@ -360,6 +369,9 @@ fields! {
             "--num-layers-per-virtual-pipeline-stage: interleaved 1F1B.";
         NumVirtualStagesPerPipelineRank => "num_virtual_stages_per_pipeline_rank", Count, "Virtual stages per rank", "unset",
             "--num-virtual-stages-per-pipeline-rank: interleaved 1F1B.";
+        MicrobatchGroupSizePerVirtualPipelineStage => "microbatch_group_size_per_virtual_pipeline_stage", Count,
+            "Micro batches per virtual-stage group", "PP size",
+            "--microbatch-group-size-per-virtual-pipeline-stage: interleaved 1F1B runs this many micro batches through each chunk in turn.";
         HiddenDropout => "hidden_dropout", Real, "Hidden dropout", "0.1", "--hidden-dropout (0: no dropout masks kept).";
         TransformerImpl => "transformer_impl", Text, "Transformer implementation", "transformer_engine",
             "--transformer-impl: transformer_engine or local (local attention is unfused).";
@@ -594,6 +606,19 @@ impl Field {
             Field::AttentionBackend => (
                 "list-attention-backend",
                 &["auto", "flash", "fused", "unfused", "local"],
+            ),
+            Field::Normalization => ("list-normalization", &["LayerNorm", "RMSNorm"]),
+            // argparse's choices
+            Field::PositionEmbeddingType => (
+                "list-position-embedding-type",
+                &[
+                    "learned_absolute",
+                    "rope",
+                    "yarn",
+                    "mrope",
+                    "relative",
+                    "none",
+                ],
             ),
             Field::ActivationCheckpointMode => (
                 "list-ac-mode",

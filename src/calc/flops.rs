@@ -4,9 +4,10 @@
 //! - [`hf`]: transformers 5.24 `Trainer.floating_point_ops` ÷ tokens = 6 × `num_parameters(
 //!   exclude_embeddings=True)`. No attention term; every expert of an MoE counts.
 //! - [`megatron`]: megatron-core 0.19.2 `num_floating_point_operations(args, batch)` ÷ tokens, for
-//!   the arguments a Llama-style Megatron run of the model has (`--swiglu`, GQA groups =
-//!   `num_key_value_heads`, `--kv-channels` = head_dim, the MoE sizes, DeepSeek-V3's MLA and
-//!   `moe_layer_freq`, no MTP). Causal-halved attention core; the logits use Megatron's padded
+//!   the arguments a Megatron run of the model has (`--swiglu` for a gated MLP: 3 projections'
+//!   worth of FLOPs, else 2; GQA groups = `num_key_value_heads`, `--kv-channels` = head_dim, the
+//!   MoE sizes, DeepSeek-V3's MLA and `moe_layer_freq`, no MTP; biases, norms and position
+//!   embeddings are not counted). Causal-halved attention core; the logits use Megatron's padded
 //!   vocabulary (a multiple of `make_vocab_size_divisible_by × TP`), so it depends on TP. Its
 //!   float steps (the `/ 2` of the attention core, the int + float sum) are Python's.
 //! - [`torchtitan`]: torchtitan 0.3.0 `get_nparams_and_flops(model, seq_len)` for the families it
@@ -15,7 +16,7 @@
 //!   dims)·seq, without causal halving. `None` for Mistral, Mixtral, Qwen2 and Gemma.
 //! - [`nanotron`]: nanotron 0.4 `get_flops(...)` ÷ tokens with the arguments `get_flops_per_sec`
 //!   passes; it uses `hidden_size // num_heads` as the head size (it ignores `head_dim`) and has
-//!   no MoE or MLA term, so `None` for those models.
+//!   no MoE, MLA or plain-MLP term, so `None` for those models.
 //!
 //! Each is checked against tests/fixtures/model_flops.json by tests/model.rs.
 
@@ -98,6 +99,8 @@ pub fn megatron_num_floating_point_operations(
     let moe_layers = u128::from(model.num_moe_layers());
     let dense_layers = layers - moe_layers;
     let ffn = u128::from(model.intermediate_size);
+    // ffn_expansion_factor: h → 2·ffn and ffn → h stacked with SwiGLU, h → ffn → h without
+    let expansion: u128 = if model.gated_mlp { 3 } else { 2 };
     let (routed, shared) = if model.is_moe() {
         let f = u128::from(model.expert_intermediate_size());
         let shared = if model.model_type.is_deepseek() {
@@ -106,14 +109,14 @@ pub fn megatron_num_floating_point_operations(
             0
         };
         (
-            m(&[f, model.num_experts_per_tok.into(), 3])?,
-            m(&[shared, 3])?,
+            m(&[f, model.num_experts_per_tok.into(), expansion])?,
+            m(&[shared, expansion])?,
         )
     } else {
         (0, 0)
     };
     let mlp = m(&[6, h])?.checked_mul(
-        m(&[ffn, 3, dense_layers])?
+        m(&[ffn, expansion, dense_layers])?
             .checked_add(m(&[routed, moe_layers])?)?
             .checked_add(m(&[shared, moe_layers])?)?,
     )?;
@@ -167,7 +170,7 @@ pub fn torchtitan(model: &Model, seq_len: u64) -> Option<u128> {
     let mut matmul = if model.tie_word_embeddings {
         total
     } else {
-        total.checked_sub(model.embedding_params()?)?
+        total.checked_sub(model.output_layer_params()?)?
     };
     if model.is_moe() {
         let experts = model.routed_expert_params()?;
@@ -184,10 +187,10 @@ pub fn torchtitan(model: &Model, seq_len: u64) -> Option<u128> {
     ])?)
 }
 
-/// nanotron's `get_flops(...)[0]` for one sequence of `seq_len` tokens (an int); `None` for MoE and
-/// MLA models, which it has no term for.
+/// nanotron's `get_flops(...)[0]` for one sequence of `seq_len` tokens (an int); `None` for MoE,
+/// MLA and plain-MLP models, which it has no term for.
 pub fn nanotron_get_flops(model: &Model, seq_len: u64) -> Option<u128> {
-    if model.is_moe() || model.is_mla() {
+    if model.is_moe() || model.is_mla() || !model.gated_mlp {
         return None;
     }
     let l = u128::from(model.num_hidden_layers);

@@ -7,15 +7,21 @@
 //! latent attention and its first dense layers (DeepSeek-V2 has the same layout), Phi-3's fused
 //! `qkv_proj` and `gate_up_proj`, Gemma 3's text model (Gemma 2's norms and Qwen3's q/k norms).
 //! DeepSeek-V3 is counted without its multi-token prediction layer, which transformers does not
-//! build.
+//! build. [`ModelType::MegatronGpt`] is the GPT Megatron-LM builds from its own arguments, and the
+//! fields only Megatron's arguments set ([`Model::gated_mlp`], [`Model::linear_bias`],
+//! [`Model::layer_norm`], [`Model::position_embeddings`]) describe its GeLU MLP, linear biases,
+//! LayerNorm and learned position embeddings, on it or on a preset they change.
 //!
 //! Each count is dpcalc's own sum over the modules the architecture has, in checked `u128`
 //! arithmetic (an overflow gives `None`, never a panic or a wrapped number). They equal, and
 //! `tests/model.rs` asserts it on the recorded vectors (tests/fixtures/model_presets.json):
 //! - [`Model::num_parameters`]: transformers 5.24 `PreTrainedModel.num_parameters()` (tied weights
-//!   once);
+//!   once); for Megatron's layout ([`Model::megatron_layout`]), megatron-core 0.19.2's `GPTModel`
+//!   at TP = PP = 1 with the vocabulary unpadded (tests/fixtures/model_megatron.json, the records
+//!   with a `command`, checked by tests/fit.rs);
 //! - [`Model::num_parameters_exclude_embeddings`]: `num_parameters(exclude_embeddings=True)`, which
-//!   drops the `nn.Embedding` weight only (an untied `lm_head` stays counted);
+//!   drops the `nn.Embedding` weights only (the token and learned position embeddings; an untied
+//!   `lm_head` stays counted);
 //! - [`Model::largest_layer_params`]: DeepSpeed's `model_to_params` "largest layer", the largest
 //!   `sum(p.numel() for p in m.parameters(recurse=False))` over the modules as transformers 5
 //!   lays them out (the embedding for dense models, one layer's fused experts for MoE models).
@@ -46,6 +52,11 @@ pub enum ModelType {
     /// DeepSeek-V2 (-Lite): DeepSeek-V3's layout (MLA, shared and routed experts) in
     /// transformers 5.
     DeepseekV2,
+    /// The GPT Megatron-LM builds from its own arguments (no preset): every layer has routed
+    /// experts when `--num-experts` is given, each `--moe-ffn-hidden-size` wide (the FFN size
+    /// unless given); the embeddings are tied unless `--untie-embeddings-and-output-weights`. Not
+    /// a config.json `model_type` (not in [`ModelType::ALL`]).
+    MegatronGpt,
 }
 
 impl ModelType {
@@ -79,6 +90,7 @@ impl ModelType {
             ModelType::Phi3 => "phi3",
             ModelType::Gemma3Text => "gemma3_text",
             ModelType::DeepseekV2 => "deepseek_v2",
+            ModelType::MegatronGpt => "megatron_gpt",
         }
     }
 
@@ -90,7 +102,7 @@ impl ModelType {
     pub fn ties_by_default(self) -> bool {
         matches!(
             self,
-            ModelType::Gemma | ModelType::Gemma2 | ModelType::Gemma3Text
+            ModelType::Gemma | ModelType::Gemma2 | ModelType::Gemma3Text | ModelType::MegatronGpt
         )
     }
 
@@ -136,6 +148,21 @@ pub struct Model {
     pub qk_nope_head_dim: u64,
     pub qk_rope_head_dim: u64,
     pub v_head_dim: u64,
+    /// A gated MLP (gate, up and down projections: SwiGLU), as every config.json family here
+    /// has; `false`: Megatron's MLP without `--swiglu` (up and down projections, GeLU).
+    pub gated_mlp: bool,
+    /// Megatron's `--add-bias-linear` (its default, off with `--disable-bias-linear`): a bias on
+    /// every linear layer of a decoder layer (the fused q/k/v, the output projection, fc1 and fc2,
+    /// each routed expert's fc1 and fc2, the router). Megatron refuses it with shared experts;
+    /// with DeepSeek's layout (MLA and shared experts) nothing is counted.
+    pub linear_bias: bool,
+    /// LayerNorm, weight and bias (2·h per norm), Megatron's default `--normalization`;
+    /// `false`: RMSNorm, weight only, as every config.json family here.
+    pub layer_norm: bool,
+    /// The rows of a learned absolute position embedding (Megatron's default
+    /// `--position-embedding-type learned_absolute`: `--max-position-embeddings` rows of
+    /// `hidden_size`); 0 for rotary embeddings or none, which have no parameters.
+    pub position_embeddings: u64,
 }
 
 fn mul(xs: &[u64]) -> Option<u128> {
@@ -184,6 +211,10 @@ impl Model {
             qk_nope_head_dim: 0,
             qk_rope_head_dim: 0,
             v_head_dim: 0,
+            gated_mlp: true,
+            linear_bias: false,
+            layer_norm: false,
+            position_embeddings: 0,
         }
     }
 
@@ -209,7 +240,19 @@ impl Model {
                     | ModelType::Qwen3Moe
                     | ModelType::DeepseekV2
                     | ModelType::DeepseekV3
+                    | ModelType::MegatronGpt
             )
+    }
+
+    /// Whether only Megatron builds this layout: its own GPT, or a preset its arguments changed
+    /// (a plain MLP, linear biases, LayerNorm, learned positions). Its counts are then those of
+    /// Megatron's `GPTModel`, not of a transformers model.
+    pub fn megatron_layout(&self) -> bool {
+        self.model_type == ModelType::MegatronGpt
+            || !self.gated_mlp
+            || self.linear_bias
+            || self.layer_norm
+            || self.position_embeddings > 0
     }
 
     pub fn is_mla(&self) -> bool {
@@ -222,7 +265,7 @@ impl Model {
             return false;
         }
         match self.model_type {
-            ModelType::Mixtral => true,
+            ModelType::Mixtral | ModelType::MegatronGpt => true,
             ModelType::Qwen3Moe => {
                 !self.mlp_only_layers.contains(&i)
                     && self.decoder_sparse_step > 0
@@ -233,12 +276,27 @@ impl Model {
         }
     }
 
-    /// The width of one routed expert.
+    /// The width of one routed expert (Megatron's `--moe-ffn-hidden-size` is its FFN size unless
+    /// given).
     pub fn expert_intermediate_size(&self) -> u64 {
-        if self.model_type == ModelType::Mixtral {
-            self.intermediate_size
+        match self.model_type {
+            ModelType::Mixtral => self.intermediate_size,
+            ModelType::MegatronGpt if self.moe_intermediate_size == 0 => self.intermediate_size,
+            _ => self.moe_intermediate_size,
+        }
+    }
+
+    /// One norm's parameters: its weight, and its bias under LayerNorm.
+    fn norm(&self, width: u64) -> Option<u128> {
+        mul(&[width, if self.layer_norm { 2 } else { 1 }])
+    }
+
+    /// The projections of an MLP of `width` (gate and up, or up alone) and their biases.
+    fn up_projections(&self) -> u64 {
+        if self.gated_mlp {
+            2
         } else {
-            self.moe_intermediate_size
+            1
         }
     }
 
@@ -258,14 +316,14 @@ impl Model {
             let mut m = match self.q_lora_rank {
                 Some(r) => vec![
                     sum(&[mul(&[h, r]), mul(&[bias, r])]), // q_a_proj
-                    mul(&[r]),                             // q_a_layernorm
+                    self.norm(r),                          // q_a_layernorm
                     mul(&[r, n, qk]),                      // q_b_proj
                 ],
                 None => vec![mul(&[h, n, qk])], // q_proj
             };
             let kv_a = self.kv_lora_rank.checked_add(self.qk_rope_head_dim)?;
             m.push(sum(&[mul(&[h, kv_a]), mul(&[bias, kv_a])])); // kv_a_proj_with_mqa
-            m.push(mul(&[self.kv_lora_rank])); // kv_a_layernorm
+            m.push(self.norm(self.kv_lora_rank)); // kv_a_layernorm
             let kv_b = self.qk_nope_head_dim.checked_add(self.v_head_dim)?;
             m.push(mul(&[self.kv_lora_rank, n, kv_b])); // kv_b_proj
             m.push(sum(&[mul(&[n, self.v_head_dim, h]), mul(&[bias, h])])); // o_proj
@@ -281,11 +339,14 @@ impl Model {
                 u64::from(self.attention_bias),
             ),
         };
+        // Megatron's linear biases: linear_qkv and linear_proj
+        let linear = u64::from(self.linear_bias);
+        let (qkv_bias, o_bias) = (qkv_bias.max(linear), o_bias.max(linear));
         if self.model_type == ModelType::Phi3 {
             let qkv = n.checked_add(kv.checked_mul(2)?)?;
             return Some(vec![
-                mul(&[h, qkv, d]), // qkv_proj
-                mul(&[n, d, h]),   // o_proj
+                sum(&[mul(&[h, qkv, d]), mul(&[qkv_bias, qkv, d])]), // qkv_proj
+                sum(&[mul(&[n, d, h]), mul(&[o_bias, h])]),          // o_proj
             ]);
         }
         let mut m = vec![
@@ -298,14 +359,18 @@ impl Model {
             self.model_type,
             ModelType::Qwen3 | ModelType::Qwen3Moe | ModelType::Gemma3Text
         ) {
-            m.push(mul(&[d])); // q_norm
-            m.push(mul(&[d])); // k_norm
+            m.push(self.norm(d)); // q_norm
+            m.push(self.norm(d)); // k_norm
         }
         Some(m)
     }
 
     fn layer(&self, i: u64) -> Option<Layer> {
         let h = self.hidden_size;
+        // Megatron builds no biases beside shared experts; MLA's are not modelled
+        if self.linear_bias && self.model_type.is_deepseek() {
+            return None;
+        }
         let mut modules = self.attention()?;
         let norms = if matches!(self.model_type, ModelType::Gemma2 | ModelType::Gemma3Text) {
             4
@@ -313,27 +378,38 @@ impl Model {
             2
         };
         for _ in 0..norms {
-            modules.push(mul(&[h]));
+            modules.push(self.norm(h));
         }
+        let bias = u64::from(self.linear_bias);
+        let up = self.up_projections();
         let mut routed_experts = 0;
         if self.is_moe_layer(i) {
             let f = self.expert_intermediate_size();
-            modules.push(mul(&[self.num_experts, h])); // router gate
-            routed_experts = mul(&[3, self.num_experts, h, f])?;
+            let e = self.num_experts;
+            modules.push(sum(&[mul(&[e, h]), mul(&[bias, e])])); // router gate
+                                                                 // each expert's up (and gate) and down projections, and their biases
+            routed_experts = sum(&[
+                mul(&[up + 1, e, h, f]),
+                mul(&[bias, e, up, f]),
+                mul(&[bias, e, h]),
+            ])?;
             modules.push(Some(routed_experts)); // fused gate_up_proj + down_proj
             if self.model_type.is_deepseek() {
                 let shared = f.checked_mul(self.n_shared_experts)?;
-                for _ in 0..3 {
+                for _ in 0..=up {
                     modules.push(mul(&[h, shared])); // shared gate/up/down
                 }
             }
-        } else if self.model_type == ModelType::Phi3 {
-            modules.push(mul(&[2, h, self.intermediate_size])); // gate_up_proj
-            modules.push(mul(&[h, self.intermediate_size])); // down_proj
         } else {
-            for _ in 0..3 {
-                modules.push(mul(&[h, self.intermediate_size])); // gate/up/down_proj
+            let f = self.intermediate_size;
+            if self.model_type == ModelType::Phi3 {
+                modules.push(sum(&[mul(&[up, h, f]), mul(&[bias, up, f])])); // gate_up_proj
+            } else {
+                for _ in 0..up {
+                    modules.push(sum(&[mul(&[h, f]), mul(&[bias, f])])); // gate/up_proj (fc1)
+                }
             }
+            modules.push(sum(&[mul(&[h, f]), mul(&[bias, h])])); // down_proj (fc2)
         }
         Some(Layer {
             modules,
@@ -351,25 +427,42 @@ impl Model {
         Some((sum(&layer.modules)?, layer.routed_experts))
     }
 
-    /// The input embedding's weight (`vocab_size × hidden_size`).
+    /// The input embeddings: the token embedding's weight (`vocab_size × hidden_size`) and a
+    /// learned position embedding's (`position_embeddings × hidden_size`).
     pub fn embedding_params(&self) -> Option<u128> {
+        sum(&[
+            mul(&[self.vocab_size, self.hidden_size]),
+            mul(&[self.position_embeddings, self.hidden_size]),
+        ])
+    }
+
+    /// The output layer's weight (`vocab_size × hidden_size`; the token embedding's when tied).
+    pub fn output_layer_params(&self) -> Option<u128> {
         mul(&[self.vocab_size, self.hidden_size])
     }
 
+    /// The final norm before the output layer.
+    pub fn final_norm_params(&self) -> Option<u128> {
+        self.norm(self.hidden_size)
+    }
+
     /// transformers' `num_parameters()`: every parameter once (a tied `lm_head` is the embedding).
+    /// For Megatron's own arguments, its `GPTModel`'s parameters at TP = PP = 1, with the
+    /// vocabulary as given (Megatron's embedding holds the padded vocabulary).
     pub fn num_parameters(&self) -> Option<u128> {
         let mut total = self.embedding_params()?;
         if !self.tie_word_embeddings {
-            total = total.checked_add(self.embedding_params()?)?;
+            total = total.checked_add(self.output_layer_params()?)?;
         }
-        total = total.checked_add(u128::from(self.hidden_size))?; // final norm
+        total = total.checked_add(self.final_norm_params()?)?;
         for layer in self.layers()? {
             total = total.checked_add(sum(&layer.modules)?)?;
         }
         Some(total)
     }
 
-    /// transformers' `num_parameters(exclude_embeddings=True)`: without the `nn.Embedding` weight.
+    /// transformers' `num_parameters(exclude_embeddings=True)`: without the `nn.Embedding`
+    /// weights (the token embedding and a learned position embedding).
     pub fn num_parameters_exclude_embeddings(&self) -> Option<u128> {
         self.num_parameters()?.checked_sub(self.embedding_params()?)
     }
@@ -384,7 +477,10 @@ impl Model {
     /// DeepSpeed's largest layer: the largest module's own parameters (embedding, `lm_head`, a
     /// projection, a norm or one layer's fused experts).
     pub fn largest_layer_params(&self) -> Option<u128> {
-        let mut largest = self.embedding_params()?; // embed_tokens, and lm_head (tied or not)
+        // embed_tokens, and lm_head (tied or not); a position embedding is its own module
+        let mut largest = self
+            .output_layer_params()?
+            .max(mul(&[self.position_embeddings, self.hidden_size])?);
         for layer in self.layers()? {
             for m in layer.modules {
                 largest = largest.max(m?);

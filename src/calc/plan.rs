@@ -192,8 +192,6 @@ pub struct Lora {
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedModel {
     pub model: Model,
-    /// A gated MLP (Megatron's `--swiglu`; every config.json family here is gated).
-    pub swiglu: bool,
 }
 
 /// The GPU group: the GPU, its memory and an MFU, as typed.

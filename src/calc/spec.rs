@@ -374,6 +374,11 @@ pub struct Fit {
     pub flops: FlopsConvention,
     /// The key naming a model preset here (`base_model`, `model_name_or_path`, `model`).
     pub model_key: Field,
+    /// The architecture a model typed without a preset has: config.json's keys describe a Llama
+    /// (`ModelType::Llama`, unless `model_type` says otherwise); Megatron's own arguments, the GPT
+    /// Megatron builds from them (`ModelType::MegatronGpt`), whose absent arguments take
+    /// Megatron's defaults.
+    pub typed: crate::calc::model::ModelType,
     /// Reads the model stage's settings (the GPU, the model, sharding, recompute, attention,
     /// optimizer, LoRA, the framework's own) and publishes them in `report.plan.settings`
     /// (`parse::settings` has the shared readers).

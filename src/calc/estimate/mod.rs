@@ -67,6 +67,9 @@ pub struct Plan {
     /// Ulysses sequence parallelism.
     pub sp: u64,
     pub ep: u64,
+    /// The tensor-parallel size of the routed experts (Megatron's `--expert-tensor-parallel-size`;
+    /// 0: the TP size).
+    pub etp: u64,
     /// The GPUs the states are sharded over (normally the DP size; `dp_shard` for HSDP).
     pub shard: u64,
     pub sharding: Sharding,
@@ -109,6 +112,7 @@ impl Default for Plan {
             cp: 1,
             sp: 1,
             ep: 1,
+            etp: 0,
             shard: 1,
             sharding: Sharding::Replicated,
             offload_optimizer: false,
@@ -204,6 +208,17 @@ impl Params {
     /// Layer `i`'s `(all, routed experts)`.
     pub fn layer(&self, i: u64) -> Option<(u128, u128)> {
         self.layers.get(usize::try_from(i).ok()?).copied()
+    }
+}
+
+impl Plan {
+    /// The routed experts' tensor-parallel size.
+    pub fn expert_tp(&self) -> u64 {
+        if self.etp == 0 {
+            self.tp.max(1)
+        } else {
+            self.etp
+        }
     }
 }
 

@@ -193,6 +193,7 @@ fn plan(
         cp: g.cp,
         sp: g.sp,
         ep: g.ep,
+        etp: s.expert_tp.unwrap_or(0),
         shard: shard.max(1),
         sharding,
         offload_optimizer,
@@ -228,7 +229,7 @@ fn plan(
 
 /// The memory per GPU by published formulas (`estimate/`), per pipeline stage, as this framework shards it, and
 /// whether it fits the GPU.
-pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, seq: u64) {
+pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
     let Some(micro) = report.plan.micro_batch else {
         return;
     };
@@ -239,7 +240,7 @@ pub(super) fn published(report: &mut Report, m: &Model, gated: bool, g: Grid, se
     let shape = Shape {
         pipeline: report.plan.pipeline.as_ref(),
         micro_batches: report.plan.accumulation.unwrap_or(1),
-        gated,
+        gated: m.gated_mlp,
     };
     let (plan, how) = plan(s, &shape, trainable, seq, g, micro, current_shard(s));
     let Some(stages) = estimate::Params::of(m).and_then(|p| estimate::stages(m, &p, &plan)) else {
@@ -385,13 +386,11 @@ pub struct MemoryContext {
     /// Samples per step, all replicas (every layout keeps it): a layout's micro batches per
     /// step follow from it.
     global_batch: Option<u64>,
-    gated: bool,
 }
 
 impl MemoryContext {
     /// From the current inputs' report (`Framework::compute`); `None` when the report has no
-    /// estimate to share (no model, no grid, no sequence or micro batch, LoRA without its count,
-    /// or a plain MLP under Megatron).
+    /// estimate to share (no model, no grid, no sequence or micro batch, LoRA without its count).
     pub fn new(base: &Report) -> Option<MemoryContext> {
         let g = base.grid?;
         let micro = base.plan.micro_batch?;
@@ -399,9 +398,6 @@ impl MemoryContext {
         let settings = base.plan.settings.clone();
         let trainable = trainable_of(base)?;
         let named = settings.model.clone()?;
-        if !named.swiglu {
-            return None;
-        }
         let replicate = match settings.sharding {
             Sharding::Fsdp {
                 rows: FsdpRows::KeepReplicas,
@@ -420,7 +416,6 @@ impl MemoryContext {
             micro,
             pipeline: base.plan.pipeline.clone(),
             global_batch: base.plan.global_batch,
-            gated: named.swiglu,
         })
     }
 
@@ -463,7 +458,7 @@ impl MemoryContext {
         let shape = Shape {
             pipeline: self.pipeline.as_ref(),
             micro_batches,
-            gated: self.gated,
+            gated: self.model.gated_mlp,
         };
         let (plan, _) = plan(
             &self.settings,

@@ -53,8 +53,8 @@ pub fn run(spec: &'static Spec, report: &mut Report) -> Option<f64> {
     if let Sharding::Zero(z) = report.plan.settings.sharding {
         memory::zero(report, m, counts.0, &z);
     }
-    if let (Some(g), Some(seq), true) = (report.grid, report.plan.seq_len, named.swiglu) {
-        memory::published(report, m, named.swiglu, g, seq);
+    if let (Some(g), Some(seq)) = (report.grid, report.plan.seq_len) {
+        memory::published(report, m, g, seq);
     }
     let per_token = model::flops_stage(spec, report, &named);
     throughput::estimate(report, peak, per_token)

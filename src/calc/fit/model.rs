@@ -6,31 +6,42 @@ use crate::calc::plan::NamedModel;
 use crate::calc::spec::Spec;
 use crate::calc::{flops, Level, Num, Output, Report};
 
-/// The parameter counts, with and without the embedding (`None` each for a plain MLP, which
-/// transformers does not build: said at `swiglu`), and the trainable parameters of a full
-/// fine-tune; `None` when a count does not fit an output.
+/// The parameter counts, with and without the embeddings, and the trainable parameters of a
+/// full fine-tune; `None` when a count does not fit an output.
 pub(super) fn counts(
     report: &mut Report,
     named: &NamedModel,
 ) -> Option<(Option<u128>, Option<u128>)> {
     let m = &named.model;
-    // a plain MLP (Megatron without --swiglu) is not counted: its folder says so
-    let counts = if named.swiglu {
-        // num_parameters_exclude_embeddings() is num_parameters() less the embedding: counted
-        // once here (each count walks every layer)
-        let n = m.num_parameters();
-        (n, n.and_then(|n| n.checked_sub(m.embedding_params()?)))
-    } else {
-        (None, None)
-    };
+    // num_parameters_exclude_embeddings() is num_parameters() less the embeddings: counted once
+    // here (each count walks every layer)
+    let n = m.num_parameters();
+    let counts = (n, n.and_then(|n| n.checked_sub(m.embedding_params()?)));
     if let (Some(n), Some(ne)) = counts {
         set_int(report, Output::NumParameters, n)?;
         set_int(report, Output::NumParametersExcludeEmbeddings, ne)?;
-        report.explain(
-            Output::NumParameters,
-            "num_parameters = transformers PreTrainedModel.num_parameters() for the architecture (tied weights once)",
-            format!("num_parameters = {n} ({}: {} layers × {} hidden)", m.model_type.key(), m.num_hidden_layers, m.hidden_size),
-        );
+        if m.megatron_layout() {
+            report.explain(
+                Output::NumParameters,
+                "num_parameters = the parameters of Megatron-LM's GPTModel for these arguments at TP = PP = 1, the vocabulary as given (Megatron's embedding holds the padded one), tied weights once",
+                format!(
+                    "num_parameters = {n} ({} layers × {} hidden, {} MLP of {}, {}, {}, {} learned positions)",
+                    m.num_hidden_layers,
+                    m.hidden_size,
+                    if m.gated_mlp { "SwiGLU" } else { "GeLU" },
+                    m.intermediate_size,
+                    if m.layer_norm { "LayerNorm" } else { "RMSNorm" },
+                    if m.linear_bias { "linear biases" } else { "no linear biases" },
+                    m.position_embeddings,
+                ),
+            );
+        } else {
+            report.explain(
+                Output::NumParameters,
+                "num_parameters = transformers PreTrainedModel.num_parameters() for the architecture (tied weights once)",
+                format!("num_parameters = {n} ({}: {} layers × {} hidden)", m.model_type.key(), m.num_hidden_layers, m.hidden_size),
+            );
+        }
     }
     if let (Some(n), None) = (counts.0, &report.plan.settings.lora) {
         set_int(report, Output::TrainableParameters, n);
@@ -44,9 +55,6 @@ pub(super) fn flops_stage(
     report: &mut Report,
     named: &NamedModel,
 ) -> Option<(f64, &'static str)> {
-    if !named.swiglu {
-        return None;
-    }
     let m = &named.model;
     let seq = report.plan.seq_len?;
     let tp = report.grid.map_or(1, |g| g.tp);

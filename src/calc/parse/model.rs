@@ -1,6 +1,8 @@
 //! The model a link names, read: a preset by its Hub id (`Spec::fit.model_key`), overridden key
-//! by key by config.json's keys (or Megatron's arguments for the same sizes), or a model typed
-//! from scratch. Each framework's model-stage settings call [`resolve`] once per edit and publish
+//! by key by config.json's keys (or Megatron's arguments for the same sizes and its switches: the
+//! MLP, the linear biases, the norm, the position embeddings), or a model typed from scratch
+//! (`Spec::fit.typed`: a Llama from config.json's keys, Megatron's GPT from its arguments, each
+//! absent one at Megatron's default). Each framework's model-stage settings call [`resolve`] once per edit and publish
 //! the result in the plan (`plan::Settings::model`); nothing after the rules reads these keys.
 
 use super::{Param, Reader};
@@ -48,11 +50,23 @@ const FLAG_KEYS: &[&str] = &[
     "attention_bias",
     "swiglu",
     "group_query_attention",
+    "disable_bias_linear",
+];
+
+/// Megatron's arguments that choose a module (read after the switches): the norm, the position
+/// embedding and its rows.
+const CHOICE_KEYS: &[&str] = &[
+    "normalization",
+    "position_embedding_type",
+    "max_position_embeddings",
 ];
 
 /// Whether a config.json (or Megatron) key describes the architecture (a size or a switch).
 pub fn is_architecture_key(key: &str) -> bool {
-    key == "model_type" || HF_KEYS.iter().any(|(k, _)| *k == key) || FLAG_KEYS.contains(&key)
+    key == "model_type"
+        || HF_KEYS.iter().any(|(k, _)| *k == key)
+        || FLAG_KEYS.contains(&key)
+        || CHOICE_KEYS.contains(&key)
 }
 
 /// The keys a model typed without a preset needs.
@@ -140,15 +154,26 @@ fn resolve_into(
         .iter()
         .map(|(k, _)| *k)
         .chain(FLAG_KEYS.iter().copied())
+        .chain(CHOICE_KEYS.iter().copied())
         .any(key_given);
     let mut m = match (preset, typed_type) {
         (Some(p), Some(t)) => Model { model_type: t, ..p },
         (Some(p), None) => p,
         (None, Some(t)) => Model::blank(t),
-        (None, None) if any_typed => Model::blank(ModelType::Llama),
+        (None, None) if any_typed => Model::blank(spec.fit.typed),
         (None, None) => return None,
     };
     let from_preset = m.hidden_size != 0;
+    // the GPT Megatron builds from its own arguments: each one absent takes Megatron's
+    // default (a GeLU MLP, linear biases, LayerNorm, learned absolute positions; a preset keeps
+    // its own)
+    let megatron_defaults = !from_preset && m.model_type == ModelType::MegatronGpt;
+    if megatron_defaults {
+        m.gated_mlp = false;
+        m.linear_bias = true;
+        m.layer_norm = true;
+    }
+    let mut learned_positions = megatron_defaults;
     let mut ok = true;
     for (k, set) in HF_KEYS {
         let Some(f) = field_of(spec, k) else { continue };
@@ -180,21 +205,68 @@ fn resolve_into(
             Param::Absent => {}
         }
     }
-    let mut swiglu = true;
     if let Some(f) = field_of(spec, "swiglu") {
         match rd.flag(f) {
-            Param::Given(v) => swiglu = v,
+            Param::Given(v) => m.gated_mlp = v,
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    if let Some(f) = field_of(spec, "disable_bias_linear") {
+        match rd.flag(f) {
+            Param::Given(v) => m.linear_bias = !v,
             Param::Invalid => ok = false,
             Param::Absent => {}
         }
     }
     if let Some(f) = field_of(spec, "group_query_attention") {
         match rd.flag(f) {
-            // without --group-query-attention every head has its own key and value
+            // without --group-query-attention every head has its own key and value (Megatron
+            // ignores --num-query-groups then)
             Param::Given(false) => m.num_key_value_heads = m.num_attention_heads,
+            Param::Absent if megatron_defaults => m.num_key_value_heads = m.num_attention_heads,
             Param::Invalid => ok = false,
             _ => {}
         }
+    }
+    if let Some(f) = field_of(spec, "normalization") {
+        match rd.text(f) {
+            Param::Given(v) if v == "LayerNorm" => m.layer_norm = true,
+            Param::Given(v) if v == "RMSNorm" => m.layer_norm = false,
+            Param::Given(_) => {
+                report.diag(f, Level::Error, "--normalization is LayerNorm or RMSNorm");
+                ok = false;
+            }
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    if let Some(f) = field_of(spec, "position_embedding_type") {
+        // argparse's choices; only learned_absolute has parameters
+        let choices = f.choices().map_or(&[][..], |(_, c)| c);
+        match rd.text(f) {
+            Param::Given(v) if choices.contains(&v.as_str()) => {
+                learned_positions = v == "learned_absolute";
+            }
+            Param::Given(_) => {
+                report.diag(
+                    f,
+                    Level::Error,
+                    format!("--position-embedding-type is one of {}", choices.join(", ")),
+                );
+                ok = false;
+            }
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    // learned absolute positions have --max-position-embeddings rows (which Megatron requires)
+    let mut positions_missing = None;
+    match field_of(spec, "max_position_embeddings").map(|f| (f, rd.count(f))) {
+        Some((_, Param::Given(rows))) if learned_positions => m.position_embeddings = rows,
+        Some((f, Param::Absent)) if learned_positions => positions_missing = Some(f),
+        Some((_, Param::Invalid)) => ok = false,
+        _ => {}
     }
     if !ok {
         return None;
@@ -204,7 +276,23 @@ fn resolve_into(
         if !key_given("num_key_value_heads") && !key_given("num_query_groups") {
             m.num_key_value_heads = m.num_attention_heads;
         }
-        let missing: Vec<&str> = REQUIRED.iter().copied().filter(|k| !key_given(k)).collect();
+        // Megatron's --ffn-hidden-size default: 4h, or for SwiGLU 2/3 of it rounded down to a
+        // multiple of 64 (validate_args)
+        if megatron_defaults && !key_given("ffn_hidden_size") {
+            let four_h = m.hidden_size.saturating_mul(4);
+            m.intermediate_size = if m.gated_mlp {
+                four_h.saturating_mul(2) / 3 / 64 * 64
+            } else {
+                four_h
+            };
+        }
+        // (Megatron's FFN size has its default)
+        let defaulted = |k: &str| megatron_defaults && k == "intermediate_size";
+        let missing: Vec<&str> = REQUIRED
+            .iter()
+            .copied()
+            .filter(|k| !key_given(k) && !defaulted(k))
+            .collect();
         if !missing.is_empty() {
             for k in &missing {
                 if let Some(f) = field_of(spec, k) {
@@ -220,6 +308,14 @@ fn resolve_into(
             }
             return None;
         }
+    }
+    if let Some(f) = positions_missing {
+        report.diag(
+            f,
+            Level::Hint,
+            "the model's memory and FLOPs need max_position_embeddings: the rows of its learned position embeddings (--position-embedding-type learned_absolute, Megatron's default), which Megatron requires (validate_args: “max_position_embeddings argument is None”)",
+        );
+        return None;
     }
     for (k, v) in [
         ("hidden_size", m.hidden_size),
@@ -263,7 +359,7 @@ fn resolve_into(
         );
         return None;
     }
-    Some(NamedModel { model: m, swiglu })
+    Some(NamedModel { model: m })
 }
 
 /// Whether `raw` gives anything [`resolve`] reads: the model key, `model_type`, or an
@@ -275,6 +371,7 @@ pub fn names_model(spec: &'static Spec, raw: &RawInputs) -> bool {
         || std::iter::once("model_type")
             .chain(HF_KEYS.iter().map(|(k, _)| *k))
             .chain(FLAG_KEYS.iter().copied())
+            .chain(CHOICE_KEYS.iter().copied())
             .filter_map(|k| field_of(spec, k))
             .any(|f| given(raw, f))
 }

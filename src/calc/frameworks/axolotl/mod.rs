@@ -80,6 +80,7 @@ pub const SPEC: Spec = Spec {
         settings: model::settings,
         own: model::own,
         model_key: Field::BaseModel,
+        typed: crate::calc::model::ModelType::Llama,
     },
     written: &spec::WRITTEN_BY_DOTS,
     compared: &spec::COMPARED_PLAINLY,

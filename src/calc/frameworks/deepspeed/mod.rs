@@ -86,6 +86,7 @@ pub const SPEC: Spec = Spec {
         settings,
         own: spec::no_own,
         model_key: Field::ModelId,
+        typed: crate::calc::model::ModelType::Llama,
     },
     written: if spec::FULL {
         &Written {

@@ -101,6 +101,7 @@ pub const SPEC: Spec = Spec {
         settings,
         own: spec::no_own,
         model_key: Field::ModelNameOrPath,
+        typed: crate::calc::model::ModelType::Llama,
     },
     // TrainingArguments(...) takes neither TRL's max_length nor accelerate's sizes as arguments
     written: if spec::FULL {

@@ -88,6 +88,7 @@ pub const SPEC: Spec = Spec {
         settings: model::settings,
         own: model::own,
         model_key: Field::ModelId,
+        typed: crate::calc::model::ModelType::MegatronGpt,
     },
     written: &spec::WRITTEN_BY_DOTS,
     compared: if spec::FULL {

@@ -29,6 +29,8 @@ struct Typed {
     dropout: bool,
     /// `--num-layers-per-virtual-pipeline-stage` or `--num-virtual-stages-per-pipeline-rank`.
     virtual_stages: Option<VirtualStages>,
+    /// `--microbatch-group-size-per-virtual-pipeline-stage` (`None`: the PP size).
+    group: Option<u64>,
     /// Flash or fused attention (`--attention-backend auto`, `flash` or `fused` with Transformer
     /// Engine): only the softmax statistics are kept, not the scores.
     flash: bool,
@@ -88,7 +90,7 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
     }
     settings::publish(&super::SPEC, raw, report, s, diags);
     if let Some(t) = typed {
-        report.plan.pipeline = pipeline(report, t.virtual_stages);
+        report.plan.pipeline = pipeline(report, t.virtual_stages, t.group);
     }
 }
 
@@ -107,9 +109,13 @@ const CONVENTIONS: Conventions = Conventions {
 
 /// The pipeline Megatron runs: 1F1B over PP ranks, interleaved over the virtual stages
 /// (`virtual_pipeline_model_parallel_size = num_layers ÷ PP ÷ layers per virtual stage`, or the
-/// virtual stages per rank as given), with `microbatch_group_size_per_vp_stage` at its default,
-/// the PP size. `None` without pipeline parallelism or a model.
-fn pipeline(report: &mut Report, virtual_stages: Option<VirtualStages>) -> Option<Pipeline> {
+/// virtual stages per rank as given), in groups of `--microbatch-group-size-per-virtual-pipeline-stage`
+/// micro batches (the PP size by default). `None` without pipeline parallelism or a model.
+fn pipeline(
+    report: &mut Report,
+    virtual_stages: Option<VirtualStages>,
+    group: Option<u64>,
+) -> Option<Pipeline> {
     let pp = report.grid?.pp;
     if pp < 2 {
         return None;
@@ -134,7 +140,9 @@ fn pipeline(report: &mut Report, virtual_stages: Option<VirtualStages>) -> Optio
     };
     Some(Pipeline {
         schedule: if v > 1 {
-            Schedule::Interleaved { group: pp }
+            Schedule::Interleaved {
+                group: group.unwrap_or(pp),
+            }
         } else {
             Schedule::OneFOneB
         },
@@ -215,6 +223,18 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         (_, Param::Given(v)) => Some(VirtualStages::PerRank(v)),
         _ => None,
     };
+    let group = match rd.count(Field::MicrobatchGroupSizePerVirtualPipelineStage) {
+        Param::Given(0) => {
+            rd.diags.push(Diag::new(
+                Field::MicrobatchGroupSizePerVirtualPipelineStage,
+                Level::Error,
+                "--microbatch-group-size-per-virtual-pipeline-stage must be at least 1",
+            ));
+            return None;
+        }
+        Param::Invalid => return None,
+        p => p.given(),
+    };
     let local = match rd.text(Field::TransformerImpl) {
         Param::Given(i) if i == "local" => true,
         Param::Given(i) if i == "transformer_engine" => false,
@@ -266,24 +286,18 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         recompute_layers: recompute_layers?,
         dropout: dropout?,
         virtual_stages,
+        group,
         flash,
     })
 }
 
 /// Megatron-LM's own `report_theoretical_memory`, and the refusals of building its model.
 pub fn own(named: &NamedModel, report: &mut Report) {
-    if !named.swiglu {
-        report.diag(
-            Field::Swiglu,
-            Level::Note,
-            "without --swiglu dpcalc counts no parameters or FLOPs outside Megatron's own estimator (its counts are for gated MLPs as transformers builds them)",
-        );
-    }
     let s = &report.plan.settings;
     if !s.readable {
         return;
     }
-    let (m, swiglu, seq, grid) = (&named.model, named.swiglu, report.plan.seq_len, report.grid);
+    let (m, seq, grid) = (&named.model, report.plan.seq_len, report.grid);
     let (method_missing, dist, sp, selective, divisible, expert_tp) = (
         s.recompute_method_missing,
         s.sharding == Sharding::DistributedOptimizer,
@@ -380,9 +394,9 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         num_query_groups: (m.num_key_value_heads != m.num_attention_heads)
             .then_some(m.num_key_value_heads),
         kv_channels,
-        swiglu,
-        rms_norm: true,
-        add_bias_linear: false,
+        swiglu: m.gated_mlp,
+        rms_norm: !m.layer_norm,
+        add_bias_linear: m.linear_bias,
         untie_embeddings_and_output_weights: !m.tie_word_embeddings,
         multi_latent_attention: false,
         num_experts: moe.then_some(m.num_experts),
@@ -445,7 +459,10 @@ pub fn own(named: &NamedModel, report: &mut Report) {
 
 /// A model's config.json under Megatron's arguments (`Import::config_json`): the sizes under
 /// Megatron's names, `tie_word_embeddings` as `--untie-embeddings-and-output-weights` (its
-/// negation) and `--group-query-attention` when the key/value heads are fewer than the heads.
+/// negation), `--group-query-attention` when the key/value heads are fewer than the heads, and
+/// the layout every config.json family dpcalc counts has (`--swiglu`, `--normalization RMSNorm`,
+/// `--disable-bias-linear`, `--position-embedding-type rope`), which Megatron's defaults differ
+/// from.
 pub const CONFIG_JSON: crate::calc::spec::ConfigJson = crate::calc::spec::ConfigJson {
     key: config_key,
     derived: config_derived,
@@ -472,6 +489,14 @@ fn config_derived(get: &crate::calc::spec::ConfigValue<'_>) -> Vec<crate::calc::
             (tie == "false").to_string(),
             "tie_word_embeddings",
         ));
+    }
+    for (f, v) in [
+        (Field::Swiglu, "true"),
+        (Field::Normalization, "RMSNorm"),
+        (Field::DisableBiasLinear, "true"),
+        (Field::PositionEmbeddingType, "rope"),
+    ] {
+        out.push((f, v.to_string(), "model_type"));
     }
     let count = |k: &str| get(k).and_then(|v| v.parse::<u64>().ok());
     if let (Some(h), Some(k)) = (count("num_attention_heads"), count("num_key_value_heads")) {
