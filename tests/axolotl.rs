@@ -3,7 +3,6 @@
 //! `tests/test_context_parallel_batch_size.py`), against what its released code
 //! (`normalize_config`, `calculate_total_num_steps`, the batch-field validators) computed when run
 //! on the same inputs, and against boundaries of every rounding rule.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{axolotl, Field, Level, Num, Output, RawInputs, Report};
 

@@ -1,7 +1,6 @@
 //! The summary card (src/calc/card.rs): well-formed, self-contained SVG for every framework, every
 //! text escaped (a link's values are anyone's text), the values the report's, both themes'
 //! colours, texts cut to fit, and the download URL and Markdown snippet around it.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::card::{self, COLOURS, DATA_URL_PREFIX, FILE_NAME, HEIGHT, WIDTH};
 use dpcalc::calc::{fit, Framework, Level, Num, Output, Report};

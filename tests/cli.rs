@@ -2,9 +2,8 @@
 //! gives exactly the page's values (the same core, read through the page's link decoder), every
 //! config fixture gives what the page's Import and report give, and bad inputs give exit 2 with
 //! the file (and line) named, or the field's error, never a panic.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output as Run, Stdio};

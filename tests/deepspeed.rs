@@ -4,9 +4,8 @@
 //! (the fixture's `deepspeed-1` command); every value and every refusal must match exactly. Also
 //! `_set_batch_related_parameters`' table run on its own and DeepSpeed's own unit-test tuples
 //! (`tests/unit/runtime/test_ds_config_dict.py::TestBatchConfig`).
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use dpcalc::calc::{Field, Level, Num, Output, Report};
 use dpcalc::query;

@@ -1,7 +1,6 @@
 //! Every field of every framework at every release: a bad value, and a key given twice, is
 //! exactly one error at that field (never none, never two: the framework rules and the model
 //! stage read some keys both), and nothing panics.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{Framework, Kind, Level};
 use dpcalc::query;

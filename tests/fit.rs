@@ -1,7 +1,6 @@
 //! The model, memory and compute stage as the page runs it: links with a model, a GPU and the
 //! frameworks' memory settings, against the values the frameworks' own code returned
 //! (tests/fixtures/model_*.json, see tests/fixtures/README.md for the commands).
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{Level, Num, Output, Report};
 use dpcalc::query;

@@ -6,9 +6,8 @@
 //! `Trainer.set_initial_training_values`, `get_total_train_batch_size`, `get_warmup_steps`,
 //! `TrainerState.compute_steps`, `TrainingArguments` and `ParallelismConfig` validation), plus
 //! the Trainer's own test vectors.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use dpcalc::calc::{Framework, Level, Num, Output, Report};
 use dpcalc::query;

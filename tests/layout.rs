@@ -1,7 +1,6 @@
 //! The layout explorer: the enumeration against an independent count, the memoised rows
 //! against a direct compute of every row, the accumulation that keeps the batch, and the time
-//! for 65,536 GPUs (`cargo test --release --test layout -- --nocapture explore_time`).
-#![cfg(not(target_arch = "wasm32"))]
+//! for 65,536 GPUs (`cargo test --release --test suite -- --nocapture _65536_gpus`).
 
 use std::time::Instant;
 
@@ -387,8 +386,8 @@ fn memoised_rows_equal_direct_compute_for_65536_gpus() {
 }
 
 /// The explorer for 65,536 GPUs: the row counts and how few framework computations memoisation
-/// leaves. Times are printed for information only (`cargo test --release --test layout --
-/// --nocapture 65536`); the speed target is measured by `make bench`, not asserted here.
+/// leaves. Times are printed for information only (`cargo test --release --test suite --
+/// --nocapture _65536_gpus`); the speed target is measured by `make bench`, not asserted here.
 #[test]
 fn explore_for_65536_gpus() {
     let r = raw(&[(Field::WorldSize, "65536"), (Field::NumSamples, "1000000")]);

@@ -1,7 +1,6 @@
 //! LoRA trainable parameters against PEFT 0.21.2's `get_nb_trainable_parameters()` for the
 //! LoraConfig axolotl 0.21.0 builds (tests/fixtures/model_peft.json; its `_source` gives the
 //! functions and the commands, see also tests/fixtures/README.md).
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::lora::{lora_trainable_parameters, LoraError, LoraTarget};
 use dpcalc::calc::model::{preset, Model};

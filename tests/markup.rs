@@ -5,7 +5,6 @@
 //! writes for a few links (every class, id, label and `data-*` name it writes is an entry, or an
 //! entry and a field's key). The end-to-end test `tests/e2e/first.mjs` compares the two
 //! renderers' values and texts in a browser.
-#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeSet;
 use std::fs;

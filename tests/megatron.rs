@@ -3,9 +3,8 @@
 //! `scripts/megatron_oracle_to_fixture.py`); every value and every refusal must match. Then
 //! megatron-core's own test vectors (`tests/unit_tests/test_num_microbatches_calculator.py`) and
 //! runs of its calculators, written out by hand.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use dpcalc::calc::megatron::{self, Version};
 use dpcalc::calc::{Field, Framework, Level, Num, Output, Report};

@@ -8,7 +8,6 @@
 //! 1.15 `ParallelismConfig` under axolotl's `patch_parallelism_config` → `_get_mesh` → groups of
 //! `torch.arange(world).view(shape)`; there `dp` = world / (tp·cp·ep), the dp_replicate ×
 //! dp_shard axes. Lines starting with `#` are comments.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::mesh::{self, Axis, Mesh};
 use dpcalc::calc::{Field, Framework, RawInputs};

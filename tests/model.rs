@@ -1,7 +1,6 @@
 //! Parameter counts, DeepSpeed ZeRO model states and FLOPs per token against the values the
 //! frameworks' own code returned (tests/fixtures/model_*.json; each file's `_source` gives the
 //! function and the command that recorded it, see also tests/fixtures/README.md).
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::flops;
 use dpcalc::calc::memory::{zero2_model_states, zero3_model_states, ADDITIONAL_BUFFER_FACTOR};

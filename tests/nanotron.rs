@@ -4,9 +4,8 @@
 //! through `ParallelContext` (rank reshape included) to the dummy-data check (`nanotronhead-1`);
 //! every value and every message must match exactly. Where a required key is missing, the values
 //! are what nanotron's own properties compute from the keys given (see the fixture's comments).
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use dpcalc::calc::{Field, Level, Num, Output, Report};
 use dpcalc::query;

@@ -3,9 +3,8 @@
 //! every value must match exactly, type included, for the default link (0.19.0 main, 0.14.0 as
 //! `legacy_*`), for `version=0.14.0` (0.14.0 main, 0.19.0 as `legacy_*`) and for `version=0.18.0`
 //! (0.18.0 main, 0.14.0 as `legacy_*`). The format and the runner: `tests/common/mod.rs`.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 #[test]
 fn matches_axolotl_when_run() {

@@ -1,6 +1,5 @@
 //! The README stays true: every framework, release, URL parameter and output name the code
 //! knows is documented in it.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{Framework, Output};
 

@@ -5,7 +5,6 @@
 //! settled them are in `tests/fixtures/configs/real/README.md` and the `.expect` beside each file
 //! (which `tests/real_configs.rs` checks line by line); this file checks the reading itself
 //! against what bash passes (`tests/fixtures/shell/`) and what a `.expect` cannot say.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::import::{self, Imported};
 use dpcalc::calc::shell;

@@ -3,7 +3,6 @@
 //! frameworks one by one is checked against it: the first views' Cargo features and bins, their
 //! `src/bin/first-<id>.rs`, each framework's `BUILT` switch, `scripts/first.sh`'s list and
 //! `static/boot.js`'s.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::Framework;
 

@@ -20,9 +20,8 @@
 //!   empty (the same: false is their default);
 //! - with nothing left out and the cluster carried, the imported inputs compute the same values
 //!   for every output (and, with nothing derived, encode to the same link).
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use dpcalc::calc::export::export;
 use dpcalc::calc::field::{CLUSTER, THROUGHPUT};

@@ -1,6 +1,5 @@
 //! Tokens and time: the arithmetic of `calc::schedule`, checked against values worked by hand
 //! from the formulas (module documentation), through axolotl's compute.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::schedule::{self, human_count, human_duration};
 use dpcalc::calc::{Field, Framework, Level, Num, Output, RawInputs, Report};
