@@ -4,12 +4,8 @@
 //! `src/bin/first-<id>.rs`, each framework's `BUILT` switch, `scripts/first.sh`'s list and
 //! `static/boot.js`'s.
 
+use crate::common::files::read;
 use dpcalc::calc::Framework;
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 fn ids() -> Vec<&'static str> {
     Framework::ALL.iter().map(|f| f.id()).collect()

@@ -32,7 +32,6 @@ mod megatron;
 mod mesh;
 mod model;
 mod nanotron;
-mod oracle;
 mod properties;
 mod readme;
 mod real_configs;
