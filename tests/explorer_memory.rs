@@ -2,7 +2,6 @@
 //! for the current inputs on the device (`memory_on_device_bytes`), on the row's grid; the GPU's memory says which
 //! rows fit; the memory column sorts and the "only layouts that fit" filter keeps exactly the
 //! rows that fit.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::layout::{self, Explorer, SortKey};
 use dpcalc::calc::{view, Framework, Level, Num, Output, Report};

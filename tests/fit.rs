@@ -1,19 +1,11 @@
 //! The model, memory and compute stage as the page runs it: links with a model, a GPU and the
 //! frameworks' memory settings, against the values the frameworks' own code returned
 //! (tests/fixtures/model_*.json, see tests/fixtures/README.md for the commands).
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::files::fixture_json;
 use dpcalc::calc::{Level, Num, Output, Report};
 use dpcalc::query;
 use serde_json::Value;
-use std::path::Path;
-
-fn fixture(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 fn report(q: &str) -> Report {
     let r = query::decode(q).report();
@@ -39,7 +31,7 @@ fn float(r: &Report, o: Output) -> f64 {
 /// Every DeepSpeed estimator record, through an axolotl, HF and DeepSpeed link.
 #[test]
 fn zero_model_states_through_the_page_equal_deepspeed() {
-    let z = fixture("model_zero.json");
+    let z = fixture_json("model_zero.json");
     let mut n = 0;
     for rec in z["records"].as_array().unwrap() {
         let model = rec["model"].as_str().unwrap();
@@ -117,7 +109,7 @@ fn llama_70b_on_8_h100_with_axolotl_zero3() {
 /// recompute layer count); every run gives `--position-embedding-type rope`.
 #[test]
 fn megatron_theoretical_memory_through_the_page() {
-    let m = fixture("model_megatron.json");
+    let m = fixture_json("model_megatron.json");
     let mut n = 0;
     for rec in m["records"].as_array().unwrap() {
         let a = rec["inputs"].as_object().unwrap();
@@ -186,7 +178,7 @@ fn megatron_theoretical_memory_through_the_page() {
 /// tests/fixtures/model_megatron.json with its `command`.
 #[test]
 fn megatron_gpt_through_the_page_equals_megatrons_own_model() {
-    let m = fixture("model_megatron.json");
+    let m = fixture_json("model_megatron.json");
     let (mut accepted, mut refused) = (0, 0);
     for rec in m["records"].as_array().unwrap() {
         if rec.get("command").is_none() {
@@ -338,7 +330,7 @@ fn typed_models_and_bad_names() {
 /// refusals at the key they concern.
 #[test]
 fn lora_through_an_axolotl_link_equals_peft() {
-    let p = fixture("model_peft.json");
+    let p = fixture_json("model_peft.json");
     let mut counted = 0;
     let mut refused = 0;
     for rec in p["records"]
@@ -412,7 +404,7 @@ fn lora_through_an_axolotl_link_equals_peft() {
 fn a_pasted_config_json_fills_the_architecture() {
     use dpcalc::calc::import::model_config;
     use dpcalc::calc::{Field, Framework, RawInputs};
-    let p = fixture("model_presets.json");
+    let p = fixture_json("model_presets.json");
     let mut n = 0;
     for rec in p["presets"]
         .as_array()

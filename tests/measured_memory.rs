@@ -8,7 +8,6 @@
 //! the known misses (each with what the estimate does not count), which must stay outside; the
 //! README's table ("Memory against measured runs") is this test's table, row for row, with the
 //! misses and the records not estimated, each with its reason.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{Level, Num, Output, Report};
 use dpcalc::query;
@@ -376,8 +375,7 @@ fn every_record_is_within_its_tolerance() {
         misses.is_empty(),
         "outside the tolerance and not a known miss, or a known miss now within it: {misses:#?}\n{t}"
     );
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
+    let readme = crate::common::files::read("README.md");
     assert!(
         readme.contains(&t),
         "README.md's table differs from the test's; it should read:\n{t}"
