@@ -1,7 +1,7 @@
-//! The published-formula memory estimate (src/calc/estimate.rs) against the papers' own numbers:
-//! the ZeRO paper's worked example, Korthikanti et al.'s Table 2 rows at GPT-3 175B's shape, and
-//! monotonic properties over the presets.
-#![cfg(not(target_arch = "wasm32"))]
+//! The published-formula memory estimate (src/calc/estimate/) against the papers' own numbers:
+//! the ZeRO paper's worked example, Korthikanti et al.'s Table 2 rows at GPT-3 175B's shape (per
+//! tensor), the pipeline schedules' micro batches in flight, and monotonic properties over the
+//! presets, stage by stage.
 
 use dpcalc::calc::estimate::{
     estimate, in_flight, layer_bytes, layer_split, nearest_fit, stages, Change, Estimate, Params,

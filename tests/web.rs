@@ -768,8 +768,8 @@ async fn a_kept_key_becomes_an_input_when_its_framework_is_chosen() {
 }
 
 /// A newcomer's case: Llama-3.1-70B, 8 × H100, axolotl with ZeRO-3. The page shows
-/// the parameters, DeepSpeed's model states, the estimated memory per GPU with its parts against
-/// the GPU, the warning that it does not fit, the FLOPs by convention and, with an MFU, the time.
+/// the parameters, DeepSpeed's model states, the estimated memory per GPU with its parts and what
+/// the runtime adds on the device against the GPU, the warning that it does not fit, the FLOPs by convention and, with an MFU, the time.
 #[wasm_bindgen_test]
 async fn the_model_panel_answers_will_it_fit() {
     let page = mount("version=0.21.0&base_model=meta-llama/Llama-3.1-70B&gpu=h100-sxm&mfu=0.4&zero_optimization.stage=3&micro_batch_size=1&num_samples=1000&sequence_len=4096").await;
@@ -790,12 +790,16 @@ async fn the_model_panel_answers_will_it_fit() {
     .map(|o| page.value(o).unwrap().parse::<u128>().unwrap())
     .sum();
     assert_eq!(total, parts);
+    // on the device: the tensors plus the CUDA context and the communicators' buffers, the
+    // bar's fifth part
+    let device: u128 = page.value("memory_on_device_bytes").unwrap().parse().unwrap();
+    assert!(device > total);
     assert_eq!(
         page.root
             .query_selector_all(".membar rect.part")
             .unwrap()
             .length(),
-        4
+        5
     );
     let warning = page
         .q("[data-warning=\"memory\"]")
