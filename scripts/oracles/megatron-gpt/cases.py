@@ -78,6 +78,8 @@ CASES = [
      dict(G345, micro_batch_size=1, global_batch_size=10, pipeline_model_parallel_size=5)),
     ("gpt_345m_tp3_heads_not_divisible", 6,
      dict(G345, micro_batch_size=1, global_batch_size=12, tensor_model_parallel_size=3)),
+    ("gpt_345m_max_positions_below_seq_length", 8,
+     dict(G345, seq_length=2048, micro_batch_size=4, global_batch_size=256)),
     ("gpt_moe_8x_ep3_experts_not_divisible", 6,
      dict(G345, num_layers=12, micro_batch_size=1, global_batch_size=12, num_experts=8,
           moe_router_topk=2, expert_model_parallel_size=3)),
