@@ -308,6 +308,59 @@ fn megatron_refuses_heads_not_a_multiple_of_tp() {
     );
 }
 
+/// DeepSeek-V3's preset with config.json keys overridden in the link counts what transformers
+/// counts for its config.json with the same overrides (every DeepSeek-V3 variation of
+/// tests/fixtures/model_presets.json a link can state: `q_lora_rank: null` has no link form),
+/// under each framework's model key.
+#[test]
+fn deepseek_v3_overrides_through_a_link_equal_transformers() {
+    let f = fixture("model_presets.json");
+    let mut n = 0;
+    for rec in f["variations"].as_array().unwrap() {
+        if rec["base"] != "deepseek-ai/DeepSeek-V3" {
+            continue;
+        }
+        let overrides = rec["overrides"].as_object().unwrap();
+        if overrides.values().any(Value::is_null) {
+            continue;
+        }
+        let mut keys = String::new();
+        for (k, v) in overrides {
+            let k = if k == "n_routed_experts" {
+                "num_experts"
+            } else {
+                k
+            };
+            keys += &format!("&{k}={v}");
+        }
+        for prefix in [
+            "framework=axolotl&base_model=",
+            "framework=deepspeed&train_micro_batch_size_per_gpu=1&model=",
+            "framework=torchtitan&model=",
+        ] {
+            let q = format!("{prefix}deepseek-ai/DeepSeek-V3{keys}");
+            let r = query::decode(&q).report();
+            let o = &rec["outputs"];
+            for (out, key) in [
+                (Output::NumParameters, "num_parameters"),
+                (
+                    Output::NumParametersExcludeEmbeddings,
+                    "num_parameters_exclude_embeddings",
+                ),
+            ] {
+                assert_eq!(
+                    r.value(out),
+                    o[key].as_i64().map(|v| Num::Int(i128::from(v))),
+                    "{q}: {:?}",
+                    r.diags
+                );
+            }
+        }
+        n += 1;
+    }
+    assert_eq!(n, 15);
+}
+
 /// A model typed from scratch, an unknown preset and an unknown GPU: messages at their fields.
 #[test]
 fn typed_models_and_bad_names() {

@@ -147,7 +147,7 @@ fn names_configs_use_are_their_presets() {
 fn every_variation_equals_transformers_num_parameters() {
     let f = fixture("model_presets.json");
     let variations = f["variations"].as_array().unwrap();
-    assert_eq!(variations.len(), 27);
+    assert_eq!(variations.len(), 37);
     for rec in variations {
         let what = format!("{} {}", rec["base"], rec["overrides"]);
         let m = Model::from_config(&rec["config"]).unwrap_or_else(|| panic!("{what}"));

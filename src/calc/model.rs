@@ -276,6 +276,18 @@ impl Model {
         }
     }
 
+    /// Whether decoder layer `i` holds an MoE block: one with routed experts, or DeepSeek's past
+    /// `first_k_dense_replace` whatever its expert count (transformers' decoder layer decides by
+    /// the index alone: with `n_routed_experts` 0 the block keeps its shared experts and an empty
+    /// router).
+    fn moe_block(&self, i: u64) -> bool {
+        if self.model_type.is_deepseek() {
+            i >= self.first_k_dense_replace
+        } else {
+            self.is_moe_layer(i)
+        }
+    }
+
     /// The width of one routed expert (Megatron's `--moe-ffn-hidden-size` is its FFN size unless
     /// given).
     pub fn expert_intermediate_size(&self) -> u64 {
@@ -383,7 +395,7 @@ impl Model {
         let bias = u64::from(self.linear_bias);
         let up = self.up_projections();
         let mut routed_experts = 0;
-        if self.is_moe_layer(i) {
+        if self.moe_block(i) {
             let f = self.expert_intermediate_size();
             let e = self.num_experts;
             modules.push(sum(&[mul(&[e, h]), mul(&[bias, e])])); // router gate

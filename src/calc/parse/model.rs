@@ -330,7 +330,8 @@ fn resolve_into(
             return None;
         }
     }
-    if m.num_attention_heads % m.num_key_value_heads != 0 {
+    // (multi-latent attention has no key/value heads of its own)
+    if !m.is_mla() && m.num_attention_heads % m.num_key_value_heads != 0 {
         let f = field_of(spec, "num_key_value_heads").unwrap_or(key);
         report.diag(
             f,
