@@ -244,6 +244,10 @@ pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
         ),
         Output::WarmupSteps => ("Warmup (optimizer steps)", "lr_warmup_steps ÷ batch"),
         Output::TokensPerStep => ("Token slots per step", "global batch × seq_length"),
+        Output::NumParameters => (
+            "Parameters (Megatron's GPTModel; a preset's: transformers num_parameters())",
+            "num_parameters",
+        ),
         _ => return None,
     })
 }
