@@ -177,6 +177,7 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::Swiglu,
             Field::DisableBiasLinear,
             Field::Normalization,
+            Field::QkLayernorm,
             Field::PositionEmbeddingType,
             Field::MaxPositionEmbeddings,
             Field::UntieEmbeddingsAndOutputWeights,
