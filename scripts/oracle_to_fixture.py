@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Turns results of running axolotl's own code (0.19.0, 0.14.0 and optionally 0.18.0, see
-tests/oracle.txt's header) into the fixtures tests/oracle.rs checks. Usage:
+tests/oracle.txt's header) into the fixtures tests/axolotl.rs checks. Usage:
     scripts/oracle_to_fixture.py CASES.json RESULTS_19.json RESULTS_14.json [RESULTS_18.json] > tests/oracle.txt
 Every case gives a line per release: the default link (0.19.0's values as the main outputs, 0.14.0's
 as the legacy_* comparison), version=0.14.0 (0.14.0 main, 0.19.0 as legacy_*) and, with RESULTS_18,

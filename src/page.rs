@@ -58,6 +58,42 @@ pub fn value_row(
     }
 }
 
+/// The memory of each pipeline stage (`memory_by_stage_bytes`: the bytes, comma-separated,
+/// first stage first), shown as the first and the last stage and how they differ; `None`
+/// without pipeline parallelism or an estimate.
+pub fn stage_memory_row(report: &Report) -> Option<ValueRow> {
+    let stages = &report.memory_by_stage;
+    let (&first, &last) = (stages.first()?, stages.last()?);
+    if stages.len() < 2 {
+        return None;
+    }
+    let gib = crate::calc::fit::gib;
+    let diff = if last >= first {
+        format!("the last {} more", gib(last - first))
+    } else {
+        format!("the last {} less", gib(first - last))
+    };
+    Some(ValueRow {
+        output: "memory_by_stage_bytes",
+        label: "Memory by pipeline stage",
+        config_name: "memory_by_stage_bytes",
+        raw: Some(
+            stages
+                .iter()
+                .map(u128::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        shown: format!(
+            "first stage {}, last stage {} ({diff}; {} stages)",
+            gib(first),
+            gib(last),
+            stages.len()
+        ),
+        needs: None,
+    })
+}
+
 /// The row of `output` with what it needs when it has no value, or `None` when the page does
 /// not show it (`guide::applies`: a feature the link does not use).
 pub fn row(

@@ -2,7 +2,6 @@
 //! modules of lower layers (so there is no import circle), the frameworks never reach the
 //! registry or the machinery, no module of the core or the state imports a web crate, and no
 //! code outside the registry names a framework.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::Framework;
 use std::collections::BTreeSet;

@@ -1,11 +1,19 @@
-//! axolotl 0.19.0 and 0.14.0 against axolotl's own test vectors (PR #3462's
+//! dpcalc against axolotl's own code: `tests/fixtures/axolotl.txt` records what axolotl 0.14.0,
+//! 0.18.0, 0.19.0, 0.20.0 and 0.21.0 computed when run (see its `# command` lines and
+//! `scripts/oracle_to_fixture.py`); every value must match exactly, type included, for the link
+//! without a release (0.19.0 main, 0.14.0 as `legacy_*`), for `version=0.14.0` (0.14.0 main, 0.19.0
+//! as `legacy_*`), for `version=0.18.0` (0.18.0 main, 0.14.0 as `legacy_*`) and for
+//! `version=0.20.0` and `version=0.21.0`. The format and the runner: `tests/common/mod.rs`.
+//!
+//! Then axolotl 0.19.0 and 0.14.0 against axolotl's own test vectors (PR #3462's
 //! `tests/test_tensor_parallel_batch_size.py`, PR #3444's
 //! `tests/test_context_parallel_batch_size.py`), against what its released code
 //! (`normalize_config`, `calculate_total_num_steps`, the batch-field validators) computed when run
 //! on the same inputs, and against boundaries of every rounding rule.
-#![cfg(not(target_arch = "wasm32"))]
 
-use dpcalc::calc::{axolotl, Field, Level, Num, Output, RawInputs, Report};
+use crate::common;
+use crate::common::report::{errors_at, messages_at, raw};
+use dpcalc::calc::{axolotl, Field, Level, Output, RawInputs, Report};
 
 fn run(pairs: &[(&str, &str)]) -> Report {
     let raw = RawInputs::from_pairs(
@@ -16,26 +24,38 @@ fn run(pairs: &[(&str, &str)]) -> Report {
     axolotl::compute(&raw)
 }
 
-fn raw(r: &Report, o: Output) -> Option<String> {
-    r.value(o).map(Num::raw)
-}
-
 fn v(r: &Report, o: Output) -> String {
     raw(r, o).unwrap_or_else(|| panic!("{} has no value; diags: {:#?}", o.name(), r.diags))
 }
 
-fn errors_at(r: &Report, f: Field) -> Vec<String> {
-    r.diags_for(f)
-        .filter(|d| d.level == Level::Error)
-        .map(|d| d.message.clone())
-        .collect()
-}
-
-fn warnings_at(r: &Report, f: Field) -> Vec<String> {
-    r.diags_for(f)
-        .filter(|d| d.level == Level::Warning)
-        .map(|d| d.message.clone())
-        .collect()
+#[test]
+fn matches_axolotl_when_run() {
+    // axolotl-1: the first oracle run; axolotl-boundaries: cases added near the boundaries
+    // between the releases (world_size 1 with tp/cp, non-divisible world sizes, packed × cp × tp,
+    // max_steps caps, warmup and save/eval from 0.14.0's step counts); axolotl-0.21 / axolotl-0.20 /
+    // axolotl-0.14: the runs of 0.21.0, 0.20.0 and 0.14.0 for the new releases (context
+    // parallelism's attention rule, expert parallelism, the dp axes, DeepSpeed with CP, and
+    // 0.14.0's max_steps cap).
+    common::run(&common::Oracle {
+        file: "axolotl.txt",
+        text: include_str!("fixtures/axolotl.txt"),
+        framework: "axolotl",
+        minimums: &[
+            ("", 554, 4233),
+            ("axolotl-1", 345, 2832),
+            ("axolotl-boundaries", 60, 481),
+            ("axolotl-0.21", 99, 610),
+            ("axolotl-0.20", 45, 275),
+            ("axolotl-0.14", 5, 35),
+            ("0.21.0", 99, 610),
+            ("0.20.0", 45, 275),
+            ("0.19.0", 135, 1120),
+            ("0.18.0", 135, 1086),
+            ("0.14.0", 140, 1142),
+        ],
+        stop_marks: &[],
+        known: &[],
+    });
 }
 
 // ---- the seed tables: PR #3462 (tp) and PR #3444 (cp) -----------------------------------------
@@ -243,7 +263,7 @@ fn batch_size_with_micro_batch_size_keeps_ga_one() {
     assert_eq!(v(&r, Output::GradientAccumulationSteps), "1");
     assert_eq!(v(&r, Output::GlobalBatchSize), "64");
     assert_eq!(v(&r, Output::TotalNumSteps), "16");
-    let w = warnings_at(&r, Field::BatchSize).join(" ");
+    let w = messages_at(&r, Field::BatchSize, Level::Warning).join(" ");
     assert!(w.contains("gradient_accumulation_steps: 8"), "{w}");
     assert_eq!(v(&r, Output::LegacyGlobalBatchSize), "64");
 }
@@ -285,7 +305,7 @@ fn zero_batch_fields() {
     // tp 0 is 1 to axolotl's validators
     let r = run(&[("world_size", "4"), ("tensor_parallel_size", "0")]);
     assert_eq!(v(&r, Output::DpWorldSize), "4");
-    assert!(!warnings_at(&r, Field::TensorParallelSize).is_empty());
+    assert!(!messages_at(&r, Field::TensorParallelSize, Level::Warning).is_empty());
 }
 
 // ---- epochs, fractional epochs, max_steps -----------------------------------------------------
@@ -352,7 +372,7 @@ fn max_steps_min_and_trainer() {
     let r = run(&p);
     assert_eq!(v(&r, Output::TotalNumSteps), "32");
     assert_eq!(v(&r, Output::MaxSteps), "100");
-    let w = warnings_at(&r, Field::MaxSteps).join(" ");
+    let w = messages_at(&r, Field::MaxSteps, Level::Warning).join(" ");
     assert!(w.contains("3.20 epochs"), "{w}");
 }
 
@@ -445,7 +465,7 @@ fn min_with_max_steps_keeps_type() {
 fn packing_without_estimate_asks_for_it() {
     let r = run(&[("sample_packing", "true"), ("num_samples", "1000")]);
     assert_eq!(raw(&r, Output::TotalNumSteps), None);
-    assert!(!warnings_at(&r, Field::SamplePackingEffEst).is_empty());
+    assert!(!messages_at(&r, Field::SamplePackingEffEst, Level::Warning).is_empty());
     assert!(raw(&r, Output::GlobalBatchSize).is_some());
 }
 
@@ -526,13 +546,14 @@ fn save_and_eval_steps() {
     // evals without an eval split are ignored
     let r = one_gpu_steps(1000, &[("evals_per_epoch", "4")]);
     assert_eq!(raw(&r, Output::EvalSteps), None);
-    assert!(!warnings_at(&r, Field::EvalsPerEpoch).is_empty());
+    assert!(!messages_at(&r, Field::EvalsPerEpoch, Level::Warning).is_empty());
     // exactly 1: left unset
     let r = one_gpu_steps(1000, &[("saves_per_epoch", "1")]);
     assert_eq!(raw(&r, Output::SaveSteps), None);
     // above 1: axolotl's warning
     let r = one_gpu_steps(1000, &[("saves_per_epoch", "1"), ("num_epochs", "0.25")]);
-    assert!(warnings_at(&r, Field::SavesPerEpoch)[0].contains("Invalid value for save_steps (4.0)"));
+    assert!(messages_at(&r, Field::SavesPerEpoch, Level::Warning)[0]
+        .contains("Invalid value for save_steps (4.0)"));
 }
 
 // ---- cluster shape and hostile values ---------------------------------------------------------
@@ -617,13 +638,6 @@ fn run14(pairs: &[(&str, &str)]) -> Report {
     run_release("0.14.0", pairs)
 }
 
-fn notes_at(r: &Report, f: Field) -> Vec<String> {
-    r.diags_for(f)
-        .filter(|d| d.level == Level::Note)
-        .map(|d| d.message.clone())
-        .collect()
-}
-
 #[test]
 fn releases_are_real_choices() {
     let ids: Vec<&str> = axolotl::RELEASES.iter().map(|r| r.id).collect();
@@ -706,7 +720,7 @@ fn steps_times_cp_tp_under_014() {
             } else {
                 Field::ContextParallelSize
             };
-            let n = notes_at(&r, at).join(" ");
+            let n = messages_at(&r, at, Level::Note).join(" ");
             assert!(n.contains("counts each sample"), "{n}");
         }
     }
@@ -817,14 +831,14 @@ fn cp_message_is_the_releases_own() {
         ("micro_batch_size", "1"),
         ("gradient_accumulation_steps", "4"),
     ];
-    let n14 = notes_at(&run14(&pairs), Field::ContextParallelSize).join(" ");
+    let n14 = messages_at(&run14(&pairs), Field::ContextParallelSize, Level::Note).join(" ");
     assert!(
         n14.contains(
             "\u{201c}flash_attention: true must be set with context_parallel_size > 1\u{201d}"
         ),
         "{n14}"
     );
-    let n19 = notes_at(&run(&pairs), Field::ContextParallelSize).join(" ");
+    let n19 = messages_at(&run(&pairs), Field::ContextParallelSize, Level::Note).join(" ");
     assert!(
         n19.contains("context_parallel_size > 1 requires attn_implementation: flash_attention_2."),
         "{n19}"
@@ -1013,7 +1027,7 @@ fn release_018_has_019s_math_and_014s_count_rule() {
             ("micro_batch_size", "1"),
         ],
     );
-    let n = notes_at(&r, Field::ContextParallelSize).join(" ");
+    let n = messages_at(&r, Field::ContextParallelSize, Level::Note).join(" ");
     assert!(
         n.contains("\u{201c}context_parallel_size > 1 requires flash attention (attn_implementation: flash_attention_2 or flash_attention_3).\u{201d}"),
         "{n}"

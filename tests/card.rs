@@ -1,8 +1,8 @@
 //! The summary card (src/calc/card.rs): well-formed, self-contained SVG for every framework, every
 //! text escaped (a link's values are anyone's text), the values the report's, both themes'
 //! colours, texts cut to fit, and the download URL and Markdown snippet around it.
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::report::urlencode;
 use dpcalc::calc::card::{self, COLOURS, DATA_URL_PREFIX, FILE_NAME, HEIGHT, WIDTH};
 use dpcalc::calc::{fit, Framework, Level, Num, Output, Report};
 use dpcalc::query::{self, Link};
@@ -432,7 +432,7 @@ fn a_model_adds_its_memory_per_gpu_and_whether_it_fits() {
             Some(Num::Int(v)) => v as u128,
             other => panic!("{q}: {o:?} {other:?}"),
         };
-        let total = bytes(Output::MemoryPerGpuBytes);
+        let total = bytes(Output::MemoryOnDeviceBytes);
         let cap = bytes(Output::GpuMemoryBytes);
         assert_eq!(total <= cap, fits, "{q}: the case fits as expected");
         let texts = root.texts();
@@ -488,18 +488,6 @@ fn hostile_values_are_escaped_text() {
     let preview = card::preview(l.framework, l.release().id, &l.inputs, &report, &url);
     let p = parse(&preview).unwrap();
     assert_eq!(p.texts(), texts);
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 #[test]

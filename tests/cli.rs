@@ -2,9 +2,8 @@
 //! gives exactly the page's values (the same core, read through the page's link decoder), every
 //! config fixture gives what the page's Import and report give, and bad inputs give exit 2 with
 //! the file (and line) named, or the field's error, never a panic.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common::{self, files};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output as Run, Stdio};
@@ -101,7 +100,21 @@ fn differences(run: &Run, report: &dpcalc::calc::Report) -> Vec<String> {
             ));
         }
     }
-    if let Some((n, _)) = tokens.iter().find(|(n, _)| Output::from_name(n).is_none()) {
+    // the one list of the contract: each pipeline stage's memory, comma-separated
+    let stages: Vec<String> = report.memory_by_stage.iter().map(u128::to_string).collect();
+    let have = tokens
+        .iter()
+        .find(|(n, _)| n == "memory_by_stage_bytes")
+        .map(|(_, t)| t.trim_matches('"').to_string());
+    if have != (!stages.is_empty()).then(|| stages.join(",")) {
+        diffs.push(format!(
+            "memory_by_stage_bytes: page {stages:?}, dpcalc check {have:?}"
+        ));
+    }
+    if let Some((n, _)) = tokens
+        .iter()
+        .find(|(n, _)| Output::from_name(n).is_none() && n != "memory_by_stage_bytes")
+    {
         diffs.push(format!("{n}: not an output name"));
     }
     diffs
@@ -175,15 +188,11 @@ fn same_as_the_page(queries: &[(String, String)]) {
 
 #[test]
 fn every_link_of_links_txt_gives_the_pages_values() {
-    let text = include_str!("links.txt");
-    let queries: Vec<(String, String)> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.starts_with('#') && l.contains("=>"))
-        .map(|(i, l)| {
-            let q = l.split("=>").next().unwrap_or_default().trim();
+    let queries: Vec<(String, String)> = files::links()
+        .into_iter()
+        .map(|(line, q)| {
             (
-                format!("links.txt:{}", i + 1),
+                format!("links.txt:{line}"),
                 q.trim_start_matches('?').to_string(),
             )
         })

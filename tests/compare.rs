@@ -1,5 +1,4 @@
 //! The compare view: one intent, every framework, by its own rules.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::compare::compare;
 use dpcalc::calc::{Framework, Num, Output};

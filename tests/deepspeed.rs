@@ -4,28 +4,11 @@
 //! (the fixture's `deepspeed-1` command); every value and every refusal must match exactly. Also
 //! `_set_batch_related_parameters`' table run on its own and DeepSpeed's own unit-test tuples
 //! (`tests/unit/runtime/test_ds_config_dict.py::TestBatchConfig`).
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
+use crate::common::report::{errors, raw, report_of};
 
-use dpcalc::calc::{Field, Level, Num, Output, Report};
-use dpcalc::query;
-
-fn compute(q: &str) -> Report {
-    query::decode(q).report()
-}
-
-fn value(r: &Report, o: Output) -> Option<String> {
-    r.value(o).map(Num::raw)
-}
-
-fn errors(r: &Report) -> Vec<&str> {
-    r.diags
-        .iter()
-        .filter(|d| d.level == Level::Error)
-        .map(|d| d.message.as_str())
-        .collect()
-}
+use dpcalc::calc::{Field, Level, Output};
 
 #[test]
 fn matches_deepspeed_when_run() {
@@ -43,11 +26,11 @@ fn matches_deepspeed_when_run() {
 
 /// `(train, micro, ga)` as dpcalc derives them.
 fn triple(q: &str) -> (Option<String>, Option<String>, Option<String>) {
-    let r = compute(&format!("framework=deepspeed&{q}"));
+    let r = report_of(&format!("framework=deepspeed&{q}"));
     (
-        value(&r, Output::TrainBatchSize),
-        value(&r, Output::TrainMicroBatchSizePerGpu),
-        value(&r, Output::GradientAccumulationSteps),
+        raw(&r, Output::TrainBatchSize),
+        raw(&r, Output::TrainMicroBatchSizePerGpu),
+        raw(&r, Output::GradientAccumulationSteps),
     )
 }
 
@@ -56,8 +39,8 @@ fn s(v: &str) -> Option<String> {
 }
 
 fn error_text(q: &str) -> Vec<String> {
-    let r = compute(&format!("framework=deepspeed&{q}"));
-    errors(&r).into_iter().map(str::to_string).collect()
+    let r = report_of(&format!("framework=deepspeed&{q}"));
+    errors(&r)
 }
 
 #[test]
@@ -121,12 +104,12 @@ fn spec_section_3_vectors() {
 
 #[test]
 fn fractional_world_size_under_ulysses() {
-    let r = compute("framework=deepspeed&world_size=8&sequence_parallel_size=3&train_batch_size=32&train_micro_batch_size_per_gpu=2");
+    let r = report_of("framework=deepspeed&world_size=8&sequence_parallel_size=3&train_batch_size=32&train_micro_batch_size_per_gpu=2");
     assert_eq!(
-        value(&r, Output::BatchCheckWorldSize),
+        raw(&r, Output::BatchCheckWorldSize),
         s("2.6666666666666665")
     );
-    assert_eq!(value(&r, Output::GradientAccumulationSteps), s("6.0"));
+    assert_eq!(raw(&r, Output::GradientAccumulationSteps), s("6.0"));
     // the Ulysses groups cannot be built: exact text of initialize_sequence_parallel
     assert!(errors(&r).iter().any(|m| m
         .contains("RuntimeError: world_size (8) is not divisible by sequence_parallel_size 3)")));
@@ -137,24 +120,24 @@ fn fractional_world_size_under_ulysses() {
         "{e:?}"
     );
     // divisible: still a float world size, integer replicas
-    let r = compute("framework=deepspeed&world_size=8&sequence_parallel_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=4");
-    assert_eq!(value(&r, Output::BatchCheckWorldSize), s("4.0"));
-    assert_eq!(value(&r, Output::GradientAccumulationSteps), s("2.0"));
-    assert_eq!(value(&r, Output::DpWorldSize), s("4"));
+    let r = report_of("framework=deepspeed&world_size=8&sequence_parallel_size=2&train_batch_size=32&train_micro_batch_size_per_gpu=4");
+    assert_eq!(raw(&r, Output::BatchCheckWorldSize), s("4.0"));
+    assert_eq!(raw(&r, Output::GradientAccumulationSteps), s("2.0"));
+    assert_eq!(raw(&r, Output::DpWorldSize), s("4"));
     assert!(errors(&r).is_empty(), "{:?}", errors(&r));
 }
 
 #[test]
 fn autotp_counts_the_batch_per_tp_rank() {
-    let r = compute("framework=deepspeed&world_size=8&autotp_size=2&train_micro_batch_size_per_gpu=4&gradient_accumulation_steps=2&num_samples=1000");
-    assert_eq!(value(&r, Output::TrainBatchSize), s("64"));
-    assert_eq!(value(&r, Output::BatchCheckWorldSize), s("8"));
-    assert_eq!(value(&r, Output::DpWorldSize), s("4"));
+    let r = report_of("framework=deepspeed&world_size=8&autotp_size=2&train_micro_batch_size_per_gpu=4&gradient_accumulation_steps=2&num_samples=1000");
+    assert_eq!(raw(&r, Output::TrainBatchSize), s("64"));
+    assert_eq!(raw(&r, Output::BatchCheckWorldSize), s("8"));
+    assert_eq!(raw(&r, Output::DpWorldSize), s("4"));
     // 4 × 2 × 4 samples per optimizer step, independently: the TP pair shares its samples
-    assert_eq!(value(&r, Output::GlobalBatchSize), s("32"));
+    assert_eq!(raw(&r, Output::GlobalBatchSize), s("32"));
     // ceil(ceil(1000/4)/4) = 63 micro batches; 63 // 2 = 31 steps
-    assert_eq!(value(&r, Output::MicroBatchesPerEpoch), s("63"));
-    assert_eq!(value(&r, Output::MaxSteps), s("31"));
+    assert_eq!(raw(&r, Output::MicroBatchesPerEpoch), s("63"));
+    assert_eq!(raw(&r, Output::MaxSteps), s("31"));
     assert!(r
         .diags_for(Field::AutotpSize)
         .any(|d| d.level == Level::Warning && d.message.contains("per TP rank")));
@@ -169,22 +152,22 @@ fn autotp_counts_the_batch_per_tp_rank() {
 #[test]
 fn steps_carry_across_epochs_and_need_whole_epochs() {
     // 100 rows, dp 4 → 25 per rank → ceil(25/2) = 13 micro batches; 3 epochs → 39 // 3 = 13 steps
-    let r = compute("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2&gradient_accumulation_steps=3&num_samples=100&num_epochs=3");
-    assert_eq!(value(&r, Output::MicroBatchesPerEpoch), s("13"));
-    assert_eq!(value(&r, Output::MaxSteps), s("13"));
+    let r = report_of("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2&gradient_accumulation_steps=3&num_samples=100&num_epochs=3");
+    assert_eq!(raw(&r, Output::MicroBatchesPerEpoch), s("13"));
+    assert_eq!(raw(&r, Output::MaxSteps), s("13"));
     // 13 is not a multiple of 3: no single per-epoch count
-    assert_eq!(value(&r, Output::StepsPerEpoch), None);
-    let r = compute("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2&num_samples=100&num_epochs=1.5");
+    assert_eq!(raw(&r, Output::StepsPerEpoch), None);
+    let r = report_of("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2&num_samples=100&num_epochs=1.5");
     assert_eq!(
         r.diags_for(Field::NumEpochs)
             .filter(|d| d.level == Level::Error)
             .count(),
         1
     );
-    assert_eq!(value(&r, Output::MaxSteps), None);
+    assert_eq!(raw(&r, Output::MaxSteps), None);
     // without rows: a hint, no steps
-    let r = compute("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2");
-    assert_eq!(value(&r, Output::MaxSteps), None);
+    let r = report_of("framework=deepspeed&world_size=4&train_micro_batch_size_per_gpu=2");
+    assert_eq!(raw(&r, Output::MaxSteps), None);
     assert!(r
         .diags_for(Field::NumSamples)
         .any(|d| d.level == Level::Hint));
@@ -216,7 +199,7 @@ fn zero_and_fixes() {
 /// the oracle recorded them), the field, and dpcalc's fix.
 #[test]
 fn a_refusal_is_data() {
-    let r = compute(
+    let r = report_of(
         "framework=deepspeed&world_size=2&train_batch_size=33&train_micro_batch_size_per_gpu=17&gradient_accumulation_steps=2",
     );
     let d = r
@@ -243,7 +226,7 @@ fn a_refusal_is_data() {
         "framework=deepspeed&world_size=8&sequence_parallel_size=0&train_batch_size=8",
         "framework=deepspeed&world_size=8&train_batch_size=4&gradient_accumulation_steps=1",
     ] {
-        let r = compute(q);
+        let r = report_of(q);
         let e: Vec<_> = r.diags.iter().filter(|d| d.level == Level::Error).collect();
         assert!(!e.is_empty(), "{q}");
         for d in e {

@@ -1,8 +1,8 @@
 //! Every field of every framework at every release: a bad value, and a key given twice, is
 //! exactly one error at that field (never none, never two: the framework rules and the model
 //! stage read some keys both), and nothing panics.
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::report::urlencode;
 use dpcalc::calc::{Framework, Kind, Level};
 use dpcalc::query;
 #[test]
@@ -52,15 +52,4 @@ fn every_field_of_every_framework() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-}
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b == b'.' || b == b'-' {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }

@@ -1,8 +1,7 @@
 //! The layout explorer as a planner: each row's memory per GPU is the estimate the report makes
-//! for the current inputs (`memory_per_gpu_bytes`), on the row's grid; the GPU's memory says which
+//! for the current inputs on the device (`memory_on_device_bytes`), on the row's grid; the GPU's memory says which
 //! rows fit; the memory column sorts and the "only layouts that fit" filter keeps exactly the
 //! rows that fit.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::layout::{self, Explorer, SortKey};
 use dpcalc::calc::{view, Framework, Level, Num, Output, Report};
@@ -24,9 +23,9 @@ fn explore(q: &str) -> (Explorer, Report) {
 }
 
 fn memory(q: &str, r: &Report) -> u128 {
-    match r.value(Output::MemoryPerGpuBytes) {
+    match r.value(Output::MemoryOnDeviceBytes) {
         Some(Num::Int(v)) => v as u128,
-        other => panic!("{q}: no memory_per_gpu_bytes: {other:?} {:?}", r.diags),
+        other => panic!("{q}: no memory_on_device_bytes: {other:?} {:?}", r.diags),
     }
 }
 

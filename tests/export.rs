@@ -6,7 +6,6 @@
 //! axolotl is exported from its real report; the other frameworks from their RawInputs, so these
 //! tests do not depend on the other modules' numbers (the derived values are unit-tested with
 //! hand-made reports in src/calc/export.rs).
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::export::{export, float_lit, Export};
 use dpcalc::calc::import::{import, import_as, NOT_A_CONFIG};

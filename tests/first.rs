@@ -2,7 +2,6 @@
 //! every field with its text and messages, the embedded and read-only layouts, and nothing from a
 //! link read as HTML. (That it equals the Yew app's page is the end-to-end test
 //! `tests/e2e/first.mjs`, for every link of `tests/links.txt`.)
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::card::escape as esc;
 use dpcalc::calc::guide;

@@ -1,19 +1,11 @@
 //! The model, memory and compute stage as the page runs it: links with a model, a GPU and the
 //! frameworks' memory settings, against the values the frameworks' own code returned
 //! (tests/fixtures/model_*.json, see tests/fixtures/README.md for the commands).
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::files::fixture_json;
 use dpcalc::calc::{Level, Num, Output, Report};
 use dpcalc::query;
 use serde_json::Value;
-use std::path::Path;
-
-fn fixture(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 fn report(q: &str) -> Report {
     let r = query::decode(q).report();
@@ -39,7 +31,7 @@ fn float(r: &Report, o: Output) -> f64 {
 /// Every DeepSpeed estimator record, through an axolotl, HF and DeepSpeed link.
 #[test]
 fn zero_model_states_through_the_page_equal_deepspeed() {
-    let z = fixture("model_zero.json");
+    let z = fixture_json("model_zero.json");
     let mut n = 0;
     for rec in z["records"].as_array().unwrap() {
         let model = rec["model"].as_str().unwrap();
@@ -117,7 +109,7 @@ fn llama_70b_on_8_h100_with_axolotl_zero3() {
 /// run gives `--position-embedding-type rope`.
 #[test]
 fn megatron_theoretical_memory_through_the_page() {
-    let m = fixture("model_megatron.json");
+    let m = fixture_json("model_megatron.json");
     let mut n = 0;
     for rec in m["records"].as_array().unwrap() {
         let a = rec["inputs"].as_object().unwrap();
@@ -185,7 +177,7 @@ fn megatron_theoretical_memory_through_the_page() {
 /// tests/fixtures/model_megatron.json with its `command`.
 #[test]
 fn megatron_gpt_through_the_page_equals_megatrons_own_model() {
-    let m = fixture("model_megatron.json");
+    let m = fixture_json("model_megatron.json");
     let (mut accepted, mut refused) = (0, 0);
     for rec in m["records"].as_array().unwrap() {
         if rec.get("command").is_none() {
@@ -313,7 +305,7 @@ fn megatron_refuses_heads_not_a_multiple_of_tp() {
 /// under each framework's model key.
 #[test]
 fn deepseek_v3_overrides_through_a_link_equal_transformers() {
-    let f = fixture("model_presets.json");
+    let f = fixture_json("model_presets.json");
     let mut n = 0;
     for rec in f["variations"].as_array().unwrap() {
         if rec["base"] != "deepseek-ai/DeepSeek-V3" {
@@ -390,7 +382,7 @@ fn typed_models_and_bad_names() {
 /// refusals at the key they concern.
 #[test]
 fn lora_through_an_axolotl_link_equals_peft() {
-    let p = fixture("model_peft.json");
+    let p = fixture_json("model_peft.json");
     let mut counted = 0;
     let mut refused = 0;
     for rec in p["records"]
@@ -464,7 +456,7 @@ fn lora_through_an_axolotl_link_equals_peft() {
 fn a_pasted_config_json_fills_the_architecture() {
     use dpcalc::calc::import::model_config;
     use dpcalc::calc::{Field, Framework, RawInputs};
-    let p = fixture("model_presets.json");
+    let p = fixture_json("model_presets.json");
     let mut n = 0;
     for rec in p["presets"]
         .as_array()
@@ -820,4 +812,57 @@ fn the_same_architecture_under_every_frameworks_keys() {
         n("framework=torchtitan&model=llama3/8B&world_size=8&local_batch_size=1"),
         want
     );
+}
+
+/// Under pipeline parallelism the memory is per stage: one entry per stage, the largest is
+/// `memory_per_gpu_bytes`; the first stage holds the most micro batches in flight under 1F1B;
+/// interleaving (Megatron's virtual stages) holds more; hidden dropout's masks and recompute's
+/// group size are read; Megatron's own estimator sees the virtual stages too.
+#[test]
+fn memory_by_pipeline_stage() {
+    let base = "framework=megatron&world_size=32&tensor_model_parallel_size=2&pipeline_model_parallel_size=4&micro_batch_size=1&global_batch_size=128&model=meta-llama/Llama-3.1-8B&swiglu=true&seq_length=4096&gpu=h100-sxm&use_distributed_optimizer=true&recompute_granularity=selective&sequence_parallel=true";
+    let plain = report(base);
+    let stages = &plain.memory_by_stage;
+    assert_eq!(stages.len(), 4);
+    assert_eq!(
+        int(&plain, Output::MemoryPerGpuBytes) as u128,
+        *stages.iter().max().unwrap()
+    );
+    // rank 0 holds 4 micro batches, rank 3 one (plus the loss): the first stage is the largest
+    assert!(stages[0] > stages[1] && stages[1] > stages[2], "{stages:?}");
+    let inter = report(&format!("{base}&num_layers_per_virtual_pipeline_stage=2"));
+    assert_eq!(inter.memory_by_stage.len(), 4);
+    assert!(inter.memory_by_stage[0] > stages[0]);
+    // Megatron's report_theoretical_memory applies its interleaving penalty
+    assert!(float(&inter, Output::ActivationMemoryMb) > float(&plain, Output::ActivationMemoryMb));
+    let same = report(&format!("{base}&num_virtual_stages_per_pipeline_rank=4"));
+    assert_eq!(same.memory_by_stage, inter.memory_by_stage);
+    // not a whole number of virtual stages: said at the field, plain 1F1B estimated
+    let odd = query::decode(&format!("{base}&num_layers_per_virtual_pipeline_stage=3")).report();
+    assert!(odd
+        .diags
+        .iter()
+        .any(|d| d.field == dpcalc::calc::Field::NumLayersPerVirtualPipelineStage));
+    assert_eq!(&odd.memory_by_stage, stages);
+    // no dropout: no masks
+    let dry = report(&format!("{base}&hidden_dropout=0"));
+    assert!(dry.memory_by_stage[0] < stages[0]);
+    // full recompute: uniform groups of n layers keep a checkpoint per group and recompute one
+    // group; block recomputes only the first n layers of each stage and keeps the rest whole
+    let full = |method: &str, n: u32| {
+        report(&format!(
+            "{}&recompute_granularity=full&recompute_method={method}&recompute_num_layers={n}",
+            base.replace("&recompute_granularity=selective", "")
+        ))
+        .memory_by_stage[0]
+    };
+    assert!(full("block", 2) > full("uniform", 1));
+    assert!(full("block", 8) == full("uniform", 1));
+    assert_ne!(full("uniform", 2), full("uniform", 1));
+    // one stage: no list
+    let one = report(&base.replace(
+        "pipeline_model_parallel_size=4",
+        "pipeline_model_parallel_size=1",
+    ));
+    assert!(one.memory_by_stage.is_empty());
 }

@@ -1,8 +1,7 @@
 //! One-click fixes (`calc::fixes`): every fix offered for a refused link, applied, removes the
 //! error at its field; a valid link gets none; hostile values never panic and stay bounded.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,7 @@
 //! computed needs (`calc::guide::needs`), the summary, when the other release's comparison is
 //! shown, and the one-click examples (complete links that compute without errors).
 
+use crate::common::files;
 use dpcalc::calc::guide::{self, Missing};
 use dpcalc::calc::{view, Field, Framework, Level, Output, RawInputs};
 use dpcalc::query;
@@ -318,13 +319,7 @@ fn every_page() -> Vec<(String, dpcalc::state::State)> {
         .iter()
         .flat_map(|&fw| fw.releases().iter().map(move |r| (fw, r.id)))
         .map(|(fw, r)| format!("framework={}&version={r}", fw.id()))
-        .chain(
-            std::fs::read_to_string("tests/links.txt")
-                .unwrap()
-                .lines()
-                .filter(|l| !l.starts_with('#') && l.contains("=>"))
-                .map(|l| l.split("  =>").next().unwrap().trim().to_string()),
-        )
+        .chain(files::links().into_iter().map(|(_, q)| q))
         .map(|q| (q.clone(), dpcalc::state::State::from_query(&q)))
         .collect();
     // a ramp-up (megatron-core 0.16.1) and a step schedule (head), for their own outputs

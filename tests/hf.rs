@@ -6,9 +6,9 @@
 //! `Trainer.set_initial_training_values`, `get_total_train_batch_size`, `get_warmup_steps`,
 //! `TrainerState.compute_steps`, `TrainingArguments` and `ParallelismConfig` validation), plus
 //! the Trainer's own test vectors.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
+use crate::common::report::{errors, messages};
 
 use dpcalc::calc::{Framework, Level, Num, Output, Report};
 use dpcalc::query;
@@ -23,14 +23,6 @@ fn run(release: &str, inputs: &str) -> Report {
     assert!(link.notices.is_empty(), "{q}: {:?}", link.notices);
     assert_eq!(link.release().id, release, "{q}");
     link.report()
-}
-
-fn errors(r: &Report) -> Vec<String> {
-    r.diags
-        .iter()
-        .filter(|d| d.level == Level::Error)
-        .map(|d| d.message.clone())
-        .collect()
 }
 
 /// Every oracle run of the Trainer (`tests/fixtures/hf.txt`): hf-1, the first run (values and
@@ -227,14 +219,6 @@ fn a_refusal_is_data() {
     );
 }
 
-fn diags(r: &Report, level: Level) -> Vec<String> {
-    r.diags
-        .iter()
-        .filter(|d| d.level == level)
-        .map(|d| d.message.clone())
-        .collect()
-}
-
 /// `train_sampling_strategy="batch_rebalance"` (5.17+, so both 5.25 and 5.23): one global batch
 /// of per-device × GA × world_size rows per step, whatever tp/cp/sp are
 /// (`BatchRebalanceSampler.effective_batch_size`, run: `tests/fixtures/hf.txt`, command hf525-1).
@@ -253,7 +237,7 @@ fn batch_rebalance() {
         assert_eq!(val(&r, Output::TotalTrainBatchSize), Some(16));
         assert_eq!(val(&r, Output::GlobalBatchSize), Some(32));
         assert_eq!(val(&r, Output::StepsPerEpoch), Some(32));
-        let warnings = diags(&r, Level::Warning);
+        let warnings = messages(&r, Level::Warning);
         assert!(
             warnings
                 .iter()
@@ -261,7 +245,7 @@ fn batch_rebalance() {
             "{warnings:?}"
         );
         // accelerate 1.13 refuses it on more than one data process: a note with its words
-        let notes = diags(&r, Level::Note);
+        let notes = messages(&r, Level::Note);
         assert!(
             notes.iter().any(|n| n.contains("accelerate ≥ 1.14")
                 && n.contains("You need to use `even_batches=False` when the batch sampler has no batch size.")),
@@ -272,7 +256,7 @@ fn batch_rebalance() {
             rel,
             "world_size=1 num_samples=999 per_device_train_batch_size=1 gradient_accumulation_steps=10 train_sampling_strategy=batch_rebalance",
         );
-        assert!(!diags(&r, Level::Note)
+        assert!(!messages(&r, Level::Note)
             .iter()
             .any(|n| n.contains("even_batches")));
         assert_eq!(val(&r, Output::StepsPerEpoch), Some(100));
@@ -317,10 +301,10 @@ fn batch_rebalance() {
     }
     // only 5.23 (which stands for 5.14–5.16 too) says that 5.14–5.16 lack it
     let q = "world_size=1 num_samples=100 train_sampling_strategy=batch_rebalance";
-    assert!(diags(&run("5.23", q), Level::Note)
+    assert!(messages(&run("5.23", q), Level::Note)
         .iter()
         .any(|n| n.contains("5.14–5.16")));
-    assert!(!diags(&run("5.25", q), Level::Note)
+    assert!(!messages(&run("5.25", q), Level::Note)
         .iter()
         .any(|n| n.contains("5.14–5.16")));
 }

@@ -1,7 +1,6 @@
 //! Config import: real-world axolotl YAML, DeepSpeed JSON and Megatron-LM command lines fill the
 //! form; unknown keys are listed; parse errors say where; hostile texts (huge, deeply nested,
 //! alias bombs, control characters) never panic, hang or blow up memory.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::import::{
     detect, detect_format, import, import_as, read, Format, Scope, MAX_INPUT, NOT_A_CONFIG,

@@ -1,16 +1,12 @@
 //! The layout explorer: the enumeration against an independent count, the memoised rows
 //! against a direct compute of every row, the accumulation that keeps the batch, and the time
-//! for 65,536 GPUs (`cargo test --release --test layout -- --nocapture explore_time`).
-#![cfg(not(target_arch = "wasm32"))]
+//! for 65,536 GPUs (`cargo test --release --test suite -- --nocapture _65536_gpus`).
 
+use crate::common::report::inputs;
 use std::time::Instant;
 
 use dpcalc::calc::layout::{self, Fit, Mode, SortKey};
 use dpcalc::calc::{Field, Framework, Num, RawInputs};
-
-fn raw(pairs: &[(Field, &str)]) -> RawInputs {
-    RawInputs::from_pairs(pairs.iter().copied())
-}
 
 /// Tuples of `k` positive sizes with a product dividing `n`, by brute force.
 fn brute(n: u64, k: usize) -> u64 {
@@ -45,7 +41,7 @@ fn counts_of_layouts() {
         let ex = layout::explore(
             Framework::Axolotl,
             "0.19.0",
-            &raw(&[(Field::WorldSize, &world.to_string())]),
+            &inputs(&[(Field::WorldSize, &world.to_string())]),
         );
         assert_eq!(ex.rows.len() as u64, brute(world, 2), "{world}");
         for r in &ex.rows {
@@ -60,7 +56,7 @@ fn counts_of_layouts() {
 #[test]
 fn eight_gpus_keep_the_batch() {
     // 1 node × 8, mbs 2, ga 4: batch 64 (2 × 4 × 8); 10 000 rows: ceil(10000/64) = 157 steps
-    let r = raw(&[
+    let r = inputs(&[
         (Field::MicroBatchSize, "2"),
         (Field::GradientAccumulationSteps, "4"),
         (Field::NumSamples, "10000"),
@@ -97,7 +93,7 @@ fn eight_gpus_keep_the_batch() {
 fn nearest_accumulation_and_its_miss() {
     // mbs 3, ga 1, tp 2 on 8 GPUs: batch 3 × 1 × 4 = 12. With tp 1 (dp 8) the smallest batch
     // is 3 × 8 × 1 = 24: 12 more. With tp 1 cp 1 on dp 8 nothing better exists.
-    let r = raw(&[
+    let r = inputs(&[
         (Field::MicroBatchSize, "3"),
         (Field::TensorParallelSize, "2"),
     ]);
@@ -121,7 +117,7 @@ fn nearest_accumulation_and_its_miss() {
 #[test]
 fn a_layout_the_framework_refuses_says_why() {
     // axolotl: cp > 1 with sample packing needs micro_batch_size 1
-    let r = raw(&[
+    let r = inputs(&[
         (Field::MicroBatchSize, "2"),
         (Field::SamplePacking, "true"),
         (Field::NumSamples, "100"),
@@ -145,7 +141,7 @@ fn sorting() {
     let ex = layout::explore(
         Framework::Axolotl,
         "0.19.0",
-        &raw(&[(Field::NumSamples, "100")]),
+        &inputs(&[(Field::NumSamples, "100")]),
     );
     let by_dp = layout::order(&ex, SortKey::Dp, true);
     let dps: Vec<u64> = by_dp.iter().map(|&i| ex.rows[i].dp).collect();
@@ -265,7 +261,7 @@ fn memoised_rows_equal_direct_compute() {
     for &fw in Framework::ALL {
         for world in [1u64, 2, 3, 4, 6, 8, 12, 16, 24, 36, 48] {
             for extra in extras {
-                let mut r = raw(extra);
+                let mut r = inputs(extra);
                 r.set(Field::WorldSize, world.to_string());
                 for rel in fw.releases().iter().map(|r| r.id) {
                     let memo = layout::explore(fw, rel, &r);
@@ -310,7 +306,7 @@ fn memoised_rows_equal_direct_compute_with_repeated_keys() {
         ]);
         for &conflicted in &fields {
             for with_batch in [false, true] {
-                let mut r = raw(&[(Field::WorldSize, "48")]);
+                let mut r = inputs(&[(Field::WorldSize, "48")]);
                 if with_batch {
                     for (c, v) in [
                         (Concept::Micro, "2"),
@@ -387,11 +383,11 @@ fn memoised_rows_equal_direct_compute_for_65536_gpus() {
 }
 
 /// The explorer for 65,536 GPUs: the row counts and how few framework computations memoisation
-/// leaves. Times are printed for information only (`cargo test --release --test layout --
-/// --nocapture 65536`); the speed target is measured by `make bench`, not asserted here.
+/// leaves. Times are printed for information only (`cargo test --release --test suite --
+/// --nocapture _65536_gpus`); the speed target is measured by `make bench`, not asserted here.
 #[test]
 fn explore_for_65536_gpus() {
-    let r = raw(&[(Field::WorldSize, "65536"), (Field::NumSamples, "1000000")]);
+    let r = inputs(&[(Field::WorldSize, "65536"), (Field::NumSamples, "1000000")]);
     let ex = layout::explore(Framework::Axolotl, "0.19.0", &r);
     assert_eq!(ex.rows.len(), 153);
     assert!(ex.computes <= 17 * 4, "{}", ex.computes);
@@ -454,7 +450,11 @@ fn hf_refuses_cp_with_sp() {
     assert!(layout::launch_refusal(Framework::Hf, &[1, 2, 2]).is_some());
     assert!(layout::launch_refusal(Framework::Hf, &[4, 2, 1]).is_none());
     assert!(layout::launch_refusal(Framework::Axolotl, &[2, 2]).is_none());
-    let ex = layout::explore(Framework::Hf, Framework::Hf.default_release().id, &raw(&[]));
+    let ex = layout::explore(
+        Framework::Hf,
+        Framework::Hf.default_release().id,
+        &inputs(&[]),
+    );
     if ex.world.is_none() {
         return; // the hf module is a placeholder in this branch: no world size yet
     }

@@ -1,5 +1,4 @@
 //! Links that must keep decoding the same way forever (`tests/links.txt`).
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{Field, Framework};
 use dpcalc::query::{self, Theme};

@@ -1,18 +1,12 @@
 //! LoRA trainable parameters against PEFT 0.21.2's `get_nb_trainable_parameters()` for the
 //! LoraConfig axolotl 0.21.0 builds (tests/fixtures/model_peft.json; its `_source` gives the
 //! functions and the commands, see also tests/fixtures/README.md).
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::files::fixture_json;
 use dpcalc::calc::lora::{lora_trainable_parameters, LoraError, LoraTarget};
 use dpcalc::calc::model::{preset, Model};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::Path;
-
-fn fixture() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/model_peft.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 /// The record's model, its inputs and what dpcalc computes for them with rank `r`.
 fn run(rec: &Value, r: u64) -> Result<u128, LoraError> {
@@ -83,21 +77,21 @@ fn check(recs: &[Value]) -> (usize, usize) {
 
 #[test]
 fn lora_target_linear_equals_peft_on_every_record() {
-    let f = fixture();
+    let f = fixture_json("model_peft.json");
     let recs = f["records"].as_array().unwrap();
     assert_eq!(check(recs), (27, 0));
 }
 
 #[test]
 fn module_lists_experts_routers_and_refusals_equal_peft() {
-    let f = fixture();
+    let f = fixture_json("model_peft.json");
     let recs = f["more"].as_array().unwrap();
     assert_eq!(check(recs), (32, 12));
 }
 
 #[test]
 fn a_wrong_rank_gives_another_count() {
-    let f = fixture();
+    let f = fixture_json("model_peft.json");
     for key in ["records", "more"] {
         for rec in f[key].as_array().unwrap() {
             if let Some(n) = rec["outputs"]["trainable_parameters"].as_u64() {

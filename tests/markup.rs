@@ -5,12 +5,10 @@
 //! writes for a few links (every class, id, label and `data-*` name it writes is an entry, or an
 //! entry and a field's key). The end-to-end test `tests/e2e/first.mjs` compares the two
 //! renderers' values and texts in a browser.
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::files::read;
 use std::collections::BTreeSet;
-use std::fs;
 use std::ops::Range;
-use std::path::Path;
 
 use dpcalc::calc::Level;
 use dpcalc::first::render;
@@ -34,10 +32,6 @@ const PAGE: &str = "src/page.rs";
 
 /// Attributes whose values are HTML's own words, not the page's: written as literals.
 const HTML_VOCABULARY: &[&str] = &["type", "target", "rel", "autocomplete", "spellcheck"];
-
-fn source(path: &str) -> String {
-    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
-}
 
 /// A string literal of a Rust source: its range in the source (quotes included) and its text
 /// as written (escapes kept).
@@ -184,7 +178,7 @@ fn first_view_literal(text: &str) -> Option<String> {
 
 #[test]
 fn the_first_view_writes_its_fixed_markup_from_the_entries() {
-    let (literals, _) = lex(&source(FIRST));
+    let (literals, _) = lex(&read(FIRST));
     let problems: Vec<String> = (literals.iter())
         .filter_map(|l| first_view_literal(&l.text))
         .collect();
@@ -210,7 +204,7 @@ fn the_components_write_their_fixed_markup_from_the_entries() {
     let mut problems = Vec::new();
     let mut in_html = 0;
     for file in COMPONENTS {
-        let src = source(file);
+        let src = read(file);
         let (literals, masked) = lex(&src);
         let bodies = html_bodies(&masked);
         assert!(!bodies.is_empty(), "{file}: no html!");
@@ -264,7 +258,7 @@ fn the_components_write_their_fixed_markup_from_the_entries() {
 #[test]
 fn every_entry_is_used_by_both_renderers() {
     let words = |path: &str| -> BTreeSet<String> {
-        let (_, masked) = lex(&source(path));
+        let (_, masked) = lex(&read(path));
         masked
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
             .map(String::from)

@@ -3,12 +3,12 @@
 //! `scripts/megatron_oracle_to_fixture.py`); every value and every refusal must match. Then
 //! megatron-core's own test vectors (`tests/unit_tests/test_num_microbatches_calculator.py`) and
 //! runs of its calculators, written out by hand.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
+use crate::common::report::{errors, raw};
 
 use dpcalc::calc::megatron::{self, Version};
-use dpcalc::calc::{Field, Framework, Level, Num, Output, Report};
+use dpcalc::calc::{Field, Framework, Level, Output, Report};
 use dpcalc::query;
 
 fn run(release: &str, q: &str) -> Report {
@@ -16,18 +16,6 @@ fn run(release: &str, q: &str) -> Report {
         Version::from_id(release),
         &query::decode(&format!("framework=megatron&{q}")).inputs,
     )
-}
-
-fn val(r: &Report, o: Output) -> Option<String> {
-    r.value(o).map(Num::raw)
-}
-
-fn errors(r: &Report) -> Vec<&str> {
-    r.diags
-        .iter()
-        .filter(|d| d.level == Level::Error)
-        .map(|d| d.message.as_str())
-        .collect()
 }
 
 #[test]
@@ -67,12 +55,12 @@ fn spec_constant_vectors() {
         for release in ["0.16.1", "head"] {
             let r = run(release, &q);
             assert_eq!(
-                val(&r, Output::NumMicrobatches),
+                raw(&r, Output::NumMicrobatches),
                 Some(micro.to_string()),
                 "{release} {q}"
             );
             assert_eq!(
-                val(&r, Output::RunningGlobalBatchSize),
+                raw(&r, Output::RunningGlobalBatchSize),
                 Some(running.to_string()),
                 "{release} {q}"
             );
@@ -107,32 +95,32 @@ fn spec_ramp_vectors() {
         "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2096&train_samples=256",
     );
     assert_eq!(
-        val(&r, Output::InitialGlobalBatchSize).as_deref(),
+        raw(&r, Output::InitialGlobalBatchSize).as_deref(),
         Some("16")
     );
     assert_eq!(
-        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        raw(&r, Output::InitialNumMicrobatches).as_deref(),
         Some("1")
     );
-    assert_eq!(val(&r, Output::NumMicrobatches).as_deref(), Some("2"));
+    assert_eq!(raw(&r, Output::NumMicrobatches).as_deref(), Some("2"));
     // seven iterations at 16 consume 0..96; from the 7th start (consumed 96) the batch is 32
-    assert_eq!(val(&r, Output::FullBatchIteration).as_deref(), Some("7"));
+    assert_eq!(raw(&r, Output::FullBatchIteration).as_deref(), Some("7"));
     assert_eq!(
-        val(&r, Output::RampupSamplesPerIncrement).as_deref(),
+        raw(&r, Output::RampupSamplesPerIncrement).as_deref(),
         Some("96.0")
     );
     // 256 samples: 6 × 16 + 32 (consumed 96 → 128: the loop's 7th pass) then (256 − 128) // 32 = 4
-    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("11"));
+    assert_eq!(raw(&r, Output::TrainIters).as_deref(), Some("11"));
     let r = run(
         "0.16.1",
         "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2048&train_samples=1000",
     );
     assert_eq!(
-        val(&r, Output::InitialGlobalBatchSize).as_deref(),
+        raw(&r, Output::InitialGlobalBatchSize).as_deref(),
         Some("16")
     );
     assert_eq!(
-        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        raw(&r, Output::InitialNumMicrobatches).as_deref(),
         Some("1")
     );
     // megatron-core 0.16.1, run: the message without a space, and [8,8,0] → float division by zero
@@ -156,7 +144,7 @@ fn spec_ramp_vectors() {
         "world_size=8&micro_batch_size=2&global_batch_size=64&rampup_batch_size=8%208%201000&decrease_batch_size_if_needed=true&train_samples=100000",
     );
     assert_eq!(
-        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        raw(&r, Output::InitialNumMicrobatches).as_deref(),
         Some("0")
     );
     assert!(!r.has_errors(), "{:?}", errors(&r));
@@ -165,8 +153,8 @@ fn spec_ramp_vectors() {
         "head",
         "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2096&train_samples=1000",
     );
-    assert_eq!(val(&r, Output::InitialGlobalBatchSize), None);
-    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("31"));
+    assert_eq!(raw(&r, Output::InitialGlobalBatchSize), None);
+    assert_eq!(raw(&r, Output::TrainIters).as_deref(), Some("31"));
     assert!(r.diags_for(Field::RampupBatchSize).any(
         |d| d.level == Level::Warning && d.message.contains("rampup_batch_size is deprecated")
     ));
@@ -181,25 +169,25 @@ fn spec_schedule_and_iteration_vectors() {
         "world_size=512&micro_batch_size=1&step_batch_size_schedule=0%3A256%20200000%3A512&train_samples=1000000",
     );
     assert_eq!(
-        val(&r, Output::InitialGlobalBatchSize).as_deref(),
+        raw(&r, Output::InitialGlobalBatchSize).as_deref(),
         Some("256")
     );
     assert_eq!(
-        val(&r, Output::InitialNumMicrobatches).as_deref(),
+        raw(&r, Output::InitialNumMicrobatches).as_deref(),
         Some("0")
     );
-    assert_eq!(val(&r, Output::GlobalBatchSize).as_deref(), Some("512"));
-    assert_eq!(val(&r, Output::NumMicrobatches).as_deref(), Some("1"));
+    assert_eq!(raw(&r, Output::GlobalBatchSize).as_deref(), Some("512"));
+    assert_eq!(raw(&r, Output::NumMicrobatches).as_deref(), Some("1"));
     let r = run(
         "0.16.1",
         "world_size=1&micro_batch_size=16&global_batch_size=16&train_samples=1000",
     );
-    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("62"));
+    assert_eq!(raw(&r, Output::TrainIters).as_deref(), Some("62"));
     let r = run(
         "head",
         "world_size=1&micro_batch_size=16&step_batch_size_schedule=0%3A16&train_samples=1000",
     );
-    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("63"));
+    assert_eq!(raw(&r, Output::TrainIters).as_deref(), Some("63"));
     // 0.16.1 has no schedule at all
     let r = run(
         "0.16.1",
@@ -244,7 +232,7 @@ fn refusals_give_the_fix() {
     );
     assert!(m.contains("world_size 4 or 8"), "{m}");
     assert_eq!(r.value(Output::DpWorldSize), None);
-    assert_eq!(val(&r, Output::WorldSize).as_deref(), Some("6"));
+    assert_eq!(raw(&r, Output::WorldSize).as_deref(), Some("6"));
 }
 
 /// Extremes never panic and never wrap.
@@ -293,8 +281,8 @@ fn v0192_ignores_the_ramp_up() {
         "0.19.2",
         "world_size=2&global_batch_size=32&micro_batch_size=8&rampup_batch_size=16%2016%2096&train_samples=1000&seq_length=128",
     );
-    assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("31"));
-    assert_eq!(val(&r, Output::InitialGlobalBatchSize), None);
+    assert_eq!(raw(&r, Output::TrainIters).as_deref(), Some("31"));
+    assert_eq!(raw(&r, Output::InitialGlobalBatchSize), None);
     assert!(r
         .diags_for(Field::RampupBatchSize)
         .any(|d| d.level == Level::Warning
@@ -332,10 +320,10 @@ fn decrease_warns_of_the_samples_not_trained() {
         ("0.16.1", "world_size=3&micro_batch_size=1&global_batch_size=32&decrease_batch_size_if_needed=true&train_samples=1000"),
     ] {
         let r = run(release, q);
-        assert_eq!(val(&r, Output::TrainIters).as_deref(), Some("31"), "{release}");
-        assert_eq!(val(&r, Output::GlobalBatchSize).as_deref(), Some("32"), "{release}");
+        assert_eq!(raw(&r, Output::TrainIters).as_deref(), Some("31"), "{release}");
+        assert_eq!(raw(&r, Output::GlobalBatchSize).as_deref(), Some("32"), "{release}");
         assert_eq!(
-            val(&r, Output::RunningGlobalBatchSize).as_deref(),
+            raw(&r, Output::RunningGlobalBatchSize).as_deref(),
             Some("30"),
             "{release}"
         );
@@ -364,9 +352,9 @@ fn v0192_schedule() {
         "0.19.2",
         "world_size=4&micro_batch_size=2&seq_length=1&step_batch_size_schedule=0%3A8%201k%3A16&train_iters=500&lr_warmup_iters=10",
     );
-    assert_eq!(val(&r, Output::GlobalBatchSize).as_deref(), Some("8"));
-    assert_eq!(val(&r, Output::LrWarmupSteps).as_deref(), Some("80"));
-    assert_eq!(val(&r, Output::WarmupSteps).as_deref(), Some("10"));
+    assert_eq!(raw(&r, Output::GlobalBatchSize).as_deref(), Some("8"));
+    assert_eq!(raw(&r, Output::LrWarmupSteps).as_deref(), Some("80"));
+    assert_eq!(raw(&r, Output::WarmupSteps).as_deref(), Some("10"));
     let r = run(
         "0.19.2",
         "world_size=8&micro_batch_size=1&step_batch_size_schedule=%20&train_samples=1000&seq_length=128",

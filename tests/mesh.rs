@@ -8,10 +8,10 @@
 //! 1.15 `ParallelismConfig` under axolotl's `patch_parallelism_config` → `_get_mesh` → groups of
 //! `torch.arange(world).view(shape)`; there `dp` = world / (tp·cp·ep), the dp_replicate ×
 //! dp_shard axes. Lines starting with `#` are comments.
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::report::inputs;
 use dpcalc::calc::mesh::{self, Axis, Mesh};
-use dpcalc::calc::{Field, Framework, RawInputs};
+use dpcalc::calc::{Field, Framework};
 
 fn axis(name: &str) -> Axis {
     match name {
@@ -141,15 +141,11 @@ fn deepspeed_autotp_mesh() {
     assert!(Mesh::new(Framework::Axolotl, &[(Axis::Tp, 0)]).is_none());
 }
 
-fn raw(pairs: &[(Field, &str)]) -> RawInputs {
-    RawInputs::from_pairs(pairs.iter().copied())
-}
-
 #[test]
 fn tp_across_nodes_is_flagged() {
     let fw = Framework::Axolotl;
     // 2 nodes × 4 GPUs, tp 8: the one TP group spans both nodes
-    let r = raw(&[
+    let r = inputs(&[
         (Field::Nodes, "2"),
         (Field::GpusPerNode, "4"),
         (Field::TensorParallelSize, "8"),
@@ -157,7 +153,7 @@ fn tp_across_nodes_is_flagged() {
     let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
     assert_eq!(p.tp_crossing, Some(1));
     // tp 4 fits a node
-    let r = raw(&[
+    let r = inputs(&[
         (Field::Nodes, "2"),
         (Field::GpusPerNode, "4"),
         (Field::TensorParallelSize, "4"),
@@ -166,7 +162,7 @@ fn tp_across_nodes_is_flagged() {
     assert_eq!(p.tp_crossing, Some(0));
     assert!(!p.summarised);
     // 3 GPUs per node, tp 2: groups [2,3] and... straddle (6 GPUs: [0,1] [2,3] [4,5]; node 0 = 0..3)
-    let r = raw(&[
+    let r = inputs(&[
         (Field::Nodes, "2"),
         (Field::GpusPerNode, "3"),
         (Field::TensorParallelSize, "2"),
@@ -174,7 +170,7 @@ fn tp_across_nodes_is_flagged() {
     let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
     assert_eq!(p.tp_crossing, Some(1));
     // cp 2 × tp 4 on 8-GPU nodes: the cp groups (stride 4) stay in the node
-    let r = raw(&[
+    let r = inputs(&[
         (Field::Nodes, "2"),
         (Field::TensorParallelSize, "4"),
         (Field::ContextParallelSize, "2"),
@@ -188,24 +184,24 @@ fn tp_across_nodes_is_flagged() {
 fn large_clusters_are_summarised() {
     let fw = Framework::Axolotl;
     // 64 × 8 = 512 GPUs: drawn in full (the limit is "more than 512")
-    let r = raw(&[(Field::Nodes, "64"), (Field::TensorParallelSize, "8")]);
+    let r = inputs(&[(Field::Nodes, "64"), (Field::TensorParallelSize, "8")]);
     let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
     assert!(!p.summarised);
     assert_eq!((p.drawn_nodes, p.drawn_gpus), (64, 8));
     assert_eq!(p.mesh.size(Axis::Dp), 64);
-    let r = raw(&[(Field::Nodes, "65"), (Field::TensorParallelSize, "8")]);
+    let r = inputs(&[(Field::Nodes, "65"), (Field::TensorParallelSize, "8")]);
     let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
     assert!(p.summarised);
     assert_eq!((p.drawn_nodes, p.drawn_gpus), (1, 8));
     assert_eq!((p.nodes, p.gpus_per_node), (65, 8));
     assert_eq!(p.mesh.size(Axis::Dp), 65);
     // one node of 4096 GPUs: at most 512 of its GPUs are drawn
-    let r = raw(&[(Field::GpusPerNode, "4096")]);
+    let r = inputs(&[(Field::GpusPerNode, "4096")]);
     let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
     assert!(p.summarised);
     assert_eq!((p.drawn_nodes, p.drawn_gpus), (1, 512));
     // tp that does not divide: no picture, a reason
-    let r = raw(&[(Field::TensorParallelSize, "3")]);
+    let r = inputs(&[(Field::TensorParallelSize, "3")]);
     let e = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap_err();
     assert!(e.contains("does not divide world_size 8"), "{e}");
 }
@@ -259,7 +255,7 @@ fn crossing_counts_by_period() {
         }
     }
     let fw = Framework::Axolotl;
-    let r = raw(&[
+    let r = inputs(&[
         (Field::WorldSize, "16777216"),
         (Field::TensorParallelSize, "16"),
     ]);
@@ -268,6 +264,6 @@ fn crossing_counts_by_period() {
     assert!(t.elapsed().as_secs_f64() < 1.0);
     // 2^24 GPUs, 8 per node, tp 16: every TP group spans two nodes
     assert_eq!(p.tp_crossing, Some(1 << 20));
-    let r = raw(&[(Field::WorldSize, "16777217")]);
+    let r = inputs(&[(Field::WorldSize, "16777217")]);
     assert!(mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).is_err());
 }

@@ -1,20 +1,12 @@
 //! Parameter counts, DeepSpeed ZeRO model states and FLOPs per token against the values the
 //! frameworks' own code returned (tests/fixtures/model_*.json; each file's `_source` gives the
 //! function and the command that recorded it, see also tests/fixtures/README.md).
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::files::fixture_json;
 use dpcalc::calc::flops;
 use dpcalc::calc::memory::{zero2_model_states, zero3_model_states, ADDITIONAL_BUFFER_FACTOR};
 use dpcalc::calc::model::{preset, preset_id, Model, ALIASES, PRESETS};
 use serde_json::Value;
-use std::path::Path;
-
-fn fixture(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 fn int(v: &Value, key: &str) -> u128 {
     u128::from(
@@ -43,7 +35,7 @@ fn expected(rec: &Value) -> [Option<u128>; 3] {
 
 #[test]
 fn every_preset_equals_transformers_num_parameters() {
-    let f = fixture("model_presets.json");
+    let f = fixture_json("model_presets.json");
     let presets = f["presets"].as_array().unwrap();
     assert_eq!(presets.len(), 35);
     for rec in presets {
@@ -145,7 +137,7 @@ fn names_configs_use_are_their_presets() {
 
 #[test]
 fn every_variation_equals_transformers_num_parameters() {
-    let f = fixture("model_presets.json");
+    let f = fixture_json("model_presets.json");
     let variations = f["variations"].as_array().unwrap();
     assert_eq!(variations.len(), 37);
     for rec in variations {
@@ -175,7 +167,7 @@ fn overflow_is_none_not_a_panic() {
 
 #[test]
 fn every_zero_record_equals_deepspeed() {
-    let f = fixture("model_zero.json");
+    let f = fixture_json("model_zero.json");
     let recs = f["records"].as_array().unwrap();
     assert_eq!(recs.len(), 240);
     for r in recs {
@@ -243,7 +235,7 @@ fn bit_equal(a: f64, b: f64) -> bool {
 
 #[test]
 fn every_flops_record_equals_the_frameworks() {
-    let f = fixture("model_flops.json");
+    let f = fixture_json("model_flops.json");
     let recs = f["records"].as_array().unwrap();
     assert_eq!(recs.len(), 39);
     let (mut hf, mut mega, mut tt, mut nt) = (0, 0, 0, 0);
@@ -412,7 +404,7 @@ fn more_gpus_higher_stage_or_offload_never_raise_gpu_bytes() {
 #[test]
 fn every_accepted_megatron_run_equals_report_theoretical_memory() {
     use dpcalc::calc::memory::{megatron_theoretical_memory, MegatronArgs};
-    let f = fixture("model_megatron.json");
+    let f = fixture_json("model_megatron.json");
     // the accepted runs (a refused one has its `error`)
     let recs: Vec<&Value> = f["records"]
         .as_array()

@@ -4,9 +4,9 @@
 //! through `ParallelContext` (rank reshape included) to the dummy-data check (`nanotronhead-1`);
 //! every value and every message must match exactly. Where a required key is missing, the values
 //! are what nanotron's own properties compute from the keys given (see the fixture's comments).
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
+use crate::common::report::{errors_at, messages_at};
 
 use dpcalc::calc::{Field, Level, Num, Output, Report};
 use dpcalc::query;
@@ -34,18 +34,11 @@ fn matches_nanotron_when_run() {
     });
 }
 
-fn errors(r: &Report, f: Field) -> Vec<String> {
-    r.diags_for(f)
-        .filter(|d| d.level == Level::Error)
-        .map(|d| d.message.clone())
-        .collect()
-}
-
 #[test]
 fn default_release_is_0_4() {
     // 0.4 counts expert_parallel_size: 8 GPUs, ep 2, dp 8 -> 16 != 8 (oracle: ValueError)
     let r = report("world_size=8&dp=8&tp=1&pp=1&expert_parallel_size=2&micro_batch_size=1&batch_accumulation_per_replica=1&sequence_length=1&train_steps=1");
-    let e = errors(&r, Field::Dp);
+    let e = errors_at(&r, Field::Dp);
     assert_eq!(e.len(), 1, "{e:?}");
     assert!(e[0].contains("replicas (16)"), "{}", e[0]);
     assert!(
@@ -62,7 +55,7 @@ fn fixes_name_the_dp_that_fits_and_the_nearest_world_sizes() {
     // HEAD's ParallelContext assertion (src/nanotron/parallel/context.py): label order
     // TP*CP*DP*PP, values tp, pp, cp, dp
     let r = report("version=head&world_size=8&dp=4&tp=2&pp=1&context_parallel_size=2&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10");
-    let e = errors(&r, Field::Dp);
+    let e = errors_at(&r, Field::Dp);
     assert_eq!(e.len(), 1, "{e:?}");
     assert!(
         e[0].contains("TP*CP*DP*PP=2*1*2*4=16 != WORLD_SIZE=8"),
@@ -72,7 +65,7 @@ fn fixes_name_the_dp_that_fits_and_the_nearest_world_sizes() {
     assert!(e[0].contains("= 8 // 4 = 2."), "{}", e[0]);
     // no dp fits: tp 3 on 8 GPUs -> nearest world sizes 6 or 9, or tp 2 or 4
     let r = report("world_size=8&dp=2&tp=3&pp=1&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10");
-    let e = errors(&r, Field::Tp);
+    let e = errors_at(&r, Field::Tp);
     assert_eq!(e.len(), 1, "{e:?}");
     assert!(
         e[0].contains("divisible bythe number of GPUs per model"),
@@ -114,7 +107,7 @@ fn zero_values_are_errors_at_their_field() {
         let q = base.replace(&format!("{key}="), &format!("{key}=0&x_{key}="));
         for v in ["0.4", "head"] {
             let r = report(&format!("version={v}&{q}"));
-            assert_eq!(errors(&r, field).len(), 1, "{v} {q}: {:?}", r.diags);
+            assert_eq!(errors_at(&r, field).len(), 1, "{v} {q}: {:?}", r.diags);
         }
     }
     // train_steps 0 runs no step: a warning, and max_steps 0
@@ -142,7 +135,7 @@ fn one_f_one_b_needs_enough_micro_batches() {
 fn world_check_shows_before_the_tokens_are_filled() {
     // oracle: head, ws 6, tp 4, dp 1 -> TP*CP*DP*PP=4*1*1*1=4 != WORLD_SIZE=6
     let r = report("version=head&world_size=6&dp=1&tp=4&pp=1");
-    let e = errors(&r, Field::Tp);
+    let e = errors_at(&r, Field::Tp);
     assert_eq!(e.len(), 1, "{:?}", r.diags);
     assert!(
         e[0].contains("TP*CP*DP*PP=4*1*1*1=4 != WORLD_SIZE=6"),
@@ -155,22 +148,15 @@ fn world_check_shows_before_the_tokens_are_filled() {
         .any(|d| d.level == Level::Hint && d.message.contains("\"tokens.train_steps\"")));
 }
 
-fn hints(r: &Report, f: Field) -> Vec<String> {
-    r.diags_for(f)
-        .filter(|d| d.level == Level::Hint)
-        .map(|d| d.message.clone())
-        .collect()
-}
-
 #[test]
 fn missing_keys_leave_what_their_factors_allow_in_every_release() {
     // oracle (HEAD E_no_mbs_no_seq): dacite names sequence_length, not micro_batch_size
     for v in ["0.4", "head"] {
         let r = report(&format!("version={v}&world_size=8&dp=4&tp=2&pp=1&batch_accumulation_per_replica=4&train_steps=1000"));
-        let seq = hints(&r, Field::SequenceLength);
+        let seq = messages_at(&r, Field::SequenceLength, Level::Hint);
         assert_eq!(seq.len(), 1, "{v} {:?}", r.diags);
         assert!(seq[0].contains("dacite.exceptions.MissingValueError: missing value for field \"tokens.sequence_length\""));
-        let mbs = hints(&r, Field::MicroBatchSize);
+        let mbs = messages_at(&r, Field::MicroBatchSize, Level::Hint);
         assert_eq!(mbs.len(), 1, "{v} {:?}", r.diags);
         assert!(mbs[0].contains("\"tokens.micro_batch_size\""), "{}", mbs[0]);
         assert!(!mbs[0].contains("dacite.exceptions"), "{}", mbs[0]);
@@ -196,7 +182,7 @@ fn missing_keys_leave_what_their_factors_allow_in_every_release() {
 fn head_refuses_expert_parallelism_at_the_rank_reshape() {
     // oracle C_ws8_dp8_tp1_pp1_ep2: the assertion passes (EP not counted), the reshape fails
     let r = report("version=head&world_size=8&dp=8&tp=1&pp=1&expert_parallel_size=2&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10");
-    let e = errors(&r, Field::ExpertParallelSize);
+    let e = errors_at(&r, Field::ExpertParallelSize);
     assert_eq!(e.len(), 1, "{:?}", r.diags);
     assert!(e[0].contains("nanotron stops with"), "{}", e[0]);
     assert!(
@@ -214,7 +200,7 @@ fn head_checks_tp_against_the_heads() {
     let base = "version=head&world_size=8&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2048&train_steps=10&pp=1";
     // oracle F_heads16_kv2_tp4
     let r = report(&format!("{base}&dp=2&tp=4&model.model_config.num_attention_heads=16&model.model_config.num_key_value_heads=2"));
-    let e = errors(&r, Field::Tp);
+    let e = errors_at(&r, Field::Tp);
     assert_eq!(e.len(), 1, "{:?}", r.diags);
     assert!(e[0].contains("AssertionError: num_key_value_heads (2) must be >= tp (4)"));
     // num_key_value_heads defaults to num_attention_heads (LlamaConfig)
@@ -225,7 +211,7 @@ fn head_checks_tp_against_the_heads() {
     let r = report(&format!(
         "{base}&dp=1&tp=8&model.model_config.num_attention_heads=12"
     ));
-    let e = errors(&r, Field::Tp);
+    let e = errors_at(&r, Field::Tp);
     assert!(
         e[0].contains("AssertionError: num_attention_heads (12) must be divisible by tp (8)"),
         "{e:?}"
@@ -235,7 +221,7 @@ fn head_checks_tp_against_the_heads() {
     assert!(!r.has_errors(), "{:?}", r.diags);
     // without the model keys only tp 0 is certain: one error at tp, with both of HEAD's texts
     let r = report(&format!("{base}&dp=8&tp=0"));
-    let e = errors(&r, Field::Tp);
+    let e = errors_at(&r, Field::Tp);
     assert_eq!(e.len(), 1, "{:?}", r.diags);
     assert!(e[0].contains("ZeroDivisionError: integer modulo by zero"));
     assert!(e[0].contains("AssertionError: TP*CP*DP*PP=0*1*1*8=0 != WORLD_SIZE=8"));
@@ -245,7 +231,7 @@ fn head_checks_tp_against_the_heads() {
 fn head_needs_the_sequence_to_split_evenly_over_cp() {
     // oracle B_ws8_cp2_seq2047
     let r = report("version=head&world_size=8&dp=2&tp=2&pp=1&context_parallel_size=2&micro_batch_size=2&batch_accumulation_per_replica=4&sequence_length=2047&train_steps=10");
-    let e = errors(&r, Field::SequenceLength);
+    let e = errors_at(&r, Field::SequenceLength);
     assert_eq!(e.len(), 1, "{:?}", r.diags);
     assert!(e[0].contains("AssertionError: sequence_length 2047 must be divisible by cp_size 2"));
     assert!(e[0].contains("2046 or 2048"), "{}", e[0]);

@@ -1,5 +1,4 @@
 //! Properties of the core that must hold for any input, not just the listed vectors.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{axolotl, Field, Framework, Num, Output, RawInputs};
 use dpcalc::query;

@@ -1,13 +1,12 @@
 //! The README stays true: every framework, release, URL parameter and output name the code
 //! knows is documented in it.
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::files::read;
 use dpcalc::calc::{Framework, Output};
 
 #[test]
 fn readme_documents_every_framework_key_and_output() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = read("README.md");
     let mut missing = Vec::new();
     for &fw in Framework::ALL {
         if !readme.contains(&format!("`{}`", fw.id())) {

@@ -2,9 +2,8 @@
 //! the frameworks' own repositories, see its README) goes through the page's Import on a fresh
 //! page, and what the page then shows is checked against the hand-checked `NAME.expect` beside
 //! it.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

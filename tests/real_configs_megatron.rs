@@ -5,8 +5,8 @@
 //! settled them are in `tests/fixtures/configs/real/README.md` and the `.expect` beside each file
 //! (which `tests/real_configs.rs` checks line by line); this file checks the reading itself
 //! against what bash passes (`tests/fixtures/shell/`) and what a `.expect` cannot say.
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::report::{errors, int};
 use dpcalc::calc::import::{self, Imported};
 use dpcalc::calc::shell;
 use dpcalc::calc::{Field, Framework, Level, Num, Output};
@@ -30,23 +30,6 @@ fn paste(text: &str) -> (Imported, State) {
         .reduce(Action::Import(got.framework, got.release, inputs))
         .unwrap_or(page);
     (got, state)
-}
-
-fn int(state: &State, output: Output) -> Option<i128> {
-    match state.report.value(output) {
-        Some(Num::Int(v)) => Some(v),
-        _ => None,
-    }
-}
-
-fn errors(state: &State) -> Vec<String> {
-    state
-        .report
-        .diags
-        .iter()
-        .filter(|d| d.level == Level::Error)
-        .map(|d| d.message.clone())
-        .collect()
 }
 
 fn pairs(list: &[(Field, &str)]) -> Vec<(Field, String)> {
@@ -78,7 +61,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
     assert_eq!(got.framework, Framework::Megatron);
     assert_eq!(
         got.summary(),
-        "Read as Megatron-LM: 14 setting(s) filled in. 1 could not be read and is left empty \
+        "Read as Megatron-LM: 15 setting(s) filled in. 1 could not be read and is left empty \
          (see below); the results are this paste's."
     );
     // torchrun's flags from DISTRIBUTED_ARGS with GPUS_PER_NODE=8, NUM_NODES=1; the training
@@ -93,6 +76,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
             (Field::ModelNumAttentionHeads, "96"),
             (Field::SeqLength, "2048"),
             (Field::MaxPositionEmbeddings, "2048"),
+            (Field::AttentionBackend, "auto"),
             (Field::MicroBatchSize, "1"),
             (Field::GlobalBatchSize, "1536"),
             (Field::TrainIters, "500000"),
@@ -124,8 +108,8 @@ fn gpt3_175b_script_pasted_as_it_is() {
     assert_eq!(got.get(Field::StepBatchSizeSchedule), None);
     // on the script's own 1 × 8 GPUs: validate_args refuses TP 8 × PP 16 (oracle case
     // script_gpt3_schedule_quoted)
-    assert_eq!(int(&state, Output::WorldSize), Some(8));
-    assert!(errors(&state).iter().any(|e| e
+    assert_eq!(int(&state.report, Output::WorldSize), Some(8));
+    assert!(errors(&state.report).iter().any(|e| e
         .contains("AssertionError: world size (8) is not divisible by total_model_size (total_model_size=128)")));
     // on 16 × 8 GPUs (megatron19-27's case gpt3_175b_128gpus): the warmup is 0.001 ×
     // lr_decay_iters × global batch = 0.001 × 430,000 × 1,536 = 660,480.0 samples (not 0.001 ×
@@ -133,19 +117,23 @@ fn gpt3_175b_script_pasted_as_it_is() {
     let state = state
         .reduce(Action::Set(Field::Nodes, "16".into()))
         .unwrap();
-    assert!(errors(&state).is_empty(), "{:?}", errors(&state));
-    assert_eq!(int(&state, Output::WorldSize), Some(128));
-    assert_eq!(int(&state, Output::DpWorldSize), Some(1));
-    assert_eq!(int(&state, Output::NumMicrobatches), Some(1536));
-    assert_eq!(int(&state, Output::TrainIters), Some(500_000));
+    assert!(
+        errors(&state.report).is_empty(),
+        "{:?}",
+        errors(&state.report)
+    );
+    assert_eq!(int(&state.report, Output::WorldSize), Some(128));
+    assert_eq!(int(&state.report, Output::DpWorldSize), Some(1));
+    assert_eq!(int(&state.report, Output::NumMicrobatches), Some(1536));
+    assert_eq!(int(&state.report, Output::TrainIters), Some(500_000));
     assert_eq!(
         state.report.value(Output::LrWarmupSteps),
         Some(Num::Float(660_480.0))
     );
-    assert_eq!(int(&state, Output::WarmupSteps), Some(430));
+    assert_eq!(int(&state.report, Output::WarmupSteps), Some(430));
     // the model: Megatron's GPT from its arguments (GeLU, biases, LayerNorm, learned positions,
     // tied); its vocabulary is in the --vocab-file, which dpcalc does not read
-    assert_eq!(int(&state, Output::NumParameters), None);
+    assert_eq!(int(&state.report, Output::NumParameters), None);
     assert!(state
         .report
         .diags_for(Field::VocabSize)
@@ -157,7 +145,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
         .reduce(Action::Set(Field::VocabSize, "50257".into()))
         .unwrap();
     assert_eq!(
-        int(&with_vocab, Output::NumParameters),
+        int(&with_vocab.report, Output::NumParameters),
         Some(174_604_259_328)
     );
     assert_eq!(
@@ -172,7 +160,7 @@ fn gpt3_175b_script_pasted_as_it_is() {
             "0:16 2.4B:320 4.8B:624 7.2B:928 9.6B:1232 12B:1536".into(),
         ))
         .unwrap();
-    let errs = errors(&state);
+    let errs = errors(&state.report);
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert!(errs[0].contains(
         "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size"
@@ -202,16 +190,20 @@ fn llama3_8b_script_pasted_as_it_is() {
     }
     // PP_SIZE is set but its flag is commented out
     assert_eq!(got.get(Field::PipelineModelParallelSize), None);
-    assert!(errors(&state).is_empty(), "{:?}", errors(&state));
+    assert!(
+        errors(&state.report).is_empty(),
+        "{:?}",
+        errors(&state.report)
+    );
     // megatron-core 0.19.2 on the expanded command (oracle case script_train_llama3_8b_h100_fp8):
     // dp = 8 // (1 × 1 × 1) = 8; 128 / (1 × 8) = 16 microbatches; train_iters = 1953125000 // 128
     // = 15258789; warmup 3906252 samples, ceil(3906252 / 128) = 30518 steps
-    assert_eq!(int(&state, Output::DpWorldSize), Some(8));
-    assert_eq!(int(&state, Output::GlobalBatchSize), Some(128));
-    assert_eq!(int(&state, Output::NumMicrobatches), Some(16));
-    assert_eq!(int(&state, Output::TrainIters), Some(15_258_789));
-    assert_eq!(int(&state, Output::LrWarmupSteps), Some(3_906_252));
-    assert_eq!(int(&state, Output::WarmupSteps), Some(30_518));
+    assert_eq!(int(&state.report, Output::DpWorldSize), Some(8));
+    assert_eq!(int(&state.report, Output::GlobalBatchSize), Some(128));
+    assert_eq!(int(&state.report, Output::NumMicrobatches), Some(16));
+    assert_eq!(int(&state.report, Output::TrainIters), Some(15_258_789));
+    assert_eq!(int(&state.report, Output::LrWarmupSteps), Some(3_906_252));
+    assert_eq!(int(&state.report, Output::WarmupSteps), Some(30_518));
 }
 
 #[test]

@@ -3,14 +3,9 @@
 //! frameworks one by one is checked against it: the first views' Cargo features and bins, their
 //! `src/bin/first-<id>.rs`, each framework's `BUILT` switch, `scripts/first.sh`'s list and
 //! `static/boot.js`'s.
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::files::read;
 use dpcalc::calc::Framework;
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 fn ids() -> Vec<&'static str> {
     Framework::ALL.iter().map(|f| f.id()).collect()

@@ -20,9 +20,8 @@
 //!   empty (the same: false is their default);
 //! - with nothing left out and the cluster carried, the imported inputs compute the same values
 //!   for every output (and, with nothing derived, encode to the same link).
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common::{self, files};
 
 use dpcalc::calc::export::export;
 use dpcalc::calc::field::{CLUSTER, THROUGHPUT};
@@ -51,20 +50,13 @@ fn links() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for fw in Framework::ALL {
         let file = format!("tests/fixtures/{}.txt", fw.id());
-        let text = std::fs::read_to_string(&file).expect("fixture");
-        let (_, records) = common::parse(&text);
+        let (_, records) = common::parse(&files::read(&file));
         for r in records {
             out.push((format!("{file}:{}", r.line), r.link));
         }
     }
-    let text = std::fs::read_to_string("tests/links.txt").expect("links.txt");
-    for (i, line) in text.lines().enumerate() {
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        if let Some((q, _)) = line.split_once("=>") {
-            out.push((format!("tests/links.txt:{}", i + 1), q.trim().to_string()));
-        }
+    for (line, q) in files::links() {
+        out.push((format!("tests/links.txt:{line}"), q));
     }
     out
 }

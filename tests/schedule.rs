@@ -1,19 +1,12 @@
 //! Tokens and time: the arithmetic of `calc::schedule`, checked against values worked by hand
 //! from the formulas (module documentation), through axolotl's compute.
-#![cfg(not(target_arch = "wasm32"))]
 
+use crate::common::report::int;
 use dpcalc::calc::schedule::{self, human_count, human_duration};
 use dpcalc::calc::{Field, Framework, Level, Num, Output, RawInputs, Report};
 
 fn run(pairs: &[(Field, &str)]) -> Report {
     Framework::Axolotl.compute("0.19.0", &RawInputs::from_pairs(pairs.iter().copied()))
-}
-
-fn int(r: &Report, o: Output) -> Option<i128> {
-    match r.value(o)? {
-        Num::Int(v) => Some(v),
-        Num::Float(_) => None,
-    }
 }
 
 fn float(r: &Report, o: Output) -> Option<f64> {

@@ -1,6 +1,5 @@
 //! The seams between a framework's stages: the grid stage publishes the parallel layout the
 //! framework resolved (`Report::grid`), and every message carries the stage that produced it.
-#![cfg(not(target_arch = "wasm32"))]
 
 use dpcalc::calc::{Framework, Level, Num, Output, Stage};
 use dpcalc::query;

@@ -3,20 +3,16 @@
 //! (`torchtitan/distributed/parallel_dims.py`) and the trainer's batch and token arithmetic
 //! (`torchtitan/trainer.py`) as run. `tests/fixtures/torchtitan.txt` records what torchtitan 0.3.0
 //! computed when run; every value and every refusal must match.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
+use crate::common::report::{errors, errors_at, raw, report_of};
 
-use dpcalc::calc::{Field, Framework, Level, Num, Output, Report};
+use dpcalc::calc::{Field, Framework, Level, Output, Report};
 use dpcalc::query;
-
-fn link(q: &str) -> Report {
-    query::decode(q).report()
-}
 
 fn run(version: &str, pairs: &[(&str, &str)]) -> Report {
     let q: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let r = link(&format!(
+    let r = report_of(&format!(
         "framework=torchtitan&version={version}&{}",
         q.join("&")
     ));
@@ -24,25 +20,6 @@ fn run(version: &str, pairs: &[(&str, &str)]) -> Report {
     let raw = query::decode(&format!("framework=torchtitan&{}", q.join("&"))).inputs;
     assert_eq!(Framework::Torchtitan.compute(version, &raw), r);
     r
-}
-
-fn v(r: &Report, o: Output) -> Option<String> {
-    r.value(o).map(Num::raw)
-}
-
-fn errors(r: &Report) -> Vec<String> {
-    r.diags
-        .iter()
-        .filter(|d| d.level == Level::Error)
-        .map(|d| d.message.clone())
-        .collect()
-}
-
-fn errors_at(r: &Report, f: Field) -> Vec<String> {
-    r.diags_for(f)
-        .filter(|d| d.level == Level::Error)
-        .map(|d| d.message.clone())
-        .collect()
 }
 
 #[test]
@@ -84,14 +61,17 @@ fn parallel_dims_vectors() {
     for ver in ["0.3.0", "head"] {
         let r = dims(ver, (2, 2, 1, 2, 1, 1, 8));
         assert!(errors(&r).is_empty(), "{ver} {:?}", errors(&r));
-        assert_eq!(v(&r, Output::DpWorldSize).as_deref(), Some("4"));
+        assert_eq!(raw(&r, Output::DpWorldSize).as_deref(), Some("4"));
         let r = dims(ver, (2, -1, 1, 2, 1, 1, 8));
-        assert_eq!(v(&r, Output::DataParallelShardDegree).as_deref(), Some("2"));
+        assert_eq!(
+            raw(&r, Output::DataParallelShardDegree).as_deref(),
+            Some("2")
+        );
         let r = dims(ver, (2, 2, 1, 2, 1, 1, 10));
         assert!(errors_at(&r, Field::WorldSize)[0].contains(
             "Invalid parallel dims: dp_replicate(2) * dp_shard(2) * cp(1) * tp(2) * pp(1) != WORLD_SIZE(10)"
         ));
-        assert_eq!(v(&r, Output::DpWorldSize), None);
+        assert_eq!(raw(&r, Output::DpWorldSize), None);
         let r = dims(ver, (0, -1, 1, 1, 1, 1, 8));
         assert!(errors_at(&r, Field::DataParallelReplicateDegree)[0]
             .contains("Parallelism degree should be >= 1, except for dp_shard"));
@@ -104,7 +84,7 @@ fn parallel_dims_vectors() {
         // (2,2,2,3,2,1,48): dp 4 and a sequence divisor of tp 3 × 2·cp 2 = 12 (2064 = 12 × 172)
         let r = dims(ver, (2, 2, 2, 3, 2, 1, 48));
         assert!(errors(&r).is_empty(), "{ver} {:?}", errors(&r));
-        assert_eq!(v(&r, Output::DpWorldSize).as_deref(), Some("4"));
+        assert_eq!(raw(&r, Output::DpWorldSize).as_deref(), Some("4"));
         // run: tp 3 on 8 fills dp_shard 8 // 3 = 2, then the product assertion
         let r = dims(ver, (1, -1, 1, 3, 1, 1, 8));
         assert!(errors_at(&r, Field::WorldSize)[0].contains("dp_shard(2) * cp(1) * tp(3)"));
@@ -167,9 +147,9 @@ fn fill_to_zero_is_a_bare_assertion() {
             e[0].contains("world_size 8"),
             "the fix names a valid world size: {e:?}"
         );
-        assert_eq!(v(&r, Output::DataParallelShardDegree), None);
+        assert_eq!(raw(&r, Output::DataParallelShardDegree), None);
         // warmup and steps do not depend on the mesh
-        assert_eq!(v(&r, Output::MaxSteps).as_deref(), Some("10000"));
+        assert_eq!(raw(&r, Output::MaxSteps).as_deref(), Some("10000"));
     }
 }
 
@@ -190,9 +170,9 @@ fn global_batch_vectors() {
                 ("world_size", ws),
             ],
         );
-        assert_eq!(v(&r, Output::GlobalBatchSize).as_deref(), Some(want_gbs));
+        assert_eq!(raw(&r, Output::GlobalBatchSize).as_deref(), Some(want_gbs));
         assert_eq!(
-            v(&r, Output::GradientAccumulationSteps).as_deref(),
+            raw(&r, Output::GradientAccumulationSteps).as_deref(),
             Some(ga)
         );
     }
@@ -209,7 +189,7 @@ fn global_batch_vectors() {
         "global batch size must be multiple of local batch size times data-parallel degree (60 % (8 * 4) != 0)"
     ));
     assert!(e[0].contains("global_batch_size 32 or 64"), "{e:?}");
-    assert_eq!(v(&r, Output::GradientAccumulationSteps), None);
+    assert_eq!(raw(&r, Output::GradientAccumulationSteps), None);
 }
 
 #[test]
@@ -225,7 +205,7 @@ fn pipeline_microbatches_0_3_0() {
         )
     };
     assert_eq!(
-        v(&pp("2", "true"), Output::NumPpMicrobatches).as_deref(),
+        raw(&pp("2", "true"), Output::NumPpMicrobatches).as_deref(),
         Some("4")
     );
     let e = errors_at(&pp("3", "true"), Field::PipelineParallelMicrobatchSize);
@@ -239,7 +219,7 @@ fn pipeline_microbatches_0_3_0() {
     // without PP the microbatch size is not checked against the local batch
     let r = run("0.3.0", &[("pipeline_parallel_microbatch_size", "3")]);
     assert!(errors(&r).is_empty());
-    assert_eq!(v(&r, Output::NumPpMicrobatches).as_deref(), Some("1"));
+    assert_eq!(raw(&r, Output::NumPpMicrobatches).as_deref(), Some("1"));
 }
 
 // ---- HEAD token counts: trainer.py after "fold batch dim" (#4121), run ------------------------
@@ -248,12 +228,12 @@ fn pipeline_microbatches_0_3_0() {
 fn token_vectors_head() {
     let r = run("head", &[("world_size", "8")]);
     assert_eq!(
-        v(&r, Output::GradientAccumulationSteps).as_deref(),
+        raw(&r, Output::GradientAccumulationSteps).as_deref(),
         Some("1")
     );
-    assert_eq!(v(&r, Output::TokensPerStep).as_deref(), Some("131072"));
+    assert_eq!(raw(&r, Output::TokensPerStep).as_deref(), Some("131072"));
     assert_eq!(
-        v(&r, Output::GlobalBatchSize),
+        raw(&r, Output::GlobalBatchSize),
         None,
         "HEAD counts tokens, not samples"
     );
@@ -265,7 +245,7 @@ fn token_vectors_head() {
         ],
     );
     assert_eq!(
-        v(&r, Output::GradientAccumulationSteps).as_deref(),
+        raw(&r, Output::GradientAccumulationSteps).as_deref(),
         Some("8")
     );
     // PP 4 with 4 microbatches and dp 4 (world 16): one iteration = 16384 × 4 × 4 = 262144
@@ -279,9 +259,9 @@ fn token_vectors_head() {
             ("num_tokens_per_train_step", "1048576"),
         ],
     );
-    assert_eq!(v(&r, Output::NumPpMicrobatches).as_deref(), Some("4"));
+    assert_eq!(raw(&r, Output::NumPpMicrobatches).as_deref(), Some("4"));
     assert_eq!(
-        v(&r, Output::GradientAccumulationSteps).as_deref(),
+        raw(&r, Output::GradientAccumulationSteps).as_deref(),
         Some("4")
     );
     let r = run(
@@ -316,7 +296,7 @@ fn token_vectors_head() {
     );
     let r = run("head", &[("num_tokens_per_train_step", "0")]);
     assert_eq!(
-        v(&r, Output::GradientAccumulationSteps).as_deref(),
+        raw(&r, Output::GradientAccumulationSteps).as_deref(),
         Some("0")
     );
     assert!(r
@@ -337,11 +317,11 @@ fn warmup_is_clamped_to_steps() {
     ] {
         let r = run("0.3.0", &[("steps", steps), ("warmup_steps", warmup)]);
         assert_eq!(
-            v(&r, Output::WarmupSteps).as_deref(),
+            raw(&r, Output::WarmupSteps).as_deref(),
             Some(want),
             "steps {steps} warmup {warmup}"
         );
-        assert_eq!(v(&r, Output::MaxSteps).as_deref(), Some(steps));
+        assert_eq!(raw(&r, Output::MaxSteps).as_deref(), Some(steps));
     }
     let r = run("0.3.0", &[("steps", "100")]);
     assert!(r
@@ -352,7 +332,7 @@ fn warmup_is_clamped_to_steps() {
             )));
     let r = run("0.3.0", &[("warmup_steps", "2.5")]);
     assert_eq!(errors_at(&r, Field::WarmupSteps).len(), 1);
-    assert_eq!(v(&r, Output::WarmupSteps), None);
+    assert_eq!(raw(&r, Output::WarmupSteps), None);
 }
 
 #[test]
@@ -368,7 +348,7 @@ fn huge_values_do_not_wrap() {
         ],
     );
     assert!(errors(&r).is_empty(), "{:?}", errors(&r));
-    assert_eq!(v(&r, Output::DpWorldSize).as_deref(), Some("1"));
+    assert_eq!(raw(&r, Output::DpWorldSize).as_deref(), Some("1"));
     let r = run(
         "0.3.0",
         &[
@@ -378,7 +358,7 @@ fn huge_values_do_not_wrap() {
         ],
     );
     // (2^64 - 1)^2 does not fit dpcalc's i128: an error, never a wrapped number
-    assert_eq!(v(&r, Output::GlobalBatchSize), None);
+    assert_eq!(raw(&r, Output::GlobalBatchSize), None);
     assert!(!errors_at(&r, Field::LocalBatchSize).is_empty());
     let r = run(
         "0.3.0",
@@ -389,7 +369,7 @@ fn huge_values_do_not_wrap() {
         ],
     );
     assert_eq!(
-        v(&r, Output::GlobalBatchSize).as_deref(),
+        raw(&r, Output::GlobalBatchSize).as_deref(),
         Some("36893488147419103230")
     );
     assert!(errors_at(&r, Field::SeqLen)

@@ -365,6 +365,20 @@ fields! {
         RecomputeGranularity => "recompute_granularity", Text, "Recompute", "none", "--recompute-granularity: full or selective.";
         RecomputeMethod => "recompute_method", Text, "Recompute method", "none",
             "--recompute-method: uniform or block (full recompute needs one).";
+        RecomputeNumLayers => "recompute_num_layers", Count, "Recompute layers", "1",
+            "--recompute-num-layers: layers per checkpoint (uniform), or the first layers of each stage that recompute (block).";
+        NumLayersPerVirtualPipelineStage => "num_layers_per_virtual_pipeline_stage", Count, "Layers per virtual stage", "unset",
+            "--num-layers-per-virtual-pipeline-stage: interleaved 1F1B.";
+        NumVirtualStagesPerPipelineRank => "num_virtual_stages_per_pipeline_rank", Count, "Virtual stages per rank", "unset",
+            "--num-virtual-stages-per-pipeline-rank: interleaved 1F1B.";
+        MicrobatchGroupSizePerVirtualPipelineStage => "microbatch_group_size_per_virtual_pipeline_stage", Count,
+            "Micro batches per virtual-stage group", "PP size",
+            "--microbatch-group-size-per-virtual-pipeline-stage: interleaved 1F1B runs this many micro batches through each chunk in turn.";
+        HiddenDropout => "hidden_dropout", Real, "Hidden dropout", "0.1", "--hidden-dropout (0: no dropout masks kept).";
+        TransformerImpl => "transformer_impl", Text, "Transformer implementation", "transformer_engine",
+            "--transformer-impl: transformer_engine or local (local attention is unfused).";
+        AttentionBackend => "attention_backend", Text, "Attention backend", "auto",
+            "--attention-backend: auto, flash, fused, unfused or local (unfused and local keep the attention scores).";
     }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------
@@ -590,6 +604,11 @@ impl Field {
             }
             Field::RecomputeGranularity => ("list-granularity", &["selective", "full"]),
             Field::RecomputeMethod => ("list-recompute-method", &["uniform", "block"]),
+            Field::TransformerImpl => ("list-transformer-impl", &["transformer_engine", "local"]),
+            Field::AttentionBackend => (
+                "list-attention-backend",
+                &["auto", "flash", "fused", "unfused", "local"],
+            ),
             Field::Normalization => ("list-normalization", &["LayerNorm", "RMSNorm"]),
             // argparse's choices
             Field::PositionEmbeddingType => (

@@ -28,7 +28,7 @@
 //! set).
 //!
 //! With a model, each row also has its memory per GPU ([`Row::memory_bytes`]): the published
-//! estimate the report makes for the current inputs (`fit::MemoryContext`, the model resolved
+//! estimate on the device (`memory_on_device_bytes`) the report makes for the current inputs (`fit::MemoryContext`, the model resolved
 //! once per explore), on the row's grid ([`row_grid`]) at the current micro batch per GPU; no
 //! framework compute, so memoisation does not touch it. [`Explorer::capacity`] is the GPU's memory.
 
@@ -108,8 +108,8 @@ pub struct Row {
     /// The framework's first error for this layout (one the current inputs without model
     /// parallelism do not have), if any.
     pub problem: Option<String>,
-    /// The memory per GPU by published formulas (`fit::MemoryContext::row_memory`): the estimate
-    /// the report makes for the current inputs, on this row's grid at the current micro batch
+    /// The memory on the device per GPU by published formulas (`fit::MemoryContext::row_memory`):
+    /// the estimate the report makes for the current inputs (`memory_on_device_bytes`), on this row's grid at the current micro batch
     /// per GPU. `None` without a model (or what the estimate needs).
     pub memory_bytes: Option<u128>,
 }

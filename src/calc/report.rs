@@ -255,6 +255,7 @@ outputs! {
     TotalMemoryMb => "total_memory_mb", "Megatron: theoretical memory (MB)";
     PaddedVocabSize => "padded_vocab_size", "Megatron's padded vocabulary";
     MemoryPerGpuBytes => "memory_per_gpu_bytes", "Estimated memory per GPU";
+    MemoryOnDeviceBytes => "memory_on_device_bytes", "Estimated memory on the device";
     WeightsBytes => "weights_bytes", "Weights";
     GradientsBytes => "gradients_bytes", "Gradients";
     OptimizerBytes => "optimizer_bytes", "Optimizer states";
@@ -311,6 +312,9 @@ pub struct Report {
     stage: Stage,
     /// Lines about the legacy (0.14.0) computation that belong to no single field.
     pub legacy_notes: Vec<String>,
+    /// The estimated memory per GPU of each pipeline stage, first stage first
+    /// (`memory_by_stage_bytes`); empty without pipeline parallelism or an estimate.
+    pub memory_by_stage: Vec<u128>,
 }
 
 impl Default for Report {
@@ -323,6 +327,7 @@ impl Default for Report {
             plan: super::plan::Plan::default(),
             stage: Stage::Inputs,
             legacy_notes: Vec::new(),
+            memory_by_stage: Vec::new(),
         }
     }
 }

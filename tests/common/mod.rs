@@ -1,5 +1,6 @@
 //! Shared test helpers: the one oracle fixture format and the one runner every framework's oracle
-//! test uses.
+//! test uses (here), files of the repository (`files`), and links into reports and what the tests
+//! read from a report (`report`).
 //!
 //! # The fixture format (`tests/fixtures/<framework>.txt`)
 //!
@@ -29,12 +30,15 @@
 //!   `error@FIELD` (an error at that input), `error: TEXT` (one of dpcalc's errors contains the
 //!   text the framework raised), `hint: TEXT` (one of dpcalc's hints contains it), `unchecked`
 //!   (that run did not compare dpcalc's errors, only its values).
-#![allow(dead_code)]
+
+pub mod files;
+pub mod report;
 
 use dpcalc::calc::import::{self, Imported};
-use dpcalc::calc::{Level, Num, Output, Report};
+use dpcalc::calc::{Level, Num, Output};
 use dpcalc::query;
 use dpcalc::state::{Action, State};
+use report::errors;
 
 /// Every framework's fixture, as `(framework id, text)`.
 pub const FIXTURES: &[(&str, &str)] = &[
@@ -218,6 +222,34 @@ fn same_number(want: &Want, got: Option<Num>) -> bool {
     parse_float(w) == Some(g.to_f64())
 }
 
+/// The runner tells Python's `3` from `3.0`, whatever the number.
+#[test]
+fn the_runner_compares_ints_as_ints_and_floats_as_floats() {
+    let int = |s: &str| Want::Int(s.into());
+    let float = |s: &str| Want::Float(s.into());
+    assert!(matches(&int("3"), Some(Num::Int(3))));
+    assert!(!matches(&int("3"), Some(Num::Float(3.0))));
+    assert!(matches(&float("3.0"), Some(Num::Float(3.0))));
+    assert!(!matches(&float("3.0"), Some(Num::Int(3))));
+    assert!(matches(&float("1e-05"), Some(Num::Float(1e-5))));
+    assert!(matches(&float("-2.0"), Some(Num::Float(-2.0))));
+    assert!(matches(&float("inf"), Some(Num::Float(f64::INFINITY))));
+    assert!(matches(&float("nan"), Some(Num::Float(f64::NAN))));
+    assert!(matches(
+        &float("466.79999999999995"),
+        Some(Num::Float(466.79999999999995))
+    ));
+    assert!(!matches(
+        &float("466.8"),
+        Some(Num::Float(466.79999999999995))
+    ));
+    assert!(matches(&int("-1"), Some(Num::Int(-1))));
+    assert!(!matches(&int("4"), Some(Num::Int(3))));
+    assert!(!matches(&int("3"), None));
+    assert!(matches(&Want::None, None));
+    assert!(!matches(&Want::None, Some(Num::Int(0))));
+}
+
 /// What one framework's oracle test checks.
 pub struct Oracle {
     /// The fixture's name, for messages (`hf.txt`).
@@ -245,15 +277,6 @@ fn selected(selector: &str, r: &Record) -> bool {
     selector
         .split_whitespace()
         .all(|w| w == r.command || w == r.release)
-}
-
-fn errors(report: &Report) -> Vec<&str> {
-    report
-        .diags
-        .iter()
-        .filter(|d| d.level == Level::Error)
-        .map(|d| d.message.as_str())
-        .collect()
 }
 
 /// Checks one record against dpcalc; returns the failures as `(key, detail)`.

@@ -11,36 +11,30 @@
 //!   ([`Sharding::Zero2`]), P_os+g+p (2+2+K)Ψ/N ([`Sharding::Zero3`], FSDP's FULL_SHARD).
 //!   [`Sharding::DistributedOptimizer`] shards the optimizer like P_os but keeps fp32 gradients
 //!   (4Ψ), the 6 + 12/N bytes per parameter of Megatron-LM's distributed optimizer (bf16 params,
-//!   fp32 grads; see NVIDIA/Megatron-LM#654). Ψ is the parameters one GPU's model replica holds:
-//!   `num_parameters()` less the routed experts, / (TP·PP) (an even split: the embedding and
-//!   `lm_head` are spread, not put on the first and last stage), plus the routed experts
-//!   / (TP·PP·EP), whose states are sharded over N/EP (expert parallelism carved out of the
-//!   sharding group). Weights take [`Plan::weight_bits`] (4 for QLoRA's NF4 base, quantisation
+//!   fp32 grads). Ψ is the parameters one GPU holds: its pipeline stage's layers (the embedding
+//!   on the first, the final norm and the output layer on the last) less the routed experts,
+//!   / TP, plus the routed experts / (TP·EP), whose states are sharded over N/EP (expert
+//!   parallelism carved out of the sharding group). Weights take [`Plan::weight_bits`] (4 for QLoRA's NF4 base, quantisation
 //!   constants not counted). LoRA ([`Plan::trainable`] = n): only the n/(TP·PP) adapter parameters
 //!   have gradients and optimizer states, and they add 2 B each to the weights. Offload (Ren et al.
 //!   2021, "ZeRO-Offload", arXiv 2101.06840): offloading the optimizer moves the gradients and the
 //!   optimizer states to the CPU (0 on the GPU, as DeepSpeed's own estimator counts it); offloading
 //!   the parameters (ZeRO-3 only, ignored otherwise) moves the weights too. ZeRO-3's gathered
 //!   working set (a layer or two at a time) is not counted.
-//! - **Activations** (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
-//!   Transformer Models", arXiv 2205.05198, Table 2), bytes per layer with s the sequence, b the
-//!   micro batch, h the hidden size, a the attention heads, t the TP size: no parallelism
-//!   sbh(34 + 5as/h); TP sbh(10 + 24/t + 5as/(ht)); TP + sequence parallelism sbh(34/t + 5as/(ht));
-//!   selective recompute drops the 5as/h attention-score term, and so does flash attention (no s×s
-//!   scores are stored); full recompute keeps the layer input 2sbh (/t with sequence parallelism).
-//!   The constants are the paper's, for a 4h GeLU MLP, multi-head attention and 16-bit
-//!   activations; they are kept as printed for LLaMA-style models (SwiGLU, GQA) too. Context
-//!   parallelism and Ulysses sequence parallelism ([`Plan::cp`], [`Plan::sp`]) divide s; under
-//!   Ulysses the attention scores cover the whole (CP-local) sequence for a/sp heads. The first
-//!   pipeline stage, the most loaded under 1F1B, holds p micro batches of L/p layers: L layers of
-//!   one micro batch whatever p (at least p micro batches assumed). The output layer and the
-//!   cross-entropy, 4sbh/t·(1 + v/h), are added when PP = 1 (the paper's §4.4, as Megatron does):
-//!   with PP > 1 they are on the last stage, which holds less. The 1-byte embedding dropout mask
-//!   (sbhp/t) is left out.
+//! - **Activations and the pipeline** ([`stages`], `stages.rs`): each pipeline rank's layers,
+//!   the micro batches its schedule holds in flight and what each layer saves for its backward,
+//!   counted per tensor after Korthikanti et al. 2022 ("Reducing Activation Recomputation in
+//!   Large Transformer Models", arXiv 2205.05198, §4.1), with recompute's checkpoints, the
+//!   embedding on the first rank and the output layer and the loss on the last. The framework's
+//!   conventions ([`Conventions`]: fp32 gradients or parameters, dropout, the bytes per logit its
+//!   loss keeps) come with the plan. The rank with the largest total decides [`estimate`].
+//! - **On the device** ([`device`], `device.rs`): what the runtime holds beside the tensors
+//!   PyTorch allocates: the CUDA context and the communicators' buffers of each process group the
+//!   layout creates.
 //!
-//! Not counted: the CUDA context, allocator fragmentation, communication buffers, temporary
-//! buffers of the optimizer step.
+//! Not counted: allocator fragmentation, temporary buffers of the optimizer step.
 
+pub mod device;
 mod stages;
 
 use super::model::Model;
@@ -73,6 +67,9 @@ pub struct Plan {
     /// Ulysses sequence parallelism.
     pub sp: u64,
     pub ep: u64,
+    /// The tensor-parallel size of the routed experts (Megatron's `--expert-tensor-parallel-size`;
+    /// 0: the TP size).
+    pub etp: u64,
     /// The GPUs the states are sharded over (normally the DP size; `dp_shard` for HSDP).
     pub shard: u64,
     pub sharding: Sharding,
@@ -115,6 +112,7 @@ impl Default for Plan {
             cp: 1,
             sp: 1,
             ep: 1,
+            etp: 0,
             shard: 1,
             sharding: Sharding::Replicated,
             offload_optimizer: false,
@@ -210,6 +208,17 @@ impl Params {
     /// Layer `i`'s `(all, routed experts)`.
     pub fn layer(&self, i: u64) -> Option<(u128, u128)> {
         self.layers.get(usize::try_from(i).ok()?).copied()
+    }
+}
+
+impl Plan {
+    /// The routed experts' tensor-parallel size.
+    pub fn expert_tp(&self) -> u64 {
+        if self.etp == 0 {
+            self.tp.max(1)
+        } else {
+            self.etp
+        }
     }
 }
 

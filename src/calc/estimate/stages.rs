@@ -145,9 +145,10 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Plan, tokens: u128) -> Option<(
         let routed_tokens = cdiv(tokens.checked_mul(k)?, rep)?;
         let router = cdiv(tokens.checked_mul(e)?.checked_mul(4)?, rep)?;
         // dispatched input and combined output (16-bit, h each), the experts' projections
+        let etp = u128::from(plan.expert_tp());
         let experts = routed_tokens.checked_mul(
             h.checked_mul(4)?
-                .checked_add(f.checked_mul(2 * (gate + 1))? / t)?,
+                .checked_add(f.checked_mul(2 * (gate + 1))? / etp)?,
         )?;
         let shared = if model.model_type.is_deepseek() && model.n_shared_experts > 0 {
             per_t(
@@ -256,7 +257,10 @@ pub fn stages(model: &Model, params: &Params, plan: &Plan) -> Option<Vec<Estimat
         let mut e = states(
             plan,
             cdiv(dense, t)?,
-            cdiv(routed, t.checked_mul(u128::from(plan.ep.max(1)))?)?,
+            cdiv(
+                routed,
+                u128::from(plan.expert_tp()).checked_mul(u128::from(plan.ep.max(1)))?,
+            )?,
         )?;
         // activations of the passes in flight, and the largest recompute on top
         let mut activations = 0u128;
@@ -302,7 +306,13 @@ fn states(p: &Plan, dense: u128, routed: u128) -> Option<Estimate> {
     if p.shard == 0 {
         return None;
     }
-    let edp = p.shard.checked_div(p.ep.max(1))?.max(1);
+    // the expert-data-parallel group: the dense sharding group's GPUs times TP, over the
+    // experts' TP × EP (Megatron: world ÷ (expert TP × EP × PP))
+    let edp = p
+        .shard
+        .checked_mul(p.tp.max(1))?
+        .checked_div(p.expert_tp().checked_mul(p.ep.max(1))?)?
+        .max(1);
     let zero3 = p.sharding == Zero3;
     let both = |params: [u128; 2], bits: u64, sharded: bool| -> Option<u128> {
         part(params[0], bits, p.shard, sharded)?.checked_add(part(params[1], bits, edp, sharded)?)

@@ -1,9 +1,10 @@
 //! The model's memory: DeepSpeed's own ZeRO estimators where the framework reads DeepSpeed's
-//! keys, and the memory per GPU by published formulas (`estimate.rs`) as the framework shards it,
+//! keys, and the memory per GPU by published formulas (`estimate/`) as the framework shards it,
 //! with the fit warning and the nearest single change that fits; [`MemoryContext`] gives each of
 //! the explorer's layouts its memory by the same plan builder ([`plan`]).
 
 use super::{gib, set_int};
+use crate::calc::estimate::device::{self, Groups, Runtime};
 use crate::calc::estimate::{self, Change, Recompute};
 use crate::calc::model::Model;
 use crate::calc::plan::{FsdpRows, Pipeline, Settings, Sharding, Zero};
@@ -98,6 +99,20 @@ fn current_shard(s: &Settings) -> Option<u64> {
     }
 }
 
+/// The process groups of grid `g` whose model states are sharded over `shard` GPUs (the data
+/// parallel communicator is the sharding group's when it is larger: dp × cp for Megatron's
+/// distributed optimizer and FSDP over dp_shard × cp).
+fn groups(g: Grid, shard: u64) -> Groups {
+    Groups {
+        dp: g.dp.max(shard),
+        tp: g.tp,
+        cp: g.cp,
+        sp: g.sp,
+        ep: g.ep,
+        pp: g.pp,
+    }
+}
+
 /// What the estimate reads beside the settings: the pipeline the rules published, the micro
 /// batches per step and whether the MLP is gated.
 struct Shape<'a> {
@@ -178,6 +193,7 @@ fn plan(
         cp: g.cp,
         sp: g.sp,
         ep: g.ep,
+        etp: s.expert_tp.unwrap_or(0),
         shard: shard.max(1),
         sharding,
         offload_optimizer,
@@ -211,7 +227,7 @@ fn plan(
     (plan, how)
 }
 
-/// The memory per GPU by published formulas (`estimate.rs`), as this framework shards it, and
+/// The memory per GPU by published formulas (`estimate/`), per pipeline stage, as this framework shards it, and
 /// whether it fits the GPU.
 pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
     let Some(micro) = report.plan.micro_batch else {
@@ -227,10 +243,21 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
         gated: m.gated_mlp,
     };
     let (plan, how) = plan(s, &shape, trainable, seq, g, micro, current_shard(s));
-    let Some(e) = estimate::estimate(m, &plan) else {
+    let Some(stages) = estimate::Params::of(m).and_then(|p| estimate::stages(m, &p, &plan)) else {
         return;
     };
-    let Some(total) = e.total() else { return };
+    let Some(totals) = stages
+        .iter()
+        .map(estimate::Estimate::total)
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    // the stage with the largest figure (the first such) decides
+    let Some((largest, &total)) = totals.iter().enumerate().rev().max_by_key(|&(_, t)| *t) else {
+        return;
+    };
+    let e = &stages[largest];
     for (o, v) in [
         (Output::MemoryPerGpuBytes, total),
         (Output::WeightsBytes, e.weights),
@@ -242,9 +269,12 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
             return;
         }
     }
+    if totals.len() > 1 {
+        report.memory_by_stage = totals.clone();
+    }
     report.explain(
         Output::MemoryPerGpuBytes,
-        "memory_per_gpu = weights + gradients + optimizer states (Rajbhandari et al. 2019, ZeRO) + activations (Korthikanti et al. 2022, Table 2): a published-formula estimate, not a measurement; CUDA context, fragmentation and communication buffers are not counted",
+        "memory_per_gpu = weights + gradients + optimizer states (Rajbhandari et al. 2019, ZeRO) + activations (Korthikanti et al. 2022, per tensor) of the micro batches in flight: a published-formula estimate, not a measurement; CUDA context, fragmentation and communication buffers are not counted",
         format!(
             "{how}, shard {}, micro batch {micro} × {seq} tokens, recompute {:?}, {} attention: {} + {} + {} + {} = {total} B",
             plan.shard,
@@ -256,15 +286,57 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
             e.activations
         ),
     );
+    if totals.len() > 1 {
+        report.explain(
+            Output::MemoryPerGpuBytes,
+            "the largest pipeline stage decides: 1F1B keeps min(p − r, micro batches) in flight on rank r (Narayanan et al. 2021), interleaved 1F1B its warm-up (Megatron-LM's schedule table); the first stage holds the embedding, the last the output layer and the loss",
+            format!(
+                "stage {} of {}: {}",
+                largest + 1,
+                totals.len(),
+                totals
+                    .iter()
+                    .map(|t| gib(*t))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    let runtime = Runtime::of(&groups(g, plan.shard));
+    let Some(device) = runtime.on_device(total) else {
+        return;
+    };
+    if set_int(report, Output::MemoryOnDeviceBytes, device).is_none() {
+        return;
+    }
+    report.explain(
+        Output::MemoryOnDeviceBytes,
+        "memory_on_device = memory_per_gpu + the CUDA context (0.5 GiB taken; 0.3–2 GiB reported, lazy loading as in CUDA ≥ 12.2) + 128 MiB per NCCL communicator (NCCL_BUFFSIZE 4 MiB default × 16 channels × the Simple and LL128 protocols): an estimate; the allocator's fragmentation is not counted",
+        format!(
+            "{total} + {} + {} × {} ({}) = {device} B",
+            runtime.context,
+            runtime.communicators.len(),
+            device::COMMUNICATOR_BYTES,
+            if runtime.communicators.is_empty() {
+                "no process group of more than one GPU".to_string()
+            } else {
+                runtime.communicators.join(", ")
+            }
+        ),
+    );
     let Some(Num::Int(cap)) = report.value(Output::GpuMemoryBytes) else {
         return;
     };
     let cap = cap as u128;
-    if total <= cap {
+    if device <= cap {
         return;
     }
-    let over = total - cap;
-    let fix = match estimate::nearest_fit(m, &plan, cap) {
+    let over = device - cap;
+    // the tensors must fit in what the runtime leaves
+    let fix = match cap
+        .checked_sub(runtime.total())
+        .and_then(|room| estimate::nearest_fit(m, &plan, room))
+    {
         Some((c, new_total)) => {
             let what = match c {
                 Change::Zero3 => "ZeRO-3 / FSDP full shard".to_string(),
@@ -276,8 +348,8 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
                 Change::MoreTp(tp) => format!("tensor parallel size {tp}"),
             };
             format!(
-                "The nearest change that fits: {what} (estimated {}).",
-                gib(new_total)
+                "The nearest change that fits: {what} (estimated {} on the device).",
+                gib(new_total + runtime.total())
             )
         }
         None => "No single change fits: add GPUs, offload to CPU, or use LoRA.".to_string(),
@@ -286,8 +358,8 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
         Field::Gpu,
         Level::Warning,
         format!(
-            "does not fit: the estimate is {} per GPU, {} more than the GPU's {}. {fix}",
-            gib(total),
+            "does not fit: the estimate is {} on the device per GPU, {} more than the GPU's {}. {fix}",
+            gib(device),
             gib(over),
             gib(cap)
         ),
@@ -397,6 +469,7 @@ impl MemoryContext {
             micro,
             dp_shard,
         );
-        estimate::estimate_with(&self.model, &self.params, &plan)?.total()
+        let total = estimate::estimate_with(&self.model, &self.params, &plan)?.total()?;
+        Runtime::of(&groups(grid, plan.shard)).on_device(total)
     }
 }

@@ -8,7 +8,7 @@
 //! model-state estimators (with ZeRO stage 2 or 3 where the framework reads DeepSpeed's keys),
 //! Megatron-LM's `report_theoretical_memory` (under Megatron, in its folder) and the four FLOPs
 //! conventions. What is estimated: the memory per GPU with its breakdown (published formulas,
-//! `estimate.rs`) and tokens per second from an MFU (`mfu × peak ÷ FLOPs per token`). Each is
+//! `estimate/`) and tokens per second from an MFU (`mfu × peak ÷ FLOPs per token`). Each is
 //! labelled so in its worked step; none is "measured".
 //!
 //! The stage runs after the framework's rules and its settings reader ([`run`], called by

@@ -37,9 +37,10 @@ pub const MEGATRON_MEMORY: ValueGroup = ValueGroup {
 
 pub const MEMORY_ESTIMATE: ValueGroup = ValueGroup {
     title: "Estimated memory per GPU",
-    source: "Published formulas, not a measurement: ZeRO (Rajbhandari et al. 2019) for weights, gradients and optimizer states as this framework shards them; Korthikanti et al. 2022, Table 2 for activations. CUDA context, fragmentation and communication buffers are not counted.",
+    source: "Published formulas, not a measurement: ZeRO (Rajbhandari et al. 2019) for weights, gradients and optimizer states as this framework shards them; activations per tensor (Korthikanti et al. 2022) for the micro batches each pipeline stage holds in flight, the largest stage deciding. On the device: plus the CUDA context and the NCCL communicators' buffers (their documented defaults); the allocator's fragmentation is not counted.",
     outputs: &[
         Output::MemoryPerGpuBytes,
+        Output::MemoryOnDeviceBytes,
         Output::WeightsBytes,
         Output::GradientsBytes,
         Output::OptimizerBytes,
@@ -103,9 +104,11 @@ fn bytes_of(report: &Report, output: Output) -> Option<u128> {
     }
 }
 
-/// The bar, when the report has the estimate.
+/// The bar, when the report has the estimate: the four parts of the tensors PyTorch allocates,
+/// then what the runtime holds beside them (the difference to `memory_on_device_bytes`).
 pub fn memory_bar(report: &Report) -> Option<MemoryBar> {
-    let total = bytes_of(report, Output::MemoryPerGpuBytes)?;
+    let allocated = bytes_of(report, Output::MemoryPerGpuBytes)?;
+    let total = bytes_of(report, Output::MemoryOnDeviceBytes).unwrap_or(allocated);
     let capacity = bytes_of(report, Output::GpuMemoryBytes);
     let scale = capacity.map_or(total, |c| c.max(total)).max(1) as f64;
     let pct = |b: u128| b as f64 * 100.0 / scale;
@@ -116,8 +119,16 @@ pub fn memory_bar(report: &Report) -> Option<MemoryBar> {
         (Output::GradientsBytes, "Gradients"),
         (Output::OptimizerBytes, "Optimizer states"),
         (Output::ActivationBytes, "Activations"),
+        (Output::MemoryOnDeviceBytes, "CUDA context and NCCL buffers"),
     ] {
-        let bytes = bytes_of(report, output)?;
+        let bytes = if output == Output::MemoryOnDeviceBytes {
+            match total.checked_sub(allocated) {
+                Some(0) | None => continue,
+                Some(b) => b,
+            }
+        } else {
+            bytes_of(report, output)?
+        };
         let width = pct(bytes);
         let share = if total == 0 {
             0.0

@@ -4,11 +4,14 @@
 //! `TransformerConfig` and `validate_args`, and its own `report_theoretical_memory`.
 
 use crate::calc::parse::{self, settings, Reader};
-use crate::calc::plan::{NamedModel, Recompute, Settings, Sharding};
+use crate::calc::plan::{
+    Conventions, NamedModel, Pipeline, Recompute, RecomputeLayers, Schedule, Settings, Sharding,
+};
 use crate::calc::{flops, memory, num};
 use crate::calc::{Diag, Field, Level, Num, Output, Param, RawInputs, Refusal, Report};
 
 /// Megatron's memory settings as typed.
+#[derive(Clone, Copy)]
 struct Typed {
     distributed_optimizer: bool,
     sequence_parallel: bool,
@@ -16,8 +19,28 @@ struct Typed {
     full: bool,
     /// `--recompute-method` is given (full recompute needs it).
     method_ok: bool,
+    /// `--recompute-method` as given.
+    method: Option<&'static str>,
     divisible: u64,
     expert_tp: Option<u64>,
+    /// `--recompute-num-layers` (default 1).
+    recompute_layers: u64,
+    /// `--hidden-dropout` above 0 (default 0.1): the layers keep dropout masks.
+    dropout: bool,
+    /// `--num-layers-per-virtual-pipeline-stage` or `--num-virtual-stages-per-pipeline-rank`.
+    virtual_stages: Option<VirtualStages>,
+    /// `--microbatch-group-size-per-virtual-pipeline-stage` (`None`: the PP size).
+    group: Option<u64>,
+    /// Flash or fused attention (`--attention-backend auto`, `flash` or `fused` with Transformer
+    /// Engine): only the softmax statistics are kept, not the scores.
+    flash: bool,
+}
+
+/// How interleaving is asked for.
+#[derive(Clone, Copy)]
+enum VirtualStages {
+    LayersPer(u64),
+    PerRank(u64),
 }
 
 /// The model stage's settings (`Spec::fit.settings`).
@@ -40,9 +63,10 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         .filter(|&d| d > 0)
         .unwrap_or(128),
         readable: typed.is_some(),
+        memory: CONVENTIONS,
         ..Settings::default()
     };
-    if let Some(t) = typed {
+    if let Some(t) = &typed {
         if t.distributed_optimizer {
             s.sharding = Sharding::DistributedOptimizer;
         }
@@ -55,10 +79,76 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
             Recompute::None
         };
         s.recompute_method_missing = t.full && !t.method_ok;
+        s.recompute_layers = match t.method {
+            Some("block") => RecomputeLayers::Block(t.recompute_layers),
+            _ => RecomputeLayers::Uniform(t.recompute_layers),
+        };
         s.expert_tp = t.expert_tp;
         s.vocab_divisible = t.divisible;
+        s.memory.dropout = t.dropout;
+        s.flash_attention = t.flash;
     }
     settings::publish(&super::SPEC, raw, report, s, diags);
+    if let Some(t) = typed {
+        report.plan.pipeline = pipeline(report, t.virtual_stages, t.group);
+    }
+}
+
+/// Megatron's memory conventions: fp32 `main_grad` buffers for every parameter (with or without
+/// the distributed optimizer: `DistributedDataParallel`'s grad buffer, `grad_reduce_in_fp32`
+/// off only changes the reduce), and its cross entropy (`vocab_parallel_cross_entropy`), which
+/// upcasts the 16-bit logits to fp32 and keeps that fp32 softmax for its backward: 4 bytes per
+/// logit saved, the 16-bit logits (2) alive while it runs.
+const CONVENTIONS: Conventions = Conventions {
+    fp32_grads: true,
+    fp32_params: false,
+    dropout: true,
+    logit_saved_bytes: 4,
+    logit_transient_bytes: 2,
+};
+
+/// The pipeline Megatron runs: 1F1B over PP ranks, interleaved over the virtual stages
+/// (`virtual_pipeline_model_parallel_size = num_layers ÷ PP ÷ layers per virtual stage`, or the
+/// virtual stages per rank as given), in groups of `--microbatch-group-size-per-virtual-pipeline-stage`
+/// micro batches (the PP size by default). `None` without pipeline parallelism or a model.
+fn pipeline(
+    report: &mut Report,
+    virtual_stages: Option<VirtualStages>,
+    group: Option<u64>,
+) -> Option<Pipeline> {
+    let pp = report.grid?.pp;
+    if pp < 2 {
+        return None;
+    }
+    let layers = report.plan.settings.model.as_ref()?.model.num_hidden_layers;
+    let v = match virtual_stages {
+        None => 1,
+        Some(VirtualStages::PerRank(v)) => v,
+        Some(VirtualStages::LayersPer(n)) => {
+            let per_rank = layers / pp;
+            if n == 0 || per_rank % n != 0 {
+                report.diag(
+                    Field::NumLayersPerVirtualPipelineStage,
+                    Level::Warning,
+                    format!("the {per_rank} layers of a pipeline stage are not a whole number of virtual stages of {n}: the memory estimate splits the layers as plain 1F1B"),
+                );
+                1
+            } else {
+                per_rank / n
+            }
+        }
+    };
+    Some(Pipeline {
+        schedule: if v > 1 {
+            Schedule::Interleaved {
+                group: group.unwrap_or(pp),
+            }
+        } else {
+            Schedule::OneFOneB
+        },
+        virtual_stages: v.max(1),
+        layers: Vec::new(),
+    })
 }
 
 fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
@@ -104,6 +194,75 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         }
         _ => false,
     };
+    let recompute_layers = match rd.count(Field::RecomputeNumLayers) {
+        Param::Given(0) => {
+            rd.diags.push(Diag::new(
+                Field::RecomputeNumLayers,
+                Level::Error,
+                "--recompute-num-layers must be at least 1",
+            ));
+            None
+        }
+        p => p.or(1),
+    };
+    let dropout = rd.real(Field::HiddenDropout).or(0.1).map(|d| d > 0.0);
+    let virtual_stages = match (
+        rd.count(Field::NumLayersPerVirtualPipelineStage),
+        rd.count(Field::NumVirtualStagesPerPipelineRank),
+    ) {
+        (Param::Invalid, _) | (_, Param::Invalid) => return None,
+        (Param::Given(_), Param::Given(_)) => {
+            rd.diags.push(Diag::new(
+                Field::NumVirtualStagesPerPipelineRank,
+                Level::Error,
+                "give --num-layers-per-virtual-pipeline-stage or --num-virtual-stages-per-pipeline-rank, not both",
+            ));
+            return None;
+        }
+        (Param::Given(n), _) => Some(VirtualStages::LayersPer(n)),
+        (_, Param::Given(v)) => Some(VirtualStages::PerRank(v)),
+        _ => None,
+    };
+    let group = match rd.count(Field::MicrobatchGroupSizePerVirtualPipelineStage) {
+        Param::Given(0) => {
+            rd.diags.push(Diag::new(
+                Field::MicrobatchGroupSizePerVirtualPipelineStage,
+                Level::Error,
+                "--microbatch-group-size-per-virtual-pipeline-stage must be at least 1",
+            ));
+            return None;
+        }
+        Param::Invalid => return None,
+        p => p.given(),
+    };
+    let local = match rd.text(Field::TransformerImpl) {
+        Param::Given(i) if i == "local" => true,
+        Param::Given(i) if i == "transformer_engine" => false,
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::TransformerImpl,
+                Level::Error,
+                "--transformer-impl is transformer_engine or local",
+            ));
+            return None;
+        }
+        Param::Invalid => return None,
+        Param::Absent => false,
+    };
+    let flash = match rd.text(Field::AttentionBackend) {
+        Param::Given(b) if b == "unfused" || b == "local" => false,
+        Param::Given(b) if b == "auto" || b == "flash" || b == "fused" => !local,
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::AttentionBackend,
+                Level::Error,
+                "--attention-backend is auto, flash, fused, unfused or local",
+            ));
+            return None;
+        }
+        Param::Invalid => return None,
+        Param::Absent => !local,
+    };
     let expert_tp = parse::count(
         Field::ExpertTensorParallelSize,
         raw.get(Field::ExpertTensorParallelSize),
@@ -118,7 +277,17 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         selective,
         full,
         method_ok,
+        method: match &method {
+            Param::Given(m) if m == "block" => Some("block"),
+            Param::Given(_) => Some("uniform"),
+            _ => None,
+        },
         divisible: divisible?,
+        recompute_layers: recompute_layers?,
+        dropout: dropout?,
+        virtual_stages,
+        group,
+        flash,
     })
 }
 
@@ -244,7 +413,13 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         padded_vocab_size: vocab64,
         tensor_model_parallel_size: grid.tp,
         pipeline_model_parallel_size: grid.pp,
-        virtual_pipeline_model_parallel_size: None,
+        // Megatron sets it only when interleaving is asked for
+        virtual_pipeline_model_parallel_size: report
+            .plan
+            .pipeline
+            .as_ref()
+            .filter(|p| p.virtual_stages > 1)
+            .map(|p| p.virtual_stages),
         expert_model_parallel_size: grid.ep,
         // --expert-tensor-parallel-size (TP unless given; the rules check it)
         expert_tensor_parallel_size: expert_tp.unwrap_or(grid.tp),

@@ -202,6 +202,19 @@ fn import_renamed(path: &str) -> Option<&'static str> {
     }
 }
 
+/// torchtitan's memory conventions: FSDP2's mixed precision (`mixed_precision_param = bfloat16`,
+/// `mixed_precision_reduce = float32`) keeps the sharded parameters and their gradients in fp32
+/// and gathers 16-bit copies for compute, so the fp32 parameters are the optimizer's master
+/// weights; the loss upcasts the logits to fp32 before `cross_entropy` (the transformers default
+/// otherwise).
+const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventions {
+    fp32_grads: true,
+    fp32_params: true,
+    dropout: false,
+    logit_saved_bytes: 4,
+    logit_transient_bytes: 6,
+};
+
 /// The model stage's settings (`Spec::fit.settings`): `activation_checkpoint.mode`; FSDP2 over the data-parallel shard ranks.
 fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
     use crate::calc::parse::settings;
@@ -239,6 +252,7 @@ fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
             offload: false,
             rows: FsdpRows::KeepReplicas,
         },
+        memory: CONVENTIONS,
         ..Settings::default()
     };
     settings::publish(&SPEC, raw, report, s, diags);

@@ -160,6 +160,13 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::SequenceParallel,
             Field::RecomputeGranularity,
             Field::RecomputeMethod,
+            Field::RecomputeNumLayers,
+            Field::NumLayersPerVirtualPipelineStage,
+            Field::NumVirtualStagesPerPipelineRank,
+            Field::MicrobatchGroupSizePerVirtualPipelineStage,
+            Field::HiddenDropout,
+            Field::TransformerImpl,
+            Field::AttentionBackend,
         ],
     ),
     (

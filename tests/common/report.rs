@@ -1,0 +1,68 @@
+//! Links into reports, and what the tests read from a report: a value as the framework's Python
+//! printed it, the messages of a level, at a field or in all.
+
+use dpcalc::calc::{Field, Level, Num, Output, RawInputs, Report};
+use dpcalc::query;
+
+/// The report the page shows for the link `q` (a query string).
+pub fn report_of(q: &str) -> Report {
+    query::decode(q).report()
+}
+
+/// Inputs of the given fields and values.
+pub fn inputs(pairs: &[(Field, &str)]) -> RawInputs {
+    RawInputs::from_pairs(pairs.iter().copied())
+}
+
+/// `s` percent-encoded for a link's value: every byte but ASCII letters and digits.
+pub fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The value of `o` as [`Num::raw`] prints it (an int as digits, a float with a `.`), if any.
+pub fn raw(r: &Report, o: Output) -> Option<String> {
+    r.value(o).map(Num::raw)
+}
+
+/// The value of `o` when it is an integer.
+pub fn int(r: &Report, o: Output) -> Option<i128> {
+    match r.value(o)? {
+        Num::Int(v) => Some(v),
+        Num::Float(_) => None,
+    }
+}
+
+/// The texts of every message of `level`, in order.
+pub fn messages(r: &Report, level: Level) -> Vec<String> {
+    r.diags
+        .iter()
+        .filter(|d| d.level == level)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+/// The texts of every error, in order.
+pub fn errors(r: &Report) -> Vec<String> {
+    messages(r, Level::Error)
+}
+
+/// The texts of the messages of `level` at the field `f`.
+pub fn messages_at(r: &Report, f: Field, level: Level) -> Vec<String> {
+    r.diags_for(f)
+        .filter(|d| d.level == level)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+/// The texts of the errors at the field `f`.
+pub fn errors_at(r: &Report, f: Field) -> Vec<String> {
+    messages_at(r, f, Level::Error)
+}

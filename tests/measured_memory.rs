@@ -1,0 +1,397 @@
+//! The memory estimate against published measurements: `tests/fixtures/measured_memory.txt`
+//! holds one record per published run (its source, every setting as a dpcalc link, the measured
+//! figure and which counter it is). Each record's estimate is the figure the counter measures:
+//! Megatron-LM logs `torch.cuda.max_memory_allocated` of the last rank only, so its records are
+//! held against the last pipeline stage's `memory_by_stage_bytes` entry (`memory_per_gpu_bytes`
+//! without PP); a peak-reserved counter (the maximum over ranks) against `memory_per_gpu_bytes`.
+//! A record must be within ±10 % of a max-allocated figure and ±15 % of a peak-reserved one, but
+//! the known misses (each with what the estimate does not count), which must stay outside; the
+//! README's table ("Memory against measured runs") is this test's table, row for row, with the
+//! misses and the records not estimated, each with its reason.
+
+use dpcalc::calc::{Level, Num, Output, Report};
+use dpcalc::query;
+
+const FIXTURE: &str = include_str!("fixtures/measured_memory.txt");
+
+/// What a record's counter measures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Counter {
+    /// `torch.cuda.max_memory_allocated` on the last pipeline rank.
+    AllocatedLastRank,
+    /// `torch.cuda.max_memory_reserved`, the maximum over ranks.
+    ReservedMaxRank,
+}
+
+impl Counter {
+    fn parse(s: &str) -> Counter {
+        match s {
+            "max_allocated_last_rank" => Counter::AllocatedLastRank,
+            "max_reserved_max_rank" => Counter::ReservedMaxRank,
+            other => panic!("unknown counter {other}"),
+        }
+    }
+
+    /// The tolerance, in percent.
+    fn tolerance(self) -> f64 {
+        match self {
+            Counter::AllocatedLastRank => 10.0,
+            Counter::ReservedMaxRank => 15.0,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Counter::AllocatedLastRank => "max allocated, last rank",
+            Counter::ReservedMaxRank => "max reserved, max over ranks",
+        }
+    }
+}
+
+struct Record {
+    id: String,
+    source: String,
+    counter: Counter,
+    measured: u128,
+    /// The record's settings as a dpcalc link.
+    link: String,
+}
+
+/// The Megatron-LM arguments read as they are: each is a key of Megatron's form (`None`: unset).
+const MEGATRON_KEYS: &[&str] = &[
+    "num_layers",
+    "hidden_size",
+    "ffn_hidden_size",
+    "num_attention_heads",
+    "group_query_attention",
+    "num_query_groups",
+    "kv_channels",
+    "seq_length",
+    "max_position_embeddings",
+    "micro_batch_size",
+    "global_batch_size",
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "num_layers_per_virtual_pipeline_stage",
+    "num_virtual_stages_per_pipeline_rank",
+    "context_parallel_size",
+    "sequence_parallel",
+    "expert_model_parallel_size",
+    "expert_tensor_parallel_size",
+    "num_experts",
+    "moe_router_topk",
+    "moe_ffn_hidden_size",
+    "recompute_granularity",
+    "recompute_method",
+    "recompute_num_layers",
+    "use_distributed_optimizer",
+    "swiglu",
+    "normalization",
+    "disable_bias_linear",
+    "untie_embeddings_and_output_weights",
+    "position_embedding_type",
+    "vocab_size",
+    "make_vocab_size_divisible_by",
+    "hidden_dropout",
+    "transformer_impl",
+    "attention_backend",
+];
+
+/// Settings of a Megatron-LM record the estimate does not model: such a record is listed in the
+/// README as not estimated, with the reason, and left out of the tolerance.
+const NOT_MODELLED: &[(&str, &str, &str)] = &[
+    (
+        "fp8",
+        "None",
+        "FP8 training (8-bit copies of weights and activations)",
+    ),
+    (
+        "multi_latent_attention",
+        "",
+        "multi-latent attention under Megatron's own arguments",
+    ),
+    ("mtp_num_layers", "", "multi-token prediction layers"),
+    (
+        "decoder_first_pipeline_num_layers",
+        "None",
+        "an uneven pipeline split",
+    ),
+    (
+        "decoder_last_pipeline_num_layers",
+        "None",
+        "an uneven pipeline split",
+    ),
+    (
+        "pipeline_model_parallel_layout",
+        "",
+        "an explicit pipeline layout",
+    ),
+    (
+        "account_for_embedding_in_pipeline_split",
+        "False",
+        "the embedding counted as a pipeline layer",
+    ),
+    (
+        "account_for_loss_in_pipeline_split",
+        "False",
+        "the loss counted as a pipeline layer",
+    ),
+    (
+        "cross_entropy_loss_fusion",
+        "False",
+        "the fused cross entropy",
+    ),
+    (
+        "num_distributed_optimizer_instances",
+        "1",
+        "several distributed-optimizer instances",
+    ),
+];
+
+/// The records the estimate misses today, each with what it does not count: they stay in the
+/// README's table, and the test fails when one of them comes within the tolerance (the list
+/// shrinks) or another leaves it.
+const KNOWN_MISSES: &[(&str, &str)] = &[
+    (
+        "megatron:gpt3_mcore_te_tp2_pp2_cp2:dev_dgx_h100",
+        "context parallelism with TP and sequence parallelism on the last of two stages: 0.13 GB that no counted tensor explains (the same CP run without PP is within 5 %)",
+    ),
+    (
+        "megatron:gpt3_mcore_tp2_pp2_ep2_etp2_te_4experts2parallel:dev_dgx_h100",
+        "MoE under the local implementation: the token permutation's copies and the all-to-all buffers are not counted",
+    ),
+];
+
+/// The GPU of a record's hardware.
+fn gpu(hardware: &str) -> &'static str {
+    match hardware {
+        "dgx_h100" => "h100-sxm",
+        "dgx_a100" => "a100-80gb",
+        other => panic!("unknown hardware {other}"),
+    }
+}
+
+/// Each record: its fields by key; `Err(reason)` for a record the estimate does not model.
+fn records() -> Vec<Result<Record, (String, String)>> {
+    let mut out = Vec::new();
+    for line in FIXTURE.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<(&str, &str)> = line
+            .split(' ')
+            .map(|kv| {
+                kv.split_once('=')
+                    .unwrap_or_else(|| panic!("{kv}: not key=value"))
+            })
+            .collect();
+        let get = |key: &str| fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+        let need = |key: &str| get(key).unwrap_or_else(|| panic!("{key} missing: {line}"));
+        let id = need("id").to_string();
+        match need("framework") {
+            "megatron-lm" => {}
+            "torchtitan" => {
+                out.push(Err((id, "torchtitan: peak reserved (the caching allocator's high-water mark, near the GPU's memory), with per-op selective checkpointing, and Float8 or compile in most rows: not held against the estimate yet".into())));
+                continue;
+            }
+            other => {
+                out.push(Err((id, format!("{other}: a framework dpcalc does not model (bf16 optimizer states, its own recipes)"))));
+                continue;
+            }
+        }
+        if let Some((_, _, why)) = NOT_MODELLED.iter().find(|(k, unset, _)| {
+            get(k).is_some_and(|v| v != *unset && !(unset.is_empty() && v == "False"))
+        }) {
+            out.push(Err((id, why.to_string())));
+            continue;
+        }
+        if get("other_args").is_some_and(|a| a.contains("fsdp")) || id.contains("fsdp") {
+            out.push(Err((id, "Megatron-FSDP".into())));
+            continue;
+        }
+        // the steady state: a peak that still rises after the first logged steps (Megatron
+        // logs every step or every 5th; optimizer states appear at the end of step 1) is not
+        // the training step's: a checkpoint save, or MoE routing that grows more unbalanced
+        if get("steps")
+            .and_then(|s| {
+                s.split(';')
+                    .find_map(|p| p.strip_prefix("value_constant_from_step="))
+            })
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n > 5)
+        {
+            out.push(Err((
+                id,
+                "not a steady state (the peak still rises after step 5: a checkpoint save, or MoE routing growing more unbalanced)".to_string(),
+            )));
+            continue;
+        }
+        let mut link = format!(
+            "framework=megatron&version=0.19.2&world_size={}&gpu={}&train_iters=100",
+            need("gpus"),
+            gpu(need("hardware"))
+        );
+        // `--microbatch-group-size-per-virtual-pipeline-stage 5` among the other arguments
+        for a in get("other_args").unwrap_or("none").split(';') {
+            if let Some(n) = a.strip_prefix("microbatch-group-size-per-virtual-pipeline-stage:") {
+                link.push_str(&format!(
+                    "&microbatch_group_size_per_virtual_pipeline_stage={n}"
+                ));
+            } else if a.starts_with("defer-embedding-wgrad-compute") {
+                link.clear();
+            }
+        }
+        if link.is_empty() {
+            out.push(Err((
+                id,
+                "the embedding's deferred weight gradients".into(),
+            )));
+            continue;
+        }
+        for &k in MEGATRON_KEYS {
+            match get(k) {
+                None | Some("None") => {}
+                Some(v) => {
+                    let v = match v {
+                        "True" => "true",
+                        "False" => "false",
+                        v => v,
+                    };
+                    link.push_str(&format!("&{k}={v}"));
+                }
+            }
+        }
+        out.push(Ok(Record {
+            id,
+            source: need("source").to_string(),
+            counter: Counter::parse(need("counter")),
+            measured: need("measured_bytes").parse().expect("measured_bytes"),
+            link,
+        }));
+    }
+    out
+}
+
+fn bytes(r: &Report, o: Output) -> Option<u128> {
+    match r.value(o)? {
+        Num::Int(v) => u128::try_from(v).ok(),
+        Num::Float(_) => None,
+    }
+}
+
+/// The estimate a record's counter measures, or why there is none.
+fn estimate(rec: &Record) -> Result<u128, String> {
+    let link = query::decode(&rec.link);
+    if !link.unknown.is_empty() {
+        return Err(format!("unknown keys {:?}", link.unknown));
+    }
+    let r = link.report();
+    if let Some(e) = r.diags.iter().find(|d| d.level == Level::Error) {
+        return Err(format!("{}: {}", e.field.key(), e.message));
+    }
+    let per_gpu = bytes(&r, Output::MemoryPerGpuBytes).ok_or("no estimate")?;
+    Ok(match rec.counter {
+        Counter::AllocatedLastRank => r.memory_by_stage.last().copied().unwrap_or(per_gpu),
+        Counter::ReservedMaxRank => per_gpu,
+    })
+}
+
+fn error_pct(estimated: u128, measured: u128) -> f64 {
+    (estimated as f64 - measured as f64) * 100.0 / measured as f64
+}
+
+/// The README's table: one row per record.
+fn table(rows: &[(Record, u128)]) -> String {
+    let mut t = String::from(
+        "| record | counter | measured | estimated | error |\n|---|---|---|---|---|\n",
+    );
+    for (rec, est) in rows {
+        t.push_str(&format!(
+            "| `{}` | {} | {:.2} GB | {:.2} GB | {:+.1} % |\n",
+            rec.id,
+            rec.counter.name(),
+            rec.measured as f64 / 1e9,
+            *est as f64 / 1e9,
+            error_pct(*est, rec.measured)
+        ));
+    }
+    t
+}
+
+#[test]
+fn every_record_is_within_its_tolerance() {
+    let all = records();
+    let mut failed = Vec::new();
+    let mut rows: Vec<(Record, u128)> = Vec::new();
+    for r in all.iter().filter_map(|r| r.as_ref().ok()) {
+        match estimate(r) {
+            Ok(e) => rows.push((
+                Record {
+                    id: r.id.clone(),
+                    source: r.source.clone(),
+                    counter: r.counter,
+                    measured: r.measured,
+                    link: r.link.clone(),
+                },
+                e,
+            )),
+            Err(why) => failed.push(format!("{}: {why}", r.id)),
+        }
+    }
+    assert!(rows.len() >= 12, "{} records", rows.len());
+    let sources: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .map(|(r, _)| r.source.split(['@', ':']).next().unwrap())
+        .collect();
+    let outside = |r: &Record, e: u128| error_pct(e, r.measured).abs() > r.counter.tolerance();
+    let known = |r: &Record| KNOWN_MISSES.iter().any(|(id, _)| *id == r.id);
+    let misses: Vec<String> = rows
+        .iter()
+        .filter(|(r, e)| outside(r, *e) != known(r))
+        .map(|(r, e)| format!("{}: {:+.1} %", r.id, error_pct(*e, r.measured)))
+        .collect();
+    let mut t = table(&rows);
+    t.push('\n');
+    for (id, why) in KNOWN_MISSES {
+        t.push_str(&format!("- missed: `{id}`: {why}\n"));
+    }
+    // the records left out, one line per reason
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (id, why) in all.iter().filter_map(|r| r.as_ref().err()) {
+        match reasons.iter_mut().find(|(w, _)| w == why) {
+            Some((_, ids)) => ids.push(id),
+            None => reasons.push((why, vec![id])),
+        }
+    }
+    for (why, ids) in reasons {
+        let ids: Vec<String> = ids.iter().map(|i| format!("`{i}`")).collect();
+        t.push_str(&format!("- not estimated, {why}: {}\n", ids.join(", ")));
+    }
+    println!("{t}");
+    println!("sources: {sources:?}");
+    assert!(failed.is_empty(), "no estimate: {failed:#?}\n{t}");
+    assert!(
+        misses.is_empty(),
+        "outside the tolerance and not a known miss, or a known miss now within it: {misses:#?}\n{t}"
+    );
+    let readme = crate::common::files::read("README.md");
+    assert!(
+        readme.contains(&t),
+        "README.md's table differs from the test's; it should read:\n{t}"
+    );
+}
+
+/// The error is computed, not assumed: a record whose measured figure were 40 % higher would
+/// leave either tolerance.
+#[test]
+fn a_wrong_measurement_fails() {
+    let rec = records()
+        .into_iter()
+        .find_map(Result::ok)
+        .expect("a record");
+    let est = estimate(&rec).expect("an estimate");
+    assert!(error_pct(est, rec.measured).abs() <= rec.counter.tolerance());
+    let off = rec.measured * 7 / 5;
+    assert!(error_pct(est, off).abs() > rec.counter.tolerance());
+}

@@ -1,0 +1,82 @@
+//! The native tests, as one test binary: each file of `tests/` is a module of it (`tests/card.rs`
+//! is `card`, its tests `card::...`), compiled and linked once, its tests run in parallel with all
+//! the others. Run one file's tests with `cargo test --test suite card::`. The helpers they share
+//! are in `tests/common/`. The browser tests (`tests/web.rs`, `tests/web_layout.rs`) are test
+//! binaries of their own, for wasm32 (`Cargo.toml`).
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+mod architecture;
+mod axolotl;
+mod card;
+mod cli;
+mod compare;
+mod deepspeed;
+mod edges;
+mod edges_every_framework;
+mod estimate;
+mod explorer_memory;
+mod export;
+mod first;
+mod fit;
+mod fixes;
+mod guide;
+mod hf;
+mod import;
+mod layout;
+mod links;
+mod lora;
+mod markup;
+mod measured_memory;
+mod megatron;
+mod mesh;
+mod model;
+mod nanotron;
+mod properties;
+mod readme;
+mod real_configs;
+mod real_configs_megatron;
+mod registry;
+mod roundtrip;
+mod schedule;
+mod stages;
+mod torchtitan;
+
+/// Every file of `tests/` runs: it is a module of this suite, or a test target of its own in
+/// `Cargo.toml` (the browser tests). With `autotests = false` Cargo no longer finds test files by
+/// itself, so a file added to `tests/` and named nowhere would never be compiled.
+#[test]
+fn every_test_file_is_a_module_of_the_suite_or_a_test_target() {
+    let suite = common::files::read("tests/suite.rs");
+    let modules: Vec<&str> = suite
+        .lines()
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+        .collect();
+    let cargo = common::files::read("Cargo.toml");
+    let mut files: Vec<String> = std::fs::read_dir(common::files::path("tests"))
+        .expect("tests/")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.ends_with(".rs"))
+        .collect();
+    files.sort();
+    let orphans: Vec<&String> = files
+        .iter()
+        .filter(|name| {
+            let module = name.trim_end_matches(".rs");
+            let target = format!("path = \"tests/{name}\"");
+            !modules.contains(&module) && !cargo.contains(&target)
+        })
+        .collect();
+    assert!(
+        orphans.is_empty(),
+        "not a module of tests/suite.rs (add `mod NAME;` there) nor a [[test]] of Cargo.toml: \
+         {orphans:?}"
+    );
+    assert!(modules.len() >= 30, "{modules:?}");
+}
