@@ -412,7 +412,7 @@ fn every_accepted_megatron_run_equals_report_theoretical_memory() {
         .iter()
         .filter(|r| r.get("error").is_none())
         .collect();
-    assert_eq!(recs.len(), 49);
+    assert_eq!(recs.len(), 51);
     for r in recs {
         let name = r["name"].as_str().unwrap();
         let (a, d, o) = (&r["inputs"], &r["derived"], &r["outputs"]);
