@@ -105,8 +105,8 @@ fn llama_70b_on_8_h100_with_axolotl_zero3() {
 }
 
 /// Megatron's theoretical memory through a Megatron link with its own arguments, for every
-/// recorded run a link can state (no virtual pipeline, no qk-layernorm, no explicit
-/// recompute layer count); every run gives `--position-embedding-type rope`.
+/// recorded run a link can state (no virtual pipeline, no explicit recompute layer count); every
+/// run gives `--position-embedding-type rope`.
 #[test]
 fn megatron_theoretical_memory_through_the_page() {
     let m = fixture_json("model_megatron.json");
@@ -116,7 +116,6 @@ fn megatron_theoretical_memory_through_the_page() {
         // (the runs with a `command` are Megatron's GPT, checked below)
         if rec.get("command").is_some()
             || a.contains_key("num_layers_per_virtual_pipeline_stage")
-            || a.contains_key("qk_layernorm")
             || a.contains_key("recompute_num_layers")
         {
             continue;
@@ -265,7 +264,7 @@ fn megatron_gpt_through_the_page_equals_megatrons_own_model() {
         assert!(r.value(Output::MemoryPerGpuBytes).is_some(), "{name}");
         accepted += 1;
     }
-    assert_eq!((accepted, refused), (16, 3));
+    assert_eq!((accepted, refused), (19, 4));
 }
 
 /// A GPT typed from Megatron's arguments without `--max-position-embeddings` (which Megatron
@@ -298,6 +297,59 @@ fn megatron_refuses_heads_not_a_multiple_of_tp() {
         e.contains("ValueError: num_attention_heads (32) must be a multiple of tensor_model_parallel_size (3)."),
         "{e}"
     );
+}
+
+/// DeepSeek-V3's preset with config.json keys overridden in the link counts what transformers
+/// counts for its config.json with the same overrides (every DeepSeek-V3 variation of
+/// tests/fixtures/model_presets.json a link can state: `q_lora_rank: null` has no link form),
+/// under each framework's model key.
+#[test]
+fn deepseek_v3_overrides_through_a_link_equal_transformers() {
+    let f = fixture_json("model_presets.json");
+    let mut n = 0;
+    for rec in f["variations"].as_array().unwrap() {
+        if rec["base"] != "deepseek-ai/DeepSeek-V3" {
+            continue;
+        }
+        let overrides = rec["overrides"].as_object().unwrap();
+        if overrides.values().any(Value::is_null) {
+            continue;
+        }
+        let mut keys = String::new();
+        for (k, v) in overrides {
+            let k = if k == "n_routed_experts" {
+                "num_experts"
+            } else {
+                k
+            };
+            keys += &format!("&{k}={v}");
+        }
+        for prefix in [
+            "framework=axolotl&base_model=",
+            "framework=deepspeed&train_micro_batch_size_per_gpu=1&model=",
+            "framework=torchtitan&model=",
+        ] {
+            let q = format!("{prefix}deepseek-ai/DeepSeek-V3{keys}");
+            let r = query::decode(&q).report();
+            let o = &rec["outputs"];
+            for (out, key) in [
+                (Output::NumParameters, "num_parameters"),
+                (
+                    Output::NumParametersExcludeEmbeddings,
+                    "num_parameters_exclude_embeddings",
+                ),
+            ] {
+                assert_eq!(
+                    r.value(out),
+                    o[key].as_i64().map(|v| Num::Int(i128::from(v))),
+                    "{q}: {:?}",
+                    r.diags
+                );
+            }
+        }
+        n += 1;
+    }
+    assert_eq!(n, 15);
 }
 
 /// A model typed from scratch, an unknown preset and an unknown GPU: messages at their fields.

@@ -139,7 +139,7 @@ fn names_configs_use_are_their_presets() {
 fn every_variation_equals_transformers_num_parameters() {
     let f = fixture_json("model_presets.json");
     let variations = f["variations"].as_array().unwrap();
-    assert_eq!(variations.len(), 27);
+    assert_eq!(variations.len(), 37);
     for rec in variations {
         let what = format!("{} {}", rec["base"], rec["overrides"]);
         let m = Model::from_config(&rec["config"]).unwrap_or_else(|| panic!("{what}"));
@@ -412,7 +412,7 @@ fn every_accepted_megatron_run_equals_report_theoretical_memory() {
         .iter()
         .filter(|r| r.get("error").is_none())
         .collect();
-    assert_eq!(recs.len(), 48);
+    assert_eq!(recs.len(), 51);
     for r in recs {
         let name = r["name"].as_str().unwrap();
         let (a, d, o) = (&r["inputs"], &r["derived"], &r["outputs"]);

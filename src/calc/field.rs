@@ -348,6 +348,8 @@ fields! {
             "--untie-embeddings-and-output-weights.";
         DisableBiasLinear => "disable_bias_linear", Flag, "Disable linear biases", "preset's, else false",
             "--disable-bias-linear: no bias on the linear layers (Megatron adds one to each by default).";
+        QkLayernorm => "qk_layernorm", Flag, "QK layernorm", "preset's, else false",
+            "--qk-layernorm: a norm over kv_channels on each head's queries and keys (Qwen3's).";
         Normalization => "normalization", Text, "Normalization", "preset's, else LayerNorm",
             "--normalization: LayerNorm (weight and bias) or RMSNorm (weight).";
         PositionEmbeddingType => "position_embedding_type", Text, "Position embeddings", "preset's, else learned_absolute",

@@ -23,7 +23,7 @@
 //! otherwise), and their total in MB (= bytes / 2^20), with every Python float step in its order.
 //! Its blind spots stay: context parallelism is not seen (DP shrinks, the sequence is not divided),
 //! full recompute is not seen, MoE and MLA activations are absent, and neither are linear biases
-//! (the router's aside) or position embeddings. Checked on the 48 accepted runs of
+//! (the router's aside) or position embeddings. Checked on the 51 accepted runs of
 //! tests/fixtures/model_megatron.json (Megatron's own GPT among them: GeLU, biases, LayerNorm), to
 //! the bit. Multi-latent attention (DeepSeek-V3) is not
 //! modelled here (`None`): no recorded run covers it.

@@ -106,6 +106,14 @@ impl ModelType {
         )
     }
 
+    /// Qwen3 (and its MoE) and Gemma 3: an RMSNorm over `head_dim` on each head's queries and keys.
+    pub fn has_qk_norm(self) -> bool {
+        matches!(
+            self,
+            ModelType::Qwen3 | ModelType::Qwen3Moe | ModelType::Gemma3Text
+        )
+    }
+
     /// DeepSeek-V2 and V3: multi-head latent attention, shared experts beside the routed ones.
     pub fn is_deepseek(self) -> bool {
         matches!(self, ModelType::DeepseekV2 | ModelType::DeepseekV3)
@@ -159,6 +167,9 @@ pub struct Model {
     /// LayerNorm, weight and bias (2·h per norm), Megatron's default `--normalization`;
     /// `false`: RMSNorm, weight only, as every config.json family here.
     pub layer_norm: bool,
+    /// A norm over `head_dim` on each head's queries and keys: the family's (Qwen3, Gemma 3), or
+    /// Megatron's `--qk-layernorm`.
+    pub qk_norm: bool,
     /// The rows of a learned absolute position embedding (Megatron's default
     /// `--position-embedding-type learned_absolute`: `--max-position-embeddings` rows of
     /// `hidden_size`); 0 for rotary embeddings or none, which have no parameters.
@@ -214,6 +225,7 @@ impl Model {
             gated_mlp: true,
             linear_bias: false,
             layer_norm: false,
+            qk_norm: model_type.has_qk_norm(),
             position_embeddings: 0,
         }
     }
@@ -245,7 +257,8 @@ impl Model {
     }
 
     /// Whether only Megatron builds this layout: its own GPT, or a preset its arguments changed
-    /// (a plain MLP, linear biases, LayerNorm, learned positions). Its counts are then those of
+    /// (a plain MLP, linear biases, LayerNorm, learned positions, q/k norms the family lacks). Its
+    /// counts are then those of
     /// Megatron's `GPTModel`, not of a transformers model.
     pub fn megatron_layout(&self) -> bool {
         self.model_type == ModelType::MegatronGpt
@@ -253,6 +266,7 @@ impl Model {
             || self.linear_bias
             || self.layer_norm
             || self.position_embeddings > 0
+            || (self.qk_norm && !self.model_type.has_qk_norm())
     }
 
     pub fn is_mla(&self) -> bool {
@@ -273,6 +287,18 @@ impl Model {
             }
             ModelType::DeepseekV2 | ModelType::DeepseekV3 => i >= self.first_k_dense_replace,
             _ => false,
+        }
+    }
+
+    /// Whether decoder layer `i` holds an MoE block: one with routed experts, or DeepSeek's past
+    /// `first_k_dense_replace` whatever its expert count (transformers' decoder layer decides by
+    /// the index alone: with `n_routed_experts` 0 the block keeps its shared experts and an empty
+    /// router).
+    fn moe_block(&self, i: u64) -> bool {
+        if self.model_type.is_deepseek() {
+            i >= self.first_k_dense_replace
+        } else {
+            self.is_moe_layer(i)
         }
     }
 
@@ -355,10 +381,7 @@ impl Model {
             sum(&[mul(&[h, kv, d]), mul(&[qkv_bias, kv, d])]), // v_proj
             sum(&[mul(&[n, d, h]), mul(&[o_bias, h])]),      // o_proj
         ];
-        if matches!(
-            self.model_type,
-            ModelType::Qwen3 | ModelType::Qwen3Moe | ModelType::Gemma3Text
-        ) {
+        if self.qk_norm {
             m.push(self.norm(d)); // q_norm
             m.push(self.norm(d)); // k_norm
         }
@@ -383,7 +406,7 @@ impl Model {
         let bias = u64::from(self.linear_bias);
         let up = self.up_projections();
         let mut routed_experts = 0;
-        if self.is_moe_layer(i) {
+        if self.moe_block(i) {
             let f = self.expert_intermediate_size();
             let e = self.num_experts;
             modules.push(sum(&[mul(&[e, h]), mul(&[bias, e])])); // router gate

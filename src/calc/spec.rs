@@ -305,7 +305,7 @@ pub struct ConfigJson {
 /// read from.
 pub type Derived = (Field, String, &'static str);
 
-/// A config.json key's scalar value as JSON text.
+/// A config.json key's scalar value: a number or a boolean as JSON text, a string's own text.
 pub type ConfigValue<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
 /// config.json's keys as they are.

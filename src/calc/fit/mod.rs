@@ -3,7 +3,8 @@
 //! and the throughput an MFU implies.
 //!
 //! What is exact (each the named framework function's value, tested against its recorded runs
-//! in tests/model.rs): the parameter counts (transformers' `num_parameters()`), DeepSpeed's ZeRO
+//! in tests/model.rs and tests/fit.rs): the parameter counts (transformers' `num_parameters()`;
+//! for Megatron's own arguments, its `GPTModel`'s), DeepSpeed's ZeRO
 //! model-state estimators (with ZeRO stage 2 or 3 where the framework reads DeepSpeed's keys),
 //! Megatron-LM's `report_theoretical_memory` (under Megatron, in its folder) and the four FLOPs
 //! conventions. What is estimated: the memory per GPU with its breakdown (published formulas,

@@ -1,5 +1,5 @@
-//! The model's parameter counts (transformers' `num_parameters()`) and its FLOPs per token in the
-//! four conventions, the framework's own first.
+//! The model's parameter counts (transformers' `num_parameters()`, or Megatron's `GPTModel`'s for
+//! its own arguments) and its FLOPs per token in the four conventions, the framework's own first.
 
 use super::{fmt_f, set_int};
 use crate::calc::plan::NamedModel;

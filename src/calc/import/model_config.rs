@@ -38,6 +38,7 @@ pub fn model_config(framework: Framework, text: &str) -> Option<Imported> {
         (c.derived)(&|k| match map.get(k)? {
             serde_json::Value::Bool(b) => Some(b.to_string()),
             serde_json::Value::Number(n) => Some(n.to_string()),
+            serde_json::Value::String(s) => Some(s.clone()),
             _ => None,
         })
     });

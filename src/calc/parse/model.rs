@@ -51,6 +51,7 @@ const FLAG_KEYS: &[&str] = &[
     "swiglu",
     "group_query_attention",
     "disable_bias_linear",
+    "qk_layernorm",
 ];
 
 /// Megatron's arguments that choose a module (read after the switches): the norm, the position
@@ -157,7 +158,11 @@ fn resolve_into(
         .chain(CHOICE_KEYS.iter().copied())
         .any(key_given);
     let mut m = match (preset, typed_type) {
-        (Some(p), Some(t)) => Model { model_type: t, ..p },
+        (Some(p), Some(t)) => Model {
+            model_type: t,
+            qk_norm: t.has_qk_norm(),
+            ..p
+        },
         (Some(p), None) => p,
         (None, Some(t)) => Model::blank(t),
         (None, None) if any_typed => Model::blank(spec.fit.typed),
@@ -215,6 +220,13 @@ fn resolve_into(
     if let Some(f) = field_of(spec, "disable_bias_linear") {
         match rd.flag(f) {
             Param::Given(v) => m.linear_bias = !v,
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    if let Some(f) = field_of(spec, "qk_layernorm") {
+        match rd.flag(f) {
+            Param::Given(v) => m.qk_norm = v,
             Param::Invalid => ok = false,
             Param::Absent => {}
         }
@@ -330,7 +342,8 @@ fn resolve_into(
             return None;
         }
     }
-    if m.num_attention_heads % m.num_key_value_heads != 0 {
+    // (multi-latent attention has no key/value heads of its own)
+    if !m.is_mla() && m.num_attention_heads % m.num_key_value_heads != 0 {
         let f = field_of(spec, "num_key_value_heads").unwrap_or(key);
         report.diag(
             f,

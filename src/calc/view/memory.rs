@@ -7,7 +7,7 @@ use crate::calc::{fit, Field, Level, Num, Output, Report};
 pub const PARAMETERS: ValueGroup = ValueGroup {
     title: "Parameters",
     source:
-        "transformers num_parameters(); with a LoRA adapter, PEFT's count for axolotl's LoraConfig",
+        "transformers num_parameters() (for Megatron's own arguments, its GPTModel's); with a LoRA adapter, PEFT's count for axolotl's LoraConfig",
     outputs: &[
         Output::NumParameters,
         Output::NumParametersExcludeEmbeddings,

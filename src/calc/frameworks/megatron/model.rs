@@ -462,7 +462,7 @@ pub fn own(named: &NamedModel, report: &mut Report) {
 /// negation), `--group-query-attention` when the key/value heads are fewer than the heads, and
 /// the layout every config.json family dpcalc counts has (`--swiglu`, `--normalization RMSNorm`,
 /// `--disable-bias-linear`, `--position-embedding-type rope`), which Megatron's defaults differ
-/// from.
+/// from, with `--qk-layernorm` for the families that norm queries and keys (Qwen3, Gemma 3).
 pub const CONFIG_JSON: crate::calc::spec::ConfigJson = crate::calc::spec::ConfigJson {
     key: config_key,
     derived: config_derived,
@@ -497,6 +497,10 @@ fn config_derived(get: &crate::calc::spec::ConfigValue<'_>) -> Vec<crate::calc::
         (Field::PositionEmbeddingType, "rope"),
     ] {
         out.push((f, v.to_string(), "model_type"));
+    }
+    let family = get("model_type").and_then(|t| crate::calc::model::ModelType::from_key(&t));
+    if family.is_some_and(|t| t.has_qk_norm()) {
+        out.push((Field::QkLayernorm, "true".to_string(), "model_type"));
     }
     let count = |k: &str| get(k).and_then(|v| v.parse::<u64>().ok());
     if let (Some(h), Some(k)) = (count("num_attention_heads"), count("num_key_value_heads")) {

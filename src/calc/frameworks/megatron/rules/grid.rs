@@ -129,6 +129,7 @@ impl Calc<'_> {
         let mut expert_ok = true;
         if new {
             self.cp_sequence(cp);
+            self.positions_cover_the_sequence();
             expert_ok = self.num_experts(ep);
         }
         if let (Some(ep), Some(etp), true) = (ep, etp, expert_ok) {
@@ -236,6 +237,31 @@ impl Calc<'_> {
                     "seq_length {seq} is not a multiple of 2 × {cp} = {}; nearest: {}.",
                     2 * cp,
                     nearest_multiples(seq, 2 * cp)
+                )),
+            );
+        }
+    }
+
+    /// 0.19.2's validate_args: the position embeddings cover the sequence (checked when both are
+    /// given; Megatron also requires `--max-position-embeddings`, which the model stage says).
+    fn positions_cover_the_sequence(&mut self) {
+        let (Param::Given(max), Param::Given(seq)) =
+            (self.inputs.max_position_embeddings, self.inputs.seq_length)
+        else {
+            return;
+        };
+        if max < seq {
+            self.report.refuse(
+                Field::MaxPositionEmbeddings,
+                Refusal::new(
+                    "Megatron-LM refuses this in validate_args",
+                    format!(
+                        "AssertionError: max_position_embeddings ({max}) must be greater than or \
+                         equal to seq_length ({seq})."
+                    ),
+                )
+                .fix(format!(
+                    "Use at least {seq} (learned position embeddings then have that many rows)."
                 )),
             );
         }

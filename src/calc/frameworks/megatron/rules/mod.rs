@@ -184,6 +184,7 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::Swiglu,
             Field::DisableBiasLinear,
             Field::Normalization,
+            Field::QkLayernorm,
             Field::PositionEmbeddingType,
             Field::MaxPositionEmbeddings,
             Field::UntieEmbeddingsAndOutputWeights,
@@ -251,6 +252,10 @@ pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
         ),
         Output::WarmupSteps => ("Warmup (optimizer steps)", "lr_warmup_steps ÷ batch"),
         Output::TokensPerStep => ("Token slots per step", "global batch × seq_length"),
+        Output::NumParameters => (
+            "Parameters (Megatron's GPTModel; a preset's: transformers num_parameters())",
+            "num_parameters",
+        ),
         _ => return None,
     })
 }
@@ -276,6 +281,7 @@ pub struct Inputs {
     pub train_iters: Param<u64>,
     pub train_samples: Param<u64>,
     pub seq_length: Param<u64>,
+    pub max_position_embeddings: Param<u64>,
     pub lr_decay_iters: Param<u64>,
     pub lr_decay_samples: Param<u64>,
     pub lr_warmup_iters: Param<u64>,
@@ -311,6 +317,7 @@ impl Inputs {
             train_iters: r.count(Field::TrainIters),
             train_samples: r.count(Field::TrainSamples),
             seq_length: r.count(Field::SeqLength),
+            max_position_embeddings: r.count(Field::MaxPositionEmbeddings),
             lr_decay_iters: r.count(Field::LrDecayIters),
             lr_decay_samples: r.count(Field::LrDecaySamples),
             lr_warmup_iters: r.count(Field::LrWarmupIters),
