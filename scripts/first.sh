@@ -42,4 +42,10 @@ done
 # boot.js as served: its whole-line comments (the documentation, in static/boot.js) left out
 node -e 'const fs = require("fs"); const f = process.argv[1];
   fs.writeFileSync(f, fs.readFileSync(f, "utf8").split("\n").filter((l) => !/^\s*\/\//.test(l)).join("\n"));' "$DIST/boot.js"
+# the first views' JS as served: without the JSDoc blocks wasm-bindgen writes above each export
+# (the exports' documentation is in src/first.rs)
+for fw in $FRAMEWORKS; do
+  node -e 'const fs = require("fs"); const f = process.argv[1];
+    fs.writeFileSync(f, fs.readFileSync(f, "utf8").replace(/^\/\*\*\n(?: \*.*\n)*? \*\/\n/gm, ""));' "$DIST/first-$fw.js"
+done
 ls -l "$DIST"/first-* "$DIST/boot.js"

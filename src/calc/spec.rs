@@ -183,6 +183,13 @@ pub struct Mesh {
     pub caveat: fn(tp: u64, sp: u64) -> Option<&'static str>,
 }
 
+/// A first view's [`Mesh`]: it has no GPU map.
+pub const NO_MESH: Mesh = Mesh {
+    order: &[],
+    source: "",
+    caveat: no_caveat,
+};
+
 /// How an exported fragment is written (the writers are in `export.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Syntax {
@@ -389,6 +396,9 @@ pub struct Fit {
     pub own: fn(model: &NamedModel, report: &mut Report),
 }
 
+/// No model-stage settings: a first view's other frameworks (never computed there).
+pub fn no_settings(_: &RawInputs, _: &mut Report) {}
+
 /// Nothing of the framework's own in the model stage.
 pub fn no_own(_: &NamedModel, _: &mut Report) {}
 
@@ -449,8 +459,10 @@ pub struct Spec {
 }
 
 /// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
-/// app uses (the explorer's memo and fills, the export's launcher, the import's aliases), so
-/// those parts of every Spec are `if FULL { … } else { none }`.
+/// app uses (the explorer's memo, fills and dimensions, the export's launcher, the import's
+/// aliases, the GPU map's source, the model stage's own estimators), so those parts of every
+/// Spec are `if FULL { … } else { none }`. A Spec is a static: a function it points to is in
+/// every build that holds the Spec, called or not.
 pub const FULL: bool = cfg!(not(feature = "first"));
 
 /// No memo: every layout computed (a first view has no explorer).

@@ -29,7 +29,7 @@ pub use super::gpu::{gpu, Gpu, GPUS};
 pub use super::parse::model::{field_of, is_architecture_key, names_model, resolve};
 pub use memory::MemoryContext;
 
-use super::spec::Spec;
+use super::spec::{Spec, FULL};
 use super::{Num, Output, Report};
 
 /// Sets an integer output; `None` (and nothing set) when it does not fit.
@@ -45,8 +45,12 @@ fn fmt_f(x: f64) -> String {
 
 /// See the module documentation. Returns the estimated tokens per second per GPU (from `mfu`).
 pub fn run(spec: &'static Spec, report: &mut Report) -> Option<f64> {
+    // a first view resolves no model (it leaves a link that names one to the full app) and
+    // shows none of this stage's values: left out of its build
+    if !FULL {
+        return None;
+    }
     let peak = throughput::gpu_outputs(report);
-    // a first view resolves no model: it leaves a link that names one to the full app
     let named = report.plan.settings.model.clone()?;
     let counts = model::counts(report, &named)?;
     (spec.fit.own)(&named, report);

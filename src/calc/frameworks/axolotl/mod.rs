@@ -33,7 +33,11 @@ pub const SPEC: Spec = Spec {
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
     // a first view holds one framework's words too
-    output_label: if BUILT { output_label } else { spec::none_output },
+    output_label: if BUILT {
+        output_label
+    } else {
+        spec::none_output
+    },
     describe: if BUILT { describe } else { spec::none_describe },
     kind: spec::none_kind,
     compute: COMPUTE,
@@ -44,16 +48,21 @@ pub const SPEC: Spec = Spec {
     link_default,
     layout: Layout {
         dims: DIMS_EP,
-        dims_at,
+        dims_at: if spec::FULL { dims_at } else { spec::all_dims },
         fills: if spec::FULL { fills } else { spec::no_fills },
         launch_refusal: spec::no_refusal,
         memo: if spec::FULL { memo } else { spec::no_memo },
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Ep, Axis::Tp],
-        source: "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp), which axolotl builds in utils/distributed.py; \
+        // a first view has no GPU map
+        source: if spec::FULL {
+            "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp), which axolotl builds in utils/distributed.py; \
                  with expert parallelism (0.21.0) axolotl's patched _get_mesh (monkeypatch/accelerate/parallelism_config.py, \
-                 MESH_ORDER dp_replicate, dp_shard, cp, ep, sp, tp), run on accelerate 1.15 for world 8 and 16",
+                 MESH_ORDER dp_replicate, dp_shard, cp, ep, sp, tp), run on accelerate 1.15 for world 8 and 16"
+        } else {
+            ""
+        },
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -61,15 +70,31 @@ pub const SPEC: Spec = Spec {
         lang: "yaml",
         file_name: "config.yml",
         keys: EXPORT_KEYS,
-        launcher: if spec::FULL { launcher } else { spec::no_launcher },
+        launcher: if spec::FULL {
+            launcher
+        } else {
+            spec::no_launcher
+        },
         script: "-m axolotl.cli.train config.yml",
-        in_file: if spec::FULL { in_file } else { spec::no_in_file },
+        in_file: if spec::FULL {
+            in_file
+        } else {
+            spec::no_in_file
+        },
         derive: spec::derive_nothing,
     },
     import: Some(Import {
         reads: Reads::Yaml,
-        alias: if spec::FULL { import_alias } else { spec::no_alias },
-        renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
+        alias: if spec::FULL {
+            import_alias
+        } else {
+            spec::no_alias
+        },
+        renamed: if spec::FULL {
+            import_renamed
+        } else {
+            spec::no_renamed
+        },
         words: spec::all_words,
         joined: &[],
         file_cluster: None,
@@ -77,8 +102,12 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
-        settings: model::settings,
-        own: model::own,
+        settings: if BUILT {
+            model::settings
+        } else {
+            spec::no_settings
+        },
+        own: if spec::FULL { model::own } else { spec::no_own },
         model_key: Field::BaseModel,
         typed: crate::calc::model::ModelType::Llama,
     },

@@ -30,7 +30,11 @@ pub const SPEC: Spec = Spec {
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
     // a first view holds one framework's words too
-    output_label: if BUILT { output_label } else { spec::none_output },
+    output_label: if BUILT {
+        output_label
+    } else {
+        spec::none_output
+    },
     describe: if BUILT { describe } else { spec::none_describe },
     kind: spec::none_kind,
     compute: COMPUTE,
@@ -49,12 +53,21 @@ pub const SPEC: Spec = Spec {
         launch_refusal: spec::no_refusal,
         // DeepSpeed checks the batch against world / sequence_parallel_size and counts AutoTP
         // ranks in it: both sizes matter one by one
-        memo: spec::memo_first_two,
+        memo: if spec::FULL {
+            spec::memo_first_two
+        } else {
+            spec::no_memo
+        },
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Sp, Axis::Tp],
-        source: "DeepSpeed 0.19.8 utils/groups.py _init_tp_mesh_device (data_parallel, tensor_parallel) and deepspeed/__init__.py (data_parallel, sequence_parallel)",
-        caveat,
+        // a first view has no GPU map
+        source: if spec::FULL {
+            "DeepSpeed 0.19.8 utils/groups.py _init_tp_mesh_device (data_parallel, tensor_parallel) and deepspeed/__init__.py (data_parallel, sequence_parallel)"
+        } else {
+            ""
+        },
+        caveat: if spec::FULL { caveat } else { spec::no_caveat },
     },
     export: Export {
         syntax: Syntax::Json,
@@ -67,14 +80,30 @@ pub const SPEC: Spec = Spec {
             Field::AutotpSize,
             Field::SequenceParallelSize,
         ],
-        launcher: if spec::FULL { launcher } else { spec::no_launcher },
+        launcher: if spec::FULL {
+            launcher
+        } else {
+            spec::no_launcher
+        },
         script: "train.py --deepspeed ds_config.json",
-        in_file: if spec::FULL { in_file } else { spec::no_in_file },
-        derive: if spec::FULL { deepspeed_triple } else { spec::derive_nothing },
+        in_file: if spec::FULL {
+            in_file
+        } else {
+            spec::no_in_file
+        },
+        derive: if spec::FULL {
+            deepspeed_triple
+        } else {
+            spec::derive_nothing
+        },
     },
     import: Some(Import {
         reads: Reads::Json,
-        alias: if spec::FULL { import_alias } else { spec::no_alias },
+        alias: if spec::FULL {
+            import_alias
+        } else {
+            spec::no_alias
+        },
         renamed: spec::no_renamed,
         words: spec::all_words,
         joined: &[],
@@ -83,7 +112,7 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
-        settings,
+        settings: if BUILT { settings } else { spec::no_settings },
         own: spec::no_own,
         model_key: Field::ModelId,
         typed: crate::calc::model::ModelType::Llama,

@@ -33,9 +33,13 @@ pub const SPEC: Spec = Spec {
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
     // a first view holds one framework's words too
-    output_label: if BUILT { output_label } else { spec::none_output },
+    output_label: if BUILT {
+        output_label
+    } else {
+        spec::none_output
+    },
     describe: if BUILT { describe } else { spec::none_describe },
-    kind,
+    kind: if BUILT { kind } else { spec::none_kind },
     compute: COMPUTE,
     legacy: None,
     // TrainingArguments.num_train_epochs
@@ -49,14 +53,23 @@ pub const SPEC: Spec = Spec {
             (Dim::Cp, Field::CpSize),
             (Dim::Sp, Field::SpSize),
         ],
-        dims_at,
+        dims_at: if spec::FULL { dims_at } else { spec::all_dims },
         fills: spec::no_fills,
-        launch_refusal,
+        launch_refusal: if spec::FULL {
+            launch_refusal
+        } else {
+            spec::no_refusal
+        },
         memo: if spec::FULL { memo } else { spec::no_memo },
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp],
-        source: "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp)",
+        // a first view has no GPU map
+        source: if spec::FULL {
+            "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp)"
+        } else {
+            ""
+        },
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -81,16 +94,28 @@ pub const SPEC: Spec = Spec {
             Field::MaxLength,
             Field::NumSamples,
         ],
-        launcher: if spec::FULL { launcher } else { spec::no_launcher },
+        launcher: if spec::FULL {
+            launcher
+        } else {
+            spec::no_launcher
+        },
         script: "train.py",
-        in_file: if spec::FULL { in_file } else { spec::no_in_file },
+        in_file: if spec::FULL {
+            in_file
+        } else {
+            spec::no_in_file
+        },
         derive: spec::derive_nothing,
     },
     // TrainingArguments as HfArgumentParser's flags, its JSON, or the exported Python call
     import: Some(Import {
         reads: Reads::TrainingArguments,
         alias: spec::no_alias,
-        renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
+        renamed: if spec::FULL {
+            import_renamed
+        } else {
+            spec::no_renamed
+        },
         words: spec::all_words,
         joined: &[],
         file_cluster: None,
@@ -98,7 +123,7 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
-        settings,
+        settings: if BUILT { settings } else { spec::no_settings },
         own: spec::no_own,
         model_key: Field::ModelNameOrPath,
         typed: crate::calc::model::ModelType::Llama,
@@ -106,18 +131,18 @@ pub const SPEC: Spec = Spec {
     // TrainingArguments(...) takes neither TRL's max_length nor accelerate's sizes as arguments
     written: if spec::FULL {
         &Written {
-        aside: &[(
-            Field::MaxLength,
-            "goes in trl.SFTConfig (a TrainingArguments subclass)",
-        )],
-        gathered: Some(Gathered {
-            argument: "parallelism_config",
-            class: "ParallelismConfig",
-            module: "accelerate",
-            fields: &[Field::TpSize, Field::CpSize, Field::SpSize],
-        }),
-        ..spec::WRITTEN_BY_DOTS
-    }
+            aside: &[(
+                Field::MaxLength,
+                "goes in trl.SFTConfig (a TrainingArguments subclass)",
+            )],
+            gathered: Some(Gathered {
+                argument: "parallelism_config",
+                class: "ParallelismConfig",
+                module: "accelerate",
+                fields: &[Field::TpSize, Field::CpSize, Field::SpSize],
+            }),
+            ..spec::WRITTEN_BY_DOTS
+        }
     } else {
         &spec::WRITTEN_BY_DOTS
     },

@@ -39,7 +39,11 @@ pub const SPEC: Spec = Spec {
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
     // a first view holds one framework's words too
-    output_label: if BUILT { output_label } else { spec::none_output },
+    output_label: if BUILT {
+        output_label
+    } else {
+        spec::none_output
+    },
     describe: if BUILT { describe } else { spec::none_describe },
     kind: spec::none_kind,
     compute: COMPUTE,
@@ -61,7 +65,12 @@ pub const SPEC: Spec = Spec {
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
-        source: "Megatron-core 0.16.1 parallel_state.initialize_model_parallel, order=\"tp-cp-ep-dp-pp\" (RankGenerator)",
+        // a first view has no GPU map
+        source: if spec::FULL {
+            "Megatron-core 0.16.1 parallel_state.initialize_model_parallel, order=\"tp-cp-ep-dp-pp\" (RankGenerator)"
+        } else {
+            ""
+        },
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -69,39 +78,67 @@ pub const SPEC: Spec = Spec {
         lang: "sh",
         file_name: "train.sh",
         keys: EXPORT_KEYS,
-        launcher: if spec::FULL { launcher } else { spec::no_launcher },
+        launcher: if spec::FULL {
+            launcher
+        } else {
+            spec::no_launcher
+        },
         script: "pretrain_gpt.py",
-        in_file: if spec::FULL { in_file } else { spec::no_in_file },
-        derive: if spec::FULL { derive } else { spec::derive_nothing },
+        in_file: if spec::FULL {
+            in_file
+        } else {
+            spec::no_in_file
+        },
+        derive: if spec::FULL {
+            derive
+        } else {
+            spec::derive_nothing
+        },
     },
     import: Some(Import {
         reads: Reads::CommandLine,
-        alias: if spec::FULL { import_alias } else { spec::no_alias },
+        alias: if spec::FULL {
+            import_alias
+        } else {
+            spec::no_alias
+        },
         renamed: spec::no_renamed,
-        words: import_words,
+        words: if spec::FULL {
+            import_words
+        } else {
+            spec::all_words
+        },
         joined: &[],
         file_cluster: None,
-        config_json: if spec::FULL { &model::CONFIG_JSON } else { &spec::CONFIG_JSON_AS_IS },
+        config_json: if spec::FULL {
+            &model::CONFIG_JSON
+        } else {
+            &spec::CONFIG_JSON_AS_IS
+        },
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Megatron,
-        settings: model::settings,
-        own: model::own,
+        settings: if BUILT {
+            model::settings
+        } else {
+            spec::no_settings
+        },
+        own: if spec::FULL { model::own } else { spec::no_own },
         model_key: Field::ModelId,
         typed: crate::calc::model::ModelType::MegatronGpt,
     },
     written: &spec::WRITTEN_BY_DOTS,
     compared: if spec::FULL {
         &Compared {
-        run_length: Some(run_length),
-        complete: spec::complete_nothing,
-        // its rules explain the step count as train_iters and the accumulation as
-        // num_microbatches
-        explained_as: &[
-            (Output::MaxSteps, Output::TrainIters),
-            (Output::GradientAccumulationSteps, Output::NumMicrobatches),
-        ],
-    }
+            run_length: Some(run_length),
+            complete: spec::complete_nothing,
+            // its rules explain the step count as train_iters and the accumulation as
+            // num_microbatches
+            explained_as: &[
+                (Output::MaxSteps, Output::TrainIters),
+                (Output::GradientAccumulationSteps, Output::NumMicrobatches),
+            ],
+        }
     } else {
         &spec::COMPARED_PLAINLY
     },

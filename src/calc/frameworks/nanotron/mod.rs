@@ -31,7 +31,11 @@ pub const SPEC: Spec = Spec {
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
     // a first view holds one framework's words too
-    output_label: if BUILT { output_label } else { spec::none_output },
+    output_label: if BUILT {
+        output_label
+    } else {
+        spec::none_output
+    },
     describe: if BUILT { describe } else { spec::none_describe },
     kind: spec::none_kind,
     compute: COMPUTE,
@@ -46,12 +50,21 @@ pub const SPEC: Spec = Spec {
         fills: if spec::FULL { fills } else { spec::no_fills },
         launch_refusal: spec::no_refusal,
         // nanotron's checks quote tp and pp (0.4 multiplies in EP): both matter one by one
-        memo: spec::memo_first_two,
+        memo: if spec::FULL {
+            spec::memo_first_two
+        } else {
+            spec::no_memo
+        },
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
-        source: "nanotron 0.4 parallel/context.py ParallelContext, arange(world).reshape(ep, pp, dp, tp) \
-                 (HEAD: reshape(ep, pp, dp, cp, tp))",
+        // a first view has no GPU map
+        source: if spec::FULL {
+            "nanotron 0.4 parallel/context.py ParallelContext, arange(world).reshape(ep, pp, dp, tp) \
+                 (HEAD: reshape(ep, pp, dp, cp, tp))"
+        } else {
+            ""
+        },
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -70,14 +83,30 @@ pub const SPEC: Spec = Spec {
             Field::NumAttentionHeads,
             Field::NumKeyValueHeads,
         ],
-        launcher: if spec::FULL { launcher } else { spec::no_launcher },
+        launcher: if spec::FULL {
+            launcher
+        } else {
+            spec::no_launcher
+        },
         script: "run_train.py --config-file config.yaml",
-        in_file: if spec::FULL { in_file } else { spec::no_in_file },
-        derive: if spec::FULL { derive } else { spec::derive_nothing },
+        in_file: if spec::FULL {
+            in_file
+        } else {
+            spec::no_in_file
+        },
+        derive: if spec::FULL {
+            derive
+        } else {
+            spec::derive_nothing
+        },
     },
     import: Some(Import {
         reads: Reads::YamlNested,
-        alias: if spec::FULL { import_alias } else { spec::no_alias },
+        alias: if spec::FULL {
+            import_alias
+        } else {
+            spec::no_alias
+        },
         renamed: spec::no_renamed,
         words: spec::all_words,
         joined: &[],
@@ -86,7 +115,7 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Nanotron,
-        settings,
+        settings: if BUILT { settings } else { spec::no_settings },
         own: spec::no_own,
         model_key: Field::ModelId,
         typed: crate::calc::model::ModelType::Llama,

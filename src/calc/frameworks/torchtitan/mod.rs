@@ -30,7 +30,11 @@ pub const SPEC: Spec = Spec {
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
     // a first view holds one framework's words too
-    output_label: if BUILT { output_label } else { spec::none_output },
+    output_label: if BUILT {
+        output_label
+    } else {
+        spec::none_output
+    },
     describe: if BUILT { describe } else { spec::none_describe },
     kind: spec::none_kind,
     compute: COMPUTE,
@@ -53,7 +57,12 @@ pub const SPEC: Spec = Spec {
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
-        source: "torchtitan 0.3.0 distributed/parallel_dims.py ParallelDims, mesh (pp, dp_replicate, dp_shard, cp, tp)",
+        // a first view has no GPU map
+        source: if spec::FULL {
+            "torchtitan 0.3.0 distributed/parallel_dims.py ParallelDims, mesh (pp, dp_replicate, dp_shard, cp, tp)"
+        } else {
+            ""
+        },
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -77,15 +86,31 @@ pub const SPEC: Spec = Spec {
             Field::NumTokensPerTrainStep,
             Field::MaxContextLength,
         ],
-        launcher: if spec::FULL { launcher } else { spec::no_launcher },
+        launcher: if spec::FULL {
+            launcher
+        } else {
+            spec::no_launcher
+        },
         script: "-m torchtitan.train --job.config_file train.toml",
-        in_file: if spec::FULL { in_file } else { spec::no_in_file },
+        in_file: if spec::FULL {
+            in_file
+        } else {
+            spec::no_in_file
+        },
         derive: spec::derive_nothing,
     },
     import: Some(Import {
         reads: Reads::Toml,
-        alias: if spec::FULL { import_alias } else { spec::no_alias },
-        renamed: if spec::FULL { import_renamed } else { spec::no_renamed },
+        alias: if spec::FULL {
+            import_alias
+        } else {
+            spec::no_alias
+        },
+        renamed: if spec::FULL {
+            import_renamed
+        } else {
+            spec::no_renamed
+        },
         words: spec::all_words,
         // `[model] name = "llama3"`, `flavor = "8B"`: `model=llama3/8B`, a preset's alias
         // (model.rs ALIASES, from torchtitan 0.3.0's flavor table)
@@ -95,7 +120,7 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Torchtitan,
-        settings,
+        settings: if BUILT { settings } else { spec::no_settings },
         own: spec::no_own,
         model_key: Field::ModelId,
         typed: crate::calc::model::ModelType::Llama,
