@@ -844,6 +844,11 @@ fn memory_by_pipeline_stage() {
         .iter()
         .any(|d| d.field == dpcalc::calc::Field::NumLayersPerVirtualPipelineStage));
     assert_eq!(&odd.memory_by_stage, stages);
+    // zero layers per virtual stage is refused at its field
+    let zero = query::decode(&format!("{base}&num_layers_per_virtual_pipeline_stage=0")).report();
+    assert!(zero.diags.iter().any(|d| d.field
+        == dpcalc::calc::Field::NumLayersPerVirtualPipelineStage
+        && d.level == Level::Error));
     // no dropout: no masks
     let dry = report(&format!("{base}&hidden_dropout=0"));
     assert!(dry.memory_by_stage[0] < stages[0]);

@@ -792,7 +792,11 @@ async fn the_model_panel_answers_will_it_fit() {
     assert_eq!(total, parts);
     // on the device: the tensors plus the CUDA context and the communicators' buffers, the
     // bar's fifth part
-    let device: u128 = page.value("memory_on_device_bytes").unwrap().parse().unwrap();
+    let device: u128 = page
+        .value("memory_on_device_bytes")
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(device > total);
     assert_eq!(
         page.root

@@ -219,6 +219,14 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
             ));
             return None;
         }
+        (Param::Given(0), _) | (_, Param::Given(0)) => {
+            rd.diags.push(Diag::new(
+                Field::NumLayersPerVirtualPipelineStage,
+                Level::Error,
+                "interleaving needs at least 1 layer per virtual stage and 1 virtual stage per rank",
+            ));
+            return None;
+        }
         (Param::Given(n), _) => Some(VirtualStages::LayersPer(n)),
         (_, Param::Given(v)) => Some(VirtualStages::PerRank(v)),
         _ => None,
