@@ -347,15 +347,15 @@ fields! {
         UntieEmbeddingsAndOutputWeights => "untie_embeddings_and_output_weights", Flag, "Untie embeddings", "preset's, else false",
             "--untie-embeddings-and-output-weights.";
         DisableBiasLinear => "disable_bias_linear", Flag, "Disable linear biases", "preset's, else false",
-            "--disable-bias-linear: no bias on the linear layers (Megatron adds one to each by default).";
+            "--disable-bias-linear.";
         QkLayernorm => "qk_layernorm", Flag, "QK layernorm", "preset's, else false",
-            "--qk-layernorm: a norm over kv_channels on each head's queries and keys (Qwen3's).";
+            "--qk-layernorm.";
         Normalization => "normalization", Text, "Normalization", "preset's, else LayerNorm",
-            "--normalization: LayerNorm (weight and bias) or RMSNorm (weight).";
+            "--normalization.";
         PositionEmbeddingType => "position_embedding_type", Text, "Position embeddings", "preset's, else learned_absolute",
-            "--position-embedding-type: learned_absolute (max_position_embeddings × hidden parameters), rope, yarn, mrope, relative or none.";
+            "--position-embedding-type.";
         MaxPositionEmbeddings => "max_position_embeddings", Count, "Max position embeddings", "none (required)",
-            "--max-position-embeddings: the rows of learned position embeddings (Megatron requires it).";
+            "--max-position-embeddings.";
         MoeRouterTopk => "moe_router_topk", Count, "Router top-k", "preset's", "--moe-router-topk.";
         MoeFfnHiddenSize => "moe_ffn_hidden_size", Count, "Expert FFN size", "preset's", "--moe-ffn-hidden-size.";
         UseDistributedOptimizer => "use_distributed_optimizer", Flag, "Distributed optimizer", "false",
@@ -366,19 +366,19 @@ fields! {
         RecomputeMethod => "recompute_method", Text, "Recompute method", "none",
             "--recompute-method: uniform or block (full recompute needs one).";
         RecomputeNumLayers => "recompute_num_layers", Count, "Recompute layers", "1",
-            "--recompute-num-layers: layers per checkpoint (uniform), or the first layers of each stage that recompute (block).";
+            "--recompute-num-layers.";
         NumLayersPerVirtualPipelineStage => "num_layers_per_virtual_pipeline_stage", Count, "Layers per virtual stage", "unset",
-            "--num-layers-per-virtual-pipeline-stage: interleaved 1F1B.";
+            "--num-layers-per-virtual-pipeline-stage.";
         NumVirtualStagesPerPipelineRank => "num_virtual_stages_per_pipeline_rank", Count, "Virtual stages per rank", "unset",
-            "--num-virtual-stages-per-pipeline-rank: interleaved 1F1B.";
+            "--num-virtual-stages-per-pipeline-rank.";
         MicrobatchGroupSizePerVirtualPipelineStage => "microbatch_group_size_per_virtual_pipeline_stage", Count,
-            "Micro batches per virtual-stage group", "PP size",
-            "--microbatch-group-size-per-virtual-pipeline-stage: interleaved 1F1B runs this many micro batches through each chunk in turn.";
-        HiddenDropout => "hidden_dropout", Real, "Hidden dropout", "0.1", "--hidden-dropout (0: no dropout masks kept).";
+            "Micro batches per group", "PP size",
+            "--microbatch-group-size-per-virtual-pipeline-stage.";
+        HiddenDropout => "hidden_dropout", Real, "Hidden dropout", "0.1", "--hidden-dropout.";
         TransformerImpl => "transformer_impl", Text, "Transformer implementation", "transformer_engine",
-            "--transformer-impl: transformer_engine or local (local attention is unfused).";
+            "--transformer-impl.";
         AttentionBackend => "attention_backend", Text, "Attention backend", "auto",
-            "--attention-backend: auto, flash, fused, unfused or local (unfused and local keep the attention scores).";
+            "--attention-backend.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------

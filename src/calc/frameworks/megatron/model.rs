@@ -89,7 +89,8 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         s.flash_attention = t.flash;
     }
     settings::publish(&super::SPEC, raw, report, s, diags);
-    if let Some(t) = typed {
+    // the pipeline needs the model's layers, which a first view never resolves
+    if let (Some(t), true) = (typed, crate::calc::spec::FULL) {
         report.plan.pipeline = pipeline(report, t.virtual_stages, t.group);
     }
 }
