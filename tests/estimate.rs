@@ -664,3 +664,27 @@ proptest! {
         }
     }
 }
+
+/// Hostile sizes cost nothing and never allocate what they name: more pipeline stages than
+/// layers, or more layers than the estimate counts, give no estimate.
+#[test]
+fn absurd_pipelines_and_layer_counts_have_no_estimate() {
+    let m = llama("meta-llama/Llama-3.1-8B");
+    let p = Plan {
+        pp: 1 << 40,
+        ..Plan::default()
+    };
+    assert!(estimate(&m, &p).is_none());
+    let deep = Model {
+        num_hidden_layers: 1 << 40,
+        ..m.clone()
+    };
+    assert!(Params::of(&deep).is_none());
+    assert!(estimate(&deep, &Plan::default()).is_none());
+    // at the bound itself the layers are counted
+    let bound = Model {
+        num_hidden_layers: dpcalc::calc::estimate::MAX_LAYERS,
+        ..m
+    };
+    assert!(Params::of(&bound).is_some());
+}

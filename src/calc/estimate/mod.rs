@@ -194,8 +194,15 @@ pub struct Params {
     layers: Vec<(u128, u128)>,
 }
 
+/// The most layers the estimate counts one by one (a model beyond it has no estimate: its
+/// stages would take as long to count as the layers are many, for every layout of the explorer).
+pub const MAX_LAYERS: u64 = 65_536;
+
 impl Params {
     pub fn of(model: &Model) -> Option<Params> {
+        if model.num_hidden_layers > MAX_LAYERS {
+            return None;
+        }
         Some(Params {
             routed: model.routed_expert_params()?,
             total: model.num_parameters()?,

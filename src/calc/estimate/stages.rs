@@ -38,8 +38,8 @@ use crate::calc::plan::{Pipeline, Recompute, RecomputeLayers, Schedule};
 pub fn layer_split(layers: u64, pp: u64, pipeline: Option<&Pipeline>) -> Option<Vec<u64>> {
     let v = pipeline.map_or(1, |p| p.virtual_stages.max(1));
     let n = pp.checked_mul(v)?;
-    // (more virtual stages than layers is no split a framework accepts)
-    if n == 0 || v > layers.max(1) {
+    // (more stages than layers is no split a framework runs; it also bounds what is allocated)
+    if n == 0 || n > layers.max(1) {
         return None;
     }
     if let Some(p) = pipeline {
