@@ -665,8 +665,8 @@ proptest! {
     }
 }
 
-/// Hostile sizes cost nothing and never allocate what they name: more pipeline stages than
-/// layers, or more layers than the estimate counts, give no estimate.
+/// Hostile sizes cost nothing and never allocate what they name: more pipeline stages or layers
+/// than the estimate counts give no estimate.
 #[test]
 fn absurd_pipelines_and_layer_counts_have_no_estimate() {
     let m = llama("meta-llama/Llama-3.1-8B");

@@ -38,8 +38,9 @@ use crate::calc::plan::{Pipeline, Recompute, RecomputeLayers, Schedule};
 pub fn layer_split(layers: u64, pp: u64, pipeline: Option<&Pipeline>) -> Option<Vec<u64>> {
     let v = pipeline.map_or(1, |p| p.virtual_stages.max(1));
     let n = pp.checked_mul(v)?;
-    // (more stages than layers is no split a framework runs; it also bounds what is allocated)
-    if n == 0 || n > layers.max(1) {
+    // (more virtual stages than layers is no split a framework accepts; stages beyond the
+    // estimate's layer bound are none a cluster has, and would be allocated one by one)
+    if n == 0 || v > layers.max(1) || n > layers.max(super::MAX_LAYERS) {
         return None;
     }
     if let Some(p) = pipeline {
