@@ -392,6 +392,20 @@ impl Report {
     }
 
     #[cfg_attr(not(feature = "first"), inline(never))]
+    /// [`Report::explain`] with the worked step made only where steps are recorded: a first
+    /// view's build then holds neither its words nor its formatting.
+    pub(crate) fn explain_with(
+        &mut self,
+        output: Output,
+        rule: impl Into<String>,
+        worked: impl FnOnce() -> String,
+    ) {
+        if cfg!(feature = "first") {
+            return;
+        }
+        self.explain(output, rule, worked());
+    }
+
     pub(crate) fn explain(
         &mut self,
         output: Output,

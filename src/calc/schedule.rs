@@ -49,10 +49,10 @@ pub fn post_process(report: &mut Report, estimated: Option<f64>) {
             if report.value(Output::TokensPerEpoch).is_none() {
                 if let Some(v) = t.checked_mul(spe) {
                     report.set(Output::TokensPerEpoch, Num::Int(v));
-                    report.explain(
+                    report.explain_with(
                         Output::TokensPerEpoch,
                         "tokens_per_epoch = tokens_per_step × steps_per_epoch (token slots)",
-                        format!("tokens_per_epoch = {t} × {spe} = {v}"),
+                        || format!("tokens_per_epoch = {t} × {spe} = {v}"),
                     );
                 }
             }
@@ -61,10 +61,10 @@ pub fn post_process(report: &mut Report, estimated: Option<f64>) {
             if report.value(Output::TotalTokens).is_none() {
                 if let Some(v) = t.checked_mul(steps) {
                     report.set(Output::TotalTokens, Num::Int(v));
-                    report.explain(
+                    report.explain_with(
                         Output::TotalTokens,
                         "total_tokens = tokens_per_step × max_steps (token slots)",
-                        format!("total_tokens = {t} × {steps} = {v}"),
+                        || format!("total_tokens = {t} × {steps} = {v}"),
                     );
                 }
             }
@@ -87,10 +87,10 @@ fn tokens_per_step(report: &mut Report) {
     };
     if let Some(t) = global.checked_mul(i128::from(len)) {
         report.set(Output::TokensPerStep, Num::Int(t));
-        report.explain(
+        report.explain_with(
             Output::TokensPerStep,
             "tokens_per_step = global batch × sequence length",
-            format!("tokens_per_step = {global} × {len} = {t}"),
+            || format!("tokens_per_step = {global} × {len} = {t}"),
         );
     }
 }
@@ -153,22 +153,20 @@ fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<f64>) {
                 );
                 return;
             }
-            report.explain(
-                Output::TimePerStepSeconds,
-                rule,
+            report.explain_with(Output::TimePerStepSeconds, rule, || {
                 format!(
                     "time_per_step = {t} / ({} × {w}) = {} s",
                     super::num::float_repr(x),
                     super::num::float_repr(s)
-                ),
-            );
+                )
+            });
             s
         }
         (_, Param::Given(x)) => {
-            report.explain(
+            report.explain_with(
                 Output::TimePerStepSeconds,
                 "time_per_step = seconds_per_step (as given)",
-                format!("time_per_step = {} s", super::num::float_repr(x)),
+                || format!("time_per_step = {} s", super::num::float_repr(x)),
             );
             x
         }
@@ -193,15 +191,17 @@ fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<f64>) {
         return;
     }
     report.set(Output::TotalTimeSeconds, Num::Float(total));
-    report.explain(
+    report.explain_with(
         Output::TotalTimeSeconds,
         "total_time = time_per_step × max_steps",
-        format!(
-            "total_time = {} × {steps} = {} s ({})",
-            super::num::float_repr(per_step),
-            super::num::float_repr(total),
-            human_duration(total)
-        ),
+        || {
+            format!(
+                "total_time = {} × {steps} = {} s ({})",
+                super::num::float_repr(per_step),
+                super::num::float_repr(total),
+                human_duration(total)
+            )
+        },
     );
     let Some(w) = world else { return };
     let hours = total * w as f64 / 3600.0;
@@ -213,14 +213,16 @@ fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<f64>) {
         );
     } else {
         report.set(Output::GpuHours, Num::Float(hours));
-        report.explain(
+        report.explain_with(
             Output::GpuHours,
             "gpu_hours = total_time × world_size / 3600",
-            format!(
-                "gpu_hours = {} × {w} / 3600 = {}",
-                super::num::float_repr(total),
-                super::num::float_repr(hours)
-            ),
+            || {
+                format!(
+                    "gpu_hours = {} × {w} / 3600 = {}",
+                    super::num::float_repr(total),
+                    super::num::float_repr(hours)
+                )
+            },
         );
     }
 }

@@ -371,10 +371,10 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         return;
     };
     report.set(Output::PaddedVocabSize, Num::Int(vocab as i128));
-    report.explain(
+    report.explain_with(
         Output::PaddedVocabSize,
         "padded_vocab_size = vocab_size rounded up to a multiple of make_vocab_size_divisible_by × TP (Megatron's _vocab_size_with_padding)",
-        format!("padded_vocab_size = ceil({} / ({divisible} × {})) × {} = {vocab}", m.vocab_size, grid.tp, divisible * grid.tp),
+        || format!("padded_vocab_size = ceil({} / ({divisible} × {})) × {} = {vocab}", m.vocab_size, grid.tp, divisible * grid.tp),
     );
     if m.is_mla() {
         report.diag(
@@ -453,10 +453,10 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         Num::Float(mem.activation_memory_mb),
     );
     report.set(Output::TotalMemoryMb, Num::Float(mem.total_memory_mb));
-    report.explain(
+    report.explain_with(
         Output::TotalMemoryMb,
         "Megatron-LM 0.19.2 report_theoretical_memory: weights and optimizer of the first stage + activations (MB = bytes / 2^20); it does not see CP, full recompute, or MoE/MLA activations",
-        format!(
+        || format!(
             "{} MB + {} MB = {} MB ({} branch)",
             num::float_repr(mem.weight_and_optimizer_memory_mb),
             num::float_repr(mem.activation_memory_mb),

@@ -115,10 +115,10 @@ impl Calc<'_> {
             Some(v) => v,
             None => {
                 let v = m;
-                self.report.explain(
+                self.report.explain_with(
                     Output::GlobalBatchSize,
                     "global_batch_size defaults to micro_batch_size × data_parallel_size (one microbatch)",
-                    format!("global_batch_size = {mbs} × {dp} = {v}"),
+                    || format!("global_batch_size = {mbs} × {dp} = {v}"),
                 );
                 v
             }
@@ -190,11 +190,9 @@ impl Calc<'_> {
                 } else {
                     "global_batch_size defaults to micro_batch_size × data_parallel_size (one microbatch)"
                 };
-                self.report.explain(
-                    Output::GlobalBatchSize,
-                    rule,
-                    format!("global_batch_size = {mbs} × {dp} = {v}"),
-                );
+                self.report.explain_with(Output::GlobalBatchSize, rule, || {
+                    format!("global_batch_size = {mbs} × {dp} = {v}")
+                });
                 v
             }
         };
@@ -617,10 +615,10 @@ impl Calc<'_> {
         }
         self.report
             .set(Output::RampupSamplesPerIncrement, Num::Float(per));
-        self.report.explain(
+        self.report.explain_with(
             Output::RampupSamplesPerIncrement,
             "rampup_samples_per_increment = ramp-up samples / ((global_batch_size − start) // increment)",
-            format!(
+            || format!(
                 "rampup_samples_per_increment = {samples} / (({gbs} − {start}) // {inc}) = {samples} / {num_inc} = {}",
                 num::float_repr(per)
             ),
@@ -785,19 +783,19 @@ impl Calc<'_> {
         match &p.sched {
             Sched::Constant { .. } => {
                 if p.gbs_arg.is_some() && self.inputs.global_batch_size.is_given() {
-                    self.report.explain(
+                    self.report.explain_with(
                         Output::GlobalBatchSize,
                         "global_batch_size (as given)",
-                        format!("global_batch_size = {fin}"),
+                        || format!("global_batch_size = {fin}"),
                     );
                 }
             }
-            Sched::Ramp { start, inc, .. } => self.report.explain(
+            Sched::Ramp { start, inc, .. } => self.report.explain_with(
                 Output::GlobalBatchSize,
                 "the ramp-up grows the batch from its start to global_batch_size",
-                format!("global batch: {start} + k × {inc} … {fin}"),
+                || format!("global batch: {start} + k × {inc} … {fin}"),
             ),
-            Sched::Step { levels } => self.report.explain(
+            Sched::Step { levels } => self.report.explain_with(
                 if new {
                     Output::RunningGlobalBatchSize
                 } else {
@@ -808,7 +806,7 @@ impl Calc<'_> {
                 } else {
                     "with a schedule, the global batch is its last batch size"
                 },
-                format!(
+                || format!(
                     "global batch: {}",
                     levels
                         .iter()
@@ -821,26 +819,26 @@ impl Calc<'_> {
         self.report
             .set(Output::RunningGlobalBatchSize, Num::Int(running as i128));
         if p.decrease {
-            self.report.explain(
+            self.report.explain_with(
                 Output::RunningGlobalBatchSize,
                 "decrease_batch_size_if_needed: running batch = (global // (micro_batch_size × data_parallel_size)) × (micro_batch_size × data_parallel_size)",
-                format!("running = ({fin} // {m}) × {m} = {running}"),
+                || format!("running = ({fin} // {m}) × {m} = {running}"),
             );
         } else {
-            self.report.explain(
+            self.report.explain_with(
                 Output::RunningGlobalBatchSize,
                 "the running batch is the global batch (no decrease_batch_size_if_needed)",
-                format!("running = {running}"),
+                || format!("running = {running}"),
             );
         }
         let nm = running / m;
         self.report.plan.publish_batch(mbs, nm, running);
         self.report
             .set(Output::NumMicrobatches, Num::Int(nm as i128));
-        self.report.explain(
+        self.report.explain_with(
             Output::NumMicrobatches,
             "num_microbatches = running global batch // (micro_batch_size × data_parallel_size)",
-            format!("num_microbatches = {running} // ({mbs} × {dp}) = {nm}"),
+            || format!("num_microbatches = {running} // ({mbs} × {dp}) = {nm}"),
         );
         self.report
             .set(Output::GradientAccumulationSteps, Num::Int(nm as i128));
@@ -851,17 +849,17 @@ impl Calc<'_> {
         let r0 = p.running(b0);
         self.report
             .set(Output::InitialGlobalBatchSize, Num::Int(b0 as i128));
-        self.report.explain(
+        self.report.explain_with(
             Output::InitialGlobalBatchSize,
             "the global batch after update(0 consumed samples)",
-            format!("initial global batch = {b0}"),
+            || format!("initial global batch = {b0}"),
         );
         self.report
             .set(Output::InitialNumMicrobatches, Num::Int((r0 / m) as i128));
-        self.report.explain(
+        self.report.explain_with(
             Output::InitialNumMicrobatches,
             "num_microbatches at the first step = running batch // (micro_batch_size × data_parallel_size)",
-            format!("initial num_microbatches = {r0} // {m} = {}", r0 / m),
+            || format!("initial num_microbatches = {r0} // {m} = {}", r0 / m),
         );
         if r0 / m == 0 && !new {
             let why = if p.decrease {
@@ -898,10 +896,10 @@ impl Calc<'_> {
             (Ok(_), Some(k)) => {
                 self.report
                     .set(Output::FullBatchIteration, Num::Int(k as i128));
-                self.report.explain(
+                self.report.explain_with(
                     Output::FullBatchIteration,
                     "iterations run with consumed_samples += current global batch until the batch is the full one",
-                    format!("the batch is {fin} from iteration {k} on"),
+                    || format!("the batch is {fin} from iteration {k} on"),
                 );
             }
             _ => self.too_long(p),

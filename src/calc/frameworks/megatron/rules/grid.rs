@@ -109,10 +109,10 @@ impl Calc<'_> {
         }
         let dp = ws / total;
         self.report.set(Output::DpWorldSize, Num::Int(dp as i128));
-        self.report.explain(
+        self.report.explain_with(
             Output::DpWorldSize,
             format!("data_parallel_size = world_size // (tensor × pipeline × context parallel size{gtp_name}); EP is not in it"),
-            format!("data_parallel_size = {ws} // ({tp} × {pp} × {cp}{gtp_worked}) = {dp}"),
+            || format!("data_parallel_size = {ws} // ({tp} × {pp} × {cp}{gtp_worked}) = {dp}"),
         );
         if gtp > 1 {
             self.report.diag(
@@ -346,10 +346,10 @@ impl Calc<'_> {
         let edp = ws / grid;
         self.report
             .set(Output::ExpertDataParallelSize, Num::Int(edp as i128));
-        self.report.explain(
+        self.report.explain_with(
             Output::ExpertDataParallelSize,
             "expert_data_parallel_size = world_size // (expert tensor × expert model × pipeline parallel size)",
-            format!("expert_data_parallel_size = {ws} // ({tp} × {ep} × {pp}) = {edp}"),
+            || format!("expert_data_parallel_size = {ws} // ({tp} × {ep} × {pp}) = {edp}"),
         );
         if ep > 1 {
             self.report.diag(

@@ -105,10 +105,10 @@ impl Calc<'_> {
             }
         };
         self.report.set(Output::LrWarmupSteps, lw);
-        self.report.explain(
+        self.report.explain_with(
             Output::LrWarmupSteps,
             "the scheduler counts samples: warmup and decay lengths are in samples",
-            format!("{lw_worked}; {decay_worked}"),
+            || format!("{lw_worked}; {decay_worked}"),
         );
         let given = match mode {
             Mode::Iters(_) => decay_iters.map(|_| Field::LrDecayIters),
@@ -169,21 +169,21 @@ impl Calc<'_> {
                 return;
             };
             self.report.set(Output::WarmupSteps, Num::Int(k as i128));
-            self.report.explain(
+            self.report.explain_with(
                 Output::WarmupSteps,
                 "warmup steps = iterations until the samples stepped reach lr_warmup_steps (the scheduler \
                  advances by each iteration's scheduled batch)",
-                format!("warmup steps = {k} ({c} samples ≥ {})", lw.raw()),
+                || format!("warmup steps = {k} ({c} samples ≥ {})", lw.raw()),
             );
             return;
         }
         let running = p.running(p.sched.final_gbs());
         let k = need.div_ceil(running);
         self.report.set(Output::WarmupSteps, Num::Int(k as i128));
-        self.report.explain(
+        self.report.explain_with(
             Output::WarmupSteps,
             "warmup steps = ceil(lr_warmup_steps / running global batch): the scheduler advances by the samples each step trains",
-            format!("warmup steps = ceil({} / {running}) = {k}", lw.raw()),
+            || format!("warmup steps = ceil({} / {running}) = {k}", lw.raw()),
         );
         if p.decrease && matches!(mode, Mode::Iters(_)) && frac.is_none() && k != lwi {
             self.report.diag(
@@ -224,10 +224,10 @@ impl Calc<'_> {
             return;
         };
         self.report.set(Output::TokensPerStep, Num::Int(t as i128));
-        self.report.explain(
+        self.report.explain_with(
             Output::TokensPerStep,
             "tokens per step = running global batch × seq_length (at the full batch)",
-            format!("tokens per step = {running} × {seq} = {t}"),
+            || format!("tokens per step = {running} × {seq} = {t}"),
         );
     }
 }
