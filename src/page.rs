@@ -77,13 +77,7 @@ pub fn stage_memory_row(report: &Report) -> Option<ValueRow> {
         output: "memory_by_stage_bytes",
         label: "Memory by pipeline stage",
         config_name: "memory_by_stage_bytes",
-        raw: Some(
-            stages
-                .iter()
-                .map(u128::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
-        ),
+        raw: report.memory_by_stage_value(),
         shown: format!(
             "first stage {}, last stage {} ({diff}; {} stages)",
             gib(first),

@@ -101,12 +101,12 @@ fn differences(run: &Run, report: &dpcalc::calc::Report) -> Vec<String> {
         }
     }
     // the one list of the contract: each pipeline stage's memory, comma-separated
-    let stages: Vec<String> = report.memory_by_stage.iter().map(u128::to_string).collect();
+    let stages = report.memory_by_stage_value();
     let have = tokens
         .iter()
         .find(|(n, _)| n == "memory_by_stage_bytes")
         .map(|(_, t)| t.trim_matches('"').to_string());
-    if have != (!stages.is_empty()).then(|| stages.join(",")) {
+    if have != stages {
         diffs.push(format!(
             "memory_by_stage_bytes: page {stages:?}, dpcalc check {have:?}"
         ));

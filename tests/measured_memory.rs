@@ -9,7 +9,8 @@
 //! README's table ("Memory against measured runs") is this test's table, row for row, with the
 //! misses and the records not estimated, each with its reason.
 
-use dpcalc::calc::{Level, Num, Output, Report};
+use crate::common::report::int;
+use dpcalc::calc::{Level, Output};
 use dpcalc::query;
 
 const FIXTURE: &str = include_str!("fixtures/measured_memory.txt");
@@ -273,13 +274,6 @@ fn records() -> Vec<Result<Record, (String, String)>> {
     out
 }
 
-fn bytes(r: &Report, o: Output) -> Option<u128> {
-    match r.value(o)? {
-        Num::Int(v) => u128::try_from(v).ok(),
-        Num::Float(_) => None,
-    }
-}
-
 /// The estimate a record's counter measures, or why there is none.
 fn estimate(rec: &Record) -> Result<u128, String> {
     let link = query::decode(&rec.link);
@@ -290,7 +284,9 @@ fn estimate(rec: &Record) -> Result<u128, String> {
     if let Some(e) = r.diags.iter().find(|d| d.level == Level::Error) {
         return Err(format!("{}: {}", e.field.key(), e.message));
     }
-    let per_gpu = bytes(&r, Output::MemoryPerGpuBytes).ok_or("no estimate")?;
+    let per_gpu = int(&r, Output::MemoryPerGpuBytes)
+        .and_then(|v| u128::try_from(v).ok())
+        .ok_or("no estimate")?;
     Ok(match rec.counter {
         Counter::AllocatedLastRank => r.memory_by_stage.last().copied().unwrap_or(per_gpu),
         Counter::ReservedMaxRank => per_gpu,

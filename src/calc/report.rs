@@ -333,6 +333,18 @@ impl Default for Report {
 }
 
 impl Report {
+    /// `memory_by_stage_bytes` as the output contract writes it: each stage's bytes,
+    /// comma-separated, first stage first (`None` without stages).
+    pub fn memory_by_stage_value(&self) -> Option<String> {
+        (!self.memory_by_stage.is_empty()).then(|| {
+            self.memory_by_stage
+                .iter()
+                .map(u128::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+    }
+
     pub fn value(&self, output: Output) -> Option<Num> {
         self.values[output as usize]
     }

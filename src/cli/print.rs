@@ -378,10 +378,11 @@ impl Serialize for Outputs<'_> {
             if let Some(v) = self.0.value(o) {
                 m.serialize_entry(o.name(), &JsonNum(v))?;
             }
-            if o == Output::MemoryPerGpuBytes && !self.0.memory_by_stage.is_empty() {
-                // the bytes of each pipeline stage, first stage first, comma-separated (as `data-value`)
-                let csv: Vec<String> = self.0.memory_by_stage.iter().map(u128::to_string).collect();
-                m.serialize_entry("memory_by_stage_bytes", &csv.join(","))?;
+            // the bytes of each pipeline stage, as `data-value` writes them
+            if o == Output::MemoryPerGpuBytes {
+                if let Some(stages) = self.0.memory_by_stage_value() {
+                    m.serialize_entry("memory_by_stage_bytes", &stages)?;
+                }
             }
         }
         m.end()

@@ -234,17 +234,24 @@ pub fn estimate(model: &Model, plan: &Plan) -> Option<Estimate> {
 }
 
 /// [`estimate`] with the model's parameter counts already counted: the pipeline rank with the
-/// largest total ([`stages`]; the first such rank).
+/// largest total ([`stages`], [`largest`]).
 pub fn estimate_with(model: &Model, params: &Params, plan: &Plan) -> Option<Estimate> {
-    let all = stages(model, params, plan)?;
-    let mut best: Option<(u128, Estimate)> = None;
-    for e in all {
+    let mut all = stages(model, params, plan)?;
+    let (i, _) = largest(&all)?;
+    Some(all.swap_remove(i))
+}
+
+/// The stage whose total is the largest (the first such) and that total; `None` when a total
+/// overflows or there is no stage.
+pub fn largest(stages: &[Estimate]) -> Option<(usize, u128)> {
+    let mut best: Option<(usize, u128)> = None;
+    for (i, e) in stages.iter().enumerate() {
         let t = e.total()?;
-        if best.is_none_or(|(b, _)| t > b) {
-            best = Some((t, e));
+        if best.is_none_or(|(_, b)| t > b) {
+            best = Some((i, t));
         }
     }
-    best.map(|(_, e)| e)
+    best
 }
 
 /// One change to a [`Plan`] that lowers its memory per GPU.

@@ -246,17 +246,14 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
     let Some(stages) = estimate::Params::of(m).and_then(|p| estimate::stages(m, &p, &plan)) else {
         return;
     };
-    let Some(totals) = stages
-        .iter()
-        .map(estimate::Estimate::total)
-        .collect::<Option<Vec<_>>>()
-    else {
-        return;
-    };
     // the stage with the largest figure (the first such) decides
-    let Some((largest, &total)) = totals.iter().enumerate().rev().max_by_key(|&(_, t)| *t) else {
+    let Some((largest, total)) = estimate::largest(&stages) else {
         return;
     };
+    let totals: Vec<u128> = stages
+        .iter()
+        .filter_map(estimate::Estimate::total)
+        .collect();
     let e = &stages[largest];
     for (o, v) in [
         (Output::MemoryPerGpuBytes, total),
@@ -270,7 +267,7 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
         }
     }
     if totals.len() > 1 {
-        report.memory_by_stage = totals.clone();
+        report.memory_by_stage.clone_from(&totals);
     }
     report.explain(
         Output::MemoryPerGpuBytes,
