@@ -379,6 +379,12 @@ fields! {
             "--transformer-impl.";
         AttentionBackend => "attention_backend", Text, "Attention backend", "auto",
             "--attention-backend.";
+        OverlapGradReduce => "overlap_grad_reduce", Flag, "Overlap grad reduce", "false",
+            "--overlap-grad-reduce: the data-parallel gradient reduction runs during the backward.";
+        OverlapParamGather => "overlap_param_gather", Flag, "Overlap param gather", "false",
+            "--overlap-param-gather: the distributed optimizer's all-gather runs during the forward.";
+        TpCommOverlap => "tp_comm_overlap", Flag, "Overlap TP communication", "false",
+            "--tp-comm-overlap: tensor-parallel communication overlapped with the GEMMs.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------
@@ -425,6 +431,10 @@ fields! {
             "Overrides the GPU's memory (what the driver leaves usable).";
         Mfu => "mfu", Real, "MFU (0–1)", "unset",
             "Model FLOPs utilisation: estimates tokens per second from the FLOPs and the GPU's peak.";
+        IntraNodeGbps => "intra_node_gbps", Real, "Bandwidth in a node (GB/s per GPU)", "the GPU's",
+            "A GPU's collective bandwidth to GPUs of its node, one direction (nccl-tests busbw).";
+        InterNodeGbps => "inter_node_gbps", Real, "Bandwidth between nodes (GB/s per GPU)", "the GPU's",
+            "A GPU's network bandwidth to other nodes (its NIC).";
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- throughput (dpcalc's own, for time estimates) -----------------------------------
@@ -455,6 +465,8 @@ pub const THROUGHPUT: (&str, &[Field]) = (
         Field::Gpu,
         Field::GpuMemoryGib,
         Field::Mfu,
+        Field::IntraNodeGbps,
+        Field::InterNodeGbps,
         Field::TokensPerSecondPerGpu,
         Field::SecondsPerStep,
     ],

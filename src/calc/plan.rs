@@ -133,6 +133,20 @@ impl Default for Conventions {
     }
 }
 
+/// What the framework overlaps with compute (the step-time estimate, `estimate/time.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overlap {
+    /// The data-parallel gradient reduction runs during the backward (DDP's buckets, FSDP,
+    /// Megatron's `--overlap-grad-reduce`).
+    pub grad_reduce: bool,
+    /// The sharded optimizer's parameter all-gather runs during the forward (Megatron's
+    /// `--overlap-param-gather`; ZeRO-3 and FSDP prefetch the next layer's parameters).
+    pub param_gather: bool,
+    /// Tensor-parallel communication overlapped with the matrix products (Megatron's
+    /// `--tp-comm-overlap`, torchtitan's async TP).
+    pub tp: bool,
+}
+
 /// DeepSpeed's `zero_optimization` settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Zero {
@@ -197,6 +211,12 @@ pub struct NamedModel {
 /// The GPU group: the GPU, its memory and an MFU, as typed.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GpuSettings {
+    /// The GPU named (its hardware figures for the step-time estimate).
+    pub gpu: Option<&'static super::gpu::Gpu>,
+    /// A GPU's bandwidth inside its node and to other nodes, GB/s, as typed (`None`: the GPU's
+    /// defaults).
+    pub intra_gbps: Option<f64>,
+    pub inter_gbps: Option<f64>,
     /// The GPU's dense BF16 peak, TFLOP/s, and its name.
     pub peak: Option<(u64, &'static str)>,
     /// The memory the fit is checked against, bytes.
@@ -229,6 +249,9 @@ pub struct Settings {
     /// Megatron's full recompute without its `--recompute-method` (refused at model build).
     pub recompute_method_missing: bool,
     pub gpu: GpuSettings,
+    /// What the framework overlaps with compute (by default: the gradient reduction of DDP and
+    /// FSDP, FSDP's and ZeRO-3's parameter prefetch).
+    pub overlap: Overlap,
     /// Whether the model has routed experts (the explorer offers expert parallelism then).
     pub has_experts: bool,
     /// The measured throughput, as typed (a measurement wins over the estimate).
@@ -257,6 +280,11 @@ impl Default for Settings {
             vocab_divisible: 128,
             recompute_method_missing: false,
             gpu: GpuSettings::default(),
+            overlap: Overlap {
+                grad_reduce: true,
+                param_gather: true,
+                tp: false,
+            },
             has_experts: false,
             tokens_per_second_per_gpu: Param::Absent,
             seconds_per_step: Param::Absent,

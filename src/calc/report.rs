@@ -268,6 +268,14 @@ outputs! {
     FlopsPerTokenNanotron => "flops_per_token_nanotron", "FLOPs per token, nanotron";
     PeakTflops => "peak_tflops", "GPU peak dense BF16 (TFLOPS)";
     TokensPerSecondPerGpu => "tokens_per_second_per_gpu", "Estimated tokens per second per GPU";
+    StepTimeSeconds => "step_time_seconds", "Estimated step time (s)";
+    MfuEstimate => "mfu_estimate", "Estimated MFU";
+    StepComputeSeconds => "step_compute_seconds", "Compute";
+    StepTpCommSeconds => "step_tp_comm_seconds", "Tensor-parallel communication";
+    StepCpCommSeconds => "step_cp_comm_seconds", "Context-parallel communication";
+    StepEpCommSeconds => "step_ep_comm_seconds", "Expert-parallel communication";
+    StepPpBubbleSeconds => "step_pp_bubble_seconds", "Pipeline bubble and sends";
+    StepDpCommSeconds => "step_dp_comm_seconds", "Data-parallel communication";
     // (model: add outputs above this line)
 
     // ---- tokens and time (dpcalc's own arithmetic, calc/schedule.rs) ---------------------

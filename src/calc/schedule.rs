@@ -23,9 +23,10 @@
 use super::{Field, Level, Num, Output, Param, Report};
 
 /// Adds the token and time outputs to a framework's report (the hook in `Framework::compute`).
-/// `estimated`: tokens per second per GPU from an MFU (the model stage's), used when no
+/// `estimated`: tokens per second per GPU the model stage estimated (from an MFU, else its
+/// step-time estimate) with the time rule that names it, used when no
 /// throughput is measured.
-pub fn finish(mut report: Report, estimated: Option<f64>) -> Report {
+pub fn finish(mut report: Report, estimated: Option<(f64, &'static str)>) -> Report {
     report.enter(super::Stage::Tokens);
     post_process(&mut report, estimated);
     report
@@ -41,7 +42,7 @@ fn positive_int(report: &Report, output: Output) -> Option<i128> {
 }
 
 /// See the module documentation.
-pub fn post_process(report: &mut Report, estimated: Option<f64>) {
+pub fn post_process(report: &mut Report, estimated: Option<(f64, &'static str)>) {
     tokens_per_step(report);
     let tokens = positive_int(report, Output::TokensPerStep);
     if let Some(t) = tokens {
@@ -95,15 +96,12 @@ fn tokens_per_step(report: &mut Report) {
     }
 }
 
-fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<f64>) {
+fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<(f64, &'static str)>) {
     let tps = report.plan.settings.tokens_per_second_per_gpu;
     let sps = report.plan.settings.seconds_per_step;
     // a measured throughput wins over the MFU estimate
     let (tps, rule) = match (tps, sps, estimated) {
-        (Param::Absent, Param::Absent, Some(x)) => (
-            Param::Given(x),
-            "time_per_step = tokens_per_step / (estimated tokens_per_second_per_gpu × world_size) — an estimate from the MFU",
-        ),
+        (Param::Absent, Param::Absent, Some((x, from))) => (Param::Given(x), from),
         _ => (
             tps,
             "time_per_step = tokens_per_step / (tokens_per_second_per_gpu × world_size)",

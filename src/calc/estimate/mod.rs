@@ -36,6 +36,7 @@
 
 pub mod device;
 mod stages;
+pub mod time;
 
 use super::model::Model;
 use super::plan::Pipeline;

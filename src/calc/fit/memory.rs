@@ -82,7 +82,7 @@ fn cluster_shape(report: &Report) -> (u64, u64) {
 
 /// LoRA's trainable parameters as the report counted them: `Some(None)` for a full fine-tune,
 /// `None` when LoRA is set but its count is not known (no estimate then).
-fn trainable_of(report: &Report) -> Option<Option<u128>> {
+pub(super) fn trainable_of(report: &Report) -> Option<Option<u128>> {
     match &report.plan.settings.lora {
         None => Some(None),
         Some(_) => report
@@ -92,7 +92,7 @@ fn trainable_of(report: &Report) -> Option<Option<u128>> {
 }
 
 /// The data-parallel shard size of the current inputs (`None`: all of dp).
-fn current_shard(s: &Settings) -> Option<u64> {
+pub(super) fn current_shard(s: &Settings) -> Option<u64> {
     match s.sharding {
         Sharding::Fsdp { dp_shard, .. } => dp_shard,
         _ => None,
@@ -115,16 +115,16 @@ fn groups(g: Grid, shard: u64) -> Groups {
 
 /// What the estimate reads beside the settings: the pipeline the rules published, the micro
 /// batches per step and whether the MLP is gated.
-struct Shape<'a> {
-    pipeline: Option<&'a Pipeline>,
-    micro_batches: u64,
-    gated: bool,
+pub(super) struct Shape<'a> {
+    pub pipeline: Option<&'a Pipeline>,
+    pub micro_batches: u64,
+    pub gated: bool,
 }
 
 /// The one place an [`estimate::Plan`] is built: the settings `s` on grid `g` with `micro`
 /// samples per GPU per micro step and the data-parallel shard size `dp_shard` (`None`: all of
 /// dp). Returns the plan and how the model states are sharded, in words.
-fn plan(
+pub(super) fn plan(
     s: &Settings,
     shape: &Shape,
     trainable: Option<u128>,

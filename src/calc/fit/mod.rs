@@ -23,6 +23,7 @@
 mod memory;
 mod model;
 mod throughput;
+mod time;
 
 pub use super::gpu::{gpu, Gpu, GPUS};
 // where these lived before the reading moved to `parse::model` (callers keep their paths)
@@ -43,8 +44,9 @@ fn fmt_f(x: f64) -> String {
     super::num::float_repr(x)
 }
 
-/// See the module documentation. Returns the estimated tokens per second per GPU (from `mfu`).
-pub fn run(spec: &'static Spec, report: &mut Report) -> Option<f64> {
+/// See the module documentation. Returns the estimated tokens per second per GPU (from `mfu`,
+/// else from the step-time estimate) and the time rule that says where it comes from.
+pub fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'static str)> {
     // a first view resolves no model (it leaves a link that names one to the full app) and
     // shows none of this stage's values: left out of its build
     if !FULL {
@@ -62,7 +64,14 @@ pub fn run(spec: &'static Spec, report: &mut Report) -> Option<f64> {
         memory::published(report, m, g, seq);
     }
     let per_token = model::flops_stage(spec, report, &named);
+    let stepped = time::step(spec, report, m, per_token);
     throughput::estimate(report, peak, per_token)
+        .map(|t| (t, "time_per_step = tokens_per_step / (estimated tokens_per_second_per_gpu × world_size) — an estimate from the MFU"))
+        .or_else(|| {
+            let t = stepped?;
+            throughput::from_step_time(report, t);
+            Some((t, "time_per_step = tokens_per_step / (estimated tokens_per_second_per_gpu × world_size) — the step-time estimate (step_time_seconds)"))
+        })
 }
 
 use super::plan::Sharding;

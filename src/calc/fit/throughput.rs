@@ -49,3 +49,13 @@ pub(super) fn estimate(
     );
     Some(tps)
 }
+
+/// Tokens per second per GPU from the step-time estimate (no MFU typed).
+pub(super) fn from_step_time(report: &mut Report, tps: f64) {
+    report.set(Output::TokensPerSecondPerGpu, Num::Float(tps));
+    report.explain(
+        Output::TokensPerSecondPerGpu,
+        "tokens_per_second_per_gpu = tokens per step ÷ step_time_seconds ÷ GPUs — the step-time estimate, not a measurement",
+        format!("tokens_per_second_per_gpu = {}", fmt_f(tps)),
+    );
+}

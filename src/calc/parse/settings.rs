@@ -66,7 +66,24 @@ pub fn gpu(raw: &RawInputs, diags: &mut Vec<Diag>) -> GpuSettings {
             "an MFU needs the GPU (its peak FLOPS) to estimate tokens per second",
         ));
     }
+    let mut bandwidth = |field: Field| match rd.real(field) {
+        Param::Given(x) if x > 0.0 && x < 1.0e6 => Some(x),
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                field,
+                Level::Error,
+                "a bandwidth is in GB/s per GPU: more than 0 (50 is a 400 Gb/s NIC), below a million",
+            ));
+            None
+        }
+        _ => None,
+    };
+    let intra_gbps = bandwidth(Field::IntraNodeGbps);
+    let inter_gbps = bandwidth(Field::InterNodeGbps);
     GpuSettings {
+        gpu: g,
+        intra_gbps,
+        inter_gbps,
         peak: g.map(|g| (g.peak_tflops, g.name)),
         memory_bytes,
         mfu,

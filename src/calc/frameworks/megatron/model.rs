@@ -5,7 +5,8 @@
 
 use crate::calc::parse::{self, settings, Reader};
 use crate::calc::plan::{
-    Conventions, NamedModel, Pipeline, Recompute, RecomputeLayers, Schedule, Settings, Sharding,
+    Conventions, NamedModel, Overlap, Pipeline, Recompute, RecomputeLayers, Schedule, Settings,
+    Sharding,
 };
 use crate::calc::{flops, memory, num};
 use crate::calc::{Diag, Field, Level, Num, Output, Param, RawInputs, Refusal, Report};
@@ -14,6 +15,8 @@ use crate::calc::{Diag, Field, Level, Num, Output, Param, RawInputs, Refusal, Re
 #[derive(Clone, Copy)]
 struct Typed {
     distributed_optimizer: bool,
+    /// `--overlap-grad-reduce`, `--overlap-param-gather`, `--tp-comm-overlap` (all off by default).
+    overlap: Overlap,
     sequence_parallel: bool,
     selective: bool,
     full: bool,
@@ -64,6 +67,8 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         .unwrap_or(128),
         readable: typed.is_some(),
         memory: CONVENTIONS,
+        // Megatron-LM overlaps no communication unless told to
+        overlap: Overlap::default(),
         ..Settings::default()
     };
     if let Some(t) = &typed {
@@ -71,6 +76,7 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
             s.sharding = Sharding::DistributedOptimizer;
         }
         s.sequence_parallel = t.sequence_parallel;
+        s.overlap = t.overlap;
         s.recompute = if t.full {
             Recompute::Full
         } else if t.selective {
@@ -156,6 +162,11 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
     let mut rd = Reader { raw, diags };
     let dist = rd.flag(Field::UseDistributedOptimizer).or(false);
     let sp = rd.flag(Field::SequenceParallel).or(false);
+    let overlap = Overlap {
+        grad_reduce: rd.flag(Field::OverlapGradReduce).or(false)?,
+        param_gather: rd.flag(Field::OverlapParamGather).or(false)?,
+        tp: rd.flag(Field::TpCommOverlap).or(false)?,
+    };
     let granularity = rd.text(Field::RecomputeGranularity);
     let method = rd.text(Field::RecomputeMethod);
     let divisible = match rd.count(Field::MakeVocabSizeDivisibleBy) {
@@ -280,6 +291,7 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
     .given()
     .filter(|&e| e > 0);
     Some(Typed {
+        overlap,
         expert_tp,
         distributed_optimizer: dist?,
         sequence_parallel: sp?,

@@ -167,6 +167,9 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::HiddenDropout,
             Field::TransformerImpl,
             Field::AttentionBackend,
+            Field::OverlapGradReduce,
+            Field::OverlapParamGather,
+            Field::TpCommOverlap,
         ],
     ),
     (

@@ -1,0 +1,512 @@
+//! The time of one optimizer step on one layout: a mechanism estimate, not a measurement.
+//!
+//! [`step_time`] adds, for the slowest pipeline rank, what one GPU does in a step:
+//!
+//! - **Compute**: the hardware FLOPs of its layers for each micro batch (linear layers 2 FLOPs
+//!   per weight per token, the routed experts at top-k of E; causal attention's two products
+//!   2·2·d·s/2 per token and head; the output layer on the last rank), forward once, backward
+//!   twice, plus the recomputed forward (full recompute: the checkpointed layers again;
+//!   selective: the attention products again), at the GPU's dense peak × its best achievable
+//!   matmul fraction ([`Hardware::matmul_ceiling`], measured MAMF) × [`KERNEL_EFFICIENCY`] (the
+//!   one constant fitted, on the calibration tables), slowed for small matrix products
+//!   ([`size_factor`]). The optimizer step reads and writes its states at the memory bandwidth.
+//! - **Tensor parallelism** (Narayanan et al. 2021 §3.2; Korthikanti et al. 2022 §4.2.2): two
+//!   all-reduces of b·s·h in the forward and two in the backward per layer and micro batch (with
+//!   sequence parallelism an all-gather and a reduce-scatter each, the same time), two more for a
+//!   fully recomputed forward; on the critical path.
+//! - **Context parallelism**: the K/V chunks passed around the ring, cp − 1 steps per layer
+//!   forward and twice that backward, hidden behind the attention products it overlaps
+//!   (only the excess counts).
+//! - **Expert parallelism**: an all-to-all to dispatch and one to combine per MoE layer in the
+//!   forward, the same in the backward (and again for a recomputed forward), each of the routed
+//!   tokens' b·s·k·h.
+//! - **Pipeline**: the bubble of (p − 1)/v micro batches of the slowest rank (Narayanan et al.
+//!   2021 §2.2: 1F1B and GPipe (p − 1), interleaved (p − 1)/v), and the point-to-point sends of
+//!   each micro batch's activation between ranks.
+//! - **Data parallelism**: the gradients reduced over the data-parallel ranks (all-reduce, or a
+//!   reduce-scatter and an all-gather of the parameters when the optimizer is sharded), once a
+//!   step; ZeRO-3 and FSDP gather the parameters in the forward and the backward and
+//!   reduce-scatter the gradients at every micro batch. Where the framework overlaps them with
+//!   the backward ([`Overlap`]), only what exceeds the last micro batch's backward is exposed;
+//!   overlapped communication still takes [`COMM_SM_SHARE`] of the compute it hides behind.
+//!
+//! Collectives follow NCCL's bus-bandwidth convention (nccl-tests `doc/PERFORMANCE.md`):
+//! all-reduce moves 2(n − 1)/n of the tensor over the slowest link, all-gather, reduce-scatter
+//! and all-to-all (n − 1)/n, plus a latency per ring step. A group inside one node runs on
+//! NVLink; a group across nodes runs at the NICs of its members in each node (NCCL's rings use
+//! every NIC the group has in a node; Bekman's worked example in stas00/ml-engineering
+//! network/README.md). Which ranks share a node follows the framework's mesh order
+//! ([`Placement`]).
+
+use super::{cdiv, Params, Plan, Sharding};
+use crate::calc::model::Model;
+use crate::calc::plan::{Recompute, RecomputeLayers};
+
+pub use crate::calc::plan::Overlap;
+
+/// Fitted constant 1 of 2: the fraction of the GPU's best matmul rate (its MAMF) a wide
+/// transformer layer's matrix products run at. Fitted with [`HALF_RATE_WIDTH`] on the
+/// calibration tables only (Narayanan et al. 2021 Table 1, Korthikanti et al. 2022 Table 5: a
+/// grid over 0.7–1.0 × 100–600, the least median error, 3.9 %; tests/measured_throughput.rs).
+pub const KERNEL_EFFICIENCY: f64 = 0.90;
+
+/// The share of the SMs an overlapped collective takes from the compute it runs beside
+/// (Calculon's `processor_usage`, systems/a100_80g.json: 0.15).
+pub const COMM_SM_SHARE: f64 = 0.15;
+
+/// Fitted constant 2 of 2: the width of a matrix product's narrowest side (the hidden size's
+/// TP shard) at which it runs at half the rate of a wide one (fitted with [`KERNEL_EFFICIENCY`]).
+pub const HALF_RATE_WIDTH: f64 = 100.0;
+
+/// Bytes an AdamW step reads and writes per parameter it updates: fp32 master weight, m and v
+/// read and written, the gradient read, the 16-bit weight written.
+pub const OPTIMIZER_BYTES_PER_PARAM: f64 = 30.0;
+
+/// What the GPU and its network can do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hardware {
+    /// Dense BF16 peak, FLOP/s.
+    pub peak_flops: f64,
+    /// The best matmul rate as a fraction of the peak (MAMF).
+    pub matmul_ceiling: f64,
+    /// Memory bandwidth, bytes/s.
+    pub memory_bytes_per_s: f64,
+    /// A GPU's bus bandwidth inside its node, bytes/s (one direction, as nccl-tests' busbw).
+    pub intra_bytes_per_s: f64,
+    /// A GPU's network bandwidth to other nodes (its NIC), bytes/s.
+    pub inter_bytes_per_s: f64,
+    /// Latency per ring step inside a node and across nodes, seconds.
+    pub intra_latency: f64,
+    pub inter_latency: f64,
+}
+
+/// How the ranks of each parallel group sit on the nodes: the stride of each dimension in the
+/// framework's rank mesh (the product of the sizes of the dimensions that vary faster) and the
+/// GPUs per node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub gpus_per_node: u64,
+    pub tp_stride: u64,
+    pub cp_stride: u64,
+    pub dp_stride: u64,
+    pub pp_stride: u64,
+    pub ep_stride: u64,
+}
+
+/// A group of `n` ranks `stride` apart: its members per node and its nodes.
+fn spread(n: u64, stride: u64, gpus_per_node: u64) -> (u64, u64) {
+    let g = gpus_per_node.max(1);
+    let stride = stride.max(1);
+    if stride.saturating_mul(n) <= g {
+        (n, 1)
+    } else if stride >= g {
+        (1, n)
+    } else {
+        let inside = (g / stride).clamp(1, n);
+        (inside, n.div_ceil(inside))
+    }
+}
+
+/// The parts of a step, seconds (each what is exposed, after overlap).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepTime {
+    pub compute: f64,
+    pub tp: f64,
+    pub cp: f64,
+    pub ep: f64,
+    pub pp_bubble: f64,
+    pub dp: f64,
+}
+
+impl StepTime {
+    pub fn total(&self) -> f64 {
+        self.compute + self.tp + self.cp + self.ep + self.pp_bubble + self.dp
+    }
+}
+
+/// The matmul size factor: `d / (d + D₀)` of the products' narrowest side `d`
+/// ([`HALF_RATE_WIDTH`]).
+pub fn size_factor(d: f64) -> f64 {
+    if d <= 0.0 {
+        return 0.0;
+    }
+    d / (d + HALF_RATE_WIDTH)
+}
+
+/// A collective's time: `factor` × bytes over the group's bandwidth, plus a latency per step.
+struct Net<'a> {
+    hw: &'a Hardware,
+    gpn: u64,
+}
+
+#[derive(Clone, Copy)]
+enum Coll {
+    AllReduce,
+    /// All-gather or reduce-scatter.
+    Gather,
+    AllToAll,
+    /// A point-to-point send to the neighbour.
+    P2p,
+}
+
+impl Net<'_> {
+    /// Seconds for a collective of `bytes` (the whole tensor; for a send, what is sent) over `n`
+    /// ranks `stride` apart.
+    fn time(&self, kind: Coll, bytes: f64, n: u64, stride: u64) -> f64 {
+        if n <= 1 || bytes <= 0.0 {
+            return 0.0;
+        }
+        let (inside, nodes) = spread(n, stride, self.gpn);
+        let hw = self.hw;
+        let nf = n as f64;
+        let (bw, latency) = if nodes == 1 {
+            (hw.intra_bytes_per_s, hw.intra_latency)
+        } else {
+            match kind {
+                // every NIC of the group's members in a node carries its share
+                Coll::AllReduce | Coll::Gather => (
+                    (inside as f64 * hw.inter_bytes_per_s).min(hw.intra_bytes_per_s),
+                    hw.inter_latency,
+                ),
+                // each rank sends over its own NIC
+                Coll::AllToAll | Coll::P2p => (hw.inter_bytes_per_s, hw.inter_latency),
+            }
+        };
+        let (factor, steps) = match kind {
+            Coll::AllReduce => (2.0 * (nf - 1.0) / nf, 2.0 * (nf - 1.0)),
+            Coll::Gather => ((nf - 1.0) / nf, nf - 1.0),
+            Coll::AllToAll => ((nf - 1.0) / nf, nf - 1.0),
+            Coll::P2p => (1.0, 1.0),
+        };
+        // across nodes NCCL's rings become trees for the latency: 2·log2 steps
+        let steps = if nodes > 1 {
+            steps.min(2.0 * (nf.log2().ceil() + inside as f64))
+        } else {
+            steps
+        };
+        factor * bytes / bw + steps * latency
+    }
+}
+
+/// One rank's work per micro batch: FLOPs, the attention products among them, and its layers.
+#[derive(Default)]
+struct Rank {
+    flops: f64,
+    attention_flops: f64,
+    /// Bytes the memory-bound kernels move in one forward (norms, residual adds, dropout, the
+    /// MLP's activation, eager attention's scores), and those of the attention scores alone.
+    bytes: f64,
+    score_bytes: f64,
+    /// Transformer layers and MoE layers on the rank (all chunks).
+    layers: u64,
+    moe_layers: u64,
+    /// Parameters the rank holds, dense (÷ TP) and routed (÷ ETP·EP).
+    dense_params: f64,
+    routed_params: f64,
+    /// Layers whose forward full recompute runs again.
+    recomputed: u64,
+}
+
+/// The FLOPs of one token through layer `i` on one GPU, forward: the linear layers (routed
+/// experts at top-k of E, divided by ETP; the rest by TP) and the attention products (÷ TP).
+fn layer_flops(
+    model: &Model,
+    params: &Params,
+    plan: &Plan,
+    i: u64,
+    keys: f64,
+) -> Option<(f64, f64)> {
+    let (all, routed) = params.layer(i)?;
+    let dense = (all - routed) as f64;
+    let experts = model.num_experts.max(1) as f64;
+    let active_routed = routed as f64 * model.num_experts_per_tok.max(1) as f64 / experts;
+    let tp = plan.tp.max(1) as f64;
+    let linear = 2.0 * (dense / tp + active_routed / plan.expert_tp() as f64);
+    let (d_qk, d_v) = if model.is_mla() {
+        (
+            (model.qk_nope_head_dim + model.qk_rope_head_dim) as f64,
+            model.v_head_dim as f64,
+        )
+    } else {
+        let d = model.resolved_head_dim()? as f64;
+        (d, d)
+    };
+    // causal: each query attends to half the keys on average
+    let heads = model.num_attention_heads as f64 / tp;
+    let attention = 2.0 * heads * (d_qk + d_v) * keys / 2.0;
+    Some((linear + attention, attention))
+}
+
+/// The bytes the memory-bound kernels of layer `i` read and write for `tokens` tokens on one
+/// GPU in one forward, and the attention scores' share: each norm reads and writes the hidden
+/// state (2 + 2 bytes per value), each residual add with its dropout reads two, writes one and
+/// a 1-byte mask, the MLP's activation reads its input(s) and writes its output (÷ TP); the
+/// norms and adds are ÷ TP with sequence parallelism. Eager attention materialises its
+/// scores (b·a/t·s_local·s values): written by the first product, read and written by the
+/// softmax and by dropout (with its mask), read by the second, 13 bytes per score with dropout;
+/// flash attention keeps them on chip. The backward moves twice a forward's bytes.
+fn layer_traffic(model: &Model, plan: &Plan, i: u64, tokens: f64, seq: f64) -> (f64, f64) {
+    let h = model.hidden_size as f64;
+    let tp = plan.tp.max(1) as f64;
+    let rep = if plan.sequence_parallel { tp } else { 1.0 };
+    let mask = if plan.dropout { 1.0 } else { 0.0 };
+    let width = if model.is_moe_layer(i) {
+        (model.expert_intermediate_size() * model.num_experts_per_tok.max(1)) as f64
+    } else {
+        model.intermediate_size as f64
+    };
+    let activation = if plan.gated_mlp { 6.0 } else { 4.0 } * width / tp;
+    let per_token = (2.0 * 4.0 * h + 2.0 * (6.0 + mask) * h) / rep + activation;
+    let scores = if plan.flash_attention {
+        0.0
+    } else {
+        let per_score = 8.0 + 5.0 * mask;
+        tokens * (model.num_attention_heads as f64 / tp) * seq * per_score
+    };
+    (per_token * tokens + scores, scores)
+}
+
+/// The step time of the plan `plan` with `dp` data-parallel replicas (the ranks that reduce
+/// gradients: dp × cp × sp when those hold the same parameters) on `hw`, ranks placed as
+/// `place` says; `None` when a size is zero or a count does not fit.
+pub fn step_time(
+    model: &Model,
+    params: &Params,
+    plan: &Plan,
+    dp: u64,
+    hw: &Hardware,
+    place: &Placement,
+    overlap: Overlap,
+) -> Option<StepTime> {
+    if [
+        plan.tp,
+        plan.pp,
+        plan.cp,
+        plan.sp,
+        plan.ep,
+        plan.micro_batch,
+        dp,
+    ]
+    .contains(&0)
+    {
+        return None;
+    }
+    let p = plan.pp;
+    let split = super::layer_split(model.num_hidden_layers, p, plan.pipeline.as_ref())?;
+    let v = split.len() as u64 / p;
+    let seq = plan.seq_len as f64;
+    let b = plan.micro_batch as f64;
+    let local = cdiv(
+        cdiv(u128::from(plan.seq_len), u128::from(plan.cp))?,
+        u128::from(plan.sp),
+    )? as f64;
+    let tokens = b * local;
+    let h = model.hidden_size as f64;
+    let tp = plan.tp as f64;
+    // per rank: its layers' work
+    let mut ranks: Vec<Rank> = (0..p).map(|_| Rank::default()).collect();
+    let mut at = 0u64;
+    for (k, &n) in split.iter().enumerate() {
+        let r = &mut ranks[k % p as usize];
+        let chunk_start = at;
+        for i in at..at.checked_add(n)? {
+            let (f, a) = layer_flops(model, params, plan, i, seq)?;
+            r.flops += f * tokens;
+            r.attention_flops += a * tokens;
+            let (bytes, scores) = layer_traffic(model, plan, i, tokens, seq);
+            r.bytes += bytes;
+            r.score_bytes += scores;
+            r.layers += 1;
+            if model.is_moe_layer(i) {
+                r.moe_layers += 1;
+            }
+            let (all, routed) = params.layer(i)?;
+            r.dense_params += (all - routed) as f64 / tp;
+            r.routed_params += routed as f64 / (plan.expert_tp() * plan.ep) as f64;
+            let recomputed = match (plan.recompute, plan.recompute_layers) {
+                (Recompute::Full, RecomputeLayers::Block(n)) => i - chunk_start < n,
+                (Recompute::Full, _) => true,
+                _ => false,
+            };
+            if recomputed {
+                r.recomputed += 1;
+            }
+        }
+        at += n;
+    }
+    let vocab = model.vocab_size as f64;
+    // the output layer on the last rank, the embedding on the first
+    let last = &mut ranks[p as usize - 1];
+    last.flops += 2.0 * h * vocab / tp * tokens;
+    last.dense_params += model.output_layer_params()? as f64 / tp;
+    ranks[0].dense_params += model.embedding_params()? as f64 / tp;
+
+    let net = Net {
+        hw,
+        gpn: place.gpus_per_node,
+    };
+    let rate = hw.peak_flops * hw.matmul_ceiling * KERNEL_EFFICIENCY;
+    // the products' narrowest side: the hidden size's TP shard
+    let rate = rate * size_factor(h / tp);
+    if !(rate > 0.0) {
+        return None;
+    }
+    let act_bytes = 2.0 * tokens * h;
+    let tp_one = net.time(Coll::AllReduce, act_bytes, plan.tp, place.tp_stride);
+    let kv_heads = if model.is_mla() {
+        model.num_attention_heads as f64
+    } else {
+        model.num_key_value_heads.max(1) as f64
+    };
+    let head_dim = model.resolved_head_dim().unwrap_or(128) as f64;
+    let kv_bytes = 2.0 * 2.0 * tokens * kv_heads * head_dim / tp;
+    let cp_step = net.time(Coll::P2p, kv_bytes, plan.cp, place.cp_stride);
+    let topk = model.num_experts_per_tok.max(1) as f64;
+    let ep_one = net.time(
+        Coll::AllToAll,
+        act_bytes * topk * plan.ep as f64,
+        plan.ep,
+        place.ep_stride,
+    );
+    let p2p = if p > 1 {
+        let sent = if plan.sequence_parallel {
+            act_bytes / tp
+        } else {
+            act_bytes
+        };
+        net.time(Coll::P2p, sent, 2, place.pp_stride)
+    } else {
+        0.0
+    };
+
+    // each rank's time per micro batch, by part
+    let m = plan.micro_batches.max(1) as f64;
+    let mut slowest = (0.0f64, StepTime::default(), 0usize);
+    for (r, rank) in ranks.iter().enumerate() {
+        let recompute_flops = match plan.recompute {
+            Recompute::Full => rank.flops * rank.recomputed as f64 / rank.layers.max(1) as f64,
+            Recompute::Selective => rank.attention_flops,
+            Recompute::None => 0.0,
+        };
+        let recompute_bytes = match plan.recompute {
+            Recompute::Full => rank.bytes * rank.recomputed as f64 / rank.layers.max(1) as f64,
+            Recompute::Selective => rank.score_bytes,
+            Recompute::None => 0.0,
+        };
+        let compute = (3.0 * rank.flops + recompute_flops) / rate
+            + (3.0 * rank.bytes + recompute_bytes) / hw.memory_bytes_per_s;
+        let passes = 4.0
+            + if plan.recompute == Recompute::Full {
+                2.0 * rank.recomputed as f64 / rank.layers.max(1) as f64
+            } else {
+                0.0
+            };
+        let tp_comm = if overlap.tp {
+            0.0
+        } else {
+            passes * rank.layers as f64 * tp_one
+        };
+        // the ring: (cp − 1) sends forward, twice backward, behind the attention products
+        let cp_comm = (3.0 * (plan.cp as f64 - 1.0) * cp_step * rank.layers as f64
+            - 3.0 * rank.attention_flops / rate)
+            .max(0.0);
+        let a2a = if plan.recompute == Recompute::Full {
+            6.0
+        } else {
+            4.0
+        };
+        let ep_comm = a2a * rank.moe_layers as f64 * ep_one;
+        let pp_comm = if p > 1 { 2.0 * v as f64 * p2p } else { 0.0 };
+        let per_mb = compute + tp_comm + cp_comm + ep_comm + pp_comm;
+        if per_mb > slowest.0 {
+            slowest = (
+                per_mb,
+                StepTime {
+                    compute,
+                    tp: tp_comm,
+                    cp: cp_comm,
+                    ep: ep_comm,
+                    pp_bubble: pp_comm,
+                    dp: 0.0,
+                },
+                r,
+            );
+        }
+    }
+    let (per_mb, parts, r) = slowest;
+    let bubble = (p as f64 - 1.0) / v as f64 * per_mb;
+    let mut step = StepTime {
+        compute: parts.compute * m,
+        tp: parts.tp * m,
+        cp: parts.cp * m,
+        ep: parts.ep * m,
+        pp_bubble: parts.pp_bubble * m + bubble,
+        dp: 0.0,
+    };
+
+    // data parallelism and the optimizer step, on the slowest rank's parameters
+    let rank = &ranks[r];
+    let grad_bytes = if plan.fp32_grads { 4.0 } else { 2.0 };
+    let dense = rank.dense_params;
+    let routed = rank.routed_params;
+    let edp = (dp / plan.ep.max(1)).max(1);
+    let group = |kind: Coll, per_param: f64| -> f64 {
+        net.time(kind, dense * per_param, dp, place.dp_stride)
+            + net.time(
+                kind,
+                routed * per_param,
+                edp,
+                place.dp_stride.saturating_mul(plan.ep),
+            )
+    };
+    let backward_one = 2.0 * parts.compute / 3.0;
+    let (dp_time, hidden) = match plan.sharding {
+        Sharding::Replicated => {
+            let t = group(Coll::AllReduce, grad_bytes);
+            if overlap.grad_reduce {
+                let exposed = (t - backward_one).max(0.0);
+                (exposed, t - exposed)
+            } else {
+                (t, 0.0)
+            }
+        }
+        Sharding::Zero1 | Sharding::Zero2 | Sharding::DistributedOptimizer => {
+            let reduce = group(Coll::Gather, grad_bytes);
+            let gather = group(Coll::Gather, 2.0);
+            let r_exposed = if overlap.grad_reduce {
+                (reduce - backward_one).max(0.0)
+            } else {
+                reduce
+            };
+            let g_exposed = if overlap.param_gather {
+                (gather - parts.compute / 3.0).max(0.0)
+            } else {
+                gather
+            };
+            (
+                r_exposed + g_exposed,
+                reduce + gather - r_exposed - g_exposed,
+            )
+        }
+        Sharding::Zero3 => {
+            // every micro batch: the parameters gathered for the forward and the backward, the
+            // gradients reduce-scattered
+            let per_mb = group(Coll::Gather, 2.0) * 2.0 + group(Coll::Gather, grad_bytes);
+            let exposed = if overlap.param_gather {
+                (per_mb - parts.compute).max(0.0)
+            } else {
+                per_mb
+            };
+            (exposed * m, (per_mb - exposed) * m)
+        }
+    };
+    // the shards the optimizer updates
+    let shard = match plan.sharding {
+        Sharding::Replicated => 1.0,
+        _ => plan.shard.max(1) as f64,
+    };
+    let optimizer = (dense + routed) / shard * OPTIMIZER_BYTES_PER_PARAM / hw.memory_bytes_per_s;
+    step.dp = dp_time;
+    step.compute += optimizer + COMM_SM_SHARE * hidden;
+    Some(step)
+}
