@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("frameworks/*", 6),
     ("frameworks", 7),
     ("layout", 8),
+    ("planner", 9),
     ("mesh", 9),
     ("fixes", 9),
     ("compare", 8),

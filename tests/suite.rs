@@ -29,6 +29,7 @@ mod links;
 mod lora;
 mod markup;
 mod measured_memory;
+mod planner;
 mod megatron;
 mod mesh;
 mod model;

@@ -682,12 +682,18 @@ pub fn row_grid(template: Grid, dims: &[(Dim, Field)], sizes: &[u64], dp: u64) -
 
 /// Lists every layout for the current inputs, memoised (see the module documentation).
 pub fn explore(framework: Framework, release: &str, raw: &RawInputs) -> Explorer {
-    build(framework, release, raw, true)
+    build(framework, release, raw, true, true)
+}
+
+/// The same rows without their memory: what the framework's rules say of each (the planner's
+/// first pass, which estimates each plan's memory and time itself).
+pub fn explore_rules(framework: Framework, release: &str, raw: &RawInputs) -> Explorer {
+    build(framework, release, raw, true, false)
 }
 
 /// The same rows, each computed directly (for tests and comparisons; slower).
 pub fn explore_direct(framework: Framework, release: &str, raw: &RawInputs) -> Explorer {
-    build(framework, release, raw, false)
+    build(framework, release, raw, false, true)
 }
 
 /// The benchmark hook: the explorer for `nodes × gpus_per_node` GPUs with axolotl's defaults
@@ -703,7 +709,13 @@ pub fn bench(framework: Framework, world: u64) -> usize {
         .len()
 }
 
-fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Explorer {
+fn build(
+    framework: Framework,
+    release: &str,
+    raw: &RawInputs,
+    memo: bool,
+    with_memory: bool,
+) -> Explorer {
     let dims = dims_at(framework, release);
     let base = framework.compute(release, raw);
     let mut ex = Explorer {
@@ -808,9 +820,9 @@ fn build(framework: Framework, release: &str, raw: &RawInputs, memo: bool) -> Ex
     let mut scratch = Scratch::new(raw);
     let extra = (framework.spec().layout.memo)(release, raw);
     // the model and the training settings, resolved once; each row's memory is arithmetic
-    let memory = base
-        .grid
-        .and_then(|g| Some((g, MemoryContext::new(&base)?)));
+    let memory = base.grid.filter(|_| with_memory).and_then(|g| {
+        Some((g, MemoryContext::new(&base, framework.spec().mesh.order)?))
+    });
     ex.rows.reserve_exact(all.len());
     for sizes in all {
         let product: u64 = sizes.iter().product();

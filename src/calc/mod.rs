@@ -50,6 +50,7 @@ pub mod model;
 pub mod num;
 pub mod parse;
 pub mod plan;
+pub mod planner;
 pub mod report;
 pub mod schedule;
 pub mod shell;

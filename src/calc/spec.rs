@@ -171,7 +171,31 @@ pub struct Layout {
     pub launch_refusal: fn(sizes: &[u64]) -> Option<String>,
     /// The memo key for the current release and inputs.
     pub memo: fn(release: &str, raw: &RawInputs) -> MemoKey,
+    /// What the planner varies beyond the layout and the micro batch.
+    pub plans: Plans,
 }
+
+/// A choice the planner makes: its name (a row's `data-recompute` or `data-sharding`) and the
+/// framework's own keys that make it.
+pub type Choice = (&'static str, &'static [(Field, &'static str)]);
+
+/// What the planner varies beyond the layout and the micro batch, in the framework's own keys.
+pub struct Plans {
+    /// Each activation recompute the framework offers (`none`, `selective`, `full`).
+    pub recompute: &'static [Choice],
+    /// Each sharding of the model states it offers.
+    pub sharding: &'static [Choice],
+    /// Its key for the virtual pipeline stages per rank (interleaved 1F1B), and the key it
+    /// clears (the other way to give them).
+    pub virtual_stages: Option<(Field, Field)>,
+}
+
+/// A first view's [`Plans`]: it has no planner.
+pub const NO_PLANS: Plans = Plans {
+    recompute: &[],
+    sharding: &[],
+    virtual_stages: None,
+};
 
 /// The GPU map's view of a framework.
 pub struct Mesh {

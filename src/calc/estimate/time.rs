@@ -348,7 +348,7 @@ pub fn step_time(
     let rate = hw.peak_flops * hw.matmul_ceiling * KERNEL_EFFICIENCY;
     // the products' narrowest side: the hidden size's TP shard
     let rate = rate * size_factor(h / tp);
-    if !(rate > 0.0) {
+    if rate.is_nan() || rate <= 0.0 {
         return None;
     }
     let act_bytes = 2.0 * tokens * h;

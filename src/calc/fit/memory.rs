@@ -5,7 +5,9 @@
 
 use super::{gib, set_int};
 use crate::calc::estimate::device::{self, Groups, Runtime};
+use crate::calc::estimate::time::StepTime;
 use crate::calc::estimate::{self, Change, Recompute};
+use crate::calc::spec::Axis;
 use crate::calc::model::Model;
 use crate::calc::plan::{FsdpRows, Pipeline, Settings, Sharding, Zero};
 use crate::calc::{memory, Field, Grid, Level, Num, Output, Report};
@@ -383,12 +385,16 @@ pub struct MemoryContext {
     /// Samples per step, all replicas (every layout keeps it): a layout's micro batches per
     /// step follow from it.
     global_batch: Option<u64>,
+    /// The framework's rank mesh, slowest dimension first, and the GPUs per node: where each
+    /// layout's groups sit, for its step time.
+    order: &'static [Axis],
+    gpus_per_node: u64,
 }
 
 impl MemoryContext {
     /// From the current inputs' report (`Framework::compute`); `None` when the report has no
     /// estimate to share (no model, no grid, no sequence or micro batch, LoRA without its count).
-    pub fn new(base: &Report) -> Option<MemoryContext> {
+    pub fn new(base: &Report, order: &'static [Axis]) -> Option<MemoryContext> {
         let g = base.grid?;
         let micro = base.plan.micro_batch?;
         let seq = base.plan.seq_len?;
@@ -413,6 +419,8 @@ impl MemoryContext {
             micro,
             pipeline: base.plan.pipeline.clone(),
             global_batch: base.plan.global_batch,
+            order,
+            gpus_per_node: super::time::gpus_per_node(base, g),
         })
     }
 
@@ -422,6 +430,18 @@ impl MemoryContext {
     /// replicas; `None` when they do not divide it), axolotl's `dp_shard_size` = dp ÷ ep under
     /// expert parallelism, the typed one otherwise.
     pub fn row_memory(&self, grid: Grid, micro: u64) -> Option<u128> {
+        self.row(grid, micro, false, u128::MAX).0
+    }
+
+    /// The memory on the device and, with `timed`, the step time of a layout (see
+    /// [`MemoryContext::row_memory`]); no time when the memory is over `capacity`.
+    pub fn row(
+        &self,
+        grid: Grid,
+        micro: u64,
+        timed: bool,
+        capacity: u128,
+    ) -> (Option<u128>, Option<StepTime>) {
         let dp_shard = match self.settings.sharding {
             Sharding::Fsdp {
                 rows: FsdpRows::KeepReplicas,
@@ -429,7 +449,7 @@ impl MemoryContext {
             } => {
                 // a row whose data-parallel size the replicas do not divide is refused
                 if grid.dp % self.replicate != 0 {
-                    return None;
+                    return (None, None);
                 }
                 Some(grid.dp / self.replicate)
             }
@@ -466,7 +486,22 @@ impl MemoryContext {
             micro,
             dp_shard,
         );
-        let total = estimate::estimate_with(&self.model, &self.params, &plan)?.total()?;
-        Runtime::of(&groups(grid, plan.shard)).on_device(total)
+        let memory = estimate::estimate_with(&self.model, &self.params, &plan)
+            .and_then(|e| e.total())
+            .and_then(|total| Runtime::of(&groups(grid, plan.shard)).on_device(total));
+        let time = if timed && memory.is_some_and(|m| m <= capacity) {
+            super::time::of_plan(
+                self.order,
+                &self.settings,
+                &self.model,
+                &self.params,
+                &plan,
+                grid,
+                self.gpus_per_node,
+            )
+        } else {
+            None
+        };
+        (memory, time)
     }
 }

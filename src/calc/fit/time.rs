@@ -5,7 +5,7 @@
 use super::fmt_f;
 use super::memory::{current_shard, plan, trainable_of, Shape};
 use crate::calc::estimate::time::{self, Hardware, Placement, StepTime};
-use crate::calc::estimate::Params;
+use crate::calc::estimate::{self, Params};
 use crate::calc::gpu::HARDWARE_SOURCES;
 use crate::calc::model::Model;
 use crate::calc::plan::{GpuSettings, Overlap, Settings, Sharding};
@@ -99,26 +99,30 @@ pub(super) fn grad_ranks(g: Grid) -> u64 {
     g.dp.saturating_mul(g.cp).saturating_mul(g.sp)
 }
 
-/// The step time of `g` at `micro` samples per GPU, for the settings `s` (the explorer's and
-/// the planner's rows, and the report's own).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn of(
+/// The GPUs per node the step time places the ranks on: the node shape as given, else
+/// DGX-style nodes of 8 (never more than the world).
+pub(super) fn gpus_per_node(report: &Report, g: Grid) -> u64 {
+    report
+        .plan
+        .gpus_per_node
+        .unwrap_or(crate::calc::cluster::DEFAULT_GPUS_PER_NODE)
+        .clamp(1, g.world.max(1))
+}
+
+/// The step time of the estimate's plan `plan` on grid `g` (the report's own, and the
+/// explorer's and the planner's rows).
+pub(super) fn of_plan(
     order: &[Axis],
     s: &Settings,
-    shape: &Shape,
-    trainable: Option<u128>,
     model: &Model,
     params: &Params,
+    plan: &estimate::Plan,
     g: Grid,
-    seq: u64,
-    micro: u64,
     gpus_per_node: u64,
-    dp_shard: Option<u64>,
 ) -> Option<StepTime> {
     let hw = hardware(&s.gpu)?;
-    let (plan, _) = plan(s, shape, trainable, seq, g, micro, dp_shard);
     let place = placement(order, g, gpus_per_node);
-    time::step_time(model, params, &plan, grad_ranks(g), &hw, &place, overlap(s))
+    time::step_time(model, params, plan, grad_ranks(g), &hw, &place, overlap(s))
 }
 
 /// The step-time outputs of the report; returns the tokens per second per GPU they imply.
@@ -139,28 +143,12 @@ pub(super) fn step(
         micro_batches: report.plan.accumulation.unwrap_or(1),
         gated: m.gated_mlp,
     };
-    // the node shape as given, else DGX-style nodes of 8
-    let gpn = report
-        .plan
-        .gpus_per_node
-        .unwrap_or(crate::calc::cluster::DEFAULT_GPUS_PER_NODE)
-        .clamp(1, g.world.max(1));
+    let gpn = gpus_per_node(report, g);
     let params = Params::of(m)?;
-    let t = of(
-        spec.mesh.order,
-        &s,
-        &shape,
-        trainable,
-        m,
-        &params,
-        g,
-        seq,
-        micro,
-        gpn,
-        current_shard(&s),
-    )?;
+    let (plan, _) = plan(&s, &shape, trainable, seq, g, micro, current_shard(&s));
+    let t = of_plan(spec.mesh.order, &s, m, &params, &plan, g, gpn)?;
     let total = t.total();
-    if !(total.is_finite() && total > 0.0) {
+    if !total.is_finite() || total <= 0.0 {
         return None;
     }
     let hw = hardware(&s.gpu)?;

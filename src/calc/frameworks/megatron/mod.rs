@@ -30,6 +30,44 @@ const COMPUTE: spec::Compute = if BUILT {
     spec::not_built
 };
 
+/// What the planner varies (`Spec::layout.plans`).
+const PLANS: spec::Plans = spec::Plans {
+    recompute: &[
+        (
+            "none",
+            &[
+                (Field::RecomputeGranularity, ""),
+                (Field::RecomputeMethod, ""),
+                (Field::RecomputeNumLayers, ""),
+            ],
+        ),
+        (
+            "selective",
+            &[
+                (Field::RecomputeGranularity, "selective"),
+                (Field::RecomputeMethod, ""),
+                (Field::RecomputeNumLayers, ""),
+            ],
+        ),
+        (
+            "full",
+            &[
+                (Field::RecomputeGranularity, "full"),
+                (Field::RecomputeMethod, "uniform"),
+                (Field::RecomputeNumLayers, "1"),
+            ],
+        ),
+    ],
+    sharding: &[
+        ("replicated", &[(Field::UseDistributedOptimizer, "false")]),
+        ("distributed-optimizer", &[(Field::UseDistributedOptimizer, "true")]),
+    ],
+    virtual_stages: Some((
+        Field::NumVirtualStagesPerPipelineRank,
+        Field::NumLayersPerVirtualPipelineStage,
+    )),
+};
+
 pub const SPEC: Spec = Spec {
     id: "megatron",
     name: "Megatron-LM",
@@ -62,6 +100,7 @@ pub const SPEC: Spec = Spec {
         fills: spec::no_fills,
         launch_refusal: spec::no_refusal,
         memo: if spec::FULL { memo } else { spec::no_memo },
+        plans: if spec::FULL { PLANS } else { spec::NO_PLANS },
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],

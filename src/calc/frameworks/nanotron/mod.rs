@@ -22,6 +22,16 @@ const COMPUTE: spec::Compute = if BUILT {
     spec::not_built
 };
 
+/// What the planner varies (`Spec::layout.plans`).
+const PLANS: spec::Plans = spec::Plans {
+    recompute: &[
+        ("none", &[(Field::RecomputeLayer, "false")]),
+        ("full", &[(Field::RecomputeLayer, "true")]),
+    ],
+    sharding: &[("replicated", &[])],
+    virtual_stages: None,
+};
+
 pub const SPEC: Spec = Spec {
     id: "nanotron",
     name: "nanotron",
@@ -55,6 +65,7 @@ pub const SPEC: Spec = Spec {
         } else {
             spec::no_memo
         },
+        plans: if spec::FULL { PLANS } else { spec::NO_PLANS },
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],

@@ -21,6 +21,17 @@ const COMPUTE: spec::Compute = if BUILT {
     spec::not_built
 };
 
+/// What the planner varies (`Spec::layout.plans`).
+const PLANS: spec::Plans = spec::Plans {
+    recompute: &[
+        ("none", &[(Field::ActivationCheckpointMode, "none")]),
+        ("selective", &[(Field::ActivationCheckpointMode, "selective")]),
+        ("full", &[(Field::ActivationCheckpointMode, "full")]),
+    ],
+    sharding: &[("fsdp", &[])],
+    virtual_stages: None,
+};
+
 pub const SPEC: Spec = Spec {
     id: "torchtitan",
     name: "torchtitan",
@@ -54,6 +65,7 @@ pub const SPEC: Spec = Spec {
         fills: if spec::FULL { fills } else { spec::no_fills },
         launch_refusal: spec::no_refusal,
         memo: if spec::FULL { memo } else { spec::no_memo },
+        plans: if spec::FULL { PLANS } else { spec::NO_PLANS },
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
