@@ -1,46 +1,180 @@
-//! The planner (`calc/planner.rs`): every row a plan the framework accepts and that fits,
-//! in step-time order, each row's link reproducing its figures, and the published comparisons'
-//! order.
+//! The planner (`calc/planner.rs`) and the step time's ranking: every row a plan the framework
+//! accepts and that fits, in step-time order, each row's link reproducing its figures; and the
+//! order of published comparisons (Narayanan et al. 2021).
 
-use dpcalc::calc::planner;
-use dpcalc::calc::{Framework, RawInputs};
+use dpcalc::calc::layout::Dim;
+use dpcalc::calc::planner::{self, Planner};
+use dpcalc::calc::{Framework, Level, Num, Output, Report};
 use dpcalc::query;
 
-#[test]
-fn print_plans() {
-    let q = "?framework=megatron&version=0.19.2&world_size=64&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&global_batch_size=256&seq_length=4096&micro_batch_size=1&train_iters=100";
+fn decode(q: &str) -> (Framework, &'static str, dpcalc::calc::RawInputs) {
     let link = query::decode(q);
-    let t = std::time::Instant::now();
-    let release = link.release.map_or(link.framework.default_release().id, |r| r.id);
-    let p = planner::plan(link.framework, release, &link.inputs);
-    eprintln!("{:?} considered {} fitting {} note {:?}", t.elapsed(), p.considered, p.fitting, p.note);
-    for r in &p.plans {
-        eprintln!("{:?} dp {} mb {} {} {} v{} {:.3}s tps {:.0} mfu {:?} mem {:.1}GiB", r.sizes, r.dp, r.micro_batch, r.recompute, r.sharding, r.virtual_stages, r.step_seconds, r.tokens_per_second_per_gpu, r.mfu, r.memory_bytes as f64/1073741824.0);
-    }
-    let _ = (Framework::default(), RawInputs::default());
+    let release = link.release().id;
+    (link.framework, release, link.inputs)
 }
 
+fn plans(q: &str) -> Planner {
+    let (fw, release, raw) = decode(q);
+    planner::plan(fw, release, &raw)
+}
+
+fn seconds(r: &Report) -> f64 {
+    match r.value(Output::StepTimeSeconds) {
+        Some(Num::Float(x)) => x,
+        other => panic!("no step time: {other:?}"),
+    }
+}
+
+fn step_of(q: &str) -> f64 {
+    let link = query::decode(q);
+    let r = link.report();
+    let errors: Vec<&str> = (r.diags.iter())
+        .filter(|d| d.level == Level::Error)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(errors.is_empty(), "{q}: {errors:?}");
+    seconds(&r)
+}
+
+const LINKS: &[&str] = &[
+    "?framework=megatron&version=0.19.2&world_size=64&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&global_batch_size=256&seq_length=4096&micro_batch_size=1&train_iters=100",
+    "?framework=megatron&version=0.19.2&world_size=64&model=meta-llama/Llama-3.1-70B&gpu=h100-sxm&global_batch_size=512&seq_length=4096&micro_batch_size=1&train_iters=100",
+    "?framework=torchtitan&version=0.3.0&world_size=32&model=llama3/8B&gpu=a100-80gb&local_batch_size=1&global_batch_size=64&seq_len=8192&steps=100",
+    "?framework=hf&world_size=16&model_name_or_path=meta-llama/Llama-3.1-8B&gpu=h100-sxm&per_device_train_batch_size=1&gradient_accumulation_steps=4&max_length=4096&num_samples=100000",
+    "?framework=nanotron&world_size=16&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&micro_batch_size=1&batch_accumulation_per_replica=4&sequence_length=4096&train_steps=100&dp=16&tp=1&pp=1",
+];
+
+/// Every row: accepted, fits, in step-time order; its link shows the same step time and memory.
 #[test]
-fn time_plans() {
-    for &fw in Framework::ALL.iter() {
-        for world in [1024u64] {
-            let t = std::time::Instant::now();
-            let n = planner::bench(fw, world);
-            eprintln!("{fw:?} {world}: {n} plans in {:?}", t.elapsed());
+fn every_row_is_an_accepted_fitting_plan_in_order() {
+    for q in LINKS {
+        let p = plans(q);
+        assert!(!p.plans.is_empty(), "{q}: {:?}", p.note);
+        assert!(p.plans.len() <= planner::SHOWN);
+        assert!(p.fitting >= p.plans.len() && p.considered >= p.fitting);
+        for w in p.plans.windows(2) {
+            assert!(w[0].step_seconds <= w[1].step_seconds, "{q}: out of order");
+        }
+        let link = query::decode(q);
+        for row in &p.plans {
+            let mut raw = link.inputs.clone();
+            for (f, t) in &row.assignments {
+                raw.set(*f, t);
+            }
+            let mut l = link.clone();
+            l.inputs = raw;
+            let again = query::decode(&query::encode(&l));
+            let r = again.report();
+            assert!(
+                !r.diags.iter().any(|d| d.level == Level::Error),
+                "{q} + {}: refused",
+                row.query()
+            );
+            assert_eq!(seconds(&r), row.step_seconds, "{q} + {}", row.query());
+            let mem = match r.value(Output::MemoryOnDeviceBytes) {
+                Some(Num::Int(b)) => b as u128,
+                other => panic!("{other:?}"),
+            };
+            let cap = match r.value(Output::GpuMemoryBytes) {
+                Some(Num::Int(b)) => b as u128,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(mem, row.memory_bytes);
+            assert!(mem <= cap, "{q} + {}: does not fit", row.query());
+            let parts = row.step.total();
+            assert!((parts - row.step_seconds).abs() <= 1e-9 * row.step_seconds);
         }
     }
 }
 
+/// Without a GPU (or a model) there is nothing to rank, and the planner says what it needs.
 #[test]
-fn notes() {
-    for q in ["?framework=deepspeed&world_size=64&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&train_micro_batch_size_per_gpu=1&gradient_accumulation_steps=2&sequence_len=4096&num_samples=100000",
-              "?framework=nanotron&world_size=64&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&micro_batch_size=1&batch_accumulation_per_replica=2&sequence_length=4096&train_steps=100&dp=64"] {
-        let link = query::decode(q);
-        let release = link.release.map_or(link.framework.default_release().id, |r| r.id);
-        let base = link.framework.compute(release, &link.inputs);
-        eprintln!("diags {:?}", base.diags.iter().map(|d| (d.field.key(), d.message.clone())).collect::<Vec<_>>());
-        eprintln!("step {:?} global {:?}", base.value(dpcalc::calc::Output::StepTimeSeconds), base.value(dpcalc::calc::Output::GlobalBatchSize));
-        let p = planner::plan(link.framework, release, &link.inputs);
-        eprintln!("{:?} considered {} fitting {} note {:?}", link.framework, p.considered, p.fitting, p.note);
+fn the_planner_says_what_it_needs() {
+    let p = plans("?framework=megatron&version=0.19.2&world_size=64&model=meta-llama/Llama-3.1-8B&global_batch_size=256&seq_length=4096&train_iters=100");
+    assert!(p.plans.is_empty());
+    assert_eq!(p.note.as_deref(), Some("The planner needs the GPU."));
+    let p = plans("?framework=megatron&version=0.19.2&world_size=64&gpu=h100-sxm&global_batch_size=256&seq_length=4096&train_iters=100");
+    assert_eq!(p.note.as_deref(), Some("The planner needs a model."));
+}
+
+/// GPT-3's shapes with Megatron's own arguments, on A100s as in Narayanan et al. 2021.
+fn gpt(layers: u64, hidden: u64, heads: u64) -> String {
+    format!("?framework=megatron&version=0.19.2&num_layers={layers}&hidden_size={hidden}&num_attention_heads={heads}&seq_length=2048&max_position_embeddings=2048&vocab_size=51200&gpu=a100-80gb&train_iters=100&gpus_per_node=8")
+}
+
+/// Narayanan et al. 2021 Figure 13: 162.2B on 64 A100s, batch 128. The paper's order: (PP, TP)
+/// = (8, 8) fastest, TP across nodes ((2, 32), (4, 16)) far slower. The estimate agrees on TP
+/// across nodes and puts (8, 8) within 10 % of its fastest split, (16, 4) (the paper has
+/// (16, 4) about 12 % behind (8, 8): a disagreement the README states).
+#[test]
+fn narayanan_figure_13_splits() {
+    let base = format!("{}&world_size=64&global_batch_size=128&micro_batch_size=1&recompute_granularity=full&recompute_method=uniform&recompute_num_layers=1", gpt(96, 11904, 96));
+    let at = |pp: u64, tp: u64| {
+        step_of(&format!(
+            "{base}&pipeline_model_parallel_size={pp}&tensor_model_parallel_size={tp}"
+        ))
+    };
+    let eight = at(8, 8);
+    assert!(at(2, 32) > at(4, 16) && at(4, 16) > eight * 1.3);
+    let best = [(16, 4), (32, 2)]
+        .iter()
+        .map(|&(p, t)| at(p, t))
+        .fold(eight, f64::min);
+    assert!(eight <= best * 1.10, "(8, 8) {eight} vs the fastest {best}");
+}
+
+/// Narayanan et al. 2021 §4.1: with enough micro batches the interleaved schedule's smaller
+/// bubble wins.
+#[test]
+fn interleaving_wins_with_enough_micro_batches() {
+    let base = format!("{}&world_size=64&tensor_model_parallel_size=8&pipeline_model_parallel_size=8&global_batch_size=64&micro_batch_size=1&sequence_parallel=true&recompute_granularity=selective", gpt(96, 12288, 96));
+    let plain = step_of(&base);
+    let interleaved = step_of(&format!("{base}&num_virtual_stages_per_pipeline_rank=3"));
+    assert!(interleaved < plain, "{interleaved} vs {plain}");
+}
+
+/// Narayanan et al. 2021 Table 2: 175B at a fixed batch of 1,536, per-GPU throughput of pure
+/// ZeRO-3 falls as the GPUs double (144 → 88 → 44 TFLOP/s) while 3D parallelism (TP 8 × PP 12)
+/// holds (153 → 149 → 141). The estimate has ZeRO-3 fall faster than 3D; it does not reproduce
+/// ZeRO-3 falling behind (its collectives at 1,536 GPUs ran far below the NICs' rate, which the
+/// estimate does not know): the README states it.
+#[test]
+fn zero3_falls_faster_than_3d_parallelism() {
+    // GPT-3 175B's shapes as a Llama-type model (the MLP's 2 × h × 4h weights as 3 × h × 8h/3)
+    let arch = "model_type=llama&hidden_size=12288&num_hidden_layers=96&num_attention_heads=96&num_key_value_heads=96&intermediate_size=32768&vocab_size=51200";
+    let tps = |world: u64, three_d: bool| {
+        let q = format!("?framework=torchtitan&version=0.3.0&world_size={world}&{arch}&gpu=a100-80gb&local_batch_size={}&global_batch_size=1536&seq_len=2048&steps=100&activation_checkpoint.mode=full{}", 1536 / world, if three_d { "&tensor_parallel_degree=8&pipeline_parallel_degree=12&disable_cuda_graphs=true" } else { "" });
+        1536.0 * 2048.0 / step_of(&q) / world as f64
+    };
+    let zero3 = tps(1536, false) / tps(384, false);
+    let three_d = tps(1536, true) / tps(384, true);
+    assert!(zero3 < three_d, "ZeRO-3 keeps {zero3:.2}, 3D {three_d:.2}");
+    // the planner ranks only what fits, fastest first, TP inside a node
+    let q = format!("?framework=torchtitan&version=0.3.0&world_size=1536&{arch}&gpu=a100-80gb&local_batch_size=1&global_batch_size=1536&seq_len=2048&steps=100&disable_cuda_graphs=true");
+    let p = plans(&q);
+    let best = p.plans.first().expect("a plan");
+    assert!(
+        best.size(Dim::Tp) <= 8,
+        "TP {} leaves the node",
+        best.size(Dim::Tp)
+    );
+}
+
+/// TP kept inside a node unless nothing else fits: the planner's best rows for a 70B model on
+/// 64 H100s keep TP ≤ 8.
+#[test]
+fn tensor_parallelism_stays_in_a_node() {
+    let p = plans(LINKS[1]);
+    for row in &p.plans {
+        assert!(row.size(Dim::Tp) <= 8, "{}", row.query());
+    }
+}
+
+/// The planner's speed, printed (the figures are `make bench`'s).
+#[test]
+fn planner_bench_finds_plans() {
+    for &fw in Framework::ALL.iter() {
+        let n = planner::bench(fw, 64);
+        assert!(n > 0, "{fw:?}: no plan for 64 GPUs");
     }
 }

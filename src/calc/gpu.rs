@@ -17,10 +17,15 @@ pub struct Gpu {
     pub link_gbps: u64,
     /// A GPU's network to other nodes, GB/s (its NIC's line rate in the vendor's reference system).
     pub nic_gbps: u64,
+    /// Causal attention's forward and backward rate, per mille of the peak: FlashAttention-2's,
+    /// and the fused kernels of cuDNN (FlashAttention-3's class on Hopper) that Transformer
+    /// Engine calls.
+    pub fa2_permille: u64,
+    pub fused_attention_permille: u64,
 }
 
 /// Where [`Gpu`]'s step-time figures come from.
-pub const HARDWARE_SOURCES: &str = "MAMF: stas00/ml-engineering compute/accelerator \"Maximum Achievable Matmul FLOPS\" (A100 SXM 85.9 %, A100 PCIe 82.2 %, H100 SXM 80.1 % — also taken for H100 PCIe/NVL —, H200 80.3 %, B200 77.6 % — also GB200 —, MI300X 60.1 %); memory bandwidth and links: the vendors' datasheets (NVLink 3: 300 GB/s per direction, NVLink 4: 450, NVLink 5: 900, PCIe 5 x16: 64, MI300X Infinity Fabric 7 × 64); NICs: the reference systems (DGX A100: one 200 Gb/s HDR port per GPU, Narayanan et al. 2021 §5; DGX H100/H200/B200 and GB200 NVL72: one 400 Gb/s ConnectX-7 per GPU; MI300X platforms: 400 Gb/s per GPU)";
+pub const HARDWARE_SOURCES: &str = "MAMF: stas00/ml-engineering compute/accelerator \"Maximum Achievable Matmul FLOPS\" (A100 SXM 85.9 %, A100 PCIe 82.2 %, H100 SXM 80.1 % — also taken for H100 PCIe/NVL —, H200 80.3 %, B200 77.6 % — also GB200 —, MI300X 60.1 %); memory bandwidth and links: the vendors' datasheets (NVLink 3: 300 GB/s per direction, NVLink 4: 450, NVLink 5: 900, PCIe 5 x16: 64, MI300X Infinity Fabric 7 × 64); NICs: the reference systems (DGX A100: one 200 Gb/s HDR port per GPU, Narayanan et al. 2021 §5; DGX H100/H200/B200 and GB200 NVL72: one 400 Gb/s ConnectX-7 per GPU; MI300X platforms: 400 Gb/s per GPU); attention: FlashAttention-2's forward and backward at head dimension 128, causal, long sequences, about 190 TFLOP/s on A100 (Dao 2023, Figure 6) and 330 on H100 (Shah et al. 2024, FlashAttention-3, Figure 5), FlashAttention-3's class (cuDNN) about 550 on H100, read off the papers' figures; H200, B200, GB200 and MI300X take H100's fractions (not measured)";
 
 pub const GPUS: &[Gpu] = &[
     Gpu {
@@ -32,6 +37,8 @@ pub const GPUS: &[Gpu] = &[
         memory_gbps: 1555,
         link_gbps: 300,
         nic_gbps: 25,
+        fa2_permille: 600,
+        fused_attention_permille: 600,
     },
     Gpu {
         id: "a100-80gb",
@@ -42,6 +49,8 @@ pub const GPUS: &[Gpu] = &[
         memory_gbps: 2039,
         link_gbps: 300,
         nic_gbps: 25,
+        fa2_permille: 600,
+        fused_attention_permille: 600,
     },
     Gpu {
         id: "h100-sxm",
@@ -52,6 +61,8 @@ pub const GPUS: &[Gpu] = &[
         memory_gbps: 3350,
         link_gbps: 450,
         nic_gbps: 50,
+        fa2_permille: 330,
+        fused_attention_permille: 550,
     },
     Gpu {
         id: "h100-pcie",
@@ -62,6 +73,8 @@ pub const GPUS: &[Gpu] = &[
         memory_gbps: 2000,
         link_gbps: 64,
         nic_gbps: 50,
+        fa2_permille: 330,
+        fused_attention_permille: 550,
     },
     Gpu {
         id: "h100-nvl",
@@ -72,6 +85,8 @@ pub const GPUS: &[Gpu] = &[
         memory_gbps: 3900,
         link_gbps: 64,
         nic_gbps: 50,
+        fa2_permille: 330,
+        fused_attention_permille: 550,
     },
     Gpu {
         id: "h200",
@@ -82,6 +97,8 @@ pub const GPUS: &[Gpu] = &[
         memory_gbps: 4800,
         link_gbps: 450,
         nic_gbps: 50,
+        fa2_permille: 330,
+        fused_attention_permille: 550,
     },
     Gpu {
         id: "b200",
@@ -92,6 +109,8 @@ pub const GPUS: &[Gpu] = &[
         memory_gbps: 8000,
         link_gbps: 900,
         nic_gbps: 50,
+        fa2_permille: 330,
+        fused_attention_permille: 550,
     },
     Gpu {
         id: "gb200",
@@ -102,6 +121,8 @@ pub const GPUS: &[Gpu] = &[
         memory_gbps: 8000,
         link_gbps: 900,
         nic_gbps: 50,
+        fa2_permille: 330,
+        fused_attention_permille: 550,
     },
     Gpu {
         id: "mi300x",
@@ -112,6 +133,8 @@ pub const GPUS: &[Gpu] = &[
         memory_gbps: 5300,
         link_gbps: 448,
         nic_gbps: 50,
+        fa2_permille: 330,
+        fused_attention_permille: 330,
     },
 ];
 

@@ -594,9 +594,16 @@ impl Context<'_> {
                 .compute_rules(self.release, &self.inputs(sizes, dp, ga)),
         };
         let global = report.value(Output::GlobalBatchSize);
-        let fit = match (global, self.target) {
-            (Some(Num::Int(g)), Some(t)) if g == i128::from(t) => Fit::Exact,
-            (Some(Num::Int(g)), Some(t)) => Fit::Near {
+        // a whole float is the same batch (DeepSpeed's float division once
+        // `sequence_parallel_size` is given)
+        let whole = match global {
+            Some(Num::Int(g)) => Some(g),
+            Some(Num::Float(g)) if g.fract() == 0.0 && g.abs() < 9.0e15 => Some(g as i128),
+            _ => None,
+        };
+        let fit = match (whole, self.target) {
+            (Some(g), Some(t)) if g == i128::from(t) => Fit::Exact,
+            (Some(g), Some(t)) => Fit::Near {
                 miss: g - i128::from(t),
             },
             _ => Fit::Unknown,
@@ -820,9 +827,10 @@ fn build(
     let mut scratch = Scratch::new(raw);
     let extra = (framework.spec().layout.memo)(release, raw);
     // the model and the training settings, resolved once; each row's memory is arithmetic
-    let memory = base.grid.filter(|_| with_memory).and_then(|g| {
-        Some((g, MemoryContext::new(&base, framework.spec().mesh.order)?))
-    });
+    let memory = base
+        .grid
+        .filter(|_| with_memory)
+        .and_then(|g| Some((g, MemoryContext::new(&base, framework.spec().mesh.order)?)));
     ex.rows.reserve_exact(all.len());
     for sizes in all {
         let product: u64 = sizes.iter().product();

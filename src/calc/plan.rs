@@ -237,6 +237,12 @@ pub struct Settings {
     pub memory: Conventions,
     /// Flash, SDPA or flex attention (no materialised scores); `false`: eager.
     pub flash_attention: bool,
+    /// The fused attention of cuDNN (Transformer Engine's) rather than FlashAttention-2.
+    pub fused_attention: bool,
+    /// Selective recompute also runs every other matrix product's forward again (torchtitan's
+    /// per-op checkpointing, which saves every other `mm`); `false`: Korthikanti et al.'s, which
+    /// recomputes the attention only.
+    pub selective_half_matmuls: bool,
     pub lora: Option<Lora>,
     /// Optimizer state bytes per trained parameter (fp32 master weights and the states).
     pub optimizer_bytes_per_param: u64,
@@ -273,6 +279,8 @@ impl Default for Settings {
             recompute_layers: RecomputeLayers::Every,
             memory: Conventions::default(),
             flash_attention: true,
+            fused_attention: false,
+            selective_half_matmuls: false,
             lora: None,
             optimizer_bytes_per_param: 12,
             sequence_parallel: false,

@@ -17,8 +17,8 @@
 //! a plan whose full computation the framework refuses or that does not fit is dropped.
 
 use super::estimate::time::StepTime;
-use super::frameworks::{Concept, Framework};
 use super::fit::MemoryContext;
+use super::frameworks::{Concept, Framework};
 use super::layout::{self, Dim, Fit};
 use super::{Field, Level, Num, Output, RawInputs, Report};
 
@@ -88,17 +88,23 @@ pub struct Planner {
     pub note: Option<String>,
 }
 
-/// A candidate before its link is computed.
+/// A candidate before its link is computed: its pass (micro batch and virtual stages), its
+/// row there and its recompute and sharding.
 struct Candidate {
-    sizes: Vec<(Dim, u64)>,
-    dp: u64,
-    micro: u64,
-    recompute: &'static str,
-    sharding: &'static str,
-    virtual_stages: u64,
+    pass: usize,
+    row: usize,
+    recompute: usize,
+    sharding: usize,
     step: f64,
     model_parallel: u64,
-    assignments: Vec<(Field, String)>,
+}
+
+/// One explorer pass: a micro batch and virtual stages, what they set, and the rows.
+struct Pass {
+    micro: u64,
+    virtual_stages: u64,
+    sets: Vec<(Field, String)>,
+    ex: layout::Explorer,
 }
 
 /// The ranked plans for `raw` at `release` (see the module documentation).
@@ -122,7 +128,8 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
         return out;
     };
     if base.value(Output::StepTimeSeconds).is_none() {
-        out.note = need("the step time of the current inputs (a model, the GPU, a sequence length)");
+        out.note =
+            need("the step time of the current inputs (a model, the GPU, a sequence length)");
         return out;
     }
     let plans = &framework.spec().layout.plans;
@@ -155,6 +162,7 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
     };
     let order = framework.spec().mesh.order;
     let mut candidates: Vec<Candidate> = Vec::new();
+    let mut passes: Vec<Pass> = Vec::new();
     for &micro in &micros {
         for &v in virtuals {
             // the framework's rules for every layout at this micro batch and pipeline
@@ -170,10 +178,9 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
             }
             let ex = layout::explore_rules(framework, release, &inputs);
             out.considered += ex.rows.len() * recomputes.len() * shardings.len();
-            let rows: Vec<&layout::Row> = ex
-                .rows
-                .iter()
-                .filter(|row| {
+            let rows: Vec<usize> = (0..ex.rows.len())
+                .filter(|&i| {
+                    let row = &ex.rows[i];
                     let pp = ex
                         .dims
                         .iter()
@@ -189,15 +196,14 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
             if rows.is_empty() {
                 continue;
             }
+            let pass = passes.len();
             // each recompute and sharding: the framework's settings for it, then each layout's
             // memory and, when it fits, its step time
-            for &(recompute, rc_sets) in recomputes {
-                for &(sharding, sh_sets) in shardings {
+            for (ri, &(_, rc_sets)) in recomputes.iter().enumerate() {
+                for (si, &(_, sh_sets)) in shardings.iter().enumerate() {
                     let mut inputs = inputs.clone();
-                    let mut sets = sets.clone();
                     for &(f, t) in rc_sets.iter().chain(sh_sets) {
                         inputs.set(f, t);
-                        sets.push((f, t.to_string()));
                     }
                     let base = framework.compute(release, &inputs);
                     let (Some(grid), Some(ctx), Some(capacity)) = (
@@ -207,35 +213,30 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
                     ) else {
                         continue;
                     };
-                    for row in &rows {
+                    for &i in &rows {
+                        let row = &ex.rows[i];
                         let g = layout::row_grid(grid, ex.dims, &row.sizes, row.dp);
-                        let (Some(_), Some(step)) = ctx.row(g, ctx.micro, true, u128::from(capacity))
-                        else {
-                            continue;
-                        };
-                        let mut assignments = sets.clone();
-                        for (f, t) in ex.assignments(row) {
-                            match assignments.iter_mut().find(|(g, _)| *g == f) {
-                                Some(slot) => slot.1 = t,
-                                None => assignments.push((f, t)),
-                            }
+                        if let (Some(_), Some(step)) =
+                            ctx.row(g, ctx.micro, true, u128::from(capacity))
+                        {
+                            candidates.push(Candidate {
+                                pass,
+                                row: i,
+                                recompute: ri,
+                                sharding: si,
+                                step: step.total(),
+                                model_parallel: row.sizes.iter().product(),
+                            });
                         }
-                        candidates.push(Candidate {
-                            sizes: (ex.dims.iter().map(|&(d, _)| d))
-                                .zip(row.sizes.iter().copied())
-                                .collect(),
-                            dp: row.dp,
-                            micro,
-                            recompute,
-                            sharding,
-                            virtual_stages: v,
-                            step: step.total(),
-                            model_parallel: row.sizes.iter().product(),
-                            assignments,
-                        });
                     }
                 }
             }
+            passes.push(Pass {
+                micro,
+                virtual_stages: v,
+                sets,
+                ex,
+            });
         }
     }
     out.fitting = candidates.len();
@@ -246,16 +247,47 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
     });
     // the best, computed as their links are (a few the full computation refuses are passed
     // over; at most VERIFIED are tried)
-    for c in candidates.into_iter().take(VERIFIED) {
+    for c in candidates.iter().take(VERIFIED) {
         if out.plans.len() >= SHOWN {
             break;
         }
+        let pass = &passes[c.pass];
+        let row = &pass.ex.rows[c.row];
+        let (recompute, rc_sets) = recomputes[c.recompute];
+        let (sharding, sh_sets) = shardings[c.sharding];
+        let mut assignments = pass.sets.clone();
+        let choices = rc_sets
+            .iter()
+            .chain(sh_sets)
+            .map(|&(f, t)| (f, t.to_string()));
+        for (f, t) in choices.chain(pass.ex.assignments(row)) {
+            match assignments.iter_mut().find(|(g, _)| *g == f) {
+                Some(slot) => slot.1 = t,
+                None => assignments.push((f, t)),
+            }
+        }
         let mut inputs = raw.clone();
-        for (f, t) in &c.assignments {
+        for (f, t) in &assignments {
             inputs.set(*f, t);
         }
         let report = framework.compute(release, &inputs);
-        if let Some(p) = verified(&report, &c, target) {
+        let plan = Plan {
+            sizes: (pass.ex.dims.iter().map(|&(d, _)| d))
+                .zip(row.sizes.iter().copied())
+                .collect(),
+            dp: row.dp,
+            micro_batch: pass.micro,
+            recompute,
+            sharding,
+            virtual_stages: pass.virtual_stages,
+            step: StepTime::default(),
+            step_seconds: 0.0,
+            tokens_per_second_per_gpu: 0.0,
+            mfu: None,
+            memory_bytes: 0,
+            assignments,
+        };
+        if let Some(p) = verified(&report, plan, target) {
             out.plans.push(p);
         }
     }
@@ -272,7 +304,7 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
 
 /// A candidate's figures from its own full computation, when the framework accepts it, the
 /// batch is the current one and it fits.
-fn verified(report: &Report, c: &Candidate, target: u64) -> Option<Plan> {
+fn verified(report: &Report, plan: Plan, target: u64) -> Option<Plan> {
     if report.diags.iter().any(|d| d.level == Level::Error) {
         return None;
     }
@@ -299,18 +331,12 @@ fn verified(report: &Report, c: &Candidate, target: u64) -> Option<Plan> {
         dp: float(Output::StepDpCommSeconds)?,
     };
     Some(Plan {
-        sizes: c.sizes.clone(),
-        dp: c.dp,
-        micro_batch: c.micro,
-        recompute: c.recompute,
-        sharding: c.sharding,
-        virtual_stages: c.virtual_stages,
         step,
         step_seconds,
         tokens_per_second_per_gpu: float(Output::TokensPerSecondPerGpu)?,
         mfu: float(Output::MfuEstimate),
         memory_bytes: u128::from(memory),
-        assignments: c.assignments.clone(),
+        ..plan
     })
 }
 
@@ -343,13 +369,18 @@ pub fn bench(framework: Framework, world: u64) -> usize {
     if framework.field_for(Concept::SeqLen).is_none() {
         raw.set(Field::MaxLength, "4096");
     }
+    // the sizes a framework requires (nanotron's tp, pp and dp), at 1 and the rest data parallel
     let dims = layout::dims(framework);
-    let ones = vec![1; dims.len()];
-    for &(_, f) in dims {
-        raw.set(f, "1");
-    }
-    for (f, t) in (framework.spec().layout.fills)(world, &ones) {
-        raw.set(f, t);
+    let base = framework.compute(framework.default_release().id, &raw);
+    let required = |f: Field| (base.diags.iter()).any(|d| d.field == f && d.level == Level::Error);
+    if dims.iter().any(|&(_, f)| required(f)) {
+        let ones = vec![1; dims.len()];
+        for &(_, f) in dims {
+            raw.set(f, "1");
+        }
+        for (f, t) in (framework.spec().layout.fills)(world, &ones) {
+            raw.set(f, t);
+        }
     }
     match framework.field_for(Concept::Global) {
         Some(f) => raw.set(f, (world * 2).to_string()),

@@ -102,6 +102,9 @@ pub struct Plan {
     pub dropout: bool,
     pub logit_saved_bytes: u64,
     pub logit_transient_bytes: u64,
+    /// Selective recompute also runs every other matrix product's forward again (the step
+    /// time's; see `plan::Settings::selective_half_matmuls`).
+    pub selective_half_matmuls: bool,
 }
 
 impl Default for Plan {
@@ -135,6 +138,7 @@ impl Default for Plan {
             dropout: false,
             logit_saved_bytes: 4,
             logit_transient_bytes: 6,
+            selective_half_matmuls: false,
         }
     }
 }

@@ -71,6 +71,8 @@ pub struct Hardware {
     pub matmul_ceiling: f64,
     /// Memory bandwidth, bytes/s.
     pub memory_bytes_per_s: f64,
+    /// Flash attention's forward and backward rate, FLOP/s (the kernel the framework calls).
+    pub attention_flops_per_s: f64,
     /// A GPU's bus bandwidth inside its node, bytes/s (one direction, as nccl-tests' busbw).
     pub intra_bytes_per_s: f64,
     /// A GPU's network bandwidth to other nodes (its NIC), bytes/s.
@@ -178,8 +180,9 @@ impl Net<'_> {
             Coll::AllToAll => ((nf - 1.0) / nf, nf - 1.0),
             Coll::P2p => (1.0, 1.0),
         };
-        // across nodes NCCL's rings become trees for the latency: 2·log2 steps
-        let steps = if nodes > 1 {
+        // across nodes NCCL's all-reduce runs as a tree for the latency (2·log2 steps); its
+        // all-gather and reduce-scatter stay rings
+        let steps = if nodes > 1 && matches!(kind, Coll::AllReduce) {
             steps.min(2.0 * (nf.log2().ceil() + inside as f64))
         } else {
             steps
@@ -385,6 +388,9 @@ pub fn step_time(
     for (r, rank) in ranks.iter().enumerate() {
         let recompute_flops = match plan.recompute {
             Recompute::Full => rank.flops * rank.recomputed as f64 / rank.layers.max(1) as f64,
+            Recompute::Selective if plan.selective_half_matmuls => {
+                rank.attention_flops + (rank.flops - rank.attention_flops) / 2.0
+            }
             Recompute::Selective => rank.attention_flops,
             Recompute::None => 0.0,
         };
@@ -393,7 +399,23 @@ pub fn step_time(
             Recompute::Selective => rank.score_bytes,
             Recompute::None => 0.0,
         };
-        let compute = (3.0 * rank.flops + recompute_flops) / rate
+        // flash attention's products run at its kernel's rate; eager attention's as matrix
+        // products (its scores' traffic is in the bytes)
+        let (attention, attention_again) = match plan.recompute {
+            Recompute::Full => (
+                rank.attention_flops,
+                rank.attention_flops * rank.recomputed as f64 / rank.layers.max(1) as f64,
+            ),
+            Recompute::Selective => (rank.attention_flops, rank.attention_flops),
+            Recompute::None => (rank.attention_flops, 0.0),
+        };
+        let attention_rate = if plan.flash_attention && hw.attention_flops_per_s > 0.0 {
+            hw.attention_flops_per_s
+        } else {
+            rate
+        };
+        let compute = (3.0 * (rank.flops - attention) + recompute_flops - attention_again) / rate
+            + (3.0 * attention + attention_again) / attention_rate
             + (3.0 * rank.bytes + recompute_bytes) / hw.memory_bytes_per_s;
         let passes = 4.0
             + if plan.recompute == Recompute::Full {
@@ -489,15 +511,32 @@ pub fn step_time(
             )
         }
         Sharding::Zero3 => {
-            // every micro batch: the parameters gathered for the forward and the backward, the
-            // gradients reduce-scattered
-            let per_mb = group(Coll::Gather, 2.0) * 2.0 + group(Coll::Gather, grad_bytes);
-            let exposed = if overlap.param_gather {
-                (per_mb - parts.compute).max(0.0)
-            } else {
-                per_mb
+            // layer by layer: the parameters gathered for the forward and the backward, the
+            // gradients reduce-scattered; every micro batch, but under pipeline parallelism
+            // once a step (torchtitan keeps the gathered parameters across the pipeline's micro
+            // batches, `reshard_after_forward` off with PP, and torch.distributed.pipelining
+            // syncs the gradients at the last)
+            let layers = rank.layers.max(1) as f64;
+            let per_layer = |per_param: f64| {
+                let one = |params: f64, n: u64, stride: u64| {
+                    net.time(Coll::Gather, params / layers * per_param, n, stride)
+                };
+                layers
+                    * (one(dense, dp, place.dp_stride)
+                        + one(routed, edp, place.dp_stride.saturating_mul(plan.ep)))
             };
-            (exposed * m, (per_mb - exposed) * m)
+            let once = per_layer(2.0) * 2.0 + per_layer(grad_bytes);
+            let (times, behind) = if p > 1 {
+                (1.0, parts.compute * m)
+            } else {
+                (m, parts.compute)
+            };
+            let exposed = if overlap.param_gather {
+                (once - behind).max(0.0)
+            } else {
+                once
+            };
+            (exposed * times, (once - exposed) * times)
         }
     };
     // the shards the optimizer updates

@@ -7,9 +7,9 @@ use super::{gib, set_int};
 use crate::calc::estimate::device::{self, Groups, Runtime};
 use crate::calc::estimate::time::StepTime;
 use crate::calc::estimate::{self, Change, Recompute};
-use crate::calc::spec::Axis;
 use crate::calc::model::Model;
 use crate::calc::plan::{FsdpRows, Pipeline, Settings, Sharding, Zero};
+use crate::calc::spec::Axis;
 use crate::calc::{memory, Field, Grid, Level, Num, Output, Report};
 
 /// DeepSpeed's ZeRO estimators, where the framework reads DeepSpeed's keys and stage 2 or 3 is set.
@@ -223,6 +223,7 @@ pub(super) fn plan(
         micro_batches: shape.micro_batches,
         recompute_layers: s.recompute_layers,
         gated_mlp: shape.gated,
+        selective_half_matmuls: s.selective_half_matmuls,
         ..estimate::Plan::default()
     }
     .with(s.memory);

@@ -25,12 +25,19 @@ const INTRA_SHARE: f64 = 0.82;
 const INTER_SHARE: f64 = 0.95;
 
 /// What the estimate takes from the GPU, with the typed bandwidths over the GPU's defaults.
-pub(super) fn hardware(gpu: &GpuSettings) -> Option<Hardware> {
+pub(super) fn hardware(gpu: &GpuSettings, fused_attention: bool) -> Option<Hardware> {
     let g = gpu.gpu?;
     Some(Hardware {
         peak_flops: g.peak_tflops as f64 * 1e12,
         matmul_ceiling: g.mamf_permille as f64 / 1000.0,
         memory_bytes_per_s: g.memory_gbps as f64 * 1e9,
+        attention_flops_per_s: g.peak_tflops as f64
+            * 1e9
+            * if fused_attention {
+                g.fused_attention_permille
+            } else {
+                g.fa2_permille
+            } as f64,
         intra_bytes_per_s: gpu.intra_gbps.unwrap_or(g.link_gbps as f64 * INTRA_SHARE) * 1e9,
         inter_bytes_per_s: gpu.inter_gbps.unwrap_or(g.nic_gbps as f64 * INTER_SHARE) * 1e9,
         intra_latency: INTRA_LATENCY,
@@ -120,7 +127,7 @@ pub(super) fn of_plan(
     g: Grid,
     gpus_per_node: u64,
 ) -> Option<StepTime> {
-    let hw = hardware(&s.gpu)?;
+    let hw = hardware(&s.gpu, s.fused_attention)?;
     let place = placement(order, g, gpus_per_node);
     time::step_time(model, params, plan, grad_ranks(g), &hw, &place, overlap(s))
 }
@@ -151,7 +158,7 @@ pub(super) fn step(
     if !total.is_finite() || total <= 0.0 {
         return None;
     }
-    let hw = hardware(&s.gpu)?;
+    let hw = hardware(&s.gpu, s.fused_attention)?;
     for (o, v) in [
         (Output::StepTimeSeconds, total),
         (Output::StepComputeSeconds, t.compute),

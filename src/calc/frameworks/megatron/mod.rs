@@ -60,7 +60,10 @@ const PLANS: spec::Plans = spec::Plans {
     ],
     sharding: &[
         ("replicated", &[(Field::UseDistributedOptimizer, "false")]),
-        ("distributed-optimizer", &[(Field::UseDistributedOptimizer, "true")]),
+        (
+            "distributed-optimizer",
+            &[(Field::UseDistributedOptimizer, "true")],
+        ),
     ],
     virtual_stages: Some((
         Field::NumVirtualStagesPerPipelineRank,

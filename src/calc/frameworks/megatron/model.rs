@@ -14,6 +14,8 @@ use crate::calc::{Diag, Field, Level, Num, Output, Param, RawInputs, Refusal, Re
 /// Megatron's memory settings as typed.
 #[derive(Clone, Copy)]
 struct Typed {
+    /// `--transformer-impl local`.
+    local: bool,
     distributed_optimizer: bool,
     /// `--overlap-grad-reduce`, `--overlap-param-gather`, `--tp-comm-overlap` (all off by default).
     overlap: Overlap,
@@ -93,6 +95,8 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         s.vocab_divisible = t.divisible;
         s.memory.dropout = t.dropout;
         s.flash_attention = t.flash;
+        // Transformer Engine's DotProductAttention runs cuDNN's fused attention on Hopper
+        s.fused_attention = t.flash && !t.local;
     }
     settings::publish(&super::SPEC, raw, report, s, diags);
     // the pipeline needs the model's layers, which a first view never resolves
@@ -291,6 +295,7 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
     .given()
     .filter(|&e| e > 0);
     Some(Typed {
+        local,
         overlap,
         expert_tp,
         distributed_optimizer: dist?,

@@ -25,7 +25,10 @@ const COMPUTE: spec::Compute = if BUILT {
 const PLANS: spec::Plans = spec::Plans {
     recompute: &[
         ("none", &[(Field::ActivationCheckpointMode, "none")]),
-        ("selective", &[(Field::ActivationCheckpointMode, "selective")]),
+        (
+            "selective",
+            &[(Field::ActivationCheckpointMode, "selective")],
+        ),
         ("full", &[(Field::ActivationCheckpointMode, "full")]),
     ],
     sharding: &[("fsdp", &[])],
@@ -290,6 +293,10 @@ fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
             rows: FsdpRows::KeepReplicas,
         },
         memory: CONVENTIONS,
+        // 0.3.0's `selective` is per-op (`selective_ac_option = "op"`): `_save_list` keeps the
+        // attention and every other `mm` (models/llama3/infra/parallelize.py), so half the
+        // matrix products' forward runs again
+        selective_half_matmuls: true,
         ..Settings::default()
     };
     settings::publish(&SPEC, raw, report, s, diags);
