@@ -260,7 +260,17 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
             .iter()
             .chain(sh_sets)
             .map(|&(f, t)| (f, t.to_string()));
-        for (f, t) in choices.chain(pass.ex.assignments(row)) {
+        // a size of 1 the inputs leave out stays out (DeepSpeed reads a given
+        // `sequence_parallel_size` of 1 differently from none)
+        let sizes = pass.ex.assignments(row).into_iter().map(|(f, t)| {
+            let dim = pass.ex.dims.iter().any(|&(_, d)| d == f);
+            if dim && t == "1" && raw.get(f).trim().is_empty() {
+                (f, String::new())
+            } else {
+                (f, t)
+            }
+        });
+        for (f, t) in choices.chain(sizes) {
             match assignments.iter_mut().find(|(g, _)| *g == f) {
                 Some(slot) => slot.1 = t,
                 None => assignments.push((f, t)),
@@ -359,6 +369,7 @@ pub fn bench(framework: Framework, world: u64) -> usize {
     }
     for (concept, text) in [
         (Concept::Samples, "1000000"),
+        (Concept::Steps, "100"),
         (Concept::Micro, "1"),
         (Concept::SeqLen, "4096"),
     ] {
@@ -369,25 +380,31 @@ pub fn bench(framework: Framework, world: u64) -> usize {
     if framework.field_for(Concept::SeqLen).is_none() {
         raw.set(Field::MaxLength, "4096");
     }
-    // the sizes a framework requires (nanotron's tp, pp and dp), at 1 and the rest data parallel
-    let dims = layout::dims(framework);
-    let base = framework.compute(framework.default_release().id, &raw);
-    let required = |f: Field| (base.diags.iter()).any(|d| d.field == f && d.level == Level::Error);
-    if dims.iter().any(|&(_, f)| required(f)) {
-        let ones = vec![1; dims.len()];
-        for &(_, f) in dims {
-            raw.set(f, "1");
-        }
-        for (f, t) in (framework.spec().layout.fills)(world, &ones) {
-            raw.set(f, t);
-        }
-    }
     match framework.field_for(Concept::Global) {
         Some(f) => raw.set(f, (world * 2).to_string()),
         None => {
             if let Some(f) = framework.field_for(Concept::Accum) {
                 raw.set(f, "2");
             }
+        }
+    }
+    // the sizes a framework requires (nanotron's tp, pp and dp), at 1 and the rest data parallel
+    let dims = layout::dims(framework);
+    let base = framework.compute(framework.default_release().id, &raw);
+    let required = |f: Field| base.diags.iter().any(|d| d.field == f);
+    let ones = vec![1; dims.len()];
+    let fills = (framework.spec().layout.fills)(world, &ones);
+    if dims
+        .iter()
+        .map(|&(_, f)| f)
+        .chain(fills.iter().map(|(f, _)| *f))
+        .any(required)
+    {
+        for &(_, f) in dims {
+            raw.set(f, "1");
+        }
+        for (f, t) in fills {
+            raw.set(f, t);
         }
     }
     plan(framework, framework.default_release().id, &raw)
