@@ -19,7 +19,7 @@
 //   FW_LOADS=7          local cold loads of each other framework's link
 //   THROTTLED_LOADS=7   cold loads of the baseline and of each framework's link per throttled profile
 //   EDITS=250           edits in the interaction measurement
-//   ONLY=cold,interaction,explorer   run only these parts (comma-separated; `first` = `cold`);
+//   ONLY=cold,interaction,explorer,planner   run only these parts (comma-separated; `first` = `cold`);
 //                       sizes are always reported; the targets of parts not run say "not run"
 //   FRAMEWORKS=axolotl,hf,...        only these frameworks' links (cold loads and explorer)
 //   PROFILES=local,10mbit,1.6mbit    only these network profiles for the cold loads
@@ -41,7 +41,7 @@ const FW_LOADS = Number(process.env.FW_LOADS || 7);
 const THROTTLED_LOADS = Number(process.env.THROTTLED_LOADS || 7);
 const EDITS = Number(process.env.EDITS || 250);
 const list = (v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : null);
-const ONLY = new Set((list(process.env.ONLY) || ['cold', 'interaction', 'explorer']).map((s) => (s === 'first' ? 'cold' : s)));
+const ONLY = new Set((list(process.env.ONLY) || ['cold', 'interaction', 'explorer', 'planner']).map((s) => (s === 'first' ? 'cold' : s)));
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
 const KIND = { '.wasm': 'wasm', '.js': 'js', '.css': 'css', '.html': 'html' };
 const KB = 1024;
@@ -387,6 +387,61 @@ async function explorer(fw) {
   return { link: `?${query}`, rows: r.rows, first: r.times[0], compute: stats(r.times.slice(1)) };
 }
 
+// The planner (view=plan, Megatron, Llama 3.1 8B on H100, global batch 2 × GPUs): its work
+// summed over its slices (data-compute-ms on [data-plan]) for `world` GPUs, over several
+// re-plannings each; and input→DOM while it runs (an edit every few milliseconds, measured from
+// when the edit was due, so a slice that delays it counts).
+async function plannerBench(world) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const query = `framework=megatron&version=0.19.2&world_size=${world}&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&global_batch_size=${2 * world}&seq_length=4096&micro_batch_size=1&train_iters=100&view=plan`;
+  await page.goto(`${origin}/dpcalc/?${query}`);
+  await fullApp(page, 'megatron', ['[data-plan][data-compute-ms]']);
+  const r = await page.evaluate(async () => {
+    const input = document.getElementById('in-train_iters');
+    const plan = () => document.querySelector('[data-plan]');
+    const first = Number(plan().dataset.computeMs);
+    const times = [], slices = [], longest = [];
+    const waitDone = () => new Promise((ok) => {
+      const check = () => (plan().dataset.computeMs ? ok(true) : setTimeout(check, 1));
+      setTimeout(check, 1);
+    });
+    for (let i = 0; i < 8; i++) {
+      input.value = String(100 + i + 1);
+      input.dispatchEvent(new InputEvent('input', { bubbles: true }));
+      // the planning starts again: its attributes leave, then come back when it is done
+      await new Promise((ok) => setTimeout(ok, 0));
+      await waitDone();
+      times.push(Number(plan().dataset.computeMs));
+      slices.push(Number(plan().dataset.slices));
+      longest.push(Number(plan().dataset.longestSliceMs));
+    }
+    // typing while it plans: edits due every 3 ms, each measured from when it was due to when
+    // the share link shows it
+    const out = document.querySelector('[data-output="share_url"]');
+    const typing = [];
+    for (let i = 0; i < 30; i++) {
+      const before = out.getAttribute('data-value');
+      const due = performance.now() + 3;
+      const done = new Promise((resolve) => {
+        const obs = new MutationObserver(() => {
+          if (out.getAttribute('data-value') !== before) { obs.disconnect(); resolve(performance.now()); }
+        });
+        obs.observe(out, { attributes: true });
+        setTimeout(() => resolve(NaN), 2000);
+      });
+      setTimeout(() => {
+        input.value = String(500 + i);
+        input.dispatchEvent(new InputEvent('input', { bubbles: true }));
+      }, 3);
+      typing.push((await done) - due);
+    }
+    return { first, times, slices, longest, rows: document.querySelectorAll('[data-plan-row]').length, typing };
+  });
+  await context.close();
+  return { world, rows: r.rows, first: r.first, compute: stats(r.times), slices: stats(r.slices), longest_slice: stats(r.longest), typing: stats(r.typing) };
+}
+
 // ---- run -----------------------------------------------------------------------------------
 
 const report = {
@@ -425,6 +480,9 @@ if (ONLY.has('explorer')) {
     for (const fw of FRAMEWORKS) out[fw] = await explorer(fw);
     return out;
   });
+}
+if (ONLY.has('planner')) {
+  report.planner = await phase('planner', async () => ({ 1024: await plannerBench(1024), 65536: await plannerBench(65536) }));
 }
 await browser.close();
 server.close();
@@ -492,8 +550,8 @@ if (profIds.length) {
   console.log('  start-up task: the longest task that started before the first result (loads with one over 50 ms / loads).');
 }
 
-const I = report.interaction, E = report.explorer;
-if (I || E) {
+const I = report.interaction, E = report.explorer, P = report.planner;
+if (I || E || P) {
   console.log('');
   const rows = [['', 'dpcalc']];
   if (I) {
@@ -502,6 +560,11 @@ if (I || E) {
   }
   for (const [fw, e] of Object.entries(E || {})) {
     rows.push([`explorer ${fw}, 65,536 GPUs, ${e.rows} rows (ms, first / median / max)`, `${e.first.toFixed(2)} / ${e.compute.median.toFixed(2)} / ${e.compute.max.toFixed(2)}`]);
+  }
+  for (const p of Object.values(P || {})) {
+    rows.push([`planner, Megatron, ${p.world.toLocaleString('en')} GPUs, ${p.rows} rows (ms of work, first / median / max)`, `${p.first.toFixed(1)} / ${p.compute.median.toFixed(1)} / ${p.compute.max.toFixed(1)}`]);
+    rows.push([`…its slices (median count, longest slice median / max ms)`, `${p.slices.median} / ${p.longest_slice.median.toFixed(2)} / ${p.longest_slice.max.toFixed(2)}`]);
+    rows.push([`…input→DOM while it plans, median / p95 (ms, n=${p.typing.n})`, `${p.typing.median.toFixed(2)} / ${p.typing.p95.toFixed(2)}`]);
   }
   table(rows);
 }
@@ -547,6 +610,10 @@ target('interaction median ≤ 4 ms', I, () => [I.median <= 4, `${I.median.toFix
 target('interaction p95 ≤ 8 ms', I, () => [I.p95 <= 8, `${I.p95.toFixed(2)} ms`]);
 target('explorer (65,536 GPUs) median ≤ 2 ms, every framework', E, () =>
   every((fw) => !(E[fw].compute.median <= 2) && `${E[fw].compute.median.toFixed(2)} ms`));
+target('planner (1,024 GPUs) median ≤ 50 ms', P, () => [P[1024].compute.median <= 50, `${P[1024].compute.median.toFixed(1)} ms`]);
+target('planner (65,536 GPUs) median ≤ 500 ms', P, () => [P[65536].compute.median <= 500, `${P[65536].compute.median.toFixed(1)} ms`]);
+target('input→DOM while the planner runs, median ≤ 4 ms and p95 ≤ 8 ms (65,536 GPUs)', P, () =>
+  [P[65536].typing.median <= 4 && P[65536].typing.p95 <= 8, `${P[65536].typing.median.toFixed(2)} / ${P[65536].typing.p95.toFixed(2)} ms`]);
 console.log('\ntargets:');
 for (const [t, ok, fails] of targets) {
   const mark = ok === null ? 'not run' : ok ? 'met    ' : 'NOT MET';

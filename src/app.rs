@@ -11,8 +11,8 @@ use yew::prelude::*;
 
 use crate::calc::{guide, view, Field};
 use crate::components::{
-    Compare, Config, Examples, Explain, Form, Later, Legacy, Memory, Notices, Picker, Results, Run,
-    Share, Summary,
+    Compare, Config, Examples, Explain, Form, Later, Legacy, Memory, Notices, Picker, PlanView,
+    Results, Run, Share, Summary,
 };
 use crate::page::markup;
 use crate::state::{url_with, Action, State};
@@ -154,6 +154,16 @@ pub fn app() -> Html {
         };
     }
 
+    // a plan's link: the page with the plan's assignments, opened on the results
+    let href = {
+        let current: State = (*state).clone();
+        Callback::from(move |pairs: Vec<(Field, String)>| {
+            let next = current.reduce(Action::SetMany(pairs));
+            let mut link = next.as_ref().unwrap_or(&current).link.clone();
+            link.view.plan = false;
+            url_with(&base_url(), &crate::query::encode(&link))
+        })
+    };
     // the other release's comparison, only when it says something about these inputs
     let legacy =
         view::legacy(fw, release.id).zip(guide::legacy_why(fw, release.id, &state.inputs, &report));
@@ -185,7 +195,8 @@ pub fn app() -> Html {
                     </Later>
                 </div>
             </div>
-            <Run framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} {on_apply} />
+            <Run framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} on_apply={on_apply.clone()} />
+            <PlanView framework={fw} release={release.id} inputs={state.inputs.clone()} open={view.plan} {on_apply} {href} />
             <Config framework={fw} release={release.id} inputs={state.link.inputs.clone()} report={report.clone()}
                 {on_import} readonly={view.readonly} />
             <Compare framework={fw} inputs={state.link.inputs.clone()} {report} />

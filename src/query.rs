@@ -39,12 +39,14 @@ impl Theme {
     }
 }
 
-/// The view parameters: `embed=1`, `theme=light|dark|auto`, `readonly=1`.
+/// The view parameters: `embed=1`, `theme=light|dark|auto`, `readonly=1`, `view=plan` (the page
+/// opens on the planner).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct View {
     pub embed: bool,
     pub readonly: bool,
     pub theme: Theme,
+    pub plan: bool,
 }
 
 /// A decoded link.
@@ -155,6 +157,13 @@ impl Link {
         let ok = match key {
             "embed" => flag_value(value).map(|b| self.view.embed = b).is_some(),
             "readonly" => flag_value(value).map(|b| self.view.readonly = b).is_some(),
+            "view" => match value {
+                "plan" => {
+                    self.view.plan = true;
+                    true
+                }
+                _ => false,
+            },
             "theme" => match value {
                 "auto" => Some(Theme::Auto),
                 "light" => Some(Theme::Light),
@@ -321,6 +330,9 @@ pub fn encode(link: &Link) -> String {
     if view.theme != Theme::Auto {
         pairs.push(("theme", view.theme.name()));
     }
+    if view.plan {
+        pairs.push(("view", "plan"));
+    }
     pairs.extend(link.unknown.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     serde_urlencoded::to_string(&pairs).unwrap_or_default()
 }
@@ -390,7 +402,8 @@ mod tests {
             View {
                 embed: true,
                 readonly: true,
-                theme: Theme::Dark
+                theme: Theme::Dark,
+                plan: false,
             }
         );
         assert!(link.notices.is_empty() && link.unknown.is_empty());
@@ -398,6 +411,12 @@ mod tests {
             encode(&link),
             "version=0.19.0&nodes=2&embed=1&readonly=1&theme=dark"
         );
+        // the planner view: read, written back, and any other view is a notice
+        let plan = decode("nodes=2&view=plan");
+        assert!(plan.view.plan && plan.notices.is_empty());
+        assert_eq!(encode(&plan), "version=0.19.0&nodes=2&view=plan");
+        let other = decode("nodes=2&view=table");
+        assert!(!other.view.plan && other.notices.len() == 1);
         assert_eq!(
             encode(&link.with_view(View {
                 theme: Theme::Dark,

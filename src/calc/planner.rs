@@ -20,6 +20,7 @@ use super::estimate::time::StepTime;
 use super::fit::MemoryContext;
 use super::frameworks::{Concept, Framework};
 use super::layout::{self, Dim, Fit};
+use super::spec::Choice;
 use super::{Field, Level, Num, Output, RawInputs, Report};
 
 /// How many plans the page lists.
@@ -27,6 +28,9 @@ pub const SHOWN: usize = 20;
 
 /// The most candidates computed in full for the list.
 const VERIFIED: usize = 100;
+
+/// Candidates computed in full per slice.
+const VERIFY_SLICE: usize = 4;
 
 /// The micro batches per GPU the planner tries (with the current one).
 const MICRO_BATCHES: [u64; 6] = [1, 2, 4, 8, 16, 32];
@@ -107,164 +111,265 @@ struct Pass {
     ex: layout::Explorer,
 }
 
-/// The ranked plans for `raw` at `release` (see the module documentation).
+/// The ranked plans for `raw` at `release` (see the module documentation), in one go.
 pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
-    let mut out = Planner::default();
-    let base = framework.compute(release, raw);
-    let need = |what: &str| Some(format!("The planner needs {what}."));
-    if base.plan.settings.model.is_none() {
-        out.note = need("a model");
-        return out;
-    }
-    if base.plan.settings.gpu.gpu.is_none() {
-        out.note = need("the GPU");
-        return out;
-    }
-    let (Some(target), Some(micro_field)) = (
-        positive(&base, Output::GlobalBatchSize),
-        framework.field_for(Concept::Micro),
-    ) else {
-        out.note = need("a global batch");
-        return out;
-    };
-    if base.value(Output::StepTimeSeconds).is_none() {
-        out.note =
-            need("the step time of the current inputs (a model, the GPU, a sequence length)");
-        return out;
-    }
-    let plans = &framework.spec().layout.plans;
-    let current_micro = base.plan.micro_batch.unwrap_or(1);
-    let mut micros: Vec<u64> = MICRO_BATCHES.to_vec();
-    if !micros.contains(&current_micro) {
-        micros.push(current_micro);
-    }
-    micros.retain(|&m| m <= target);
-    let layers = base
-        .plan
-        .settings
-        .model
-        .as_ref()
-        .map_or(0, |m| m.model.num_hidden_layers);
-    let recomputes: &[_] = if plans.recompute.is_empty() {
-        &[("current", &[] as &[(Field, &str)])]
-    } else {
-        plans.recompute
-    };
-    let shardings: &[_] = if plans.sharding.is_empty() {
-        &[("current", &[] as &[(Field, &str)])]
-    } else {
-        plans.sharding
-    };
-    let virtuals: &[u64] = if plans.virtual_stages.is_some() {
-        &VIRTUAL_STAGES
-    } else {
-        &VIRTUAL_STAGES[..1]
-    };
-    let order = framework.spec().mesh.order;
-    let mut candidates: Vec<Candidate> = Vec::new();
-    let mut passes: Vec<Pass> = Vec::new();
-    for &micro in &micros {
-        for &v in virtuals {
-            // the framework's rules for every layout at this micro batch and pipeline
-            let mut sets: Vec<(Field, String)> = vec![(micro_field, micro.to_string())];
-            if let Some((per_rank, other)) = plans.virtual_stages {
-                let text = if v > 1 { v.to_string() } else { String::new() };
-                sets.push((per_rank, text));
-                sets.push((other, String::new()));
+    let mut p = Planning::new(framework, release, raw);
+    while !p.step() {}
+    p.finish()
+}
+
+/// A choice list with one entry that sets nothing (a framework without such a choice).
+const CURRENT: &[Choice] = &[("current", &[])];
+
+/// The planner as slices of work, for a page that must stay responsive while it runs: each
+/// [`Planning::step`] runs one explorer pass, one recompute-and-sharding choice over a pass's
+/// layouts, or the full computation of a few candidates. [`plan`] runs them all.
+pub struct Planning {
+    framework: Framework,
+    release: String,
+    raw: RawInputs,
+    out: Planner,
+    target: u64,
+    micro_field: Option<Field>,
+    layers: u64,
+    recomputes: &'static [Choice],
+    shardings: &'static [Choice],
+    /// The (micro batch, virtual stages) passes still to run.
+    todo: Vec<(u64, u64)>,
+    /// The pass being evaluated: its index, its accepted rows, its inputs and the next choice.
+    current: Option<(usize, Vec<usize>, RawInputs, usize)>,
+    passes: Vec<Pass>,
+    candidates: Vec<Candidate>,
+    /// Candidates computed in full so far (`None`: not sorted yet).
+    verified: Option<usize>,
+    done: bool,
+}
+
+impl Planning {
+    /// Checks what the planner needs; a planning that cannot start is done at once, with its
+    /// note.
+    pub fn new(framework: Framework, release: &str, raw: &RawInputs) -> Planning {
+        let plans = &framework.spec().layout.plans;
+        let mut p = Planning {
+            framework,
+            release: release.to_string(),
+            raw: raw.clone(),
+            out: Planner::default(),
+            target: 0,
+            micro_field: framework.field_for(Concept::Micro),
+            layers: 0,
+            recomputes: if plans.recompute.is_empty() {
+                CURRENT
+            } else {
+                plans.recompute
+            },
+            shardings: if plans.sharding.is_empty() {
+                CURRENT
+            } else {
+                plans.sharding
+            },
+            todo: Vec::new(),
+            current: None,
+            passes: Vec::new(),
+            candidates: Vec::new(),
+            verified: None,
+            done: true,
+        };
+        let base = framework.compute(release, raw);
+        let need = |what: &str| Some(format!("The planner needs {what}."));
+        if base.plan.settings.model.is_none() {
+            p.out.note = need("a model");
+            return p;
+        }
+        if base.plan.settings.gpu.gpu.is_none() {
+            p.out.note = need("the GPU");
+            return p;
+        }
+        let (Some(target), Some(_)) = (positive(&base, Output::GlobalBatchSize), p.micro_field)
+        else {
+            p.out.note = need("a global batch");
+            return p;
+        };
+        if base.value(Output::StepTimeSeconds).is_none() {
+            p.out.note =
+                need("the step time of the current inputs (a model, the GPU, a sequence length)");
+            return p;
+        }
+        p.target = target;
+        p.layers = (base.plan.settings.model.as_ref()).map_or(0, |m| m.model.num_hidden_layers);
+        let current_micro = base.plan.micro_batch.unwrap_or(1);
+        let mut micros: Vec<u64> = MICRO_BATCHES.to_vec();
+        if !micros.contains(&current_micro) {
+            micros.push(current_micro);
+        }
+        micros.retain(|&m| m <= target);
+        let virtuals: &[u64] = if plans.virtual_stages.is_some() {
+            &VIRTUAL_STAGES
+        } else {
+            &VIRTUAL_STAGES[..1]
+        };
+        for &m in micros.iter().rev() {
+            for &v in virtuals.iter().rev() {
+                p.todo.push((m, v));
             }
-            let mut inputs = raw.clone();
-            for (f, t) in &sets {
-                inputs.set(*f, t);
-            }
-            let ex = layout::explore_rules(framework, release, &inputs);
-            out.considered += ex.rows.len() * recomputes.len() * shardings.len();
-            let rows: Vec<usize> = (0..ex.rows.len())
-                .filter(|&i| {
-                    let row = &ex.rows[i];
-                    let pp = ex
-                        .dims
-                        .iter()
-                        .zip(&row.sizes)
-                        .find(|((d, _), _)| *d == Dim::Pp)
-                        .map_or(1, |(_, &s)| s);
-                    // interleaving needs a pipeline whose stages split the layers evenly
-                    row.valid()
-                        && row.fit == Fit::Exact
-                        && (v == 1 || (pp > 1 && layers % pp.saturating_mul(v) == 0))
-                })
-                .collect();
-            if rows.is_empty() {
-                continue;
-            }
-            let pass = passes.len();
-            // each recompute and sharding: the framework's settings for it, then each layout's
-            // memory and, when it fits, its step time
-            for (ri, &(_, rc_sets)) in recomputes.iter().enumerate() {
-                for (si, &(_, sh_sets)) in shardings.iter().enumerate() {
-                    let mut inputs = inputs.clone();
-                    for &(f, t) in rc_sets.iter().chain(sh_sets) {
-                        inputs.set(f, t);
-                    }
-                    let base = framework.compute(release, &inputs);
-                    let (Some(grid), Some(ctx), Some(capacity)) = (
-                        base.grid,
-                        MemoryContext::new(&base, order),
-                        positive(&base, Output::GpuMemoryBytes),
-                    ) else {
-                        continue;
-                    };
-                    for &i in &rows {
-                        let row = &ex.rows[i];
-                        let g = layout::row_grid(grid, ex.dims, &row.sizes, row.dp);
-                        if let (Some(_), Some(step)) =
-                            ctx.row(g, ctx.micro, true, u128::from(capacity))
-                        {
-                            candidates.push(Candidate {
-                                pass,
-                                row: i,
-                                recompute: ri,
-                                sharding: si,
-                                step: step.total(),
-                                model_parallel: row.sizes.iter().product(),
-                            });
-                        }
-                    }
+        }
+        p.done = false;
+        p
+    }
+
+    /// Runs one slice of the work; `true` when the planning is done.
+    pub fn step(&mut self) -> bool {
+        if self.done {
+            return true;
+        }
+        if self.current.is_some() {
+            self.choice();
+        } else if let Some((micro, v)) = self.todo.pop() {
+            self.pass(micro, v);
+        } else {
+            self.verify(VERIFY_SLICE);
+        }
+        self.done
+    }
+
+    /// The plans found (complete once [`Planning::step`] returned `true`).
+    pub fn finish(self) -> Planner {
+        self.out
+    }
+
+    /// The explorer's rules for every layout at one micro batch and pipeline.
+    fn pass(&mut self, micro: u64, v: u64) {
+        let plans = &self.framework.spec().layout.plans;
+        let Some(micro_field) = self.micro_field else {
+            return;
+        };
+        let mut sets: Vec<(Field, String)> = vec![(micro_field, micro.to_string())];
+        if let Some((per_rank, other)) = plans.virtual_stages {
+            let text = if v > 1 { v.to_string() } else { String::new() };
+            sets.push((per_rank, text));
+            sets.push((other, String::new()));
+        }
+        let mut inputs = self.raw.clone();
+        for (f, t) in &sets {
+            inputs.set(*f, t);
+        }
+        let ex = layout::explore_rules(self.framework, &self.release, &inputs);
+        self.out.considered += ex.rows.len() * self.recomputes.len() * self.shardings.len();
+        let layers = self.layers;
+        let rows: Vec<usize> = (0..ex.rows.len())
+            .filter(|&i| {
+                let row = &ex.rows[i];
+                let pp = (ex.dims.iter().zip(&row.sizes))
+                    .find(|((d, _), _)| *d == Dim::Pp)
+                    .map_or(1, |(_, &s)| s);
+                // interleaving needs a pipeline whose stages split the layers evenly
+                row.valid()
+                    && row.fit == Fit::Exact
+                    && (v == 1 || (pp > 1 && layers % pp.saturating_mul(v) == 0))
+            })
+            .collect();
+        if rows.is_empty() {
+            return;
+        }
+        self.current = Some((self.passes.len(), rows, inputs, 0));
+        self.passes.push(Pass {
+            micro,
+            virtual_stages: v,
+            sets,
+            ex,
+        });
+    }
+
+    /// One recompute and sharding over the current pass's rows: the framework's settings for
+    /// it, then each layout's memory and, when it fits, its step time.
+    fn choice(&mut self) {
+        let Some((pass, rows, inputs, k)) = self.current.take() else {
+            return;
+        };
+        let (ri, si) = (k / self.shardings.len(), k % self.shardings.len());
+        let mut variant = inputs.clone();
+        for &(f, t) in self.recomputes[ri].1.iter().chain(self.shardings[si].1) {
+            variant.set(f, t);
+        }
+        let base = self.framework.compute(&self.release, &variant);
+        let order = self.framework.spec().mesh.order;
+        if let (Some(grid), Some(ctx), Some(capacity)) = (
+            base.grid,
+            MemoryContext::new(&base, order),
+            positive(&base, Output::GpuMemoryBytes),
+        ) {
+            let ex = &self.passes[pass].ex;
+            for &i in &rows {
+                let row = &ex.rows[i];
+                let g = layout::row_grid(grid, ex.dims, &row.sizes, row.dp);
+                if let (Some(_), Some(step)) = ctx.row(g, ctx.micro, true, u128::from(capacity)) {
+                    self.candidates.push(Candidate {
+                        pass,
+                        row: i,
+                        recompute: ri,
+                        sharding: si,
+                        step: step.total(),
+                        model_parallel: row.sizes.iter().product(),
+                    });
                 }
             }
-            passes.push(Pass {
-                micro,
-                virtual_stages: v,
-                sets,
-                ex,
-            });
+        }
+        if k + 1 < self.recomputes.len() * self.shardings.len() {
+            self.current = Some((pass, rows, inputs, k + 1));
         }
     }
-    out.fitting = candidates.len();
-    candidates.sort_by(|a, b| {
-        a.step
-            .total_cmp(&b.step)
-            .then(a.model_parallel.cmp(&b.model_parallel))
-    });
-    // the best, computed as their links are (a few the full computation refuses are passed
-    // over; at most VERIFIED are tried)
-    for c in candidates.iter().take(VERIFIED) {
-        if out.plans.len() >= SHOWN {
-            break;
+
+    /// The best candidates, computed as their links are (a few the full computation refuses
+    /// are passed over; at most [`VERIFIED`] are tried), `n` at a time.
+    fn verify(&mut self, n: usize) {
+        let start = match self.verified {
+            Some(i) => i,
+            None => {
+                self.out.fitting = self.candidates.len();
+                self.candidates.sort_by(|a, b| {
+                    (a.step.total_cmp(&b.step)).then(a.model_parallel.cmp(&b.model_parallel))
+                });
+                0
+            }
+        };
+        let end = (start + n).min(self.candidates.len()).min(VERIFIED);
+        for i in start..end {
+            if self.out.plans.len() >= SHOWN {
+                break;
+            }
+            if let Some(p) = self.full(i) {
+                self.out.plans.push(p);
+            }
         }
-        let pass = &passes[c.pass];
+        self.verified = Some(end);
+        if end >= self.candidates.len().min(VERIFIED) || self.out.plans.len() >= SHOWN {
+            self.out
+                .plans
+                .sort_by(|a, b| a.step_seconds.total_cmp(&b.step_seconds));
+            if self.out.plans.is_empty() {
+                self.out.note = Some(
+                    "No plan the framework accepts fits the GPU at this global batch: more GPUs, a GPU with more memory or a smaller model."
+                        .into(),
+                );
+            }
+            self.done = true;
+        }
+    }
+
+    /// Candidate `i` computed in full: its plan, when the framework accepts it and it fits.
+    fn full(&self, i: usize) -> Option<Plan> {
+        let c = &self.candidates[i];
+        let pass = &self.passes[c.pass];
         let row = &pass.ex.rows[c.row];
-        let (recompute, rc_sets) = recomputes[c.recompute];
-        let (sharding, sh_sets) = shardings[c.sharding];
+        let (recompute, rc_sets) = self.recomputes[c.recompute];
+        let (sharding, sh_sets) = self.shardings[c.sharding];
         let mut assignments = pass.sets.clone();
-        let choices = rc_sets
-            .iter()
-            .chain(sh_sets)
-            .map(|&(f, t)| (f, t.to_string()));
+        let choices = (rc_sets.iter().chain(sh_sets)).map(|&(f, t)| (f, t.to_string()));
         // a size of 1 the inputs leave out stays out (DeepSpeed reads a given
         // `sequence_parallel_size` of 1 differently from none)
         let sizes = pass.ex.assignments(row).into_iter().map(|(f, t)| {
             let dim = pass.ex.dims.iter().any(|&(_, d)| d == f);
-            if dim && t == "1" && raw.get(f).trim().is_empty() {
+            if dim && t == "1" && self.raw.get(f).trim().is_empty() {
                 (f, String::new())
             } else {
                 (f, t)
@@ -276,11 +381,11 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
                 None => assignments.push((f, t)),
             }
         }
-        let mut inputs = raw.clone();
+        let mut inputs = self.raw.clone();
         for (f, t) in &assignments {
             inputs.set(*f, t);
         }
-        let report = framework.compute(release, &inputs);
+        let report = self.framework.compute(&self.release, &inputs);
         let plan = Plan {
             sizes: (pass.ex.dims.iter().map(|&(d, _)| d))
                 .zip(row.sizes.iter().copied())
@@ -297,19 +402,8 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
             memory_bytes: 0,
             assignments,
         };
-        if let Some(p) = verified(&report, plan, target) {
-            out.plans.push(p);
-        }
+        verified(&report, plan, self.target)
     }
-    out.plans
-        .sort_by(|a, b| a.step_seconds.total_cmp(&b.step_seconds));
-    if out.plans.is_empty() {
-        out.note = Some(
-            "No plan the framework accepts fits the GPU at this global batch: more GPUs, a GPU with more memory or a smaller model."
-                .into(),
-        );
-    }
-    out
 }
 
 /// A candidate's figures from its own full computation, when the framework accepts it, the

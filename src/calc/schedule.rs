@@ -307,7 +307,16 @@ pub fn human_duration(seconds: f64) -> String {
 pub fn human(output: Output, value: Num) -> String {
     let x = value.to_f64();
     match output {
-        Output::TimePerStepSeconds | Output::TotalTimeSeconds => human_duration(x),
+        Output::TimePerStepSeconds
+        | Output::TotalTimeSeconds
+        | Output::StepTimeSeconds
+        | Output::StepComputeSeconds
+        | Output::StepTpCommSeconds
+        | Output::StepCpCommSeconds
+        | Output::StepEpCommSeconds
+        | Output::StepPpBubbleSeconds
+        | Output::StepDpCommSeconds => human_duration(x),
+        Output::MfuEstimate => format!("{} %", sig3(x * 100.0)),
         Output::GpuHours => format!("{} GPU-hours", human_count(x)),
         _ => human_count(x),
     }

@@ -92,6 +92,10 @@ pub fn memory(props: &MemoryProps) -> Html {
                 </div>
             }
             { group(fw, report, view::FLOPS) }
+            { group(fw, report, view::STEP_TIME) }
+            if report.value(Output::StepTimeSeconds).is_some() {
+                <p class="plan-jump"><a href="#plan">{ "Which plan is fastest? The planner ranks every plan that fits ↓" }</a></p>
+            }
         </section>
     }
 }

@@ -49,6 +49,7 @@ try {
   failures += await phone(browser);
   failures += await firstVisit(browser);
   failures += await everyValueSpeaks(browser);
+  failures += await planner(browser);
   failures += await firstViews(browser, origin, BASE);
 } finally {
   await browser.close();
@@ -293,6 +294,46 @@ async function everyValueSpeaks(browser) {
   if (!(await ep())) problems.push('Mixtral-8x7B: no expert-parallel row');
   await page.close();
   console.log(`${problems.length ? 'FAIL' : 'ok  '} every value speaks: no bare dash, no unused feature's outputs, EP only with experts, the explorer fits 1280 px`);
+  for (const p of problems) console.log(`     ${p}`);
+  return problems.length ? 1 : 0;
+}
+
+// The planner (view=plan): its rows in rank order and step-time order, each with the DOM
+// contract's attributes; the first row's link opens on the same step time; Apply sets it here.
+async function planner(browser) {
+  const problems = [];
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) problems.push(`CSP: ${m.text()}`); });
+  const q = 'framework=megatron&version=0.19.2&world_size=64&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&global_batch_size=256&seq_length=4096&micro_batch_size=1&train_iters=100&view=plan';
+  await page.goto(`${origin}${BASE}?${q}`);
+  await page.waitForSelector('html[data-stage="app"] #app [data-plan][data-compute-ms]', { timeout: 30000 });
+  const rows = await page.locator('#app [data-plan-row]').evaluateAll((trs) => trs.map((t) => ({
+    rank: Number(t.dataset.rank), step: Number(t.dataset.stepSeconds), href: t.querySelector('a[href]')?.href,
+    attrs: ['tp', 'cp', 'pp', 'ep', 'dp', 'microBatch', 'recompute', 'sharding', 'virtualStages', 'stepSeconds',
+      'tokensPerSecondPerGpu', 'mfu', 'memoryBytes'].filter((k) => !(k in t.dataset)),
+  })));
+  if (rows.length < 1 || rows.length > 20) problems.push(`${rows.length} rows`);
+  rows.forEach((r, i) => {
+    if (r.rank !== i + 1) problems.push(`row ${i}: data-rank ${r.rank}`);
+    if (i && r.step < rows[i - 1].step) problems.push(`row ${i}: out of step-time order`);
+    if (r.attrs.length) problems.push(`row ${i}: no ${r.attrs.join(', ')}`);
+    if (!r.href) problems.push(`row ${i}: no link`);
+  });
+  if (rows.length) {
+    await page.goto(rows[0].href);
+    await page.waitForSelector('html[data-stage="app"] #app [data-output="step_time_seconds"][data-value]', { timeout: 15000 });
+    const step = Number(await page.getAttribute('#app [data-output="step_time_seconds"]', 'data-value'));
+    if (step !== rows[0].step) problems.push(`the first row's link shows ${step} s, the row ${rows[0].step} s`);
+    // Apply on the plan page sets the plan here
+    await page.goto(`${origin}${BASE}?${q}`);
+    await page.waitForSelector('#app [data-plan-row]', { timeout: 30000 });
+    await page.click('#app [data-plan-row] button.apply');
+    await page.waitForFunction((s) => Number(document.querySelector('#app [data-output="step_time_seconds"]')?.dataset.value) === s,
+      rows[0].step, { timeout: 15000 }).catch(() => problems.push('Apply did not set the plan'));
+  }
+  await page.close();
+  console.log(`${problems.length ? 'FAIL' : 'ok  '} the planner: ranked rows with their attributes, a row's link reproduces its step time, Apply`);
   for (const p of problems) console.log(`     ${p}`);
   return problems.length ? 1 : 0;
 }

@@ -63,13 +63,29 @@ pub const FLOPS: ValueGroup = ValueGroup {
     ],
 };
 
+pub const STEP_TIME: ValueGroup = ValueGroup {
+    title: "Estimated step time",
+    source: "A mechanism estimate, not a measurement (estimate/time.rs): the framework's FLOPs at the GPU's measured matmul and attention rates, the memory-bound kernels at its memory bandwidth, and the communication its layout does not hide, by NCCL's bus-bandwidth convention over NVLink or the NICs; the pipeline's bubble. Two constants fitted on Narayanan et al. 2021 and Korthikanti et al. 2022 (A100); the README lists its error against published runs.",
+    outputs: &[
+        Output::StepTimeSeconds,
+        Output::MfuEstimate,
+        Output::StepComputeSeconds,
+        Output::StepTpCommSeconds,
+        Output::StepCpCommSeconds,
+        Output::StepEpCommSeconds,
+        Output::StepPpBubbleSeconds,
+        Output::StepDpCommSeconds,
+    ],
+};
+
 /// The model panel's groups, in page order.
-pub const MODEL_GROUPS: [ValueGroup; 5] = [
+pub const MODEL_GROUPS: [ValueGroup; 6] = [
     PARAMETERS,
     ZERO_MODEL_STATES,
     MEGATRON_MEMORY,
     MEMORY_ESTIMATE,
     FLOPS,
+    STEP_TIME,
 ];
 
 /// One part of the memory bar.

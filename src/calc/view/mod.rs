@@ -11,7 +11,8 @@
 //! - `gpumap.rs`: the GPU map's rank descriptions, groups, counts and sentences;
 //! - `timeline.rs`: the tokens-and-time section's values and the timeline's legend;
 //! - `explorer.rs`: the layout explorer's sentences and memory marks;
-//! - `memory.rs`: the model panel's groups with their sources, and the memory bar.
+//! - `memory.rs`: the model panel's groups with their sources, and the memory bar;
+//! - `plan.rs`: the planner's rows as the page shows them (cells, the step's stacked bar).
 //!
 //! Everything is re-exported here (`calc::view::shown_value`): a caller does not name the files.
 
@@ -21,6 +22,7 @@ mod form;
 mod gpumap;
 mod memory;
 mod messages;
+mod plan;
 mod results;
 mod timeline;
 
@@ -36,9 +38,10 @@ pub use gpumap::{
 };
 pub use memory::{
     has_model, memory_bar, memory_warning, BarPart, MemoryBar, FLOPS, MEGATRON_MEMORY,
-    MEMORY_ESTIMATE, MODEL_GROUPS, PARAMETERS, ZERO_MODEL_STATES,
+    MEMORY_ESTIMATE, MODEL_GROUPS, PARAMETERS, STEP_TIME, ZERO_MODEL_STATES,
 };
 pub use messages::unlisted;
+pub use plan::{plan_rows, plan_summary, PlanRowView, STEP_PARTS};
 pub use results::{legacy, shown_value, steps, Legacy};
 pub use timeline::{timeline_text, TimelineText, TOKENS_TIME};
 

@@ -1,0 +1,241 @@
+//! The planner view: every plan the framework accepts that fits, ranked by estimated step time
+//! (`calc::planner`; this component only runs it and renders `calc::view::plan_rows`).
+//!
+//! The planning runs in slices (`calc::planner::Planning::step`, one explorer pass, one choice
+//! over a pass's layouts or a few full computations each), on zero-delay timers, at most
+//! [`SLICE_MS`] of work per task, so typing stays responsive while it runs; a newer edit drops
+//! the planning under way and starts another. It starts when the section is opened (or the link
+//! says `view=plan`).
+//!
+//! DOM contract: a container `[data-plan]` (with `data-compute-ms`, the planning's work summed
+//! over its slices, and `data-slices`, `data-longest-slice-ms`, once it is done); rows
+//! `[data-plan-row]` in rank order with `data-rank`, `data-tp`, `data-cp`, `data-pp`, `data-ep`,
+//! `data-dp`, `data-micro-batch`, `data-recompute`, `data-sharding`, `data-virtual-stages`,
+//! `data-step-seconds`, `data-tokens-per-second-per-gpu`, `data-mfu`, `data-memory-bytes`, an
+//! `a[href]` to the plan's link and an Apply button.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gloo::timers::callback::Timeout;
+use yew::prelude::*;
+
+use crate::calc::planner::{Planner, Planning};
+use crate::calc::view::{self, STEP_PARTS};
+use crate::calc::{Field, Framework, RawInputs};
+
+/// The most work one task does before it yields to the page.
+pub const SLICE_MS: f64 = 4.0;
+
+#[derive(Properties, PartialEq)]
+pub struct PlannerProps {
+    pub framework: Framework,
+    pub release: &'static str,
+    pub inputs: Rc<RawInputs>,
+    /// Open from the start (`view=plan`).
+    pub open: bool,
+    /// Applies a plan (its assignments).
+    pub on_apply: Callback<Vec<(Field, String)>>,
+    /// The link of the current page with a plan's assignments.
+    pub href: Callback<Vec<(Field, String)>, String>,
+}
+
+/// A finished planning: the plans, the work's milliseconds, the slices and the longest.
+type Done = (Rc<Planner>, f64, usize, f64);
+
+fn now() -> f64 {
+    gloo::utils::window().performance().map_or(0.0, |p| p.now())
+}
+
+/// The planning under way and its timer (dropping the timer cancels the next slice).
+#[derive(Default)]
+struct Running {
+    planning: Option<Planning>,
+    timer: Option<Timeout>,
+    spent: f64,
+    slices: usize,
+    longest: f64,
+}
+
+/// Runs slices of `running`'s planning for up to [`SLICE_MS`], then yields; sets `done` at the
+/// end.
+fn tick(running: Rc<RefCell<Running>>, done: UseStateHandle<Option<Done>>) {
+    let t0 = now();
+    let mut r = running.borrow_mut();
+    let Some(planning) = r.planning.as_mut() else {
+        return;
+    };
+    let mut finished = false;
+    while now() - t0 < SLICE_MS {
+        if planning.step() {
+            finished = true;
+            break;
+        }
+    }
+    let took = now() - t0;
+    r.spent += took;
+    r.slices += 1;
+    r.longest = r.longest.max(took);
+    if finished {
+        let planner = r.planning.take().map(Planning::finish).unwrap_or_default();
+        done.set(Some((Rc::new(planner), r.spent, r.slices, r.longest)));
+        r.timer = None;
+    } else {
+        let (running2, done2) = (running.clone(), done.clone());
+        r.timer = Some(Timeout::new(0, move || tick(running2, done2)));
+    }
+}
+
+#[function_component(PlanView)]
+pub fn plan_view(props: &PlannerProps) -> Html {
+    let open = use_state(|| props.open);
+    let done = use_state(|| None::<Done>);
+    let running = use_mut_ref(Running::default);
+    {
+        let (done, running) = (done.clone(), running.clone());
+        let deps = (props.framework, props.release, props.inputs.clone(), *open);
+        use_effect_with(deps, move |(fw, release, inputs, open)| {
+            {
+                let mut r = running.borrow_mut();
+                *r = Running::default();
+                if *open {
+                    r.planning = Some(Planning::new(*fw, release, inputs));
+                }
+            }
+            done.set(None);
+            if *open {
+                let (r, d) = (running.clone(), done.clone());
+                running.borrow_mut().timer = Some(Timeout::new(0, move || tick(r, d)));
+            }
+        });
+    }
+    // `view=plan`: the page opens on the planner
+    use_effect_with(props.open, |&open| {
+        if open {
+            if let Some(el) = gloo::utils::document().get_element_by_id("plan") {
+                el.scroll_into_view();
+            }
+        }
+    });
+    let on_toggle = {
+        let open = open.clone();
+        Callback::from(move |_: MouseEvent| open.set(!*open))
+    };
+    let body = match (&*done, *open) {
+        (_, false) => html! {
+            <p class="hint">{ "Every layout, micro batch, recompute and sharding the framework accepts that fits the GPU, ranked by estimated step time." }</p>
+        },
+        (None, true) => {
+            html! { <p class="note" data-plan-state="running">{ "Ranking the plans…" }</p> }
+        }
+        (Some((planner, _, _, _)), true) => table(planner, props),
+    };
+    let (compute, slices, longest) = match &*done {
+        Some((_, ms, n, longest)) => (
+            Some(format!("{ms:.3}")),
+            Some(n.to_string()),
+            Some(format!("{longest:.3}")),
+        ),
+        None => (None, None, None),
+    };
+    html! {
+        <section class="planner" id="plan" aria-label="Planner" data-plan="" data-compute-ms={compute}
+            data-slices={slices} data-longest-slice-ms={longest}>
+            <h2>{ "Which plan to run" }</h2>
+            <button type="button" class="plan-toggle" aria-expanded={(*open).to_string()} onclick={on_toggle}>
+                { if *open { "Hide the plans" } else { "Rank the plans" } }
+            </button>
+            { body }
+        </section>
+    }
+}
+
+fn table(planner: &Planner, props: &PlannerProps) -> Html {
+    let rows = view::plan_rows(planner);
+    html! {
+        <>
+            if let Some(note) = &planner.note { <p class="note" data-plan-note="">{ note }</p> }
+            if let Some(s) = view::plan_summary(planner) { <p class="plan-summary">{ s }</p> }
+            if !rows.is_empty() {
+                <p class="plan-legend">
+                    { for STEP_PARTS.iter().enumerate().map(|(i, (_, label))| html! {
+                        <span class={format!("legend step{i}")}>{ *label }</span>
+                    }) }
+                </p>
+                <div class="table-scroll">
+                <table class="plans">
+                    <thead><tr>
+                        <th scope="col">{ "#" }</th>
+                        <th scope="col">{ "TP" }</th>
+                        <th scope="col">{ "CP" }</th>
+                        <th scope="col">{ "PP" }</th>
+                        <th scope="col">{ "EP" }</th>
+                        <th scope="col">{ "DP" }</th>
+                        <th scope="col">{ "Micro batch" }</th>
+                        <th scope="col">{ "Recompute" }</th>
+                        <th scope="col">{ "Sharding" }</th>
+                        <th scope="col">{ "Virtual stages" }</th>
+                        <th scope="col">{ "Step" }</th>
+                        <th scope="col">{ "Tokens/s per GPU" }</th>
+                        <th scope="col">{ "MFU" }</th>
+                        <th scope="col">{ "Memory" }</th>
+                        <th scope="col">{ "Step parts" }</th>
+                        <th scope="col"><span class="sr-only">{ "Link and apply" }</span></th>
+                    </tr></thead>
+                    <tbody>
+                    { for rows.iter().zip(&planner.plans).map(|(r, plan)| {
+                        let assignments = plan.assignments.clone();
+                        let href = props.href.emit(assignments.clone());
+                        let apply = {
+                            let cb = props.on_apply.clone();
+                            Callback::from(move |_: MouseEvent| cb.emit(assignments.clone()))
+                        };
+                        html! {
+                            <tr data-plan-row="" data-rank={r.rank.to_string()} data-tp={r.tp.to_string()}
+                                data-cp={r.cp.to_string()} data-pp={r.pp.to_string()} data-ep={r.ep.to_string()}
+                                data-dp={r.dp.to_string()} data-micro-batch={r.micro_batch.to_string()}
+                                data-recompute={r.recompute} data-sharding={r.sharding}
+                                data-virtual-stages={r.virtual_stages.to_string()}
+                                data-step-seconds={r.step_seconds.clone()}
+                                data-tokens-per-second-per-gpu={r.tokens_per_second_per_gpu.clone()}
+                                data-mfu={r.mfu.clone()} data-memory-bytes={r.memory_bytes.clone()}>
+                                <td>{ r.rank }</td>
+                                <td>{ r.tp }</td>
+                                <td>{ r.cp }</td>
+                                <td>{ r.pp }</td>
+                                <td>{ r.ep }</td>
+                                <td>{ r.dp }</td>
+                                <td>{ r.micro_batch }</td>
+                                <td>{ r.recompute }</td>
+                                <td>{ r.sharding }</td>
+                                <td>{ r.virtual_stages }</td>
+                                <td>{ r.step_text.clone() }</td>
+                                <td>{ r.tokens_text.clone() }</td>
+                                <td>{ r.mfu_text.clone() }</td>
+                                <td>{ r.memory_text.clone() }</td>
+                                <td class="stepbar">
+                                    <svg class="stepbar" viewBox="0 0 100 10" preserveAspectRatio="none" role="img"
+                                        aria-label={format!("step {}", r.step_text)}>
+                                        { for r.bar.iter().map(|b| html! {
+                                            <rect class={format!("step{}", b.part)} x={format!("{:.3}", b.x)} y="0"
+                                                width={format!("{:.3}", b.width)} height="10">
+                                                <title>{ b.title.clone() }</title>
+                                            </rect>
+                                        }) }
+                                    </svg>
+                                </td>
+                                <td>
+                                    <a href={href} class="plan-link">{ "link" }</a>
+                                    <button type="button" class="apply" onclick={apply}
+                                        aria-label={format!("Apply plan {}", r.rank)}>{ "Apply" }</button>
+                                </td>
+                            </tr>
+                        }
+                    }) }
+                    </tbody>
+                </table>
+                </div>
+            }
+        </>
+    }
+}
