@@ -43,6 +43,7 @@ mod registry;
 mod roundtrip;
 mod schedule;
 mod stages;
+mod step_time;
 mod torchtitan;
 
 /// Every file of `tests/` runs: it is a module of this suite, or a test target of its own in

@@ -1,0 +1,227 @@
+//! The step-time model (`calc/estimate/time.rs`) against its own formulas: the pipeline's bubble,
+//! NCCL's bus-bandwidth convention, overlap, and which link a group's ranks use.
+
+use dpcalc::calc::estimate::time::{step_time, Hardware, Overlap, Placement, StepTime};
+use dpcalc::calc::estimate::{Params, Plan, Sharding};
+use dpcalc::calc::model::{preset, Model};
+
+fn llama() -> Model {
+    preset("meta-llama/Llama-3.1-8B").expect("preset")
+}
+
+/// A GPU whose links are (nearly) free and without latency: only compute is left.
+fn free_network() -> Hardware {
+    Hardware {
+        peak_flops: 989e12,
+        matmul_ceiling: 0.8,
+        memory_bytes_per_s: 3.35e12,
+        attention_flops_per_s: 330e12,
+        intra_bytes_per_s: 1e30,
+        inter_bytes_per_s: 1e30,
+        intra_latency: 0.0,
+        inter_latency: 0.0,
+    }
+}
+
+fn place(gpus_per_node: u64, tp: u64, cp: u64, dp: u64) -> Placement {
+    // Megatron's order: tp fastest, then cp, dp, pp
+    Placement {
+        gpus_per_node,
+        tp_stride: 1,
+        cp_stride: tp,
+        dp_stride: tp * cp,
+        pp_stride: tp * cp * dp,
+        ep_stride: tp * cp,
+    }
+}
+
+fn run(plan: &Plan, dp: u64, hw: &Hardware, place: &Placement, overlap: Overlap) -> StepTime {
+    let m = llama();
+    step_time(&m, &Params::of(&m).unwrap(), plan, dp, hw, place, overlap).expect("a step time")
+}
+
+/// 1F1B's bubble is (p − 1) micro batches of the slowest rank, interleaving divides it by v
+/// (Narayanan et al. 2021 §2.2): with free communication the pipeline part is exactly that.
+#[test]
+fn the_bubble_is_p_minus_1_over_v_micro_batches() {
+    let hw = free_network();
+    let plan = Plan {
+        pp: 4,
+        micro_batches: 16,
+        seq_len: 4096,
+        ..Plan::default()
+    };
+    let t = run(&plan, 1, &hw, &place(8, 1, 1, 1), Overlap::default());
+    // compute = m × per micro batch + the optimizer step (small, no data parallelism)
+    let per_mb = t.pp_bubble / 3.0;
+    assert!(
+        t.compute > 16.0 * per_mb && t.compute < 16.0 * per_mb * 1.05,
+        "{t:?}"
+    );
+    let interleaved = Plan {
+        pipeline: Some(dpcalc::calc::plan::Pipeline {
+            schedule: dpcalc::calc::plan::Schedule::Interleaved { group: 4 },
+            virtual_stages: 2,
+            layers: Vec::new(),
+        }),
+        ..plan.clone()
+    };
+    let i = run(&interleaved, 1, &hw, &place(8, 1, 1, 1), Overlap::default());
+    assert!(
+        (i.pp_bubble * 2.0 - t.pp_bubble).abs() < 1e-9 * t.pp_bubble,
+        "{i:?} vs {t:?}"
+    );
+    assert_eq!(t.tp + t.cp + t.ep + t.dp, 0.0);
+}
+
+/// DDP's gradient all-reduce moves 2(n − 1)/n of the gradients' bytes at the bus bandwidth
+/// (nccl-tests' convention), plus a latency per ring step; exposed without overlap, hidden
+/// behind the backward with it.
+#[test]
+fn the_data_parallel_all_reduce_follows_the_busbw_convention() {
+    let m = llama();
+    let bw = 100e9;
+    let hw = Hardware {
+        intra_bytes_per_s: bw,
+        ..free_network()
+    };
+    let plan = Plan {
+        seq_len: 4096,
+        ..Plan::default()
+    };
+    let t = run(&plan, 8, &hw, &place(8, 1, 1, 8), Overlap::default());
+    let params = m.num_parameters().unwrap() as f64;
+    let want = 2.0 * 7.0 / 8.0 * params * 2.0 / bw;
+    assert!((t.dp - want).abs() < want * 1e-6, "{} vs {want}", t.dp);
+    let overlapped = run(
+        &plan,
+        8,
+        &hw,
+        &place(8, 1, 1, 8),
+        Overlap {
+            grad_reduce: true,
+            ..Overlap::default()
+        },
+    );
+    assert!(overlapped.dp < t.dp);
+    // hidden communication still takes some of the compute it runs beside
+    assert!(overlapped.compute > t.compute);
+}
+
+/// A group that leaves the node runs at its members' NICs: TP across two nodes is slower than
+/// inside one, and the more of the group's members share a node, the more NICs it uses.
+#[test]
+fn a_group_across_nodes_runs_at_the_nics() {
+    let hw = Hardware {
+        intra_bytes_per_s: 370e9,
+        inter_bytes_per_s: 47.5e9,
+        ..free_network()
+    };
+    let plan = Plan {
+        tp: 8,
+        seq_len: 4096,
+        ..Plan::default()
+    };
+    let inside = run(&plan, 1, &hw, &place(8, 8, 1, 1), Overlap::default());
+    let across = run(&plan, 1, &hw, &place(4, 8, 1, 1), Overlap::default());
+    assert!(
+        across.tp > inside.tp * 1.5,
+        "{} vs {}",
+        across.tp,
+        inside.tp
+    );
+    // the data-parallel all-reduce of 16 replicas over 2 nodes: 8 members per node use 8 NICs,
+    // 1 per node (TP 8 inside) only one each
+    let dense = Plan {
+        seq_len: 4096,
+        ..Plan::default()
+    };
+    let wide = run(&dense, 16, &hw, &place(8, 1, 1, 16), Overlap::default());
+    let narrow = run(&plan, 16, &hw, &place(8, 8, 1, 16), Overlap::default());
+    // per byte: the narrow group's gradients are 8× fewer (TP 8) but its bandwidth 8× lower too
+    assert!(
+        narrow.dp > wide.dp / 8.0 * 4.0,
+        "{} vs {}",
+        narrow.dp,
+        wide.dp
+    );
+}
+
+/// ZeRO-3 gathers the parameters every micro batch: more accumulation, more communication;
+/// its prefetch hides what the compute covers.
+#[test]
+fn zero3_gathers_every_micro_batch() {
+    let hw = Hardware {
+        intra_bytes_per_s: 370e9,
+        inter_bytes_per_s: 47.5e9,
+        ..free_network()
+    };
+    let one = Plan {
+        sharding: Sharding::Zero3,
+        shard: 64,
+        seq_len: 4096,
+        micro_batches: 1,
+        ..Plan::default()
+    };
+    let four = Plan {
+        micro_batches: 4,
+        ..one.clone()
+    };
+    let p = place(8, 1, 1, 64);
+    let a = run(&one, 64, &hw, &p, Overlap::default());
+    let b = run(&four, 64, &hw, &p, Overlap::default());
+    assert!(
+        (b.dp - 4.0 * a.dp).abs() < 1e-9 * b.dp,
+        "{} vs {}",
+        b.dp,
+        a.dp
+    );
+    let hidden = run(
+        &four,
+        64,
+        &hw,
+        &p,
+        Overlap {
+            param_gather: true,
+            grad_reduce: true,
+            tp: false,
+        },
+    );
+    assert!(hidden.dp < b.dp);
+}
+
+/// Full recompute runs the forward again: a third more compute than none, selective in between.
+#[test]
+fn recompute_costs_compute() {
+    use dpcalc::calc::estimate::Recompute;
+    let hw = free_network();
+    let base = Plan {
+        seq_len: 4096,
+        ..Plan::default()
+    };
+    let p = place(8, 1, 1, 1);
+    let none = run(&base, 1, &hw, &p, Overlap::default());
+    let sel = run(
+        &Plan {
+            recompute: Recompute::Selective,
+            ..base.clone()
+        },
+        1,
+        &hw,
+        &p,
+        Overlap::default(),
+    );
+    let full = run(
+        &Plan {
+            recompute: Recompute::Full,
+            ..base.clone()
+        },
+        1,
+        &hw,
+        &p,
+        Overlap::default(),
+    );
+    assert!(none.compute < sel.compute && sel.compute < full.compute);
+    let ratio = full.compute / none.compute;
+    assert!(ratio > 1.25 && ratio < 1.34, "{ratio}");
+}
