@@ -416,6 +416,7 @@ async function plannerBench(world) {
       slices.push(Number(plan().dataset.slices));
       longest.push(Number(plan().dataset.longestSliceMs));
     }
+    const rows = document.querySelectorAll('[data-plan-row]').length;
     // typing while it plans: edits due every 3 ms, each measured from when it was due to when
     // the share link shows it
     const out = document.querySelector('[data-output="share_url"]');
@@ -436,7 +437,7 @@ async function plannerBench(world) {
       }, 3);
       typing.push((await done) - due);
     }
-    return { first, times, slices, longest, rows: document.querySelectorAll('[data-plan-row]').length, typing };
+    return { first, times, slices, longest, rows, typing };
   });
   await context.close();
   return { world, rows: r.rows, first: r.first, compute: stats(r.times), slices: stats(r.slices), longest_slice: stats(r.longest), typing: stats(r.typing) };

@@ -688,3 +688,55 @@ fn absurd_pipelines_and_layer_counts_have_no_estimate() {
     };
     assert!(Params::of(&bound).is_some());
 }
+
+/// The largest stage from the candidate ranks (first, second, last when the layers are alike and
+/// split evenly) is the largest of all the ranks, for every schedule and recompute.
+#[test]
+fn the_largest_stage_from_three_ranks_is_the_largest_of_all() {
+    use dpcalc::calc::estimate::{estimate_with, largest, stages, Params, Plan, Recompute};
+    use dpcalc::calc::plan::{Pipeline, Schedule};
+    let mut checked = 0;
+    for id in [
+        "meta-llama/Llama-3.1-8B",
+        "Qwen/Qwen3-30B-A3B",
+        "deepseek-ai/DeepSeek-V2-Lite",
+        "google/gemma-2-9b",
+    ] {
+        let m = dpcalc::calc::model::preset(id).unwrap();
+        let params = Params::of(&m).unwrap();
+        for pp in [2, 4, 5, 7, 8] {
+            for (schedule, v) in [
+                (Schedule::OneFOneB, 1),
+                (Schedule::Interleaved { group: 0 }, 2),
+                (Schedule::AllForwardAllBackward, 1),
+            ] {
+                for micro_batches in [1, 3, 8, 64] {
+                    for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
+                        let plan = Plan {
+                            pp,
+                            micro_batches,
+                            recompute,
+                            pipeline: Some(Pipeline {
+                                schedule,
+                                virtual_stages: v,
+                                layers: Vec::new(),
+                            }),
+                            ..Plan::default()
+                        };
+                        let Some(all) = stages(&m, &params, &plan) else {
+                            continue;
+                        };
+                        let (i, _) = largest(&all).unwrap();
+                        assert_eq!(
+                            estimate_with(&m, &params, &plan),
+                            Some(all[i]),
+                            "{id} pp {pp} v {v} m {micro_batches} {recompute:?}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+}

@@ -178,3 +178,9 @@ fn planner_bench_finds_plans() {
         assert!(n > 0, "{fw:?}: no plan for 64 GPUs");
     }
 }
+
+/// The planner at 65,536 GPUs finds plans (its speed is `make bench`'s).
+#[test]
+fn planner_bench_at_65536_gpus() {
+    assert!(planner::bench(Framework::Megatron, 65_536) > 0);
+}

@@ -225,3 +225,19 @@ fn recompute_costs_compute() {
     let ratio = full.compute / none.compute;
     assert!(ratio > 1.25 && ratio < 1.34, "{ratio}");
 }
+
+/// Every GPU dpcalc knows has the figures the step time reads.
+#[test]
+fn every_gpu_has_its_figures() {
+    for g in dpcalc::calc::gpu::GPUS {
+        let f = dpcalc::calc::gpu::figures(g).unwrap_or_else(|| panic!("{}", g.id));
+        assert!(
+            f.mamf_permille > 0
+                && f.mamf_permille < 1000
+                && f.memory_gbps > 0
+                && f.link_gbps > 0
+                && f.nic_gbps > 0
+        );
+        assert!(f.fa2_permille > 0 && f.fused_attention_permille >= f.fa2_permille);
+    }
+}

@@ -380,11 +380,11 @@ fields! {
         AttentionBackend => "attention_backend", Text, "Attention backend", "auto",
             "--attention-backend.";
         OverlapGradReduce => "overlap_grad_reduce", Flag, "Overlap grad reduce", "false",
-            "--overlap-grad-reduce: the data-parallel gradient reduction runs during the backward.";
+            "--overlap-grad-reduce.";
         OverlapParamGather => "overlap_param_gather", Flag, "Overlap param gather", "false",
-            "--overlap-param-gather: the distributed optimizer's all-gather runs during the forward.";
+            "--overlap-param-gather.";
         TpCommOverlap => "tp_comm_overlap", Flag, "Overlap TP communication", "false",
-            "--tp-comm-overlap: tensor-parallel communication overlapped with the GEMMs.";
+            "--tp-comm-overlap.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------
@@ -432,9 +432,9 @@ fields! {
         Mfu => "mfu", Real, "MFU (0–1)", "unset",
             "Model FLOPs utilisation: estimates tokens per second from the FLOPs and the GPU's peak.";
         IntraNodeGbps => "intra_node_gbps", Real, "Bandwidth in a node (GB/s per GPU)", "the GPU's",
-            "A GPU's collective bandwidth to GPUs of its node, one direction (nccl-tests busbw).";
+            "One direction (nccl-tests busbw).";
         InterNodeGbps => "inter_node_gbps", Real, "Bandwidth between nodes (GB/s per GPU)", "the GPU's",
-            "A GPU's network bandwidth to other nodes (its NIC).";
+            "Its NIC, one direction.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- throughput (dpcalc's own, for time estimates) -----------------------------------

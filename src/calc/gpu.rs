@@ -1,14 +1,20 @@
 //! The GPUs dpcalc knows: each one's `gpu=` id, name, memory and dense BF16 peak.
 
 /// A GPU dpcalc knows: its `gpu=` id, name, memory (the vendor's figure, GB = 10⁹ bytes) and dense
-/// BF16 peak (torchtitan 0.3.0's `get_peak_flops` table), and what the step-time estimate reads
-/// (each figure's source in [`HARDWARE_SOURCES`]).
+/// BF16 peak (torchtitan 0.3.0's `get_peak_flops` table).
 #[derive(Debug, PartialEq)]
 pub struct Gpu {
     pub id: &'static str,
     pub name: &'static str,
     pub memory_gb: u64,
     pub peak_tflops: u64,
+}
+
+/// What the step-time estimate reads of a GPU (each figure's source in [`HARDWARE_SOURCES`]);
+/// a table of its own, which only the full app's model stage reads (a first view holds none of
+/// it).
+#[derive(Debug, PartialEq)]
+pub struct Figures {
     /// The best BF16 matmul rate measured, per mille of the peak (MAMF).
     pub mamf_permille: u64,
     /// Memory bandwidth, GB/s (the datasheet's).
@@ -24,8 +30,116 @@ pub struct Gpu {
     pub fused_attention_permille: u64,
 }
 
-/// Where [`Gpu`]'s step-time figures come from.
+/// Where the [`Figures`] come from.
 pub const HARDWARE_SOURCES: &str = "MAMF: stas00/ml-engineering compute/accelerator \"Maximum Achievable Matmul FLOPS\" (A100 SXM 85.9 %, A100 PCIe 82.2 %, H100 SXM 80.1 % — also taken for H100 PCIe/NVL —, H200 80.3 %, B200 77.6 % — also GB200 —, MI300X 60.1 %); memory bandwidth and links: the vendors' datasheets (NVLink 3: 300 GB/s per direction, NVLink 4: 450, NVLink 5: 900, PCIe 5 x16: 64, MI300X Infinity Fabric 7 × 64); NICs: the reference systems (DGX A100: one 200 Gb/s HDR port per GPU, Narayanan et al. 2021 §5; DGX H100/H200/B200 and GB200 NVL72: one 400 Gb/s ConnectX-7 per GPU; MI300X platforms: 400 Gb/s per GPU); attention: FlashAttention-2's forward and backward at head dimension 128, causal, long sequences, about 190 TFLOP/s on A100 (Dao 2023, Figure 6) and 330 on H100 (Shah et al. 2024, FlashAttention-3, Figure 5), FlashAttention-3's class (cuDNN) about 550 on H100, read off the papers' figures; H200, B200, GB200 and MI300X take H100's fractions (not measured)";
+
+/// Each GPU's [`Figures`], by its `gpu=` id.
+pub const FIGURES: &[(&str, Figures)] = &[
+    (
+        "a100-40gb",
+        Figures {
+            mamf_permille: 859,
+            memory_gbps: 1555,
+            link_gbps: 300,
+            nic_gbps: 25,
+            fa2_permille: 600,
+            fused_attention_permille: 600,
+        },
+    ),
+    (
+        "a100-80gb",
+        Figures {
+            mamf_permille: 859,
+            memory_gbps: 2039,
+            link_gbps: 300,
+            nic_gbps: 25,
+            fa2_permille: 600,
+            fused_attention_permille: 600,
+        },
+    ),
+    (
+        "h100-sxm",
+        Figures {
+            mamf_permille: 801,
+            memory_gbps: 3350,
+            link_gbps: 450,
+            nic_gbps: 50,
+            fa2_permille: 330,
+            fused_attention_permille: 550,
+        },
+    ),
+    (
+        "h100-pcie",
+        Figures {
+            mamf_permille: 801,
+            memory_gbps: 2000,
+            link_gbps: 64,
+            nic_gbps: 50,
+            fa2_permille: 330,
+            fused_attention_permille: 550,
+        },
+    ),
+    (
+        "h100-nvl",
+        Figures {
+            mamf_permille: 801,
+            memory_gbps: 3900,
+            link_gbps: 64,
+            nic_gbps: 50,
+            fa2_permille: 330,
+            fused_attention_permille: 550,
+        },
+    ),
+    (
+        "h200",
+        Figures {
+            mamf_permille: 803,
+            memory_gbps: 4800,
+            link_gbps: 450,
+            nic_gbps: 50,
+            fa2_permille: 330,
+            fused_attention_permille: 550,
+        },
+    ),
+    (
+        "b200",
+        Figures {
+            mamf_permille: 776,
+            memory_gbps: 8000,
+            link_gbps: 900,
+            nic_gbps: 50,
+            fa2_permille: 330,
+            fused_attention_permille: 550,
+        },
+    ),
+    (
+        "gb200",
+        Figures {
+            mamf_permille: 776,
+            memory_gbps: 8000,
+            link_gbps: 900,
+            nic_gbps: 50,
+            fa2_permille: 330,
+            fused_attention_permille: 550,
+        },
+    ),
+    (
+        "mi300x",
+        Figures {
+            mamf_permille: 601,
+            memory_gbps: 5300,
+            link_gbps: 448,
+            nic_gbps: 50,
+            fa2_permille: 330,
+            fused_attention_permille: 330,
+        },
+    ),
+];
+
+/// A GPU's [`Figures`].
+pub fn figures(gpu: &Gpu) -> Option<&'static Figures> {
+    FIGURES.iter().find(|(id, _)| *id == gpu.id).map(|(_, f)| f)
+}
 
 pub const GPUS: &[Gpu] = &[
     Gpu {
@@ -33,108 +147,54 @@ pub const GPUS: &[Gpu] = &[
         name: "A100 40GB",
         memory_gb: 40,
         peak_tflops: 312,
-        mamf_permille: 859,
-        memory_gbps: 1555,
-        link_gbps: 300,
-        nic_gbps: 25,
-        fa2_permille: 600,
-        fused_attention_permille: 600,
     },
     Gpu {
         id: "a100-80gb",
         name: "A100 80GB",
         memory_gb: 80,
         peak_tflops: 312,
-        mamf_permille: 859,
-        memory_gbps: 2039,
-        link_gbps: 300,
-        nic_gbps: 25,
-        fa2_permille: 600,
-        fused_attention_permille: 600,
     },
     Gpu {
         id: "h100-sxm",
         name: "H100 SXM",
         memory_gb: 80,
         peak_tflops: 989,
-        mamf_permille: 801,
-        memory_gbps: 3350,
-        link_gbps: 450,
-        nic_gbps: 50,
-        fa2_permille: 330,
-        fused_attention_permille: 550,
     },
     Gpu {
         id: "h100-pcie",
         name: "H100 PCIe",
         memory_gb: 80,
         peak_tflops: 756,
-        mamf_permille: 801,
-        memory_gbps: 2000,
-        link_gbps: 64,
-        nic_gbps: 50,
-        fa2_permille: 330,
-        fused_attention_permille: 550,
     },
     Gpu {
         id: "h100-nvl",
         name: "H100 NVL",
         memory_gb: 94,
         peak_tflops: 835,
-        mamf_permille: 801,
-        memory_gbps: 3900,
-        link_gbps: 64,
-        nic_gbps: 50,
-        fa2_permille: 330,
-        fused_attention_permille: 550,
     },
     Gpu {
         id: "h200",
         name: "H200",
         memory_gb: 141,
         peak_tflops: 989,
-        mamf_permille: 803,
-        memory_gbps: 4800,
-        link_gbps: 450,
-        nic_gbps: 50,
-        fa2_permille: 330,
-        fused_attention_permille: 550,
     },
     Gpu {
         id: "b200",
         name: "B200",
         memory_gb: 180,
         peak_tflops: 2250,
-        mamf_permille: 776,
-        memory_gbps: 8000,
-        link_gbps: 900,
-        nic_gbps: 50,
-        fa2_permille: 330,
-        fused_attention_permille: 550,
     },
     Gpu {
         id: "gb200",
         name: "GB200",
         memory_gb: 186,
         peak_tflops: 2500,
-        mamf_permille: 776,
-        memory_gbps: 8000,
-        link_gbps: 900,
-        nic_gbps: 50,
-        fa2_permille: 330,
-        fused_attention_permille: 550,
     },
     Gpu {
         id: "mi300x",
         name: "MI300X",
         memory_gb: 192,
         peak_tflops: 1300,
-        mamf_permille: 601,
-        memory_gbps: 5300,
-        link_gbps: 448,
-        nic_gbps: 50,
-        fa2_permille: 330,
-        fused_attention_permille: 330,
     },
 ];
 

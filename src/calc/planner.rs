@@ -118,6 +118,21 @@ pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
     p.finish()
 }
 
+/// The pass being evaluated: its index, its accepted rows, its inputs, the recompute and
+/// sharding choice under way (recompute × shardings + sharding), the next row, and the choice's
+/// settings (its grid, memory context and GPU memory) once computed.
+struct Current {
+    pass: usize,
+    rows: Vec<usize>,
+    inputs: RawInputs,
+    choice: usize,
+    cursor: usize,
+    context: Option<(super::Grid, MemoryContext, u64)>,
+}
+
+/// Rows evaluated per slice.
+const ROW_SLICE: usize = 48;
+
 /// A choice list with one entry that sets nothing (a framework without such a choice).
 const CURRENT: &[Choice] = &[("current", &[])];
 
@@ -136,8 +151,8 @@ pub struct Planning {
     shardings: &'static [Choice],
     /// The (micro batch, virtual stages) passes still to run.
     todo: Vec<(u64, u64)>,
-    /// The pass being evaluated: its index, its accepted rows, its inputs and the next choice.
-    current: Option<(usize, Vec<usize>, RawInputs, usize)>,
+    /// The pass being evaluated.
+    current: Option<Current>,
     passes: Vec<Pass>,
     candidates: Vec<Candidate>,
     /// Candidates computed in full so far (`None`: not sorted yet).
@@ -271,7 +286,14 @@ impl Planning {
         if rows.is_empty() {
             return;
         }
-        self.current = Some((self.passes.len(), rows, inputs, 0));
+        self.current = Some(Current {
+            pass: self.passes.len(),
+            rows,
+            inputs,
+            choice: 0,
+            cursor: 0,
+            context: None,
+        });
         self.passes.push(Pass {
             micro,
             virtual_stages: v,
@@ -280,31 +302,51 @@ impl Planning {
         });
     }
 
-    /// One recompute and sharding over the current pass's rows: the framework's settings for
-    /// it, then each layout's memory and, when it fits, its step time.
+    /// One recompute and sharding over the current pass's rows, [`ROW_SLICE`] rows at a time:
+    /// the framework's settings for it (once), then each layout's memory and, when it fits, its
+    /// step time.
     fn choice(&mut self) {
-        let Some((pass, rows, inputs, k)) = self.current.take() else {
+        let Some(mut cur) = self.current.take() else {
             return;
         };
-        let (ri, si) = (k / self.shardings.len(), k % self.shardings.len());
-        let mut variant = inputs.clone();
-        for &(f, t) in self.recomputes[ri].1.iter().chain(self.shardings[si].1) {
-            variant.set(f, t);
+        let (ri, si) = (
+            cur.choice / self.shardings.len(),
+            cur.choice % self.shardings.len(),
+        );
+        if cur.context.is_none() {
+            let mut variant = cur.inputs.clone();
+            for &(f, t) in self.recomputes[ri].1.iter().chain(self.shardings[si].1) {
+                variant.set(f, t);
+            }
+            // the rules and the settings suffice (LoRA's count is the model stage's)
+            let mut base = self.framework.compute_plan(&self.release, &variant);
+            if base.plan.settings.lora.is_some() {
+                base = self.framework.compute(&self.release, &variant);
+            }
+            let order = self.framework.spec().mesh.order;
+            let capacity = base.plan.settings.gpu.memory_bytes;
+            cur.context = match (
+                base.grid,
+                MemoryContext::new(&base, order),
+                capacity.and_then(|c| u64::try_from(c).ok()),
+            ) {
+                (Some(grid), Some(ctx), Some(capacity)) => Some((grid, ctx, capacity)),
+                // nothing to evaluate for this choice
+                _ => {
+                    cur.cursor = cur.rows.len();
+                    None
+                }
+            };
         }
-        let base = self.framework.compute(&self.release, &variant);
-        let order = self.framework.spec().mesh.order;
-        if let (Some(grid), Some(ctx), Some(capacity)) = (
-            base.grid,
-            MemoryContext::new(&base, order),
-            positive(&base, Output::GpuMemoryBytes),
-        ) {
-            let ex = &self.passes[pass].ex;
-            for &i in &rows {
+        if let Some((grid, ctx, capacity)) = &cur.context {
+            let ex = &self.passes[cur.pass].ex;
+            let end = (cur.cursor + ROW_SLICE).min(cur.rows.len());
+            for &i in &cur.rows[cur.cursor..end] {
                 let row = &ex.rows[i];
-                let g = layout::row_grid(grid, ex.dims, &row.sizes, row.dp);
-                if let (Some(_), Some(step)) = ctx.row(g, ctx.micro, true, u128::from(capacity)) {
+                let g = layout::row_grid(*grid, ex.dims, &row.sizes, row.dp);
+                if let (Some(_), Some(step)) = ctx.row(g, ctx.micro, true, u128::from(*capacity)) {
                     self.candidates.push(Candidate {
-                        pass,
+                        pass: cur.pass,
                         row: i,
                         recompute: ri,
                         sharding: si,
@@ -313,9 +355,17 @@ impl Planning {
                     });
                 }
             }
+            cur.cursor = end;
         }
-        if k + 1 < self.recomputes.len() * self.shardings.len() {
-            self.current = Some((pass, rows, inputs, k + 1));
+        if cur.cursor < cur.rows.len() {
+            self.current = Some(cur);
+        } else if cur.choice + 1 < self.recomputes.len() * self.shardings.len() {
+            self.current = Some(Current {
+                choice: cur.choice + 1,
+                cursor: 0,
+                context: None,
+                ..cur
+            });
         }
     }
 

@@ -197,6 +197,10 @@ pub struct Params {
     pub routed: u128,
     /// Each decoder layer's `(all, routed experts)`.
     layers: Vec<(u128, u128)>,
+    /// Every layer's `(all, routed experts)` when all layers are alike (the same parameters,
+    /// all MoE or none): a rank's layers then count by their number, and chunks of the same
+    /// length keep the same bytes.
+    pub(crate) uniform: Option<(u128, u128)>,
 }
 
 /// The most layers the estimate counts one by one (a model beyond it has no estimate: its
@@ -208,12 +212,19 @@ impl Params {
         if model.num_hidden_layers > MAX_LAYERS {
             return None;
         }
+        let layers: Vec<(u128, u128)> = (0..model.num_hidden_layers)
+            .map(|i| model.layer_params(i))
+            .collect::<Option<_>>()?;
+        let moe = model.is_moe_layer(0);
+        let uniform = layers.first().copied().filter(|&first| {
+            layers.iter().all(|&l| l == first)
+                && (0..model.num_hidden_layers).all(|i| model.is_moe_layer(i) == moe)
+        });
         Some(Params {
             routed: model.routed_expert_params()?,
             total: model.num_parameters()?,
-            layers: (0..model.num_hidden_layers)
-                .map(|i| model.layer_params(i))
-                .collect::<Option<_>>()?,
+            layers,
+            uniform,
         })
     }
 
@@ -241,7 +252,7 @@ pub fn estimate(model: &Model, plan: &Plan) -> Option<Estimate> {
 /// [`estimate`] with the model's parameter counts already counted: the pipeline rank with the
 /// largest total ([`stages`], [`largest`]).
 pub fn estimate_with(model: &Model, params: &Params, plan: &Plan) -> Option<Estimate> {
-    let mut all = stages(model, params, plan)?;
+    let mut all = stages::largest_candidates(model, params, plan)?;
     let (i, _) = largest(&all)?;
     Some(all.swap_remove(i))
 }

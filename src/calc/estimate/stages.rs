@@ -210,10 +210,40 @@ fn chunk_bytes(
 
 /// Every pipeline rank's estimate, first rank first.
 pub fn stages(model: &Model, params: &Params, plan: &Plan) -> Option<Vec<Estimate>> {
+    stages_of(model, params, plan, false)
+}
+
+/// The ranks whose estimate can be the largest: all of them, or, when every layer is alike and
+/// the layers split evenly (`few`), the first, the second and the last. Then a middle rank
+/// holds no more layers than the second (the first `L mod p·v` virtual stages take one more)
+/// and no more micro batches in flight (each schedule's count falls with the rank), and neither
+/// the embedding (the first) nor the output layer and the loss (the last).
+fn ranks(p: u64, few: bool) -> Vec<u64> {
+    if few && p > 3 {
+        vec![0, 1, p - 1]
+    } else {
+        (0..p).collect()
+    }
+}
+
+/// The candidates for the largest stage (see [`ranks`]), first rank first; what
+/// [`super::estimate_with`] picks from.
+pub(super) fn largest_candidates(
+    model: &Model,
+    params: &Params,
+    plan: &Plan,
+) -> Option<Vec<Estimate>> {
+    stages_of(model, params, plan, true)
+}
+
+fn stages_of(model: &Model, params: &Params, plan: &Plan, few: bool) -> Option<Vec<Estimate>> {
     if [plan.tp, plan.pp, plan.cp, plan.sp, plan.ep, plan.shard].contains(&0) {
         return None;
     }
     let p = plan.pp;
+    let few = few
+        && params.uniform.is_some()
+        && plan.pipeline.as_ref().is_none_or(|pl| pl.layers.is_empty());
     let pipeline = plan.pipeline.as_ref();
     let split = layer_split(model.num_hidden_layers, p, pipeline)?;
     let v = split.len() as u64 / p;
@@ -235,11 +265,19 @@ pub fn stages(model: &Model, params: &Params, plan: &Plan) -> Option<Vec<Estimat
     let h = u128::from(model.hidden_size);
     let embedding = model.embedding_params()?;
     let mut out = Vec::with_capacity(p as usize);
-    for r in 0..p {
+    let mut chunks: Vec<(u64, (u128, u128))> = Vec::new();
+    for r in ranks(p, few) {
         // the rank's parameters: its layers, the embedding on the first, the output on the last
         let (mut dense, mut routed) = (0u128, 0u128);
         for c in 0..v {
             let k = (c * p + r) as usize;
+            if let Some((all, experts)) = params.uniform {
+                // alike layers count by their number
+                let n = u128::from(split[k]);
+                dense = dense.checked_add(all.checked_sub(experts)?.checked_mul(n)?)?;
+                routed = routed.checked_add(experts.checked_mul(n)?)?;
+                continue;
+            }
             for i in starts[k]..starts[k] + split[k] {
                 let (all, experts) = params.layer(i)?;
                 dense = dense.checked_add(all.checked_sub(experts)?)?;
@@ -274,7 +312,17 @@ pub fn stages(model: &Model, params: &Params, plan: &Plan) -> Option<Vec<Estimat
             }
             let n = u128::from(n);
             let k = c * p as usize + r as usize;
-            let (kept, again) = chunk_bytes(model, plan, starts[k], split[k], tokens)?;
+            // alike layers: a chunk's bytes depend on its length alone (computed once each)
+            let (kept, again) = match (params.uniform, chunks.iter().find(|c| c.0 == split[k])) {
+                (Some(_), Some(&(_, bytes))) => bytes,
+                _ => {
+                    let bytes = chunk_bytes(model, plan, starts[k], split[k], tokens)?;
+                    if params.uniform.is_some() {
+                        chunks.push((split[k], bytes));
+                    }
+                    bytes
+                }
+            };
             activations = activations.checked_add(kept.checked_mul(n)?)?;
             recompute_peak = recompute_peak.max(again);
             if k == 0 && plan.dropout {

@@ -309,21 +309,38 @@ pub fn step_time(
     // per rank: its layers' work
     let mut ranks: Vec<Rank> = (0..p).map(|_| Rank::default()).collect();
     let mut at = 0u64;
+    let mut alike = None;
     for (k, &n) in split.iter().enumerate() {
         let r = &mut ranks[k % p as usize];
         let chunk_start = at;
         for i in at..at.checked_add(n)? {
-            let (f, a) = layer_flops(model, params, plan, i, seq)?;
+            // alike layers (`Params::uniform`) are counted once
+            let ((f, a), (bytes, scores), moe) = match alike {
+                Some(one) => one,
+                None => {
+                    let one = (
+                        layer_flops(model, params, plan, i, seq)?,
+                        layer_traffic(model, plan, i, tokens, seq),
+                        model.is_moe_layer(i),
+                    );
+                    if params.uniform.is_some() {
+                        alike = Some(one);
+                    }
+                    one
+                }
+            };
             r.flops += f * tokens;
             r.attention_flops += a * tokens;
-            let (bytes, scores) = layer_traffic(model, plan, i, tokens, seq);
             r.bytes += bytes;
             r.score_bytes += scores;
             r.layers += 1;
-            if model.is_moe_layer(i) {
+            if moe {
                 r.moe_layers += 1;
             }
-            let (all, routed) = params.layer(i)?;
+            let (all, routed) = match params.uniform {
+                Some(one) => one,
+                None => params.layer(i)?,
+            };
             r.dense_params += (all - routed) as f64 / tp;
             r.routed_params += routed as f64 / (plan.expert_tp() * plan.ep) as f64;
             let recomputed = match (plan.recompute, plan.recompute_layers) {

@@ -3,6 +3,8 @@
 //! with the fit warning and the nearest single change that fits; [`MemoryContext`] gives each of
 //! the explorer's layouts its memory by the same plan builder ([`plan`]).
 
+use std::borrow::Cow;
+
 use super::{gib, set_int};
 use crate::calc::estimate::device::{self, Groups, Runtime};
 use crate::calc::estimate::time::StepTime;
@@ -134,7 +136,7 @@ pub(super) fn plan(
     g: Grid,
     micro: u64,
     dp_shard: Option<u64>,
-) -> (estimate::Plan, String) {
+) -> (estimate::Plan, Cow<'static, str>) {
     let (sharding, shard, offload_optimizer, offload_param, how) = match s.sharding {
         Sharding::Zero(z) => (
             [
@@ -146,7 +148,7 @@ pub(super) fn plan(
             g.dp,
             z.offload_optimizer,
             z.offload_param,
-            "ZeRO over the data-parallel ranks".to_string(),
+            Cow::Borrowed("ZeRO over the data-parallel ranks"),
         ),
         // accelerate 1.15.0's mesh as axolotl 0.21.0 builds it (run), and torchtitan's FSDP2:
         // FSDP shards over the flattened `dp_shard_cp` dimension, dp_shard × cp (replicated
@@ -165,28 +167,25 @@ pub(super) fn plan(
             dp_shard.unwrap_or(g.dp).saturating_mul(g.cp),
             offload,
             offload,
-            format!(
-                "{name} over dp_shard × cp{}",
-                if offload {
-                    ", offloaded to the CPU"
-                } else {
-                    ""
-                }
-            ),
+            if offload {
+                Cow::Owned(format!("{name} over dp_shard × cp, offloaded to the CPU"))
+            } else {
+                Cow::Owned(format!("{name} over dp_shard × cp"))
+            },
         ),
         Sharding::DistributedOptimizer => (
             estimate::Sharding::DistributedOptimizer,
             g.dp.saturating_mul(g.cp),
             false,
             false,
-            "distributed optimizer over dp × cp".to_string(),
+            Cow::Borrowed("distributed optimizer over dp × cp"),
         ),
         Sharding::Replicated { words } => (
             estimate::Sharding::Replicated,
             g.dp,
             false,
             false,
-            words.to_string(),
+            Cow::Borrowed(words),
         ),
     };
     let plan = estimate::Plan {

@@ -27,19 +27,20 @@ const INTER_SHARE: f64 = 0.95;
 /// What the estimate takes from the GPU, with the typed bandwidths over the GPU's defaults.
 pub(super) fn hardware(gpu: &GpuSettings, fused_attention: bool) -> Option<Hardware> {
     let g = gpu.gpu?;
+    let f = crate::calc::gpu::figures(g)?;
     Some(Hardware {
         peak_flops: g.peak_tflops as f64 * 1e12,
-        matmul_ceiling: g.mamf_permille as f64 / 1000.0,
-        memory_bytes_per_s: g.memory_gbps as f64 * 1e9,
+        matmul_ceiling: f.mamf_permille as f64 / 1000.0,
+        memory_bytes_per_s: f.memory_gbps as f64 * 1e9,
         attention_flops_per_s: g.peak_tflops as f64
             * 1e9
             * if fused_attention {
-                g.fused_attention_permille
+                f.fused_attention_permille
             } else {
-                g.fa2_permille
+                f.fa2_permille
             } as f64,
-        intra_bytes_per_s: gpu.intra_gbps.unwrap_or(g.link_gbps as f64 * INTRA_SHARE) * 1e9,
-        inter_bytes_per_s: gpu.inter_gbps.unwrap_or(g.nic_gbps as f64 * INTER_SHARE) * 1e9,
+        intra_bytes_per_s: gpu.intra_gbps.unwrap_or(f.link_gbps as f64 * INTRA_SHARE) * 1e9,
+        inter_bytes_per_s: gpu.inter_gbps.unwrap_or(f.nic_gbps as f64 * INTER_SHARE) * 1e9,
         intra_latency: INTRA_LATENCY,
         inter_latency: INTER_LATENCY,
     })

@@ -104,12 +104,19 @@ impl Framework {
     /// Computes everything by the rules of `release` (an id from [`Framework::releases`]), then
     /// the model, memory and compute stage (`fit.rs`) and dpcalc's tokens-and-time additions.
     pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
+        let mut report = self.compute_plan(release, raw);
+        let estimated = super::fit::run(self.spec(), &mut report);
+        super::schedule::finish(report, estimated)
+    }
+
+    /// The framework's rules and its model-stage settings: the resolved plan, without the
+    /// model stage's values (what the planner needs of each choice's settings).
+    pub fn compute_plan(self, release: &str, raw: &RawInputs) -> Report {
         let mut report = self.compute_rules(release, raw);
         report.enter(super::Stage::Model);
         // the framework's model-stage settings complete the plan its rules published
         (self.spec().fit.settings)(raw, &mut report);
-        let estimated = super::fit::run(self.spec(), &mut report);
-        super::schedule::finish(report, estimated)
+        report
     }
 
     /// The framework's own rules only, without dpcalc's tokens-and-time additions
