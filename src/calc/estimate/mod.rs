@@ -175,6 +175,10 @@ impl Estimate {
 
 /// `a / b` rounded up; `None` for `b = 0`.
 fn cdiv(a: u128, b: u128) -> Option<u128> {
+    // in 64 bits when both fit (a 128-bit division is a library call, slow in wasm)
+    if let (Ok(a), Ok(b)) = (u64::try_from(a), u64::try_from(b)) {
+        return Some(u128::from(a.checked_div(b)? + u64::from(a % b != 0)));
+    }
     Some(a.checked_div(b)? + u128::from(a % b != 0))
 }
 
