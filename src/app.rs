@@ -155,11 +155,14 @@ pub fn app() -> Html {
     }
 
     // a plan's link: the page with the plan's assignments, opened on the results
+    // (the link alone, no computation: the planner computed each plan's report as this link's)
     let href = {
-        let current: State = (*state).clone();
+        let current = state.link.clone();
         Callback::from(move |pairs: Vec<(Field, String)>| {
-            let next = current.reduce(Action::SetMany(pairs));
-            let mut link = next.as_ref().unwrap_or(&current).link.clone();
+            let mut link = current.clone();
+            for (f, v) in pairs {
+                link.inputs.set(f, v);
+            }
             link.view.plan = false;
             url_with(&base_url(), &crate::query::encode(&link))
         })

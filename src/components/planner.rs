@@ -50,6 +50,8 @@ fn now() -> f64 {
 /// The planning under way and its timer (dropping the timer cancels the next slice).
 #[derive(Default)]
 struct Running {
+    /// What to plan, until the first slice starts the planning (off the edit's own task).
+    start: Option<(Framework, &'static str, Rc<RawInputs>)>,
     planning: Option<Planning>,
     timer: Option<Timeout>,
     spent: f64,
@@ -62,6 +64,9 @@ struct Running {
 fn tick(running: Rc<RefCell<Running>>, done: UseStateHandle<Option<Done>>) {
     let t0 = now();
     let mut r = running.borrow_mut();
+    if let Some((fw, release, inputs)) = r.start.take() {
+        r.planning = Some(Planning::new(fw, release, &inputs));
+    }
     let Some(planning) = r.planning.as_mut() else {
         return;
     };
@@ -99,7 +104,7 @@ pub fn plan_view(props: &PlannerProps) -> Html {
                 let mut r = running.borrow_mut();
                 *r = Running::default();
                 if *open {
-                    r.planning = Some(Planning::new(*fw, release, inputs));
+                    r.start = Some((*fw, *release, inputs.clone()));
                 }
             }
             done.set(None);
