@@ -55,7 +55,8 @@ pub const KERNEL_EFFICIENCY: f64 = 0.90;
 pub const COMM_SM_SHARE: f64 = 0.15;
 
 /// Fitted constant 2 of 2: the width of a matrix product's narrowest side (the hidden size's
-/// TP shard) at which it runs at half the rate of a wide one (fitted with [`KERNEL_EFFICIENCY`]).
+/// TP shard, or the micro batch's tokens on the GPU when fewer) at which it runs at half the
+/// rate of a wide one (fitted with [`KERNEL_EFFICIENCY`]).
 pub const HALF_RATE_WIDTH: f64 = 100.0;
 
 /// Bytes an AdamW step reads and writes per parameter it updates: fp32 master weight, m and v
@@ -366,8 +367,9 @@ pub fn step_time(
         gpn: place.gpus_per_node,
     };
     let rate = hw.peak_flops * hw.matmul_ceiling * KERNEL_EFFICIENCY;
-    // the products' narrowest side: the hidden size's TP shard
-    let rate = rate * size_factor(h / tp);
+    // the products' narrowest side: the hidden size's TP shard, or the micro batch's tokens on
+    // this GPU when fewer (short sequences split by CP)
+    let rate = rate * size_factor((h / tp).min(tokens));
     if rate.is_nan() || rate <= 0.0 {
         return None;
     }
