@@ -353,17 +353,9 @@ fn every_record_is_within_its_tolerance() {
         t.push_str(&format!("- missed: `{id}`: {why}\n"));
     }
     // the records left out, one line per reason
-    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (id, why) in all.iter().filter_map(|r| r.as_ref().err()) {
-        match reasons.iter_mut().find(|(w, _)| w == why) {
-            Some((_, ids)) => ids.push(id),
-            None => reasons.push((why, vec![id])),
-        }
-    }
-    for (why, ids) in reasons {
-        let ids: Vec<String> = ids.iter().map(|i| format!("`{i}`")).collect();
-        t.push_str(&format!("- not estimated, {why}: {}\n", ids.join(", ")));
-    }
+    t.push_str(&crate::common::report::left_out(
+        (all.iter().filter_map(|r| r.as_ref().err())).map(|(id, why)| (id.as_str(), why.as_str())),
+    ));
     println!("{t}");
     println!("sources: {sources:?}");
     assert!(failed.is_empty(), "no estimate: {failed:#?}\n{t}");

@@ -251,17 +251,9 @@ fn tables(rows: &[Row], left_out: &[(String, String)]) -> String {
         within as f64 * 100.0 / check.len().max(1) as f64,
         median(check.iter().map(|r| r.error().abs()).collect())
     ));
-    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (id, why) in left_out {
-        match reasons.iter_mut().find(|(w, _)| w == why) {
-            Some((_, ids)) => ids.push(id),
-            None => reasons.push((why, vec![id])),
-        }
-    }
-    for (why, ids) in reasons {
-        let ids: Vec<String> = ids.iter().map(|i| format!("`{i}`")).collect();
-        t.push_str(&format!("- not estimated, {why}: {}\n", ids.join(", ")));
-    }
+    t.push_str(&crate::common::report::left_out(
+        left_out.iter().map(|(id, why)| (id.as_str(), why.as_str())),
+    ));
     t
 }
 

@@ -66,3 +66,21 @@ pub fn messages_at(r: &Report, f: Field, level: Level) -> Vec<String> {
 pub fn errors_at(r: &Report, f: Field) -> Vec<String> {
     messages_at(r, f, Level::Error)
 }
+
+/// The records a published-measurement test leaves out, one line per reason in the order the
+/// reasons first come: `- not estimated, {why}: `a`, `b``.
+pub fn left_out<'a>(items: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (id, why) in items {
+        match reasons.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, ids)) => ids.push(id),
+            None => reasons.push((why, vec![id])),
+        }
+    }
+    let mut t = String::new();
+    for (why, ids) in reasons {
+        let ids: Vec<String> = ids.iter().map(|i| format!("`{i}`")).collect();
+        t.push_str(&format!("- not estimated, {why}: {}\n", ids.join(", ")));
+    }
+    t
+}

@@ -9,8 +9,25 @@ use crate::calc::field::Field;
 use crate::calc::gpu::{gpu as find_gpu, GPUS};
 use crate::calc::plan::{GpuSettings, Recompute, Settings, Zero};
 use crate::calc::report::{Diag, Level};
-use crate::calc::spec::Spec;
+use crate::calc::spec::{Plans, Spec};
 use crate::calc::{RawInputs, Report};
+
+/// What the planner varies where the framework reads DeepSpeed's keys and
+/// `gradient_checkpointing` (axolotl, the HF Trainer, DeepSpeed; `Spec::layout.plans`): gradient
+/// checkpointing off or on, ZeRO stage 0 to 3.
+pub const DEEPSPEED_PLANS: Plans = Plans {
+    recompute: &[
+        ("none", &[(Field::GradientCheckpointing, "false")]),
+        ("full", &[(Field::GradientCheckpointing, "true")]),
+    ],
+    sharding: &[
+        ("replicated", &[(Field::ZeroStage, "0")]),
+        ("zero1", &[(Field::ZeroStage, "1")]),
+        ("zero2", &[(Field::ZeroStage, "2")]),
+        ("zero3", &[(Field::ZeroStage, "3")]),
+    ],
+    virtual_stages: None,
+};
 
 /// The GPU group (read first: the page lists it first): the GPU, its memory (the GPU's, or
 /// `gpu_memory_gib`) and the MFU.

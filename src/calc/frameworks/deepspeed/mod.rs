@@ -21,21 +21,6 @@ const COMPUTE: spec::Compute = if BUILT {
     spec::not_built
 };
 
-/// What the planner varies (`Spec::layout.plans`).
-const PLANS: spec::Plans = spec::Plans {
-    recompute: &[
-        ("none", &[(Field::GradientCheckpointing, "false")]),
-        ("full", &[(Field::GradientCheckpointing, "true")]),
-    ],
-    sharding: &[
-        ("replicated", &[(Field::ZeroStage, "0")]),
-        ("zero1", &[(Field::ZeroStage, "1")]),
-        ("zero2", &[(Field::ZeroStage, "2")]),
-        ("zero3", &[(Field::ZeroStage, "3")]),
-    ],
-    virtual_stages: None,
-};
-
 pub const SPEC: Spec = Spec {
     id: "deepspeed",
     name: "DeepSpeed",
@@ -73,7 +58,11 @@ pub const SPEC: Spec = Spec {
         } else {
             spec::no_memo
         },
-        plans: if spec::FULL { PLANS } else { spec::NO_PLANS },
+        plans: if spec::FULL {
+            crate::calc::parse::settings::DEEPSPEED_PLANS
+        } else {
+            spec::NO_PLANS
+        },
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Sp, Axis::Tp],
