@@ -47,6 +47,9 @@ fn every_fixture_link_decodes_as_recorded() {
         if link.view.theme != Theme::Auto {
             view.push(format!("theme={}", link.view.theme.name()));
         }
+        if link.view.plan {
+            view.push("plan".to_string());
+        }
         if !view.is_empty() {
             got.push(format!("view:{}", view.join(",")));
         }

@@ -221,7 +221,7 @@ fn layer_flops(
     keys: f64,
 ) -> Option<(f64, f64)> {
     let (all, routed) = params.layer(i)?;
-    let dense = (all - routed) as f64;
+    let dense = all.saturating_sub(routed) as f64;
     let experts = model.num_experts.max(1) as f64;
     let active_routed = routed as f64 * model.num_experts_per_tok.max(1) as f64 / experts;
     let tp = plan.tp.max(1) as f64;
@@ -342,7 +342,7 @@ pub fn step_time(
                 Some(one) => one,
                 None => params.layer(i)?,
             };
-            r.dense_params += (all - routed) as f64 / tp;
+            r.dense_params += all.saturating_sub(routed) as f64 / tp;
             r.routed_params += routed as f64 / (plan.expert_tp() * plan.ep) as f64;
             let recomputed = match (plan.recompute, plan.recompute_layers) {
                 (Recompute::Full, RecomputeLayers::Block(n)) => i - chunk_start < n,
