@@ -10,6 +10,23 @@ pub fn shown_value(output: Output, v: Num) -> String {
         Num::Int(b) if output.name().ends_with("_bytes") && b > 0 => {
             format!("{} ({})", fit::gib(b as u128), v.pretty())
         }
+        // the step time's parts and its MFU read as durations and a percentage (the exact value
+        // is the element's data-value)
+        Num::Float(_)
+            if matches!(
+                output,
+                Output::StepTimeSeconds
+                    | Output::StepComputeSeconds
+                    | Output::StepTpCommSeconds
+                    | Output::StepCpCommSeconds
+                    | Output::StepEpCommSeconds
+                    | Output::StepPpBubbleSeconds
+                    | Output::StepDpCommSeconds
+                    | Output::MfuEstimate
+            ) =>
+        {
+            crate::calc::schedule::human(output, v)
+        }
         _ => v.pretty(),
     }
 }
@@ -34,6 +51,27 @@ mod tests {
     use super::*;
     use crate::calc::view::testing::{fw, raw};
     use crate::calc::Field;
+
+    #[test]
+    fn the_step_time_reads_as_durations_and_a_percentage() {
+        assert_eq!(
+            shown_value(Output::StepTimeSeconds, Num::Float(23.569)),
+            "23.6 s"
+        );
+        assert_eq!(
+            shown_value(Output::StepTpCommSeconds, Num::Float(0.0123)),
+            "12.3 ms"
+        );
+        assert_eq!(
+            shown_value(Output::MfuEstimate, Num::Float(0.6088)),
+            "60.9 %"
+        );
+        // other floats as they are
+        assert_eq!(
+            shown_value(Output::TokensPerSecondPerGpu, Num::Float(1.5)),
+            Num::Float(1.5).pretty()
+        );
+    }
 
     #[test]
     fn steps_are_in_output_order() {
