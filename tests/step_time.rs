@@ -241,3 +241,27 @@ fn every_gpu_has_its_figures() {
         assert!(f.fa2_permille > 0 && f.fused_attention_permille >= f.fa2_permille);
     }
 }
+
+/// LoRA: the frozen weights take no weight gradient (the linear layers' backward is one product,
+/// not two) and only the adapters' gradients are reduced.
+#[test]
+fn lora_skips_the_frozen_weights_gradients() {
+    let hw = Hardware {
+        intra_bytes_per_s: 100e9,
+        ..free_network()
+    };
+    let full = Plan {
+        seq_len: 4096,
+        ..Plan::default()
+    };
+    let lora = Plan {
+        trainable: Some(20_000_000),
+        ..full.clone()
+    };
+    let p = place(8, 1, 1, 8);
+    let a = run(&full, 8, &hw, &p, Overlap::default());
+    let b = run(&lora, 8, &hw, &p, Overlap::default());
+    let ratio = b.compute / a.compute;
+    assert!(ratio > 0.66 && ratio < 0.8, "{ratio}");
+    assert!(b.dp < a.dp / 100.0, "{} vs {}", b.dp, a.dp);
+}

@@ -433,9 +433,13 @@ pub fn step_time(
         } else {
             rate
         };
-        let compute = (3.0 * (rank.flops - attention) + recompute_flops - attention_again) / rate
-            + (3.0 * attention + attention_again) / attention_rate
-            + (3.0 * rank.bytes + recompute_bytes) / hw.memory_bytes_per_s;
+        // LoRA: the frozen weights take no weight gradient, so their backward is one product,
+        // not two (Hu et al. 2021, §4.2); the attention's backward is the same either way
+        let passes_linear = if plan.trainable.is_some() { 2.0 } else { 3.0 };
+        let compute =
+            (passes_linear * (rank.flops - attention) + recompute_flops - attention_again) / rate
+                + (3.0 * attention + attention_again) / attention_rate
+                + (3.0 * rank.bytes + recompute_bytes) / hw.memory_bytes_per_s;
         let passes = 4.0
             + if plan.recompute == Recompute::Full {
                 2.0 * rank.recomputed as f64 / rank.layers.max(1) as f64
@@ -487,7 +491,11 @@ pub fn step_time(
 
     // data parallelism and the optimizer step, on the slowest rank's parameters
     let rank = &ranks[r];
-    let grad_bytes = if plan.fp32_grads { 4.0 } else { 2.0 };
+    // only trained parameters have gradients (and optimizer states): LoRA's adapters
+    let trained = plan
+        .trainable
+        .map_or(1.0, |t| (t as f64 / params.total.max(1) as f64).min(1.0));
+    let grad_bytes = if plan.fp32_grads { 4.0 } else { 2.0 } * trained;
     let dense = rank.dense_params;
     let routed = rank.routed_params;
     let edp = (dp / plan.ep.max(1)).max(1);
@@ -513,7 +521,7 @@ pub fn step_time(
         }
         Sharding::Zero1 | Sharding::Zero2 | Sharding::DistributedOptimizer => {
             let reduce = group(Coll::Gather, grad_bytes);
-            let gather = group(Coll::Gather, 2.0);
+            let gather = group(Coll::Gather, 2.0 * trained);
             let r_exposed = if overlap.grad_reduce {
                 (reduce - backward_one).max(0.0)
             } else {
@@ -563,7 +571,8 @@ pub fn step_time(
         Sharding::Replicated => 1.0,
         _ => plan.shard.max(1) as f64,
     };
-    let optimizer = (dense + routed) / shard * OPTIMIZER_BYTES_PER_PARAM / hw.memory_bytes_per_s;
+    let optimizer =
+        (dense + routed) * trained / shard * OPTIMIZER_BYTES_PER_PARAM / hw.memory_bytes_per_s;
     step.dp = dp_time;
     step.compute += optimizer + COMM_SM_SHARE * hidden;
     Some(step)
