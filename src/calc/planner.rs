@@ -7,10 +7,12 @@
 //! GPU with the gradient accumulation that keeps the global batch exactly, with one of the
 //! activation recomputes and one of the shardings the framework offers and, where it has them,
 //! virtual pipeline stages (`Spec::layout.plans`, in the framework's own keys). The planner
-//! runs the explorer once per micro batch and choice (each run memoised by the explorer), keeps
-//! the rows the framework accepts whose global batch is the current one and whose memory on the
-//! device fits, and sorts them by step time (ties: fewer GPUs in model parallelism, then the
-//! enumeration order).
+//! runs the explorer's rules once per micro batch and number of virtual stages (memoised by the
+//! explorer) and keeps the rows the framework accepts whose global batch is the current one;
+//! for each recompute and sharding it reads the framework's settings once
+//! ([`Framework::compute_plan`]) and estimates each kept row's memory on the device and, when
+//! it fits, its step time; it sorts them by step time (ties: fewer GPUs in model parallelism,
+//! then the enumeration order). [`Planning`] does this in slices for the page.
 //!
 //! The best rows are then computed again as their links would be ([`Framework::compute`] on
 //! the current inputs with the plan's assignments): a row shows the figures its link shows, and

@@ -2,7 +2,7 @@
 //! (`calc::planner`; this component only runs it and renders `calc::view::plan_rows`).
 //!
 //! The planning runs in slices (`calc::planner::Planning::step`, one explorer pass, one choice
-//! over a pass's layouts or a few full computations each), on zero-delay timers, at most
+//! over up to 48 of a pass's layouts, or four full computations each), on zero-delay timers, at most
 //! [`SLICE_MS`] of work per task, so typing stays responsive while it runs; a newer edit drops
 //! the planning under way and starts another. It starts when the section is opened (or the link
 //! says `view=plan`).

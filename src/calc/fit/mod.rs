@@ -8,7 +8,8 @@
 //! model-state estimators (with ZeRO stage 2 or 3 where the framework reads DeepSpeed's keys),
 //! Megatron-LM's `report_theoretical_memory` (under Megatron, in its folder) and the four FLOPs
 //! conventions. What is estimated: the memory per GPU with its breakdown (published formulas,
-//! `estimate/`) and tokens per second from an MFU (`mfu × peak ÷ FLOPs per token`). Each is
+//! `estimate/`), the step time (`estimate/time.rs`) and tokens per second from an MFU (`mfu ×
+//! peak ÷ FLOPs per token`) or from the step time. Each is
 //! labelled so in its worked step; none is "measured".
 //!
 //! The stage runs after the framework's rules and its settings reader ([`run`], called by
@@ -18,7 +19,9 @@
 //! - [`model`]: the parameter counts and the FLOPs per token;
 //! - [`memory`]: DeepSpeed's estimators, the published estimate with the fit warning, and the
 //!   explorer's per-layout memory ([`MemoryContext`]);
-//! - [`throughput`]: the GPU's outputs and the MFU's tokens per second.
+//! - [`throughput`]: the GPU's outputs and the MFU's tokens per second;
+//! - [`time`]: the step time (`estimate/time.rs`) with its parts, the MFU it implies, and the
+//!   tokens per second the time outputs use when no throughput or MFU is given.
 
 mod memory;
 mod model;
