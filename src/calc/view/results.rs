@@ -11,19 +11,21 @@ pub fn shown_value(output: Output, v: Num) -> String {
             format!("{} ({})", fit::gib(b as u128), v.pretty())
         }
         // the step time's parts and its MFU read as durations and a percentage (the exact value
-        // is the element's data-value)
+        // is the element's data-value); only the full app has them (a first view holds none of
+        // this formatting)
         Num::Float(_)
-            if matches!(
-                output,
-                Output::StepTimeSeconds
-                    | Output::StepComputeSeconds
-                    | Output::StepTpCommSeconds
-                    | Output::StepCpCommSeconds
-                    | Output::StepEpCommSeconds
-                    | Output::StepPpBubbleSeconds
-                    | Output::StepDpCommSeconds
-                    | Output::MfuEstimate
-            ) =>
+            if crate::calc::spec::FULL
+                && matches!(
+                    output,
+                    Output::StepTimeSeconds
+                        | Output::StepComputeSeconds
+                        | Output::StepTpCommSeconds
+                        | Output::StepCpCommSeconds
+                        | Output::StepEpCommSeconds
+                        | Output::StepPpBubbleSeconds
+                        | Output::StepDpCommSeconds
+                        | Output::MfuEstimate
+                ) =>
         {
             crate::calc::schedule::human(output, v)
         }
