@@ -180,6 +180,7 @@ pub struct Layout {
 pub type Choice = (&'static str, &'static [(Field, &'static str)]);
 
 /// What the planner varies beyond the layout and the micro batch, in the framework's own keys.
+#[derive(Clone, Copy)]
 pub struct Plans {
     /// Each activation recompute the framework offers (`none`, `selective`, `full`).
     pub recompute: &'static [Choice],
@@ -485,9 +486,20 @@ pub struct Spec {
 /// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
 /// app uses (the explorer's memo, fills and dimensions, the export's launcher, the import's
 /// aliases, the GPU map's source, the model stage's own estimators), so those parts of every
-/// Spec are `if FULL { … } else { none }`. A Spec is a static: a function it points to is in
+/// Spec are [`app`]`(…, none)` (or `if FULL { … } else { none }` around a longer value). A Spec
+/// is a static: a function it points to is in
 /// every build that holds the Spec, called or not.
 pub const FULL: bool = cfg!(not(feature = "first"));
+
+/// What a Spec points to for the app alone: `app` in the full app, `first` in a first view (see
+/// [`FULL`]). Evaluated where the Spec is built, so a first view's Spec holds only `first`.
+pub const fn app<T: Copy>(app: T, first: T) -> T {
+    if FULL {
+        app
+    } else {
+        first
+    }
+}
 
 /// No memo: every layout computed (a first view has no explorer).
 pub fn no_memo(_: &str, _: &RawInputs) -> MemoKey {

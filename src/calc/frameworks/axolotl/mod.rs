@@ -41,22 +41,21 @@ pub const SPEC: Spec = Spec {
     describe: if BUILT { describe } else { spec::none_describe },
     kind: spec::none_kind,
     compute: COMPUTE,
-    legacy: if spec::FULL { Some(legacy) } else { None },
+    legacy: spec::app(Some(legacy), None),
     default_epochs: "1",
     default_sequence_len: Some("512"),
     link_aliases: LINK_ALIASES,
     link_default,
     layout: Layout {
         dims: DIMS_EP,
-        dims_at: if spec::FULL { dims_at } else { spec::all_dims },
-        fills: if spec::FULL { fills } else { spec::no_fills },
+        dims_at: spec::app(dims_at, spec::all_dims),
+        fills: spec::app(fills, spec::no_fills),
         launch_refusal: spec::no_refusal,
-        memo: if spec::FULL { memo } else { spec::no_memo },
-        plans: if spec::FULL {
-            crate::calc::parse::settings::DEEPSPEED_PLANS
-        } else {
-            spec::NO_PLANS
-        },
+        memo: spec::app(memo, spec::no_memo),
+        plans: spec::app(
+            crate::calc::parse::settings::DEEPSPEED_PLANS,
+            spec::NO_PLANS,
+        ),
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Ep, Axis::Tp],
@@ -75,31 +74,15 @@ pub const SPEC: Spec = Spec {
         lang: "yaml",
         file_name: "config.yml",
         keys: EXPORT_KEYS,
-        launcher: if spec::FULL {
-            launcher
-        } else {
-            spec::no_launcher
-        },
+        launcher: spec::app(launcher, spec::no_launcher),
         script: "-m axolotl.cli.train config.yml",
-        in_file: if spec::FULL {
-            in_file
-        } else {
-            spec::no_in_file
-        },
+        in_file: spec::app(in_file, spec::no_in_file),
         derive: spec::derive_nothing,
     },
     import: Some(Import {
         reads: Reads::Yaml,
-        alias: if spec::FULL {
-            import_alias
-        } else {
-            spec::no_alias
-        },
-        renamed: if spec::FULL {
-            import_renamed
-        } else {
-            spec::no_renamed
-        },
+        alias: spec::app(import_alias, spec::no_alias),
+        renamed: spec::app(import_renamed, spec::no_renamed),
         words: spec::all_words,
         joined: &[],
         file_cluster: None,
@@ -112,7 +95,7 @@ pub const SPEC: Spec = Spec {
         } else {
             spec::no_settings
         },
-        own: if spec::FULL { model::own } else { spec::no_own },
+        own: spec::app(model::own, spec::no_own),
         model_key: Field::BaseModel,
         typed: crate::calc::model::ModelType::Llama,
     },

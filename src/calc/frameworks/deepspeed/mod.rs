@@ -53,26 +53,14 @@ pub const SPEC: Spec = Spec {
         launch_refusal: spec::no_refusal,
         // DeepSpeed checks the batch against world / sequence_parallel_size and counts AutoTP
         // ranks in it: both sizes matter one by one
-        memo: if spec::FULL {
-            spec::memo_first_two
-        } else {
-            spec::no_memo
-        },
-        plans: if spec::FULL {
-            crate::calc::parse::settings::DEEPSPEED_PLANS
-        } else {
-            spec::NO_PLANS
-        },
+        memo: spec::app(spec::memo_first_two, spec::no_memo),
+        plans: spec::app(crate::calc::parse::settings::DEEPSPEED_PLANS, spec::NO_PLANS),
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Sp, Axis::Tp],
         // a first view has no GPU map
-        source: if spec::FULL {
-            "DeepSpeed 0.19.8 utils/groups.py _init_tp_mesh_device (data_parallel, tensor_parallel) and deepspeed/__init__.py (data_parallel, sequence_parallel)"
-        } else {
-            ""
-        },
-        caveat: if spec::FULL { caveat } else { spec::no_caveat },
+        source: spec::app("DeepSpeed 0.19.8 utils/groups.py _init_tp_mesh_device (data_parallel, tensor_parallel) and deepspeed/__init__.py (data_parallel, sequence_parallel)", ""),
+        caveat: spec::app(caveat, spec::no_caveat),
     },
     export: Export {
         syntax: Syntax::Json,
@@ -85,34 +73,18 @@ pub const SPEC: Spec = Spec {
             Field::AutotpSize,
             Field::SequenceParallelSize,
         ],
-        launcher: if spec::FULL {
-            launcher
-        } else {
-            spec::no_launcher
-        },
+        launcher: spec::app(launcher, spec::no_launcher),
         script: "train.py --deepspeed ds_config.json",
-        in_file: if spec::FULL {
-            in_file
-        } else {
-            spec::no_in_file
-        },
-        derive: if spec::FULL {
-            deepspeed_triple
-        } else {
-            spec::derive_nothing
-        },
+        in_file: spec::app(in_file, spec::no_in_file),
+        derive: spec::app(deepspeed_triple, spec::derive_nothing),
     },
     import: Some(Import {
         reads: Reads::Json,
-        alias: if spec::FULL {
-            import_alias
-        } else {
-            spec::no_alias
-        },
+        alias: spec::app(import_alias, spec::no_alias),
         renamed: spec::no_renamed,
         words: spec::all_words,
         joined: &[],
-        file_cluster: if spec::FULL { Some(file_cluster) } else { None },
+        file_cluster: spec::app(Some(file_cluster), None),
         config_json: &spec::CONFIG_JSON_AS_IS,
     }),
     fit: spec::Fit {

@@ -53,28 +53,16 @@ pub const SPEC: Spec = Spec {
             (Dim::Cp, Field::CpSize),
             (Dim::Sp, Field::SpSize),
         ],
-        dims_at: if spec::FULL { dims_at } else { spec::all_dims },
+        dims_at: spec::app(dims_at, spec::all_dims),
         fills: spec::no_fills,
-        launch_refusal: if spec::FULL {
-            launch_refusal
-        } else {
-            spec::no_refusal
-        },
-        memo: if spec::FULL { memo } else { spec::no_memo },
-        plans: if spec::FULL {
-            crate::calc::parse::settings::DEEPSPEED_PLANS
-        } else {
-            spec::NO_PLANS
-        },
+        launch_refusal: spec::app(launch_refusal, spec::no_refusal),
+        memo: spec::app(memo, spec::no_memo),
+        plans: spec::app(crate::calc::parse::settings::DEEPSPEED_PLANS, spec::NO_PLANS),
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp],
         // a first view has no GPU map
-        source: if spec::FULL {
-            "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp)"
-        } else {
-            ""
-        },
+        source: spec::app("accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp)", ""),
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -99,28 +87,16 @@ pub const SPEC: Spec = Spec {
             Field::MaxLength,
             Field::NumSamples,
         ],
-        launcher: if spec::FULL {
-            launcher
-        } else {
-            spec::no_launcher
-        },
+        launcher: spec::app(launcher, spec::no_launcher),
         script: "train.py",
-        in_file: if spec::FULL {
-            in_file
-        } else {
-            spec::no_in_file
-        },
+        in_file: spec::app(in_file, spec::no_in_file),
         derive: spec::derive_nothing,
     },
     // TrainingArguments as HfArgumentParser's flags, its JSON, or the exported Python call
     import: Some(Import {
         reads: Reads::TrainingArguments,
         alias: spec::no_alias,
-        renamed: if spec::FULL {
-            import_renamed
-        } else {
-            spec::no_renamed
-        },
+        renamed: spec::app(import_renamed, spec::no_renamed),
         words: spec::all_words,
         joined: &[],
         file_cluster: None,

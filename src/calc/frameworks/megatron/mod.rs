@@ -102,17 +102,13 @@ pub const SPEC: Spec = Spec {
         dims_at: spec::all_dims,
         fills: spec::no_fills,
         launch_refusal: spec::no_refusal,
-        memo: if spec::FULL { memo } else { spec::no_memo },
-        plans: if spec::FULL { PLANS } else { spec::NO_PLANS },
+        memo: spec::app(memo, spec::no_memo),
+        plans: spec::app(PLANS, spec::NO_PLANS),
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
         // a first view has no GPU map
-        source: if spec::FULL {
-            "Megatron-core 0.16.1 parallel_state.initialize_model_parallel, order=\"tp-cp-ep-dp-pp\" (RankGenerator)"
-        } else {
-            ""
-        },
+        source: spec::app("Megatron-core 0.16.1 parallel_state.initialize_model_parallel, order=\"tp-cp-ep-dp-pp\" (RankGenerator)", ""),
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -120,43 +116,19 @@ pub const SPEC: Spec = Spec {
         lang: "sh",
         file_name: "train.sh",
         keys: EXPORT_KEYS,
-        launcher: if spec::FULL {
-            launcher
-        } else {
-            spec::no_launcher
-        },
+        launcher: spec::app(launcher, spec::no_launcher),
         script: "pretrain_gpt.py",
-        in_file: if spec::FULL {
-            in_file
-        } else {
-            spec::no_in_file
-        },
-        derive: if spec::FULL {
-            derive
-        } else {
-            spec::derive_nothing
-        },
+        in_file: spec::app(in_file, spec::no_in_file),
+        derive: spec::app(derive, spec::derive_nothing),
     },
     import: Some(Import {
         reads: Reads::CommandLine,
-        alias: if spec::FULL {
-            import_alias
-        } else {
-            spec::no_alias
-        },
+        alias: spec::app(import_alias, spec::no_alias),
         renamed: spec::no_renamed,
-        words: if spec::FULL {
-            import_words
-        } else {
-            spec::all_words
-        },
+        words: spec::app(import_words, spec::all_words),
         joined: &[],
         file_cluster: None,
-        config_json: if spec::FULL {
-            &model::CONFIG_JSON
-        } else {
-            &spec::CONFIG_JSON_AS_IS
-        },
+        config_json: spec::app(&model::CONFIG_JSON, &spec::CONFIG_JSON_AS_IS),
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Megatron,
@@ -165,7 +137,7 @@ pub const SPEC: Spec = Spec {
         } else {
             spec::no_settings
         },
-        own: if spec::FULL { model::own } else { spec::no_own },
+        own: spec::app(model::own, spec::no_own),
         model_key: Field::ModelId,
         typed: crate::calc::model::ModelType::MegatronGpt,
     },

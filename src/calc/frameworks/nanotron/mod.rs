@@ -57,15 +57,11 @@ pub const SPEC: Spec = Spec {
     layout: Layout {
         dims: &[(Dim::Tp, Field::Tp), (Dim::Pp, Field::Pp)],
         dims_at: spec::all_dims,
-        fills: if spec::FULL { fills } else { spec::no_fills },
+        fills: spec::app(fills, spec::no_fills),
         launch_refusal: spec::no_refusal,
         // nanotron's checks quote tp and pp (0.4 multiplies in EP): both matter one by one
-        memo: if spec::FULL {
-            spec::memo_first_two
-        } else {
-            spec::no_memo
-        },
-        plans: if spec::FULL { PLANS } else { spec::NO_PLANS },
+        memo: spec::app(spec::memo_first_two, spec::no_memo),
+        plans: spec::app(PLANS, spec::NO_PLANS),
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
@@ -94,30 +90,14 @@ pub const SPEC: Spec = Spec {
             Field::NumAttentionHeads,
             Field::NumKeyValueHeads,
         ],
-        launcher: if spec::FULL {
-            launcher
-        } else {
-            spec::no_launcher
-        },
+        launcher: spec::app(launcher, spec::no_launcher),
         script: "run_train.py --config-file config.yaml",
-        in_file: if spec::FULL {
-            in_file
-        } else {
-            spec::no_in_file
-        },
-        derive: if spec::FULL {
-            derive
-        } else {
-            spec::derive_nothing
-        },
+        in_file: spec::app(in_file, spec::no_in_file),
+        derive: spec::app(derive, spec::derive_nothing),
     },
     import: Some(Import {
         reads: Reads::YamlNested,
-        alias: if spec::FULL {
-            import_alias
-        } else {
-            spec::no_alias
-        },
+        alias: spec::app(import_alias, spec::no_alias),
         renamed: spec::no_renamed,
         words: spec::all_words,
         joined: &[],

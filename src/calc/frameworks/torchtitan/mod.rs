@@ -65,19 +65,15 @@ pub const SPEC: Spec = Spec {
             (Dim::Pp, Field::PipelineParallelDegree),
         ],
         dims_at: spec::all_dims,
-        fills: if spec::FULL { fills } else { spec::no_fills },
+        fills: spec::app(fills, spec::no_fills),
         launch_refusal: spec::no_refusal,
-        memo: if spec::FULL { memo } else { spec::no_memo },
-        plans: if spec::FULL { PLANS } else { spec::NO_PLANS },
+        memo: spec::app(memo, spec::no_memo),
+        plans: spec::app(PLANS, spec::NO_PLANS),
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
         // a first view has no GPU map
-        source: if spec::FULL {
-            "torchtitan 0.3.0 distributed/parallel_dims.py ParallelDims, mesh (pp, dp_replicate, dp_shard, cp, tp)"
-        } else {
-            ""
-        },
+        source: spec::app("torchtitan 0.3.0 distributed/parallel_dims.py ParallelDims, mesh (pp, dp_replicate, dp_shard, cp, tp)", ""),
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -101,31 +97,15 @@ pub const SPEC: Spec = Spec {
             Field::NumTokensPerTrainStep,
             Field::MaxContextLength,
         ],
-        launcher: if spec::FULL {
-            launcher
-        } else {
-            spec::no_launcher
-        },
+        launcher: spec::app(launcher, spec::no_launcher),
         script: "-m torchtitan.train --job.config_file train.toml",
-        in_file: if spec::FULL {
-            in_file
-        } else {
-            spec::no_in_file
-        },
+        in_file: spec::app(in_file, spec::no_in_file),
         derive: spec::derive_nothing,
     },
     import: Some(Import {
         reads: Reads::Toml,
-        alias: if spec::FULL {
-            import_alias
-        } else {
-            spec::no_alias
-        },
-        renamed: if spec::FULL {
-            import_renamed
-        } else {
-            spec::no_renamed
-        },
+        alias: spec::app(import_alias, spec::no_alias),
+        renamed: spec::app(import_renamed, spec::no_renamed),
         words: spec::all_words,
         // `[model] name = "llama3"`, `flavor = "8B"`: `model=llama3/8B`, a preset's alias
         // (model.rs ALIASES, from torchtitan 0.3.0's flavor table)
