@@ -268,6 +268,8 @@ pub struct Picture {
     pub mesh: Mesh,
     pub nodes: u64,
     pub gpus_per_node: u64,
+    /// The node shape is dpcalc's assumption, not the link's (`NodeShape::assumed`).
+    pub assumed: bool,
     /// Nodes drawn cell by cell (all, or 1 in a summary).
     pub drawn_nodes: u64,
     /// GPUs drawn per drawn node.
@@ -298,16 +300,12 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
             "{world} GPUs: the GPU map covers clusters of up to {MAX_WORLD} GPUs."
         ));
     }
-    // the node shape the rules published; with world_size and only `nodes` given, a node holds
-    // world_size / nodes GPUs
-    let gpn = match (report.plan.gpus_per_node, report.plan.nodes) {
-        (Some(g), _) => g,
-        (None, Some(n)) if world % n == 0 => world / n,
-        (None, _) => super::cluster::DEFAULT_GPUS_PER_NODE,
-    };
-    // A world_size that the node shape does not divide is drawn as one row.
-    let gpn = if world % gpn == 0 { gpn } else { world };
-    let nodes = world / gpn;
+    // the one node shape the rules published
+    let shape = report
+        .plan
+        .node_shape
+        .ok_or_else(|| "The GPU map needs a valid world size.".to_string())?;
+    let (nodes, gpn) = (shape.nodes, shape.gpus_per_node);
     let sizes = layout::current_sizes(framework, raw)
         .ok_or_else(|| "The GPU map needs readable parallel sizes.".to_string())?;
     let table = layout::dims(framework);
@@ -346,6 +344,7 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
         ep_crossing: mesh.crossing(Axis::Ep, gpn),
         nodes,
         gpus_per_node: gpn,
+        assumed: shape.assumed,
         drawn_nodes: if summarised { 1 } else { nodes },
         drawn_gpus: if summarised {
             gpn.min(NODE_DRAW_LIMIT)

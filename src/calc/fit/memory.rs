@@ -19,7 +19,11 @@ pub(super) fn zero(report: &mut Report, m: &Model, total: Option<u128>, s: &Zero
     let (Some(total), Some(largest)) = (total, m.largest_layer_params()) else {
         return;
     };
-    let (nodes, gpn) = cluster_shape(report);
+    // DeepSpeed's num_nodes and num_gpus_per_node: the one node shape
+    let Some(shape) = report.plan.node_shape else {
+        return;
+    };
+    let (nodes, gpn) = (shape.nodes, shape.gpus_per_node);
     let states = match s.stage {
         2 => memory::zero2_model_states(
             total,
@@ -69,18 +73,6 @@ fn py(b: bool) -> &'static str {
         "True"
     } else {
         "False"
-    }
-}
-
-/// `(num_nodes, num_gpus_per_node)` as DeepSpeed's estimators take them: the node shape as
-/// given; with only `world_size` (and maybe `nodes`), `world_size ÷ nodes` per node; else 8.
-fn cluster_shape(report: &Report) -> (u64, u64) {
-    let p = &report.plan;
-    let nodes = p.nodes.unwrap_or(1);
-    match (p.gpus_per_node, report.count(Output::WorldSize)) {
-        (Some(g), _) => (nodes, g),
-        (None, Some(w)) => (nodes, w / nodes),
-        (None, None) => (nodes, crate::calc::cluster::DEFAULT_GPUS_PER_NODE),
     }
 }
 
@@ -420,7 +412,7 @@ impl MemoryContext {
             pipeline: base.plan.pipeline.clone(),
             global_batch: base.plan.global_batch,
             order,
-            gpus_per_node: super::time::gpus_per_node(base, g),
+            gpus_per_node: base.plan.node_shape?.gpus_per_node,
         })
     }
 

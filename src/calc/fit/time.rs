@@ -107,16 +107,6 @@ pub(super) fn grad_ranks(g: Grid) -> u64 {
     g.dp.saturating_mul(g.cp).saturating_mul(g.sp)
 }
 
-/// The GPUs per node the step time places the ranks on: the node shape as given, else
-/// DGX-style nodes of 8 (never more than the world).
-pub(super) fn gpus_per_node(report: &Report, g: Grid) -> u64 {
-    report
-        .plan
-        .gpus_per_node
-        .unwrap_or(crate::calc::cluster::DEFAULT_GPUS_PER_NODE)
-        .clamp(1, g.world.max(1))
-}
-
 /// The step time of the estimate's plan `plan` on grid `g` (the report's own, and the
 /// explorer's and the planner's rows).
 pub(super) fn of_plan(
@@ -151,7 +141,7 @@ pub(super) fn step(
         micro_batches: report.plan.accumulation.unwrap_or(1),
         gated: m.gated_mlp,
     };
-    let gpn = gpus_per_node(report, g);
+    let gpn = report.plan.node_shape?.gpus_per_node;
     let params = Params::of(m)?;
     let (plan, _) = plan(&s, &shape, trainable, seq, g, micro, current_shard(&s));
     let t = of_plan(spec.mesh.order, &s, m, &params, &plan, g, gpn)?;

@@ -146,10 +146,15 @@ pub fn map_text(p: &Picture) -> MapText {
         .collect();
     MapText {
         order: format!(
-            "{} {} × {} GPUs; {}. Rank order: {} (from {}). Global rank = node × {} + local GPU.",
+            "{} {} × {} GPUs{}; {}. Rank order: {} (from {}). Global rank = node × {} + local GPU.",
             p.nodes,
             if p.nodes == 1 { "node" } else { "nodes" },
             p.gpus_per_node,
+            if p.assumed {
+                " (node shape assumed: give nodes or gpus_per_node)"
+            } else {
+                ""
+            },
             sizes.join(", "),
             p.order,
             p.source,
