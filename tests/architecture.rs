@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("gpu", 0),
     ("model", 1),
     ("plan", 2),
+    ("estimated", 2),
     ("memory", 2),
     ("flops", 2),
     ("lora", 2),

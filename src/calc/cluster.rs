@@ -20,8 +20,8 @@ pub fn world_size(
     let world_given = world_size.is_given();
     let typed_nodes = nodes.given().filter(|&n| n > 0);
     let typed_gpus = gpus_per_node.given().filter(|&g| g > 0);
-    let nodes = positive(report, Field::Nodes, nodes.or(DEFAULT_NODES));
-    let gpus = positive(
+    let nodes = at_least_one(report, Field::Nodes, nodes.or(DEFAULT_NODES));
+    let gpus = at_least_one(
         report,
         Field::GpusPerNode,
         gpus_per_node.or(DEFAULT_GPUS_PER_NODE),
@@ -148,7 +148,7 @@ pub fn node_shape(
 }
 
 /// A cluster count that must be at least 1.
-fn positive(report: &mut Report, field: Field, value: Option<u64>) -> Option<u64> {
+fn at_least_one(report: &mut Report, field: Field, value: Option<u64>) -> Option<u64> {
     match value {
         Some(0) => {
             report.diag(

@@ -388,13 +388,6 @@ fn current_sizes_of(dims: &[(Dim, Field)], raw: &RawInputs) -> Option<Vec<u64>> 
     super::parse::sizes(dims.iter().map(|&(_, f)| f), raw)
 }
 
-fn positive(report: &Report, output: Output) -> Option<u64> {
-    match report.value(output)? {
-        Num::Int(v) if v > 0 => u64::try_from(v).ok(),
-        _ => None,
-    }
-}
-
 /// What the explorer holds fixed across rows.
 struct Context<'a> {
     framework: Framework,
@@ -728,20 +721,17 @@ fn build(
     let mut ex = Explorer {
         framework,
         dims,
-        world: positive(&base, Output::WorldSize),
+        world: base.positive(Output::WorldSize),
         rows: Vec::new(),
         current: None,
-        target: positive(&base, Output::GlobalBatchSize),
+        target: base.positive(Output::GlobalBatchSize),
         micro: None,
         mode: Mode::SizesOnly,
         accum_field: None,
         global_field: None,
         note: None,
         computes: 0,
-        capacity: match base.value(Output::GpuMemoryBytes) {
-            Some(Num::Int(b)) if b > 0 => u128::try_from(b).ok(),
-            _ => None,
-        },
+        capacity: base.estimated.gpu_memory.filter(|&b| b > 0),
         no_ep: false,
         base: Report::default(),
     };
@@ -766,8 +756,8 @@ fn build(
     // The per-replica samples of one micro step, as the framework computed them.
     ex.micro = match (
         ex.target,
-        positive(&base, Output::DpWorldSize),
-        positive(&base, Output::GradientAccumulationSteps),
+        base.positive(Output::DpWorldSize),
+        base.positive(Output::GradientAccumulationSteps),
     ) {
         (Some(t), Some(dp), Some(ga)) => dp.checked_mul(ga).filter(|&d| t % d == 0).map(|d| t / d),
         _ => None,

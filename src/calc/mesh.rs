@@ -35,7 +35,7 @@
 
 use super::frameworks::Framework;
 use super::layout::{self, Dim};
-use super::{Field, Num, Output, RawInputs, Report};
+use super::{Field, Grid, Num, Output, Report};
 
 pub use super::spec::Axis;
 
@@ -290,7 +290,7 @@ pub struct Picture {
 }
 
 /// The picture for the current inputs, or why there is none.
-pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result<Picture, String> {
+pub fn picture(framework: Framework, report: &Report) -> Result<Picture, String> {
     let world = match report.value(Output::WorldSize) {
         Some(Num::Int(w)) if w > 0 => u64::try_from(w).map_err(|_| "too many GPUs".to_string())?,
         _ => return Err("The GPU map needs a valid world size.".into()),
@@ -306,9 +306,13 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
         .node_shape
         .ok_or_else(|| "The GPU map needs a valid world size.".to_string())?;
     let (nodes, gpn) = (shape.nodes, shape.gpus_per_node);
-    let sizes = layout::current_sizes(framework, raw)
-        .ok_or_else(|| "The GPU map needs readable parallel sizes.".to_string())?;
+    // the layout the framework resolved (a size it does not read is 1 in its grid)
+    let grid = report.grid.ok_or_else(|| {
+        "No layout to draw: the framework does not accept these parallel sizes (see its message)."
+            .to_string()
+    })?;
     let table = layout::dims(framework);
+    let sizes: Vec<u64> = table.iter().map(|&(d, _)| grid_size(grid, d)).collect();
     let product = sizes
         .iter()
         .try_fold(1u64, |p, &v| p.checked_mul(v))
@@ -323,15 +327,6 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
     let mut axes: Vec<(Axis, u64)> = vec![(Axis::Dp, world / product)];
     let mut dims = Vec::new();
     for (&(d, f), &s) in table.iter().zip(&sizes) {
-        // a release that does not read the key (axolotl before 0.21.0 and expert parallelism)
-        // resolves it to 1 in its grid: draw what the framework resolved
-        let s = match (d, &report.grid) {
-            (Dim::Ep, Some(g)) if g.ep == 1 && s > 1 => {
-                axes[0].1 = axes[0].1.saturating_mul(s);
-                1
-            }
-            _ => s,
-        };
         axes.push((Axis::of(d), s));
         dims.push((Axis::of(d), f, s));
     }
@@ -358,6 +353,17 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
         caveat,
         mesh,
     })
+}
+
+/// A dimension's size in the framework's resolved grid.
+fn grid_size(g: Grid, d: Dim) -> u64 {
+    match d {
+        Dim::Tp => g.tp,
+        Dim::Cp => g.cp,
+        Dim::Sp => g.sp,
+        Dim::Pp => g.pp,
+        Dim::Ep => g.ep,
+    }
 }
 
 /// The ranks of one group cut into runs of consecutive ranks on one node, as

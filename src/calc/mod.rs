@@ -33,6 +33,7 @@ pub mod card;
 pub mod cluster;
 pub mod compare;
 pub mod estimate;
+pub mod estimated;
 pub mod export;
 pub mod field;
 pub mod fit;

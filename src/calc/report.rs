@@ -323,6 +323,9 @@ pub struct Report {
     /// The estimated memory per GPU of each pipeline stage, first stage first
     /// (`memory_by_stage_bytes`); empty without pipeline parallelism or an estimate.
     pub memory_by_stage: Vec<u128>,
+    /// What the model stage estimated, typed (`estimated.rs`): the planner and the explorer
+    /// read this, never the outputs that show it.
+    pub estimated: super::estimated::Estimated,
 }
 
 impl Default for Report {
@@ -336,6 +339,7 @@ impl Default for Report {
             stage: Stage::Inputs,
             legacy_notes: Vec::new(),
             memory_by_stage: Vec::new(),
+            estimated: Default::default(),
         }
     }
 }
@@ -465,6 +469,11 @@ impl Report {
         self.diags_for(field)
             .find(|d| d.level == Level::Error)
             .map(|d| d.message.clone())
+    }
+
+    /// An integer output above zero (`None` when absent, a float, zero or negative).
+    pub fn positive(&self, output: Output) -> Option<u64> {
+        self.count(output).filter(|&c| c > 0)
     }
 
     /// An integer output as a count (`None` when absent, a float, or negative).

@@ -7,12 +7,12 @@ use std::borrow::Cow;
 
 use super::{gib, set_int};
 use crate::calc::estimate::device::{self, Groups, Runtime};
-use crate::calc::estimate::time::StepTime;
 use crate::calc::estimate::{self, Change, Recompute};
+use crate::calc::estimated::StepTime;
 use crate::calc::model::Model;
 use crate::calc::plan::{FsdpRows, Pipeline, Settings, Sharding, Zero};
 use crate::calc::spec::Axis;
-use crate::calc::{memory, Field, Grid, Level, Num, Output, Report};
+use crate::calc::{memory, Field, Grid, Level, Output, Report};
 
 /// DeepSpeed's ZeRO estimators, where the framework reads DeepSpeed's keys and stage 2 or 3 is set.
 pub(super) fn zero(report: &mut Report, m: &Model, total: Option<u128>, s: &Zero) {
@@ -300,6 +300,7 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
     if set_int(report, Output::MemoryOnDeviceBytes, device).is_none() {
         return;
     }
+    report.estimated.memory_on_device = Some(device);
     report.explain(
         Output::MemoryOnDeviceBytes,
         "memory_on_device = memory_per_gpu + the CUDA context (0.5 GiB taken; 0.3–2 GiB reported, lazy loading as in CUDA ≥ 12.2) + 128 MiB per NCCL communicator (NCCL_BUFFSIZE 4 MiB default × 16 channels × the Simple and LL128 protocols): an estimate; the allocator's fragmentation is not counted",
@@ -315,10 +316,9 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
             }
         ),
     );
-    let Some(Num::Int(cap)) = report.value(Output::GpuMemoryBytes) else {
+    let Some(cap) = report.estimated.gpu_memory else {
         return;
     };
-    let cap = cap as u128;
     if device <= cap {
         return;
     }

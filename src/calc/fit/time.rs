@@ -4,8 +4,9 @@
 
 use super::fmt_f;
 use super::memory::{current_shard, plan, trainable_of, Shape};
-use crate::calc::estimate::time::{self, Hardware, Placement, StepTime};
+use crate::calc::estimate::time::{self, Hardware, Placement};
 use crate::calc::estimate::{self, Params};
+use crate::calc::estimated::StepTime;
 use crate::calc::gpu::HARDWARE_SOURCES;
 use crate::calc::model::Model;
 use crate::calc::plan::{GpuSettings, Overlap, Settings, Sharding};
@@ -161,6 +162,7 @@ pub(super) fn step(
     ] {
         report.set(o, Num::Float(v));
     }
+    report.estimated.step = Some(t);
     report.explain_with(
         Output::StepTimeSeconds,
         "step_time = compute + exposed TP, CP, EP and DP communication + the pipeline's bubble and sends, for the slowest pipeline rank: a mechanism estimate (estimate/time.rs), not a measurement",
@@ -189,6 +191,7 @@ pub(super) fn step(
         let mfu = fpt * tps / hw.peak_flops;
         if mfu.is_finite() {
             report.set(Output::MfuEstimate, Num::Float(mfu));
+            report.estimated.mfu = Some(mfu);
             report.explain_with(
                 Output::MfuEstimate,
                 format!("mfu_estimate = FLOPs per token ({convention}) × estimated tokens per second per GPU ÷ peak"),
