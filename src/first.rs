@@ -322,7 +322,7 @@ mod exports {
         let state = State::from_query(search);
         let fw = state.link.framework;
         if !fw.compiled()
-            || (!edited && crate::calc::fit::names_model(fw.spec(), &state.link.inputs))
+            || (!edited && crate::calc::parse::model::names_model(fw.spec(), &state.link.inputs))
         {
             return String::new();
         }

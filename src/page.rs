@@ -67,7 +67,7 @@ pub fn stage_memory_row(report: &Report) -> Option<ValueRow> {
     if stages.len() < 2 {
         return None;
     }
-    let gib = crate::calc::fit::gib;
+    let gib = crate::calc::num::gib;
     let diff = if last >= first {
         format!("the last {} more", gib(last - first))
     } else {

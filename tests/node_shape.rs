@@ -1,11 +1,11 @@
 //! One node shape per link: `cluster::node_shape` decides it once, the rules publish it in the
 //! plan (`plan::NodeShape`), and DeepSpeed's ZeRO estimators, the step time, the GPU map and the
-//! explorer's and planner's rows (`fit::MemoryContext`) all use that one shape.
+//! explorer's and planner's rows (`fit::LayoutEstimator`) all use that one shape.
 
 use crate::common::files::links;
 use crate::common::report::{messages_at, report_of};
 use dpcalc::calc::cluster::node_shape;
-use dpcalc::calc::fit::MemoryContext;
+use dpcalc::calc::fit::LayoutEstimator;
 use dpcalc::calc::plan::NodeShape;
 use dpcalc::calc::{mesh, Field, Level, Num, Output, Report};
 use dpcalc::query;
@@ -101,7 +101,7 @@ fn consumers_agree(q: &str, r: &Report) -> usize {
     }
     // the explorer's and planner's rows: the current layout's row times as the report does
     if let (Some(ctx), Some(g), Some(Num::Float(t))) = (
-        MemoryContext::new(r, link.framework.spec().mesh.order),
+        LayoutEstimator::new(r, link.framework.spec().mesh.order),
         r.grid,
         r.value(Output::StepTimeSeconds),
     ) {

@@ -28,14 +28,14 @@
 //! set).
 //!
 //! With a model, each row also has its memory per GPU ([`Row::memory_bytes`]): the published
-//! estimate on the device (`memory_on_device_bytes`) the report makes for the current inputs (`fit::MemoryContext`, the model resolved
+//! estimate on the device (`memory_on_device_bytes`) the report makes for the current inputs (`fit::LayoutEstimator`, the model resolved
 //! once per explore), on the row's grid ([`row_grid`]) at the current micro batch per GPU; no
 //! framework compute, so memoisation does not touch it. [`Explorer::capacity`] is the GPU's memory.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::fit::MemoryContext;
+use super::fit::LayoutEstimator;
 use super::frameworks::{Concept, Framework};
 use super::spec::MemoKey;
 use super::{Field, Grid, Level, Num, Output, RawInputs, Report};
@@ -108,7 +108,7 @@ pub struct Row {
     /// The framework's first error for this layout (one the current inputs without model
     /// parallelism do not have), if any.
     pub problem: Option<String>,
-    /// The memory on the device per GPU by published formulas (`fit::MemoryContext::row_memory`):
+    /// The memory on the device per GPU by published formulas (`fit::LayoutEstimator::row_memory`):
     /// the estimate the report makes for the current inputs (`memory_on_device_bytes`), on this row's grid at the current micro batch
     /// per GPU. `None` without a model (or what the estimate needs).
     pub memory_bytes: Option<u128>,
@@ -820,7 +820,7 @@ fn build(
     let memory = base
         .grid
         .filter(|_| with_memory)
-        .and_then(|g| Some((g, MemoryContext::new(&base, framework.spec().mesh.order)?)));
+        .and_then(|g| Some((g, LayoutEstimator::new(&base, framework.spec().mesh.order)?)));
     ex.rows.reserve_exact(all.len());
     for sizes in all {
         let product: u64 = sizes.iter().product();

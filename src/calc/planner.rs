@@ -19,7 +19,7 @@
 //! a plan whose full computation the framework refuses or that does not fit is dropped.
 
 use super::estimated::StepTime;
-use super::fit::MemoryContext;
+use super::fit::LayoutEstimator;
 use super::frameworks::{Concept, Framework};
 use super::layout::{self, Dim, Fit};
 use super::spec::Choice;
@@ -129,7 +129,7 @@ struct Current {
     inputs: RawInputs,
     choice: usize,
     cursor: usize,
-    context: Option<(super::Grid, MemoryContext, u64)>,
+    context: Option<(super::Grid, LayoutEstimator, u64)>,
 }
 
 /// Rows evaluated per slice.
@@ -328,7 +328,7 @@ impl Planning {
             let capacity = base.plan.settings.gpu.memory_bytes;
             cur.context = match (
                 base.grid,
-                MemoryContext::new(&base, order),
+                LayoutEstimator::new(&base, order),
                 capacity.and_then(|c| u64::try_from(c).ok()),
             ) {
                 (Some(grid), Some(ctx), Some(capacity)) => Some((grid, ctx, capacity)),

@@ -471,6 +471,13 @@ impl Report {
             .map(|d| d.message.clone())
     }
 
+    /// Sets an integer output; `None` (and nothing set) when it does not fit.
+    pub(crate) fn set_int(&mut self, output: Output, v: u128) -> Option<i128> {
+        let v = i128::try_from(v).ok()?;
+        self.set(output, Num::Int(v));
+        Some(v)
+    }
+
     /// An integer output above zero (`None` when absent, a float, zero or negative).
     pub fn positive(&self, output: Output) -> Option<u64> {
         self.count(output).filter(|&c| c > 0)

@@ -1,6 +1,6 @@
 //! The GPU's outputs (its memory and peak) and the throughput an MFU implies.
 
-use super::fmt_f;
+use crate::calc::num::float_repr as fmt_f;
 use crate::calc::{Num, Output, Report};
 
 /// Sets `gpu_memory_bytes` and `peak_tflops` from the plan's GPU; returns the peak, TFLOP/s.

@@ -2,13 +2,13 @@
 //! outputs, the MFU it implies in the framework's FLOPs convention, and the tokens per second
 //! the time outputs use when no throughput or MFU is given.
 
-use super::fmt_f;
-use super::memory::{current_shard, plan, trainable_of, Shape};
+use super::setup::{current_shard, setup, trainable_of, Shape};
 use crate::calc::estimate::time::{self, Hardware, Placement};
 use crate::calc::estimate::{self, Params};
 use crate::calc::estimated::StepTime;
 use crate::calc::gpu::HARDWARE_SOURCES;
 use crate::calc::model::Model;
+use crate::calc::num::float_repr as fmt_f;
 use crate::calc::plan::{GpuSettings, Overlap, Settings, Sharding};
 use crate::calc::spec::{Axis, Spec};
 use crate::calc::{Grid, Num, Output, Report};
@@ -144,7 +144,7 @@ pub(super) fn step(
     };
     let gpn = report.plan.node_shape?.gpus_per_node;
     let params = Params::of(m)?;
-    let (plan, _) = plan(&s, &shape, trainable, seq, g, micro, current_shard(&s));
+    let (plan, _) = setup(&s, &shape, trainable, seq, g, micro, current_shard(&s));
     let t = of_plan(spec.mesh.order, &s, m, &params, &plan, g, gpn)?;
     let total = t.total();
     if !total.is_finite() || total <= 0.0 {

@@ -2,7 +2,7 @@
 //! the stacked bar of the estimated memory per GPU against the GPU's memory.
 
 use super::ValueGroup;
-use crate::calc::{fit, Field, Level, Num, Output, Report};
+use crate::calc::{Field, Level, Num, Output, Report};
 
 pub const PARAMETERS: ValueGroup = ValueGroup {
     title: "Parameters",
@@ -157,15 +157,15 @@ pub fn memory_bar(report: &Report) -> Option<MemoryBar> {
             bytes,
             x,
             width,
-            text: format!("{} ({share:.0} %)", fit::gib(bytes)),
+            text: format!("{} ({share:.0} %)", crate::calc::num::gib(bytes)),
         });
         x += width;
     }
     Some(MemoryBar {
         parts,
         total,
-        total_text: fit::gib(total),
-        capacity: capacity.map(|c| (pct(c), fit::gib(c))),
+        total_text: crate::calc::num::gib(total),
+        capacity: capacity.map(|c| (pct(c), crate::calc::num::gib(c))),
         fits: capacity.map(|c| total <= c),
     })
 }

@@ -116,7 +116,7 @@ fn row(rank: usize, p: &Plan, scale: f64) -> PlanRowView {
         mfu_text: p
             .mfu
             .map_or_else(|| "—".into(), |m| human(Output::MfuEstimate, Num::Float(m))),
-        memory_text: crate::calc::fit::gib(p.memory_bytes),
+        memory_text: crate::calc::num::gib(p.memory_bytes),
         bar,
         query: p.query(),
     }
