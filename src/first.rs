@@ -225,7 +225,7 @@ fn field(h: &mut String, r: &FieldRow, readonly: bool) {
             key = key,
             described = described
         );
-        if let (Some(list), Some((_, values))) = (list, &r.list) {
+        if let (Some(list), Some(values)) = (list, &r.list) {
             let _ = write!(h, "<datalist id=\"{list}\">");
             for v in values {
                 let _ = write!(h, "<option value=\"{}\"></option>", esc(v));

@@ -12,6 +12,8 @@
 //!    bash would), [`report`] (outputs, messages, refusals, stages: [`Report`]), [`parse`] (typed
 //!    reading of what was typed), [`spec`] (what a framework description holds: [`Spec`], release
 //!    tables, concepts, parallel dimensions), [`cluster`] (nodes × GPUs per node or world size);
+//!    [`gpu`] (the GPUs dpcalc knows: memory and dense BF16 peak);
+//!    [`plan`] (the resolved plan: what a framework's rules decided, typed, for every later stage);
 //! 2. the model stage's parts: [`model`] (an architecture under config.json's keys, its parameter
 //!    counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators, Megatron's
 //!    theoretical memory), [`estimate`] (memory per GPU by the published formulas of the ZeRO and
@@ -25,6 +27,7 @@
 //! 4. the machinery, generic over a [`Spec`]: [`layout`] (the layout explorer), [`compare`],
 //!    [`export`], [`import`], then [`mesh`] (the GPU map) and [`fixes`] (one-click fixes under an
 //!    error);
+//!    [`planner`] (every plan the framework accepts that fits, ranked by estimated step time);
 //! 5. what the page says beyond the numbers: [`view`] (what the components show besides values),
 //!    then [`card`] (the summary card) and [`guide`] (the first visit: what a value still needs,
 //!    the phone summary, the examples).

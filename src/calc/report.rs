@@ -38,7 +38,7 @@ pub enum Stage {
     Steps,
     /// Warmup, evaluation, saving and logging intervals.
     Schedule,
-    /// The model, its memory per GPU and its FLOPs (the frameworks' estimators, `fit.rs`).
+    /// The model, its memory per GPU and its FLOPs (the frameworks' estimators, `fit/mod.rs`).
     Model,
     /// Tokens and time (dpcalc's own arithmetic over the framework's numbers).
     Tokens,
@@ -244,7 +244,7 @@ outputs! {
 
     // (nanotron: add outputs above this line)
 
-    // ---- model, memory and compute (the frameworks' estimators and published formulas, fit.rs)
+    // ---- model, memory and compute (the frameworks' estimators and published formulas, fit/)
     NumParameters => "num_parameters", "Parameters (transformers num_parameters())";
     NumParametersExcludeEmbeddings => "num_parameters_exclude_embeddings", "Parameters without the embedding";
     TrainableParameters => "trainable_parameters", "Trainable parameters";
