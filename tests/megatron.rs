@@ -572,3 +572,26 @@ fn the_presets_experts_unless_typed() {
         assert!(r.diags_for(Field::NumExperts).next().is_none(), "{release}");
     }
 }
+
+/// A mixture-of-experts preset with expert parallelism, as a new user's link names it: no
+/// refusal at any release, and Megatron's theoretical memory the same at 0.19.2 and 0.16.1, that
+/// of megatron-core 0.19.2's report_theoretical_memory for it (command `megatron19-memory-moe`).
+#[test]
+fn a_moe_preset_with_expert_parallelism_computes_its_memory() {
+    let q = "model=Qwen%2FQwen3-30B-A3B&world_size=8&seq_length=4096&global_batch_size=32&expert_model_parallel_size=8&use_distributed_optimizer=true&micro_batch_size=1&train_iters=10";
+    let mut totals = Vec::new();
+    for release in ["0.19.2", "0.16.1", "head"] {
+        let r = query::decode(&format!("?framework=megatron&version={release}&{q}")).report();
+        assert!(!r.has_errors(), "{release}: {:?}", errors(&r));
+        assert_eq!(
+            raw(&r, Output::ExpertDataParallelSize).as_deref(),
+            Some("1")
+        );
+        totals.push((release, r.value(Output::TotalMemoryMb)));
+    }
+    assert_eq!(
+        totals[0].1,
+        Some(dpcalc::calc::Num::Float(88211.0537109375))
+    );
+    assert_eq!(totals[0].1, totals[1].1, "{totals:?}");
+}
