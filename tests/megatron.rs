@@ -595,3 +595,28 @@ fn a_moe_preset_with_expert_parallelism_computes_its_memory() {
     );
     assert_eq!(totals[0].1, totals[1].1, "{totals:?}");
 }
+
+/// The expert grid sees the preset's experts too: with them, 0.19.2 reaches parallel_state, whose
+/// `expert_tensor × expert_model × pipeline` must divide the world (megatron-core 0.19.2
+/// `parallel_state.initialize_model_parallel`: `world_size (8) is not divisible by
+/// expert_tensor_model_pipeline_parallel size (16)`); validate_args accepts both layouts.
+#[test]
+fn the_expert_grid_reads_the_presets_experts() {
+    let q = "model=Qwen%2FQwen3-30B-A3B&world_size=8&micro_batch_size=1&global_batch_size=32&train_iters=10&expert_tensor_parallel_size=2";
+    let r = run("0.19.2", &format!("{q}&expert_model_parallel_size=4"));
+    assert!(!r.has_errors(), "{:?}", errors(&r));
+    assert_eq!(
+        raw(&r, Output::ExpertDataParallelSize).as_deref(),
+        Some("1")
+    );
+    let r = run("0.19.2", &format!("{q}&expert_model_parallel_size=8"));
+    assert_eq!(errors(&r).len(), 1, "{:?}", errors(&r));
+    assert!(r
+        .diags_for(Field::ExpertModelParallelSize)
+        .any(|d| {
+            d.level == Level::Error
+        && d.message.contains(
+            "world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)"
+        )
+        }));
+}
