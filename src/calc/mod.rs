@@ -11,7 +11,9 @@
 //!    [`RawInputs`], the cluster and throughput groups), [`shell`] (a bash launch script read as
 //!    bash would), [`report`] (outputs, messages, refusals, stages: [`Report`]), [`parse`] (typed
 //!    reading of what was typed), [`spec`] (what a framework description holds: [`Spec`], release
-//!    tables, concepts, parallel dimensions), [`cluster`] (nodes × GPUs per node or world size);
+//!    tables, concepts, parallel dimensions), [`cluster`] (nodes × GPUs per node or world size),
+//!    [`first_view`] (what a first view's build leaves out of a Spec: the one place the build
+//!    variant is decided);
 //! 2. the model stage's parts: [`model`] (an architecture under config.json's keys, its parameter
 //!    counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators, Megatron's
 //!    theoretical memory), [`estimate`] (memory per GPU by the published formulas of the ZeRO and
@@ -35,6 +37,7 @@ pub mod compare;
 pub mod estimate;
 pub mod export;
 pub mod field;
+pub mod first_view;
 pub mod fit;
 pub mod fixes;
 pub mod flops;

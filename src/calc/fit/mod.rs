@@ -33,7 +33,8 @@ pub use super::gpu::{gpu, Gpu, GPUS};
 pub use super::parse::model::{field_of, is_architecture_key, names_model, resolve};
 pub use memory::MemoryContext;
 
-use super::spec::{Spec, FULL};
+use super::first_view::FULL;
+use super::spec::Spec;
 use super::{Num, Output, Report};
 
 /// Sets an integer output; `None` (and nothing set) when it does not fit.
