@@ -20,7 +20,8 @@
 //! (all but its own), also their rules, their words (output labels, field descriptions and
 //! kinds) and their model-stage settings.
 //!
-//! Beyond the Specs, [`FULL`] keeps out of a first view the model stage (`fit::run`), Megatron's
+//! Beyond the Specs, [`FULL`] keeps out of a first view the model stage (`Framework::compute`
+//! runs no `fit::run`, which is `pub(crate)` so that nothing else compiles it), Megatron's
 //! pipeline (it needs the resolved model), the step time's formatting (`view/results.rs`) and
 //! the tokens-and-time outputs the guide names (`guide.rs`): code, not data, which only a switch
 //! where it runs leaves out of a build. The three switches below this module's layer read the

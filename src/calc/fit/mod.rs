@@ -33,7 +33,6 @@ pub use super::gpu::{gpu, Gpu, GPUS};
 pub use super::parse::model::{field_of, is_architecture_key, names_model, resolve};
 pub use memory::MemoryContext;
 
-use super::first_view::FULL;
 use super::spec::Spec;
 use super::{Num, Output, Report};
 
@@ -50,12 +49,7 @@ fn fmt_f(x: f64) -> String {
 
 /// See the module documentation. Returns the estimated tokens per second per GPU (from `mfu`,
 /// else from the step-time estimate) and the time rule that says where it comes from.
-pub fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'static str)> {
-    // a first view resolves no model (it leaves a link that names one to the full app) and
-    // shows none of this stage's values: left out of its build
-    if !FULL {
-        return None;
-    }
+pub(crate) fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'static str)> {
     let peak = throughput::gpu_outputs(report);
     let named = report.plan.settings.model.clone()?;
     let counts = model::counts(report, &named)?;

@@ -127,7 +127,13 @@ impl Framework {
     /// the model, memory and compute stage (`fit.rs`) and dpcalc's tokens-and-time additions.
     pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
         let mut report = self.compute_plan(release, raw);
-        let estimated = super::fit::run(self.spec(), &mut report);
+        // a first view resolves no model (it leaves a link that names one to the full app) and
+        // shows none of this stage's values: left out of its build
+        let estimated = if first_view::FULL {
+            super::fit::run(self.spec(), &mut report)
+        } else {
+            None
+        };
         super::schedule::finish(report, estimated)
     }
 
