@@ -24,6 +24,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("estimate", 3),
     ("parse", 4),
     ("spec", 4),
+    ("first_view", 5),
     ("parse/model", 5),
     ("parse/settings", 5),
     ("cluster", 5),
