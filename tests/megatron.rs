@@ -611,12 +611,10 @@ fn the_expert_grid_reads_the_presets_experts() {
     );
     let r = run("0.19.2", &format!("{q}&expert_model_parallel_size=8"));
     assert_eq!(errors(&r).len(), 1, "{:?}", errors(&r));
-    assert!(r
-        .diags_for(Field::ExpertModelParallelSize)
-        .any(|d| {
-            d.level == Level::Error
+    assert!(r.diags_for(Field::ExpertModelParallelSize).any(|d| {
+        d.level == Level::Error
         && d.message.contains(
             "world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)"
         )
-        }));
+    }));
 }

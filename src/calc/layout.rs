@@ -764,7 +764,7 @@ fn build(
     };
     let accum = framework.field_for(Concept::Accum);
     let global = framework.field_for(Concept::Global);
-    let given = |f: Option<Field>| f.is_some_and(|f| !raw.get(f).trim().is_empty());
+    let given = |f: Option<Field>| f.is_some_and(|f| raw.is_given(f));
     let known = ex.target.is_some() && ex.micro.is_some();
     (ex.mode, ex.accum_field, ex.global_field) = if !known {
         (Mode::SizesOnly, None, None)

@@ -226,7 +226,7 @@ pub fn carry(from: Framework, raw: &RawInputs, to: Framework) -> RawInputs {
     // Megatron's grouped-query switch follows from the key/value heads carried
     if to.has(Field::GroupQueryAttention) && !from.has(Field::GroupQueryAttention) {
         if let Some(kv) = from.field_for(Concept::KvHeads) {
-            if !raw.get(kv).trim().is_empty() {
+            if raw.is_given(kv) {
                 out.set(Field::GroupQueryAttention, "true");
             }
         }
