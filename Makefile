@@ -36,9 +36,24 @@ e2e: dist
 	node tests/e2e/run.mjs
 	GECKODRIVER=$$(command -v geckodriver) node tests/e2e/firefox.mjs
 
-## fuzz: the cargo-fuzz target for FUZZ_SECONDS (default 600); needs `cargo install cargo-fuzz`
+## fuzz: the cargo-fuzz targets, one per door (query: a link; import: a paste, every format;
+## shell: a bash launch script; cli: `dpcalc check`), one after the other, FUZZ_SECONDS each
+## (default 120: 8 minutes for the four, after a build of about 2 minutes), under `nice -n 19`.
+## Installs cargo-fuzz on first use (scripts/tools.sh fuzz); the stable toolchain with
+## RUSTC_BOOTSTRAP=1; release, no sanitizer (the crate is safe Rust). Each target's corpus is
+## fuzz/corpus/<target>/: the seeds (seed-*, from the fixtures: scripts/fuzz-seeds.sh) and what
+## libFuzzer adds (kept between runs, not checked in); a failing input lands in fuzz/artifacts/.
+## One target for longer: make fuzz FUZZ_TARGETS=import FUZZ_SECONDS=3600
+FUZZ_TARGETS ?= query import shell cli
 fuzz:
-	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run query -- -max_total_time=$${FUZZ_SECONDS:-600} -max_len=4096
+	@scripts/tools.sh fuzz
+	scripts/fuzz-seeds.sh
+	cd fuzz && RUSTC_BOOTSTRAP=1 nice -n 19 cargo fuzz build -s none $(if $(filter 1,$(words $(FUZZ_TARGETS))),$(FUZZ_TARGETS))
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  dict=""; [ -f dict/$$t.dict ] && dict="-dict=dict/$$t.dict"; \
+	  RUSTC_BOOTSTRAP=1 nice -n 19 cargo fuzz run -s none $$t -- -max_total_time=$${FUZZ_SECONDS:-120} \
+	    -max_len=16384 -timeout=1 -rss_limit_mb=2048 -print_final_stats=1 $$dict || exit 1; \
+	done
 
 ## bench: release sizes, cold load, interaction latency, against the minimal Yew baseline;
 ## then the command line's wall time per check (bench/cli.sh)

@@ -4,6 +4,7 @@
 #                               wasm-bindgen-cli (= Cargo.lock), wasm-opt (binaryen 132, npm)
 #   scripts/tools.sh test    -> the above, plus Debian's chromium, chromium-driver and firefox-esr, geckodriver
 #                               (cargo), playwright-core and axe-core (npm)
+#   scripts/tools.sh fuzz    -> cargo-fuzz (only; `make fuzz` calls it, `make test` never does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS="$PWD/.tools"
@@ -11,9 +12,21 @@ TRUNK_VERSION=0.21.14
 BINARYEN_VERSION=132.0.0
 PLAYWRIGHT_VERSION=1.65.1
 AXE_VERSION=4.11.4
+CARGO_FUZZ_VERSION=0.13.2
 what="${1:-build}"
 
 say() { printf '\033[1m[tools]\033[0m %s\n' "$*"; }
+
+# Fuzzing needs only cargo-fuzz (the fuzz targets build with the stable toolchain and
+# RUSTC_BOOTSTRAP=1, see the Makefile): nothing else of the build's or the tests' tools.
+if [ "$what" = fuzz ]; then
+  if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]; then
+    say "installing cargo-fuzz $CARGO_FUZZ_VERSION (about a minute, once)"
+    cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+  fi
+  say "fuzz tools ready ($(cargo fuzz --version))"
+  exit 0
+fi
 
 # The wasm-bindgen the crate is locked to; the CLI must be exactly this version.
 [ -f Cargo.lock ] || cargo generate-lockfile --offline 2>/dev/null || cargo generate-lockfile

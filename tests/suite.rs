@@ -21,6 +21,7 @@ mod export;
 mod first;
 mod fit;
 mod fixes;
+mod fuzz;
 mod guide;
 mod hf;
 mod import;

@@ -153,7 +153,7 @@ fn given(
             if let Some(v) = &value {
                 notes.push(format!(
                     "num_samples {}: training rows, dpcalc's input (not a config key)",
-                    plain_lit(v)
+                    note_lit(v)
                 ));
             }
             continue;
@@ -161,20 +161,35 @@ fn given(
         let spec = framework.spec();
         if !(spec.export.in_file)(field) {
             // the model stage's inputs that this file has no key for
-            if let Some(v) = &value {
-                notes.push(format!(
+            match &value {
+                Some(v) => notes.push(format!(
                     "{} left out: {} = {} is dpcalc's model input, not a key of {}",
                     field.key(),
                     field.key(),
-                    plain_lit(v),
+                    note_lit(v),
                     spec.export.file_name
-                ));
+                )),
+                // not dropped silently: the note says why
+                None => notes.push(format!(
+                    "{} left out: {}",
+                    field.key(),
+                    diags
+                        .first()
+                        .map_or("it has an error".into(), |d| d.message.clone())
+                )),
             }
             continue;
         }
         let why = report
             .error_at(field)
-            .or_else(|| diags.first().map(|d| d.message.clone()));
+            .or_else(|| diags.first().map(|d| d.message.clone()))
+            // a text the framework reads no further (an unused schedule) may hold anything typed;
+            // a control character (a tab aside) would sit unseen in the file, or break its line
+            .or_else(|| {
+                (text.chars().any(|c| c.is_control() && c != '\t')).then(|| {
+                    "it holds a control character, which the file would carry unseen".into()
+                })
+            });
         match (value, why) {
             (Some(value), None) => entries.push(Entry {
                 field,
@@ -321,6 +336,14 @@ fn quoted(s: &str) -> String {
 }
 
 /// The value as a YAML or TOML literal.
+/// A value as a note quotes it: a note is one comment line, so a control character is U+FFFD.
+fn note_lit(v: &Value) -> String {
+    plain_lit(v)
+        .chars()
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect()
+}
+
 fn plain_lit(v: &Value) -> String {
     match v {
         Value::Int(i) => i.to_string(),

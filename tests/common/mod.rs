@@ -33,6 +33,7 @@
 
 pub mod files;
 pub mod report;
+pub mod roundtrip;
 
 use dpcalc::calc::import::{self, Imported};
 use dpcalc::calc::{Level, Num, Output};

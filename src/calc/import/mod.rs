@@ -182,7 +182,7 @@ impl Imported {
     }
 
     fn unknown(&mut self, key: impl Into<String>) {
-        let key: String = key.into();
+        let key = printable(key.into());
         let name = key.trim_start_matches('-').replace('-', "_");
         let renamed = self
             .framework
@@ -234,7 +234,7 @@ impl Imported {
 
     fn error(&mut self, message: impl Into<String>) {
         if self.errors.len() < MAX_LISTED {
-            self.errors.push(message.into());
+            self.errors.push(printable(message.into()));
         } else {
             self.more_errors += 1;
         }
@@ -302,6 +302,18 @@ impl Imported {
             raw.set(*f, v.as_str());
         }
         raw
+    }
+}
+
+/// A key or message quoting the text, with each control character (NUL, ESC, a line break
+/// inside a quoted key) as U+FFFD: it is shown on one line, on a terminal too (`dpcalc check`).
+fn printable(text: String) -> String {
+    if text.contains(char::is_control) {
+        text.chars()
+            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .collect()
+    } else {
+        text
     }
 }
 

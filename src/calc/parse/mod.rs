@@ -214,10 +214,15 @@ impl Reader<'_> {
 /// Keeps a quoted bad value readable in a message.
 pub(crate) fn shorten(text: &str) -> String {
     const SHOW: usize = 40;
+    // a control character (NUL, ESC, a line break) is shown as U+FFFD: a message is one line,
+    // on the page and on a terminal (`dpcalc check`)
+    let shown = text
+        .chars()
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c });
     if text.chars().count() <= SHOW {
-        text.to_string()
+        shown.collect()
     } else {
-        let head: String = text.chars().take(SHOW).collect();
+        let head: String = shown.take(SHOW).collect();
         format!("{head}\u{2026}")
     }
 }

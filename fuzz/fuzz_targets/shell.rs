@@ -1,0 +1,16 @@
+//! Any text as a bash launch script (Megatron-LM's examples: variables, arrays, `${1:-d}`,
+//! `$((…))`, `if`), read by the bash reader (`calc::shell`) and then by the import of the
+//! framework the first byte picks, as the page's Import reads a pasted script. Checked on every
+//! input:
+//! - reading it and computing the page it leads to take under 100 ms (`checks::in_time`);
+//! - the reader stays within its bounds: at most `MAX_WORDS` words, each at most `MAX_LEN`
+//!   bytes, or it says the script grew too large;
+//! - no import message holds a control character, the page holds no markup from the text;
+//! - the round trip of what was applied (`tests/common/roundtrip.rs`).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+mod checks;
+
+fuzz_target!(|data: &[u8]| checks::shell(data));

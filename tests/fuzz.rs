@@ -1,0 +1,67 @@
+//! Every input a fuzzer found that crashed, took over 100 ms or broke a property, kept in
+//! `tests/fixtures/fuzz/<target>/` and run through the same checks the fuzz target runs
+//! (`fuzz/fuzz_targets/checks.rs`: the time limit, messages without control characters, no
+//! markup from the input, every JSON key applied or named, the round trip). The dictionaries
+//! the fuzzers splice in (`fuzz/dict/`) hold every config key.
+
+#[path = "../fuzz/fuzz_targets/checks.rs"]
+mod checks;
+
+use crate::common::files;
+use dpcalc::calc::Field;
+
+/// The inputs kept for `target`, by file name.
+fn found(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = files::path(&format!("tests/fixtures/fuzz/{target}"));
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.map(|e| {
+                let e = e.expect("an entry");
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, std::fs::read(e.path()).expect("a kept input"))
+            })
+            .filter(|(name, _)| name != "README.md")
+            .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_input_the_import_fuzzer_found_passes_its_checks() {
+    let inputs = found("import");
+    assert!(!inputs.is_empty());
+    for (name, data) in inputs {
+        eprintln!("import: {name}");
+        checks::import(&data);
+    }
+}
+
+#[test]
+fn every_input_the_shell_fuzzer_found_passes_its_checks() {
+    for (name, data) in found("shell") {
+        eprintln!("shell: {name}");
+        checks::shell(&data);
+    }
+}
+
+#[test]
+fn every_input_the_cli_fuzzer_found_passes_its_checks() {
+    for (name, data) in found("cli") {
+        eprintln!("cli: {name}");
+        checks::cli(&data);
+    }
+}
+
+#[test]
+fn the_fuzz_dictionaries_hold_every_config_key() {
+    let dict = files::read("fuzz/dict/import.dict");
+    for f in Field::ALL {
+        assert!(
+            dict.contains(&format!("\"{}\"", f.key())),
+            "{} is not in fuzz/dict/import.dict (regenerate it as its header says)",
+            f.key()
+        );
+    }
+}
