@@ -111,7 +111,7 @@ pub fn check(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Ok(r) => r,
         Err(reasons) => {
             for r in reasons {
-                let _ = writeln!(err, "dpcalc: {r}");
+                let _ = writeln!(err, "dpcalc: {}", printable(&r, false));
             }
             return UNREADABLE;
         }
@@ -127,26 +127,55 @@ pub fn check(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             &printed.link,
         );
         if let Err(e) = std::fs::write(path, svg) {
-            let _ = writeln!(err, "dpcalc: {}: cannot be written: {e}", path.display());
+            let said = format!("{}: cannot be written: {e}", path.display());
+            let _ = writeln!(err, "dpcalc: {}", printable(&said, false));
             return UNREADABLE;
         }
     }
     let text = if args.json {
-        printed.json()
+        json_escaped(&printed.json())
     } else if args.link {
-        format!("{}\n", printed.link)
+        format!("{}\n", printable(&printed.link, false))
     } else {
-        printed.text()
+        printable(&printed.text(), true)
     };
     let _ = out.write_all(text.as_bytes());
     if printed.passed() {
         PASSED
     } else {
         for r in printed.reasons() {
-            let _ = writeln!(err, "dpcalc: {r}");
+            let _ = writeln!(err, "dpcalc: {}", printable(&r, false));
         }
         FAILED
     }
+}
+
+/// Text for a terminal or a CI log: a control character the input carried (ESC, NUL, a line
+/// break in a flag's value) as U+FFFD, so nothing given can move the cursor or forge a line;
+/// `lines` keeps the text's own line breaks and tabs.
+fn printable(text: &str, lines: bool) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' if lines => c,
+            c if c.is_control() => '\u{FFFD}',
+            c => c,
+        })
+        .collect()
+}
+
+/// JSON with every control character but its line breaks as a `\u` escape: serde_json leaves
+/// DEL and the C1 controls (U+009B is a terminal's CSI) raw in strings; escaped, the document
+/// holds the same values. (Outside strings JSON has only ASCII punctuation and spaces.)
+fn json_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\n' {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The binary's entry point.
