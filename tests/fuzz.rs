@@ -54,6 +54,39 @@ fn every_input_the_cli_fuzzer_found_passes_its_checks() {
     }
 }
 
+/// The configs of `tests/fixtures/configs/` (the import fuzzer's seeds) pass the import's checks,
+/// the round trip among them, read as the page detects them and forced as each framework; and
+/// each is read by the command line.
+#[test]
+fn every_config_fixture_passes_the_import_checks_and_round_trips() {
+    let mut files = Vec::new();
+    let mut dirs = vec![files::path("tests/fixtures/configs")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(dir).expect("the configs") {
+            let p = e.expect("an entry").path();
+            let name = p.to_string_lossy().into_owned();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if !name.ends_with(".md") && !name.ends_with(".expect") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() >= 20, "{files:?}");
+    for p in files {
+        let text = std::fs::read(&p).expect("a config");
+        // detected (the page's current framework: each), then forced as each framework
+        for pick in (0u8..6).chain((0u8..6).map(|i| 8 | i << 4)) {
+            let mut data = vec![pick];
+            data.extend(&text);
+            checks::import(&data);
+        }
+        let mut data = vec![0x08];
+        data.extend(&text);
+        checks::cli(&data);
+    }
+}
+
 #[test]
 fn the_fuzz_dictionaries_hold_every_config_key() {
     let dict = files::read("fuzz/dict/import.dict");
