@@ -185,6 +185,9 @@ pub fn page_is_clean(what: &str, state: &State, input: &str) {
     }
 }
 
+// the suite's own comparison; `tests/fuzz.rs` loads it a second time through this file (the
+// fuzz crate has no `tests/common`)
+#[allow(clippy::duplicate_mod)]
 #[path = "../../tests/common/roundtrip.rs"]
 mod roundtrip;
 
@@ -281,9 +284,9 @@ pub fn card_is_clean(svg: &str, input: &str) {
 /// - no message, listed key or note holds a control character (`one_line`);
 /// - the page after the import holds no markup from the text (`no_markup`);
 /// - a JSON object's every key is applied, listed as not read, or named in an error or warning
-/// (never dropped silently);
+///   (never dropped silently);
 /// - what the import applied, exported in the framework's format and imported again, gives the
-/// same values (`tests/common/roundtrip.rs`, the check the test suite runs on its fixtures).
+///   same values (`tests/common/roundtrip.rs`, the check the test suite runs on its fixtures).
 pub fn import(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else {
         return;
@@ -389,7 +392,7 @@ fn leaves(v: &serde_json::Value, path: String, out: &mut Vec<String>) {
 /// input:
 /// - reading it and computing the page it leads to take under 100 ms (`in_time`);
 /// - the reader stays within its bounds: at most `MAX_WORDS` words, each at most `MAX_LEN`
-/// bytes, or it says the script grew too large;
+///   bytes, or it says the script grew too large;
 /// - no import message holds a control character, the page holds no markup from the text;
 /// - the round trip of what was applied (`tests/common/roundtrip.rs`).
 pub fn shell(data: &[u8]) {
@@ -437,7 +440,7 @@ pub fn shell(data: &[u8]) {
 /// - the check takes under 100 ms (`in_time`);
 /// - the exit status is 0, 1 or 2, and with 2 nothing is printed on standard output;
 /// - standard output and error are UTF-8 with no control character but line ends; `--json`
-/// prints one JSON document;
+///   prints one JSON document;
 /// - the summary card holds only the card's own elements and attributes.
 pub fn cli(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else {
