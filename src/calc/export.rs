@@ -189,7 +189,8 @@ fn given(
                 (text.chars().any(|c| c.is_control() && c != '\t')).then(|| {
                     "it holds a control character, which the file would carry unseen".into()
                 })
-            });
+            })
+            .or_else(|| flag_word(framework, field, text));
         match (value, why) {
             (Some(value), None) => entries.push(Entry {
                 field,
@@ -204,6 +205,28 @@ fn given(
         }
     }
     entries
+}
+
+/// In a command line, a word of a value of several words that starts with `-` (and is no
+/// number) is read by argparse as the next flag (`--rampup-batch-size 32 32 --bf16`): such a
+/// value is left out, and this says why.
+fn flag_word(framework: Framework, field: Field, text: &str) -> Option<String> {
+    let spec = framework.spec();
+    let words = spec
+        .import
+        .as_ref()
+        .map_or(spec::all_words as fn(Field) -> Option<usize>, |i| i.words);
+    if spec.export.syntax != Syntax::Shell || field.kind() != Kind::Text || words(field) == Some(1)
+    {
+        return None;
+    }
+    let flag = text
+        .split_whitespace()
+        .find(|w| w.starts_with('-') && w.parse::<f64>().is_err())?;
+    Some(format!(
+        "its word \u{201c}{}\u{201d} would be read as a flag on the command line",
+        super::parse::shorten(flag)
+    ))
 }
 
 /// A field's text as a typed value (parsed by its kind, as the framework modules do).
