@@ -47,6 +47,18 @@ fn every_input_the_shell_fuzzer_found_passes_its_checks() {
 }
 
 #[test]
+fn every_input_the_query_fuzzer_found_passes_its_checks() {
+    // `framework=deepspeed&gpus_per_node=8`: the canonical link leaves the default cluster out,
+    // and DeepSpeed's first-visit hint became a refusal when it was given
+    checks::query(b"framework=deepspeed&gpus_per_node=8");
+    checks::query(b"framework=deepspeed&nodes=1");
+    for (name, data) in found("query") {
+        eprintln!("query: {name}");
+        checks::query(&data);
+    }
+}
+
+#[test]
 fn every_input_the_cli_fuzzer_found_passes_its_checks() {
     for (name, data) in found("cli") {
         eprintln!("cli: {name}");

@@ -513,3 +513,18 @@ fn scratch() -> &'static PathBuf {
         dir
     })
 }
+
+/// Any bytes as a query string: decoding and computing take under 100 ms; the canonical link
+/// the page writes computes the same report; the snippets never panic.
+pub fn query(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (link, report) = in_time("the link", || {
+        let link = dpcalc::query::decode(&text);
+        let report = link.report();
+        (link, report)
+    });
+    let again = dpcalc::query::decode(&dpcalc::query::encode(&link));
+    assert_eq!(again.framework, link.framework);
+    assert_eq!(again.report(), report);
+    let _ = dpcalc::embed::snippets(link.framework, "u", "v", &link.inputs, &report);
+}

@@ -159,7 +159,14 @@ pub fn compute(raw: &RawInputs) -> Report {
         drop_last: r.flag(Field::DataloaderDropLast),
         max_length: r.count(Field::MaxLength),
     };
-    let anything = raw.given().next().is_some();
+    // one node of 8 GPUs is a fresh page's own cluster, which its link leaves out
+    // (`query::is_default`): giving only that is no choice yet
+    let anything = raw.given().any(|(f, v)| {
+        !matches!(
+            (f, v.trim()),
+            (Field::Nodes, "1") | (Field::GpusPerNode, "8")
+        )
+    });
     Calc {
         inputs: i,
         anything,
