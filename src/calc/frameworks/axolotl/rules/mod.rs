@@ -52,7 +52,7 @@
 //! code: `tests/fixtures/axolotl.txt`.
 //!
 //! One file per stage: this file holds the release table, the form, the typed inputs and `Calc::run`
-//! (the stages in order); `grid.rs`, `batch.rs`, `steps.rs` and `trainer.rs` (what the Trainer
+//! (the stages in order); `grid.rs`, `batch.rs`, `steps.rs` and `schedule.rs` (what the Trainer
 //! receives: `max_steps`, warmup, save and eval) hold each stage's rules.
 
 use crate::calc::cluster;
@@ -64,8 +64,8 @@ use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage
 
 mod batch;
 mod grid;
+mod schedule;
 mod steps;
-mod trainer;
 
 /// The inputs, typed. Absent fields take axolotl's schema defaults when used.
 #[derive(Clone, Copy, Debug, PartialEq)]
