@@ -3,8 +3,10 @@
 //! describes it to the shared machinery ([`SPEC`]): its parallel dimensions and rank order, the
 //! keys it reads its own way, and its config mapping (`ds_config.json` export and import).
 
+mod model;
 mod rules;
 
+use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
@@ -239,28 +241,6 @@ fn in_file(f: Field) -> bool {
         && f != Field::GradientCheckpointing
         && f != Field::ZeroInit
         && !spec::architecture(f)
-}
-
-/// The model stage's settings (`Spec::fit.settings`): `gradient_checkpointing` and the ZeRO keys.
-fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
-    use crate::calc::parse::settings;
-    use crate::calc::plan::{Settings, Sharding};
-    let mut diags = Vec::new();
-    let gpu = settings::gpu(raw, &mut diags);
-    let recompute = settings::gradient_checkpointing(raw, &mut diags);
-    let sharding = match settings::zero(raw, &mut diags) {
-        Some(z) => Sharding::Zero(z),
-        None => Sharding::Replicated {
-            words: "replicated (DDP)",
-        },
-    };
-    let s = Settings {
-        gpu,
-        recompute,
-        sharding,
-        ..Settings::default()
-    };
-    settings::publish(&SPEC, raw, report, s, diags);
 }
 
 /// Where `ds_config.json` holds a key (`Spec::written`): `autotp_size` inside `tensor_parallel`

@@ -5,8 +5,10 @@
 //! call, with TRL's and accelerate's keys as comments; imported as HfArgumentParser's flags, its
 //! JSON or that call).
 
+mod model;
 mod rules;
 
+use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
@@ -218,28 +220,4 @@ fn import_renamed(key: &str) -> Option<&'static str> {
         ),
         _ => None,
     }
-}
-
-/// The model stage's settings (`Spec::fit.settings`): `gradient_checkpointing`, `optim`, DeepSpeed's ZeRO keys.
-fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
-    use crate::calc::parse::settings;
-    use crate::calc::plan::{Settings, Sharding};
-    let mut diags = Vec::new();
-    let gpu = settings::gpu(raw, &mut diags);
-    let recompute = settings::gradient_checkpointing(raw, &mut diags);
-    let optimizer_bytes_per_param = settings::optimizer(Field::Optim, raw, &mut diags);
-    let sharding = match settings::zero(raw, &mut diags) {
-        Some(z) => Sharding::Zero(z),
-        None => Sharding::Replicated {
-            words: "replicated (DDP)",
-        },
-    };
-    let s = Settings {
-        gpu,
-        recompute,
-        optimizer_bytes_per_param,
-        sharding,
-        ..Settings::default()
-    };
-    settings::publish(&SPEC, raw, report, s, diags);
 }

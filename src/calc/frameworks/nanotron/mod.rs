@@ -3,8 +3,10 @@
 //! and rank order, the keys it reads its own way, its config mapping (YAML, export and import), and
 //! what the compare view and the first-visit guide need of the sizes it has no default for.
 
+mod model;
 mod rules;
 
+use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
@@ -198,32 +200,6 @@ fn describe(field: Field) -> Option<(&'static str, &'static str, &'static str)> 
 /// The form fields that are keys of this framework's config file.
 fn in_file(f: Field) -> bool {
     f != Field::ModelId && f != Field::ModelType
-}
-
-/// The model stage's settings (`Spec::fit.settings`): `recompute_layer`; model states replicated (ZeRO stage 0).
-fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
-    use crate::calc::parse::settings;
-    use crate::calc::plan::{Settings, Sharding};
-    let mut diags = Vec::new();
-    let gpu = settings::gpu(raw, &mut diags);
-    let mut rd = crate::calc::parse::Reader {
-        raw,
-        diags: &mut diags,
-    };
-    let recompute = if rd.flag(Field::RecomputeLayer).or(false) == Some(true) {
-        crate::calc::plan::Recompute::Full
-    } else {
-        crate::calc::plan::Recompute::None
-    };
-    let s = Settings {
-        gpu,
-        recompute,
-        sharding: Sharding::Replicated {
-            words: "replicated (ZeRO stage 0)",
-        },
-        ..Settings::default()
-    };
-    settings::publish(&SPEC, raw, report, s, diags);
 }
 
 /// The section of nanotron's config YAML a key is written in (`Spec::written`,
