@@ -61,7 +61,7 @@ impl Calc<'_> {
 
     pub(super) fn world_size(&mut self) -> Option<u64> {
         let i = self.inputs;
-        cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.report)
+        i.cluster.world_size(self.report)
     }
 
     /// tp or cp after axolotl's after-validators, which turn a missing or 0 size into 1.

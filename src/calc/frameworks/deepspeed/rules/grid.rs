@@ -9,7 +9,7 @@ impl Calc<'_> {
 
     pub(super) fn cluster(&mut self) -> Option<Cluster> {
         let i = self.inputs;
-        let world = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.report);
+        let world = i.cluster.world_size(self.report);
         let autotp = match i.autotp_size {
             Param::Invalid => None,
             p => p.given(),

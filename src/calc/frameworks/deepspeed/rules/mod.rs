@@ -21,7 +21,7 @@
 //! One file per stage: this file holds the release, the form, the typed inputs and `Calc::run`
 //! (the stages in order); `grid.rs`, `batch.rs` and `steps.rs` hold each stage's rules.
 
-use crate::calc::cluster;
+use crate::calc::cluster::{self, ClusterInputs};
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
 use crate::calc::parse::Reader;
@@ -129,9 +129,7 @@ pub fn compute_release(_release: &str, raw: &RawInputs) -> Report {
 /// The inputs, typed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Inputs {
-    nodes: Param<u64>,
-    gpus_per_node: Param<u64>,
-    world_size: Param<u64>,
+    cluster: ClusterInputs,
     autotp_size: Param<u64>,
     sequence_parallel_size: Param<u64>,
     mpu_dp: Param<u64>,
@@ -152,9 +150,7 @@ pub fn compute(raw: &RawInputs) -> Report {
         diags: &mut report.diags,
     };
     let i = Inputs {
-        nodes: r.count(Field::Nodes),
-        gpus_per_node: r.count(Field::GpusPerNode),
-        world_size: r.count(Field::WorldSize),
+        cluster: ClusterInputs::read(&mut r),
         autotp_size: r.count(Field::AutotpSize),
         sequence_parallel_size: r.count(Field::SequenceParallelSize),
         mpu_dp: r.count(Field::MpuDataParallelWorldSize),

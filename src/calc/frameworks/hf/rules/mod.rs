@@ -26,7 +26,7 @@
 //! (the stages in order); `checks.rs`, `grid.rs`, `batch.rs`, `steps.rs` and `schedule.rs` hold
 //! each stage's rules.
 
-use crate::calc::cluster;
+use crate::calc::cluster::{self, ClusterInputs};
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, float_repr};
 use crate::calc::parse::Reader;
@@ -194,9 +194,7 @@ impl Version {
 }
 
 struct Inputs {
-    nodes: Param<u64>,
-    gpus_per_node: Param<u64>,
-    world_size: Param<u64>,
+    cluster: ClusterInputs,
     tp: Param<u64>,
     cp: Param<u64>,
     sp: Param<u64>,
@@ -226,9 +224,7 @@ impl Inputs {
             diags: &mut report.diags,
         };
         Inputs {
-            nodes: r.count(Field::Nodes),
-            gpus_per_node: r.count(Field::GpusPerNode),
-            world_size: r.count(Field::WorldSize),
+            cluster: ClusterInputs::read(&mut r),
             tp: r.count(Field::TpSize),
             cp: r.count(Field::CpSize),
             sp: r.count(Field::SpSize),
@@ -369,12 +365,7 @@ impl Calc<'_> {
     fn run(mut self) {
         self.report.plan.seq_len = self.inputs.max_length.positive_or(None);
         self.report.enter(Stage::Grid);
-        let ws = cluster::world_size(
-            self.inputs.nodes,
-            self.inputs.gpus_per_node,
-            self.inputs.world_size,
-            self.report,
-        );
+        let ws = self.inputs.cluster.world_size(self.report);
         self.report.enter(Stage::Checks);
         self.args_checks();
         self.sampling = self.sampling_checks();

@@ -29,7 +29,7 @@ impl Calc<'_> {
         if !new {
             self.unmodelled_keys();
         }
-        let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.report);
+        let ws = i.cluster.world_size(self.report);
         let tp = self.parallel(Field::TensorModelParallelSize, i.tp);
         let pp = self.parallel(Field::PipelineModelParallelSize, i.pp);
         let cp = self.parallel(Field::ContextParallelSize, i.cp);

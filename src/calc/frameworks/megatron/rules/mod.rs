@@ -47,7 +47,7 @@
 //! (the stages in order); `grid.rs`, `batch.rs`, `steps.rs` and `schedule.rs` (warmup and tokens)
 //! hold each stage's rules.
 
-use crate::calc::cluster;
+use crate::calc::cluster::{self, ClusterInputs};
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num};
 use crate::calc::parse::Reader;
@@ -266,9 +266,7 @@ pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
 /// The inputs, typed. Absent fields take Megatron-LM's argparse defaults when used.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inputs {
-    pub nodes: Param<u64>,
-    pub gpus_per_node: Param<u64>,
-    pub world_size: Param<u64>,
+    pub cluster: ClusterInputs,
     pub tp: Param<u64>,
     pub pp: Param<u64>,
     pub cp: Param<u64>,
@@ -302,9 +300,7 @@ impl Inputs {
             diags: &mut report.diags,
         };
         Inputs {
-            nodes: r.count(Field::Nodes),
-            gpus_per_node: r.count(Field::GpusPerNode),
-            world_size: r.count(Field::WorldSize),
+            cluster: ClusterInputs::read(&mut r),
             tp: r.count(Field::TensorModelParallelSize),
             pp: r.count(Field::PipelineModelParallelSize),
             cp: r.count(Field::ContextParallelSize),

@@ -37,7 +37,7 @@
 //! `compute_release` (the stages in order); `checks.rs`, `batch.rs` and `grid.rs` hold each
 //! stage's rules.
 
-use crate::calc::cluster;
+use crate::calc::cluster::{self, ClusterInputs};
 use crate::calc::field::CLUSTER;
 use crate::calc::num::Num;
 use crate::calc::parse::Reader;
@@ -174,9 +174,7 @@ impl Version {
 /// The inputs, typed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Inputs {
-    nodes: Param<u64>,
-    gpus_per_node: Param<u64>,
-    world_size: Param<u64>,
+    cluster: ClusterInputs,
     dp: Param<u64>,
     tp: Param<u64>,
     pp: Param<u64>,
@@ -197,9 +195,7 @@ impl Inputs {
             diags: &mut report.diags,
         };
         Inputs {
-            nodes: r.count(Field::Nodes),
-            gpus_per_node: r.count(Field::GpusPerNode),
-            world_size: r.count(Field::WorldSize),
+            cluster: ClusterInputs::read(&mut r),
             dp: r.count(Field::Dp),
             tp: r.count(Field::Tp),
             pp: r.count(Field::Pp),
@@ -223,7 +219,7 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let version = Version::at(release);
     report.plan.seq_len = i.sequence_length.positive_or(None);
     report.enter(Stage::Grid);
-    let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, &mut report);
+    let ws = i.cluster.world_size(&mut report);
     report.enter(Stage::Checks);
     let parsed = parse_config(version, &i, &mut report);
     // HEAD's Config.__post_init__ runs once the whole config parses

@@ -20,7 +20,7 @@
 //! (the stages in order, with the keys the release ignores); `schedule.rs`, `checks.rs`, `grid.rs`
 //! and `batch.rs` hold each stage's rules.
 
-use crate::calc::cluster;
+use crate::calc::cluster::{self, ClusterInputs};
 use crate::calc::field::CLUSTER;
 use crate::calc::parse::Reader;
 use crate::calc::spec::{self, Release, ReleaseTable};
@@ -162,9 +162,7 @@ impl Version {
 }
 
 struct Inputs {
-    nodes: Param<u64>,
-    gpus_per_node: Param<u64>,
-    world_size: Param<u64>,
+    cluster: ClusterInputs,
     dp_replicate: Param<u64>,
     dp_shard: Param<i64>,
     tp: Param<u64>,
@@ -192,9 +190,7 @@ impl Inputs {
             diags: &mut report.diags,
         };
         Inputs {
-            nodes: r.count(Field::Nodes),
-            gpus_per_node: r.count(Field::GpusPerNode),
-            world_size: r.count(Field::WorldSize),
+            cluster: ClusterInputs::read(&mut r),
             dp_replicate: r.count(Field::DataParallelReplicateDegree),
             dp_shard: r.int(Field::DataParallelShardDegree),
             tp: r.count(Field::TensorParallelDegree),
@@ -340,12 +336,7 @@ impl Calc<'_> {
         self.report.enter(Stage::Schedule);
         self.schedule();
         self.report.enter(Stage::Grid);
-        let ws = cluster::world_size(
-            self.inputs.nodes,
-            self.inputs.gpus_per_node,
-            self.inputs.world_size,
-            self.report,
-        );
+        let ws = self.inputs.cluster.world_size(self.report);
         self.report.enter(Stage::Checks);
         self.config_checks();
         self.report.enter(Stage::Grid);
