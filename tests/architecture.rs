@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u8)] = &[
     ("num", 0),
     ("field", 0),
-    ("shell", 0),
     ("gpu", 0),
     ("model", 1),
     ("plan", 2),

@@ -8,8 +8,7 @@
 //! each using only the ones before it (`tests/architecture.rs` holds the exact order and checks
 //! it):
 //! 1. vocabulary: [`num`] (Python's int/float semantics), [`field`] (every config key,
-//!    [`RawInputs`], the cluster and throughput groups), [`shell`] (a bash launch script read as
-//!    bash would), [`report`] (outputs, messages, refusals, stages: [`Report`]), [`parse`] (typed
+//!    [`RawInputs`], the cluster and throughput groups), [`report`] (outputs, messages, refusals, stages: [`Report`]), [`parse`] (typed
 //!    reading of what was typed), [`spec`] (what a framework description holds: [`Spec`], release
 //!    tables, concepts, parallel dimensions), [`cluster`] (nodes × GPUs per node or world size);
 //! 2. the model stage's parts: [`model`] (an architecture under config.json's keys, its parameter
@@ -53,7 +52,6 @@ pub mod plan;
 pub mod planner;
 pub mod report;
 pub mod schedule;
-pub mod shell;
 pub mod spec;
 pub mod view;
 

@@ -5,9 +5,10 @@
 //! (`$1`, `$(…)`) is never taken: it is named once, with every flag it leaves empty.
 
 use super::launcher::{launcher_flags, split_command};
+use super::shell;
 use super::{config_field, Imported, Scope};
 use crate::calc::spec::{self, Reads};
-use crate::calc::{parse, shell, Field, Kind};
+use crate::calc::{parse, Field, Kind};
 
 /// HfArgumentParser's booleans (`transformers/hf_argparser.py`, `string_to_bool`).
 fn hf_bool(v: &str) -> Option<&'static str> {

@@ -4,8 +4,8 @@
 
 use super::command_line::flags;
 use super::launcher::split_command;
+use super::shell;
 use super::{config_field, importable, reading, MAX_INPUT};
-use crate::calc::shell;
 use crate::calc::spec::Reads;
 use crate::calc::Framework;
 
