@@ -716,6 +716,10 @@ pub fn bench(framework: Framework, world: u64) -> usize {
         .len()
 }
 
+/// The explorer: the framework's own report on the inputs (`base`), then every layout's row.
+/// Its phases: the explorer's frame ([`frame`]), what a row keeps of the batch ([`batch_mode`]),
+/// the rows' shared context with the errors no layout causes ([`context`]), the layouts
+/// ([`layouts`]) and their rows ([`fill_rows`]).
 fn build(
     framework: Framework,
     release: &str,
@@ -725,13 +729,42 @@ fn build(
 ) -> Explorer {
     let dims = dims_at(framework, release);
     let base = framework.compute(release, raw);
+    let mut ex = frame(framework, dims, raw, &base);
+    let Some(world) = ex.world else {
+        ex.base = base;
+        ex.note = Some("The layouts need a valid world size.".into());
+        return ex;
+    };
+    let Some(divs) = divisors(world) else {
+        ex.note = Some(format!(
+            "{world} GPUs: the explorer lists layouts for up to {MAX_WORLD} GPUs."
+        ));
+        ex.base = base;
+        return ex;
+    };
+    batch_mode(&mut ex, raw, &base);
+    let ctx = context(&ex, release, raw, world);
+    let all = layouts(&mut ex, world, &divs);
+    fill_rows(&mut ex, &ctx, all, &base, memo, with_memory);
+    ex.base = base;
+    ex
+}
+
+/// The explorer before its rows: the world size, the target batch and the memory capacity of
+/// the framework's report, and whether expert parallelism is left out.
+fn frame(
+    framework: Framework,
+    dims: &'static [(Dim, Field)],
+    raw: &RawInputs,
+    base: &Report,
+) -> Explorer {
     let mut ex = Explorer {
         framework,
         dims,
-        world: positive(&base, Output::WorldSize),
+        world: positive(base, Output::WorldSize),
         rows: Vec::new(),
         current: None,
-        target: positive(&base, Output::GlobalBatchSize),
+        target: positive(base, Output::GlobalBatchSize),
         micro: None,
         mode: Mode::SizesOnly,
         accum_field: None,
@@ -751,23 +784,18 @@ fn build(
         .any(|&(_, f)| !matches!(raw.get(f).trim(), "" | "1"));
     ex.no_ep =
         dims.iter().any(|(d, _)| *d == Dim::Ep) && !ep_set && !base.plan.settings.has_experts;
-    let Some(world) = ex.world else {
-        ex.base = base;
-        ex.note = Some("The layouts need a valid world size.".into());
-        return ex;
-    };
-    let Some(divs) = divisors(world) else {
-        ex.note = Some(format!(
-            "{world} GPUs: the explorer lists layouts for up to {MAX_WORLD} GPUs."
-        ));
-        ex.base = base;
-        return ex;
-    };
+    ex
+}
+
+/// What each row keeps of the batch: the per-replica samples of one micro step, and which
+/// field a row sets (the accumulation, the global batch, or neither).
+fn batch_mode(ex: &mut Explorer, raw: &RawInputs, base: &Report) {
+    let framework = ex.framework;
     // The per-replica samples of one micro step, as the framework computed them.
     ex.micro = match (
         ex.target,
-        positive(&base, Output::DpWorldSize),
-        positive(&base, Output::GradientAccumulationSteps),
+        positive(base, Output::DpWorldSize),
+        positive(base, Output::GradientAccumulationSteps),
     ) {
         (Some(t), Some(dp), Some(ga)) => dp.checked_mul(ga).filter(|&d| t % d == 0).map(|d| t / d),
         _ => None,
@@ -787,6 +815,12 @@ fn build(
     } else {
         (Mode::SizesOnly, None, None)
     };
+}
+
+/// What every row is computed from, with the errors the framework gives without any model
+/// parallelism (not a layout's fault).
+fn context<'a>(ex: &Explorer, release: &'a str, raw: &'a RawInputs, world: u64) -> Context<'a> {
+    let (framework, dims) = (ex.framework, ex.dims);
     let mut ctx = Context {
         framework,
         release,
@@ -809,8 +843,14 @@ fn build(
         .filter(|d| d.level == Level::Error)
         .map(|d| d.message.clone())
         .collect();
+    ctx
+}
 
-    let (mut all, cut) = tuples(world, &divs, dims.len(), MAX_ROWS);
+/// The layouts listed: the sizes of every dimension whose product divides the world (at most
+/// [`MAX_ROWS`], with a note when cut), without expert parallelism when it is left out.
+fn layouts(ex: &mut Explorer, world: u64, divs: &[u64]) -> Vec<Vec<u64>> {
+    let dims = ex.dims;
+    let (mut all, cut) = tuples(world, divs, dims.len(), MAX_ROWS);
     if ex.no_ep {
         all.retain(|sizes| (dims.iter().zip(sizes)).all(|((d, _), &s)| *d != Dim::Ep || s == 1));
     }
@@ -819,6 +859,21 @@ fn build(
             "{world} GPUs have more than {MAX_ROWS} layouts; the first {MAX_ROWS} are listed."
         ));
     }
+    all
+}
+
+/// Each layout's row: the framework's rules on the row's inputs (memoised by [`memo_key`]
+/// unless `memo` is off) and, `with_memory`, its memory per GPU.
+fn fill_rows(
+    ex: &mut Explorer,
+    ctx: &Context,
+    all: Vec<Vec<u64>>,
+    base: &Report,
+    memo: bool,
+    with_memory: bool,
+) {
+    let (framework, release, raw, dims, world) =
+        (ctx.framework, ctx.release, ctx.raw, ctx.dims, ctx.world);
     let current = current_sizes_of(dims, raw);
     // the memo: each key's index in `computed`
     let mut cache: HashMap<MemoKeyValue, usize, BuildHasherDefault<KeyHasher>> =
@@ -830,7 +885,7 @@ fn build(
     let memory = base
         .grid
         .filter(|_| with_memory)
-        .and_then(|g| Some((g, MemoryContext::new(&base, framework.spec().mesh.order)?)));
+        .and_then(|g| Some((g, MemoryContext::new(base, framework.spec().mesh.order)?)));
     ex.rows.reserve_exact(all.len());
     for sizes in all {
         let product: u64 = sizes.iter().product();
@@ -869,8 +924,6 @@ fn build(
     if memo {
         ex.computes = computed.len();
     }
-    ex.base = base;
-    ex
 }
 
 #[cfg(test)]
