@@ -329,9 +329,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("frameworks/deepspeed/rules/batch.rs", "batch", PENDING),
     ("frameworks/deepspeed/rules/grid.rs", "cluster", PENDING),
     ("frameworks/deepspeed/rules/steps.rs", "steps", PENDING),
-    ("frameworks/hf/rules/checks.rs", "args_checks", PENDING),
-    ("frameworks/hf/rules/grid.rs", "dims", PENDING),
-    ("frameworks/hf/rules/steps.rs", "steps", PENDING),
     ("frameworks/megatron/model.rs", "own", PENDING),
     ("frameworks/megatron/model.rs", "read", PENDING),
     (

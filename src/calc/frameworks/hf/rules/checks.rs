@@ -7,6 +7,12 @@ impl Calc<'_> {
     // ---- TrainingArguments.__post_init__ ---------------------------------------------------
 
     pub(super) fn args_checks(&mut self) {
+        self.interval_checks();
+        self.warmup_checks();
+    }
+
+    /// The logging, eval and save intervals: whole above 1, logging non-zero.
+    fn interval_checks(&mut self) {
         // logging/eval/save: "must be an integer if bigger than 1"
         for (field, p) in [
             (Field::LoggingSteps, self.inputs.logging_steps),
@@ -45,6 +51,10 @@ impl Calc<'_> {
                 .fix("Use a positive interval (default 500)."),
             );
         }
+    }
+
+    /// The warmup: 5.x refuses warmup_ratio; 4.x wants an int warmup_steps and a ratio in [0, 1].
+    fn warmup_checks(&mut self) {
         match self.version {
             Version::V5 => {
                 if self.inputs.warmup_ratio.is_given() {

@@ -23,6 +23,21 @@ impl Calc<'_> {
     }
 
     pub(super) fn dims(&mut self, ws: u64) -> Option<Dims> {
+        let (tp, cp, sp) = self.sizes()?;
+        let model = u128::from(tp) * u128::from(cp) * u128::from(sp);
+        if u128::from(ws) % model != 0 {
+            let floored = self.not_a_multiple(ws, (tp, cp, sp), model);
+            if floored == 0 {
+                return None;
+            }
+        }
+        let dp = (u128::from(ws) / model) as u64;
+        Some(self.publish_dims(ws, (tp, cp, sp), dp))
+    }
+
+    /// tp, cp and sp as accelerate's `ParallelismConfig` checks them (4.52 and older pass none:
+    /// cp and sp are 1), CP and SP exclusive.
+    fn sizes(&mut self) -> Option<(u64, u64, u64)> {
         let tp = self.size(Field::TpSize, self.inputs.tp);
         let (cp, sp) = if self.version.has_pc() {
             (
@@ -64,67 +79,71 @@ impl Calc<'_> {
             );
             return None;
         }
-        let model = u128::from(tp) * u128::from(cp) * u128::from(sp);
+        Some((tp, cp, sp))
+    }
+
+    /// A world size that is not a multiple of the model-parallel product: torch's mesh, DeepSpeed's
+    /// groups or accelerate refuse it. Returns `world_size // product` (0: nothing runs).
+    fn not_a_multiple(&mut self, ws: u64, (tp, cp, sp): (u64, u64, u64), model: u128) -> u128 {
         let (model_name, model_desc) = match (cp > 1, sp > 1) {
             (true, _) => ("tp_size × cp_size", format!("{tp} × {cp}")),
             (_, true) => ("tp_size × sp_size", format!("{tp} × {sp}")),
             _ => ("tp_size", tp.to_string()),
         };
-        if u128::from(ws) % model != 0 {
-            let fix = match u64::try_from(model) {
-                Ok(m) => cluster::nearest_valid(ws, m, model_name),
-                Err(_) => "Use smaller parallel sizes.".to_string(),
-            };
-            let floored = u128::from(ws) / model;
-            // The Trainer's own functions still run on the floored sizes (what it would log);
-            // dpcalc shows those values beside the refusal, as for axolotl.
-            let shown = if floored == 0 {
-                String::new()
-            } else {
+        let fix = match u64::try_from(model) {
+            Ok(m) => cluster::nearest_valid(ws, m, model_name),
+            Err(_) => "Use smaller parallel sizes.".to_string(),
+        };
+        let floored = u128::from(ws) / model;
+        // The Trainer's own functions still run on the floored sizes (what it would log);
+        // dpcalc shows those values beside the refusal, as for axolotl.
+        let shown = if floored == 0 {
+            String::new()
+        } else {
+            format!(
+                " The values shown are what the Trainer's step functions compute with dp = {ws} // {model} = {floored}; no run starts."
+            )
+        };
+        if !self.version.has_pc() {
+            self.report.diag(
+                Field::WorldSize,
+                Level::Error,
                 format!(
-                    " The values shown are what the Trainer's step functions compute with dp = {ws} // {model} = {floored}; no run starts."
+                    "world_size {ws} is not a multiple of tp_size {tp}: torch cannot build the (dp, tp) device mesh for \
+                     the model's tp_plan. {fix}{shown}"
+                ),
+            );
+        } else if sp > 1 {
+            self.report.diag(
+                Field::WorldSize,
+                Level::Error,
+                format!(
+                    "world_size {ws} is not a multiple of {model_name} = {model_desc}: accelerate skips its size check for \
+                     DeepSpeed sequence parallelism, but DeepSpeed cannot split {ws} ranks into sequence-parallel groups of \
+                     that size. {fix}{shown}"
+                ),
+            );
+        } else {
+            let total = floored.max(1) * model;
+            self.report.refuse(
+                Field::WorldSize,
+                Refusal::new(
+                    "accelerate refuses",
+                    format!(
+                        "ParallelismConfig total_size ({total}) does not match num_processes ({ws}). \
+                         Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size."
+                    ),
                 )
-            };
-            if !self.version.has_pc() {
-                self.report.diag(
-                    Field::WorldSize,
-                    Level::Error,
-                    format!(
-                        "world_size {ws} is not a multiple of tp_size {tp}: torch cannot build the (dp, tp) device mesh for \
-                         the model's tp_plan. {fix}{shown}"
-                    ),
-                );
-            } else if sp > 1 {
-                self.report.diag(
-                    Field::WorldSize,
-                    Level::Error,
-                    format!(
-                        "world_size {ws} is not a multiple of {model_name} = {model_desc}: accelerate skips its size check for \
-                         DeepSpeed sequence parallelism, but DeepSpeed cannot split {ws} ranks into sequence-parallel groups of \
-                         that size. {fix}{shown}"
-                    ),
-                );
-            } else {
-                let total = floored.max(1) * model;
-                self.report.refuse(
-                    Field::WorldSize,
-                    Refusal::new(
-                        "accelerate refuses",
-                        format!(
-                            "ParallelismConfig total_size ({total}) does not match num_processes ({ws}). \
-                             Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size."
-                        ),
-                    )
-                    .fix(format!(
-                        "world_size must be a multiple of {model_name} = {model_desc}. {fix}{shown}"
-                    )),
-                );
-            }
-            if floored == 0 {
-                return None;
-            }
+                .fix(format!(
+                    "world_size must be a multiple of {model_name} = {model_desc}. {fix}{shown}"
+                )),
+            );
         }
-        let dp = (u128::from(ws) / model) as u64;
+        floored
+    }
+
+    /// The data-parallel size, set, explained and published in the grid.
+    fn publish_dims(&mut self, ws: u64, (tp, cp, sp): (u64, u64, u64), dp: u64) -> Dims {
         self.report.set(Output::DpWorldSize, Num::Int(dp.into()));
         self.report.explain(
             Output::DpWorldSize,
@@ -143,6 +162,6 @@ impl Calc<'_> {
             dp,
             ..crate::calc::Grid::data_parallel(ws)
         });
-        Some(Dims { ws, tp, cp, sp, dp })
+        Dims { ws, tp, cp, sp, dp }
     }
 }

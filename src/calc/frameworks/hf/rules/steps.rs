@@ -119,7 +119,21 @@ impl Calc<'_> {
     }
 
     pub(super) fn steps(&mut self, dims: Option<Dims>) -> Option<Num> {
-        let epochs = self.inputs.epochs.or(DEFAULT_EPOCHS);
+        let nupe = self.update_steps_per_epoch(dims)?;
+        // with an empty dataloader the Trainer sets num_update_steps_per_epoch = max_steps
+        if let Some((s, _)) = nupe {
+            if let Some(n) = int(s) {
+                self.report.set(Output::StepsPerEpoch, n);
+            }
+        }
+        let m = self.max_steps(nupe)?;
+        self.report.set(Output::MaxSteps, m);
+        Some(m)
+    }
+
+    /// `num_update_steps_per_epoch` and whether the dataloader is empty (`None` inside: not
+    /// known; `None`: the Trainer stops).
+    fn update_steps_per_epoch(&mut self, dims: Option<Dims>) -> Option<Option<(u128, bool)>> {
         let max_steps = self.inputs.max_steps;
         let b = self
             .inputs
@@ -141,69 +155,9 @@ impl Calc<'_> {
                     self.dataloader_len(d, n, b, dl)
                 };
                 if len == 0 {
-                    if let Param::Given(m) = max_steps.filter_pos() {
-                        self.report.diag(
-                            Field::NumSamples,
-                            Level::Warning,
-                            "the per-rank dataloader is empty; the Trainer runs max_steps over it and trains on nothing",
-                        );
-                        Some((m as u128, true))
-                    } else {
-                        let why = if rebalance && dl && n > 0 {
-                            format!(
-                                "with batch_rebalance and dataloader_drop_last, {n} rows make no full global batch of \
-                                 {b} × {ga} × world_size {} = {}",
-                                d.ws,
-                                u128::from(b) * u128::from(ga) * u128::from(d.ws)
-                            )
-                        } else if dl && n > 0 {
-                            format!(
-                                "with dataloader_drop_last, {n} rows make no full batch of {b}, so the dataloader is empty"
-                            )
-                        } else {
-                            "the dataset is empty".to_string()
-                        };
-                        self.report.refuse(
-                            Field::NumSamples,
-                            Refusal::new(
-                                "The Trainer raises",
-                                "args.max_steps must be set to a positive value if dataloader does not have a length, was -1",
-                            )
-                            .fix(if rebalance {
-                                format!(
-                                    "({why}). Fix: dataloader_drop_last false, per-device × GA × world_size of at most {n}, \
-                                     or max_steps."
-                                )
-                            } else {
-                                format!(
-                                    "({why}). Fix: dataloader_drop_last false, a per-device batch of at most {n}, or max_steps."
-                                )
-                            }),
-                        );
-                        return None;
-                    }
+                    Some(self.empty_dataloader(d, n, (b, ga), dl)?)
                 } else {
-                    let ga128 = u128::from(ga);
-                    let steps = if self.version == Version::V451 {
-                        (len / ga128).max(1)
-                    } else {
-                        (len / ga128 + u128::from(len % ga128 > 0)).max(1)
-                    };
-                    let rule = if self.version == Version::V451 {
-                        format!("max({len} // {ga}, 1)")
-                    } else {
-                        format!("max({len} // {ga} + int({len} % {ga} > 0), 1)")
-                    };
-                    self.report.explain(
-                        Output::StepsPerEpoch,
-                        if self.version == Version::V451 {
-                            "num_update_steps_per_epoch = max(batches // GA, 1) (4.51 rounds down)"
-                        } else {
-                            "num_update_steps_per_epoch = max(ceil(batches / GA), 1)"
-                        },
-                        format!("num_update_steps_per_epoch = {rule} = {steps}"),
-                    );
-                    Some((steps, false))
+                    Some((self.epoch_steps(len, ga), false))
                 }
             }
             (_, Param::Absent, ..) => {
@@ -218,12 +172,91 @@ impl Calc<'_> {
             }
             _ => None,
         };
-        // with an empty dataloader the Trainer sets num_update_steps_per_epoch = max_steps
-        if let Some((s, _)) = nupe {
-            if let Some(n) = int(s) {
-                self.report.set(Output::StepsPerEpoch, n);
-            }
+        Some(nupe)
+    }
+
+    /// An empty per-rank dataloader: the Trainer runs `max_steps` over it, or raises without one.
+    fn empty_dataloader(
+        &mut self,
+        d: Dims,
+        n: u64,
+        (b, ga): (u64, u64),
+        dl: bool,
+    ) -> Option<(u128, bool)> {
+        let max_steps = self.inputs.max_steps;
+        let rebalance = self.sampling == Sampling::BatchRebalance;
+        if let Param::Given(m) = max_steps.filter_pos() {
+            self.report.diag(
+                Field::NumSamples,
+                Level::Warning,
+                "the per-rank dataloader is empty; the Trainer runs max_steps over it and trains on nothing",
+            );
+            Some((m as u128, true))
+        } else {
+            let why = if rebalance && dl && n > 0 {
+                format!(
+                    "with batch_rebalance and dataloader_drop_last, {n} rows make no full global batch of \
+                     {b} × {ga} × world_size {} = {}",
+                    d.ws,
+                    u128::from(b) * u128::from(ga) * u128::from(d.ws)
+                )
+            } else if dl && n > 0 {
+                format!(
+                    "with dataloader_drop_last, {n} rows make no full batch of {b}, so the dataloader is empty"
+                )
+            } else {
+                "the dataset is empty".to_string()
+            };
+            self.report.refuse(
+                Field::NumSamples,
+                Refusal::new(
+                    "The Trainer raises",
+                    "args.max_steps must be set to a positive value if dataloader does not have a length, was -1",
+                )
+                .fix(if rebalance {
+                    format!(
+                        "({why}). Fix: dataloader_drop_last false, per-device × GA × world_size of at most {n}, \
+                         or max_steps."
+                    )
+                } else {
+                    format!(
+                        "({why}). Fix: dataloader_drop_last false, a per-device batch of at most {n}, or max_steps."
+                    )
+                }),
+            );
+            None
         }
+    }
+
+    /// `num_update_steps_per_epoch` of `len` batches per rank.
+    fn epoch_steps(&mut self, len: u128, ga: u64) -> u128 {
+        let ga128 = u128::from(ga);
+        let steps = if self.version == Version::V451 {
+            (len / ga128).max(1)
+        } else {
+            (len / ga128 + u128::from(len % ga128 > 0)).max(1)
+        };
+        let rule = if self.version == Version::V451 {
+            format!("max({len} // {ga}, 1)")
+        } else {
+            format!("max({len} // {ga} + int({len} % {ga} > 0), 1)")
+        };
+        self.report.explain(
+            Output::StepsPerEpoch,
+            if self.version == Version::V451 {
+                "num_update_steps_per_epoch = max(batches // GA, 1) (4.51 rounds down)"
+            } else {
+                "num_update_steps_per_epoch = max(ceil(batches / GA), 1)"
+            },
+            format!("num_update_steps_per_epoch = {rule} = {steps}"),
+        );
+        steps
+    }
+
+    /// `max_steps`: as given, or `ceil(num_train_epochs × num_update_steps_per_epoch)`.
+    fn max_steps(&mut self, nupe: Option<(u128, bool)>) -> Option<Num> {
+        let epochs = self.inputs.epochs.or(DEFAULT_EPOCHS);
+        let max_steps = self.inputs.max_steps;
         let m = match max_steps {
             Param::Given(m) => {
                 if m == 0 {
@@ -271,7 +304,6 @@ impl Calc<'_> {
                 m
             }
         };
-        self.report.set(Output::MaxSteps, m);
         Some(m)
     }
 }
