@@ -325,10 +325,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ),
     ("frameworks/axolotl/rules/schedule.rs", "warmup", PENDING),
     ("frameworks/axolotl/rules/steps.rs", "packed_steps", PENDING),
-    ("frameworks/deepspeed/rules/batch.rs", "assertion", PENDING),
-    ("frameworks/deepspeed/rules/batch.rs", "batch", PENDING),
-    ("frameworks/deepspeed/rules/grid.rs", "cluster", PENDING),
-    ("frameworks/deepspeed/rules/steps.rs", "steps", PENDING),
     ("frameworks/megatron/model.rs", "own", PENDING),
     ("frameworks/megatron/model.rs", "read", PENDING),
     (

@@ -15,110 +15,17 @@ impl Calc<'_> {
         let wp = py(w);
         let int = |p: Param<u64>| p.given().map(|v| Num::Int(v.into()));
         let (t, m, g) = (int(i.train), int(i.micro), int(i.ga));
-        // _set_batch_related_parameters (runtime/config.py): 0 counts as given ("is not None").
-        let derived: Result<(Num, Num, Num, &str, String, Output), NumError> = match (t, m, g) {
-            (Some(t), Some(m), Some(g)) => Ok((t, m, g, "", String::new(), Output::TrainBatchSize)),
-            (Some(t), Some(m), None) => floordiv(t, m).and_then(|q| floordiv(q, w)).map(|g| {
-                let worked = format!(
-                    "gradient_accumulation_steps = {} // {} // {wp} = {}",
-                    py(t),
-                    py(m),
-                    py(g)
-                );
-                (t, m, g, "gradient_accumulation_steps = train_batch_size // train_micro_batch_size_per_gpu // world_size",
-                 worked, Output::GradientAccumulationSteps)
-            }),
-            (Some(t), None, Some(g)) => floordiv(t, w).and_then(|q| floordiv(q, g)).map(|m| {
-                let worked = format!(
-                    "train_micro_batch_size_per_gpu = {} // {wp} // {} = {}",
-                    py(t),
-                    py(g),
-                    py(m)
-                );
-                (t, m, g, "train_micro_batch_size_per_gpu = train_batch_size // world_size // gradient_accumulation_steps",
-                 worked, Output::TrainMicroBatchSizePerGpu)
-            }),
-            (None, Some(m), Some(g)) => num::mul(m, g).and_then(|p| num::mul(p, w)).map(|t| {
-                let worked = format!(
-                    "train_batch_size = {} × {} × {wp} = {}",
-                    py(m),
-                    py(g),
-                    py(t)
-                );
-                (t, m, g, "train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × world_size",
-                 worked, Output::TrainBatchSize)
-            }),
-            (Some(t), None, None) => floordiv(t, w).map(|m| {
-                let worked = format!(
-                    "gradient_accumulation_steps = 1, train_micro_batch_size_per_gpu = {} // {wp} = {}",
-                    py(t),
-                    py(m)
-                );
-                (t, m, Num::Int(1),
-                 "only train_batch_size: gradient_accumulation_steps = 1, train_micro_batch_size_per_gpu = train_batch_size // world_size",
-                 worked, Output::TrainMicroBatchSizePerGpu)
-            }),
-            (None, Some(m), None) => num::mul(m, w).map(|t| {
-                let worked = format!(
-                    "train_batch_size = {} × {wp} = {}, gradient_accumulation_steps = 1",
-                    py(m),
-                    py(t)
-                );
-                (t, m, Num::Int(1),
-                 "only train_micro_batch_size_per_gpu: train_batch_size = train_micro_batch_size_per_gpu × world_size, gradient_accumulation_steps = 1",
-                 worked, Output::TrainBatchSize)
-            }),
-            (None, None, g) => {
-                const EITHER: &str =
-                    "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided";
-                if g.is_some() {
-                    self.report.refuse(
-                        Field::TrainMicroBatchSizePerGpu,
-                        Refusal::new(STOPS, format!("AssertionError: {EITHER}")).fix(
-                            "gradient_accumulation_steps alone is not enough. Set train_micro_batch_size_per_gpu \
-                             (DeepSpeed then derives train_batch_size).",
-                        ),
-                    );
-                } else if self.anything {
-                    self.report.refuse(
-                        Field::TrainBatchSize,
-                        Refusal::new(STOPS, format!("AssertionError: {EITHER}")).fix(
-                            "Set train_micro_batch_size_per_gpu (and gradient_accumulation_steps), or train_batch_size.",
-                        ),
-                    );
-                } else {
-                    self.report.diag(
-                        Field::TrainBatchSize,
-                        Level::Hint,
-                        format!("{EITHER} (DeepSpeed stops with this AssertionError otherwise)."),
-                    );
-                }
+        let derived = match two_of_three(t, m, g, w) {
+            Some(d) => d,
+            None => {
+                self.neither_batch_key(g);
                 return None;
             }
         };
         let (t, m, g, rule, worked, out) = match derived {
             Ok(v) => v,
             Err(e) => {
-                let at = if m == Some(Num::Int(0)) {
-                    Field::TrainMicroBatchSizePerGpu
-                } else {
-                    Field::GradientAccumulationSteps
-                };
-                match e {
-                    NumError::ZeroDivision(_) => self.report.refuse(
-                        at,
-                        Refusal::new(
-                            "DeepSpeedConfig stops in _set_batch_related_parameters",
-                            e.to_string(),
-                        )
-                        .fix(format!("{} must be at least 1.", at.key())),
-                    ),
-                    _ => self.report.diag(
-                        at,
-                        Level::Error,
-                        "the batch is too large for dpcalc to compute exactly",
-                    ),
-                }
+                self.derive_error(e, m);
                 return None;
             }
         };
@@ -156,95 +63,73 @@ impl Calc<'_> {
         })
     }
 
+    /// Neither batch key given: DeepSpeed's assertion (a hint on an empty form).
+    fn neither_batch_key(&mut self, g: Option<Num>) {
+        const EITHER: &str =
+            "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided";
+        if g.is_some() {
+            self.report.refuse(
+                Field::TrainMicroBatchSizePerGpu,
+                Refusal::new(STOPS, format!("AssertionError: {EITHER}")).fix(
+                    "gradient_accumulation_steps alone is not enough. Set train_micro_batch_size_per_gpu \
+                     (DeepSpeed then derives train_batch_size).",
+                ),
+            );
+        } else if self.anything {
+            self.report.refuse(
+                Field::TrainBatchSize,
+                Refusal::new(STOPS, format!("AssertionError: {EITHER}")).fix(
+                    "Set train_micro_batch_size_per_gpu (and gradient_accumulation_steps), or train_batch_size.",
+                ),
+            );
+        } else {
+            self.report.diag(
+                Field::TrainBatchSize,
+                Level::Hint,
+                format!("{EITHER} (DeepSpeed stops with this AssertionError otherwise)."),
+            );
+        }
+    }
+
+    /// A derived value DeepSpeed cannot compute: its division by zero, or too large for dpcalc.
+    fn derive_error(&mut self, e: NumError, m: Option<Num>) {
+        let at = if m == Some(Num::Int(0)) {
+            Field::TrainMicroBatchSizePerGpu
+        } else {
+            Field::GradientAccumulationSteps
+        };
+        match e {
+            NumError::ZeroDivision(_) => self.report.refuse(
+                at,
+                Refusal::new(
+                    "DeepSpeedConfig stops in _set_batch_related_parameters",
+                    e.to_string(),
+                )
+                .fix(format!("{} must be at least 1.", at.key())),
+            ),
+            _ => self.report.diag(
+                at,
+                Level::Error,
+                "the batch is too large for dpcalc to compute exactly",
+            ),
+        }
+    }
+
     /// `_batch_assertion` (runtime/config.py), with the exact messages and a fix. Its `assert`s
     /// stop DeepSpeed with an AssertionError carrying the text (the refusals' `says`).
     pub(super) fn assertion(&mut self, c: &Cluster, t: Num, m: Num, g: Num) -> Option<()> {
-        let i = self.inputs;
         let positive = |n: Num| num::cmp(n, Num::Int(0)) == Ordering::Greater;
         let w = c.check;
         if !positive(t) {
-            let fix = if i.train.is_given() {
-                "Set train_batch_size to at least 1.".to_string()
-            } else {
-                "train_micro_batch_size_per_gpu and gradient_accumulation_steps must be at least 1."
-                    .to_string()
-            };
-            let at = if i.train.is_given() {
-                Field::TrainBatchSize
-            } else if m == Num::Int(0) {
-                Field::TrainMicroBatchSizePerGpu
-            } else {
-                Field::GradientAccumulationSteps
-            };
-            self.report.refuse(
-                at,
-                Refusal::new(
-                    STOPS,
-                    format!(
-                        "AssertionError: Train batch size: {} has to be greater than 0",
-                        py(t)
-                    ),
-                )
-                .fix(fix),
-            );
+            self.train_not_positive(t, m);
             return None;
         }
         if !positive(m) {
-            let fix = if i.micro.is_given() {
-                "Set train_micro_batch_size_per_gpu to at least 1.".to_string()
-            } else {
-                let per = num::mul(w, g).map(py).unwrap_or_default();
-                format!(
-                    "train_batch_size // world_size // gradient_accumulation_steps is 0: train_batch_size must be at least \
-                     world_size × gradient_accumulation_steps = {} × {} = {per}.",
-                    py(w),
-                    py(g)
-                )
-            };
-            self.report.refuse(
-                if i.micro.is_given() {
-                    Field::TrainMicroBatchSizePerGpu
-                } else {
-                    Field::TrainBatchSize
-                },
-                Refusal::new(
-                    STOPS,
-                    format!(
-                        "AssertionError: Micro batch size per gpu: {} has to be greater than 0",
-                        py(m)
-                    ),
-                )
-                .fix(fix),
-            );
+            self.micro_not_positive(w, m, g);
             return None;
         }
         if !positive(g) {
-            let fix = if i.ga.is_given() {
-                "Set gradient_accumulation_steps to at least 1.".to_string()
-            } else {
-                let per = num::mul(m, w).map(py).unwrap_or_default();
-                format!(
-                    "train_batch_size // train_micro_batch_size_per_gpu // world_size is 0: train_batch_size must be at least \
-                     train_micro_batch_size_per_gpu × world_size = {} × {} = {per}.",
-                    py(m),
-                    py(w)
-                )
-            };
-            self.report.refuse(
-                if i.ga.is_given() {
-                    Field::GradientAccumulationSteps
-                } else {
-                    Field::TrainBatchSize
-                },
-                Refusal::new(
-                    STOPS,
-                    format!(
-                        "AssertionError: Gradient accumulation steps: {} has to be greater than 0",
-                        py(g)
-                    ),
-                )
-                .fix(fix),
-            );
+            self.ga_not_positive(w, m, g);
             return None;
         }
         let product = match num::mul(m, g).and_then(|p| num::mul(p, w)) {
@@ -272,6 +157,97 @@ impl Calc<'_> {
         self.report
             .refuse(Field::TrainBatchSize, Refusal::new(STOPS, text).fix(fix));
         None
+    }
+
+    /// `_batch_assertion`: `train_batch_size` not above 0.
+    fn train_not_positive(&mut self, t: Num, m: Num) {
+        let i = self.inputs;
+        let fix = if i.train.is_given() {
+            "Set train_batch_size to at least 1.".to_string()
+        } else {
+            "train_micro_batch_size_per_gpu and gradient_accumulation_steps must be at least 1."
+                .to_string()
+        };
+        let at = if i.train.is_given() {
+            Field::TrainBatchSize
+        } else if m == Num::Int(0) {
+            Field::TrainMicroBatchSizePerGpu
+        } else {
+            Field::GradientAccumulationSteps
+        };
+        self.report.refuse(
+            at,
+            Refusal::new(
+                STOPS,
+                format!(
+                    "AssertionError: Train batch size: {} has to be greater than 0",
+                    py(t)
+                ),
+            )
+            .fix(fix),
+        );
+    }
+
+    /// `_batch_assertion`: `train_micro_batch_size_per_gpu` not above 0.
+    fn micro_not_positive(&mut self, w: Num, m: Num, g: Num) {
+        let i = self.inputs;
+        let fix = if i.micro.is_given() {
+            "Set train_micro_batch_size_per_gpu to at least 1.".to_string()
+        } else {
+            let per = num::mul(w, g).map(py).unwrap_or_default();
+            format!(
+                "train_batch_size // world_size // gradient_accumulation_steps is 0: train_batch_size must be at least \
+                 world_size × gradient_accumulation_steps = {} × {} = {per}.",
+                py(w),
+                py(g)
+            )
+        };
+        self.report.refuse(
+            if i.micro.is_given() {
+                Field::TrainMicroBatchSizePerGpu
+            } else {
+                Field::TrainBatchSize
+            },
+            Refusal::new(
+                STOPS,
+                format!(
+                    "AssertionError: Micro batch size per gpu: {} has to be greater than 0",
+                    py(m)
+                ),
+            )
+            .fix(fix),
+        );
+    }
+
+    /// `_batch_assertion`: `gradient_accumulation_steps` not above 0.
+    fn ga_not_positive(&mut self, w: Num, m: Num, g: Num) {
+        let i = self.inputs;
+        let fix = if i.ga.is_given() {
+            "Set gradient_accumulation_steps to at least 1.".to_string()
+        } else {
+            let per = num::mul(m, w).map(py).unwrap_or_default();
+            format!(
+                "train_batch_size // train_micro_batch_size_per_gpu // world_size is 0: train_batch_size must be at least \
+                 train_micro_batch_size_per_gpu × world_size = {} × {} = {per}.",
+                py(m),
+                py(w)
+            )
+        };
+        self.report.refuse(
+            if i.ga.is_given() {
+                Field::GradientAccumulationSteps
+            } else {
+                Field::TrainBatchSize
+            },
+            Refusal::new(
+                STOPS,
+                format!(
+                    "AssertionError: Gradient accumulation steps: {} has to be greater than 0",
+                    py(g)
+                ),
+            )
+            .fix(fix),
+        );
     }
 
     /// The nearest values that pass the check.
@@ -389,4 +365,73 @@ impl Calc<'_> {
             }
         }
     }
+}
+
+/// The batch after `_set_batch_related_parameters` (runtime/config.py): `(train, micro, ga, rule,
+/// worked, the output the rule derives)`, with the rule empty when all three were given.
+type Derived = (Num, Num, Num, &'static str, String, Output);
+
+/// `_set_batch_related_parameters`' two-of-three rule on the batch keys given (0 counts as given,
+/// "is not None") and the world size `w`; `None` when neither batch key is given.
+fn two_of_three(
+    t: Option<Num>,
+    m: Option<Num>,
+    g: Option<Num>,
+    w: Num,
+) -> Option<Result<Derived, NumError>> {
+    let wp = py(w);
+    Some(match (t, m, g) {
+        (Some(t), Some(m), Some(g)) => Ok((t, m, g, "", String::new(), Output::TrainBatchSize)),
+        (Some(t), Some(m), None) => floordiv(t, m).and_then(|q| floordiv(q, w)).map(|g| {
+            let worked = format!(
+                "gradient_accumulation_steps = {} // {} // {wp} = {}",
+                py(t),
+                py(m),
+                py(g)
+            );
+            (t, m, g, "gradient_accumulation_steps = train_batch_size // train_micro_batch_size_per_gpu // world_size",
+             worked, Output::GradientAccumulationSteps)
+        }),
+        (Some(t), None, Some(g)) => floordiv(t, w).and_then(|q| floordiv(q, g)).map(|m| {
+            let worked = format!(
+                "train_micro_batch_size_per_gpu = {} // {wp} // {} = {}",
+                py(t),
+                py(g),
+                py(m)
+            );
+            (t, m, g, "train_micro_batch_size_per_gpu = train_batch_size // world_size // gradient_accumulation_steps",
+             worked, Output::TrainMicroBatchSizePerGpu)
+        }),
+        (None, Some(m), Some(g)) => num::mul(m, g).and_then(|p| num::mul(p, w)).map(|t| {
+            let worked = format!(
+                "train_batch_size = {} × {} × {wp} = {}",
+                py(m),
+                py(g),
+                py(t)
+            );
+            (t, m, g, "train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × world_size",
+             worked, Output::TrainBatchSize)
+        }),
+        (Some(t), None, None) => floordiv(t, w).map(|m| {
+            let worked = format!(
+                "gradient_accumulation_steps = 1, train_micro_batch_size_per_gpu = {} // {wp} = {}",
+                py(t),
+                py(m)
+            );
+            (t, m, Num::Int(1),
+             "only train_batch_size: gradient_accumulation_steps = 1, train_micro_batch_size_per_gpu = train_batch_size // world_size",
+             worked, Output::TrainMicroBatchSizePerGpu)
+        }),
+        (None, Some(m), None) => num::mul(m, w).map(|t| {
+            let worked = format!(
+                "train_batch_size = {} × {wp} = {}, gradient_accumulation_steps = 1",
+                py(m),
+                py(t)
+            );
+            (t, m, Num::Int(1),
+             "only train_micro_batch_size_per_gpu: train_batch_size = train_micro_batch_size_per_gpu × world_size, gradient_accumulation_steps = 1",
+             worked, Output::TrainBatchSize)
+        }),
+        (None, None, _) => return None,
+    })
 }

@@ -35,93 +35,8 @@ impl Calc<'_> {
             (None, None) => Source::World,
         };
         let check = match source {
-            Source::Mpu(dp) => {
-                if dp > world {
-                    self.report.diag(
-                        Field::MpuDataParallelWorldSize,
-                        Level::Error,
-                        format!("mpu_data_parallel_world_size {dp} is more than the world_size {world}: no mpu can report that"),
-                    );
-                    return None;
-                }
-                if world % dp != 0 {
-                    self.report.diag(
-                        Field::MpuDataParallelWorldSize,
-                        Level::Warning,
-                        format!(
-                            "mpu_data_parallel_world_size {dp} does not divide world_size {world}: an mpu's data-parallel \
-                             groups split the world evenly (Megatron asserts world_size % (tp × pp) == 0)"
-                        ),
-                    );
-                }
-                if sp.is_given() {
-                    self.report.diag(
-                        Field::SequenceParallelSize,
-                        Level::Note,
-                        "With an mpu that has get_data_parallel_world_size, DeepSpeedConfig ignores sequence_parallel_size \
-                         for the batch check (runtime/config.py).",
-                    );
-                }
-                self.report.explain(
-                    Output::BatchCheckWorldSize,
-                    "with an mpu: world_size = mpu.get_data_parallel_world_size()",
-                    format!("DeepSpeedConfig.world_size = {dp}"),
-                );
-                Num::Int(dp.into())
-            }
-            Source::SequenceParallel(s) => {
-                if s == 0 {
-                    self.report.refuse(
-                        Field::SequenceParallelSize,
-                        Refusal::new(
-                            format!("DeepSpeedConfig stops at world_size = {world} / 0"),
-                            "ZeroDivisionError: division by zero",
-                        )
-                        .fix(format!(
-                            "Leave sequence_parallel_size out, or set a divisor of {world}."
-                        )),
-                    );
-                    return None;
-                }
-                if world > EXACT_FLOAT {
-                    self.report.diag(
-                        Field::SequenceParallelSize,
-                        Level::Error,
-                        "world_size is too large for dpcalc to reproduce DeepSpeed's float world size exactly",
-                    );
-                    return None;
-                }
-                let w = world as f64 / s as f64;
-                self.report.explain(
-                    Output::BatchCheckWorldSize,
-                    "no mpu, sequence_parallel_size in the config: world_size = dist.get_world_size() / sequence_parallel_size (a float)",
-                    format!("DeepSpeedConfig.world_size = {world} / {s} = {}", num::float_repr(w)),
-                );
-                if world % s != 0 {
-                    self.report.diag(
-                        Field::SequenceParallelSize,
-                        Level::Warning,
-                        format!(
-                            "world_size / sequence_parallel_size = {world} / {s} = {} is not a whole number. DeepSpeedConfig \
-                             still checks the batch against it and derives float values.",
-                            num::float_repr(w)
-                        ),
-                    );
-                }
-                if s > 1 {
-                    self.ulysses_groups(world, s);
-                } else {
-                    self.report.diag(
-                        Field::SequenceParallelSize,
-                        Level::Note,
-                        format!(
-                            "sequence_parallel_size 1 still switches DeepSpeedConfig to the float division: world_size = {}",
-                            num::float_repr(w)
-                        ),
-                    );
-                }
-                Num::Float(w)
-            }
+            Source::Mpu(dp) => self.mpu_world(world, dp, sp)?,
+            Source::SequenceParallel(s) => self.sequence_parallel_world(world, s)?,
             Source::World => {
                 self.report.explain(
                     Output::BatchCheckWorldSize,
@@ -150,6 +65,97 @@ impl Calc<'_> {
             replicas,
             autotp,
         })
+    }
+
+    /// With an mpu: the batch check's world size is its data-parallel size.
+    fn mpu_world(&mut self, world: u64, dp: u64, sp: Param<u64>) -> Option<Num> {
+        if dp > world {
+            self.report.diag(
+                Field::MpuDataParallelWorldSize,
+                Level::Error,
+                format!("mpu_data_parallel_world_size {dp} is more than the world_size {world}: no mpu can report that"),
+            );
+            return None;
+        }
+        if world % dp != 0 {
+            self.report.diag(
+                Field::MpuDataParallelWorldSize,
+                Level::Warning,
+                format!(
+                    "mpu_data_parallel_world_size {dp} does not divide world_size {world}: an mpu's data-parallel \
+                     groups split the world evenly (Megatron asserts world_size % (tp × pp) == 0)"
+                ),
+            );
+        }
+        if sp.is_given() {
+            self.report.diag(
+                Field::SequenceParallelSize,
+                Level::Note,
+                "With an mpu that has get_data_parallel_world_size, DeepSpeedConfig ignores sequence_parallel_size \
+                 for the batch check (runtime/config.py).",
+            );
+        }
+        self.report.explain(
+            Output::BatchCheckWorldSize,
+            "with an mpu: world_size = mpu.get_data_parallel_world_size()",
+            format!("DeepSpeedConfig.world_size = {dp}"),
+        );
+        Some(Num::Int(dp.into()))
+    }
+
+    /// No mpu, `sequence_parallel_size` in the config: `world / sequence_parallel_size`, a float.
+    fn sequence_parallel_world(&mut self, world: u64, s: u64) -> Option<Num> {
+        if s == 0 {
+            self.report.refuse(
+                Field::SequenceParallelSize,
+                Refusal::new(
+                    format!("DeepSpeedConfig stops at world_size = {world} / 0"),
+                    "ZeroDivisionError: division by zero",
+                )
+                .fix(format!(
+                    "Leave sequence_parallel_size out, or set a divisor of {world}."
+                )),
+            );
+            return None;
+        }
+        if world > EXACT_FLOAT {
+            self.report.diag(
+                Field::SequenceParallelSize,
+                Level::Error,
+                "world_size is too large for dpcalc to reproduce DeepSpeed's float world size exactly",
+            );
+            return None;
+        }
+        let w = world as f64 / s as f64;
+        self.report.explain(
+            Output::BatchCheckWorldSize,
+            "no mpu, sequence_parallel_size in the config: world_size = dist.get_world_size() / sequence_parallel_size (a float)",
+            format!("DeepSpeedConfig.world_size = {world} / {s} = {}", num::float_repr(w)),
+        );
+        if world % s != 0 {
+            self.report.diag(
+                Field::SequenceParallelSize,
+                Level::Warning,
+                format!(
+                    "world_size / sequence_parallel_size = {world} / {s} = {} is not a whole number. DeepSpeedConfig \
+                     still checks the batch against it and derives float values.",
+                    num::float_repr(w)
+                ),
+            );
+        }
+        if s > 1 {
+            self.ulysses_groups(world, s);
+        } else {
+            self.report.diag(
+                Field::SequenceParallelSize,
+                Level::Note,
+                format!(
+                    "sequence_parallel_size 1 still switches DeepSpeedConfig to the float division: world_size = {}",
+                    num::float_repr(w)
+                ),
+            );
+        }
+        Some(Num::Float(w))
     }
 
     /// The refusals of `initialize_sequence_parallel` (`runtime/sequence_parallel/parallel_state_sp.py`),

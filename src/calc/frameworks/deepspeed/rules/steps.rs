@@ -80,6 +80,12 @@ impl Calc<'_> {
         if micro > EXACT_FLOAT || dp > EXACT_FLOAT {
             return;
         }
+        let len = self.loader_len(n, dp, micro, drop_last);
+        self.optimizer_steps(len, epochs, ga);
+    }
+
+    /// `DeepSpeedDataLoader.__len__` over torch's `DistributedSampler`: micro batches per epoch.
+    fn loader_len(&mut self, n: u64, dp: u64, micro: u64, drop_last: bool) -> u64 {
         // DistributedSampler (drop_last=False): math.ceil(len(dataset) / num_replicas) per rank.
         let per_rank = (n as f64 / dp as f64).ceil() as u64;
         // DeepSpeedDataLoader.__init__: len = len(sampler) // batch, or math.ceil(len(sampler) / batch).
@@ -105,6 +111,12 @@ impl Calc<'_> {
                 format!("ceil({n} / {dp}) = {per_rank}; ceil({per_rank} / {micro}) = {len}")
             },
         );
+        len
+    }
+
+    /// `is_gradient_accumulation_boundary`: the optimizer steps of `epochs` epochs of `len` micro
+    /// batches, per epoch when GA divides, and the micro batches left over.
+    fn optimizer_steps(&mut self, len: u64, epochs: u64, ga: u64) {
         // is_gradient_accumulation_boundary: (micro_steps + 1) % GA == 0, and micro_steps is never
         // reset between epochs, so a remainder carries into the next epoch.
         let Some(total_micro) = len.checked_mul(epochs) else {
