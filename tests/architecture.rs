@@ -359,13 +359,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
         "world_checks_04",
         PENDING,
     ),
-    ("frameworks/torchtitan/rules/batch.rs", "batch", PENDING),
-    ("frameworks/torchtitan/rules/batch.rs", "tokens", PENDING),
-    (
-        "frameworks/torchtitan/rules/grid.rs",
-        "parallel_dims",
-        PENDING,
-    ),
     ("guide.rs", "inputs_of", PENDING),
     ("import/command_line.rs", "read", PENDING),
     ("import/detect.rs", "detect_format", PENDING),

@@ -15,6 +15,32 @@ impl Calc<'_> {
         ) else {
             return;
         };
+        let Some((gbs, per_step)) = self.global_batch(lbs, gbs_in, deg) else {
+            return;
+        };
+        let ga = gbs / per_step;
+        let (Some(g), Some(a)) = (int(gbs), int(ga)) else {
+            self.report.diag(
+                Field::LocalBatchSize,
+                Level::Error,
+                format!("local_batch_size × dp = {lbs} × {deg} is too large for dpcalc to count exactly"),
+            );
+            return;
+        };
+        self.report.set(Output::GlobalBatchSize, g);
+        self.report.set(Output::GradientAccumulationSteps, a);
+        self.report.explain(
+            Output::GradientAccumulationSteps,
+            "gradient_accumulation_steps = global_batch_size // (local_batch_size × dp)",
+            format!("gradient_accumulation_steps = {gbs} // ({lbs} × {deg}) = {ga}"),
+        );
+        self.pp_microbatches(d, lbs, ga, gbs);
+        self.tokens_per_step(gbs, seq);
+    }
+
+    /// The global batch (`-1`: local_batch_size × dp) and the samples of one micro step on every
+    /// replica, `(global, per_step)`, with trainer.py's assertion that one divides the other.
+    fn global_batch(&mut self, lbs: u64, gbs_in: i64, deg: u128) -> Option<(u128, u128)> {
         let per_step = u128::from(lbs) * deg; // u64 × u64 fits u128
         let gbs = if gbs_in < 0 {
             self.report.explain(
@@ -50,7 +76,7 @@ impl Calc<'_> {
                 )
                 .fix("Use -1 for local_batch_size × dp."),
             );
-            return;
+            return None;
         }
         if per_step == 0 {
             self.report.refuse(
@@ -60,7 +86,7 @@ impl Calc<'_> {
                     "ZeroDivisionError: integer modulo by zero",
                 ),
             );
-            return;
+            return None;
         }
         if gbs % per_step != 0 {
             let near = join(&multiples_around(gbs, per_step));
@@ -77,24 +103,14 @@ impl Calc<'_> {
                     "Nearest valid: global_batch_size {near} (multiples of {lbs} × {deg} = {per_step}), or -1."
                 )),
             );
-            return;
+            return None;
         }
-        let ga = gbs / per_step;
-        let (Some(g), Some(a)) = (int(gbs), int(ga)) else {
-            self.report.diag(
-                Field::LocalBatchSize,
-                Level::Error,
-                format!("local_batch_size × dp = {lbs} × {deg} is too large for dpcalc to count exactly"),
-            );
-            return;
-        };
-        self.report.set(Output::GlobalBatchSize, g);
-        self.report.set(Output::GradientAccumulationSteps, a);
-        self.report.explain(
-            Output::GradientAccumulationSteps,
-            "gradient_accumulation_steps = global_batch_size // (local_batch_size × dp)",
-            format!("gradient_accumulation_steps = {gbs} // ({lbs} × {deg}) = {ga}"),
-        );
+        Some((gbs, per_step))
+    }
+
+    /// Pipeline microbatches (`local_batch_size // pipeline_parallel_microbatch_size`, PP only), and
+    /// the batch each GPU runs at a time, published.
+    fn pp_microbatches(&mut self, d: Dims, lbs: u64, ga: u128, gbs: u128) {
         // pipeline microbatches: local_batch_size // pipeline_parallel_microbatch_size (PP only)
         let mut pp_microbatches = Some(1);
         if d.pp > 1 {
@@ -120,6 +136,10 @@ impl Calc<'_> {
                 .plan
                 .publish_batch(u128::from(lbs) / n, ga.saturating_mul(n), gbs);
         }
+    }
+
+    /// Tokens per step: `global_batch_size × seq_len`.
+    fn tokens_per_step(&mut self, gbs: u128, seq: u64) {
         match gbs.checked_mul(seq.into()).and_then(int) {
             Some(t) => {
                 self.report.set(Output::TokensPerStep, t);
@@ -156,50 +176,9 @@ impl Calc<'_> {
         let npp = if d.pp > 1 { npp } else { 1 };
         self.report
             .set(Output::NumPpMicrobatches, Num::Int(npp.into()));
-        let per_dp = u128::from(per_mb) * u128::from(npp);
-        let Some(per_iter) = per_dp.checked_mul(deg) else {
-            self.report.diag(
-                Field::NumTokensPerMicrobatchPerDpRank,
-                Level::Error,
-                "tokens per gradient-accumulation iteration are too large to count",
-            );
+        let Some((step, per_iter)) = self.token_step(per_mb, npp, step_in, deg) else {
             return;
         };
-        let step = if step_in < 0 {
-            self.report.explain(
-                Output::TokensPerStep,
-                "num_tokens_per_train_step -1 = num_tokens_per_microbatch_per_dp_rank × num_pp_microbatches (PP only) × dp",
-                format!("num_tokens_per_train_step = {per_mb} × {npp} × {deg} = {per_iter}"),
-            );
-            per_iter
-        } else {
-            step_in as u128
-        };
-        if per_iter == 0 {
-            self.report.refuse(
-                Field::NumTokensPerMicrobatchPerDpRank,
-                Refusal::new(
-                    "num_tokens_per_microbatch_per_dp_rank 0: torchtitan stops with",
-                    "ZeroDivisionError: integer modulo by zero",
-                ),
-            );
-            return;
-        }
-        if step % per_iter != 0 {
-            let near = join(&multiples_around(step, per_iter));
-            self.report.refuse(
-                Field::NumTokensPerTrainStep,
-                Refusal::new(
-                    "torchtitan refuses",
-                    format!(
-                        "training.num_tokens_per_train_step ({step}) must be divisible by the number of \
-                         tokens processed globally in one gradient accumulation iteration ({per_iter})."
-                    ),
-                )
-                .fix(format!("Nearest valid: num_tokens_per_train_step {near}, or -1.")),
-            );
-            return;
-        }
         let ga = step / per_iter;
         if ga == 0 {
             self.report.diag(
@@ -226,5 +205,61 @@ impl Calc<'_> {
                 );
             }
         }
+    }
+
+    /// The tokens of one optimizer step (`-1`: one microbatch per DP rank) and of one
+    /// gradient-accumulation iteration, `(step, per_iter)`, with trainer.py's divisibility check.
+    fn token_step(
+        &mut self,
+        per_mb: u64,
+        npp: u64,
+        step_in: i64,
+        deg: u128,
+    ) -> Option<(u128, u128)> {
+        let per_dp = u128::from(per_mb) * u128::from(npp);
+        let Some(per_iter) = per_dp.checked_mul(deg) else {
+            self.report.diag(
+                Field::NumTokensPerMicrobatchPerDpRank,
+                Level::Error,
+                "tokens per gradient-accumulation iteration are too large to count",
+            );
+            return None;
+        };
+        let step = if step_in < 0 {
+            self.report.explain(
+                Output::TokensPerStep,
+                "num_tokens_per_train_step -1 = num_tokens_per_microbatch_per_dp_rank × num_pp_microbatches (PP only) × dp",
+                format!("num_tokens_per_train_step = {per_mb} × {npp} × {deg} = {per_iter}"),
+            );
+            per_iter
+        } else {
+            step_in as u128
+        };
+        if per_iter == 0 {
+            self.report.refuse(
+                Field::NumTokensPerMicrobatchPerDpRank,
+                Refusal::new(
+                    "num_tokens_per_microbatch_per_dp_rank 0: torchtitan stops with",
+                    "ZeroDivisionError: integer modulo by zero",
+                ),
+            );
+            return None;
+        }
+        if step % per_iter != 0 {
+            let near = join(&multiples_around(step, per_iter));
+            self.report.refuse(
+                Field::NumTokensPerTrainStep,
+                Refusal::new(
+                    "torchtitan refuses",
+                    format!(
+                        "training.num_tokens_per_train_step ({step}) must be divisible by the number of \
+                         tokens processed globally in one gradient accumulation iteration ({per_iter})."
+                    ),
+                )
+                .fix(format!("Nearest valid: num_tokens_per_train_step {near}, or -1.")),
+            );
+            return None;
+        }
+        Some((step, per_iter))
     }
 }

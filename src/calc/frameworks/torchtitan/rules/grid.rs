@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// The product `data_parallel_shard_degree = -1` fills the world around.
+const OTHERS_NAME: &str = "data_parallel_replicate_degree × context_parallel_degree × tensor_parallel_degree × pipeline_parallel_degree";
+
 impl Calc<'_> {
     // ---- ParallelDims._validate --------------------------------------------------------------
 
@@ -24,6 +27,47 @@ impl Calc<'_> {
     }
 
     pub(super) fn parallel_dims(&mut self, ws: u64) -> Option<Dims> {
+        let (dp_replicate, cp, tp, pp, shard) = self.degrees()?;
+        let others = [dp_replicate, cp, tp, pp]
+            .iter()
+            .try_fold(1u128, |acc, &d| acc.checked_mul(d.into()));
+        let others_name = OTHERS_NAME;
+        let Some(others) = others.filter(|&o| o <= u128::from(u64::MAX)) else {
+            self.report.diag(
+                Field::WorldSize,
+                Level::Error,
+                format!("{others_name} is larger than any world size; torchtitan stops with AssertionError: Invalid parallel dims"),
+            );
+            return None;
+        };
+        let dp_shard = self.dp_shard(ws, [dp_replicate, cp, tp, pp], shard, others)?;
+        let product = others.checked_mul(dp_shard.into());
+        if product != Some(ws.into()) {
+            self.product_mismatch(
+                ws,
+                [dp_replicate, dp_shard, cp, tp, pp],
+                shard,
+                others,
+                product,
+            );
+            return None;
+        }
+        self.report
+            .set(Output::DataParallelShardDegree, Num::Int(dp_shard.into()));
+        let d = Dims {
+            dp_replicate,
+            dp_shard,
+            tp,
+            cp,
+            pp,
+        };
+        self.publish_dims(ws, d);
+        Some(d)
+    }
+
+    /// The degrees as `ParallelDims._validate` checks them: each at least 1, dp_shard -1 or at
+    /// least 1. `(dp_replicate, cp, tp, pp, dp_shard)`.
+    fn degrees(&mut self) -> Option<(u64, u64, u64, u64, i64)> {
         let dp_replicate =
             self.degree(Field::DataParallelReplicateDegree, self.inputs.dp_replicate);
         let cp = self.degree(Field::ContextParallelDegree, self.inputs.cp);
@@ -52,19 +96,20 @@ impl Calc<'_> {
         else {
             return None;
         };
-        let others = [dp_replicate, cp, tp, pp]
-            .iter()
-            .try_fold(1u128, |acc, &d| acc.checked_mul(d.into()));
-        let others_name = "data_parallel_replicate_degree × context_parallel_degree × tensor_parallel_degree × pipeline_parallel_degree";
-        let Some(others) = others.filter(|&o| o <= u128::from(u64::MAX)) else {
-            self.report.diag(
-                Field::WorldSize,
-                Level::Error,
-                format!("{others_name} is larger than any world size; torchtitan stops with AssertionError: Invalid parallel dims"),
-            );
-            return None;
-        };
-        let dp_shard = if shard < 0 {
+        Some((dp_replicate, cp, tp, pp, shard))
+    }
+
+    /// dp_shard as given, or the -1 fill `world_size // (dp_replicate × cp × tp × pp)` (`others`),
+    /// which must be at least 1.
+    fn dp_shard(
+        &mut self,
+        ws: u64,
+        [dp_replicate, cp, tp, pp]: [u64; 4],
+        shard: i64,
+        others: u128,
+    ) -> Option<u64> {
+        let others_name = OTHERS_NAME;
+        Some(if shard < 0 {
             // parallel_dims.py: dp_shard = world_size // (dp_replicate * cp * tp * pp)  (floor)
             let fill = u128::from(ws) / others;
             self.report.explain(
@@ -94,50 +139,60 @@ impl Calc<'_> {
                 format!("dp_shard = {shard}"),
             );
             shard as u64
+        })
+    }
+
+    /// `dp_replicate × dp_shard × cp × tp × pp` is not the world size: torchtitan's assertion.
+    fn product_mismatch(
+        &mut self,
+        ws: u64,
+        [dp_replicate, dp_shard, cp, tp, pp]: [u64; 5],
+        shard: i64,
+        others: u128,
+        product: Option<u128>,
+    ) {
+        let others_name = OTHERS_NAME;
+        let shown = product.map_or("more than 2^128".to_string(), |p| p.to_string());
+        let text = format!(
+            "Invalid parallel dims: dp_replicate({dp_replicate}) * dp_shard({dp_shard}) * cp({cp}) * tp({tp}) * pp({pp}) != WORLD_SIZE({ws})"
+        );
+        let fix = if shard < 0 {
+            format!(
+                "With dp_shard -1 the world size must be a multiple of {others_name} = {others}. {}",
+                cluster::nearest_valid(ws, others as u64, others_name)
+            )
+        } else if u128::from(ws) % others == 0 {
+            format!(
+                "Nearest valid: world_size {shown}, or data_parallel_shard_degree {} (or -1) on {ws} GPUs.",
+                u128::from(ws) / others
+            )
+        } else {
+            format!(
+                "Nearest valid: world_size {shown}; {ws} GPUs are not a multiple of {others_name} = {others}. {}",
+                cluster::nearest_valid(ws, others as u64, others_name)
+            )
         };
-        let product = others.checked_mul(dp_shard.into());
-        if product != Some(ws.into()) {
-            let shown = product.map_or("more than 2^128".to_string(), |p| p.to_string());
-            let text = format!(
-                "Invalid parallel dims: dp_replicate({dp_replicate}) * dp_shard({dp_shard}) * cp({cp}) * tp({tp}) * pp({pp}) != WORLD_SIZE({ws})"
-            );
-            let fix = if shard < 0 {
-                format!(
-                    "With dp_shard -1 the world size must be a multiple of {others_name} = {others}. {}",
-                    cluster::nearest_valid(ws, others as u64, others_name)
-                )
-            } else if u128::from(ws) % others == 0 {
-                format!(
-                    "Nearest valid: world_size {shown}, or data_parallel_shard_degree {} (or -1) on {ws} GPUs.",
-                    u128::from(ws) / others
-                )
-            } else {
-                format!(
-                    "Nearest valid: world_size {shown}; {ws} GPUs are not a multiple of {others_name} = {others}. {}",
-                    cluster::nearest_valid(ws, others as u64, others_name)
-                )
-            };
-            self.report.refuse(
-                Field::WorldSize,
-                Refusal::new("torchtitan stops with AssertionError", text)
-                    .fix(format!("(the product is {shown}). {fix}")),
-            );
-            self.report.diag(
-                Field::DataParallelShardDegree,
-                Level::Error,
-                format!("dp_replicate × dp_shard × cp × tp × pp = {shown} must equal world_size {ws} (see world_size)"),
-            );
-            return None;
-        }
-        self.report
-            .set(Output::DataParallelShardDegree, Num::Int(dp_shard.into()));
-        let d = Dims {
+        self.report.refuse(
+            Field::WorldSize,
+            Refusal::new("torchtitan stops with AssertionError", text)
+                .fix(format!("(the product is {shown}). {fix}")),
+        );
+        self.report.diag(
+            Field::DataParallelShardDegree,
+            Level::Error,
+            format!("dp_replicate × dp_shard × cp × tp × pp = {shown} must equal world_size {ws} (see world_size)"),
+        );
+    }
+
+    /// The batch mesh's degree (dp_replicate × dp_shard), set, explained and published in the grid.
+    fn publish_dims(&mut self, ws: u64, d: Dims) {
+        let Dims {
             dp_replicate,
             dp_shard,
             tp,
             cp,
             pp,
-        };
+        } = d;
         let deg = d.batch_degree();
         if let Some(n) = int(deg) {
             self.report.set(Output::DpWorldSize, n);
@@ -158,7 +213,6 @@ impl Calc<'_> {
             "data-parallel (batch mesh) degree = dp_replicate × dp_shard; cp, tp and pp ranks share a batch",
             format!("dp = {dp_replicate} × {dp_shard} = {deg}"),
         );
-        Some(d)
     }
 
     /// EP borrows ranks from dp_shard × cp × tp. HEAD checks it in `_validate`; 0.3.0 fails when
