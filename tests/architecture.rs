@@ -344,21 +344,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("frameworks/megatron/rules/schedule.rs", "warmup", PENDING),
     ("frameworks/megatron/rules/steps.rs", "mode", PENDING),
     ("frameworks/megatron/rules/steps.rs", "train_iters", PENDING),
-    (
-        "frameworks/nanotron/rules/checks.rs",
-        "model_checks",
-        PENDING,
-    ),
-    (
-        "frameworks/nanotron/rules/checks.rs",
-        "parse_config",
-        PENDING,
-    ),
-    (
-        "frameworks/nanotron/rules/grid.rs",
-        "world_checks_04",
-        PENDING,
-    ),
     ("guide.rs", "inputs_of", PENDING),
     ("import/command_line.rs", "read", PENDING),
     ("import/detect.rs", "detect_format", PENDING),

@@ -23,15 +23,6 @@ const REQUIRED: &[(Field, &str)] = &[
 /// shows what nanotron's own properties (`Config.global_batch_size`, ...) compute from the keys
 /// that were typed.
 pub(super) fn parse_config(version: Version, i: &Inputs, r: &mut Report) -> Parsed {
-    let param = |f: Field| match f {
-        Field::Dp => i.dp,
-        Field::Pp => i.pp,
-        Field::Tp => i.tp,
-        Field::SequenceLength => i.sequence_length,
-        Field::TrainSteps => i.train_steps,
-        Field::MicroBatchSize => i.micro_batch_size,
-        _ => i.batch_accumulation_per_replica,
-    };
     let unexpected_cp = version == Version::V04 && matches!(i.cp, Param::Given(_));
     if unexpected_cp {
         r.refuse(
@@ -44,25 +35,7 @@ pub(super) fn parse_config(version: Version, i: &Inputs, r: &mut Report) -> Pars
             .fix("0.4 has no context parallelism: remove the key, or choose the HEAD release."),
         );
     }
-    // dacite names only the first missing key; the others are hints without nanotron's words
-    let mut named = unexpected_cp;
-    for &(field, section) in REQUIRED {
-        if param(field) != Param::Absent {
-            continue;
-        }
-        let key = format!("\"{section}.{}\"", field.key());
-        let message = if named {
-            format!(
-                "Required: {key} is missing too (nanotron's dacite error names only the first missing key)."
-            )
-        } else {
-            format!(
-                "Required: nanotron stops with dacite.exceptions.MissingValueError: missing value for field {key}"
-            )
-        };
-        r.diag(field, Level::Hint, message);
-        named = true;
-    }
+    let named = missing_required(i, unexpected_cp, r);
     let invalid = [
         i.dp,
         i.tp,
@@ -105,6 +78,40 @@ pub(super) fn parse_config(version: Version, i: &Inputs, r: &mut Report) -> Pars
     }
 }
 
+/// The required keys that are absent, each a hint (`named`: a key already named by dacite's
+/// error); whether any was named.
+fn missing_required(i: &Inputs, named: bool, r: &mut Report) -> bool {
+    let param = |f: Field| match f {
+        Field::Dp => i.dp,
+        Field::Pp => i.pp,
+        Field::Tp => i.tp,
+        Field::SequenceLength => i.sequence_length,
+        Field::TrainSteps => i.train_steps,
+        Field::MicroBatchSize => i.micro_batch_size,
+        _ => i.batch_accumulation_per_replica,
+    };
+    // dacite names only the first missing key; the others are hints without nanotron's words
+    let mut named = named;
+    for &(field, section) in REQUIRED {
+        if param(field) != Param::Absent {
+            continue;
+        }
+        let key = format!("\"{section}.{}\"", field.key());
+        let message = if named {
+            format!(
+                "Required: {key} is missing too (nanotron's dacite error names only the first missing key)."
+            )
+        } else {
+            format!(
+                "Required: nanotron stops with dacite.exceptions.MissingValueError: missing value for field {key}"
+            )
+        };
+        r.diag(field, Level::Hint, message);
+        named = true;
+    }
+    named
+}
+
 /// HEAD's `Config.__post_init__` model checks (`config/config.py`), which run before
 /// `ParallelContext`: `num_attention_heads % tp` (so tp 0 stops here with a ZeroDivisionError),
 /// then the heads against the key/value heads and tp. The model keys are optional in dpcalc:
@@ -120,16 +127,7 @@ pub(super) fn model_checks(
 ) {
     const BY: &str = "nanotron stops with";
     if tp == 0 {
-        let after = then.map_or(String::new(), |t| {
-            format!("; after it, ParallelContext would stop with \u{201c}{t}\u{201d}")
-        });
-        r.refuse(
-            Field::Tp,
-            Refusal::new(BY, "ZeroDivisionError: integer modulo by zero").fix(format!(
-                "(Config.__post_init__: num_attention_heads % tp, before the world-size check{after}.) \
-                 Use at least 1."
-            )),
-        );
+        tp_zero(then, r);
         return;
     }
     let Param::Given(h) = heads else {
@@ -191,4 +189,19 @@ pub(super) fn model_checks(
             .fix("(Config.__post_init__.) Use a divisor of num_attention_heads."),
         );
     }
+}
+
+/// HEAD's `num_attention_heads % tp` with tp 0, before the world-size assertion `then`.
+fn tp_zero(then: Option<String>, r: &mut Report) {
+    const BY: &str = "nanotron stops with";
+    let after = then.map_or(String::new(), |t| {
+        format!("; after it, ParallelContext would stop with \u{201c}{t}\u{201d}")
+    });
+    r.refuse(
+        Field::Tp,
+        Refusal::new(BY, "ZeroDivisionError: integer modulo by zero").fix(format!(
+            "(Config.__post_init__: num_attention_heads % tp, before the world-size check{after}.) \
+             Use at least 1."
+        )),
+    );
 }

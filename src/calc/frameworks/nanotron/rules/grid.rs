@@ -74,71 +74,8 @@ pub(super) fn dp_fix(ws: u64, model: Option<u64>, product: &str) -> String {
 pub(super) fn world_checks_04(ws: u64, c: &Par, r: &mut Report) {
     const PRODUCT: &str = "tp × pp × expert_parallel_size";
     let model = product(&[c.tp, c.pp, c.ep]);
-    // 1. world_size % data_parallel_size
-    if c.dp == 0 {
-        r.refuse(
-            Field::Dp,
-            Refusal::new(
-                "nanotron stops with",
-                "ZeroDivisionError: integer modulo by zero",
-            )
-            .fix(format!("(world_size % dp). {}", dp_fix(ws, model, PRODUCT))),
-        );
+    if !dp_divides_world_04(ws, c, model, r) || !model_divides_world_04(ws, c, model, r) {
         return;
-    }
-    if ws % c.dp != 0 {
-        r.refuse(
-            Field::Dp,
-            Refusal::new(
-                "nanotron stops with",
-                "AssertionError: The total number of processes must be divisible by the data parallel size.",
-            )
-            .fix(format!(
-                "(world_size {ws} % dp {} = {}.) {}",
-                c.dp,
-                ws % c.dp,
-                dp_fix(ws, model, PRODUCT)
-            )),
-        );
-        return;
-    }
-    // 2. world_size % (tp * pp * ep)
-    let at = model_field(c, Version::V04);
-    match model {
-        Some(0) => {
-            r.refuse(
-                at,
-                Refusal::new(
-                    format!("{} 0: nanotron stops with", at.key()),
-                    "ZeroDivisionError: integer modulo by zero",
-                )
-                .fix(format!("(world_size % ({PRODUCT})). Use at least 1.")),
-            );
-            return;
-        }
-        // A product beyond u64 is beyond any world size: world_size % it = world_size ≠ 0.
-        Some(m) if ws % m == 0 => {}
-        _ => {
-            let m = product_text(&[c.tp, c.pp, c.ep]);
-            let fix = match model {
-                Some(m) => cluster::nearest_valid(ws, m, PRODUCT),
-                None => format!("{PRODUCT} must be at most world_size {ws}."),
-            };
-            r.refuse(
-                at,
-                Refusal::new(
-                    "nanotron stops with",
-                    "AssertionError: The total number of processes must be divisible bythe number of GPUs \
-                     per model (tensor_parallel_size * pipeline_parallel_size).",
-                )
-                .fix(format!(
-                    "({PRODUCT} = {} × {} × {} = {m} does not divide world_size {ws}; 0.4 counts \
-                     expert_parallel_size too.) {fix}",
-                    c.tp, c.pp, c.ep
-                )),
-            );
-            return;
-        }
     }
     // 3. tp * pp * ep * dp == world_size
     let all = product_text(&[c.tp, c.pp, c.ep, c.dp]);
@@ -162,6 +99,84 @@ pub(super) fn world_checks_04(ws: u64, c: &Par, r: &mut Report) {
             )),
         );
     }
+}
+
+/// nanotron 0.4's first check, `world_size % data_parallel_size`: whether it passes.
+fn dp_divides_world_04(ws: u64, c: &Par, model: Option<u64>, r: &mut Report) -> bool {
+    const PRODUCT: &str = "tp × pp × expert_parallel_size";
+    // 1. world_size % data_parallel_size
+    if c.dp == 0 {
+        r.refuse(
+            Field::Dp,
+            Refusal::new(
+                "nanotron stops with",
+                "ZeroDivisionError: integer modulo by zero",
+            )
+            .fix(format!("(world_size % dp). {}", dp_fix(ws, model, PRODUCT))),
+        );
+        return false;
+    }
+    if ws % c.dp != 0 {
+        r.refuse(
+            Field::Dp,
+            Refusal::new(
+                "nanotron stops with",
+                "AssertionError: The total number of processes must be divisible by the data parallel size.",
+            )
+            .fix(format!(
+                "(world_size {ws} % dp {} = {}.) {}",
+                c.dp,
+                ws % c.dp,
+                dp_fix(ws, model, PRODUCT)
+            )),
+        );
+        return false;
+    }
+    true
+}
+
+/// nanotron 0.4's second check, `world_size % (tp * pp * ep)`: whether it passes.
+fn model_divides_world_04(ws: u64, c: &Par, model: Option<u64>, r: &mut Report) -> bool {
+    const PRODUCT: &str = "tp × pp × expert_parallel_size";
+    // 2. world_size % (tp * pp * ep)
+    let at = model_field(c, Version::V04);
+    match model {
+        Some(0) => {
+            r.refuse(
+                at,
+                Refusal::new(
+                    format!("{} 0: nanotron stops with", at.key()),
+                    "ZeroDivisionError: integer modulo by zero",
+                )
+                .fix(format!("(world_size % ({PRODUCT})). Use at least 1.")),
+            );
+            return false;
+        }
+        // A product beyond u64 is beyond any world size: world_size % it = world_size ≠ 0.
+        Some(m) if ws % m == 0 => {}
+        _ => {
+            let m = product_text(&[c.tp, c.pp, c.ep]);
+            let fix = match model {
+                Some(m) => cluster::nearest_valid(ws, m, PRODUCT),
+                None => format!("{PRODUCT} must be at most world_size {ws}."),
+            };
+            r.refuse(
+                at,
+                Refusal::new(
+                    "nanotron stops with",
+                    "AssertionError: The total number of processes must be divisible bythe number of GPUs \
+                     per model (tensor_parallel_size * pipeline_parallel_size).",
+                )
+                .fix(format!(
+                    "({PRODUCT} = {} × {} × {} = {m} does not divide world_size {ws}; 0.4 counts \
+                     expert_parallel_size too.) {fix}",
+                    c.tp, c.pp, c.ep
+                )),
+            );
+            return false;
+        }
+    }
+    true
 }
 
 /// HEAD's world-size assertion as Python prints it. Its message labels the factors TP*CP*DP*PP
