@@ -311,20 +311,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("fit/memory.rs", "published", "lead: pending"),
     ("fixes.rs", "candidates", PENDING),
     ("fixes.rs", "fixes", PENDING),
-    ("frameworks/axolotl/rules/batch.rs", "batch", PENDING),
-    ("frameworks/axolotl/rules/grid.rs", "launch_checks", PENDING),
-    (
-        "frameworks/axolotl/rules/grid.rs",
-        "parallel_checks",
-        PENDING,
-    ),
-    (
-        "frameworks/axolotl/rules/grid.rs",
-        "validators_020",
-        PENDING,
-    ),
-    ("frameworks/axolotl/rules/schedule.rs", "warmup", PENDING),
-    ("frameworks/axolotl/rules/steps.rs", "packed_steps", PENDING),
     ("frameworks/megatron/model.rs", "own", PENDING),
     ("frameworks/megatron/model.rs", "read", PENDING),
     (
