@@ -478,17 +478,58 @@ impl Calc<'_> {
     /// (0.16.1), in their order of assertions.
     pub(super) fn parse_ramp(&mut self, text: &str, gbs: u128, m: u128) -> Option<Sched> {
         let f = Field::RampupBatchSize;
+        let refuse = refuse_ramp;
+        let [start, inc, samples] = self.ramp_values(text, m)?;
+        let (start, inc, samples) = (start as u128, inc as u128, samples as u128);
+        let num_inc = self.ramp_increments(start, inc, gbs)?;
+        if samples >= EXACT_FLOAT || num_inc >= EXACT_FLOAT {
+            self.report.diag(
+                f,
+                Level::Error,
+                "dpcalc follows ramp-ups of fewer than 2^53 samples only (beyond that Python's float steps are \
+                 not reproduced exactly)",
+            );
+            return None;
+        }
+        let per = samples as f64 / num_inc as f64;
+        if per == 0.0 {
+            refuse(
+                self.report,
+                "ZeroDivisionError: float division by zero".into(),
+                "With 0 ramp-up samples, rampup_samples_per_increment is 0.0 and the first update divides by it. \
+                 Give at least 1 ramp-up sample, or remove rampup_batch_size.",
+            );
+            return None;
+        }
+        self.report
+            .set(Output::RampupSamplesPerIncrement, Num::Float(per));
+        self.report.explain_with(
+            Output::RampupSamplesPerIncrement,
+            "rampup_samples_per_increment = ramp-up samples / ((global_batch_size − start) // increment)",
+            || format!(
+                "rampup_samples_per_increment = {samples} / (({gbs} − {start}) // {inc}) = {samples} / {num_inc} = {}",
+                num::float_repr(per)
+            ),
+        );
+        Some(Sched::Ramp {
+            start,
+            inc,
+            samples,
+            per,
+            gbs,
+        })
+    }
+
+    /// The three values of `--rampup-batch-size` read as Python's `int()` reads them, and the
+    /// signs `_build_num_microbatches_calculator` asserts.
+    fn ramp_values(&mut self, text: &str, m: u128) -> Option<[i128; 3]> {
+        let f = Field::RampupBatchSize;
+        let refuse = refuse_ramp;
         let body = text.trim().trim_start_matches('[').trim_end_matches(']');
         let tokens: Vec<&str> = body
             .split(|c: char| c.is_whitespace() || c == ',')
             .filter(|t| !t.is_empty())
             .collect();
-        let refuse = |r: &mut Report, what: String, fix: &str| {
-            r.refuse(
-                f,
-                Refusal::new("megatron-core refuses this ramp-up", what).fix(fix),
-            );
-        };
         if tokens.len() != 3 {
             refuse(
                 self.report,
@@ -549,7 +590,13 @@ impl Calc<'_> {
             );
             return None;
         }
-        let (start, inc, samples) = (start as u128, inc as u128, samples as u128);
+        Some(v)
+    }
+
+    /// `RampupBatchsizeNumMicroBatchesCalculator.__init__`: the start within the global batch, the
+    /// increment dividing the difference; the number of increments.
+    fn ramp_increments(&mut self, start: u128, inc: u128, gbs: u128) -> Option<u128> {
+        let refuse = refuse_ramp;
         if start > gbs {
             refuse(
                 self.report,
@@ -594,42 +641,7 @@ impl Calc<'_> {
             );
             return None;
         }
-        if samples >= EXACT_FLOAT || num_inc >= EXACT_FLOAT {
-            self.report.diag(
-                f,
-                Level::Error,
-                "dpcalc follows ramp-ups of fewer than 2^53 samples only (beyond that Python's float steps are \
-                 not reproduced exactly)",
-            );
-            return None;
-        }
-        let per = samples as f64 / num_inc as f64;
-        if per == 0.0 {
-            refuse(
-                self.report,
-                "ZeroDivisionError: float division by zero".into(),
-                "With 0 ramp-up samples, rampup_samples_per_increment is 0.0 and the first update divides by it. \
-                 Give at least 1 ramp-up sample, or remove rampup_batch_size.",
-            );
-            return None;
-        }
-        self.report
-            .set(Output::RampupSamplesPerIncrement, Num::Float(per));
-        self.report.explain_with(
-            Output::RampupSamplesPerIncrement,
-            "rampup_samples_per_increment = ramp-up samples / ((global_batch_size − start) // increment)",
-            || format!(
-                "rampup_samples_per_increment = {samples} / (({gbs} − {start}) // {inc}) = {samples} / {num_inc} = {}",
-                num::float_repr(per)
-            ),
-        );
-        Some(Sched::Ramp {
-            start,
-            inc,
-            samples,
-            per,
-            gbs,
-        })
+        Some(num_inc)
     }
 
     /// HEAD's `_parse_schedule` and `_validate_schedule`.
@@ -652,12 +664,37 @@ impl Calc<'_> {
             Param::Absent => None,
             Param::Invalid => return None,
         };
-        let refuse = |r: &mut Report, what: String, fix: &str| {
-            r.refuse(
-                f,
-                Refusal::new("Megatron-LM refuses this schedule", what).fix(fix),
-            );
+        let mut levels = self.schedule_levels(text, seq)?;
+        levels.sort_by_key(|l| l.0);
+        if !self.schedule_valid(&levels, seq) {
+            return None;
+        }
+        let unit = if seq.is_some() {
+            "tokens // seq_length"
+        } else {
+            "samples"
         };
+        self.report.diag(
+            f,
+            Level::Note,
+            format!(
+                "Thresholds are read as {unit}; only the batch size in use is checked against micro_batch_size × \
+                 data_parallel_size (each iteration, by the training loop)."
+            ),
+        );
+        Some(
+            levels
+                .into_iter()
+                .map(|(t, b)| (t as u128, b as u128))
+                .collect(),
+        )
+    }
+
+    /// `_parse_schedule`: each `THRESHOLD:BATCH_SIZE` entry, thresholds in tokens `// seq_length`
+    /// when it is given.
+    fn schedule_levels(&mut self, text: &str, seq: Option<i128>) -> Option<Vec<(i128, i128)>> {
+        let f = Field::StepBatchSizeSchedule;
+        let refuse = refuse_schedule;
         let mut levels: Vec<(i128, i128)> = Vec::new();
         let replaced = text.replace(',', " ");
         for entry in replaced.split_whitespace() {
@@ -704,14 +741,19 @@ impl Calc<'_> {
             }
             levels.push((threshold, batch));
         }
-        levels.sort_by_key(|l| l.0);
+        Some(levels)
+    }
+
+    /// `_validate_schedule` on the sorted levels: whether it passes.
+    fn schedule_valid(&mut self, levels: &[(i128, i128)], seq: Option<i128>) -> bool {
+        let refuse = refuse_schedule;
         if levels.is_empty() {
             refuse(
                 self.report,
                 "AssertionError: schedule must have at least one entry".into(),
                 "Give at least \u{201c}0:BATCH_SIZE\u{201d}.",
             );
-            return None;
+            return false;
         }
         if levels[0].0 != 0 {
             refuse(
@@ -722,7 +764,7 @@ impl Calc<'_> {
                 ),
                 "Start the schedule with \u{201c}0:BATCH_SIZE\u{201d}.",
             );
-            return None;
+            return false;
         }
         for w in levels.windows(2) {
             if w[1].0 <= w[0].0 {
@@ -739,7 +781,7 @@ impl Calc<'_> {
                     ),
                     &format!("Make every threshold larger than the previous one{unit}."),
                 );
-                return None;
+                return false;
             }
         }
         if let Some(&(_, b)) = levels.iter().find(|l| l.1 <= 0) {
@@ -748,27 +790,9 @@ impl Calc<'_> {
                 format!("AssertionError: batch size must be positive, got {b}"),
                 "Every batch size must be at least 1.",
             );
-            return None;
+            return false;
         }
-        let unit = if seq.is_some() {
-            "tokens // seq_length"
-        } else {
-            "samples"
-        };
-        self.report.diag(
-            f,
-            Level::Note,
-            format!(
-                "Thresholds are read as {unit}; only the batch size in use is checked against micro_batch_size × \
-                 data_parallel_size (each iteration, by the training loop)."
-            ),
-        );
-        Some(
-            levels
-                .into_iter()
-                .map(|(t, b)| (t as u128, b as u128))
-                .collect(),
-        )
+        true
     }
 
     pub(super) fn batch_outputs(&mut self, p: &BatchPlan) {
@@ -920,4 +944,20 @@ impl Calc<'_> {
             ),
         );
     }
+}
+
+/// A refusal of megatron-core's ramp-up parsing, at `rampup_batch_size`.
+fn refuse_ramp(r: &mut Report, what: String, fix: &str) {
+    r.refuse(
+        Field::RampupBatchSize,
+        Refusal::new("megatron-core refuses this ramp-up", what).fix(fix),
+    );
+}
+
+/// A refusal of Megatron-LM's schedule parsing, at `step_batch_size_schedule`.
+fn refuse_schedule(r: &mut Report, what: String, fix: &str) {
+    r.refuse(
+        Field::StepBatchSizeSchedule,
+        Refusal::new("Megatron-LM refuses this schedule", what).fix(fix),
+    );
 }
