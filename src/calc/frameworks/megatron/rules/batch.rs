@@ -37,31 +37,8 @@ impl Calc<'_> {
         let dp = g.dp;
         let m = mbs.checked_mul(dp)?;
         let decrease = i.decrease_batch_size_if_needed.or(false)?;
-        let head = self.version == Version::Head;
 
-        // The release's own switches: HEAD ignores the ramp-up, 0.16.1 has no schedule.
-        let mut ramp = i.rampup_batch_size.clone();
-        let mut schedule = i.step_batch_size_schedule.clone();
-        if head && matches!(ramp, Param::Given(_)) {
-            self.report.diag(
-                Field::RampupBatchSize,
-                Level::Warning,
-                "Megatron-LM HEAD ignores it and only warns: \u{201c}rampup_batch_size is deprecated and will be \
-                 removed in a future release. Use step_batch_size_schedule instead.\u{201d} The run uses the step \
-                 schedule if one is given, else a constant global batch; for a ramp, write it as a step_batch_size_schedule.",
-            );
-            ramp = Param::Absent;
-        }
-        if !head && matches!(schedule, Param::Given(_)) {
-            self.report.diag(
-                Field::StepBatchSizeSchedule,
-                Level::Error,
-                "megatron-core 0.16.1 has no step batch-size schedule (it came with Megatron-LM #4411, when \
-                 --rampup-batch-size was deprecated): its Megatron-LM does not accept \
-                 --step-batch-size-schedule. Choose version head, or use rampup_batch_size.",
-            );
-            schedule = Param::Absent;
-        }
+        let (ramp, schedule) = self.release_switches();
         if ramp == Param::Invalid || schedule == Param::Invalid {
             return None;
         }
@@ -70,45 +47,7 @@ impl Calc<'_> {
         let gbs_given = self.gbs_given()?;
 
         if let Param::Given(text) = &schedule {
-            if gbs_given.is_some() {
-                self.report.refuse(
-                    Field::GlobalBatchSize,
-                    Refusal::new(
-                        "Megatron-LM refuses it together with a schedule",
-                        "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size",
-                    )
-                    .fix(
-                        "Remove global_batch_size: the schedule's last batch size is the global batch.",
-                    ),
-                );
-                return None;
-            }
-            if decrease {
-                self.report.refuse(
-                    Field::DecreaseBatchSizeIfNeeded,
-                    Refusal::new(
-                        "Megatron-LM refuses it together with a schedule",
-                        "ValueError: Cannot specify both --step-batch-size-schedule and \
-                         --decrease-batch-size-if-needed",
-                    )
-                    .fix(
-                        "Make every batch size in the schedule a multiple of micro_batch_size × \
-                         data_parallel_size instead.",
-                    ),
-                );
-                return None;
-            }
-            let text = text.clone();
-            let levels = self.parse_schedule(&text)?;
-            return Some(BatchPlan {
-                sched: Sched::Step { levels },
-                mbs,
-                dp,
-                dp_rep: dp,
-                m,
-                decrease,
-                gbs_arg: None,
-            });
+            return self.schedule_plan(text, gbs_given, (mbs, dp, m, decrease));
         }
 
         let gbs = match gbs_given {
@@ -150,6 +89,84 @@ impl Calc<'_> {
             m,
             decrease,
             gbs_arg: Some(gbs),
+        })
+    }
+
+    /// The release's own switches: HEAD ignores the ramp-up (a warning), 0.16.1 has no schedule
+    /// (an error); `(ramp, schedule)` as the release reads them.
+    fn release_switches(&mut self) -> (Param<String>, Param<String>) {
+        let i = self.inputs.clone();
+        let head = self.version == Version::Head;
+        let mut ramp = i.rampup_batch_size.clone();
+        let mut schedule = i.step_batch_size_schedule.clone();
+        if head && matches!(ramp, Param::Given(_)) {
+            self.report.diag(
+                Field::RampupBatchSize,
+                Level::Warning,
+                "Megatron-LM HEAD ignores it and only warns: \u{201c}rampup_batch_size is deprecated and will be \
+                 removed in a future release. Use step_batch_size_schedule instead.\u{201d} The run uses the step \
+                 schedule if one is given, else a constant global batch; for a ramp, write it as a step_batch_size_schedule.",
+            );
+            ramp = Param::Absent;
+        }
+        if !head && matches!(schedule, Param::Given(_)) {
+            self.report.diag(
+                Field::StepBatchSizeSchedule,
+                Level::Error,
+                "megatron-core 0.16.1 has no step batch-size schedule (it came with Megatron-LM #4411, when \
+                 --rampup-batch-size was deprecated): its Megatron-LM does not accept \
+                 --step-batch-size-schedule. Choose version head, or use rampup_batch_size.",
+            );
+            schedule = Param::Absent;
+        }
+        (ramp, schedule)
+    }
+
+    /// HEAD's `StepBatchsizeNumMicroBatchesCalculator`: refused beside a global batch or
+    /// `decrease_batch_size_if_needed`, then the schedule parsed.
+    fn schedule_plan(
+        &mut self,
+        text: &str,
+        gbs_given: Option<u128>,
+        (mbs, dp, m, decrease): (u128, u128, u128, bool),
+    ) -> Option<BatchPlan> {
+        if gbs_given.is_some() {
+            self.report.refuse(
+                Field::GlobalBatchSize,
+                Refusal::new(
+                    "Megatron-LM refuses it together with a schedule",
+                    "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size",
+                )
+                .fix(
+                    "Remove global_batch_size: the schedule's last batch size is the global batch.",
+                ),
+            );
+            return None;
+        }
+        if decrease {
+            self.report.refuse(
+                Field::DecreaseBatchSizeIfNeeded,
+                Refusal::new(
+                    "Megatron-LM refuses it together with a schedule",
+                    "ValueError: Cannot specify both --step-batch-size-schedule and \
+                     --decrease-batch-size-if-needed",
+                )
+                .fix(
+                    "Make every batch size in the schedule a multiple of micro_batch_size × \
+                     data_parallel_size instead.",
+                ),
+            );
+            return None;
+        }
+        let levels = self.parse_schedule(text)?;
+        Some(BatchPlan {
+            sched: Sched::Step { levels },
+            mbs,
+            dp,
+            dp_rep: dp,
+            m,
+            decrease,
+            gbs_arg: None,
         })
     }
 
@@ -200,52 +217,62 @@ impl Calc<'_> {
             return None;
         }
         if let Param::Given(text) = &schedule {
-            if decrease {
-                self.report.refuse(
-                    Field::DecreaseBatchSizeIfNeeded,
-                    Refusal::new(
-                        "megatron-core's _build_num_microbatches_calculator refuses it together with a schedule",
-                        "ValueError: Cannot specify both --step-batch-size-schedule and \
-                         --decrease-batch-size-if-needed",
-                    )
-                    .fix(
-                        "Make every batch size in the schedule a multiple of micro_batch_size × \
-                         data_parallel_size instead.",
-                    ),
-                );
-                return None;
-            }
-            if !self.inputs.seq_length.is_given() {
-                if self.inputs.seq_length == Param::Absent {
-                    self.report.refuse(
-                        Field::SeqLength,
-                        Refusal::new(
-                            "Megatron-LM's validate_args stops with a bare AssertionError at",
-                            "assert args.encoder_seq_length is not None",
-                        )
-                        .fix("Give seq_length: Megatron-LM requires it, and the schedule's thresholds are \
-                              tokens (threshold // seq_length samples)."),
-                    );
-                }
-                return None;
-            }
-            let text = text.clone();
-            let levels = self.parse_schedule(&text)?;
-            return Some(BatchPlan {
-                sched: Sched::Step { levels },
-                mbs,
-                dp: cdp,
-                dp_rep: dp,
-                m,
-                decrease,
-                gbs_arg: Some(gbs),
-            });
+            return self.schedule_plan_0192(text, gbs, (mbs, dp, cdp, m, decrease));
         }
         if !self.constant(gbs, mbs, cdp, m, decrease) {
             return None;
         }
         Some(BatchPlan {
             sched: Sched::Constant { gbs },
+            mbs,
+            dp: cdp,
+            dp_rep: dp,
+            m,
+            decrease,
+            gbs_arg: Some(gbs),
+        })
+    }
+
+    /// 0.19.2's schedule: refused beside `decrease_batch_size_if_needed`, `seq_length` required
+    /// (the thresholds are tokens), then parsed.
+    fn schedule_plan_0192(
+        &mut self,
+        text: &str,
+        gbs: u128,
+        (mbs, dp, cdp, m, decrease): (u128, u128, u128, u128, bool),
+    ) -> Option<BatchPlan> {
+        if decrease {
+            self.report.refuse(
+                Field::DecreaseBatchSizeIfNeeded,
+                Refusal::new(
+                    "megatron-core's _build_num_microbatches_calculator refuses it together with a schedule",
+                    "ValueError: Cannot specify both --step-batch-size-schedule and \
+                     --decrease-batch-size-if-needed",
+                )
+                .fix(
+                    "Make every batch size in the schedule a multiple of micro_batch_size × \
+                     data_parallel_size instead.",
+                ),
+            );
+            return None;
+        }
+        if !self.inputs.seq_length.is_given() {
+            if self.inputs.seq_length == Param::Absent {
+                self.report.refuse(
+                    Field::SeqLength,
+                    Refusal::new(
+                        "Megatron-LM's validate_args stops with a bare AssertionError at",
+                        "assert args.encoder_seq_length is not None",
+                    )
+                    .fix("Give seq_length: Megatron-LM requires it, and the schedule's thresholds are \
+                          tokens (threshold // seq_length samples)."),
+                );
+            }
+            return None;
+        }
+        let levels = self.parse_schedule(text)?;
+        Some(BatchPlan {
+            sched: Sched::Step { levels },
             mbs,
             dp: cdp,
             dp_rep: dp,
@@ -796,10 +823,20 @@ impl Calc<'_> {
     }
 
     pub(super) fn batch_outputs(&mut self, p: &BatchPlan) {
-        let (mbs, dp, m) = (p.mbs, p.dp, p.m);
         let fin = p.sched.final_gbs();
         let running = p.running(fin);
         let new = self.version == Version::Core0192;
+        self.global_batch_output(p, fin, new);
+        self.running_outputs(p, fin, running);
+        if !p.sched.varying() {
+            return;
+        }
+        self.varying_outputs(p, fin, new);
+    }
+
+    /// `global_batch_size` as Megatron's args hold it (at HEAD a schedule leaves it unset: the last
+    /// size), explained by its calculator.
+    fn global_batch_output(&mut self, p: &BatchPlan, fin: u128, new: bool) {
         // args.global_batch_size: at HEAD a schedule leaves it unset (dpcalc shows the last size)
         let shown = p.gbs_arg.unwrap_or(fin);
         self.report
@@ -840,6 +877,12 @@ impl Calc<'_> {
                 ),
             ),
         }
+    }
+
+    /// The running batch (after `decrease_batch_size_if_needed`), the microbatches and the
+    /// accumulation, published in the plan.
+    fn running_outputs(&mut self, p: &BatchPlan, fin: u128, running: u128) {
+        let (mbs, dp, m) = (p.mbs, p.dp, p.m);
         self.report
             .set(Output::RunningGlobalBatchSize, Num::Int(running as i128));
         if p.decrease {
@@ -866,9 +909,12 @@ impl Calc<'_> {
         );
         self.report
             .set(Output::GradientAccumulationSteps, Num::Int(nm as i128));
-        if !p.sched.varying() {
-            return;
-        }
+    }
+
+    /// A ramp-up or a schedule: the first batch and microbatches, and the iteration the batch is
+    /// full from.
+    fn varying_outputs(&mut self, p: &BatchPlan, fin: u128, new: bool) {
+        let m = p.m;
         let b0 = p.sched.current(0);
         let r0 = p.running(b0);
         self.report

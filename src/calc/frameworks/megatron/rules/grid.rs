@@ -36,22 +36,7 @@ impl Calc<'_> {
         let ep = self.parallel(Field::ExpertModelParallelSize, i.ep);
         // validate_args: expert_tensor_parallel_size defaults to tensor_model_parallel_size
         let etp = if new {
-            match i.etp {
-                Param::Given(0) => {
-                    self.report.refuse(
-                        Field::ExpertTensorParallelSize,
-                        Refusal::new(
-                            "parallel_state.initialize_model_parallel stops with",
-                            "ZeroDivisionError: integer modulo by zero",
-                        )
-                        .fix("expert_tensor_parallel_size must be at least 1 (or unset: it is then tensor parallel)."),
-                    );
-                    None
-                }
-                Param::Given(e) => Some(Some(e as u128)),
-                Param::Absent => Some(None),
-                Param::Invalid => None,
-            }
+            self.expert_tp(i.etp)
         } else {
             Some(None)
         };
@@ -70,62 +55,12 @@ impl Calc<'_> {
             );
             return None;
         };
-        let (gtp_name, gtp_worked) = if gtp > 1 {
-            (" × gtp_weight_remat_size", format!(" × {gtp}"))
-        } else {
-            ("", String::new())
-        };
         if ws % total != 0 {
-            let fix = if total <= u64::MAX as u128 {
-                cluster::nearest_valid(
-                    ws as u64,
-                    total as u64,
-                    if gtp > 1 {
-                        "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size \
-                         × gtp_weight_remat_size"
-                    } else {
-                        "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size"
-                    },
-                )
-            } else {
-                String::new()
-            };
-            self.report.refuse(
-                Field::WorldSize,
-                Refusal::new(
-                    "Megatron-LM refuses this layout in validate_args (arguments.py), before anything else runs",
-                    format!(
-                        "AssertionError: world size ({ws}) is not divisible by total_model_size \
-                         (total_model_size={total})"
-                    ),
-                )
-                .fix(format!(
-                    ", where total_model_size = tensor × pipeline × context parallel{gtp_name} = {tp} × {pp} × {cp}{gtp_worked}. \
-                     (megatron-core alone, in parallel_state.initialize_model_parallel, raises \
-                     \u{201c}RuntimeError: world_size ({ws}) is not divisible by {total}\u{201d}.) {fix}"
-                )),
-            );
+            self.not_divisible(ws, (tp, pp, cp, gtp), total);
             return None;
         }
         let dp = ws / total;
-        self.report.set(Output::DpWorldSize, Num::Int(dp as i128));
-        self.report.explain_with(
-            Output::DpWorldSize,
-            format!("data_parallel_size = world_size // (tensor × pipeline × context parallel size{gtp_name}); EP is not in it"),
-            || format!("data_parallel_size = {ws} // ({tp} × {pp} × {cp}{gtp_worked}) = {dp}"),
-        );
-        if gtp > 1 {
-            self.report.diag(
-                Field::TensorParallelNumWeightShards,
-                Level::Note,
-                format!(
-                    "gtp_weight_remat_size = tensor_parallel_num_weight_shards // tensor_model_parallel_size = {gtp}: \
-                     it counts in the model size, so data_parallel_size ({dp}) is the replicate degree, and the \
-                     microbatch calculator is built with data_parallel_size × {gtp} = {} (global_vars.py).",
-                    dp * gtp
-                ),
-            );
-        }
+        self.dp_outputs(ws, (tp, pp, cp, gtp), dp);
         let mut expert_ok = true;
         if new {
             self.cp_sequence(cp);
@@ -145,6 +80,97 @@ impl Calc<'_> {
             ep: ep.unwrap_or(1),
         });
         Some(Grid { dp, gtp })
+    }
+
+    /// validate_args (0.19.2): `expert_tensor_parallel_size`, at least 1 when given (`None`
+    /// inside: it defaults to tensor parallel; `None`: unusable).
+    fn expert_tp(&mut self, etp: Param<u64>) -> Option<Option<u128>> {
+        match etp {
+            Param::Given(0) => {
+                self.report.refuse(
+                    Field::ExpertTensorParallelSize,
+                    Refusal::new(
+                        "parallel_state.initialize_model_parallel stops with",
+                        "ZeroDivisionError: integer modulo by zero",
+                    )
+                    .fix("expert_tensor_parallel_size must be at least 1 (or unset: it is then tensor parallel)."),
+                );
+                None
+            }
+            Param::Given(e) => Some(Some(e as u128)),
+            Param::Absent => Some(None),
+            Param::Invalid => None,
+        }
+    }
+
+    /// validate_args' `world size is not divisible by total_model_size`, with the fix.
+    fn not_divisible(
+        &mut self,
+        ws: u128,
+        (tp, pp, cp, gtp): (u128, u128, u128, u128),
+        total: u128,
+    ) {
+        let (gtp_name, gtp_worked) = if gtp > 1 {
+            (" × gtp_weight_remat_size", format!(" × {gtp}"))
+        } else {
+            ("", String::new())
+        };
+        let fix = if total <= u64::MAX as u128 {
+            cluster::nearest_valid(
+                ws as u64,
+                total as u64,
+                if gtp > 1 {
+                    "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size \
+                     × gtp_weight_remat_size"
+                } else {
+                    "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size"
+                },
+            )
+        } else {
+            String::new()
+        };
+        self.report.refuse(
+            Field::WorldSize,
+            Refusal::new(
+                "Megatron-LM refuses this layout in validate_args (arguments.py), before anything else runs",
+                format!(
+                    "AssertionError: world size ({ws}) is not divisible by total_model_size \
+                     (total_model_size={total})"
+                ),
+            )
+            .fix(format!(
+                ", where total_model_size = tensor × pipeline × context parallel{gtp_name} = {tp} × {pp} × {cp}{gtp_worked}. \
+                 (megatron-core alone, in parallel_state.initialize_model_parallel, raises \
+                 \u{201c}RuntimeError: world_size ({ws}) is not divisible by {total}\u{201d}.) {fix}"
+            )),
+        );
+    }
+
+    /// `data_parallel_size`, set and explained (with GTP's note).
+    fn dp_outputs(&mut self, ws: u128, (tp, pp, cp, gtp): (u128, u128, u128, u128), dp: u128) {
+        let (gtp_name, gtp_worked) = if gtp > 1 {
+            (" × gtp_weight_remat_size", format!(" × {gtp}"))
+        } else {
+            ("", String::new())
+        };
+        self.report.set(Output::DpWorldSize, Num::Int(dp as i128));
+        self.report.explain_with(
+            Output::DpWorldSize,
+            format!("data_parallel_size = world_size // (tensor × pipeline × context parallel size{gtp_name}); EP is not in it"),
+            || format!("data_parallel_size = {ws} // ({tp} × {pp} × {cp}{gtp_worked}) = {dp}"),
+        );
+        if gtp > 1 {
+            self.report.diag(
+                Field::TensorParallelNumWeightShards,
+                Level::Note,
+                format!(
+                    "gtp_weight_remat_size = tensor_parallel_num_weight_shards // tensor_model_parallel_size = {gtp}: \
+                     it counts in the model size, so data_parallel_size ({dp}) is the replicate degree, and the \
+                     microbatch calculator is built with data_parallel_size × {gtp} = {} (global_vars.py).",
+                    dp * gtp
+                ),
+            );
+        }
     }
 
     /// The keys dpcalc reads for 0.19.2 only: a note when another release is chosen.
