@@ -306,7 +306,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("card.rs", "draw", PENDING),
     // the node shape the lead decides here
     ("cluster.rs", "world_size", "lead: pending"),
-    ("estimate/stages.rs", "stages_of", PENDING),
     ("fit/memory.rs", "plan", "lead: pending"),
     ("fit/memory.rs", "published", "lead: pending"),
     ("fixes.rs", "candidates", PENDING),
@@ -329,7 +328,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
         "a table: the Hub presets, one arm each",
     ),
     ("parse/model.rs", "resolve_into", PENDING),
-    ("schedule.rs", "time", PENDING),
 ];
 
 /// The functions of a file longer than [`MAX_FN_LINES`]: name, first line, length (from `fn` to

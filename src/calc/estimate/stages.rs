@@ -263,36 +263,11 @@ fn stages_of(model: &Model, params: &Params, plan: &Plan, few: bool) -> Option<V
     let t = u128::from(plan.tp.max(1));
     let rep = if plan.sequence_parallel { t } else { 1 };
     let h = u128::from(model.hidden_size);
-    let embedding = model.embedding_params()?;
     let mut out = Vec::with_capacity(p as usize);
     let mut chunks: Vec<(u64, (u128, u128))> = Vec::new();
     for r in ranks(p, few) {
         // the rank's parameters: its layers, the embedding on the first, the output on the last
-        let (mut dense, mut routed) = (0u128, 0u128);
-        for c in 0..v {
-            let k = (c * p + r) as usize;
-            if let Some((all, experts)) = params.uniform {
-                // alike layers count by their number
-                let n = u128::from(split[k]);
-                dense = dense.checked_add(all.checked_sub(experts)?.checked_mul(n)?)?;
-                routed = routed.checked_add(experts.checked_mul(n)?)?;
-                continue;
-            }
-            for i in starts[k]..starts[k] + split[k] {
-                let (all, experts) = params.layer(i)?;
-                dense = dense.checked_add(all.checked_sub(experts)?)?;
-                routed = routed.checked_add(experts)?;
-            }
-        }
-        if r == 0 {
-            dense = dense.checked_add(embedding)?;
-        }
-        if r == p - 1 {
-            dense = dense.checked_add(model.final_norm_params()?)?;
-            if !model.tie_word_embeddings || p > 1 {
-                dense = dense.checked_add(model.output_layer_params()?)?;
-            }
-        }
+        let (dense, routed) = rank_params(model, params, (&split, &starts), (p, v, r))?;
         let mut e = states(
             plan,
             cdiv(dense, t)?,
@@ -334,17 +309,69 @@ fn stages_of(model: &Model, params: &Params, plan: &Plan, few: bool) -> Option<V
             }
         }
         if last_in_flight > 0 {
-            let logits = cdiv(tokens.checked_mul(u128::from(model.vocab_size))?, t)?;
-            let saved = cdiv(tokens.checked_mul(h)?.checked_mul(4)?, rep)?
-                .checked_add(logits.checked_mul(u128::from(plan.logit_saved_bytes))?)?;
-            activations = activations
-                .checked_add(saved.checked_mul(last_in_flight)?)?
-                .checked_add(logits.checked_mul(u128::from(plan.logit_transient_bytes))?)?;
+            activations = with_output_layer(model, plan, tokens, activations, last_in_flight)?;
         }
         e.activations = activations.checked_add(recompute_peak)?;
         out.push(e);
     }
     Some(out)
+}
+
+/// The parameters of pipeline rank `r` of `p` (`v` chunks each): its layers' dense and routed
+/// parameters, the embedding on the first rank, the final norm and output layer on the last.
+fn rank_params(
+    model: &Model,
+    params: &Params,
+    (split, starts): (&[u64], &[u64]),
+    (p, v, r): (u64, u64, u64),
+) -> Option<(u128, u128)> {
+    let embedding = model.embedding_params()?;
+    let (mut dense, mut routed) = (0u128, 0u128);
+    for c in 0..v {
+        let k = (c * p + r) as usize;
+        if let Some((all, experts)) = params.uniform {
+            // alike layers count by their number
+            let n = u128::from(split[k]);
+            dense = dense.checked_add(all.checked_sub(experts)?.checked_mul(n)?)?;
+            routed = routed.checked_add(experts.checked_mul(n)?)?;
+            continue;
+        }
+        for i in starts[k]..starts[k] + split[k] {
+            let (all, experts) = params.layer(i)?;
+            dense = dense.checked_add(all.checked_sub(experts)?)?;
+            routed = routed.checked_add(experts)?;
+        }
+    }
+    if r == 0 {
+        dense = dense.checked_add(embedding)?;
+    }
+    if r == p - 1 {
+        dense = dense.checked_add(model.final_norm_params()?)?;
+        if !model.tie_word_embeddings || p > 1 {
+            dense = dense.checked_add(model.output_layer_params()?)?;
+        }
+    }
+    Some((dense, routed))
+}
+
+/// The activations with the output layer's on the last stage: the saved final hidden state and
+/// logits of the `last_in_flight` passes in flight, and one pass's transient logits.
+fn with_output_layer(
+    model: &Model,
+    plan: &Plan,
+    tokens: u128,
+    activations: u128,
+    last_in_flight: u128,
+) -> Option<u128> {
+    let t = u128::from(plan.tp.max(1));
+    let rep = if plan.sequence_parallel { t } else { 1 };
+    let h = u128::from(model.hidden_size);
+    let logits = cdiv(tokens.checked_mul(u128::from(model.vocab_size))?, t)?;
+    let saved = cdiv(tokens.checked_mul(h)?.checked_mul(4)?, rep)?
+        .checked_add(logits.checked_mul(u128::from(plan.logit_saved_bytes))?)?;
+    activations
+        .checked_add(saved.checked_mul(last_in_flight)?)?
+        .checked_add(logits.checked_mul(u128::from(plan.logit_transient_bytes))?)
 }
 
 /// The model states of `dense` and `routed` parameters on one GPU (already divided by TP, PP
