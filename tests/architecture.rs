@@ -308,8 +308,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("cluster.rs", "world_size", "lead: pending"),
     ("fit/memory.rs", "plan", "lead: pending"),
     ("fit/memory.rs", "published", "lead: pending"),
-    ("fixes.rs", "candidates", PENDING),
-    ("fixes.rs", "fixes", PENDING),
     ("frameworks/megatron/model.rs", "own", PENDING),
     ("frameworks/megatron/model.rs", "read", PENDING),
     ("guide.rs", "inputs_of", PENDING),
@@ -321,7 +319,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("import/yaml.rs", "pyyaml_plain", PENDING),
     ("import/yaml.rs", "read", PENDING),
     ("import/yaml.rs", "yaml_leaves", PENDING),
-    ("memory.rs", "weight_and_optimizer_bytes", PENDING),
     (
         "model.rs",
         "preset",
