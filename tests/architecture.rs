@@ -302,15 +302,17 @@ const PENDING: &str = "pending: not yet split into named phases";
 /// (one arm per case, nothing to name), or a split that is pending. The list only shrinks: an
 /// entry whose function is gone or short enough fails too.
 const LONG_FNS: &[(&str, &str, &str)] = &[
-    ("card.rs", "card", PENDING),
-    ("card.rs", "draw", PENDING),
     // the node shape the lead decides here
     ("cluster.rs", "world_size", "lead: pending"),
     ("fit/memory.rs", "plan", "lead: pending"),
     ("fit/memory.rs", "published", "lead: pending"),
     ("frameworks/megatron/model.rs", "own", PENDING),
     ("frameworks/megatron/model.rs", "read", PENDING),
-    ("guide.rs", "inputs_of", PENDING),
+    (
+        "guide.rs",
+        "inputs_of",
+        "a table: what each output is computed from, one arm per output",
+    ),
     ("import/command_line.rs", "read", PENDING),
     ("import/detect.rs", "detect_format", PENDING),
     ("import/shell.rs", "braced", PENDING),
