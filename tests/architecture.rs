@@ -318,7 +318,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("import/shell.rs", "braced", PENDING),
     ("import/shell.rs", "expand", PENDING),
     ("import/toml.rs", "read", PENDING),
-    ("import/yaml.rs", "pyyaml_plain", PENDING),
     ("import/yaml.rs", "read", PENDING),
     ("import/yaml.rs", "yaml_leaves", PENDING),
     (
@@ -326,7 +325,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
         "preset",
         "a table: the Hub presets, one arm each",
     ),
-    ("parse/model.rs", "resolve_into", PENDING),
 ];
 
 /// The functions of a file longer than [`MAX_FN_LINES`]: name, first line, length (from `fn` to

@@ -47,24 +47,54 @@ fn pyyaml_plain(v: &str) -> Option<String> {
         }
         _ => {}
     }
-    let digits =
-        |t: &str, ok: fn(char) -> bool| !t.is_empty() && t.chars().all(|c| c == '_' || ok(c));
-    let dec = |t: &str| digits(t, |c| c.is_ascii_digit());
     let (sign, body) = match v.strip_prefix(['-', '+']) {
         Some(rest) => (&v[..1], rest),
         None => ("", v),
     };
-    // base-60 parts after the first: `:` then one or two digits, the first of 0-5
-    let sexagesimal = |parts: &[&str]| {
-        parts.iter().all(|p| {
-            let b = p.as_bytes();
-            match b.len() {
-                1 => b[0].is_ascii_digit(),
-                2 => (b'0'..=b'5').contains(&b[0]) && b[1].is_ascii_digit(),
-                _ => false,
-            }
-        })
-    };
+    let float = pyyaml_float(sign, body);
+    if let Some(x) = float {
+        // the text as written when it already reads as that float (`1.0e-05`, `0.10`), else
+        // the value as Python prints it (`1_0.5` → 10.5, `.inf` → inf, `1:30.5` → 90.5)
+        if !v.contains(['_', ':']) && v.parse::<f64>().ok() == Some(x) {
+            return Some(v.to_string());
+        }
+        return Some(num::float_repr(x));
+    }
+    let parsed: Option<i128> = pyyaml_int(body);
+    parsed.map(|n| {
+        if sign == "-" {
+            (-n).to_string()
+        } else {
+            n.to_string()
+        }
+    })
+}
+
+/// `[0-9_]`-style digits: not empty, each `_` or `ok`.
+fn digits(t: &str, ok: fn(char) -> bool) -> bool {
+    !t.is_empty() && t.chars().all(|c| c == '_' || ok(c))
+}
+
+/// Decimal digits with underscores.
+fn dec(t: &str) -> bool {
+    digits(t, |c| c.is_ascii_digit())
+}
+
+/// Base-60 parts after the first: `:` then one or two digits, the first of 0-5.
+fn sexagesimal(parts: &[&str]) -> bool {
+    parts.iter().all(|p| {
+        let b = p.as_bytes();
+        match b.len() {
+            1 => b[0].is_ascii_digit(),
+            2 => (b'0'..=b'5').contains(&b[0]) && b[1].is_ascii_digit(),
+            _ => false,
+        }
+    })
+}
+
+/// PyYAML's float resolver and constructor on an unsigned `body` (`sign` is `-`, `+` or empty):
+/// decimal, exponent, base 60, `.inf`, `.nan`.
+fn pyyaml_float(sign: &str, body: &str) -> Option<f64> {
     // float: [-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)? | \.[0-9][0-9_]*(...)? (no sign) |
     // [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]* | [-+]?\.(inf|Inf|INF) | \.(nan|NaN|NAN)
     let exponent_ok = |e: &str| {
@@ -73,7 +103,7 @@ fn pyyaml_plain(v: &str) -> Option<String> {
                 .and_then(|r| r.strip_prefix(['-', '+']))
                 .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
     };
-    let float = if matches!(body, ".inf" | ".Inf" | ".INF") {
+    if matches!(body, ".inf" | ".Inf" | ".INF") {
         Some(if sign == "-" {
             f64::NEG_INFINITY
         } else {
@@ -126,18 +156,15 @@ fn pyyaml_plain(v: &str) -> Option<String> {
         }
     } else {
         None
-    };
-    if let Some(x) = float {
-        // the text as written when it already reads as that float (`1.0e-05`, `0.10`), else
-        // the value as Python prints it (`1_0.5` → 10.5, `.inf` → inf, `1:30.5` → 90.5)
-        if !v.contains(['_', ':']) && v.parse::<f64>().ok() == Some(x) {
-            return Some(v.to_string());
-        }
-        return Some(num::float_repr(x));
     }
+}
+
+/// PyYAML's int resolver and constructor on an unsigned `body`: `0b`, `0x`, octal `0…`,
+/// decimal and base 60.
+fn pyyaml_int(body: &str) -> Option<i128> {
     // int: [-+]?0b[0-1_]+ | [-+]?0[0-7_]+ | [-+]?(0|[1-9][0-9_]*) | [-+]?0x[0-9a-fA-F_]+ |
     // [-+]?[1-9][0-9_]*(:[0-5]?[0-9])+
-    let parsed: Option<i128> = if let Some(b) = body.strip_prefix("0b") {
+    if let Some(b) = body.strip_prefix("0b") {
         digits(b, |c| c == '0' || c == '1')
             .then(|| i128::from_str_radix(&b.replace('_', ""), 2).ok())
             .flatten()
@@ -173,14 +200,7 @@ fn pyyaml_plain(v: &str) -> Option<String> {
         }
     } else {
         None
-    };
-    parsed.map(|n| {
-        if sign == "-" {
-            (-n).to_string()
-        } else {
-            n.to_string()
-        }
-    })
+    }
 }
 
 /// A complete value inside the top mapping.
