@@ -313,8 +313,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
         "inputs_of",
         "a table: what each output is computed from, one arm per output",
     ),
-    ("import/command_line.rs", "read", PENDING),
-    ("import/detect.rs", "detect_format", PENDING),
     ("import/shell.rs", "braced", PENDING),
     ("import/shell.rs", "expand", PENDING),
     ("import/toml.rs", "read", PENDING),
