@@ -313,9 +313,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
         "inputs_of",
         "a table: what each output is computed from, one arm per output",
     ),
-    ("import/shell.rs", "braced", PENDING),
-    ("import/shell.rs", "expand", PENDING),
-    ("import/toml.rs", "read", PENDING),
     ("import/yaml.rs", "read", PENDING),
     ("import/yaml.rs", "yaml_leaves", PENDING),
     (
