@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench (last part): the wall time of `dpcalc check` on one config, the release binary,
-# with hyperfine (Debian's package) when it is there, else a plain loop of RUNS runs.
+# with hyperfine (Debian's package) when it is there, else a plain loop of RUNS runs. Prints the
+# figures and writes them into docs/benchmark.md's `cli` section (bench/doc.mjs).
 #   RUNS (default 100): runs per case
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,18 +18,23 @@ cases=(
   "a refused link (fixes computed)|$BIN check ?framework=megatron&nodes=4&tensor_model_parallel_size=3&micro_batch_size=2&global_batch_size=256"
 )
 echo "dpcalc check, wall time per run ($RUNS runs each, release build, $(nproc) cores)"
+rows=()
 if command -v hyperfine >/dev/null; then
+  how="hyperfine, $RUNS runs each after 5 warm-up runs"
   for c in "${cases[@]}"; do
     name="${c%%|*}"; cmd="${c#*|}"
     json=$(mktemp)
     hyperfine -N -i --style none --warmup 5 --runs "$RUNS" --export-json "$json" "$cmd" >/dev/null 2>&1
-    out=$(node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s).results[0];
+    # median p95 max, in ms
+    read -r med p95 max < <(node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s).results[0];
         const t=r.times.slice().sort((a,b)=>a-b);const q=p=>t[Math.min(t.length-1,Math.floor(p*t.length))]*1000;
-        console.log(`median ${q(0.5).toFixed(2)} ms, p95 ${q(0.95).toFixed(2)} ms, max ${(r.max*1000).toFixed(2)} ms`)})' <"$json")
+        console.log(`${q(0.5).toFixed(2)} ${q(0.95).toFixed(2)} ${(r.max*1000).toFixed(2)}`)})' <"$json")
     rm -f "$json"
-    printf '  %-38s %s\n' "$name" "$out"
+    printf '  %-38s %s\n' "$name" "median $med ms, p95 $p95 ms, max $max ms"
+    rows+=("| $name | $med / $p95 / $max ms |")
   done
 else
+  how="no hyperfine: a shell loop of $RUNS runs each, fork included"
   for c in "${cases[@]}"; do
     name="${c%%|*}"; cmd="${c#*|}"
     times=()
@@ -38,8 +44,19 @@ else
     done
     sorted=($(printf '%s\n' "${times[@]}" | sort -n))
     n=${#sorted[@]}
-    printf '  %-38s median %s ms, p95 %s ms (no hyperfine: a shell loop, fork included)\n' "$name" \
-      "$(awk "BEGIN{printf \"%.2f\", ${sorted[$((n / 2))]}/1000}")" \
-      "$(awk "BEGIN{printf \"%.2f\", ${sorted[$((n * 95 / 100))]}/1000}")"
+    med=$(awk "BEGIN{printf \"%.2f\", ${sorted[$((n / 2))]}/1000}")
+    p95=$(awk "BEGIN{printf \"%.2f\", ${sorted[$((n * 95 / 100))]}/1000}")
+    max=$(awk "BEGIN{printf \"%.2f\", ${sorted[$((n - 1))]}/1000}")
+    printf '  %-38s median %s ms, p95 %s ms (no hyperfine: a shell loop, fork included)\n' "$name" "$med" "$p95"
+    rows+=("| $name | $med / $p95 / $max ms |")
   done
 fi
+{
+  echo '## The command line (`bench/cli.sh`)'
+  echo
+  echo "MEASURED_AT: \`dpcalc check\` on the files of \`tests/fixtures/configs/\`, release build, wall time per run ($how)."
+  echo
+  echo '| case | median / p95 / max |'
+  echo '| --- | --- |'
+  printf '%s\n' "${rows[@]}"
+} | node bench/doc.mjs cli

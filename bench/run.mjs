@@ -2,7 +2,8 @@
 // the full app's arrival, start-up long tasks, interaction latency and the layout explorer, for
 // dpcalc (dist/) against the bare-Yew baseline (bench/baseline/dist/), with the ratios its
 // targets (the `target(...)` lines at its end) are set in. Prints a table and the targets (met /
-// NOT MET, naming the frameworks that fail), and writes bench/out/bench.json with every figure.
+// NOT MET, naming the frameworks that fail), writes bench/out/bench.json with every figure and,
+// after a full run (no ONLY, FRAMEWORKS or PROFILES), its section of docs/benchmark.md (doc.mjs).
 // Absolute times drift on shared machines; read the ratios (the baseline's loads are interleaved
 // with dpcalc's in each profile).
 //
@@ -30,6 +31,7 @@ import { existsSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 import { createRequire } from 'node:module';
+import { writeSection, measuredAt } from './doc.mjs';
 
 const started = performance.now();
 const require = createRequire(import.meta.url);
@@ -570,16 +572,16 @@ if (I || E || P) {
   table(rows);
 }
 
-// The issue's targets, each for every framework; `null`: that part was not run.
+// The targets, each for every framework; `null`: that part was not run.
 const every = (check) => {
   const failing = FRAMEWORKS.map((fw) => [fw, check(fw)]).filter(([, why]) => why);
-  return [failing.length === 0, failing.length ? `fails: ${failing.map(([fw, why]) => `${fw} ${why}`).join('; ')}` : ''];
+  return [failing.length === 0, failing.length ? `fails: ${failing.map(([fw, why]) => `${fw} ${why}`).join('; ')}` : '', failing.map(([fw]) => fw)];
 };
 const targets = [];
 const target = (name, ran, f) => {
   if (!ran) { targets.push([name, null, '']); return; }
-  const [ok, fails] = f();
-  targets.push([name, ok, fails]);
+  const [ok, fails, who] = f();
+  targets.push([name, ok, fails, who]);
 };
 const coldOf = (fw) => profIds.map((id) => cold[id].apps[fw]);
 target('≤ 100 KB on the wire before the first result, every framework', profIds.length, () =>
@@ -625,3 +627,86 @@ report.seconds = (performance.now() - started) / 1000;
 await mkdir(join(here, 'out'), { recursive: true });
 await writeFile(join(here, 'out/bench.json'), JSON.stringify(report, null, 2));
 console.log(`\nwrote bench/out/bench.json; the bench took ${Math.floor(report.seconds / 60)} min ${Math.round(report.seconds % 60)} s`);
+
+// ---- docs/benchmark.md -----------------------------------------------------------------------
+
+// Every figure above as markdown tables, in docs/benchmark.md's `page` section; only after a
+// full run, so the file never mixes figures of two runs.
+const fullRun = !process.env.ONLY && !process.env.FRAMEWORKS && !process.env.PROFILES;
+if (fullRun) {
+  writeSection('page', pageSection());
+  console.log('wrote docs/benchmark.md (page)');
+} else {
+  console.log('a partial run (ONLY, FRAMEWORKS or PROFILES): docs/benchmark.md left as it was');
+}
+
+function pageSection() {
+  const NAMES = { axolotl: 'axolotl', hf: 'HF Trainer', deepspeed: 'DeepSpeed', megatron: 'Megatron-LM', torchtitan: 'torchtitan', nanotron: 'nanotron', baseline: 'baseline (bare Yew)' };
+  // three significant digits (2.20, 15.7, 129); a time below 0.01 ms or not measured: -
+  const sig = (n) => (!Number.isFinite(n) ? '-' : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+  const size = (n) => (Number.isFinite(n) && n > 0 ? kb(n) : '-');
+  const kib = (n) => (Number.isFinite(n) && n > 0 ? `${kb(n)} KiB` : '-');
+  const t = (n) => (Number.isFinite(n) ? `${ms(n)} ms` : '-');
+  const row = (cells) => `| ${cells.join(' | ')} |`;
+  const head = (cells) => `${row(cells)}\n${row(cells.map(() => '---'))}`;
+  const secs = Math.round(report.seconds);
+  const out = [];
+  out.push('## The page (`node bench/run.mjs`)', '');
+  out.push(`${measuredAt()}: \`LOADS=${LOADS} FW_LOADS=${FW_LOADS} THROTTLED_LOADS=${THROTTLED_LOADS} EDITS=${EDITS}\`, ${Math.floor(secs / 60)} min ${secs % 60} s. Each framework's link (\`LINKS\` in \`bench/run.mjs\`: 2 × 8 GPUs, tensor parallel 2, no \`version=\`) is loaded in fresh browser contexts (headless Chromium, served gzip -9 from localhost), on localhost and under Chromium's network emulation, interleaved with \`bench/baseline\` (a one-component Yew app with the same toolchain, profile and loader). Times are medians; × is the ratio to the baseline's in the same profile.`, '');
+  out.push('### Sizes (gzip -9, brotli quality 11; KiB)', '');
+  out.push(head(['files of `dist/`', 'dpcalc raw', 'gzip', 'brotli', 'baseline raw', 'gzip', 'brotli']));
+  for (const kind of ['wasm', 'js', 'css', 'html', 'total']) {
+    const cells = [kind];
+    for (const app of [A, B]) for (const enc of ['raw', 'gzip', 'brotli']) cells.push(size(app.size[kind]?.[enc]));
+    out.push(row(cells));
+  }
+  out.push('');
+  out.push(head(['what loads (gzip -9)', 'files', 'KiB']));
+  out.push(row(['the full app', FULL_APP.map((f) => `\`${f}\``).join(' + '), size(report.full_app.gzip)]));
+  for (const [fw, v] of Object.entries(report.first_visit)) {
+    out.push(row([`a first visit, ${NAMES[fw]}`, v.first_view ? `the shell (${SHELL.map((f) => `\`${f}\``).join(', ')}) + \`first-${fw}.js\` + \`first-${fw}_bg.wasm\`` : 'the shell + the full app (no first view)', size(v.gzip)]));
+  }
+  out.push('');
+  out.push('### Cold loads', '');
+  const ids = Object.keys(ALL_PROFILES);
+  out.push(head(['link', 'on the wire before the first result', ...ids.map((id) => `first result, ${ALL_PROFILES[id].label}`), ...ids.map((id) => `full app, ${ALL_PROFILES[id].label}`), 'longest start-up task (loads over 50 ms)', 'longest task before the full app']));
+  for (const key of ['baseline', ...Object.keys(LINKS)]) {
+    const per = ids.map((id) => cold[id]?.apps[key]).filter(Boolean);
+    const cells = [NAMES[key], kib(Math.max(...per.map((p) => p.bytes_before_first_result)))];
+    for (const id of ids) {
+      const p = cold[id]?.apps[key];
+      const m = p ? p.first_result.median : NaN;
+      cells.push(!p || key === 'baseline' ? t(m) : `${t(m)} (${ratio(m, cold[id].apps.baseline.first_result.median)})`);
+    }
+    for (const id of ids) {
+      const p = cold[id]?.apps[key];
+      cells.push(!p || key === 'baseline' ? '-' : `${t(p.full_app.median)}${p.full_app_arrived < p.first_result.n ? ` (${p.full_app_arrived}/${p.first_result.n} arrived)` : ''}`);
+    }
+    const longest = Math.max(0, ...per.map((p) => p.longest_task_before_first_result));
+    const over = per.reduce((a, p) => a + p.loads_with_task_over_50ms_before_first_result, 0);
+    const n = per.reduce((a, p) => a + p.first_result.n, 0);
+    const beforeApp = Math.max(0, ...per.map((p) => p.longest_task_before_app));
+    cells.push(`${longest ? t(longest) : 'none'} (${over}/${n})`, key === 'baseline' || !Number.isFinite(beforeApp) ? '-' : beforeApp ? t(beforeApp) : 'none');
+    out.push(row(cells));
+  }
+  out.push('');
+  out.push('### The full app', '');
+  out.push(head(['measured in the full app', 'median / p95 (or first / median / max)']));
+  if (I) {
+    out.push(row([`input event to updated results (n=${I.n})`, `${sig(I.median)} / ${sig(I.p95)} ms`]));
+    out.push(row(['… until the run section (tokens, map, explorer) has redrawn', `${sig(I.full.median)} / ${sig(I.full.p95)} ms`]));
+  }
+  for (const [fw, e] of Object.entries(E || {})) {
+    out.push(row([`explorer, 65,536 GPUs, ${NAMES[fw]} (${e.rows} rows): first / median / max`, `${e.first.toFixed(1)} / ${e.compute.median.toFixed(1)} / ${e.compute.max.toFixed(1)} ms`]));
+  }
+  for (const p of Object.values(P || {})) {
+    out.push(row([`planner, Megatron, Llama 3.1 8B, H100, ${p.world.toLocaleString('en')} GPUs (${p.rows} rows): work first / median / max`, `${sig(p.first)} / ${sig(p.compute.median)} / ${sig(p.compute.max)} ms`]));
+    out.push(row(['… its slices: median count; longest slice, median / max', `${p.slices.median}; ${sig(p.longest_slice.median)} / ${sig(p.longest_slice.max)} ms`]));
+    out.push(row([`… input to updated DOM while it plans (n=${p.typing.n})`, `${sig(p.typing.median)} / ${sig(p.typing.p95)} ms`]));
+  }
+  out.push('');
+  out.push('### Targets', '');
+  out.push(head(['target', 'met']));
+  for (const [t, ok, , who] of targets) out.push(row([t, ok === null ? 'not run' : ok ? 'yes' : `no${who && who.length ? `: ${who.map((fw) => NAMES[fw]).join(', ')}` : ''}`]));
+  return out.join('\n');
+}

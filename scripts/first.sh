@@ -7,7 +7,7 @@
 # rebuilt for size inside the LTO (-Zbuild-std, optimize_for_size), without panic messages,
 # panic locations or Debug formatting: a first view that fails stands aside for the app
 # (static/boot.js), which keeps the crash notice. That saves about 15–25 KB gzip per module
-# (see README, "Benchmark"). Without the nightly the same modules are built with stable Rust.
+# (sizes: docs/benchmark.md). Without the nightly the same modules are built with stable Rust.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NIGHTLY=$(cat scripts/nightly-version)

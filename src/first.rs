@@ -225,7 +225,7 @@ fn field(h: &mut String, r: &FieldRow, readonly: bool) {
             key = key,
             described = described
         );
-        if let (Some(list), Some((_, values))) = (list, &r.list) {
+        if let (Some(list), Some(values)) = (list, &r.list) {
             let _ = write!(h, "<datalist id=\"{list}\">");
             for v in values {
                 let _ = write!(h, "<option value=\"{}\"></option>", esc(v));
@@ -322,7 +322,7 @@ mod exports {
         let state = State::from_query(search);
         let fw = state.link.framework;
         if !fw.compiled()
-            || (!edited && crate::calc::fit::names_model(fw.spec(), &state.link.inputs))
+            || (!edited && crate::calc::parse::model::names_model(fw.spec(), &state.link.inputs))
         {
             return String::new();
         }

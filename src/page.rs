@@ -67,7 +67,7 @@ pub fn stage_memory_row(report: &Report) -> Option<ValueRow> {
     if stages.len() < 2 {
         return None;
     }
-    let gib = crate::calc::fit::gib;
+    let gib = crate::calc::num::gib;
     let diff = if last >= first {
         format!("the last {} more", gib(last - first))
     } else {
@@ -206,8 +206,8 @@ pub struct FieldRow {
     pub invalid: bool,
     /// `inputmode`: `numeric`, `decimal` or `text`.
     pub mode: &'static str,
-    /// The `<datalist>` id and its values.
-    pub list: Option<(&'static str, Vec<&'static str>)>,
+    /// The `<datalist>`'s values (its id is `list-KEY`, `markup::LIST_ID`).
+    pub list: Option<Vec<&'static str>>,
     pub messages: Vec<Message>,
 }
 
@@ -249,7 +249,7 @@ pub fn field_row(framework: Framework, field: Field, value: &str, diags: &[Diag]
             Kind::Text => "text",
             _ => "decimal",
         },
-        list: if flag { None } else { view::suggestions(field) },
+        list: (view::suggestions(field).filter(|_| !flag)).map(|(_, values)| values),
         messages: messages(field, diags),
     }
 }

@@ -15,6 +15,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("gpu", 0),
     ("model", 1),
     ("plan", 2),
+    ("estimated", 2),
     ("memory", 2),
     ("flops", 2),
     ("lora", 2),
@@ -304,8 +305,8 @@ const PENDING: &str = "pending: not yet split into named phases";
 const LONG_FNS: &[(&str, &str, &str)] = &[
     // the node shape the lead decides here
     ("cluster.rs", "world_size", "lead: pending"),
-    ("fit/memory.rs", "plan", "lead: pending"),
     ("fit/memory.rs", "published", "lead: pending"),
+    ("fit/setup.rs", "setup", "lead: pending"),
     ("frameworks/megatron/model.rs", "own", PENDING),
     ("frameworks/megatron/model.rs", "read", PENDING),
     (
@@ -403,4 +404,122 @@ fn no_function_of_the_core_is_longer_than_a_screen() {
         ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The sibling files a file of a folder names (`super::NAME`, `crate::calc::FOLDER::NAME`,
+/// `use super::{a, b::c}`), among `siblings` (the folder's other files and subfolders).
+fn sibling_uses(text: &str, folder: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let own = format!("crate::calc::{}::", folder.replace('/', "::"));
+    for prefix in ["super::", own.as_str()] {
+        for (i, _) in text.match_indices(prefix) {
+            // `super::super::` leaves the folder
+            let rest = &text[i + prefix.len()..];
+            if prefix == "super::" && text[..i].ends_with("super::") {
+                continue;
+            }
+            let names: Vec<&str> = match rest.strip_prefix('{') {
+                Some(inner) => inner[..inner.find('}').unwrap_or(0)]
+                    .split(',')
+                    .map(|n| n.trim().split("::").next().unwrap_or(""))
+                    .collect(),
+                None => vec![rest
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("")],
+            };
+            found.extend(
+                names
+                    .into_iter()
+                    .filter(|n| siblings.contains(*n))
+                    .map(str::to_string),
+            );
+        }
+    }
+    found
+}
+
+/// The circles among the files of each folder of `root` (a folder's `mod.rs` declares its files
+/// and is left out: a file may use what its folder's root defines).
+fn circles_in_folders(root: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let mut files: Vec<(String, PathBuf)> = Vec::new();
+        let mut siblings = BTreeSet::new();
+        for e in fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                dirs.push(p.clone());
+                siblings.insert(stem);
+            } else if p.extension().is_some_and(|x| x == "rs") && stem != "mod" {
+                siblings.insert(stem.clone());
+                files.push((stem, p));
+            }
+        }
+        let folder = dir
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let edges: Vec<(String, BTreeSet<String>)> = files
+            .iter()
+            .map(|(stem, p)| {
+                let text = code(p);
+                let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+                let mut used = sibling_uses(text, &folder, &siblings);
+                used.remove(stem);
+                (stem.clone(), used)
+            })
+            .collect();
+        // a path from each file back to itself, depth first
+        for (start, _) in &edges {
+            let mut stack = vec![(start.clone(), vec![start.clone()])];
+            let mut seen = BTreeSet::new();
+            while let Some((at, path)) = stack.pop() {
+                let Some((_, next)) = edges.iter().find(|(s, _)| *s == at) else {
+                    continue;
+                };
+                for n in next {
+                    if n == start {
+                        let circle = format!("{folder}: {} → {start}", path.join(" → "));
+                        if path.iter().min() == Some(start) {
+                            problems.push(circle);
+                        }
+                    } else if seen.insert(n.clone()) {
+                        let mut p = path.clone();
+                        p.push(n.clone());
+                        stack.push((n.clone(), p));
+                    }
+                }
+            }
+        }
+    }
+    problems.sort();
+    problems
+}
+
+#[test]
+fn no_circle_between_the_files_of_a_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/calc");
+    let problems = circles_in_folders(&root);
+    assert!(problems.is_empty(), "circles:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_circle_check_finds_a_planted_circle() {
+    let dir = std::env::temp_dir().join(format!("dpcalc-circle-{}", std::process::id()));
+    let folder = dir.join("fit");
+    fs::create_dir_all(&folder).unwrap();
+    fs::write(folder.join("mod.rs"), "mod a;\nmod b;\nmod c;\n").unwrap();
+    fs::write(folder.join("a.rs"), "use super::b::f;\n").unwrap();
+    fs::write(folder.join("b.rs"), "use super::{c::g, Thing};\n").unwrap();
+    fs::write(folder.join("c.rs"), "fn h() { crate::calc::fit::a::k() }\n").unwrap();
+    let found = circles_in_folders(&dir);
+    fs::write(folder.join("c.rs"), "fn h() {}\n").unwrap();
+    let none = circles_in_folders(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found, vec!["fit: a → b → c → a".to_string()]);
+    assert!(none.is_empty(), "{none:?}");
 }

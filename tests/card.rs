@@ -4,7 +4,7 @@
 
 use crate::common::report::urlencode;
 use dpcalc::calc::card::{self, COLOURS, DATA_URL_PREFIX, FILE_NAME, HEIGHT, WIDTH};
-use dpcalc::calc::{fit, Framework, Level, Num, Output, Report};
+use dpcalc::calc::{Framework, Level, Num, Output, Report};
 use dpcalc::query::{self, Link};
 
 // ---- a small XML well-formedness checker (XML 1.0 as the card uses it) -------------------------
@@ -443,7 +443,7 @@ fn a_model_adds_its_memory_per_gpu_and_whether_it_fits() {
         let mark = if fits { "fits" } else { "does not fit" };
         assert_eq!(
             texts[i + 1],
-            format!("{} of {} · {mark}", fit::gib(total), fit::gib(cap)),
+            format!("{} of {} · {mark}", dpcalc::calc::num::gib(total), dpcalc::calc::num::gib(cap)),
             "{q}"
         );
         // the model and the GPU are among the inputs

@@ -143,10 +143,10 @@ fn the_fits_filter_keeps_exactly_the_rows_that_fit() {
             assert_eq!(mark, "fits");
             assert_eq!(view::row_fits(r, ex.capacity), Some(true));
         } else {
-            assert_eq!(mark, format!("over by {}", dpcalc::calc::fit::gib(m - cap)));
+            assert_eq!(mark, format!("over by {}", dpcalc::calc::num::gib(m - cap)));
             assert_eq!(view::row_fits(r, ex.capacity), Some(false));
         }
-        assert_eq!(view::row_memory(r), Some(dpcalc::calc::fit::gib(m)));
+        assert_eq!(view::row_memory(r), Some(dpcalc::calc::num::gib(m)));
     }
     let summary = view::explorer_memory_summary(&ex).unwrap();
     assert!(

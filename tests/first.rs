@@ -168,7 +168,6 @@ fn the_app_reads_the_link_again_when_the_first_view_hands_over() {
 
 #[test]
 fn a_link_that_names_no_model_gets_nothing_from_the_model_resolution() {
-    use dpcalc::calc::fit;
     use dpcalc::calc::{Field, Report};
     // the first views stop the model stage before `resolve` exactly when `names_model` is false:
     // then `resolve` must find nothing and say nothing, whatever else the link gives
@@ -197,8 +196,9 @@ fn a_link_that_names_no_model_gets_nothing_from_the_model_resolution() {
                     }
                     let raw = dpcalc::query::decode(&q).inputs;
                     let mut report = Report::default();
-                    let resolved = fit::resolve(fw.spec(), &raw, &mut report).is_some();
-                    if fit::names_model(fw.spec(), &raw) {
+                    let resolved =
+                        dpcalc::calc::parse::model::resolve(fw.spec(), &raw, &mut report).is_some();
+                    if dpcalc::calc::parse::model::names_model(fw.spec(), &raw) {
                         named += 1;
                     } else {
                         assert!(!resolved, "{q}: a model without a model key");
@@ -211,7 +211,10 @@ fn a_link_that_names_no_model_gets_nothing_from_the_model_resolution() {
     assert!(named > 0);
     // and a model key does name one
     let raw = dpcalc::query::decode("base_model=meta-llama/Llama-3.1-8B").inputs;
-    assert!(fit::names_model(Framework::default().spec(), &raw));
+    assert!(dpcalc::calc::parse::model::names_model(
+        Framework::default().spec(),
+        &raw
+    ));
 }
 
 /// The folded architecture group, opened by the user in the first view, is drawn with

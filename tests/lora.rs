@@ -105,7 +105,7 @@ fn a_wrong_rank_gives_another_count() {
 }
 
 #[test]
-fn the_issue_counts_and_messages() {
+fn lora_counts_and_peft_refusals() {
     let m = preset("deepseek-ai/DeepSeek-V3").unwrap();
     let all = LoraTarget {
         linear: true,

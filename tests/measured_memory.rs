@@ -6,7 +6,7 @@
 //! without PP); a peak-reserved counter (the maximum over ranks) against `memory_per_gpu_bytes`.
 //! A record must be within ±10 % of a max-allocated figure and ±15 % of a peak-reserved one, but
 //! the known misses (each with what the estimate does not count), which must stay outside; the
-//! README's table ("Memory against measured runs") is this test's table, row for row, with the
+//! table of `docs/estimates.md` ("Memory against measured runs") is this test's table, row for row, with the
 //! misses and the records not estimated, each with its reason.
 
 use crate::common::report::int;
@@ -99,7 +99,7 @@ const MEGATRON_KEYS: &[&str] = &[
 ];
 
 /// Settings of a Megatron-LM record the estimate does not model: such a record is listed in the
-/// README as not estimated, with the reason, and left out of the tolerance.
+/// docs/estimates.md as not estimated, with the reason, and left out of the tolerance.
 const NOT_MODELLED: &[(&str, &str, &str)] = &[
     (
         "fp8",
@@ -149,8 +149,8 @@ const NOT_MODELLED: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// The records the estimate misses today, each with what it does not count: they stay in the
-/// README's table, and the test fails when one of them comes within the tolerance (the list
+/// The records the estimate misses, each with what it does not count: they stay in the table of
+/// docs/estimates.md, and the test fails when one of them comes within the tolerance (the list
 /// shrinks) or another leaves it.
 const KNOWN_MISSES: &[(&str, &str)] = &[
     (
@@ -297,7 +297,7 @@ fn error_pct(estimated: u128, measured: u128) -> f64 {
     (estimated as f64 - measured as f64) * 100.0 / measured as f64
 }
 
-/// The README's table: one row per record.
+/// The table of docs/estimates.md: one row per record.
 fn table(rows: &[(Record, u128)]) -> String {
     let mut t = String::from(
         "| record | counter | measured | estimated | error |\n|---|---|---|---|---|\n",
@@ -363,10 +363,10 @@ fn every_record_is_within_its_tolerance() {
         misses.is_empty(),
         "outside the tolerance and not a known miss, or a known miss now within it: {misses:#?}\n{t}"
     );
-    let readme = crate::common::files::read("README.md");
+    let doc = crate::common::files::read("docs/estimates.md");
     assert!(
-        readme.contains(&t),
-        "README.md's table differs from the test's; it should read:\n{t}"
+        doc.contains(&t),
+        "docs/estimates.md's table differs from the test's; it should read:\n{t}"
     );
 }
 

@@ -1,6 +1,8 @@
 //! dpcalc against Megatron's own code: `tests/fixtures/megatron.txt` records what megatron-core
 //! 0.16.1 (and a transcription of Megatron-LM HEAD) computed when run (see
-//! `scripts/megatron_oracle_to_fixture.py`); every value and every refusal must match. Then
+//! `scripts/megatron_oracle_to_fixture.py`), what 0.19.2 computed, and what each release's own
+//! validate_args did with every mixture-of-experts preset (`scripts/oracles/megatron-moe/`);
+//! every value and every refusal must match. Then
 //! megatron-core's own test vectors (`tests/unit_tests/test_num_microbatches_calculator.py`) and
 //! runs of its calculators, written out by hand.
 
@@ -8,6 +10,7 @@ use crate::common;
 use crate::common::report::{errors, raw};
 
 use dpcalc::calc::megatron::{self, Version};
+use dpcalc::calc::model;
 use dpcalc::calc::{Field, Framework, Level, Output, Report};
 use dpcalc::query;
 
@@ -18,22 +21,146 @@ fn run(release: &str, q: &str) -> Report {
     )
 }
 
+const FIXTURE: &str = include_str!("fixtures/megatron.txt");
+
 #[test]
 fn matches_megatron_when_run() {
+    let (_, records) = common::parse(FIXTURE);
+    let known = without_the_expert_check(&records);
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
     common::run(&common::Oracle {
         file: "megatron.txt",
-        text: include_str!("fixtures/megatron.txt"),
+        text: FIXTURE,
         framework: "megatron",
         minimums: &[
-            ("", 542, 5401),
-            ("0.16.1", 251, 2628),
-            ("head", 153, 1614),
-            ("0.19.2", 138, 1159),
+            ("", 605, 5434),
+            ("0.16.1", 272, 2639),
+            ("head", 174, 1625),
+            ("0.19.2", 159, 1170),
             ("megatron19-1", 138, 1159),
+            ("megatron-moe-0.19.2", 21, 11),
+            ("megatron-moe-0.16.1", 21, 11),
+            ("megatron-moe-head", 21, 11),
         ],
         stop_marks: &[],
-        known: &[],
+        known: &known,
     });
+}
+
+/// What dpcalc no longer agrees with in the records of command `megatron-1`: that run transcribed
+/// validate_args around megatron-core 0.16.1's calculators and parallel_state without its
+/// expert-parallelism check (arguments.py, 0.16.1 line 1026, HEAD line 1656: `num_experts must be
+/// non None to use expert model parallelism`), so at 0.16.1 and HEAD a layout with
+/// `expert_model_parallel_size` > 1 and no `--num-experts` ran on to parallel_state's expert grid
+/// there. Megatron's own validate_args of both releases, run, stops first (commands
+/// `megatron-moe-0.16.1` and `megatron-moe-head`, case `Qwen3-30B-A3B_typed0_ep8_ws8`), and so
+/// does dpcalc: these records' `ok`, their expert grid refusal and their expert data-parallel
+/// size are the transcription's, and their other values still have to match. Exactly these
+/// failures, worded as the runner words them.
+fn without_the_expert_check(records: &[common::Record]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in records {
+        let inputs = query::decode(&r.link).inputs;
+        let ep = inputs
+            .get(Field::ExpertModelParallelSize)
+            .parse::<u64>()
+            .unwrap_or(1);
+        if r.command != "megatron-1" || ep < 2 || !inputs.get(Field::NumExperts).is_empty() {
+            continue;
+        }
+        let at = format!("megatron.txt:{}", r.line);
+        for (name, want, _) in &r.outputs {
+            if name == "expert_data_parallel_size" && *want != common::Want::None {
+                out.push(format!("{at} {name}: value: Python {want}, dpcalc none"));
+            }
+        }
+        for o in &r.outcomes {
+            match o {
+                common::Outcome::Ok => {
+                    out.push(format!("{at}: the framework runs, dpcalc says it stops"));
+                }
+                common::Outcome::ErrorText(t) if t.contains("expert_tensor_model_pipeline") => {
+                    out.push(format!("{at}: the framework raised \u{201c}{t}\u{201d}"));
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Every mixture-of-experts preset under expert parallelism, at every release dpcalc models,
+/// against what that release's own validate_args did with the preset's arguments (commands
+/// `megatron-moe-*` of the fixture): accepted where it accepted, refused with its assertion
+/// where it refused, the expert count being the preset's unless one is typed.
+#[test]
+fn moe_presets_with_expert_parallelism_match_validate_args() {
+    let (_, records) = common::parse(FIXTURE);
+    let runs: Vec<&common::Record> = records
+        .iter()
+        .filter(|r| r.command.starts_with("megatron-moe-"))
+        .collect();
+    let moe: Vec<&str> = model::PRESETS
+        .iter()
+        .copied()
+        .filter(|p| model::preset(p).is_some_and(|m| m.is_moe()))
+        .collect();
+    assert!(moe.len() >= 6, "{moe:?}");
+    for release in megatron::RELEASES {
+        for preset in &moe {
+            let of = |r: &&&common::Record| {
+                let inputs = query::decode(&r.link).inputs;
+                r.release == release.id
+                    && inputs.get(Field::ModelId) == *preset
+                    && inputs.get(Field::NumExperts).is_empty()
+                    && inputs
+                        .get(Field::ExpertModelParallelSize)
+                        .parse::<u64>()
+                        .is_ok_and(|ep| ep > 1)
+            };
+            let accepted = runs
+                .iter()
+                .filter(of)
+                .filter(|r| r.outcomes == [common::Outcome::Ok])
+                .count();
+            let refused = runs
+                .iter()
+                .filter(of)
+                .filter(|r| matches!(r.outcomes[..], [common::Outcome::ErrorText(_)]))
+                .count();
+            assert!(
+                accepted >= 1 && refused >= 1,
+                "{} {preset}: {accepted} accepted and {refused} refused runs recorded",
+                release.id
+            );
+        }
+    }
+    let mut fails = Vec::new();
+    for r in &runs {
+        fails.extend(common::check("megatron.txt", r, &[]));
+        // a refusal is said where the user can act: at num_experts when typed, else at the
+        // expert parallel size the preset's count does not divide
+        if let [common::Outcome::ErrorText(t)] = &r.outcomes[..] {
+            let inputs = query::decode(&r.link).inputs;
+            let at = if inputs.get(Field::NumExperts).is_empty() {
+                Field::ExpertModelParallelSize
+            } else {
+                Field::NumExperts
+            };
+            let report = query::decode(&r.link).report();
+            if !report
+                .diags_for(at)
+                .any(|d| d.level == Level::Error && d.message.contains(t.as_str()))
+            {
+                fails.push((
+                    format!("megatron.txt:{}: not at {}", r.line, at.key()),
+                    t.clone(),
+                ));
+            }
+        }
+    }
+    assert!(fails.is_empty(), "{fails:#?}");
+    assert_eq!(runs.len(), 63);
 }
 
 /// megatron-core's `test_num_microbatches_calculator.py`, and the module run:
@@ -369,17 +496,125 @@ fn v0192_schedule() {
     assert!(r.error_at(Field::SeqLength).is_some(), "{:?}", r.diags);
 }
 
-/// The 0.19.2 keys are noted, not used, under the other releases.
+/// The 0.19.2 keys are noted, not used, under the other releases; `num_experts` is read by every
+/// release (validate_args checks it against expert parallelism at each).
 #[test]
 fn new_keys_under_old_releases_are_noted() {
     for release in ["0.16.1", "head"] {
         let r = run(
             release,
-            "world_size=8&micro_batch_size=1&eval_global_batch_size=12&num_experts=3&expert_model_parallel_size=2&train_iters=10",
+            "world_size=8&micro_batch_size=1&eval_global_batch_size=12&num_experts=4&expert_model_parallel_size=2&train_iters=10",
         );
         assert!(!r.has_errors(), "{release}: {:?}", errors(&r));
         assert!(r
             .diags_for(Field::EvalGlobalBatchSize)
             .any(|d| d.level == Level::Note));
+        assert!(r.diags_for(Field::NumExperts).next().is_none(), "{release}");
+        let r = run(
+            release,
+            "world_size=8&micro_batch_size=1&num_experts=3&expert_model_parallel_size=2&train_iters=10",
+        );
+        assert!(
+            errors(&r)
+                .iter()
+                .any(|e| e.contains("Number of experts should be a multiple")),
+            "{release}: {:?}",
+            errors(&r)
+        );
     }
+}
+
+/// A typed `num_experts` wins over the preset's, also when it is unreadable: the error stays at
+/// the field and no preset count replaces it. A preset's count that EP does not divide is refused
+/// at the expert parallel size, naming the preset and the sizes that divide it.
+#[test]
+fn the_presets_experts_unless_typed() {
+    let q = "model=Qwen%2FQwen3-30B-A3B&world_size=8&micro_batch_size=1&global_batch_size=32&train_iters=10&expert_model_parallel_size=8";
+    for release in ["0.19.2", "0.16.1", "head"] {
+        let r = run(release, q);
+        assert!(!r.has_errors(), "{release}: {:?}", errors(&r));
+        assert_eq!(
+            raw(&r, Output::ExpertDataParallelSize).as_deref(),
+            Some("1")
+        );
+        let r = run(release, &format!("{q}&num_experts=eight"));
+        let at: Vec<&str> = r
+            .diags_for(Field::NumExperts)
+            .filter(|d| d.level == Level::Error)
+            .map(|d| d.message.as_str())
+            .collect();
+        assert!(
+            at.len() == 1 && at[0].contains("is not a number"),
+            "{release}: {at:?}"
+        );
+        assert!(
+            !errors(&r).iter().any(|e| e.contains("AssertionError")),
+            "{release}: {:?}",
+            errors(&r)
+        );
+        assert_eq!(raw(&r, Output::ExpertDataParallelSize), None, "{release}");
+        let r = run(
+            release,
+            "model=Qwen%2FQwen3-30B-A3B&world_size=6&micro_batch_size=1&global_batch_size=24&train_iters=10&expert_model_parallel_size=3",
+        );
+        let at: Vec<&str> = r
+            .diags_for(Field::ExpertModelParallelSize)
+            .filter(|d| d.level == Level::Error)
+            .map(|d| d.message.as_str())
+            .collect();
+        assert!(
+            at.len() == 1
+                && at[0].contains("Number of experts should be a multiple")
+                && at[0].contains("Qwen/Qwen3-30B-A3B has 128 experts")
+                && at[0].contains("nearest: 2 or 4"),
+            "{release}: {at:?}"
+        );
+        assert!(r.diags_for(Field::NumExperts).next().is_none(), "{release}");
+    }
+}
+
+/// A mixture-of-experts preset with expert parallelism, as a new user's link names it: no
+/// refusal at any release, and Megatron's theoretical memory the same at 0.19.2 and 0.16.1, that
+/// of megatron-core 0.19.2's report_theoretical_memory for it (command `megatron19-memory-moe`).
+#[test]
+fn a_moe_preset_with_expert_parallelism_computes_its_memory() {
+    let q = "model=Qwen%2FQwen3-30B-A3B&world_size=8&seq_length=4096&global_batch_size=32&expert_model_parallel_size=8&use_distributed_optimizer=true&micro_batch_size=1&train_iters=10";
+    let mut totals = Vec::new();
+    for release in ["0.19.2", "0.16.1", "head"] {
+        let r = query::decode(&format!("?framework=megatron&version={release}&{q}")).report();
+        assert!(!r.has_errors(), "{release}: {:?}", errors(&r));
+        assert_eq!(
+            raw(&r, Output::ExpertDataParallelSize).as_deref(),
+            Some("1")
+        );
+        totals.push((release, r.value(Output::TotalMemoryMb)));
+    }
+    assert_eq!(
+        totals[0].1,
+        Some(dpcalc::calc::Num::Float(88211.0537109375))
+    );
+    assert_eq!(totals[0].1, totals[1].1, "{totals:?}");
+}
+
+/// The expert grid sees the preset's experts too: with them, 0.19.2 reaches parallel_state, whose
+/// `expert_tensor × expert_model × pipeline` must divide the world (megatron-core 0.19.2
+/// `parallel_state.initialize_model_parallel`: `world_size (8) is not divisible by
+/// expert_tensor_model_pipeline_parallel size (16)`); validate_args accepts both layouts.
+#[test]
+fn the_expert_grid_reads_the_presets_experts() {
+    let q = "model=Qwen%2FQwen3-30B-A3B&world_size=8&micro_batch_size=1&global_batch_size=32&train_iters=10&expert_tensor_parallel_size=2";
+    let r = run("0.19.2", &format!("{q}&expert_model_parallel_size=4"));
+    assert!(!r.has_errors(), "{:?}", errors(&r));
+    assert_eq!(
+        raw(&r, Output::ExpertDataParallelSize).as_deref(),
+        Some("1")
+    );
+    let r = run("0.19.2", &format!("{q}&expert_model_parallel_size=8"));
+    assert_eq!(errors(&r).len(), 1, "{:?}", errors(&r));
+    assert!(r.diags_for(Field::ExpertModelParallelSize).any(|d| {
+        d.level == Level::Error
+        && d.message.contains(
+            "world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)"
+        )
+    }));
 }

@@ -150,7 +150,7 @@ fn tp_across_nodes_is_flagged() {
         (Field::GpusPerNode, "4"),
         (Field::TensorParallelSize, "8"),
     ]);
-    let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
+    let p = mesh::picture(fw, &fw.compute("0.19.0", &r)).unwrap();
     assert_eq!(p.tp_crossing, Some(1));
     // tp 4 fits a node
     let r = inputs(&[
@@ -158,7 +158,7 @@ fn tp_across_nodes_is_flagged() {
         (Field::GpusPerNode, "4"),
         (Field::TensorParallelSize, "4"),
     ]);
-    let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
+    let p = mesh::picture(fw, &fw.compute("0.19.0", &r)).unwrap();
     assert_eq!(p.tp_crossing, Some(0));
     assert!(!p.summarised);
     // 3 GPUs per node, tp 2: groups [2,3] and... straddle (6 GPUs: [0,1] [2,3] [4,5]; node 0 = 0..3)
@@ -167,7 +167,7 @@ fn tp_across_nodes_is_flagged() {
         (Field::GpusPerNode, "3"),
         (Field::TensorParallelSize, "2"),
     ]);
-    let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
+    let p = mesh::picture(fw, &fw.compute("0.19.0", &r)).unwrap();
     assert_eq!(p.tp_crossing, Some(1));
     // cp 2 × tp 4 on 8-GPU nodes: the cp groups (stride 4) stay in the node
     let r = inputs(&[
@@ -175,7 +175,7 @@ fn tp_across_nodes_is_flagged() {
         (Field::TensorParallelSize, "4"),
         (Field::ContextParallelSize, "2"),
     ]);
-    let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
+    let p = mesh::picture(fw, &fw.compute("0.19.0", &r)).unwrap();
     assert_eq!((p.tp_crossing, p.cp_crossing), (Some(0), Some(0)));
     assert_eq!(p.mesh.size(Axis::Dp), 2);
 }
@@ -185,25 +185,27 @@ fn large_clusters_are_summarised() {
     let fw = Framework::Axolotl;
     // 64 × 8 = 512 GPUs: drawn in full (the limit is "more than 512")
     let r = inputs(&[(Field::Nodes, "64"), (Field::TensorParallelSize, "8")]);
-    let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
+    let p = mesh::picture(fw, &fw.compute("0.19.0", &r)).unwrap();
     assert!(!p.summarised);
     assert_eq!((p.drawn_nodes, p.drawn_gpus), (64, 8));
     assert_eq!(p.mesh.size(Axis::Dp), 64);
     let r = inputs(&[(Field::Nodes, "65"), (Field::TensorParallelSize, "8")]);
-    let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
+    let p = mesh::picture(fw, &fw.compute("0.19.0", &r)).unwrap();
     assert!(p.summarised);
     assert_eq!((p.drawn_nodes, p.drawn_gpus), (1, 8));
     assert_eq!((p.nodes, p.gpus_per_node), (65, 8));
     assert_eq!(p.mesh.size(Axis::Dp), 65);
     // one node of 4096 GPUs: at most 512 of its GPUs are drawn
     let r = inputs(&[(Field::GpusPerNode, "4096")]);
-    let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
+    let p = mesh::picture(fw, &fw.compute("0.19.0", &r)).unwrap();
     assert!(p.summarised);
     assert_eq!((p.drawn_nodes, p.drawn_gpus), (1, 512));
-    // tp that does not divide: no picture, a reason
+    // tp that does not divide: no picture, a reason (the framework's own is at the field)
     let r = inputs(&[(Field::TensorParallelSize, "3")]);
-    let e = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap_err();
-    assert!(e.contains("does not divide world_size 8"), "{e}");
+    let report = fw.compute("0.19.0", &r);
+    let e = mesh::picture(fw, &report).unwrap_err();
+    assert!(e.contains("does not accept these parallel sizes"), "{e}");
+    assert!(report.error_at(Field::TensorParallelSize).is_some());
 }
 
 #[test]
@@ -260,10 +262,10 @@ fn crossing_counts_by_period() {
         (Field::TensorParallelSize, "16"),
     ]);
     let t = std::time::Instant::now();
-    let p = mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).unwrap();
+    let p = mesh::picture(fw, &fw.compute("0.19.0", &r)).unwrap();
     assert!(t.elapsed().as_secs_f64() < 1.0);
     // 2^24 GPUs, 8 per node, tp 16: every TP group spans two nodes
     assert_eq!(p.tp_crossing, Some(1 << 20));
     let r = inputs(&[(Field::WorldSize, "16777217")]);
-    assert!(mesh::picture(fw, &r, &fw.compute("0.19.0", &r)).is_err());
+    assert!(mesh::picture(fw, &fw.compute("0.19.0", &r)).is_err());
 }

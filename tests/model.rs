@@ -53,7 +53,7 @@ fn every_preset_equals_transformers_num_parameters() {
 }
 
 #[test]
-fn the_issue_counts_are_the_hubs() {
+fn preset_counts_are_the_hubs() {
     for (id, n) in [
         ("meta-llama/Llama-3.1-8B", 8_030_261_248u128),
         ("Qwen/Qwen3-30B-A3B", 30_532_122_624),
@@ -216,7 +216,7 @@ fn every_zero_record_equals_deepspeed() {
 }
 
 #[test]
-fn the_issue_zero_examples() {
+fn zero_estimators_on_llama_3_1_8b() {
     let m = preset("meta-llama/Llama-3.1-8B").unwrap();
     let (n, l) = (
         m.num_parameters().unwrap(),
@@ -295,7 +295,7 @@ fn every_flops_record_equals_the_frameworks() {
 }
 
 #[test]
-fn the_issue_flops_example() {
+fn four_flops_conventions_on_llama_3_1_8b() {
     let m = preset("meta-llama/Llama-3.1-8B").unwrap();
     assert_eq!(flops::hf(&m), Some(45_029_548_032));
     assert_eq!(flops::megatron(&m, 8192, 128, 1), Some(51_470_401_536.0));

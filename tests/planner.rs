@@ -105,7 +105,7 @@ fn gpt(layers: u64, hidden: u64, heads: u64) -> String {
 /// Narayanan et al. 2021 Figure 13: 162.2B on 64 A100s, batch 128. The paper's order: (PP, TP)
 /// = (8, 8) fastest, TP across nodes ((2, 32), (4, 16)) far slower. The estimate agrees on TP
 /// across nodes and puts (8, 8) within 10 % of its fastest split, (16, 4) (the paper has
-/// (16, 4) about 12 % behind (8, 8), the estimate 6 % ahead: a disagreement the README states).
+/// (16, 4) about 12 % behind (8, 8), the estimate 6 % ahead: a disagreement docs/estimates.md states).
 #[test]
 fn narayanan_figure_13_splits() {
     let base = format!("{}&world_size=64&global_batch_size=128&micro_batch_size=1&recompute_granularity=full&recompute_method=uniform&recompute_num_layers=1", gpt(96, 11904, 96));
@@ -137,7 +137,7 @@ fn interleaving_wins_with_enough_micro_batches() {
 /// ZeRO-3 falls as the GPUs double (144 → 88 → 44 TFLOP/s) while 3D parallelism (TP 8 × PP 12)
 /// holds (153 → 149 → 141). The estimate has ZeRO-3 fall faster than 3D; it does not reproduce
 /// ZeRO-3 falling behind (its collectives at 1,536 GPUs ran far below the NICs' rate, which the
-/// estimate does not know): the README states it.
+/// estimate does not know): docs/estimates.md states it.
 #[test]
 fn zero3_falls_faster_than_3d_parallelism() {
     // GPT-3 175B's shapes as a Llama-type model (the MLP's 2 × h × 4h weights as 3 × h × 8h/3)

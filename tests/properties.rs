@@ -69,7 +69,7 @@ proptest! {
         let (fw, rel) = (link.framework, link.release().id);
         let report = link.report();
         let _ = layout::explore(fw, rel, &link.inputs);
-        let _ = mesh::picture(fw, &link.inputs, &report);
+        let _ = mesh::picture(fw, &report);
         let _ = compare::compare(fw, &link.inputs, &report);
         let e = export::export(fw, rel, &link.inputs, &report);
         let _ = dpcalc::calc::import::import(&e.text);

@@ -20,7 +20,7 @@ const CASES: &[(&str, [u64; 7])] = &[
         [16, 8, 2, 1, 1, 1, 1],
     ),
     (
-        "framework=megatron&world_size=16&tensor_model_parallel_size=2&pipeline_model_parallel_size=2&micro_batch_size=1&global_batch_size=16&train_iters=10&expert_model_parallel_size=2",
+        "framework=megatron&world_size=16&tensor_model_parallel_size=2&pipeline_model_parallel_size=2&micro_batch_size=1&global_batch_size=16&train_iters=10&expert_model_parallel_size=2&num_experts=4",
         [16, 4, 2, 1, 1, 2, 2],
     ),
     (

@@ -1,8 +1,9 @@
 //! The step-time model (`calc/estimate/time.rs`) against its own formulas: the pipeline's bubble,
 //! NCCL's bus-bandwidth convention, overlap, and which link a group's ranks use.
 
-use dpcalc::calc::estimate::time::{step_time, Hardware, Overlap, Placement, StepTime};
+use dpcalc::calc::estimate::time::{step_time, Hardware, Overlap, Placement};
 use dpcalc::calc::estimate::{Params, Plan, Sharding};
+use dpcalc::calc::estimated::StepTime;
 use dpcalc::calc::model::{preset, Model};
 
 fn llama() -> Model {

@@ -34,6 +34,7 @@ mod megatron;
 mod mesh;
 mod model;
 mod nanotron;
+mod node_shape;
 mod planner;
 mod properties;
 mod readme;

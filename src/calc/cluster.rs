@@ -2,6 +2,7 @@
 //! (what `WORLD_SIZE` holds at launch), and the nearest valid sizes when a layout does not fit.
 
 use super::parse::Reader;
+use super::plan::NodeShape;
 use super::{Field, Level, Num, Output, Param, Report};
 
 /// dpcalc's cluster default: one node of eight GPUs.
@@ -17,22 +18,11 @@ pub fn world_size(
     report: &mut Report,
 ) -> Option<u64> {
     let (nodes_given, gpus_given) = (nodes.is_given(), gpus_per_node.is_given());
-    // the node shape, for the stages after the rules (DeepSpeed's estimators, the map): as given,
-    // with dpcalc's defaults where they apply (`None` GPUs per node: world_size ÷ nodes)
     let world_given = world_size.is_given();
-    let given_nodes = nodes.given().filter(|&n| n > 0);
-    report.plan.nodes = if world_given {
-        given_nodes
-    } else {
-        Some(given_nodes.unwrap_or(DEFAULT_NODES))
-    };
-    report.plan.gpus_per_node = match gpus_per_node.given().filter(|&g| g > 0) {
-        Some(g) => Some(g),
-        None if world_given => None,
-        None => Some(DEFAULT_GPUS_PER_NODE),
-    };
-    let nodes = positive(report, Field::Nodes, nodes.or(DEFAULT_NODES));
-    let gpus = positive(
+    let typed_nodes = nodes.given().filter(|&n| n > 0);
+    let typed_gpus = gpus_per_node.given().filter(|&g| g > 0);
+    let nodes = at_least_one(report, Field::Nodes, nodes.or(DEFAULT_NODES));
+    let gpus = at_least_one(
         report,
         Field::GpusPerNode,
         gpus_per_node.or(DEFAULT_GPUS_PER_NODE),
@@ -109,11 +99,57 @@ pub fn world_size(
         }
     };
     report.set(Output::WorldSize, Num::Int(world_size.into()));
+    let shape = node_shape(world_size, typed_nodes, typed_gpus, world_given);
+    if shape.assumed {
+        report.diag(
+            Field::WorldSize,
+            Level::Note,
+            format!(
+                "Node shape assumed: {} {} × {} GPUs (world_size gives none; dpcalc takes nodes \
+                 of {DEFAULT_GPUS_PER_NODE} when they divide it, else one node). Give nodes or \
+                 gpus_per_node if yours differ: DeepSpeed's ZeRO estimate, the step time and the \
+                 GPU map use it.",
+                shape.nodes,
+                if shape.nodes == 1 { "node" } else { "nodes" },
+                shape.gpus_per_node
+            ),
+        );
+    }
+    report.plan.node_shape = Some(shape);
     Some(world_size)
 }
 
+/// The one rule for the node shape of `world` GPUs (see [`NodeShape`]): the typed sides that
+/// make `world`; else nodes of 8 GPUs when 8 divides `world`, else one node. Without a typed
+/// `world_size` (`world_given` false) the world is the typed shape with the form's defaults for
+/// a missing side (one node, 8 GPUs), which the form shows: not an assumption. With a typed
+/// `world_size` and no typed side that makes it, the shape is assumed.
+pub fn node_shape(
+    world: u64,
+    nodes: Option<u64>,
+    gpus_per_node: Option<u64>,
+    world_given: bool,
+) -> NodeShape {
+    let exact = |n: u64, g: u64, assumed: bool| NodeShape {
+        nodes: n,
+        gpus_per_node: g,
+        assumed,
+    };
+    match (nodes, gpus_per_node) {
+        (Some(n), Some(g)) if n.checked_mul(g) == Some(world) => exact(n, g, false),
+        (None, Some(g)) if world % g == 0 => exact(world / g, g, false),
+        (Some(n), None) if world % n == 0 => exact(n, world / n, false),
+        _ if world % DEFAULT_GPUS_PER_NODE == 0 => exact(
+            world / DEFAULT_GPUS_PER_NODE,
+            DEFAULT_GPUS_PER_NODE,
+            world_given,
+        ),
+        _ => exact(1, world, world_given),
+    }
+}
+
 /// A cluster count that must be at least 1.
-fn positive(report: &mut Report, field: Field, value: Option<u64>) -> Option<u64> {
+fn at_least_one(report: &mut Report, field: Field, value: Option<u64>) -> Option<u64> {
     match value {
         Some(0) => {
             report.diag(

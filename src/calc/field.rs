@@ -216,7 +216,7 @@ fields! {
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan"] {
         NumExperts => "num_experts", Count, "Number of experts", "unset",
-            "--num-experts (0.19.2: required with expert parallelism, a multiple of it).";
+            "--num-experts: required with expert parallelism, a multiple of it (a model preset's own unless typed).";
     }
     ["first-megatron"] {
         ExpertTensorParallelSize => "expert_tensor_parallel_size", Count, "Expert tensor parallel size", "TP",

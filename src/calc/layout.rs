@@ -28,14 +28,14 @@
 //! set).
 //!
 //! With a model, each row also has its memory per GPU ([`Row::memory_bytes`]): the published
-//! estimate on the device (`memory_on_device_bytes`) the report makes for the current inputs (`fit::MemoryContext`, the model resolved
+//! estimate on the device (`memory_on_device_bytes`) the report makes for the current inputs (`fit::LayoutEstimator`, the model resolved
 //! once per explore), on the row's grid ([`row_grid`]) at the current micro batch per GPU; no
 //! framework compute, so memoisation does not touch it. [`Explorer::capacity`] is the GPU's memory.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::fit::MemoryContext;
+use super::fit::LayoutEstimator;
 use super::frameworks::{Concept, Framework};
 use super::spec::MemoKey;
 use super::{Field, Grid, Level, Num, Output, RawInputs, Report};
@@ -108,7 +108,7 @@ pub struct Row {
     /// The framework's first error for this layout (one the current inputs without model
     /// parallelism do not have), if any.
     pub problem: Option<String>,
-    /// The memory on the device per GPU by published formulas (`fit::MemoryContext::row_memory`):
+    /// The memory on the device per GPU by published formulas (`fit::LayoutEstimator::row_memory`):
     /// the estimate the report makes for the current inputs (`memory_on_device_bytes`), on this row's grid at the current micro batch
     /// per GPU. `None` without a model (or what the estimate needs).
     pub memory_bytes: Option<u128>,
@@ -386,13 +386,6 @@ pub fn current_sizes(framework: Framework, raw: &RawInputs) -> Option<Vec<u64>> 
 
 fn current_sizes_of(dims: &[(Dim, Field)], raw: &RawInputs) -> Option<Vec<u64>> {
     super::parse::sizes(dims.iter().map(|&(_, f)| f), raw)
-}
-
-fn positive(report: &Report, output: Output) -> Option<u64> {
-    match report.value(output)? {
-        Num::Int(v) if v > 0 => u64::try_from(v).ok(),
-        _ => None,
-    }
 }
 
 /// What the explorer holds fixed across rows.
@@ -761,20 +754,17 @@ fn frame(
     let mut ex = Explorer {
         framework,
         dims,
-        world: positive(base, Output::WorldSize),
+        world: base.positive(Output::WorldSize),
         rows: Vec::new(),
         current: None,
-        target: positive(base, Output::GlobalBatchSize),
+        target: base.positive(Output::GlobalBatchSize),
         micro: None,
         mode: Mode::SizesOnly,
         accum_field: None,
         global_field: None,
         note: None,
         computes: 0,
-        capacity: match base.value(Output::GpuMemoryBytes) {
-            Some(Num::Int(b)) if b > 0 => u128::try_from(b).ok(),
-            _ => None,
-        },
+        capacity: base.estimated.gpu_memory.filter(|&b| b > 0),
         no_ep: false,
         base: Report::default(),
     };
@@ -794,8 +784,8 @@ fn batch_mode(ex: &mut Explorer, raw: &RawInputs, base: &Report) {
     // The per-replica samples of one micro step, as the framework computed them.
     ex.micro = match (
         ex.target,
-        positive(base, Output::DpWorldSize),
-        positive(base, Output::GradientAccumulationSteps),
+        base.positive(Output::DpWorldSize),
+        base.positive(Output::GradientAccumulationSteps),
     ) {
         (Some(t), Some(dp), Some(ga)) => dp.checked_mul(ga).filter(|&d| t % d == 0).map(|d| t / d),
         _ => None,
@@ -885,7 +875,7 @@ fn fill_rows(
     let memory = base
         .grid
         .filter(|_| with_memory)
-        .and_then(|g| Some((g, MemoryContext::new(base, framework.spec().mesh.order)?)));
+        .and_then(|g| Some((g, LayoutEstimator::new(base, framework.spec().mesh.order)?)));
     ex.rows.reserve_exact(all.len());
     for sizes in all {
         let product: u64 = sizes.iter().product();

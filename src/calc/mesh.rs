@@ -35,7 +35,7 @@
 
 use super::frameworks::Framework;
 use super::layout::{self, Dim};
-use super::{Field, Num, Output, RawInputs, Report};
+use super::{Field, Grid, Num, Output, Report};
 
 pub use super::spec::Axis;
 
@@ -268,6 +268,8 @@ pub struct Picture {
     pub mesh: Mesh,
     pub nodes: u64,
     pub gpus_per_node: u64,
+    /// The node shape is dpcalc's assumption, not the link's (`NodeShape::assumed`).
+    pub assumed: bool,
     /// Nodes drawn cell by cell (all, or 1 in a summary).
     pub drawn_nodes: u64,
     /// GPUs drawn per drawn node.
@@ -288,7 +290,7 @@ pub struct Picture {
 }
 
 /// The picture for the current inputs, or why there is none.
-pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result<Picture, String> {
+pub fn picture(framework: Framework, report: &Report) -> Result<Picture, String> {
     let world = match report.value(Output::WorldSize) {
         Some(Num::Int(w)) if w > 0 => u64::try_from(w).map_err(|_| "too many GPUs".to_string())?,
         _ => return Err("The GPU map needs a valid world size.".into()),
@@ -298,19 +300,19 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
             "{world} GPUs: the GPU map covers clusters of up to {MAX_WORLD} GPUs."
         ));
     }
-    // the node shape the rules published; with world_size and only `nodes` given, a node holds
-    // world_size / nodes GPUs
-    let gpn = match (report.plan.gpus_per_node, report.plan.nodes) {
-        (Some(g), _) => g,
-        (None, Some(n)) if world % n == 0 => world / n,
-        (None, _) => super::cluster::DEFAULT_GPUS_PER_NODE,
-    };
-    // A world_size that the node shape does not divide is drawn as one row.
-    let gpn = if world % gpn == 0 { gpn } else { world };
-    let nodes = world / gpn;
-    let sizes = layout::current_sizes(framework, raw)
-        .ok_or_else(|| "The GPU map needs readable parallel sizes.".to_string())?;
+    // the one node shape the rules published
+    let shape = report
+        .plan
+        .node_shape
+        .ok_or_else(|| "The GPU map needs a valid world size.".to_string())?;
+    let (nodes, gpn) = (shape.nodes, shape.gpus_per_node);
+    // the layout the framework resolved (a size it does not read is 1 in its grid)
+    let grid = report.grid.ok_or_else(|| {
+        "No layout to draw: the framework does not accept these parallel sizes (see its message)."
+            .to_string()
+    })?;
     let table = layout::dims(framework);
+    let sizes: Vec<u64> = table.iter().map(|&(d, _)| grid_size(grid, d)).collect();
     let product = sizes
         .iter()
         .try_fold(1u64, |p, &v| p.checked_mul(v))
@@ -325,15 +327,6 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
     let mut axes: Vec<(Axis, u64)> = vec![(Axis::Dp, world / product)];
     let mut dims = Vec::new();
     for (&(d, f), &s) in table.iter().zip(&sizes) {
-        // a release that does not read the key (axolotl before 0.21.0 and expert parallelism)
-        // resolves it to 1 in its grid: draw what the framework resolved
-        let s = match (d, &report.grid) {
-            (Dim::Ep, Some(g)) if g.ep == 1 && s > 1 => {
-                axes[0].1 = axes[0].1.saturating_mul(s);
-                1
-            }
-            _ => s,
-        };
         axes.push((Axis::of(d), s));
         dims.push((Axis::of(d), f, s));
     }
@@ -346,6 +339,7 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
         ep_crossing: mesh.crossing(Axis::Ep, gpn),
         nodes,
         gpus_per_node: gpn,
+        assumed: shape.assumed,
         drawn_nodes: if summarised { 1 } else { nodes },
         drawn_gpus: if summarised {
             gpn.min(NODE_DRAW_LIMIT)
@@ -359,6 +353,17 @@ pub fn picture(framework: Framework, raw: &RawInputs, report: &Report) -> Result
         caveat,
         mesh,
     })
+}
+
+/// A dimension's size in the framework's resolved grid.
+fn grid_size(g: Grid, d: Dim) -> u64 {
+    match d {
+        Dim::Tp => g.tp,
+        Dim::Cp => g.cp,
+        Dim::Sp => g.sp,
+        Dim::Pp => g.pp,
+        Dim::Ep => g.ep,
+    }
 }
 
 /// The ranks of one group cut into runs of consecutive ranks on one node, as

@@ -11,6 +11,8 @@
 //!    [`RawInputs`], the cluster and throughput groups), [`report`] (outputs, messages, refusals, stages: [`Report`]), [`parse`] (typed
 //!    reading of what was typed), [`spec`] (what a framework description holds: [`Spec`], release
 //!    tables, concepts, parallel dimensions), [`cluster`] (nodes × GPUs per node or world size);
+//!    [`gpu`] (the GPUs dpcalc knows: memory and dense BF16 peak);
+//!    [`plan`] (the resolved plan: what a framework's rules decided, typed, for every later stage);
 //! 2. the model stage's parts: [`model`] (an architecture under config.json's keys, its parameter
 //!    counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators, Megatron's
 //!    theoretical memory), [`estimate`] (memory per GPU by the published formulas of the ZeRO and
@@ -24,6 +26,7 @@
 //! 4. the machinery, generic over a [`Spec`]: [`layout`] (the layout explorer), [`compare`],
 //!    [`export`], [`import`], then [`mesh`] (the GPU map) and [`fixes`] (one-click fixes under an
 //!    error);
+//!    [`planner`] (every plan the framework accepts that fits, ranked by estimated step time);
 //! 5. what the page says beyond the numbers: [`view`] (what the components show besides values),
 //!    then [`card`] (the summary card) and [`guide`] (the first visit: what a value still needs,
 //!    the phone summary, the examples).
@@ -32,6 +35,7 @@ pub mod card;
 pub mod cluster;
 pub mod compare;
 pub mod estimate;
+pub mod estimated;
 pub mod export;
 pub mod field;
 pub mod fit;

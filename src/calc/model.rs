@@ -256,6 +256,13 @@ impl Model {
             )
     }
 
+    /// Megatron's `--num-experts` for this model: its routed experts when it is a mixture of
+    /// experts ([`Model::is_moe`]), else unset (`validate_args` also reads `--num-experts 0` as
+    /// unset). The one rule for what a model means to Megatron's expert checks and its memory.
+    pub fn megatron_num_experts(&self) -> Option<u64> {
+        self.is_moe().then_some(self.num_experts)
+    }
+
     /// Whether only Megatron builds this layout: its own GPT, or a preset its arguments changed
     /// (a plain MLP, linear biases, LayerNorm, learned positions, q/k norms the family lacks). Its
     /// counts are then those of

@@ -306,6 +306,18 @@ pub fn itruediv(a: i128, b: i128) -> Result<f64, NumError> {
     finite(if negative { -magnitude } else { magnitude })
 }
 
+/// Bytes in GiB, three significant digits (the page's memory figures).
+pub fn gib(bytes: u128) -> String {
+    let g = bytes as f64 / 1_073_741_824.0;
+    if g >= 100.0 {
+        format!("{g:.0} GiB")
+    } else if g >= 10.0 {
+        format!("{g:.1} GiB")
+    } else {
+        format!("{g:.2} GiB")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,11 +23,10 @@ pub struct Plan {
     pub global_batch: Option<u64>,
     /// Tokens per sample the framework trains on: its key, or its default when absent.
     pub seq_len: Option<u64>,
-    /// The node shape: nodes as given (1 when absent without `world_size`; `None`: absent beside
-    /// a `world_size`) and GPUs per node as given (8 when absent; `None`: absent beside a
-    /// `world_size`, which the nodes then divide).
-    pub nodes: Option<u64>,
-    pub gpus_per_node: Option<u64>,
+    /// How the world's GPUs sit on nodes, decided once ([`NodeShape`]; `None`: no valid world
+    /// size). DeepSpeed's ZeRO estimators, the step time's network, the GPU map and the
+    /// explorer's and planner's rows all read this one value.
+    pub node_shape: Option<NodeShape>,
     /// The pipeline as the framework runs it (`None`: no pipeline parallelism, or the rules did
     /// not get that far; a PP size above 1 without it is read as plain 1F1B, layers split evenly).
     pub pipeline: Option<Pipeline>,
@@ -43,6 +42,17 @@ impl Plan {
         self.accumulation = u64::try_from(accumulation).ok().filter(|&a| a > 0);
         self.global_batch = u64::try_from(global).ok().filter(|&g| g > 0);
     }
+}
+
+/// The node shape of a world: `nodes × gpus_per_node = world_size`, decided once by
+/// `cluster::world_size` from what was typed (`cluster::node_shape`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeShape {
+    pub nodes: u64,
+    pub gpus_per_node: u64,
+    /// The link gives a `world_size` and no side of the shape that makes it: dpcalc assumed
+    /// this one, and the page, the GPU map and `dpcalc check` say so.
+    pub assumed: bool,
 }
 
 /// Activation recomputation, from the most memory to the least.

@@ -18,12 +18,12 @@
 //! the current inputs with the plan's assignments): a row shows the figures its link shows, and
 //! a plan whose full computation the framework refuses or that does not fit is dropped.
 
-use super::estimate::time::StepTime;
-use super::fit::MemoryContext;
+use super::estimated::StepTime;
+use super::fit::LayoutEstimator;
 use super::frameworks::{Concept, Framework};
 use super::layout::{self, Dim, Fit};
 use super::spec::Choice;
-use super::{Field, Level, Num, Output, RawInputs, Report};
+use super::{Field, RawInputs, Report};
 
 /// How many plans the page lists.
 pub const SHOWN: usize = 20;
@@ -129,7 +129,7 @@ struct Current {
     inputs: RawInputs,
     choice: usize,
     cursor: usize,
-    context: Option<(super::Grid, MemoryContext, u64)>,
+    context: Option<(super::Grid, LayoutEstimator, u64)>,
 }
 
 /// Rows evaluated per slice.
@@ -202,12 +202,11 @@ impl Planning {
             p.out.note = need("the GPU");
             return p;
         }
-        let (Some(target), Some(_)) = (positive(&base, Output::GlobalBatchSize), p.micro_field)
-        else {
+        let (Some(target), Some(_)) = (base.plan.global_batch, p.micro_field) else {
             p.out.note = need("a global batch");
             return p;
         };
-        if base.value(Output::StepTimeSeconds).is_none() {
+        if base.estimated.step.is_none() {
             p.out.note =
                 need("the step time of the current inputs (a model, the GPU, a sequence length)");
             return p;
@@ -329,7 +328,7 @@ impl Planning {
             let capacity = base.plan.settings.gpu.memory_bytes;
             cur.context = match (
                 base.grid,
-                MemoryContext::new(&base, order),
+                LayoutEstimator::new(&base, order),
                 capacity.and_then(|c| u64::try_from(c).ok()),
             ) {
                 (Some(grid), Some(ctx), Some(capacity)) => Some((grid, ctx, capacity)),
@@ -458,49 +457,26 @@ impl Planning {
     }
 }
 
-/// A candidate's figures from its own full computation, when the framework accepts it, the
-/// batch is the current one and it fits.
+/// A candidate's figures from its own full computation (the model stage's typed estimate),
+/// when the framework accepts it, the batch is the current one and it fits.
 fn verified(report: &Report, plan: Plan, target: u64) -> Option<Plan> {
-    if report.diags.iter().any(|d| d.level == Level::Error) {
+    if report.has_errors() || report.plan.global_batch != Some(target) {
         return None;
     }
-    if positive(report, Output::GlobalBatchSize) != Some(target) {
+    let e = &report.estimated;
+    let memory = e.memory_on_device.filter(|&m| m > 0)?;
+    if memory > e.gpu_memory.filter(|&c| c > 0)? {
         return None;
     }
-    let memory = positive(report, Output::MemoryOnDeviceBytes)?;
-    let capacity = positive(report, Output::GpuMemoryBytes)?;
-    if memory > capacity {
-        return None;
-    }
-    let float = |o: Output| match report.value(o) {
-        Some(Num::Float(x)) => Some(x),
-        Some(Num::Int(i)) => Some(i as f64),
-        _ => None,
-    };
-    let step_seconds = float(Output::StepTimeSeconds)?;
-    let step = StepTime {
-        compute: float(Output::StepComputeSeconds)?,
-        tp: float(Output::StepTpCommSeconds)?,
-        cp: float(Output::StepCpCommSeconds)?,
-        ep: float(Output::StepEpCommSeconds)?,
-        pp_bubble: float(Output::StepPpBubbleSeconds)?,
-        dp: float(Output::StepDpCommSeconds)?,
-    };
+    let step = e.step?;
     Some(Plan {
         step,
-        step_seconds,
-        tokens_per_second_per_gpu: float(Output::TokensPerSecondPerGpu)?,
-        mfu: float(Output::MfuEstimate),
-        memory_bytes: u128::from(memory),
+        step_seconds: step.total(),
+        tokens_per_second_per_gpu: e.tokens_per_second_per_gpu?,
+        mfu: e.mfu,
+        memory_bytes: memory,
         ..plan
     })
-}
-
-fn positive(report: &Report, output: Output) -> Option<u64> {
-    match report.value(output)? {
-        Num::Int(v) if v > 0 => u64::try_from(v).ok(),
-        _ => None,
-    }
 }
 
 /// The benchmark hook: the planner for `world` GPUs of H100 with Llama 3.1 8B, 4,096 tokens per

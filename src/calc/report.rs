@@ -38,7 +38,7 @@ pub enum Stage {
     Steps,
     /// Warmup, evaluation, saving and logging intervals.
     Schedule,
-    /// The model, its memory per GPU and its FLOPs (the frameworks' estimators, `fit.rs`).
+    /// The model, its memory per GPU and its FLOPs (the frameworks' estimators, `fit/mod.rs`).
     Model,
     /// Tokens and time (dpcalc's own arithmetic over the framework's numbers).
     Tokens,
@@ -244,7 +244,7 @@ outputs! {
 
     // (nanotron: add outputs above this line)
 
-    // ---- model, memory and compute (the frameworks' estimators and published formulas, fit.rs)
+    // ---- model, memory and compute (the frameworks' estimators and published formulas, fit/)
     NumParameters => "num_parameters", "Parameters (transformers num_parameters())";
     NumParametersExcludeEmbeddings => "num_parameters_exclude_embeddings", "Parameters without the embedding";
     TrainableParameters => "trainable_parameters", "Trainable parameters";
@@ -323,6 +323,9 @@ pub struct Report {
     /// The estimated memory per GPU of each pipeline stage, first stage first
     /// (`memory_by_stage_bytes`); empty without pipeline parallelism or an estimate.
     pub memory_by_stage: Vec<u128>,
+    /// What the model stage estimated, typed (`estimated.rs`): the planner and the explorer
+    /// read this, never the outputs that show it.
+    pub estimated: super::estimated::Estimated,
 }
 
 impl Default for Report {
@@ -336,6 +339,7 @@ impl Default for Report {
             stage: Stage::Inputs,
             legacy_notes: Vec::new(),
             memory_by_stage: Vec::new(),
+            estimated: Default::default(),
         }
     }
 }
@@ -465,6 +469,18 @@ impl Report {
         self.diags_for(field)
             .find(|d| d.level == Level::Error)
             .map(|d| d.message.clone())
+    }
+
+    /// Sets an integer output; `None` (and nothing set) when it does not fit.
+    pub(crate) fn set_int(&mut self, output: Output, v: u128) -> Option<i128> {
+        let v = i128::try_from(v).ok()?;
+        self.set(output, Num::Int(v));
+        Some(v)
+    }
+
+    /// An integer output above zero (`None` when absent, a float, zero or negative).
+    pub fn positive(&self, output: Output) -> Option<u64> {
+        self.count(output).filter(|&c| c > 0)
     }
 
     /// An integer output as a count (`None` when absent, a float, or negative).

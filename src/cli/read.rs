@@ -172,7 +172,7 @@ fn expectation(text: &str) -> Result<Expectation, String> {
     let (name, value) = (name.trim(), value.trim());
     let output = Output::from_name(name).ok_or_else(|| {
         format!(
-            "--expect {text}: {name} is not an output name (the output contract's names: world_size, dp_world_size, global_batch_size, max_steps, …; see the README)"
+            "--expect {text}: {name} is not an output name (the output contract's names: world_size, dp_world_size, global_batch_size, max_steps, …; see docs/outputs.md)"
         )
     })?;
     let digits: String = value.chars().filter(|&c| c != ',' && c != '_').collect();
@@ -405,7 +405,7 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
         match field {
             Some(field) if probe.unknown.is_empty() => put(field, value.to_string()),
             _ => errors.push(format!(
-                "--set {pair}: {key} is not a key {} reads (its keys are listed in the README, \"The URL format\")",
+                "--set {pair}: {key} is not a key {} reads (its keys are listed in docs/url-format.md)",
                 framework.name()
             )),
         }

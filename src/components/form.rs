@@ -164,7 +164,7 @@ fn field_row_view(props: &FieldRowProps) -> Html {
                 <input type="text" id={id.clone()} name={key} value={row.value.clone()} placeholder={row.placeholder} inputmode={row.mode} {readonly}
                     autocomplete="off" spellcheck="false" {oninput} list={list.clone()}
                     aria-invalid={row.invalid.to_string()} aria-describedby={described} />
-                if let (Some(list), Some((_, values))) = (list, row.list.clone()) {
+                if let (Some(list), Some(values)) = (list, row.list.clone()) {
                     <datalist id={list}>{ for values.into_iter().map(|v| html! { <option value={v} /> }) }</datalist>
                 }
             </>

@@ -161,7 +161,7 @@ fn outlines(p: &Picture, axis: Axis, class: &'static str, line: Line) -> Html {
 #[function_component(GpuMap)]
 pub fn gpu_map(props: &GpuMapProps) -> Html {
     let focused = use_state(|| None::<u64>);
-    let picture = mesh::picture(props.framework, &props.inputs, &props.report);
+    let picture = mesh::picture(props.framework, &props.report);
     let p = match picture {
         Ok(p) => p,
         Err(why) => {

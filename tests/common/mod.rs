@@ -251,7 +251,7 @@ fn the_runner_compares_ints_as_ints_and_floats_as_floats() {
 }
 
 /// What one framework's oracle test checks.
-pub struct Oracle {
+pub struct Oracle<'a> {
     /// The fixture's name, for messages (`hf.txt`).
     pub file: &'static str,
     /// Its text (`include_str!("fixtures/hf.txt")`).
@@ -270,7 +270,7 @@ pub struct Oracle {
     pub stop_marks: &'static [&'static str],
     /// Failures known today, exactly as the runner words them (`FILE:LINE NAME: ...`); they are
     /// printed, and the test fails unless the failures are exactly these.
-    pub known: &'static [&'static str],
+    pub known: &'a [&'a str],
 }
 
 fn selected(selector: &str, r: &Record) -> bool {

@@ -39,6 +39,7 @@
 //! ([`Placement`]).
 
 use super::{cdiv, Params, Plan, Sharding};
+use crate::calc::estimated::StepTime;
 use crate::calc::model::Model;
 use crate::calc::plan::{Recompute, RecomputeLayers};
 
@@ -107,23 +108,6 @@ fn spread(n: u64, stride: u64, gpus_per_node: u64) -> (u64, u64) {
     } else {
         let inside = (g / stride).clamp(1, n);
         (inside, n.div_ceil(inside))
-    }
-}
-
-/// The parts of a step, seconds (each what is exposed, after overlap).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StepTime {
-    pub compute: f64,
-    pub tp: f64,
-    pub cp: f64,
-    pub ep: f64,
-    pub pp_bubble: f64,
-    pub dp: f64,
-}
-
-impl StepTime {
-    pub fn total(&self) -> f64 {
-        self.compute + self.tp + self.cp + self.ep + self.pp_bubble + self.dp
     }
 }
 

@@ -17,35 +17,25 @@
 //! sequence length, the node shape, the settings with the model) and the grid, never the typed
 //! text, and never changes a value the rules set. Its parts:
 //! - [`model`]: the parameter counts and the FLOPs per token;
-//! - [`memory`]: DeepSpeed's estimators, the published estimate with the fit warning, and the
-//!   explorer's per-layout memory ([`MemoryContext`]);
+//! - `memory`: DeepSpeed's estimators and the published estimate with the fit warning;
+//! - `setup`: the estimate's input built from the resolved plan (for the report and every row);
+//! - `layouts`: each explorer and planner layout's memory and step time ([`LayoutEstimator`]);
 //! - [`throughput`]: the GPU's outputs and the MFU's tokens per second;
 //! - [`time`]: the step time (`estimate/time.rs`) with its parts, the MFU it implies, and the
 //!   tokens per second the time outputs use when no throughput or MFU is given.
 
+mod layouts;
 mod memory;
 mod model;
+mod setup;
 mod throughput;
 mod time;
 
-pub use super::gpu::{gpu, Gpu, GPUS};
-// where these lived before the reading moved to `parse::model` (callers keep their paths)
-pub use super::parse::model::{field_of, is_architecture_key, names_model, resolve};
-pub use memory::MemoryContext;
+pub use layouts::LayoutEstimator;
 
+use super::plan::Sharding;
 use super::spec::{Spec, FULL};
-use super::{Num, Output, Report};
-
-/// Sets an integer output; `None` (and nothing set) when it does not fit.
-fn set_int(report: &mut Report, output: Output, v: u128) -> Option<i128> {
-    let v = i128::try_from(v).ok()?;
-    report.set(output, Num::Int(v));
-    Some(v)
-}
-
-fn fmt_f(x: f64) -> String {
-    super::num::float_repr(x)
-}
+use super::Report;
 
 /// See the module documentation. Returns the estimated tokens per second per GPU (from `mfu`,
 /// else from the step-time estimate) and the time rule that says where it comes from.
@@ -75,18 +65,4 @@ pub fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'static st
             throughput::from_step_time(report, t);
             Some((t, "time_per_step = tokens_per_step / (estimated tokens_per_second_per_gpu × world_size) — the step-time estimate (step_time_seconds)"))
         })
-}
-
-use super::plan::Sharding;
-
-/// Bytes in GiB, three significant digits.
-pub fn gib(bytes: u128) -> String {
-    let g = bytes as f64 / 1_073_741_824.0;
-    if g >= 100.0 {
-        format!("{g:.0} GiB")
-    } else if g >= 10.0 {
-        format!("{g:.1} GiB")
-    } else {
-        format!("{g:.2} GiB")
-    }
 }

@@ -1,7 +1,7 @@
 //! The model's parameter counts (transformers' `num_parameters()`, or Megatron's `GPTModel`'s for
 //! its own arguments) and its FLOPs per token in the four conventions, the framework's own first.
 
-use super::{fmt_f, set_int};
+use crate::calc::num::float_repr as fmt_f;
 use crate::calc::plan::NamedModel;
 use crate::calc::spec::Spec;
 use crate::calc::{flops, Level, Num, Output, Report};
@@ -18,8 +18,8 @@ pub(super) fn counts(
     let n = m.num_parameters();
     let counts = (n, n.and_then(|n| n.checked_sub(m.embedding_params()?)));
     if let (Some(n), Some(ne)) = counts {
-        set_int(report, Output::NumParameters, n)?;
-        set_int(report, Output::NumParametersExcludeEmbeddings, ne)?;
+        report.set_int(Output::NumParameters, n)?;
+        report.set_int(Output::NumParametersExcludeEmbeddings, ne)?;
         if m.megatron_layout() {
             report.explain(
                 Output::NumParameters,
@@ -44,7 +44,7 @@ pub(super) fn counts(
         }
     }
     if let (Some(n), None) = (counts.0, &report.plan.settings.lora) {
-        set_int(report, Output::TrainableParameters, n);
+        report.set_int(Output::TrainableParameters, n);
     }
     Some(counts)
 }

@@ -1,6 +1,6 @@
 //! The GPU's outputs (its memory and peak) and the throughput an MFU implies.
 
-use super::fmt_f;
+use crate::calc::num::float_repr as fmt_f;
 use crate::calc::{Num, Output, Report};
 
 /// Sets `gpu_memory_bytes` and `peak_tflops` from the plan's GPU; returns the peak, TFLOP/s.
@@ -8,6 +8,7 @@ pub(super) fn gpu_outputs(report: &mut Report) -> Option<f64> {
     let gpu = report.plan.settings.gpu;
     if let Some(b) = gpu.memory_bytes {
         report.set(Output::GpuMemoryBytes, Num::Int(b as i128));
+        report.estimated.gpu_memory = Some(b);
     }
     gpu.peak.map(|(peak, name)| {
         report.set(Output::PeakTflops, Num::Int(i128::from(peak)));
@@ -36,6 +37,7 @@ pub(super) fn estimate(
         return None;
     }
     report.set(Output::TokensPerSecondPerGpu, Num::Float(tps));
+    report.estimated.tokens_per_second_per_gpu = Some(tps);
     report.explain(
         Output::TokensPerSecondPerGpu,
         format!("tokens_per_second_per_gpu = mfu × peak ÷ FLOPs per token ({convention}) — an estimate, not a measurement"),
@@ -53,6 +55,7 @@ pub(super) fn estimate(
 /// Tokens per second per GPU from the step-time estimate (no MFU typed).
 pub(super) fn from_step_time(report: &mut Report, tps: f64) {
     report.set(Output::TokensPerSecondPerGpu, Num::Float(tps));
+    report.estimated.tokens_per_second_per_gpu = Some(tps);
     report.explain(
         Output::TokensPerSecondPerGpu,
         "tokens_per_second_per_gpu = tokens per step ÷ step_time_seconds ÷ GPUs — the step-time estimate, not a measurement",

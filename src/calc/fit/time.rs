@@ -2,12 +2,13 @@
 //! outputs, the MFU it implies in the framework's FLOPs convention, and the tokens per second
 //! the time outputs use when no throughput or MFU is given.
 
-use super::fmt_f;
-use super::memory::{current_shard, plan, trainable_of, Shape};
-use crate::calc::estimate::time::{self, Hardware, Placement, StepTime};
+use super::setup::{current_shard, setup, trainable_of, Shape};
+use crate::calc::estimate::time::{self, Hardware, Placement};
 use crate::calc::estimate::{self, Params};
+use crate::calc::estimated::StepTime;
 use crate::calc::gpu::HARDWARE_SOURCES;
 use crate::calc::model::Model;
+use crate::calc::num::float_repr as fmt_f;
 use crate::calc::plan::{GpuSettings, Overlap, Settings, Sharding};
 use crate::calc::spec::{Axis, Spec};
 use crate::calc::{Grid, Num, Output, Report};
@@ -107,16 +108,6 @@ pub(super) fn grad_ranks(g: Grid) -> u64 {
     g.dp.saturating_mul(g.cp).saturating_mul(g.sp)
 }
 
-/// The GPUs per node the step time places the ranks on: the node shape as given, else
-/// DGX-style nodes of 8 (never more than the world).
-pub(super) fn gpus_per_node(report: &Report, g: Grid) -> u64 {
-    report
-        .plan
-        .gpus_per_node
-        .unwrap_or(crate::calc::cluster::DEFAULT_GPUS_PER_NODE)
-        .clamp(1, g.world.max(1))
-}
-
 /// The step time of the estimate's plan `plan` on grid `g` (the report's own, and the
 /// explorer's and the planner's rows).
 pub(super) fn of_plan(
@@ -151,9 +142,9 @@ pub(super) fn step(
         micro_batches: report.plan.accumulation.unwrap_or(1),
         gated: m.gated_mlp,
     };
-    let gpn = gpus_per_node(report, g);
+    let gpn = report.plan.node_shape?.gpus_per_node;
     let params = Params::of(m)?;
-    let (plan, _) = plan(&s, &shape, trainable, seq, g, micro, current_shard(&s));
+    let (plan, _) = setup(&s, &shape, trainable, seq, g, micro, current_shard(&s));
     let t = of_plan(spec.mesh.order, &s, m, &params, &plan, g, gpn)?;
     let total = t.total();
     if !total.is_finite() || total <= 0.0 {
@@ -171,6 +162,7 @@ pub(super) fn step(
     ] {
         report.set(o, Num::Float(v));
     }
+    report.estimated.step = Some(t);
     report.explain_with(
         Output::StepTimeSeconds,
         "step_time = compute + exposed TP, CP, EP and DP communication + the pipeline's bubble and sends, for the slowest pipeline rank: a mechanism estimate (estimate/time.rs), not a measurement",
@@ -199,6 +191,7 @@ pub(super) fn step(
         let mfu = fpt * tps / hw.peak_flops;
         if mfu.is_finite() {
             report.set(Output::MfuEstimate, Num::Float(mfu));
+            report.estimated.mfu = Some(mfu);
             report.explain_with(
                 Output::MfuEstimate,
                 format!("mfu_estimate = FLOPs per token ({convention}) × estimated tokens per second per GPU ÷ peak"),

@@ -102,7 +102,7 @@ impl Framework {
     }
 
     /// Computes everything by the rules of `release` (an id from [`Framework::releases`]), then
-    /// the model, memory and compute stage (`fit.rs`) and dpcalc's tokens-and-time additions.
+    /// the model, memory and compute stage (`fit/mod.rs`) and dpcalc's tokens-and-time additions.
     pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
         let mut report = self.compute_plan(release, raw);
         let estimated = super::fit::run(self.spec(), &mut report);

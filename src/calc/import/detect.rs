@@ -2,9 +2,9 @@
 //! `Spec::import` reads, and the keys only one of them has), only a cluster shape (accelerate's
 //! config, a bare launcher line), or no config dpcalc reads.
 
-use super::command_line::flags;
 use super::launcher::split_command;
 use super::shell;
+use super::words::flags;
 use super::{config_field, importable, reading, MAX_INPUT};
 use crate::calc::spec::Reads;
 use crate::calc::Framework;

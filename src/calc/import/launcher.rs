@@ -3,8 +3,8 @@
 //! `accelerate launch --num_machines`), and accelerate's config YAML (`num_machines`,
 //! `num_processes`). Alone, they fill only the cluster (`Scope::Cluster`).
 
-use super::command_line::{flags, Unknowns};
 use super::leaves::read_leaves;
+use super::words::{flags, Unknowns};
 use super::yaml::yaml_leaves;
 use super::Imported;
 use crate::calc::Field;

@@ -47,6 +47,7 @@ mod model_config;
 pub mod shell;
 mod toml;
 mod training_arguments;
+mod words;
 mod yaml;
 
 pub use detect::{detect, detect_format, Format};
@@ -55,8 +56,8 @@ pub use model_config::model_config;
 use super::field::{CLUSTER, THROUGHPUT};
 use super::spec::{Reads, Release};
 use super::{Field, Framework, RawInputs};
-use command_line::Unknowns;
 use launcher::{launcher_flags, split_command};
+use words::Unknowns;
 
 /// The largest text accepted (a real config is a few KB).
 pub const MAX_INPUT: usize = 256 * 1024;
@@ -294,7 +295,7 @@ impl Imported {
                 .key()
                 .strip_prefix("model.model_config.")
                 .unwrap_or(f.key());
-            if super::fit::is_architecture_key(key) {
+            if super::parse::model::is_architecture_key(key) {
                 raw.set(f, "");
             }
         }

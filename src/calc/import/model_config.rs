@@ -3,7 +3,7 @@
 
 use super::{Imported, Scope, MAX_INPUT};
 use crate::calc::spec::ConfigJson;
-use crate::calc::{fit, Framework};
+use crate::calc::Framework;
 
 /// config.json's key under the framework's name (its `Import::config_json`), or one of the MoE
 /// spellings (`num_local_experts` in Mixtral, `n_routed_experts` in DeepSeek-V3).
@@ -53,7 +53,9 @@ pub fn model_config(framework: Framework, text: &str) -> Option<Imported> {
             continue;
         }
         let field = match name {
-            _ if fit::is_architecture_key(name) => fit::field_of(spec, name),
+            _ if crate::calc::parse::model::is_architecture_key(name) => {
+                crate::calc::parse::model::field_of(spec, name)
+            }
             _ => None,
         };
         match (field, value) {

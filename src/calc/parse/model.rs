@@ -456,6 +456,25 @@ pub fn names_model(spec: &'static Spec, raw: &RawInputs) -> bool {
             .any(|f| given(raw, f))
 }
 
+/// The routed experts of the preset `raw` names at `key` (the framework's
+/// `Spec::fit.model_key`), as Megatron's `--num-experts` ([`Model::megatron_num_experts`]), with
+/// the preset's id. Read quietly: `None` without a model, for a name dpcalc has no preset for, a
+/// dense preset, or a key given twice ([`resolve`] says so at the field in the model stage). What
+/// a framework's rules read when no expert count is typed (Megatron's `validate_args` checks it
+/// against expert parallelism before the model stage runs).
+pub fn preset_experts(raw: &RawInputs, key: Field) -> Option<(&'static str, u64)> {
+    let mut quiet = Vec::new();
+    let Param::Given(id) = (Reader {
+        raw,
+        diags: &mut quiet,
+    })
+    .text(key) else {
+        return None;
+    };
+    let id = model::preset_id(&id)?;
+    Some((id, model::preset(id)?.megatron_num_experts()?))
+}
+
 /// Whether the model of `raw` has routed experts: the named or typed model (`model`, as
 /// [`resolve`] read it) is a mixture of experts, or an expert count above one is typed (the
 /// layout explorer offers expert parallelism only then, or when the link sets it).

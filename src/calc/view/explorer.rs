@@ -2,7 +2,7 @@
 //! and the memory marks (whether a row fits the GPU, the "only layouts that fit" filter).
 
 use crate::calc::layout::{Explorer, Mode, Row};
-use crate::calc::{fit, Num};
+use crate::calc::Num;
 
 /// The explorer's summary: how many layouts, the global batch it keeps and what a row sets.
 pub fn explorer_summary(ex: &Explorer) -> String {
@@ -60,9 +60,9 @@ pub fn row_fits(row: &Row, capacity: Option<u128>) -> Option<bool> {
     Some(row.memory_bytes? <= capacity?)
 }
 
-/// A row's memory per GPU in GiB (`fit::gib`), or `None` when unknown.
+/// A row's memory per GPU in GiB (`crate::calc::num::gib`), or `None` when unknown.
 pub fn row_memory(row: &Row) -> Option<String> {
-    row.memory_bytes.map(fit::gib)
+    row.memory_bytes.map(crate::calc::num::gib)
 }
 
 /// A row's fits mark, readable without colour: `fits`, or `over by 3.25 GiB`.
@@ -71,7 +71,7 @@ pub fn fit_mark(row: &Row, capacity: Option<u128>) -> Option<String> {
     Some(if m <= c {
         "fits".to_string()
     } else {
-        format!("over by {}", fit::gib(m - c))
+        format!("over by {}", crate::calc::num::gib(m - c))
     })
 }
 
@@ -103,7 +103,7 @@ pub fn explorer_memory_summary(ex: &Explorer) -> Option<String> {
             format!(
                 "{n} of {} layouts fit the GPU's {} (memory per GPU by published formulas, an estimate).",
                 ex.rows.len(),
-                fit::gib(c)
+                crate::calc::num::gib(c)
             )
         }
         None => "Memory per GPU by published formulas (an estimate); pick a GPU to see which layouts fit.".to_string(),

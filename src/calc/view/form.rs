@@ -3,7 +3,7 @@
 
 use crate::calc::parse::{self, Param};
 use crate::calc::spec::Concept;
-use crate::calc::{field, fit, model, Diag, Field, Framework, Level, RawInputs, Report};
+use crate::calc::{field, model, Diag, Field, Framework, Level, RawInputs, Report};
 
 /// Whether a flag field's text shows as checked: exactly when the framework reads it as true
 /// (`true`, `1`, `yes`, `on`, any case, spaces around), as [`parse::flag`] parses it.
@@ -39,7 +39,10 @@ pub fn invalid(diags: &[Diag]) -> bool {
 pub fn suggestions(field: Field) -> Option<(&'static str, Vec<&'static str>)> {
     Some(match (field, field.concept()) {
         (_, Some(Concept::Model)) => ("list-models", model::PRESETS.to_vec()),
-        (Field::Gpu, _) => ("list-gpus", fit::GPUS.iter().map(|g| g.id).collect()),
+        (Field::Gpu, _) => (
+            "list-gpus",
+            crate::calc::gpu::GPUS.iter().map(|g| g.id).collect(),
+        ),
         (Field::ModelType, _) => (
             "list-model-types",
             model::ModelType::ALL.iter().map(|t| t.key()).collect(),

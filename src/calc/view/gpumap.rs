@@ -146,10 +146,15 @@ pub fn map_text(p: &Picture) -> MapText {
         .collect();
     MapText {
         order: format!(
-            "{} {} × {} GPUs; {}. Rank order: {} (from {}). Global rank = node × {} + local GPU.",
+            "{} {} × {} GPUs{}; {}. Rank order: {} (from {}). Global rank = node × {} + local GPU.",
             p.nodes,
             if p.nodes == 1 { "node" } else { "nodes" },
             p.gpus_per_node,
+            if p.assumed {
+                " (node shape assumed: give nodes or gpus_per_node)"
+            } else {
+                ""
+            },
             sizes.join(", "),
             p.order,
             p.source,
@@ -205,7 +210,7 @@ mod tests {
     fn picture(framework: Framework, pairs: &[(Field, &str)]) -> Picture {
         let inputs = raw(pairs);
         let report = framework.compute(framework.default_release().id, &inputs);
-        mesh::picture(framework, &inputs, &report).expect("a picture")
+        mesh::picture(framework, &report).expect("a picture")
     }
 
     #[test]
@@ -323,7 +328,7 @@ mod tests {
         // 0.19.0 has no expert parallelism: the same inputs draw 8 replicas
         let inputs = RawInputs::from_pairs(pairs.iter().copied());
         let report = fw("axolotl").compute("0.19.0", &inputs);
-        let old = mesh::picture(fw("axolotl"), &inputs, &report).unwrap();
+        let old = mesh::picture(fw("axolotl"), &report).unwrap();
         assert_eq!((old.mesh.size(Axis::Ep), old.mesh.size(Axis::Dp)), (1, 8));
     }
 

@@ -2,7 +2,7 @@
 //! the stacked bar of the estimated memory per GPU against the GPU's memory.
 
 use super::ValueGroup;
-use crate::calc::{fit, Field, Level, Num, Output, Report};
+use crate::calc::{Field, Level, Num, Output, Report};
 
 pub const PARAMETERS: ValueGroup = ValueGroup {
     title: "Parameters",
@@ -65,7 +65,7 @@ pub const FLOPS: ValueGroup = ValueGroup {
 
 pub const STEP_TIME: ValueGroup = ValueGroup {
     title: "Estimated step time",
-    source: "A mechanism estimate, not a measurement (estimate/time.rs): the framework's FLOPs at the GPU's measured matmul and attention rates, the memory-bound kernels at its memory bandwidth, and the communication its layout does not hide, by NCCL's bus-bandwidth convention over NVLink or the NICs; the pipeline's bubble. Two constants fitted on Narayanan et al. 2021 and Korthikanti et al. 2022 (A100); the README lists its error against published runs.",
+    source: "A mechanism estimate, not a measurement (estimate/time.rs): the framework's FLOPs at the GPU's measured matmul and attention rates, the memory-bound kernels at its memory bandwidth, and the communication its layout does not hide, by NCCL's bus-bandwidth convention over NVLink or the NICs; the pipeline's bubble. Two constants fitted on Narayanan et al. 2021 and Korthikanti et al. 2022 (A100); docs/estimates.md lists its error against published runs.",
     outputs: &[
         Output::StepTimeSeconds,
         Output::MfuEstimate,
@@ -157,15 +157,15 @@ pub fn memory_bar(report: &Report) -> Option<MemoryBar> {
             bytes,
             x,
             width,
-            text: format!("{} ({share:.0} %)", fit::gib(bytes)),
+            text: format!("{} ({share:.0} %)", crate::calc::num::gib(bytes)),
         });
         x += width;
     }
     Some(MemoryBar {
         parts,
         total,
-        total_text: fit::gib(total),
-        capacity: capacity.map(|c| (pct(c), fit::gib(c))),
+        total_text: crate::calc::num::gib(total),
+        capacity: capacity.map(|c| (pct(c), crate::calc::num::gib(c))),
         fits: capacity.map(|c| total <= c),
     })
 }

@@ -116,7 +116,7 @@ fn row(rank: usize, p: &Plan, scale: f64) -> PlanRowView {
         mfu_text: p
             .mfu
             .map_or_else(|| "—".into(), |m| human(Output::MfuEstimate, Num::Float(m))),
-        memory_text: crate::calc::fit::gib(p.memory_bytes),
+        memory_text: crate::calc::num::gib(p.memory_bytes),
         bar,
         query: p.query(),
     }
@@ -128,7 +128,7 @@ pub fn plan_summary(planner: &Planner) -> Option<String> {
         return None;
     }
     Some(format!(
-        "{} plans evaluated, {} the framework accepts that fit the GPU; the {} fastest by estimated step time (an estimate, not a measurement: see the README's table against published runs). Each row is a link; Apply sets it here.",
+        "{} plans evaluated, {} the framework accepts that fit the GPU; the {} fastest by estimated step time (an estimate, not a measurement: see docs/estimates.md, its table against published runs). Each row is a link; Apply sets it here.",
         planner.considered,
         planner.fitting,
         planner.plans.len()

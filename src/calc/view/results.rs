@@ -2,13 +2,13 @@
 //! compute ("How this is computed"), and the comparison with another release the framework's
 //! `Spec::legacy` names.
 
-use crate::calc::{fit, Framework, Num, Output, Report, Step};
+use crate::calc::{Framework, Num, Output, Report, Step};
 
 /// How the results list shows a value: the exact number, with bytes also in GiB.
 pub fn shown_value(output: Output, v: Num) -> String {
     match v {
         Num::Int(b) if output.name().ends_with("_bytes") && b > 0 => {
-            format!("{} ({})", fit::gib(b as u128), v.pretty())
+            format!("{} ({})", crate::calc::num::gib(b as u128), v.pretty())
         }
         // the step time's parts and its MFU read as durations and a percentage (the exact value
         // is the element's data-value); only the full app has them (a first view holds none of

@@ -6,8 +6,8 @@
 //! its one-click example. Releases:
 //! megatron-core 0.19.2 (the default), 0.16.1 (links without `version=`) and Megatron-LM HEAD
 //! `d98e8a6`; 0.19.2 adds the keys `eval_global_batch_size`, `eval_micro_batch_size`,
-//! `num_experts`, `expert_tensor_parallel_size` and `tensor_parallel_num_weight_shards` (exported
-//! and imported as `--eval-global-batch-size` etc.).
+//! `expert_tensor_parallel_size` and `tensor_parallel_num_weight_shards` (exported and imported as
+//! `--eval-global-batch-size` etc.); `num_experts` (`--num-experts`) is read at every release.
 
 mod model;
 mod rules;

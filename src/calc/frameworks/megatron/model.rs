@@ -425,7 +425,7 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         add_bias_linear: m.linear_bias,
         untie_embeddings_and_output_weights: !m.tie_word_embeddings,
         multi_latent_attention: false,
-        num_experts: moe.then_some(m.num_experts),
+        num_experts: m.megatron_num_experts(),
         moe_ffn_hidden_size: if moe {
             m.expert_intermediate_size()
         } else {

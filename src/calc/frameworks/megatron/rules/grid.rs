@@ -61,12 +61,11 @@ impl Calc<'_> {
         }
         let dp = ws / total;
         self.dp_outputs(ws, (tp, pp, cp, gtp), dp);
-        let mut expert_ok = true;
         if new {
             self.cp_sequence(cp);
             self.positions_cover_the_sequence();
-            expert_ok = self.num_experts(ep);
         }
+        let expert_ok = self.num_experts(ep);
         if let (Some(ep), Some(etp), true) = (ep, etp, expert_ok) {
             self.expert_grid(ws, etp.unwrap_or(tp), pp, ep as u128, dp);
         }
@@ -177,14 +176,12 @@ impl Calc<'_> {
     pub(super) fn unmodelled_keys(&mut self) {
         for f in [
             Field::ExpertTensorParallelSize,
-            Field::NumExperts,
             Field::TensorParallelNumWeightShards,
             Field::EvalGlobalBatchSize,
             Field::EvalMicroBatchSize,
         ] {
             let given = match f {
                 Field::ExpertTensorParallelSize => self.inputs.etp.is_given(),
-                Field::NumExperts => self.inputs.num_experts.is_given(),
                 Field::TensorParallelNumWeightShards => self.inputs.weight_shards.is_given(),
                 Field::EvalGlobalBatchSize => self.inputs.eval_global_batch_size.is_given(),
                 _ => self.inputs.eval_micro_batch_size.is_given(),
@@ -293,15 +290,17 @@ impl Calc<'_> {
         }
     }
 
-    /// 0.19.2's validate_args: expert parallelism needs `--num-experts`, a multiple of it
-    /// (`--num-experts 0` counts as unset). Whether parallel_state is reached.
+    /// validate_args' expert parallelism check, the same at every release (arguments.py: 0.16.1
+    /// line 1026, 0.19.2 line 1601, HEAD line 1656): EP > 1 needs `--num-experts`, a multiple of
+    /// EP (`--num-experts 0` counts as unset). The count is the typed one, else the named
+    /// preset's (`Inputs::num_experts`). Whether parallel_state is reached.
     pub(super) fn num_experts(&mut self, ep: Option<u64>) -> bool {
         let Some(ep) = ep.filter(|&e| e > 1) else {
             return true;
         };
         let by = "Megatron-LM refuses this in validate_args";
-        match self.inputs.num_experts {
-            Param::Absent | Param::Given(0) => {
+        match (self.inputs.num_experts, self.inputs.experts_of) {
+            (Param::Absent | Param::Given(0), _) => {
                 self.report.refuse(
                     Field::NumExperts,
                     Refusal::new(
@@ -315,24 +314,36 @@ impl Calc<'_> {
                 );
                 false
             }
-            Param::Given(n) if n % ep != 0 => {
-                self.report.refuse(
-                    Field::NumExperts,
-                    Refusal::new(
-                        by,
-                        "AssertionError: Number of experts should be a multiple of expert model parallel_size.",
-                    )
-                    .fix(format!(
-                        "num_experts {n} is not a multiple of expert_model_parallel_size {ep}; nearest: {}.",
-                        nearest_multiples(n as u128, ep as u128)
-                    )),
+            (Param::Given(n), from) if n % ep != 0 => {
+                let refusal = Refusal::new(
+                    by,
+                    "AssertionError: Number of experts should be a multiple of expert model parallel_size.",
                 );
+                match from {
+                    // the preset's experts: the layout is what the user typed
+                    Some(id) => self.report.refuse(
+                        Field::ExpertModelParallelSize,
+                        refusal.fix(format!(
+                            "{id} has {n} experts (--num-experts {n}), which expert_model_parallel_size \
+                             {ep} does not divide; {}.",
+                            nearest_divisors(n, ep)
+                        )),
+                    ),
+                    None => self.report.refuse(
+                        Field::NumExperts,
+                        refusal.fix(format!(
+                            "num_experts {n} is not a multiple of expert_model_parallel_size {ep}; nearest: {}.",
+                            nearest_multiples(n as u128, ep as u128)
+                        )),
+                    ),
+                }
                 false
             }
-            Param::Invalid => false,
+            (Param::Invalid, _) => false,
             _ => true,
         }
     }
+
     /// parallel_state: the expert grid `expert_tensor × expert_model × pipeline` must divide too.
     pub(super) fn expert_grid(&mut self, ws: u128, tp: u128, pp: u128, ep: u128, dp: u128) {
         let Some(grid) = tp.checked_mul(ep).and_then(|x| x.checked_mul(pp)) else {
@@ -387,5 +398,18 @@ impl Calc<'_> {
                 ),
             );
         }
+    }
+}
+
+/// The expert-parallel sizes above 1 nearest `ep` that divide `n` experts, worded for a fix.
+fn nearest_divisors(n: u64, ep: u64) -> String {
+    // a divisor is at most n (a preset's count, a few hundred); a bounded search either way
+    const STEPS: usize = 4096;
+    let below = (2..=ep.min(n)).rev().take(STEPS).find(|d| n % d == 0);
+    let above = (ep.saturating_add(1)..=n).take(STEPS).find(|d| n % d == 0);
+    match (below, above) {
+        (Some(b), Some(a)) => format!("nearest: {b} or {a}"),
+        (Some(d), None) | (None, Some(d)) => format!("nearest: {d}"),
+        (None, None) => "expert parallelism needs more than one expert".to_string(),
     }
 }

@@ -13,7 +13,8 @@
 //!   data_parallel_size` (0.19.2: also beside a schedule, which refuses an explicit one; lines
 //!   676-687), 0.19.2's eval batch (`eval_global_batch_size % (eval_micro_batch_size ×
 //!   data_parallel_size)`, lines 689-696), the sequence against `2 × CP` (line 1296), the sequence
-//!   length a schedule needs (line 1310) and `--num-experts` with expert parallelism (line 1601),
+//!   length a schedule needs (line 1310), `--num-experts` with expert parallelism (every release:
+//!   0.16.1 line 1026, 0.19.2 line 1601, HEAD line 1656; the typed count, else the named preset's),
 //!   and the iteration-based / sample-based assertions (`train_iters` against `train_samples`, and
 //!   the matching decay and warmup options);
 //! - `megatron/core/parallel_state.py::initialize_model_parallel`: the same divisibility as a
@@ -38,10 +39,12 @@
 //! Python's float steps are kept in the source's order (`int(consumed / (samples / increments))`).
 //! Checked against runs of Megatron's own code: `tests/fixtures/megatron.txt` (command
 //! `megatron19-1` for 0.19.2; `megatron19-27` for `--lr-decay-iters`/`--lr-decay-samples`, the decay
-//! length a warmup fraction is of, and the ramp-up 0.19.2 ignores). Not modelled:
+//! length a warmup fraction is of, and the ramp-up 0.19.2 ignores); the expert check on every
+//! mixture-of-experts preset at each release: `megatron-moe-0.19.2`, `megatron-moe-0.16.1`,
+//! `megatron-moe-head`. Not modelled:
 //! `--expert-tensor-parallel-num-weight-shards` (taken as unset), HEAD's
 //! `gtp_weight_remat_size` (taken as 1), and before 0.19.2 `--expert-tensor-parallel-size` (taken
-//! as TP), `--num-experts` and the eval batch (ignored, with a note).
+//! as TP) and the eval batch (ignored, with a note).
 //!
 //! One file per stage: this file holds the release table, the form, the typed inputs and `Calc::run`
 //! (the stages in order); `grid.rs`, `batch.rs`, `steps.rs` and `schedule.rs` (warmup and tokens)
@@ -50,7 +53,7 @@
 use crate::calc::cluster::{self, ClusterInputs};
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num};
-use crate::calc::parse::Reader;
+use crate::calc::parse::{self, Reader};
 use crate::calc::spec::{self, Release, ReleaseTable};
 use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage};
 use std::cmp::Ordering;
@@ -272,7 +275,12 @@ pub struct Inputs {
     pub cp: Param<u64>,
     pub ep: Param<u64>,
     pub etp: Param<u64>,
+    /// `--num-experts`: as typed (also when unreadable: the error stays at the field), else the
+    /// routed experts of the preset the link names, which the model stage passes Megatron too
+    /// (`parse::model::preset_experts`).
     pub num_experts: Param<u64>,
+    /// The preset `num_experts` is taken from (`None`: typed, or no experts at all).
+    pub experts_of: Option<&'static str>,
     pub weight_shards: Param<u64>,
     pub micro_batch_size: Param<u64>,
     pub global_batch_size: Param<i64>,
@@ -299,6 +307,13 @@ impl Inputs {
             raw,
             diags: &mut report.diags,
         };
+        let (num_experts, experts_of) = match (
+            r.count(Field::NumExperts),
+            parse::model::preset_experts(raw, Field::ModelId),
+        ) {
+            (Param::Absent, Some((id, n))) => (Param::Given(n), Some(id)),
+            (typed, _) => (typed, None),
+        };
         Inputs {
             cluster: ClusterInputs::read(&mut r),
             tp: r.count(Field::TensorModelParallelSize),
@@ -306,7 +321,8 @@ impl Inputs {
             cp: r.count(Field::ContextParallelSize),
             ep: r.count(Field::ExpertModelParallelSize),
             etp: r.count(Field::ExpertTensorParallelSize),
-            num_experts: r.count(Field::NumExperts),
+            num_experts,
+            experts_of,
             weight_shards: r.count(Field::TensorParallelNumWeightShards),
             micro_batch_size: r.count(Field::MicroBatchSize),
             global_batch_size: r.int(Field::GlobalBatchSize),
