@@ -307,8 +307,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("cluster.rs", "world_size", "lead: pending"),
     ("fit/memory.rs", "published", "lead: pending"),
     ("fit/setup.rs", "setup", "lead: pending"),
-    ("frameworks/megatron/model.rs", "own", PENDING),
-    ("frameworks/megatron/model.rs", "read", PENDING),
     (
         "guide.rs",
         "inputs_of",
