@@ -313,7 +313,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
         "a table: what each output is computed from, one arm per output",
     ),
     ("import/yaml.rs", "read", PENDING),
-    ("import/yaml.rs", "yaml_leaves", PENDING),
     (
         "model.rs",
         "preset",

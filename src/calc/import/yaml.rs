@@ -446,23 +446,6 @@ fn yaml_value(
 /// A YAML mapping's values by their dotted paths (scalar anchors resolved, collection aliases
 /// never expanded, lists not read). `None` after an error (recorded in `out`).
 pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<Vec<Leaf>> {
-    enum Frame {
-        /// A mapping at `path`; the pending key (`None` until one is read, `Some(None)` for a key
-        /// that is not text).
-        Map {
-            path: String,
-            key: Option<Option<(String, Marker)>>,
-        },
-        /// A list, a too-deep mapping, or a collection used as a key: not read.
-        Skip,
-    }
-    let join = |path: &str, key: &str| {
-        if path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{path}.{key}")
-        }
-    };
     let mut parser = Parser::new_from_str(text);
     let mut frames: Vec<Frame> = Vec::new();
     let mut leaves: Vec<Leaf> = Vec::new();
@@ -507,93 +490,145 @@ pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<
                 Some((_, v, st)) => Ok((v.clone(), *st)),
                 // an alias of a collection: not expanded (read as a list would be)
                 None => {
-                    if let Some(Frame::Map { path, key }) = frames.last_mut() {
-                        match key.take() {
-                            None => *key = Some(None),
-                            Some(Some((k, m))) => leaves.push(Leaf {
-                                path: join(path, &k),
-                                value: None,
-                                at: at(&m),
-                            }),
-                            Some(None) => {}
-                        }
-                    }
+                    alias_of_collection(&mut frames, &mut leaves);
                     continue;
                 }
             },
         };
         let depth = frames.len();
-        let Some(top) = frames.last_mut() else {
+        if frames.is_empty() {
             // the document's root
-            match node {
-                Err(true) => frames.push(Frame::Map {
-                    path: String::new(),
-                    key: None,
-                }),
-                Err(false) => {
-                    out.error(format!(
-                        "{}: the YAML is a list; {what} is a mapping of keys",
-                        at(&mark)
-                    ));
-                    return None;
-                }
-                Ok((v, st)) if is_null(&v, st) => {}
-                Ok(_) => {
-                    out.error(format!(
-                        "{}: the YAML is a single value; {what} is a mapping of keys",
-                        at(&mark)
-                    ));
-                    return None;
-                }
-            }
+            root_node(&mut frames, node, &mark, out, what)?;
             continue;
-        };
-        let Frame::Map { path, key } = top else {
-            if node.is_err() {
-                frames.push(Frame::Skip);
-            }
-            continue;
-        };
-        match (key.take(), node) {
-            // a key
-            (None, Ok((k, _))) => *key = Some(Some((k, mark))),
-            (None, Err(_)) => {
-                *key = Some(None);
-                frames.push(Frame::Skip);
-            }
-            // a value
-            (Some(k), node) => {
-                let entry = k.map(|(k, m)| (join(path, &k), at(&m)));
-                match (entry, node) {
-                    (Some((p, a)), Ok((v, st))) => {
-                        if !is_null(&v, st) && leaves.len() < MAX_LEAVES {
-                            leaves.push(Leaf {
-                                path: p,
-                                value: Some(scalar_text(v, st)),
-                                at: a,
-                            });
-                        }
+        }
+        map_node(&mut frames, &mut leaves, node, mark, depth);
+    }
+    Some(leaves)
+}
+
+enum Frame {
+    /// A mapping at `path`; the pending key (`None` until one is read, `Some(None)` for a key
+    /// that is not text).
+    Map {
+        path: String,
+        key: Option<Option<(String, Marker)>>,
+    },
+    /// A list, a too-deep mapping, or a collection used as a key: not read.
+    Skip,
+}
+/// `path.key`, or `key` at the top.
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// An alias of a collection: not expanded (read as a list would be).
+fn alias_of_collection(frames: &mut [Frame], leaves: &mut Vec<Leaf>) {
+    if let Some(Frame::Map { path, key }) = frames.last_mut() {
+        match key.take() {
+            None => *key = Some(None),
+            Some(Some((k, m))) => leaves.push(Leaf {
+                path: join(path, &k),
+                value: None,
+                at: at(&m),
+            }),
+            Some(None) => {}
+        }
+    }
+}
+
+/// The document's root: a mapping opens the top frame; a list or a single value is refused
+/// (`None`).
+fn root_node(
+    frames: &mut Vec<Frame>,
+    node: Result<(String, TScalarStyle), bool>,
+    mark: &Marker,
+    out: &mut Imported,
+    what: &str,
+) -> Option<()> {
+    match node {
+        Err(true) => frames.push(Frame::Map {
+            path: String::new(),
+            key: None,
+        }),
+        Err(false) => {
+            out.error(format!(
+                "{}: the YAML is a list; {what} is a mapping of keys",
+                at(mark)
+            ));
+            return None;
+        }
+        Ok((v, st)) if is_null(&v, st) => {}
+        Ok(_) => {
+            out.error(format!(
+                "{}: the YAML is a single value; {what} is a mapping of keys",
+                at(mark)
+            ));
+            return None;
+        }
+    }
+    Some(())
+}
+
+/// A node inside the open frame (`depth` frames deep): a key, a value read as a leaf, or a
+/// collection opened (a mapping within [`MAX_DEPTH`]) or skipped.
+fn map_node(
+    frames: &mut Vec<Frame>,
+    leaves: &mut Vec<Leaf>,
+    node: Result<(String, TScalarStyle), bool>,
+    mark: Marker,
+    depth: usize,
+) {
+    let Some(top) = frames.last_mut() else {
+        return;
+    };
+    let Frame::Map { path, key } = top else {
+        if node.is_err() {
+            frames.push(Frame::Skip);
+        }
+        return;
+    };
+    match (key.take(), node) {
+        // a key
+        (None, Ok((k, _))) => *key = Some(Some((k, mark))),
+        (None, Err(_)) => {
+            *key = Some(None);
+            frames.push(Frame::Skip);
+        }
+        // a value
+        (Some(k), node) => {
+            let entry = k.map(|(k, m)| (join(path, &k), at(&m)));
+            match (entry, node) {
+                (Some((p, a)), Ok((v, st))) => {
+                    if !is_null(&v, st) && leaves.len() < MAX_LEAVES {
+                        leaves.push(Leaf {
+                            path: p,
+                            value: Some(scalar_text(v, st)),
+                            at: a,
+                        });
                     }
-                    (Some((p, _)), Err(true)) if depth < MAX_DEPTH => {
-                        frames.push(Frame::Map { path: p, key: None })
-                    }
-                    (Some((p, a)), Err(_)) => {
-                        if leaves.len() < MAX_LEAVES {
-                            leaves.push(Leaf {
-                                path: p,
-                                value: None,
-                                at: a,
-                            });
-                        }
-                        frames.push(Frame::Skip);
-                    }
-                    (None, Err(_)) => frames.push(Frame::Skip),
-                    (None, Ok(_)) => {}
                 }
+                (Some((p, _)), Err(true)) if depth < MAX_DEPTH => {
+                    frames.push(Frame::Map { path: p, key: None })
+                }
+                (Some((p, a)), Err(_)) => {
+                    if leaves.len() < MAX_LEAVES {
+                        leaves.push(Leaf {
+                            path: p,
+                            value: None,
+                            at: a,
+                        });
+                    }
+                    frames.push(Frame::Skip);
+                }
+                (None, Err(_)) => frames.push(Frame::Skip),
+                (None, Ok(_)) => {}
             }
         }
     }
-    Some(leaves)
 }
 
 /// nanotron's config YAML (`src/nanotron/config/config.py`): `parallelism.dp`, `tokens.…`,
