@@ -312,7 +312,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
         "inputs_of",
         "a table: what each output is computed from, one arm per output",
     ),
-    ("import/yaml.rs", "read", PENDING),
     (
         "model.rs",
         "preset",

@@ -230,16 +230,10 @@ pub(super) fn read(text: &str, out: &mut Imported) {
     // resolved; an alias of a collection is never expanded.
     let mut depth = 0usize;
     let mut documents = 0usize;
-    let mut expect_key = true;
-    let mut pending: Option<(String, Marker)> = None;
-    let mut nested_at: Option<Marker> = None;
-    let mut anchors: Vec<(usize, String, TScalarStyle)> = Vec::new();
-    let mut seen = Vec::new();
-    // the mapping value of the current top-level key, while it is open
-    let mut nested: Option<Nested> = None;
-    // the list value of the current top-level key, while it is open: its scalar items (`None`
-    // once an item is a collection: such a list is not read)
-    let mut list: Option<Option<Vec<String>>> = None;
+    let mut t = TopMap {
+        expect_key: true,
+        ..TopMap::default()
+    };
     loop {
         let (event, mark) = match parser.next_token() {
             Ok(e) => e,
@@ -264,36 +258,9 @@ pub(super) fn read(text: &str, out: &mut Imported) {
             }
             Event::MappingStart(..) | Event::SequenceStart(..) => {
                 depth += 1;
-                if depth == 1 && matches!(event, Event::SequenceStart(..)) {
-                    out.error(format!(
-                        "{}: the YAML is a list; an axolotl config is a mapping of keys",
-                        at(&mark)
-                    ));
+                let sequence = matches!(event, Event::SequenceStart(..));
+                if !t.start(depth, sequence, mark, out) {
                     return;
-                }
-                if depth == 2 {
-                    nested_at = Some(mark);
-                    if matches!(event, Event::MappingStart(..)) && !expect_key {
-                        nested = Some(Nested {
-                            expect_key: true,
-                            ..Nested::default()
-                        });
-                    }
-                    if matches!(event, Event::SequenceStart(..)) && !expect_key {
-                        list = Some(Some(Vec::new()));
-                    }
-                }
-                if depth == 3 {
-                    if let Some(items) = list.as_mut() {
-                        *items = None;
-                    }
-                    // a collection inside the nested mapping: its child is not read
-                    if let Some(n) = nested.as_mut() {
-                        if let Some((k, m)) = n.key.take() {
-                            n.entries.push((k, None, m));
-                            n.expect_key = true;
-                        }
-                    }
                 }
                 continue;
             }
@@ -305,28 +272,18 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                 Node::Collection
             }
             Event::Scalar(value, style, anchor, _tag) => {
-                if anchor != 0 && anchors.len() < 4096 {
-                    anchors.push((anchor, value.clone(), style));
+                if anchor != 0 && t.anchors.len() < 4096 {
+                    t.anchors.push((anchor, value.clone(), style));
                 }
                 if depth == 0 {
-                    if !is_null(&value, style) {
-                        out.error(format!(
-                            "{}: the YAML is a single value; an axolotl config is a mapping of keys",
-                            at(&mark)
-                        ));
+                    if single_value(&value, style, &mark, out) {
                         return;
                     }
                     continue;
                 }
                 if depth > 1 {
                     if depth == 2 {
-                        if let Some(n) = nested.as_mut() {
-                            n.scalar(value, style, mark);
-                        } else if let Some(Some(items)) = list.as_mut() {
-                            if items.len() < MAX_LISTED && !is_null(&value, style) {
-                                items.push(value);
-                            }
-                        }
+                        t.nested_scalar(value, style, mark);
                     }
                     continue;
                 }
@@ -334,15 +291,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
             }
             Event::Alias(id) => {
                 if depth == 2 {
-                    if let Some(n) = nested.as_mut() {
-                        match anchors.iter().find(|(a, _, _)| *a == id) {
-                            Some((_, v, st)) => n.scalar(v.clone(), *st, mark),
-                            None => n.scalar(String::new(), TScalarStyle::Plain, mark),
-                        }
-                    } else if let Some(items) = list.as_mut() {
-                        // an alias inside a list: the list is not read
-                        *items = None;
-                    }
+                    t.nested_alias(id, mark);
                 }
                 if depth != 1 {
                     continue;
@@ -350,21 +299,119 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                 Node::Alias(id)
             }
         };
+        t.complete(node, mark, out);
+    }
+}
+
+/// A document that is a single value (not null): an axolotl config is a mapping; whether it is
+/// refused.
+fn single_value(value: &str, style: TScalarStyle, mark: &Marker, out: &mut Imported) -> bool {
+    if !is_null(value, style) {
+        out.error(format!(
+            "{}: the YAML is a single value; an axolotl config is a mapping of keys",
+            at(mark)
+        ));
+        return true;
+    }
+    false
+}
+
+/// The top mapping as it is read: whether the next node is a key, the key waiting for its value,
+/// and what the current value holds so far.
+#[derive(Default)]
+struct TopMap {
+    expect_key: bool,
+    pending: Option<(String, Marker)>,
+    nested_at: Option<Marker>,
+    anchors: Vec<(usize, String, TScalarStyle)>,
+    seen: Vec<(Field, String)>,
+    /// The mapping value of the current top-level key, while it is open.
+    nested: Option<Nested>,
+    /// The list value of the current top-level key, while it is open: its scalar items (`None`
+    /// once an item is a collection: such a list is not read).
+    list: Option<Option<Vec<String>>>,
+}
+
+impl TopMap {
+    /// A collection opens at `depth` (1: the top mapping, which a list cannot be; 2: a value
+    /// of the top mapping; 3: inside that value, not read). Whether the reading goes on.
+    fn start(&mut self, depth: usize, sequence: bool, mark: Marker, out: &mut Imported) -> bool {
+        if depth == 1 && sequence {
+            out.error(format!(
+                "{}: the YAML is a list; an axolotl config is a mapping of keys",
+                at(&mark)
+            ));
+            return false;
+        }
+        if depth == 2 {
+            self.nested_at = Some(mark);
+            if !sequence && !self.expect_key {
+                self.nested = Some(Nested {
+                    expect_key: true,
+                    ..Nested::default()
+                });
+            }
+            if sequence && !self.expect_key {
+                self.list = Some(Some(Vec::new()));
+            }
+        }
+        if depth == 3 {
+            if let Some(items) = self.list.as_mut() {
+                *items = None;
+            }
+            // a collection inside the nested mapping: its child is not read
+            if let Some(n) = self.nested.as_mut() {
+                if let Some((k, m)) = n.key.take() {
+                    n.entries.push((k, None, m));
+                    n.expect_key = true;
+                }
+            }
+        }
+        true
+    }
+
+    /// A scalar inside a value of the top mapping: an entry of the nested mapping, or a list item.
+    fn nested_scalar(&mut self, value: String, style: TScalarStyle, mark: Marker) {
+        if let Some(n) = self.nested.as_mut() {
+            n.scalar(value, style, mark);
+        } else if let Some(Some(items)) = self.list.as_mut() {
+            if items.len() < MAX_LISTED && !is_null(&value, style) {
+                items.push(value);
+            }
+        }
+    }
+
+    /// An alias inside a value of the top mapping: a scalar's value in the nested mapping; a list
+    /// with one is not read.
+    fn nested_alias(&mut self, id: usize, mark: Marker) {
+        if let Some(n) = self.nested.as_mut() {
+            match self.anchors.iter().find(|(a, _, _)| *a == id) {
+                Some((_, v, st)) => n.scalar(v.clone(), *st, mark),
+                None => n.scalar(String::new(), TScalarStyle::Plain, mark),
+            }
+        } else if let Some(items) = self.list.as_mut() {
+            // an alias inside a list: the list is not read
+            *items = None;
+        }
+    }
+
+    /// A node of the top mapping is complete: a key, or the value of the pending key.
+    fn complete(&mut self, node: Node, mark: Marker, out: &mut Imported) {
         // a node of the top mapping is complete
         let node = match node {
-            Node::Alias(id) => match anchors.iter().find(|(a, _, _)| *a == id) {
+            Node::Alias(id) => match self.anchors.iter().find(|(a, _, _)| *a == id) {
                 Some((_, v, s)) => Node::Scalar(v.clone(), *s),
                 None => Node::Alias(id),
             },
             n => n,
         };
         let node_mark = match node {
-            Node::Collection => nested_at.take().unwrap_or(mark),
+            Node::Collection => self.nested_at.take().unwrap_or(mark),
             _ => mark,
         };
-        if expect_key {
-            expect_key = false;
-            pending = match node {
+        if self.expect_key {
+            self.expect_key = false;
+            self.pending = match node {
                 Node::Scalar(k, _) => Some((k, node_mark)),
                 _ => {
                     out.unknown(format!("a key that is not text, at {}", at(&node_mark)));
@@ -372,14 +419,14 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                 }
             };
         } else {
-            expect_key = true;
-            let Some((key, kmark)) = pending.take() else {
-                continue;
+            self.expect_key = true;
+            let Some((key, kmark)) = self.pending.take() else {
+                return;
             };
-            let items = list.take().flatten();
-            match (node, nested.take()) {
+            let items = self.list.take().flatten();
+            match (node, self.nested.take()) {
                 (Node::Scalar(value, style), _) => {
-                    yaml_value(out, &mut seen, key, &kmark, value, style)
+                    yaml_value(out, &mut self.seen, key, &kmark, value, style)
                 }
                 // a list of scalars under a key the framework reads as text (axolotl's `plugins`,
                 // `fsdp`): its items comma-separated, as the form takes them
@@ -389,7 +436,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                             .is_some_and(|f| f.kind() == Kind::Text) =>
                 {
                     let text = items.unwrap_or_default().join(", ");
-                    yaml_value(out, &mut seen, key, &kmark, text, TScalarStyle::Plain)
+                    yaml_value(out, &mut self.seen, key, &kmark, text, TScalarStyle::Plain)
                 }
                 // a nested mapping with a key the framework reads (`fsdp_config.state_dict_type`):
                 // each entry as `key.child`; one with none stays one unknown key
@@ -401,7 +448,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                     for (child, value, m) in n.entries {
                         let dotted = format!("{key}.{child}");
                         match value {
-                            Some((v, st)) => yaml_value(out, &mut seen, dotted, &m, v, st),
+                            Some((v, st)) => yaml_value(out, &mut self.seen, dotted, &m, v, st),
                             None => out.unknown(dotted),
                         }
                     }
