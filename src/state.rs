@@ -158,10 +158,7 @@ impl State {
 fn reread(mut link: Link, chosen: &[&str]) -> Link {
     let fw = link.framework;
     link.unknown.retain(|(k, _)| {
-        !chosen.contains(&k.as_str())
-            && fw
-                .field(k)
-                .is_none_or(|f| link.inputs.get(f).trim().is_empty())
+        !chosen.contains(&k.as_str()) && fw.field(k).is_none_or(|f| !link.inputs.is_given(f))
     });
     query::decode(&query::encode(&link))
 }
@@ -170,7 +167,7 @@ fn reread(mut link: Link, chosen: &[&str]) -> Link {
 /// that the imported `inputs` leave empty.
 pub fn keep_cluster(current: &RawInputs, inputs: &mut RawInputs) {
     for &f in frameworks::CLUSTER {
-        if inputs.get(f).trim().is_empty() && !current.get(f).trim().is_empty() {
+        if !inputs.is_given(f) && current.is_given(f) {
             inputs.set(f, current.get(f));
         }
     }

@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("estimate", 3),
     ("parse", 4),
     ("spec", 4),
+    ("first_view", 5),
     ("parse/model", 5),
     ("parse/settings", 5),
     ("cluster", 5),
@@ -296,15 +297,10 @@ fn a_frameworks_own_fields_and_convention_stay_in_its_folder() {
 /// The longest a function of the core may be: about a screen.
 const MAX_FN_LINES: usize = 80;
 
-/// The functions of the core allowed to be longer than [`MAX_FN_LINES`], with why: a rule table
-/// (one arm per case, nothing to name), or a split still to do in a file another change holds
-/// ("lead: pending"). The list only shrinks: an entry whose function is gone or short enough
-/// fails too.
+/// The functions of the core allowed to be longer than [`MAX_FN_LINES`], with why: rule tables,
+/// one arm per case with nothing to name. A new entry needs such a reason; an entry whose
+/// function is gone or short enough fails too, so the list only shrinks.
 const LONG_FNS: &[(&str, &str, &str)] = &[
-    // the node shape's rule (cluster::node_shape) and fit/, split with their own changes
-    ("cluster.rs", "world_size", "lead: pending"),
-    ("fit/memory.rs", "published", "lead: pending"),
-    ("fit/setup.rs", "setup", "lead: pending"),
     (
         "guide.rs",
         "inputs_of",

@@ -262,7 +262,7 @@ fn card_inputs(framework: Framework, inputs: &RawInputs) -> Vec<(String, String,
     let mut fields: Vec<Field> = framework.key_fields().to_vec();
     // the model and the GPU, when given, belong to the configuration too
     for f in [framework.spec().fit.model_key, Field::Gpu] {
-        if !fields.contains(&f) && !inputs.get(f).trim().is_empty() {
+        if !fields.contains(&f) && inputs.is_given(f) {
             fields.push(f);
         }
     }

@@ -21,26 +21,7 @@ pub fn world_size(
     let world_given = world_size.is_given();
     let typed_nodes = nodes.given().filter(|&n| n > 0);
     let typed_gpus = gpus_per_node.given().filter(|&g| g > 0);
-    let nodes = at_least_one(report, Field::Nodes, nodes.or(DEFAULT_NODES));
-    let gpus = at_least_one(
-        report,
-        Field::GpusPerNode,
-        gpus_per_node.or(DEFAULT_GPUS_PER_NODE),
-    );
-    let product = match (nodes, gpus) {
-        (Some(n), Some(g)) => match n.checked_mul(g) {
-            Some(p) => Some((n, g, p)),
-            None => {
-                report.diag(
-                    Field::GpusPerNode,
-                    Level::Error,
-                    format!("nodes × gpus_per_node = {n} × {g} is more GPUs than dpcalc can count (at most {})", u64::MAX),
-                );
-                None
-            }
-        },
-        _ => None,
-    };
+    let product = shape_product(nodes, gpus_per_node, report);
     let world_size = match world_size {
         Param::Given(0) => {
             report.diag(
@@ -51,35 +32,7 @@ pub fn world_size(
             return None;
         }
         Param::Given(ws) => {
-            // With both sides of the shape given they must multiply to world_size; with one
-            // side given, the other is whatever makes world_size (it must divide).
-            match (nodes_given, gpus_given, product) {
-                (true, true, Some((n, g, p))) if p != ws => report.diag(
-                    Field::WorldSize,
-                    Level::Error,
-                    format!(
-                        "world_size {ws} does not match nodes × gpus_per_node = {n} × {g} = {p}. \
-                         dpcalc uses world_size {ws}; remove one or make them agree."
-                    ),
-                ),
-                (false, true, Some((_, g, _))) if ws % g != 0 => report.diag(
-                    Field::WorldSize,
-                    Level::Error,
-                    format!(
-                        "world_size {ws} is not a whole number of nodes of gpus_per_node {g} GPUs. \
-                         dpcalc uses world_size {ws}; make gpus_per_node divide it, or remove it."
-                    ),
-                ),
-                (true, false, Some((n, _, _))) if ws % n != 0 => report.diag(
-                    Field::WorldSize,
-                    Level::Error,
-                    format!(
-                        "world_size {ws} cannot be split evenly over nodes {n}. \
-                         dpcalc uses world_size {ws}; make nodes divide it, or remove it."
-                    ),
-                ),
-                _ => {}
-            }
+            shape_agrees(ws, nodes_given, gpus_given, product, report);
             report.explain(
                 Output::WorldSize,
                 "world_size (WORLD_SIZE, as given)",
@@ -117,6 +70,74 @@ pub fn world_size(
     }
     report.plan.node_shape = Some(shape);
     Some(world_size)
+}
+
+/// `nodes × gpus_per_node` with dpcalc's defaults for a missing side, as `(nodes, gpus, product)`;
+/// `None` (an error at the field) when a side is 0 or the product does not fit.
+fn shape_product(
+    nodes: Param<u64>,
+    gpus_per_node: Param<u64>,
+    report: &mut Report,
+) -> Option<(u64, u64, u64)> {
+    let nodes = at_least_one(report, Field::Nodes, nodes.or(DEFAULT_NODES));
+    let gpus = at_least_one(
+        report,
+        Field::GpusPerNode,
+        gpus_per_node.or(DEFAULT_GPUS_PER_NODE),
+    );
+    match (nodes, gpus) {
+        (Some(n), Some(g)) => match n.checked_mul(g) {
+            Some(p) => Some((n, g, p)),
+            None => {
+                report.diag(
+                    Field::GpusPerNode,
+                    Level::Error,
+                    format!("nodes × gpus_per_node = {n} × {g} is more GPUs than dpcalc can count (at most {})", u64::MAX),
+                );
+                None
+            }
+        },
+        _ => None,
+    }
+}
+
+/// A typed `world_size` against the typed shape: with both sides given they must multiply to
+/// it; with one side given, the other is whatever makes it (it must divide). An error at
+/// `world_size` otherwise (dpcalc uses the `world_size`).
+fn shape_agrees(
+    ws: u64,
+    nodes_given: bool,
+    gpus_given: bool,
+    product: Option<(u64, u64, u64)>,
+    report: &mut Report,
+) {
+    match (nodes_given, gpus_given, product) {
+        (true, true, Some((n, g, p))) if p != ws => report.diag(
+            Field::WorldSize,
+            Level::Error,
+            format!(
+                "world_size {ws} does not match nodes × gpus_per_node = {n} × {g} = {p}. \
+                 dpcalc uses world_size {ws}; remove one or make them agree."
+            ),
+        ),
+        (false, true, Some((_, g, _))) if ws % g != 0 => report.diag(
+            Field::WorldSize,
+            Level::Error,
+            format!(
+                "world_size {ws} is not a whole number of nodes of gpus_per_node {g} GPUs. \
+                 dpcalc uses world_size {ws}; make gpus_per_node divide it, or remove it."
+            ),
+        ),
+        (true, false, Some((n, _, _))) if ws % n != 0 => report.diag(
+            Field::WorldSize,
+            Level::Error,
+            format!(
+                "world_size {ws} cannot be split evenly over nodes {n}. \
+                 dpcalc uses world_size {ws}; make nodes divide it, or remove it."
+            ),
+        ),
+        _ => {}
+    }
 }
 
 /// The one rule for the node shape of `world` GPUs (see [`NodeShape`]): the typed sides that

@@ -150,7 +150,7 @@ fn inputs_for(from: Framework, raw: &RawInputs, report: &Report, to: Framework) 
         to.field_for(Concept::Epochs),
         from.field_for(Concept::Epochs),
     ) {
-        if raw.get(source).trim().is_empty() {
+        if !raw.is_given(source) {
             inputs.set(target, default_epochs(from));
         }
     }
@@ -160,7 +160,7 @@ fn inputs_for(from: Framework, raw: &RawInputs, report: &Report, to: Framework) 
     };
     let fill = |inputs: &mut RawInputs, concept: Concept, value: Option<u64>| {
         if let (Some(field), Some(v)) = (to.field_for(concept), value) {
-            if inputs.get(field).trim().is_empty() {
+            if !inputs.is_given(field) {
                 inputs.set(field, v.to_string());
             }
         }
@@ -185,9 +185,7 @@ fn inputs_for(from: Framework, raw: &RawInputs, report: &Report, to: Framework) 
 fn intent_of(from: Framework, raw: &RawInputs, report: &Report) -> Intent {
     // read as the rules read them; their messages are the selected framework's, already shown
     let epochs = match from.field_for(Concept::Epochs) {
-        Some(f) if !raw.get(f).trim().is_empty() => {
-            parse::real(f, raw.get(f), &mut Vec::new()).given()
-        }
+        Some(f) if raw.is_given(f) => parse::real(f, raw.get(f), &mut Vec::new()).given(),
         _ => parse::number(default_epochs(from)),
     };
     Intent {

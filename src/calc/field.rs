@@ -536,6 +536,12 @@ impl RawInputs {
         self.conflicts.push((field, values));
     }
 
+    /// Whether `field` has a value: text other than blanks (a key given twice with two values
+    /// is [`RawInputs::conflict`], not a value).
+    pub fn is_given(&self, field: Field) -> bool {
+        !self.get(field).trim().is_empty()
+    }
+
     /// The values of a field given more than once, if it was.
     pub fn conflict(&self, field: Field) -> Option<&[String]> {
         self.conflicts

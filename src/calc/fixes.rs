@@ -176,7 +176,7 @@ pub fn names_key(field: Field, message: &str) -> bool {
 /// Which cluster field a world-size fix sets: `world_size` when it is given, otherwise the side
 /// of `nodes × gpus_per_node` that is not pinned (the GPUs per node on one node).
 fn cluster_targets(field: Field, raw: &RawInputs) -> Vec<Field> {
-    let given = |f: Field| !raw.get(f).trim().is_empty() || raw.conflict(f).is_some();
+    let given = |f: Field| raw.is_given(f) || raw.conflict(f).is_some();
     if field != Field::WorldSize {
         return vec![field];
     }
@@ -310,7 +310,7 @@ impl Check<'_> {
                 if row.fit != Fit::Exact {
                     set.retain(|(f, _)| {
                         !(Some(*f) == ex.accum_field || Some(*f) == ex.global_field)
-                            || !self.raw.get(*f).trim().is_empty()
+                            || self.raw.is_given(*f)
                     });
                 }
                 (!set.is_empty()).then_some(set)

@@ -12,8 +12,9 @@
 //! framework has no value for it when absent (its rules give a hint there, its form says
 //! `required` or `unset`, or it has no default sequence length).
 
+use super::first_view::FULL;
 use super::report::Level;
-use super::spec::{Concept, Guide, FULL};
+use super::spec::{Concept, Guide};
 use super::{Field, Framework, Output, RawInputs, Report};
 
 /// One thing an output is computed from: a concept (each framework's own key for it), or the
@@ -147,7 +148,7 @@ fn inputs_of(output: Output) -> Deps {
             from: &[O::TokensPerStep, O::StepsPerEpoch],
             ..NONE
         },
-        // the tokens-and-time panel's (the full app's, `spec::FULL`); a measured throughput
+        // the tokens-and-time panel's (the full app's, `first_view::FULL`); a measured throughput
         // (the model stage's MFU estimate says so at its own fields)
         O::TimePerStepSeconds if FULL => Deps {
             from: &[O::TokensPerStep],

@@ -792,7 +792,7 @@ fn batch_mode(ex: &mut Explorer, raw: &RawInputs, base: &Report) {
     };
     let accum = framework.field_for(Concept::Accum);
     let global = framework.field_for(Concept::Global);
-    let given = |f: Option<Field>| f.is_some_and(|f| !raw.get(f).trim().is_empty());
+    let given = |f: Option<Field>| f.is_some_and(|f| raw.is_given(f));
     let known = ex.target.is_some() && ex.micro.is_some();
     (ex.mode, ex.accum_field, ex.global_field) = if !known {
         (Mode::SizesOnly, None, None)

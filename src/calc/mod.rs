@@ -10,7 +10,9 @@
 //! 1. vocabulary: [`num`] (Python's int/float semantics), [`field`] (every config key,
 //!    [`RawInputs`], the cluster and throughput groups), [`report`] (outputs, messages, refusals, stages: [`Report`]), [`parse`] (typed
 //!    reading of what was typed), [`spec`] (what a framework description holds: [`Spec`], release
-//!    tables, concepts, parallel dimensions), [`cluster`] (nodes × GPUs per node or world size);
+//!    tables, concepts, parallel dimensions), [`cluster`] (nodes × GPUs per node or world size),
+//!    [`first_view`] (what a first view's build leaves out of a Spec: the one place the build
+//!    variant is decided);
 //!    [`gpu`] (the GPUs dpcalc knows: memory and dense BF16 peak);
 //!    [`plan`] (the resolved plan: what a framework's rules decided, typed, for every later stage);
 //! 2. the model stage's parts: [`model`] (an architecture under config.json's keys, its parameter
@@ -38,6 +40,7 @@ pub mod estimate;
 pub mod estimated;
 pub mod export;
 pub mod field;
+pub mod first_view;
 pub mod fit;
 pub mod fixes;
 pub mod flops;

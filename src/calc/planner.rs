@@ -420,7 +420,7 @@ impl Planning {
         // `sequence_parallel_size` of 1 differently from none)
         let sizes = pass.ex.assignments(row).into_iter().map(|(f, t)| {
             let dim = pass.ex.dims.iter().any(|&(_, d)| d == f);
-            if dim && t == "1" && self.raw.get(f).trim().is_empty() {
+            if dim && t == "1" && !self.raw.is_given(f) {
                 (f, String::new())
             } else {
                 (f, t)

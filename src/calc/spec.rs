@@ -191,13 +191,6 @@ pub struct Plans {
     pub virtual_stages: Option<(Field, Field)>,
 }
 
-/// A first view's [`Plans`]: it has no planner.
-pub const NO_PLANS: Plans = Plans {
-    recompute: &[],
-    sharding: &[],
-    virtual_stages: None,
-};
-
 /// The GPU map's view of a framework.
 pub struct Mesh {
     /// The mesh order, slowest dimension first (the last varies fastest).
@@ -207,13 +200,6 @@ pub struct Mesh {
     /// A caveat for the picture, given the tensor and sequence parallel sizes.
     pub caveat: fn(tp: u64, sp: u64) -> Option<&'static str>,
 }
-
-/// A first view's [`Mesh`]: it has no GPU map.
-pub const NO_MESH: Mesh = Mesh {
-    order: &[],
-    source: "",
-    caveat: no_caveat,
-};
 
 /// How an exported fragment is written (the writers are in `export.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -427,7 +413,8 @@ pub fn no_settings(_: &RawInputs, _: &mut Report) {}
 /// Nothing of the framework's own in the model stage.
 pub fn no_own(_: &NamedModel, _: &mut Report) {}
 
-/// Everything the shared machinery needs to know about one framework.
+/// Everything the shared machinery needs to know about one framework: the framework whole, in
+/// every build (what a first view leaves out of it is decided in `first_view.rs`).
 pub struct Spec {
     /// The `framework=` value.
     pub id: &'static str,
@@ -473,35 +460,15 @@ pub struct Spec {
     /// `None`: its configs cannot be pasted.
     pub import: Option<Import>,
     pub fit: Fit,
-    /// Where the export writes this framework's keys within its syntax (a first view, which has
-    /// no export, holds only [`WRITTEN_BY_DOTS`]).
+    /// Where the export writes this framework's keys within its syntax.
     pub written: &'static Written,
-    /// What the compare view gives this framework beyond the values its keys take by concept
-    /// (a first view, which has no compare view, holds only [`COMPARED_PLAINLY`]).
+    /// What the compare view gives this framework beyond the values its keys take by concept.
     pub compared: &'static Compared,
     /// What the first-visit guide asks for in this framework's own keys, and its examples.
     pub guide: &'static Guide,
 }
 
-/// Whether this is the full app's build: a first view (feature `first`) leaves out what only the
-/// app uses (the explorer's memo, fills and dimensions, the export's launcher, the import's
-/// aliases, the GPU map's source, the model stage's own estimators), so those parts of every
-/// Spec are [`app`]`(…, none)` (or `if FULL { … } else { none }` around a longer value). A Spec
-/// is a static: a function it points to is in
-/// every build that holds the Spec, called or not.
-pub const FULL: bool = cfg!(not(feature = "first"));
-
-/// What a Spec points to for the app alone: `app` in the full app, `first` in a first view (see
-/// [`FULL`]). Evaluated where the Spec is built, so a first view's Spec holds only `first`.
-pub const fn app<T: Copy>(app: T, first: T) -> T {
-    if FULL {
-        app
-    } else {
-        first
-    }
-}
-
-/// No memo: every layout computed (a first view has no explorer).
+/// No memo (a first view has no explorer: see `first_view.rs`).
 pub fn no_memo(_: &str, _: &RawInputs) -> MemoKey {
     Box::new(|_| (1, 1))
 }
@@ -514,6 +481,14 @@ pub fn no_launcher(_: u64, _: u64) -> String {
 /// No key in a file (a first view has no export).
 pub fn no_in_file(_: Field) -> bool {
     false
+}
+
+/// A framework's [`Spec`] as this build holds it (`first_view::trim` of its `SPEC`), for the
+/// framework's own code that reads its Spec at run time (its settings reader, its import
+/// aliases): the registry implements it for the marker type `This` of each framework's folder,
+/// which reads `<This as AsBuilt>::SPEC`.
+pub trait AsBuilt {
+    const SPEC: &'static Spec;
 }
 
 /// A framework's rules at a release (an id of [`Spec::releases`]).
@@ -558,11 +533,6 @@ pub fn no_fills(_: u64, _: &[u64]) -> Vec<(Field, String)> {
 /// No refusal beyond the framework's rules.
 pub fn no_refusal(_: &[u64]) -> Option<String> {
     None
-}
-
-/// The memo key when only dp and the dimensions' on/off matter.
-pub fn memo_plain(_: &str, _: &RawInputs) -> MemoKey {
-    Box::new(|_| (1, 1))
 }
 
 /// The memo key when the first two sizes matter one by one.
@@ -726,7 +696,7 @@ pub fn no_place(_: Field) -> (&'static str, &'static str) {
 
 /// Keys written where their dots say, no sections listed, nothing aside.
 pub const WRITTEN_BY_DOTS: Written = Written {
-    place: if FULL { by_dots } else { no_place },
+    place: by_dots,
     sections: &[],
     aside: &[],
     gathered: None,

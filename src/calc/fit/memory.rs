@@ -96,6 +96,26 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
     let Some((largest, total)) = estimate::largest(&stages) else {
         return;
     };
+    if stage_outputs(report, &stages, largest, total, &plan, &how).is_none() {
+        return;
+    }
+    let runtime = Runtime::of(&groups(g, plan.shard));
+    let Some(device) = on_device(report, &runtime, total) else {
+        return;
+    };
+    fit_warning(report, m, &plan, &runtime, device);
+}
+
+/// The largest stage's memory by part, each stage's total, and how they were computed.
+fn stage_outputs(
+    report: &mut Report,
+    stages: &[estimate::Estimate],
+    largest: usize,
+    total: u128,
+    plan: &estimate::Plan,
+    how: &str,
+) -> Option<()> {
+    let (micro, seq) = (plan.micro_batch, plan.seq_len);
     let totals: Vec<u128> = stages
         .iter()
         .filter_map(estimate::Estimate::total)
@@ -108,9 +128,7 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
         (Output::OptimizerBytes, e.optimizer),
         (Output::ActivationBytes, e.activations),
     ] {
-        if report.set_int(o, v).is_none() {
-            return;
-        }
+        report.set_int(o, v)?;
     }
     if totals.len() > 1 {
         report.memory_by_stage.clone_from(&totals);
@@ -145,16 +163,13 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
             ),
         );
     }
-    let runtime = Runtime::of(&groups(g, plan.shard));
-    let Some(device) = runtime.on_device(total) else {
-        return;
-    };
-    if report
-        .set_int(Output::MemoryOnDeviceBytes, device)
-        .is_none()
-    {
-        return;
-    }
+    Some(())
+}
+
+/// The memory on the device: the largest stage's `total` and what the runtime takes.
+fn on_device(report: &mut Report, runtime: &Runtime, total: u128) -> Option<u128> {
+    let device = runtime.on_device(total)?;
+    report.set_int(Output::MemoryOnDeviceBytes, device)?;
     report.estimated.memory_on_device = Some(device);
     report.explain(
         Output::MemoryOnDeviceBytes,
@@ -171,6 +186,18 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
             }
         ),
     );
+    Some(device)
+}
+
+/// The warning at the GPU when `device` bytes do not fit it, with the nearest single change
+/// that fits.
+fn fit_warning(
+    report: &mut Report,
+    m: &Model,
+    plan: &estimate::Plan,
+    runtime: &Runtime,
+    device: u128,
+) {
     let Some(cap) = report.estimated.gpu_memory else {
         return;
     };
@@ -181,7 +208,7 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
     // the tensors must fit in what the runtime leaves
     let fix = match cap
         .checked_sub(runtime.total())
-        .and_then(|room| estimate::nearest_fit(m, &plan, room))
+        .and_then(|room| estimate::nearest_fit(m, plan, room))
     {
         Some((c, new_total)) => {
             let what = match c {

@@ -34,17 +34,12 @@ mod time;
 pub use layouts::LayoutEstimator;
 
 use super::plan::Sharding;
-use super::spec::{Spec, FULL};
+use super::spec::Spec;
 use super::Report;
 
 /// See the module documentation. Returns the estimated tokens per second per GPU (from `mfu`,
 /// else from the step-time estimate) and the time rule that says where it comes from.
-pub fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'static str)> {
-    // a first view resolves no model (it leaves a link that names one to the full app) and
-    // shows none of this stage's values: left out of its build
-    if !FULL {
-        return None;
-    }
+pub(crate) fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'static str)> {
     let peak = throughput::gpu_outputs(report);
     let named = report.plan.settings.model.clone()?;
     let counts = model::counts(report, &named)?;

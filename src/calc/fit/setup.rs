@@ -63,6 +63,65 @@ pub(super) fn setup(
     micro: u64,
     dp_shard: Option<u64>,
 ) -> (estimate::Plan, Cow<'static, str>) {
+    let Sharded {
+        sharding,
+        shard,
+        offload_optimizer,
+        offload_param,
+        how,
+    } = sharded(s, g, dp_shard);
+    let plan = estimate::Plan {
+        tp: g.tp,
+        pp: g.pp,
+        cp: g.cp,
+        sp: g.sp,
+        ep: g.ep,
+        etp: s.expert_tp.unwrap_or(0),
+        shard: shard.max(1),
+        sharding,
+        offload_optimizer,
+        offload_param,
+        micro_batch: micro,
+        seq_len: seq,
+        recompute: s.recompute,
+        flash_attention: s.flash_attention,
+        sequence_parallel: s.sequence_parallel && g.tp > 1,
+        weight_bits: if s.lora.as_ref().is_some_and(|l| l.qlora) {
+            4
+        } else {
+            16
+        },
+        trainable,
+        optimizer_bytes_per_param: s.optimizer_bytes_per_param,
+        // the framework's pipeline holds for its own PP size; another layout's splits evenly
+        pipeline: shape
+            .pipeline
+            .filter(|p| {
+                p.layers.len() as u64 == g.pp.saturating_mul(p.virtual_stages.max(1))
+                    || p.layers.is_empty()
+            })
+            .cloned(),
+        micro_batches: shape.micro_batches,
+        recompute_layers: s.recompute_layers,
+        gated_mlp: shape.gated,
+        selective_half_matmuls: s.selective_half_matmuls,
+        ..estimate::Plan::default()
+    }
+    .with(s.memory);
+    (plan, how)
+}
+
+/// How the framework's sharding partitions the model states on grid `g`: the estimate's
+/// partition, over how many GPUs, what it offloads, and in words.
+struct Sharded {
+    sharding: estimate::Sharding,
+    shard: u64,
+    offload_optimizer: bool,
+    offload_param: bool,
+    how: Cow<'static, str>,
+}
+
+fn sharded(s: &Settings, g: Grid, dp_shard: Option<u64>) -> Sharded {
     let (sharding, shard, offload_optimizer, offload_param, how) = match s.sharding {
         Sharding::Zero(z) => (
             [
@@ -114,43 +173,11 @@ pub(super) fn setup(
             Cow::Borrowed(words),
         ),
     };
-    let plan = estimate::Plan {
-        tp: g.tp,
-        pp: g.pp,
-        cp: g.cp,
-        sp: g.sp,
-        ep: g.ep,
-        etp: s.expert_tp.unwrap_or(0),
-        shard: shard.max(1),
+    Sharded {
         sharding,
+        shard,
         offload_optimizer,
         offload_param,
-        micro_batch: micro,
-        seq_len: seq,
-        recompute: s.recompute,
-        flash_attention: s.flash_attention,
-        sequence_parallel: s.sequence_parallel && g.tp > 1,
-        weight_bits: if s.lora.as_ref().is_some_and(|l| l.qlora) {
-            4
-        } else {
-            16
-        },
-        trainable,
-        optimizer_bytes_per_param: s.optimizer_bytes_per_param,
-        // the framework's pipeline holds for its own PP size; another layout's splits evenly
-        pipeline: shape
-            .pipeline
-            .filter(|p| {
-                p.layers.len() as u64 == g.pp.saturating_mul(p.virtual_stages.max(1))
-                    || p.layers.is_empty()
-            })
-            .cloned(),
-        micro_batches: shape.micro_batches,
-        recompute_layers: s.recompute_layers,
-        gated_mlp: shape.gated,
-        selective_half_matmuls: s.selective_half_matmuls,
-        ..estimate::Plan::default()
+        how,
     }
-    .with(s.memory);
-    (plan, how)
 }

@@ -3,8 +3,10 @@
 //! (`axolotl/`, `hf/`, …) as a [`Spec`]; [`Framework::spec`] is the only `match` on a framework in
 //! dpcalc, and every method below reads the spec.
 //!
-//! To add a framework: a folder with a `mod.rs` holding its `SPEC` (see [`Spec`]) and one line in
-//! `frameworks!` below.
+//! To add a framework: a folder with a `mod.rs` holding its `SPEC` (see [`Spec`]), one line in
+//! `frameworks!` below, and its first view (`first-<id>`: a Cargo feature and bin, see
+//! `src/first.rs`). Each build holds `first_view::trim` of every `SPEC`: the one place that
+//! decides what a first view leaves out.
 
 pub mod axolotl;
 pub mod deepspeed;
@@ -14,11 +16,13 @@ pub mod nanotron;
 pub mod torchtitan;
 
 pub use super::field::{CLUSTER, THROUGHPUT};
+use super::first_view;
+use super::spec::AsBuilt;
 pub use super::spec::{Concept, Release, Spec};
 use super::{Field, Kind, Output, Param, RawInputs, Report};
 
 macro_rules! frameworks {
-    ($($variant:ident => $module:ident;)*) => {
+    ($($variant:ident => $module:ident, $view:literal;)*) => {
         /// A training framework, `framework=` in a link. The first is the default.
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Framework {
@@ -29,27 +33,45 @@ macro_rules! frameworks {
         impl Framework {
             pub const ALL: &'static [Framework] = &[$(Framework::$variant),*];
 
-            /// Everything dpcalc knows about this framework.
+            /// Everything dpcalc knows about this framework, as this build holds it (see
+            /// `first_view::trim`).
             pub fn spec(self) -> &'static Spec {
-                match self { $(Framework::$variant => &$module::SPEC),* }
+                match self { $(Framework::$variant => <$module::This as AsBuilt>::SPEC),* }
             }
 
             /// Whether this build computes the framework's rules: every build but a first
-            /// view's, which holds one framework's (see `src/first.rs`).
+            /// view's, which holds one framework's (its own, feature `first-<id>`; see
+            /// `src/first.rs`).
             pub fn compiled(self) -> bool {
-                match self { $(Framework::$variant => $module::BUILT),* }
+                match self { $(Framework::$variant => first_view::FULL || cfg!(feature = $view)),* }
             }
         }
+
+        /// Each framework's Spec as this build holds it: `first_view::trim` of its `SPEC`,
+        /// its rules and words kept in the full app and in the framework's own first view. Free
+        /// constants, which the compiler reads by value (an impl's constant naming `SPEC` would
+        /// build every function the whole `SPEC` names); the impls follow `impl Framework`, which
+        /// keeps its symbols, and with them the first views' bytes, as they were.
+        mod built {
+            $(pub mod $module {
+                use super::super::{first_view, $module, Spec};
+                pub const SPEC: Spec = first_view::trim($module::SPEC, cfg!(feature = $view));
+            })*
+        }
+
+        $(impl AsBuilt for $module::This {
+            const SPEC: &'static Spec = &built::$module::SPEC;
+        })*
     };
 }
 
 frameworks! {
-    Axolotl => axolotl;
-    Hf => hf;
-    DeepSpeed => deepspeed;
-    Megatron => megatron;
-    Torchtitan => torchtitan;
-    Nanotron => nanotron;
+    Axolotl => axolotl, "first-axolotl";
+    Hf => hf, "first-hf";
+    DeepSpeed => deepspeed, "first-deepspeed";
+    Megatron => megatron, "first-megatron";
+    Torchtitan => torchtitan, "first-torchtitan";
+    Nanotron => nanotron, "first-nanotron";
 }
 
 impl Framework {
@@ -105,7 +127,13 @@ impl Framework {
     /// the model, memory and compute stage (`fit/mod.rs`) and dpcalc's tokens-and-time additions.
     pub fn compute(self, release: &str, raw: &RawInputs) -> Report {
         let mut report = self.compute_plan(release, raw);
-        let estimated = super::fit::run(self.spec(), &mut report);
+        // a first view resolves no model (it leaves a link that names one to the full app) and
+        // shows none of this stage's values: left out of its build
+        let estimated = if first_view::FULL {
+            super::fit::run(self.spec(), &mut report)
+        } else {
+            None
+        };
         super::schedule::finish(report, estimated)
     }
 
@@ -198,7 +226,7 @@ pub fn carry(from: Framework, raw: &RawInputs, to: Framework) -> RawInputs {
     // Megatron's grouped-query switch follows from the key/value heads carried
     if to.has(Field::GroupQueryAttention) && !from.has(Field::GroupQueryAttention) {
         if let Some(kv) = from.field_for(Concept::KvHeads) {
-            if !raw.get(kv).trim().is_empty() {
+            if raw.is_given(kv) {
                 out.set(Field::GroupQueryAttention, "true");
             }
         }

@@ -492,5 +492,5 @@ pub fn has_experts(spec: &'static Spec, raw: &RawInputs, model: Option<&NamedMod
 
 /// Whether a field is given (or given twice).
 fn given(raw: &RawInputs, f: Field) -> bool {
-    !raw.get(f).trim().is_empty() || raw.conflict(f).is_some()
+    raw.is_given(f) || raw.conflict(f).is_some()
 }

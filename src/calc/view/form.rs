@@ -71,7 +71,7 @@ pub fn folded(title: &str, fields: &[Field], raw: &RawInputs, report: &Report) -
     title == field::ARCHITECTURE_TITLE
         && fields
             .iter()
-            .all(|&f| raw.get(f).trim().is_empty() && report.diags_for(f).next().is_none())
+            .all(|&f| !raw.is_given(f) && report.diags_for(f).next().is_none())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ pub fn shown_value(output: Output, v: Num) -> String {
         // is the element's data-value); only the full app has them (a first view holds none of
         // this formatting)
         Num::Float(_)
-            if crate::calc::spec::FULL
+            if crate::calc::first_view::FULL
                 && matches!(
                     output,
                     Output::StepTimeSeconds

@@ -1,6 +1,6 @@
 //! axolotl: everything dpcalc knows about it. Its rules, releases, form and outputs are in
 //! [`rules`] (axolotl 0.21.0, 0.20.0, 0.19.0, 0.18.0 for 0.15.0 – 0.18.0, and 0.14.0); this file describes it to
-//! the shared machinery ([`SPEC`]): its parallel dimensions and rank order, its config mapping
+//! the shared machinery (`SPEC`): its parallel dimensions and rank order, its config mapping
 //! (export and import), its link defaults, the settings its evaluations and saves need (for the
 //! first-visit guide) and its one-click examples.
 
@@ -15,16 +15,13 @@ use crate::calc::spec::{
 };
 use crate::calc::Field;
 
-/// Whether this build holds these rules: every build but a first view's, which holds one
-/// framework's (Cargo features `first` + `first-axolotl`, see `src/first.rs`).
-pub const BUILT: bool = cfg!(any(not(feature = "first"), feature = "first-axolotl"));
-const COMPUTE: spec::Compute = if BUILT {
-    compute_release
-} else {
-    spec::not_built
-};
+/// This framework, for its own code to read its Spec as this build holds it:
+/// `<This as AsBuilt>::SPEC` (the registry implements [`spec::AsBuilt`]).
+pub enum This {}
 
-pub const SPEC: Spec = Spec {
+/// The description of this framework, whole: the registry's alone, which holds what a build keeps
+/// of it.
+pub(super) const SPEC: Spec = Spec {
     id: "axolotl",
     name: "axolotl",
     releases: RELEASES,
@@ -32,41 +29,28 @@ pub const SPEC: Spec = Spec {
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
-    // a first view holds one framework's words too
-    output_label: if BUILT {
-        output_label
-    } else {
-        spec::none_output
-    },
-    describe: if BUILT { describe } else { spec::none_describe },
+    output_label,
+    describe,
     kind: spec::none_kind,
-    compute: COMPUTE,
-    legacy: spec::app(Some(legacy), None),
+    compute: compute_release,
+    legacy: Some(legacy),
     default_epochs: "1",
     default_sequence_len: Some("512"),
     link_aliases: LINK_ALIASES,
     link_default,
     layout: Layout {
         dims: DIMS_EP,
-        dims_at: spec::app(dims_at, spec::all_dims),
-        fills: spec::app(fills, spec::no_fills),
+        dims_at,
+        fills,
         launch_refusal: spec::no_refusal,
-        memo: spec::app(memo, spec::no_memo),
-        plans: spec::app(
-            crate::calc::parse::settings::DEEPSPEED_PLANS,
-            spec::NO_PLANS,
-        ),
+        memo,
+        plans: crate::calc::parse::settings::DEEPSPEED_PLANS,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Ep, Axis::Tp],
-        // a first view has no GPU map
-        source: if spec::FULL {
-            "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp), which axolotl builds in utils/distributed.py; \
-                 with expert parallelism (0.21.0) axolotl's patched _get_mesh (monkeypatch/accelerate/parallelism_config.py, \
-                 MESH_ORDER dp_replicate, dp_shard, cp, ep, sp, tp), run on accelerate 1.15 for world 8 and 16"
-        } else {
-            ""
-        },
+        source: "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp), which axolotl builds in utils/distributed.py; \
+             with expert parallelism (0.21.0) axolotl's patched _get_mesh (monkeypatch/accelerate/parallelism_config.py, \
+             MESH_ORDER dp_replicate, dp_shard, cp, ep, sp, tp), run on accelerate 1.15 for world 8 and 16",
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -74,15 +58,15 @@ pub const SPEC: Spec = Spec {
         lang: "yaml",
         file_name: "config.yml",
         keys: EXPORT_KEYS,
-        launcher: spec::app(launcher, spec::no_launcher),
+        launcher,
         script: "-m axolotl.cli.train config.yml",
-        in_file: spec::app(in_file, spec::no_in_file),
+        in_file,
         derive: spec::derive_nothing,
     },
     import: Some(Import {
         reads: Reads::Yaml,
-        alias: spec::app(import_alias, spec::no_alias),
-        renamed: spec::app(import_renamed, spec::no_renamed),
+        alias: import_alias,
+        renamed: import_renamed,
         words: spec::all_words,
         joined: &[],
         file_cluster: None,
@@ -90,12 +74,8 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
-        settings: if BUILT {
-            model::settings
-        } else {
-            spec::no_settings
-        },
-        own: spec::app(model::own, spec::no_own),
+        settings: model::settings,
+        own: model::own,
         model_key: Field::BaseModel,
         typed: crate::calc::model::ModelType::Llama,
     },

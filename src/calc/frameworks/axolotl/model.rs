@@ -6,6 +6,7 @@
 use crate::calc::lora::{lora_trainable_parameters, LoraError, LoraTarget};
 use crate::calc::parse::{self, settings, Reader};
 use crate::calc::plan::{FsdpRows, Lora, NamedModel, Settings, Sharding};
+use crate::calc::spec::AsBuilt;
 use crate::calc::{Diag, Field, Level, Num, Output, Param, RawInputs, Refusal, Report};
 
 /// The model stage's settings (`Spec::fit.settings`).
@@ -55,7 +56,7 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         sharding,
         ..Settings::default()
     };
-    settings::publish(&super::SPEC, raw, report, s, diags);
+    settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
 }
 
 /// `Some(reshard_after_forward)` when FSDP shards the model: axolotl's

@@ -1,6 +1,6 @@
 //! DeepSpeed: everything dpcalc knows about it. Its rules, releases, form and outputs are in
 //! [`rules`] (DeepSpeed 0.19.8's `runtime/config.py` batch checks and its data loader); this file
-//! describes it to the shared machinery ([`SPEC`]): its parallel dimensions and rank order, the
+//! describes it to the shared machinery (`SPEC`): its parallel dimensions and rank order, the
 //! keys it reads its own way, and its config mapping (`ds_config.json` export and import).
 
 mod model;
@@ -14,16 +14,13 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
-/// Whether this build holds these rules: every build but a first view's, which holds one
-/// framework's (Cargo features `first` + `first-deepspeed`, see `src/first.rs`).
-pub const BUILT: bool = cfg!(any(not(feature = "first"), feature = "first-deepspeed"));
-const COMPUTE: spec::Compute = if BUILT {
-    compute_release
-} else {
-    spec::not_built
-};
+/// This framework, for its own code to read its Spec as this build holds it:
+/// `<This as AsBuilt>::SPEC` (the registry implements [`spec::AsBuilt`]).
+pub enum This {}
 
-pub const SPEC: Spec = Spec {
+/// The description of this framework, whole: the registry's alone, which holds what a build keeps
+/// of it.
+pub(super) const SPEC: Spec = Spec {
     id: "deepspeed",
     name: "DeepSpeed",
     releases: RELEASES,
@@ -31,15 +28,10 @@ pub const SPEC: Spec = Spec {
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
-    // a first view holds one framework's words too
-    output_label: if BUILT {
-        output_label
-    } else {
-        spec::none_output
-    },
-    describe: if BUILT { describe } else { spec::none_describe },
+    output_label,
+    describe,
     kind: spec::none_kind,
-    compute: COMPUTE,
+    compute: compute_release,
     legacy: None,
     default_epochs: "1",
     default_sequence_len: None,
@@ -55,14 +47,13 @@ pub const SPEC: Spec = Spec {
         launch_refusal: spec::no_refusal,
         // DeepSpeed checks the batch against world / sequence_parallel_size and counts AutoTP
         // ranks in it: both sizes matter one by one
-        memo: spec::app(spec::memo_first_two, spec::no_memo),
-        plans: spec::app(crate::calc::parse::settings::DEEPSPEED_PLANS, spec::NO_PLANS),
+        memo: spec::memo_first_two,
+        plans: crate::calc::parse::settings::DEEPSPEED_PLANS,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Sp, Axis::Tp],
-        // a first view has no GPU map
-        source: spec::app("DeepSpeed 0.19.8 utils/groups.py _init_tp_mesh_device (data_parallel, tensor_parallel) and deepspeed/__init__.py (data_parallel, sequence_parallel)", ""),
-        caveat: spec::app(caveat, spec::no_caveat),
+        source: "DeepSpeed 0.19.8 utils/groups.py _init_tp_mesh_device (data_parallel, tensor_parallel) and deepspeed/__init__.py (data_parallel, sequence_parallel)",
+        caveat,
     },
     export: Export {
         syntax: Syntax::Json,
@@ -75,34 +66,30 @@ pub const SPEC: Spec = Spec {
             Field::AutotpSize,
             Field::SequenceParallelSize,
         ],
-        launcher: spec::app(launcher, spec::no_launcher),
+        launcher,
         script: "train.py --deepspeed ds_config.json",
-        in_file: spec::app(in_file, spec::no_in_file),
-        derive: spec::app(deepspeed_triple, spec::derive_nothing),
+        in_file,
+        derive: deepspeed_triple,
     },
     import: Some(Import {
         reads: Reads::Json,
-        alias: spec::app(import_alias, spec::no_alias),
+        alias: import_alias,
         renamed: spec::no_renamed,
         words: spec::all_words,
         joined: &[],
-        file_cluster: spec::app(Some(file_cluster), None),
+        file_cluster: Some(file_cluster),
         config_json: &spec::CONFIG_JSON_AS_IS,
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
-        settings: if BUILT { settings } else { spec::no_settings },
+        settings,
         own: spec::no_own,
         model_key: Field::ModelId,
         typed: crate::calc::model::ModelType::Llama,
     },
-    written: if spec::FULL {
-        &Written {
-            place,
-            ..spec::WRITTEN_BY_DOTS
-        }
-    } else {
-        &spec::WRITTEN_BY_DOTS
+    written: &Written {
+        place,
+        ..spec::WRITTEN_BY_DOTS
     },
     compared: &spec::COMPARED_PLAINLY,
     guide: &spec::NO_GUIDE,

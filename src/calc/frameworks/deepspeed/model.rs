@@ -1,6 +1,7 @@
 //! DeepSpeed's part of the model stage: its settings as typed (`gradient_checkpointing` and the
 //! ZeRO keys), published in the plan.
 
+use crate::calc::spec::AsBuilt;
 use crate::calc::RawInputs;
 
 /// The model stage's settings (`Spec::fit.settings`): `gradient_checkpointing` and the ZeRO keys.
@@ -22,5 +23,5 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         sharding,
         ..Settings::default()
     };
-    settings::publish(&super::SPEC, raw, report, s, diags);
+    settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
 }

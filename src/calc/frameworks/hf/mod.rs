@@ -1,6 +1,6 @@
 //! The Hugging Face Trainer (transformers, with accelerate's `ParallelismConfig`): everything
 //! dpcalc knows about it. Its rules, releases, form and outputs are in [`rules`]; this file
-//! describes it to the shared machinery ([`SPEC`]): its parallel dimensions and rank order, the
+//! describes it to the shared machinery (`SPEC`): its parallel dimensions and rank order, the
 //! keys it reads its own way, and its config mapping (`TrainingArguments` exported as a Python
 //! call, with TRL's and accelerate's keys as comments; imported as HfArgumentParser's flags, its
 //! JSON or that call).
@@ -17,16 +17,13 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, Kind, RawInputs};
 
-/// Whether this build holds these rules: every build but a first view's, which holds one
-/// framework's (Cargo features `first` + `first-hf`, see `src/first.rs`).
-pub const BUILT: bool = cfg!(any(not(feature = "first"), feature = "first-hf"));
-const COMPUTE: spec::Compute = if BUILT {
-    compute_release
-} else {
-    spec::not_built
-};
+/// This framework, for its own code to read its Spec as this build holds it:
+/// `<This as AsBuilt>::SPEC` (the registry implements [`spec::AsBuilt`]).
+pub enum This {}
 
-pub const SPEC: Spec = Spec {
+/// The description of this framework, whole: the registry's alone, which holds what a build keeps
+/// of it.
+pub(super) const SPEC: Spec = Spec {
     id: "hf",
     name: "Hugging Face Trainer",
     releases: RELEASES,
@@ -34,15 +31,10 @@ pub const SPEC: Spec = Spec {
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
-    // a first view holds one framework's words too
-    output_label: if BUILT {
-        output_label
-    } else {
-        spec::none_output
-    },
-    describe: if BUILT { describe } else { spec::none_describe },
-    kind: if BUILT { kind } else { spec::none_kind },
-    compute: COMPUTE,
+    output_label,
+    describe,
+    kind,
+    compute: compute_release,
     legacy: None,
     // TrainingArguments.num_train_epochs
     default_epochs: "3.0",
@@ -55,16 +47,15 @@ pub const SPEC: Spec = Spec {
             (Dim::Cp, Field::CpSize),
             (Dim::Sp, Field::SpSize),
         ],
-        dims_at: spec::app(dims_at, spec::all_dims),
+        dims_at,
         fills: spec::no_fills,
-        launch_refusal: spec::app(launch_refusal, spec::no_refusal),
-        memo: spec::app(memo, spec::no_memo),
-        plans: spec::app(crate::calc::parse::settings::DEEPSPEED_PLANS, spec::NO_PLANS),
+        launch_refusal,
+        memo,
+        plans: crate::calc::parse::settings::DEEPSPEED_PLANS,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp],
-        // a first view has no GPU map
-        source: spec::app("accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp)", ""),
+        source: "accelerate 1.13 ParallelismConfig._get_mesh (mesh_order dp_replicate, dp_shard, cp, sp, tp)",
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -89,16 +80,16 @@ pub const SPEC: Spec = Spec {
             Field::MaxLength,
             Field::NumSamples,
         ],
-        launcher: spec::app(launcher, spec::no_launcher),
+        launcher,
         script: "train.py",
-        in_file: spec::app(in_file, spec::no_in_file),
+        in_file,
         derive: spec::derive_nothing,
     },
     // TrainingArguments as HfArgumentParser's flags, its JSON, or the exported Python call
     import: Some(Import {
         reads: Reads::TrainingArguments,
         alias: spec::no_alias,
-        renamed: spec::app(import_renamed, spec::no_renamed),
+        renamed: import_renamed,
         words: spec::all_words,
         joined: &[],
         file_cluster: None,
@@ -106,28 +97,24 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
-        settings: if BUILT { settings } else { spec::no_settings },
+        settings,
         own: spec::no_own,
         model_key: Field::ModelNameOrPath,
         typed: crate::calc::model::ModelType::Llama,
     },
     // TrainingArguments(...) takes neither TRL's max_length nor accelerate's sizes as arguments
-    written: if spec::FULL {
-        &Written {
-            aside: &[(
-                Field::MaxLength,
-                "goes in trl.SFTConfig (a TrainingArguments subclass)",
-            )],
-            gathered: Some(Gathered {
-                argument: "parallelism_config",
-                class: "ParallelismConfig",
-                module: "accelerate",
-                fields: &[Field::TpSize, Field::CpSize, Field::SpSize],
-            }),
-            ..spec::WRITTEN_BY_DOTS
-        }
-    } else {
-        &spec::WRITTEN_BY_DOTS
+    written: &Written {
+        aside: &[(
+            Field::MaxLength,
+            "goes in trl.SFTConfig (a TrainingArguments subclass)",
+        )],
+        gathered: Some(Gathered {
+            argument: "parallelism_config",
+            class: "ParallelismConfig",
+            module: "accelerate",
+            fields: &[Field::TpSize, Field::CpSize, Field::SpSize],
+        }),
+        ..spec::WRITTEN_BY_DOTS
     },
     compared: &spec::COMPARED_PLAINLY,
     guide: &Guide {

@@ -1,6 +1,7 @@
 //! The Hugging Face Trainer's part of the model stage: its settings as typed (`gradient_checkpointing`,
 //! `optim`, DeepSpeed's ZeRO keys), published in the plan.
 
+use crate::calc::spec::AsBuilt;
 use crate::calc::{Field, RawInputs};
 
 /// The model stage's settings (`Spec::fit.settings`): `gradient_checkpointing`, `optim`, DeepSpeed's ZeRO keys.
@@ -24,5 +25,5 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         sharding,
         ..Settings::default()
     };
-    settings::publish(&super::SPEC, raw, report, s, diags);
+    settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
 }

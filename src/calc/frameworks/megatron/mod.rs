@@ -1,6 +1,6 @@
 //! Megatron-LM (megatron-core and its training code): everything dpcalc knows about it. Its
 //! rules, releases, form and outputs are in [`rules`]; this file describes it to the shared
-//! machinery ([`SPEC`]): its parallel dimensions and rank order, the keys it reads its own way,
+//! machinery (`SPEC`): its parallel dimensions and rank order, the keys it reads its own way,
 //! its config mapping (a `pretrain_gpt.py` command line, exported and pasted), what the compare
 //! view and the first-visit guide need of its own keys (`--train-samples`, the batch ramp-up) and
 //! its one-click example. Releases:
@@ -20,15 +20,6 @@ use crate::calc::spec::{
     Mesh, Reads, Spec, Syntax, Value,
 };
 use crate::calc::{Field, Output, Param, RawInputs, Report};
-
-/// Whether this build holds these rules: every build but a first view's, which holds one
-/// framework's (Cargo features `first` + `first-megatron`, see `src/first.rs`).
-pub const BUILT: bool = cfg!(any(not(feature = "first"), feature = "first-megatron"));
-const COMPUTE: spec::Compute = if BUILT {
-    compute_release
-} else {
-    spec::not_built
-};
 
 /// What the planner varies (`Spec::layout.plans`).
 const PLANS: spec::Plans = spec::Plans {
@@ -71,7 +62,13 @@ const PLANS: spec::Plans = spec::Plans {
     )),
 };
 
-pub const SPEC: Spec = Spec {
+/// This framework, for its own code to read its Spec as this build holds it:
+/// `<This as AsBuilt>::SPEC` (the registry implements [`spec::AsBuilt`]).
+pub enum This {}
+
+/// The description of this framework, whole: the registry's alone, which holds what a build keeps
+/// of it.
+pub(super) const SPEC: Spec = Spec {
     id: "megatron",
     name: "Megatron-LM",
     releases: RELEASES,
@@ -79,15 +76,10 @@ pub const SPEC: Spec = Spec {
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
-    // a first view holds one framework's words too
-    output_label: if BUILT {
-        output_label
-    } else {
-        spec::none_output
-    },
-    describe: if BUILT { describe } else { spec::none_describe },
+    output_label,
+    describe,
     kind: spec::none_kind,
-    compute: COMPUTE,
+    compute: compute_release,
     legacy: None,
     default_epochs: "1",
     default_sequence_len: None,
@@ -102,13 +94,12 @@ pub const SPEC: Spec = Spec {
         dims_at: spec::all_dims,
         fills: spec::no_fills,
         launch_refusal: spec::no_refusal,
-        memo: spec::app(memo, spec::no_memo),
-        plans: spec::app(PLANS, spec::NO_PLANS),
+        memo,
+        plans: PLANS,
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
-        // a first view has no GPU map
-        source: spec::app("Megatron-core 0.16.1 parallel_state.initialize_model_parallel, order=\"tp-cp-ep-dp-pp\" (RankGenerator)", ""),
+        source: "Megatron-core 0.16.1 parallel_state.initialize_model_parallel, order=\"tp-cp-ep-dp-pp\" (RankGenerator)",
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -116,45 +107,37 @@ pub const SPEC: Spec = Spec {
         lang: "sh",
         file_name: "train.sh",
         keys: EXPORT_KEYS,
-        launcher: spec::app(launcher, spec::no_launcher),
+        launcher,
         script: "pretrain_gpt.py",
-        in_file: spec::app(in_file, spec::no_in_file),
-        derive: spec::app(derive, spec::derive_nothing),
+        in_file,
+        derive,
     },
     import: Some(Import {
         reads: Reads::CommandLine,
-        alias: spec::app(import_alias, spec::no_alias),
+        alias: import_alias,
         renamed: spec::no_renamed,
-        words: spec::app(import_words, spec::all_words),
+        words: import_words,
         joined: &[],
         file_cluster: None,
-        config_json: spec::app(&model::CONFIG_JSON, &spec::CONFIG_JSON_AS_IS),
+        config_json: &model::CONFIG_JSON,
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Megatron,
-        settings: if BUILT {
-            model::settings
-        } else {
-            spec::no_settings
-        },
-        own: spec::app(model::own, spec::no_own),
+        settings: model::settings,
+        own: model::own,
         model_key: Field::ModelId,
         typed: crate::calc::model::ModelType::MegatronGpt,
     },
     written: &spec::WRITTEN_BY_DOTS,
-    compared: if spec::FULL {
-        &Compared {
-            run_length: Some(run_length),
-            complete: spec::complete_nothing,
-            // its rules explain the step count as train_iters and the accumulation as
-            // num_microbatches
-            explained_as: &[
-                (Output::MaxSteps, Output::TrainIters),
-                (Output::GradientAccumulationSteps, Output::NumMicrobatches),
-            ],
-        }
-    } else {
-        &spec::COMPARED_PLAINLY
+    compared: &Compared {
+        run_length: Some(run_length),
+        complete: spec::complete_nothing,
+        // its rules explain the step count as train_iters and the accumulation as
+        // num_microbatches
+        explained_as: &[
+            (Output::MaxSteps, Output::TrainIters),
+            (Output::GradientAccumulationSteps, Output::NumMicrobatches),
+        ],
     },
     guide: &Guide {
         // --train-samples: the rows × epochs

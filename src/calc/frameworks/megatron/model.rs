@@ -9,6 +9,7 @@ use crate::calc::plan::{
     Conventions, NamedModel, Overlap, Pipeline, Plan, Recompute, RecomputeLayers, Schedule,
     Settings, Sharding,
 };
+use crate::calc::spec::AsBuilt;
 use crate::calc::{flops, memory, num};
 use crate::calc::{Diag, Field, Grid, Level, Num, Output, Param, RawInputs, Refusal, Report};
 
@@ -99,9 +100,9 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         // Transformer Engine's DotProductAttention runs cuDNN's fused attention on Hopper
         s.fused_attention = t.flash && !t.local;
     }
-    settings::publish(&super::SPEC, raw, report, s, diags);
+    settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
     // the pipeline needs the model's layers, which a first view never resolves
-    if let (Some(t), true) = (typed, crate::calc::spec::FULL) {
+    if let (Some(t), true) = (typed, crate::calc::first_view::FULL) {
         report.plan.pipeline = pipeline(report, t.virtual_stages, t.group);
     }
 }

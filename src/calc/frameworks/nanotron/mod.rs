@@ -1,5 +1,5 @@
 //! nanotron: everything dpcalc knows about it. Its rules, releases, form and outputs are in
-//! [`rules`]; this file describes it to the shared machinery ([`SPEC`]): its parallel dimensions
+//! [`rules`]; this file describes it to the shared machinery (`SPEC`): its parallel dimensions
 //! and rank order, the keys it reads its own way, its config mapping (YAML, export and import), and
 //! what the compare view and the first-visit guide need of the sizes it has no default for.
 
@@ -10,19 +10,10 @@ use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Compared, Dim, Entry, Export, Guide, Import, Intent, Layout, Mesh, Reads, Spec,
-    Syntax, Value, Written,
+    self, AsBuilt, Axis, Compared, Dim, Entry, Export, Guide, Import, Intent, Layout, Mesh, Reads,
+    Spec, Syntax, Value, Written,
 };
 use crate::calc::{Field, Output, RawInputs, Report};
-
-/// Whether this build holds these rules: every build but a first view's, which holds one
-/// framework's (Cargo features `first` + `first-nanotron`, see `src/first.rs`).
-pub const BUILT: bool = cfg!(any(not(feature = "first"), feature = "first-nanotron"));
-const COMPUTE: spec::Compute = if BUILT {
-    compute_release
-} else {
-    spec::not_built
-};
 
 /// What the planner varies (`Spec::layout.plans`).
 const PLANS: spec::Plans = spec::Plans {
@@ -34,7 +25,13 @@ const PLANS: spec::Plans = spec::Plans {
     virtual_stages: None,
 };
 
-pub const SPEC: Spec = Spec {
+/// This framework, for its own code to read its Spec as this build holds it:
+/// `<This as AsBuilt>::SPEC` (the registry implements [`spec::AsBuilt`]).
+pub enum This {}
+
+/// The description of this framework, whole: the registry's alone, which holds what a build keeps
+/// of it.
+pub(super) const SPEC: Spec = Spec {
     id: "nanotron",
     name: "nanotron",
     releases: RELEASES,
@@ -42,15 +39,10 @@ pub const SPEC: Spec = Spec {
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
-    // a first view holds one framework's words too
-    output_label: if BUILT {
-        output_label
-    } else {
-        spec::none_output
-    },
-    describe: if BUILT { describe } else { spec::none_describe },
+    output_label,
+    describe,
     kind: spec::none_kind,
-    compute: COMPUTE,
+    compute: compute_release,
     legacy: None,
     default_epochs: "1",
     default_sequence_len: None,
@@ -59,21 +51,16 @@ pub const SPEC: Spec = Spec {
     layout: Layout {
         dims: &[(Dim::Tp, Field::Tp), (Dim::Pp, Field::Pp)],
         dims_at: spec::all_dims,
-        fills: spec::app(fills, spec::no_fills),
+        fills,
         launch_refusal: spec::no_refusal,
         // nanotron's checks quote tp and pp (0.4 multiplies in EP): both matter one by one
-        memo: spec::app(spec::memo_first_two, spec::no_memo),
-        plans: spec::app(PLANS, spec::NO_PLANS),
+        memo: spec::memo_first_two,
+        plans: PLANS,
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
-        // a first view has no GPU map
-        source: if spec::FULL {
-            "nanotron 0.4 parallel/context.py ParallelContext, arange(world).reshape(ep, pp, dp, tp) \
-                 (HEAD: reshape(ep, pp, dp, cp, tp))"
-        } else {
-            ""
-        },
+        source: "nanotron 0.4 parallel/context.py ParallelContext, arange(world).reshape(ep, pp, dp, tp) \
+             (HEAD: reshape(ep, pp, dp, cp, tp))",
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -92,14 +79,14 @@ pub const SPEC: Spec = Spec {
             Field::NumAttentionHeads,
             Field::NumKeyValueHeads,
         ],
-        launcher: spec::app(launcher, spec::no_launcher),
+        launcher,
         script: "run_train.py --config-file config.yaml",
-        in_file: spec::app(in_file, spec::no_in_file),
-        derive: spec::app(derive, spec::derive_nothing),
+        in_file,
+        derive,
     },
     import: Some(Import {
         reads: Reads::YamlNested,
-        alias: spec::app(import_alias, spec::no_alias),
+        alias: import_alias,
         renamed: spec::no_renamed,
         words: spec::all_words,
         joined: &[],
@@ -108,27 +95,19 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Nanotron,
-        settings: if BUILT { settings } else { spec::no_settings },
+        settings,
         own: spec::no_own,
         model_key: Field::ModelId,
         typed: crate::calc::model::ModelType::Llama,
     },
-    written: if spec::FULL {
-        &Written {
-            place,
-            sections: &["parallelism", "tokens", "model.model_config"],
-            ..spec::WRITTEN_BY_DOTS
-        }
-    } else {
-        &spec::WRITTEN_BY_DOTS
+    written: &Written {
+        place,
+        sections: &["parallelism", "tokens", "model.model_config"],
+        ..spec::WRITTEN_BY_DOTS
     },
-    compared: if spec::FULL {
-        &Compared {
-            complete,
-            ..spec::COMPARED_PLAINLY
-        }
-    } else {
-        &spec::COMPARED_PLAINLY
+    compared: &Compared {
+        complete,
+        ..spec::COMPARED_PLAINLY
     },
     guide: &Guide {
         // tokens… and parallelism.dp have no defaults: dp × tp × pp must be the world
@@ -174,7 +153,8 @@ fn import_alias(path: &str) -> Option<Field> {
     let key = ["parallelism.", "tokens.", "model.model_config."]
         .iter()
         .find_map(|p| path.strip_prefix(p))?;
-    SPEC.fields()
+    <This as AsBuilt>::SPEC
+        .fields()
         .filter(|f| !crate::calc::field::CLUSTER.contains(f))
         .find(|f| f.key() == key)
 }

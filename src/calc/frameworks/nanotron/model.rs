@@ -1,6 +1,7 @@
 //! nanotron's part of the model stage: its settings as typed (`recompute_layer`; model states
 //! replicated), published in the plan.
 
+use crate::calc::spec::AsBuilt;
 use crate::calc::{Field, RawInputs};
 
 /// The model stage's settings (`Spec::fit.settings`): `recompute_layer`; model states replicated (ZeRO stage 0).
@@ -26,5 +27,5 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         },
         ..Settings::default()
     };
-    settings::publish(&super::SPEC, raw, report, s, diags);
+    settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
 }

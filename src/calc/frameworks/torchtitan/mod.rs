@@ -1,5 +1,5 @@
 //! torchtitan: everything dpcalc knows about it. Its rules, releases, form and outputs are in
-//! [`rules`]; this file describes it to the shared machinery ([`SPEC`]): its parallel
+//! [`rules`]; this file describes it to the shared machinery (`SPEC`): its parallel
 //! dimensions and rank order, the keys it reads its own way, and its config mapping (job TOML,
 //! export and import).
 
@@ -10,18 +10,9 @@ use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Written,
+    self, AsBuilt, Axis, Dim, Export, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax, Written,
 };
 use crate::calc::{Field, RawInputs};
-
-/// Whether this build holds these rules: every build but a first view's, which holds one
-/// framework's (Cargo features `first` + `first-torchtitan`, see `src/first.rs`).
-pub const BUILT: bool = cfg!(any(not(feature = "first"), feature = "first-torchtitan"));
-const COMPUTE: spec::Compute = if BUILT {
-    compute_release
-} else {
-    spec::not_built
-};
 
 /// What the planner varies (`Spec::layout.plans`).
 const PLANS: spec::Plans = spec::Plans {
@@ -37,7 +28,13 @@ const PLANS: spec::Plans = spec::Plans {
     virtual_stages: None,
 };
 
-pub const SPEC: Spec = Spec {
+/// This framework, for its own code to read its Spec as this build holds it:
+/// `<This as AsBuilt>::SPEC` (the registry implements [`spec::AsBuilt`]).
+pub enum This {}
+
+/// The description of this framework, whole: the registry's alone, which holds what a build keeps
+/// of it.
+pub(super) const SPEC: Spec = Spec {
     id: "torchtitan",
     name: "torchtitan",
     releases: RELEASES,
@@ -45,15 +42,10 @@ pub const SPEC: Spec = Spec {
     groups: GROUPS,
     outputs: OUTPUTS,
     key_fields: KEY_FIELDS,
-    // a first view holds one framework's words too
-    output_label: if BUILT {
-        output_label
-    } else {
-        spec::none_output
-    },
-    describe: if BUILT { describe } else { spec::none_describe },
+    output_label,
+    describe,
     kind: spec::none_kind,
-    compute: COMPUTE,
+    compute: compute_release,
     legacy: None,
     default_epochs: "1",
     // training.seq_len
@@ -67,15 +59,14 @@ pub const SPEC: Spec = Spec {
             (Dim::Pp, Field::PipelineParallelDegree),
         ],
         dims_at: spec::all_dims,
-        fills: spec::app(fills, spec::no_fills),
+        fills,
         launch_refusal: spec::no_refusal,
-        memo: spec::app(memo, spec::no_memo),
-        plans: spec::app(PLANS, spec::NO_PLANS),
+        memo,
+        plans: PLANS,
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
-        // a first view has no GPU map
-        source: spec::app("torchtitan 0.3.0 distributed/parallel_dims.py ParallelDims, mesh (pp, dp_replicate, dp_shard, cp, tp)", ""),
+        source: "torchtitan 0.3.0 distributed/parallel_dims.py ParallelDims, mesh (pp, dp_replicate, dp_shard, cp, tp)",
         caveat: spec::no_caveat,
     },
     export: Export {
@@ -99,15 +90,15 @@ pub const SPEC: Spec = Spec {
             Field::NumTokensPerTrainStep,
             Field::MaxContextLength,
         ],
-        launcher: spec::app(launcher, spec::no_launcher),
+        launcher,
         script: "-m torchtitan.train --job.config_file train.toml",
-        in_file: spec::app(in_file, spec::no_in_file),
+        in_file,
         derive: spec::derive_nothing,
     },
     import: Some(Import {
         reads: Reads::Toml,
-        alias: spec::app(import_alias, spec::no_alias),
-        renamed: spec::app(import_renamed, spec::no_renamed),
+        alias: import_alias,
+        renamed: import_renamed,
         words: spec::all_words,
         // `[model] name = "llama3"`, `flavor = "8B"`: `model=llama3/8B`, a preset's alias
         // (model.rs ALIASES, from torchtitan 0.3.0's flavor table)
@@ -117,19 +108,15 @@ pub const SPEC: Spec = Spec {
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Torchtitan,
-        settings: if BUILT { settings } else { spec::no_settings },
+        settings,
         own: spec::no_own,
         model_key: Field::ModelId,
         typed: crate::calc::model::ModelType::Llama,
     },
-    written: if spec::FULL {
-        &Written {
-            place,
-            sections: TABLES,
-            ..spec::WRITTEN_BY_DOTS
-        }
-    } else {
-        &spec::WRITTEN_BY_DOTS
+    written: &Written {
+        place,
+        sections: TABLES,
+        ..spec::WRITTEN_BY_DOTS
     },
     compared: &spec::COMPARED_PLAINLY,
     guide: &spec::NO_GUIDE,
@@ -183,7 +170,8 @@ fn import_alias(path: &str) -> Option<Field> {
     if !TABLES.contains(&table) {
         return None;
     }
-    SPEC.fields()
+    <This as AsBuilt>::SPEC
+        .fields()
         .filter(|f| !crate::calc::field::CLUSTER.contains(f))
         .find(|f| f.key() == path || f.key() == key)
 }

@@ -1,6 +1,7 @@
 //! torchtitan's part of the model stage: its settings as typed (`activation_checkpoint.mode`,
 //! FSDP2 over the data-parallel shard ranks) and its memory conventions, published in the plan.
 
+use crate::calc::spec::AsBuilt;
 use crate::calc::{Field, RawInputs};
 
 /// torchtitan's memory conventions: FSDP2's mixed precision (`mixed_precision_param = bfloat16`,
@@ -60,5 +61,5 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         selective_half_matmuls: true,
         ..Settings::default()
     };
-    settings::publish(&super::SPEC, raw, report, s, diags);
+    settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
 }
