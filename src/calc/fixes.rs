@@ -22,7 +22,7 @@
 //! gets no fixes and costs nothing.
 
 use super::frameworks::Framework;
-use super::layout::{self, Explorer, Fit};
+use super::layout::{self, BatchMatch, Explorer};
 use super::spec::Concept;
 use super::{parse, Field, Kind, Level, Param, RawInputs, Report, Stage};
 
@@ -295,7 +295,7 @@ impl Check<'_> {
                 }
                 (u128::from(is_dim && !touches) << 120)
                     | (changed.min(0xff) << 100)
-                    | (u128::from(row.fit != Fit::Exact) << 99)
+                    | (u128::from(row.batch_match != BatchMatch::Exact) << 99)
                     | distance.min((1 << 99) - 1)
             })
             .collect();
@@ -307,7 +307,7 @@ impl Check<'_> {
                 let mut set = self.changed(ex, &current, ex.assignments(row));
                 // the accumulation or global batch a row sets only matters when it keeps the
                 // batch or replaces a value given; otherwise the framework's default is natural
-                if row.fit != Fit::Exact {
+                if row.batch_match != BatchMatch::Exact {
                     set.retain(|(f, _)| {
                         !(Some(*f) == ex.accum_field || Some(*f) == ex.global_field)
                             || self.raw.is_given(*f)

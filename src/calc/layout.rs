@@ -80,7 +80,7 @@ pub const MAX_ROWS: usize = 20_000;
 
 /// How a row's global batch compares with the current one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fit {
+pub enum BatchMatch {
     /// The same global batch.
     Exact,
     /// The nearest achievable; `miss` = row batch − current batch.
@@ -99,7 +99,7 @@ pub struct Row {
     /// The gradient accumulation the row sets (when the framework takes it as an input and the
     /// current batch is known).
     pub ga: Option<u64>,
-    pub fit: Fit,
+    pub batch_match: BatchMatch,
     /// What the framework computes for this row.
     pub dp_world_size: Option<Num>,
     pub gradient_accumulation_steps: Option<Num>,
@@ -239,10 +239,10 @@ pub fn order(ex: &Explorer, key: SortKey, descending: bool) -> Vec<usize> {
             SortKey::Size(i) => r.sizes.get(i).map(|&s| s as f64),
             SortKey::Dp => Some(r.dp as f64),
             SortKey::Ga => r.gradient_accumulation_steps.map(Num::to_f64),
-            SortKey::Miss => match r.fit {
-                Fit::Exact => Some(0.0),
-                Fit::Near { miss } => Some((miss as f64).abs()),
-                Fit::Unknown => None,
+            SortKey::Miss => match r.batch_match {
+                BatchMatch::Exact => Some(0.0),
+                BatchMatch::Near { miss } => Some((miss as f64).abs()),
+                BatchMatch::Unknown => None,
             },
             SortKey::Global => r.global_batch_size.map(Num::to_f64),
             SortKey::Steps => r.max_steps.map(Num::to_f64),
@@ -456,7 +456,7 @@ pub fn accumulation_for(target: u64, micro: u64, dp: u64) -> Option<u64> {
 #[derive(Clone)]
 struct Computed {
     ga: Option<u64>,
-    fit: Fit,
+    batch_match: BatchMatch,
     dp_world_size: Option<Num>,
     gradient_accumulation_steps: Option<Num>,
     global_batch_size: Option<Num>,
@@ -595,11 +595,11 @@ impl Context<'_> {
             _ => None,
         };
         let fit = match (whole, self.target) {
-            (Some(g), Some(t)) if g == i128::from(t) => Fit::Exact,
-            (Some(g), Some(t)) => Fit::Near {
+            (Some(g), Some(t)) if g == i128::from(t) => BatchMatch::Exact,
+            (Some(g), Some(t)) => BatchMatch::Near {
                 miss: g - i128::from(t),
             },
-            _ => Fit::Unknown,
+            _ => BatchMatch::Unknown,
         };
         let problem = report
             .diags
@@ -609,7 +609,7 @@ impl Context<'_> {
             .or_else(|| launch_refusal(self.framework, sizes));
         Computed {
             ga,
-            fit,
+            batch_match: fit,
             dp_world_size: report.value(Output::DpWorldSize),
             gradient_accumulation_steps: report.value(Output::GradientAccumulationSteps),
             global_batch_size: global,
@@ -902,7 +902,7 @@ fn fill_rows(
             sizes,
             dp,
             ga: c.ga,
-            fit: c.fit,
+            batch_match: c.batch_match,
             dp_world_size: c.dp_world_size,
             gradient_accumulation_steps: c.gradient_accumulation_steps,
             global_batch_size: c.global_batch_size,

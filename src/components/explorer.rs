@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::layout::{self, Fit, Row, SortKey};
+use crate::calc::layout::{self, BatchMatch, Row, SortKey};
 use crate::calc::{guide, view, Field, Framework, Num, Output, RawInputs};
 
 /// Props of [`LayoutExplorer`].
@@ -37,13 +37,13 @@ fn num(v: Option<Num>, missing: impl FnOnce() -> String) -> Html {
     }
 }
 
-fn fit(f: Fit, missing: impl FnOnce() -> String) -> Html {
+fn fit(f: BatchMatch, missing: impl FnOnce() -> String) -> Html {
     match f {
-        Fit::Exact => html! { <span class="fit exact" data-miss="0">{ "exact" }</span> },
-        Fit::Near { miss } => {
+        BatchMatch::Exact => html! { <span class="fit exact" data-miss="0">{ "exact" }</span> },
+        BatchMatch::Near { miss } => {
             html! { <span class="fit near" data-miss={miss.to_string()}>{ view::miss(miss) }</span> }
         }
-        Fit::Unknown => html! { <span class="fit missing">{ missing() }</span> },
+        BatchMatch::Unknown => html! { <span class="fit missing">{ missing() }</span> },
     }
 }
 
@@ -176,7 +176,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                                 <td>{ num(row.dp_world_size.or(Some(Num::Int(row.dp.into()))), String::new) }</td>
                                 <td>{ num(row.gradient_accumulation_steps, || cell(row, Output::GradientAccumulationSteps)) }</td>
                                 <td>{ num(row.global_batch_size, || cell(row, Output::GlobalBatchSize)) }</td>
-                                <td>{ fit(row.fit, || cell(row, Output::GlobalBatchSize)) }</td>
+                                <td>{ fit(row.batch_match, || cell(row, Output::GlobalBatchSize)) }</td>
                                 <td>{ num(row.max_steps, || cell(row, Output::MaxSteps)) }</td>
                                 if has_memory { <td class="memory">{ memory(row, ex.capacity, || cell(row, Output::MemoryPerGpuBytes)) }</td> }
                                 <td>

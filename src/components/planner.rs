@@ -188,7 +188,7 @@ fn table(planner: &Planner, props: &PlannerProps) -> Html {
                         <th scope="col"><span class="sr-only">{ "Link and apply" }</span></th>
                     </tr></thead>
                     <tbody>
-                    { for rows.iter().zip(&planner.plans).map(|(r, plan)| {
+                    { for rows.iter().zip(&planner.rows).map(|(r, plan)| {
                         let assignments = plan.assignments.clone();
                         let href = props.href.emit(assignments.clone());
                         let apply = {

@@ -24,12 +24,12 @@
 //!   group is recomputed whole, so its full activations are added once (Megatron's `uniform`
 //!   groups, `block`'s first n layers of a chunk, or every layer).
 //! - **The loss** (last stage): the output layer's input and the final norm's, and the logits:
-//!   [`Plan::logit_saved_bytes`] per logit for each micro batch in flight (the fp32 softmax
+//!   [`Setup::logit_saved_bytes`] per logit for each micro batch in flight (the fp32 softmax
 //!   Megatron's cross entropy keeps, the fp32 `log_softmax` PyTorch's keeps) plus
-//!   [`Plan::logit_transient_bytes`] once (the 16-bit logits, and PyTorch's fp32 copy of them,
+//!   [`Setup::logit_transient_bytes`] once (the 16-bit logits, and PyTorch's fp32 copy of them,
 //!   alive while the loss is computed).
 
-use super::{cdiv, mul, part, Estimate, Params, Plan, Sharding};
+use super::{cdiv, mul, part, MemoryParts, Params, Partition, Setup};
 use crate::calc::model::Model;
 use crate::calc::plan::{Pipeline, Recompute, RecomputeLayers, Schedule};
 
@@ -97,7 +97,7 @@ pub fn in_flight(pipeline: Option<&Pipeline>, pp: u64, micro_batches: u64, rank:
 
 /// What one layer saves for its backward: `(everything, its input alone)` in bytes, for
 /// `tokens` tokens on this GPU (the sequence over CP and Ulysses, times the micro batch).
-pub fn layer_bytes(model: &Model, i: u64, plan: &Plan, tokens: u128) -> Option<(u128, u128)> {
+pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<(u128, u128)> {
     let t = u128::from(plan.tp.max(1));
     let rep = if plan.sequence_parallel { t } else { 1 };
     let h = u128::from(model.hidden_size);
@@ -174,7 +174,7 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Plan, tokens: u128) -> Option<(
 /// backward adds at most on top while it recomputes a checkpoint group.
 fn chunk_bytes(
     model: &Model,
-    plan: &Plan,
+    plan: &Setup,
     first: u64,
     layers: u64,
     tokens: u128,
@@ -209,7 +209,7 @@ fn chunk_bytes(
 }
 
 /// Every pipeline rank's estimate, first rank first.
-pub fn stages(model: &Model, params: &Params, plan: &Plan) -> Option<Vec<Estimate>> {
+pub fn stages(model: &Model, params: &Params, plan: &Setup) -> Option<Vec<MemoryParts>> {
     stages_of(model, params, plan, false)
 }
 
@@ -231,12 +231,12 @@ fn ranks(p: u64, few: bool) -> Vec<u64> {
 pub(super) fn largest_candidates(
     model: &Model,
     params: &Params,
-    plan: &Plan,
-) -> Option<Vec<Estimate>> {
+    plan: &Setup,
+) -> Option<Vec<MemoryParts>> {
     stages_of(model, params, plan, true)
 }
 
-fn stages_of(model: &Model, params: &Params, plan: &Plan, few: bool) -> Option<Vec<Estimate>> {
+fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<Vec<MemoryParts>> {
     if [plan.tp, plan.pp, plan.cp, plan.sp, plan.ep, plan.shard].contains(&0) {
         return None;
     }
@@ -358,7 +358,7 @@ fn rank_params(
 /// logits of the `last_in_flight` passes in flight, and one pass's transient logits.
 fn with_output_layer(
     model: &Model,
-    plan: &Plan,
+    plan: &Setup,
     tokens: u128,
     activations: u128,
     last_in_flight: u128,
@@ -375,10 +375,10 @@ fn with_output_layer(
 }
 
 /// The model states of `dense` and `routed` parameters on one GPU (already divided by TP, PP
-/// and EP), as [`Plan::sharding`] shards them over [`Plan::shard`] GPUs (the routed experts over
+/// and EP), as [`Setup::sharding`] shards them over [`Setup::shard`] GPUs (the routed experts over
 /// `shard ÷ ep`).
-fn states(p: &Plan, dense: u128, routed: u128) -> Option<Estimate> {
-    use Sharding::*;
+fn states(p: &Setup, dense: u128, routed: u128) -> Option<MemoryParts> {
+    use Partition::*;
     if p.shard == 0 {
         return None;
     }
@@ -426,7 +426,7 @@ fn states(p: &Plan, dense: u128, routed: u128) -> Option<Estimate> {
     if zero3 && p.offload_param {
         weights = 0;
     }
-    Some(Estimate {
+    Some(MemoryParts {
         weights,
         gradients,
         optimizer,

@@ -38,7 +38,7 @@
 //! network/README.md). Which ranks share a node follows the framework's mesh order
 //! ([`Placement`]).
 
-use super::{cdiv, Params, Plan, Sharding};
+use super::{cdiv, Params, Partition, Setup};
 use crate::calc::estimated::StepTime;
 use crate::calc::model::Model;
 use crate::calc::plan::{Recompute, RecomputeLayers};
@@ -200,7 +200,7 @@ struct Rank {
 fn layer_flops(
     model: &Model,
     params: &Params,
-    plan: &Plan,
+    plan: &Setup,
     i: u64,
     keys: f64,
 ) -> Option<(f64, f64)> {
@@ -233,7 +233,7 @@ fn layer_flops(
 /// scores (b·a/t·s_local·s values): written by the first product, read and written by the
 /// softmax and by dropout (with its mask), read by the second, 13 bytes per score with dropout;
 /// flash attention keeps them on chip. The backward moves twice a forward's bytes.
-fn layer_traffic(model: &Model, plan: &Plan, i: u64, tokens: f64, seq: f64) -> (f64, f64) {
+fn layer_traffic(model: &Model, plan: &Setup, i: u64, tokens: f64, seq: f64) -> (f64, f64) {
     let h = model.hidden_size as f64;
     let tp = plan.tp.max(1) as f64;
     let rep = if plan.sequence_parallel { tp } else { 1.0 };
@@ -266,7 +266,7 @@ fn layer_traffic(model: &Model, plan: &Plan, i: u64, tokens: f64, seq: f64) -> (
 pub fn step_time(
     model: &Model,
     params: &Params,
-    plan: &Plan,
+    plan: &Setup,
     dp: u64,
     hw: &Hardware,
     place: &Placement,
@@ -338,7 +338,7 @@ struct Shape {
 }
 
 /// The layers of each pipeline stage, and the [`Shape`].
-fn shape(model: &Model, plan: &Plan) -> Option<(Vec<u64>, Shape)> {
+fn shape(model: &Model, plan: &Setup) -> Option<(Vec<u64>, Shape)> {
     let p = plan.pp;
     let split = super::layer_split(model.num_hidden_layers, p, plan.pipeline.as_ref())?;
     let v = split.len() as u64 / p;
@@ -382,7 +382,7 @@ struct Unit {
 struct Ctx<'a> {
     model: &'a Model,
     params: &'a Params,
-    plan: &'a Plan,
+    plan: &'a Setup,
     hw: &'a Hardware,
     place: &'a Placement,
     overlap: Overlap,
@@ -620,7 +620,7 @@ impl Ctx<'_> {
         };
         let backward_one = 2.0 * parts.compute / 3.0;
         match plan.sharding {
-            Sharding::Replicated => {
+            Partition::Replicated => {
                 let t = group(Coll::AllReduce, grad_bytes);
                 if overlap.grad_reduce {
                     let exposed = (t - backward_one).max(0.0);
@@ -629,7 +629,7 @@ impl Ctx<'_> {
                     (t, 0.0)
                 }
             }
-            Sharding::Zero1 | Sharding::Zero2 | Sharding::DistributedOptimizer => {
+            Partition::Zero1 | Partition::Zero2 | Partition::DistributedOptimizer => {
                 let reduce = group(Coll::Gather, grad_bytes);
                 let gather = group(Coll::Gather, 2.0 * trained);
                 let r_exposed = if overlap.grad_reduce {
@@ -647,7 +647,7 @@ impl Ctx<'_> {
                     reduce + gather - r_exposed - g_exposed,
                 )
             }
-            Sharding::Zero3 => {
+            Partition::Zero3 => {
                 // layer by layer: the parameters gathered for the forward and the backward, the
                 // gradients reduce-scattered; every micro batch, but under pipeline parallelism
                 // once a step (torchtitan keeps the gathered parameters across the pipeline's micro
@@ -685,7 +685,7 @@ impl Ctx<'_> {
         let (dense, routed) = (rank.dense_params, rank.routed_params);
         // the shards the optimizer updates
         let shard = match plan.sharding {
-            Sharding::Replicated => 1.0,
+            Partition::Replicated => 1.0,
             _ => plan.shard.max(1) as f64,
         };
         (dense + routed) * self.trained() / shard * OPTIMIZER_BYTES_PER_PARAM

@@ -3,7 +3,7 @@
 //! above the table.
 
 use crate::calc::layout::Dim;
-use crate::calc::planner::{Plan, Planner};
+use crate::calc::planner::{PlanRow, Planner};
 use crate::calc::schedule::human;
 use crate::calc::{Num, Output};
 
@@ -61,15 +61,15 @@ fn seconds(x: f64) -> String {
 
 /// The rows, best first.
 pub fn plan_rows(planner: &Planner) -> Vec<PlanRowView> {
-    let scale = (planner.plans.iter())
+    let scale = (planner.rows.iter())
         .map(|p| p.step_seconds)
         .fold(0.0, f64::max);
-    (planner.plans.iter().enumerate())
+    (planner.rows.iter().enumerate())
         .map(|(i, p)| row(i + 1, p, scale))
         .collect()
 }
 
-fn row(rank: usize, p: &Plan, scale: f64) -> PlanRowView {
+fn row(rank: usize, p: &PlanRow, scale: f64) -> PlanRowView {
     let parts = [
         p.step.compute,
         p.step.tp,
@@ -124,13 +124,13 @@ fn row(rank: usize, p: &Plan, scale: f64) -> PlanRowView {
 
 /// The sentence above the table.
 pub fn plan_summary(planner: &Planner) -> Option<String> {
-    if planner.plans.is_empty() {
+    if planner.rows.is_empty() {
         return None;
     }
     Some(format!(
         "{} plans evaluated, {} the framework accepts that fit the GPU; the {} fastest by estimated step time (an estimate, not a measurement: see docs/estimates.md, its table against published runs). Each row is a link; Apply sets it here.",
         planner.considered,
         planner.fitting,
-        planner.plans.len()
+        planner.rows.len()
     ))
 }

@@ -44,7 +44,7 @@ pub(super) const SPEC: Spec = Spec {
         fills,
         launch_refusal: spec::no_refusal,
         memo,
-        plans: crate::calc::parse::settings::DEEPSPEED_PLANS,
+        planner: crate::calc::parse::settings::DEEPSPEED_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Ep, Axis::Tp],

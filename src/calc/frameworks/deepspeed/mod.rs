@@ -48,7 +48,7 @@ pub(super) const SPEC: Spec = Spec {
         // DeepSpeed checks the batch against world / sequence_parallel_size and counts AutoTP
         // ranks in it: both sizes matter one by one
         memo: spec::memo_first_two,
-        plans: crate::calc::parse::settings::DEEPSPEED_PLANS,
+        planner: crate::calc::parse::settings::DEEPSPEED_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Sp, Axis::Tp],

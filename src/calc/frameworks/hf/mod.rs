@@ -51,7 +51,7 @@ pub(super) const SPEC: Spec = Spec {
         fills: spec::no_fills,
         launch_refusal,
         memo,
-        plans: crate::calc::parse::settings::DEEPSPEED_PLANS,
+        planner: crate::calc::parse::settings::DEEPSPEED_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp],

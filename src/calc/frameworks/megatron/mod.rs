@@ -21,8 +21,8 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, Output, Param, RawInputs, Report};
 
-/// What the planner varies (`Spec::layout.plans`).
-const PLANS: spec::Plans = spec::Plans {
+/// What the planner varies (`Spec::layout.planner`).
+const PLANNER_CHOICES: spec::PlannerChoices = spec::PlannerChoices {
     recompute: &[
         (
             "none",
@@ -95,7 +95,7 @@ pub(super) const SPEC: Spec = Spec {
         fills: spec::no_fills,
         launch_refusal: spec::no_refusal,
         memo,
-        plans: PLANS,
+        planner: PLANNER_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],

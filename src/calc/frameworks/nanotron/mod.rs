@@ -15,8 +15,8 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
-/// What the planner varies (`Spec::layout.plans`).
-const PLANS: spec::Plans = spec::Plans {
+/// What the planner varies (`Spec::layout.planner`).
+const PLANNER_CHOICES: spec::PlannerChoices = spec::PlannerChoices {
     recompute: &[
         ("none", &[(Field::RecomputeLayer, "false")]),
         ("full", &[(Field::RecomputeLayer, "true")]),
@@ -55,7 +55,7 @@ pub(super) const SPEC: Spec = Spec {
         launch_refusal: spec::no_refusal,
         // nanotron's checks quote tp and pp (0.4 multiplies in EP): both matter one by one
         memo: spec::memo_first_two,
-        plans: PLANS,
+        planner: PLANNER_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],

@@ -14,8 +14,8 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, RawInputs};
 
-/// What the planner varies (`Spec::layout.plans`).
-const PLANS: spec::Plans = spec::Plans {
+/// What the planner varies (`Spec::layout.planner`).
+const PLANNER_CHOICES: spec::PlannerChoices = spec::PlannerChoices {
     recompute: &[
         ("none", &[(Field::ActivationCheckpointMode, "none")]),
         (
@@ -62,7 +62,7 @@ pub(super) const SPEC: Spec = Spec {
         fills,
         launch_refusal: spec::no_refusal,
         memo,
-        plans: PLANS,
+        planner: PLANNER_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],

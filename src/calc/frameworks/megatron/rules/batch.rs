@@ -31,7 +31,7 @@ impl Calc<'_> {
         }
     }
 
-    pub(super) fn plan(&mut self, g: Grid, mbs: u64) -> Option<BatchPlan> {
+    pub(super) fn calculator(&mut self, g: DataParallel, mbs: u64) -> Option<Calculator> {
         let i = self.inputs.clone();
         let mbs = mbs as u128;
         let dp = g.dp;
@@ -47,7 +47,7 @@ impl Calc<'_> {
         let gbs_given = self.gbs_given()?;
 
         if let Param::Given(text) = &schedule {
-            return self.schedule_plan(text, gbs_given, (mbs, dp, m, decrease));
+            return self.schedule_calculator(text, gbs_given, (mbs, dp, m, decrease));
         }
 
         let gbs = match gbs_given {
@@ -66,7 +66,7 @@ impl Calc<'_> {
         if let Param::Given(text) = &ramp {
             let text = text.clone();
             let sched = self.parse_ramp(&text, gbs, m)?;
-            return Some(BatchPlan {
+            return Some(Calculator {
                 sched,
                 mbs,
                 dp,
@@ -81,7 +81,7 @@ impl Calc<'_> {
         if !self.constant(gbs, mbs, dp, m, decrease) {
             return None;
         }
-        Some(BatchPlan {
+        Some(Calculator {
             sched: Sched::Constant { gbs },
             mbs,
             dp,
@@ -124,12 +124,12 @@ impl Calc<'_> {
 
     /// HEAD's `StepBatchsizeNumMicroBatchesCalculator`: refused beside a global batch or
     /// `decrease_batch_size_if_needed`, then the schedule parsed.
-    fn schedule_plan(
+    fn schedule_calculator(
         &mut self,
         text: &str,
         gbs_given: Option<u128>,
         (mbs, dp, m, decrease): (u128, u128, u128, bool),
-    ) -> Option<BatchPlan> {
+    ) -> Option<Calculator> {
         if gbs_given.is_some() {
             self.report.refuse(
                 Field::GlobalBatchSize,
@@ -159,7 +159,7 @@ impl Calc<'_> {
             return None;
         }
         let levels = self.parse_schedule(text)?;
-        Some(BatchPlan {
+        Some(Calculator {
             sched: Sched::Step { levels },
             mbs,
             dp,
@@ -172,7 +172,7 @@ impl Calc<'_> {
 
     /// 0.19.2: validate_args' batch checks (the eval batch first), then the calculator
     /// `global_vars.set_global_variables` builds (no ramp-up: it is parsed and never passed on).
-    pub(super) fn plan_0192(&mut self, g: Grid, mbs: u64) -> Option<BatchPlan> {
+    pub(super) fn calculator_0192(&mut self, g: DataParallel, mbs: u64) -> Option<Calculator> {
         let i = self.inputs.clone();
         let mbs = mbs as u128;
         let (dp, gtp) = (g.dp, g.gtp);
@@ -217,12 +217,12 @@ impl Calc<'_> {
             return None;
         }
         if let Param::Given(text) = &schedule {
-            return self.schedule_plan_0192(text, gbs, (mbs, dp, cdp, m, decrease));
+            return self.schedule_calculator_0192(text, gbs, (mbs, dp, cdp, m, decrease));
         }
         if !self.constant(gbs, mbs, cdp, m, decrease) {
             return None;
         }
-        Some(BatchPlan {
+        Some(Calculator {
             sched: Sched::Constant { gbs },
             mbs,
             dp: cdp,
@@ -235,12 +235,12 @@ impl Calc<'_> {
 
     /// 0.19.2's schedule: refused beside `decrease_batch_size_if_needed`, `seq_length` required
     /// (the thresholds are tokens), then parsed.
-    fn schedule_plan_0192(
+    fn schedule_calculator_0192(
         &mut self,
         text: &str,
         gbs: u128,
         (mbs, dp, cdp, m, decrease): (u128, u128, u128, u128, bool),
-    ) -> Option<BatchPlan> {
+    ) -> Option<Calculator> {
         if decrease {
             self.report.refuse(
                 Field::DecreaseBatchSizeIfNeeded,
@@ -271,7 +271,7 @@ impl Calc<'_> {
             return None;
         }
         let levels = self.parse_schedule(text)?;
-        Some(BatchPlan {
+        Some(Calculator {
             sched: Sched::Step { levels },
             mbs,
             dp: cdp,
@@ -822,7 +822,7 @@ impl Calc<'_> {
         true
     }
 
-    pub(super) fn batch_outputs(&mut self, p: &BatchPlan) {
+    pub(super) fn batch_outputs(&mut self, p: &Calculator) {
         let fin = p.sched.final_gbs();
         let running = p.running(fin);
         let new = self.version == Version::Core0192;
@@ -836,7 +836,7 @@ impl Calc<'_> {
 
     /// `global_batch_size` as Megatron's args hold it (at HEAD a schedule leaves it unset: the last
     /// size), explained by its calculator.
-    fn global_batch_output(&mut self, p: &BatchPlan, fin: u128, new: bool) {
+    fn global_batch_output(&mut self, p: &Calculator, fin: u128, new: bool) {
         // args.global_batch_size: at HEAD a schedule leaves it unset (dpcalc shows the last size)
         let shown = p.gbs_arg.unwrap_or(fin);
         self.report
@@ -881,7 +881,7 @@ impl Calc<'_> {
 
     /// The running batch (after `decrease_batch_size_if_needed`), the microbatches and the
     /// accumulation, published in the plan.
-    fn running_outputs(&mut self, p: &BatchPlan, fin: u128, running: u128) {
+    fn running_outputs(&mut self, p: &Calculator, fin: u128, running: u128) {
         let (mbs, dp, m) = (p.mbs, p.dp, p.m);
         self.report
             .set(Output::RunningGlobalBatchSize, Num::Int(running as i128));
@@ -913,7 +913,7 @@ impl Calc<'_> {
 
     /// A ramp-up or a schedule: the first batch and microbatches, and the iteration the batch is
     /// full from.
-    fn varying_outputs(&mut self, p: &BatchPlan, fin: u128, new: bool) {
+    fn varying_outputs(&mut self, p: &Calculator, fin: u128, new: bool) {
         let m = p.m;
         let b0 = p.sched.current(0);
         let r0 = p.running(b0);
@@ -976,7 +976,7 @@ impl Calc<'_> {
         }
     }
 
-    pub(super) fn too_long(&mut self, p: &BatchPlan) {
+    pub(super) fn too_long(&mut self, p: &Calculator) {
         let field = match p.sched {
             Sched::Step { .. } => Field::StepBatchSizeSchedule,
             _ => Field::RampupBatchSize,

@@ -23,7 +23,7 @@ impl Calc<'_> {
         }
     }
 
-    pub(super) fn grid(&mut self) -> Option<Grid> {
+    pub(super) fn grid(&mut self) -> Option<DataParallel> {
         let i = self.inputs.clone();
         let new = self.version == Version::Core0192;
         if !new {
@@ -78,7 +78,7 @@ impl Calc<'_> {
             pp: pp as u64,
             ep: ep.unwrap_or(1),
         });
-        Some(Grid { dp, gtp })
+        Some(DataParallel { dp, gtp })
     }
 
     /// validate_args (0.19.2): `expert_tensor_parallel_size`, at least 1 when given (`None`

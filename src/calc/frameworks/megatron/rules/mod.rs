@@ -529,7 +529,7 @@ fn walk(
 
 /// The data-parallel layout.
 #[derive(Clone, Copy, Debug)]
-struct Grid {
+struct DataParallel {
     /// `args.data_parallel_size`: the replicate degree (0.19.2: without the GTP axis).
     dp: u128,
     /// `gtp_weight_remat_size` (0.19.2; 1 before): the calculator's data-parallel size is dp × this.
@@ -537,7 +537,7 @@ struct Grid {
 }
 
 /// The batch plan after the calculator is built.
-struct BatchPlan {
+struct Calculator {
     sched: Sched,
     mbs: u128,
     /// The calculator's data-parallel size (0.19.2: `data_parallel_size × gtp_weight_remat_size`).
@@ -552,7 +552,7 @@ struct BatchPlan {
     gbs_arg: Option<u128>,
 }
 
-impl BatchPlan {
+impl Calculator {
     /// `current_running_global_batch_size` for a current batch `b`.
     fn running(&self, b: u128) -> u128 {
         if self.decrease {
@@ -685,8 +685,8 @@ impl Calc<'_> {
         self.report.enter(Stage::Batch);
         let mbs = self.micro_batch();
         let plan = match (grid, mbs) {
-            (Some(g), Some(m)) if self.version == Version::Core0192 => self.plan_0192(g, m),
-            (Some(g), Some(m)) => self.plan(g, m),
+            (Some(g), Some(m)) if self.version == Version::Core0192 => self.calculator_0192(g, m),
+            (Some(g), Some(m)) => self.calculator(g, m),
             _ => None,
         };
         if let Some(p) = &plan {

@@ -6,7 +6,7 @@ use super::*;
 impl Calc<'_> {
     /// `get_optimizer_param_scheduler`: the warmup in samples, and `OptimizerParamScheduler`'s
     /// `assert lr_warmup_steps < lr_decay_steps`.
-    pub(super) fn warmup(&mut self, p: &BatchPlan, mode: Mode) {
+    pub(super) fn warmup(&mut self, p: &Calculator, mode: Mode) {
         let i = self.inputs.clone();
         let frac = match i.lr_warmup_fraction {
             Param::Invalid => return,
@@ -99,7 +99,7 @@ impl Calc<'_> {
     /// The warmup in optimizer steps: the steps until the samples stepped reach the warmup.
     fn warmup_steps(
         &mut self,
-        p: &BatchPlan,
+        p: &Calculator,
         mode: Mode,
         lw: Num,
         (frac, lwi): (Option<f64>, u128),
@@ -151,7 +151,7 @@ impl Calc<'_> {
     /// iterations × `args.global_batch_size` samples.
     fn iters_lengths(
         &mut self,
-        p: &BatchPlan,
+        p: &Calculator,
         n: u64,
         frac: Option<f64>,
         lwi: u128,
@@ -204,7 +204,7 @@ impl Calc<'_> {
 
     // ---- tokens --------------------------------------------------------------------------
 
-    pub(super) fn tokens(&mut self, p: &BatchPlan) {
+    pub(super) fn tokens(&mut self, p: &Calculator) {
         let seq = match self.inputs.seq_length {
             Param::Given(s) => s as u128,
             _ => return,

@@ -160,7 +160,7 @@ impl Calc<'_> {
     }
 
     /// `update_train_iters`.
-    pub(super) fn train_iters(&mut self, p: &BatchPlan, mode: Mode) -> Option<u128> {
+    pub(super) fn train_iters(&mut self, p: &Calculator, mode: Mode) -> Option<u128> {
         let (n, rule, worked) = match mode {
             Mode::Iters(n) => (
                 n as u128,
@@ -184,7 +184,7 @@ impl Calc<'_> {
 
     /// `update_train_iters` for sample-based training: the iterations of `train_samples` under
     /// the batch's calculator, with the rule and the worked line.
-    fn iters_of_samples(&mut self, p: &BatchPlan, ts: u64) -> Option<(u128, String, String)> {
+    fn iters_of_samples(&mut self, p: &Calculator, ts: u64) -> Option<(u128, String, String)> {
         let ts = ts as u128;
         Some(match &p.sched {
             Sched::Constant { gbs } => {
@@ -249,7 +249,7 @@ impl Calc<'_> {
 
     /// The training loop checks, every iteration, that the batch in use divides by
     /// micro_batch_size × data_parallel_size (`update_num_microbatches(consistency_check=True)`).
-    pub(super) fn consistency(&mut self, p: &BatchPlan, n: u128) {
+    pub(super) fn consistency(&mut self, p: &Calculator, n: u128) {
         if !p.sched.varying() || p.decrease {
             return;
         }
@@ -311,7 +311,7 @@ impl Calc<'_> {
     /// 0.19.2, with a schedule: setup_model_and_optimizer's `num_microbatches >= 1` at the first
     /// batch, then each training iteration's checks in the loop's order: the microbatch count may
     /// not decrease, and the batch in use must divide by micro_batch_size × data_parallel_size.
-    pub(super) fn loop_checks(&mut self, p: &BatchPlan, n: u128) {
+    pub(super) fn loop_checks(&mut self, p: &Calculator, n: u128) {
         if !matches!(p.sched, Sched::Step { .. }) {
             return;
         }
