@@ -190,7 +190,7 @@ fn memo(release: &str, raw: &crate::calc::RawInputs) -> spec::MemoKey {
         Field::Deepspeed,
     ]
     .iter()
-    .any(|&f| !raw.get(f).trim().is_empty());
+    .any(|&f| raw.is_given(f));
     let two = spec::memo_first_two(release, raw);
     Box::new(move |sizes| {
         if one_by_one || sizes.get(2).is_some_and(|&ep| ep > 1) {

@@ -163,7 +163,7 @@ fn deepspeed_triple(
     };
     if batch
         .iter()
-        .any(|&f| !raw.get(f).trim().is_empty() && get(entries, f).is_none())
+        .any(|&f| raw.is_given(f) && get(entries, f).is_none())
     {
         return; // a batch key is invalid: DeepSpeed would refuse; write what is valid only
     }

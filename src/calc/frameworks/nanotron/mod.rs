@@ -129,7 +129,7 @@ fn launcher(nodes: u64, gpus: u64) -> String {
 
 /// `parallelism.dp` is required: dp × tp × pp must equal the world size.
 fn derive(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, _: &mut Vec<String>) {
-    let untouched = raw.get(Field::Dp).trim().is_empty() && raw.conflict(Field::Dp).is_none();
+    let untouched = !raw.is_given(Field::Dp) && raw.conflict(Field::Dp).is_none();
     if untouched
         && !entries.iter().any(|e| e.field == Field::Dp)
         && report.error_at(Field::Dp).is_none()
@@ -209,17 +209,17 @@ fn place(field: Field) -> (&'static str, &'static str) {
 /// sizes or its sequence length: the selected framework's default sequence length (when none was
 /// carried), tp and pp of 1 unless carried, and `dp = world // (tp × pp)`.
 fn complete(intent: &Intent, inputs: &mut RawInputs) {
-    if inputs.get(Field::SequenceLength).trim().is_empty() {
+    if !inputs.is_given(Field::SequenceLength) {
         if let Some(d) = intent.default_sequence_len {
             inputs.set(Field::SequenceLength, d);
         }
     }
     for f in [Field::Tp, Field::Pp] {
-        if inputs.get(f).trim().is_empty() {
+        if !inputs.is_given(f) {
             inputs.set(f, "1");
         }
     }
-    if inputs.get(Field::Dp).trim().is_empty() {
+    if !inputs.is_given(Field::Dp) {
         let size = |f: Field| inputs.get(f).trim().parse::<u64>().unwrap_or(1).max(1);
         let model = size(Field::Tp).checked_mul(size(Field::Pp));
         if let Some(dp) = intent

@@ -358,7 +358,7 @@ impl Calc<'_> {
             Version::Tokens => (BATCH_FIELDS, "HEAD (after #4121)"),
         };
         for &f in other {
-            if !raw.get(f).trim().is_empty() {
+            if raw.is_given(f) {
                 self.report.diag(
                     f,
                     Level::Note,
