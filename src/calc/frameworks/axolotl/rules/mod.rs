@@ -457,6 +457,7 @@ pub fn compute(raw: &RawInputs) -> Report {
 pub fn compute_version(main: Version, raw: &RawInputs) -> Report {
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
+    (report.plan.rows, report.plan.epochs) = (i.num_samples.given(), i.num_epochs.given());
     let t = Texts::parse(raw, &mut report);
     Calc {
         inputs: i,

@@ -162,6 +162,7 @@ pub fn compute(raw: &RawInputs) -> Report {
         drop_last: r.flag(Field::DataloaderDropLast),
         max_length: r.count(Field::MaxLength),
     };
+    (report.plan.rows, report.plan.epochs) = (i.num_samples.given(), i.num_epochs.given());
     let anything = raw.given().next().is_some();
     Calc {
         inputs: i,

@@ -261,6 +261,7 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     let (Release { id: name, .. }, v) = spec::release_at(&TABLE, release);
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
+    (report.plan.rows, report.plan.epochs) = (i.num_samples.given(), i.epochs.given());
     negative_warmup_texts(v, raw, &mut report);
     Calc {
         inputs: i,
