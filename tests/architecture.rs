@@ -513,3 +513,35 @@ fn the_circle_check_finds_a_planted_circle() {
     assert_eq!(found, vec!["fit: a → b → c → a".to_string()]);
     assert!(none.is_empty(), "{none:?}");
 }
+
+/// ARCHITECTURE.md's table of layers is `LAYERS`, module for module.
+#[test]
+fn the_architecture_documents_the_layers_as_they_are() {
+    let doc = crate::common::files::read("ARCHITECTURE.md");
+    let mut documented: Vec<(String, u8)> = Vec::new();
+    for line in doc.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [_, n, modules, _] = cells.as_slice() else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u8>() else { continue };
+        for m in modules.split('`').skip(1).step_by(2) {
+            let m = if m == "frameworks" {
+                m
+            } else {
+                m.trim_end_matches(".rs")
+            };
+            documented.push((m.to_string(), n));
+        }
+        if modules.contains("each framework's folder") {
+            documented.push(("frameworks/*".to_string(), n));
+        }
+    }
+    let mut want: Vec<(String, u8)> = LAYERS.iter().map(|&(m, l)| (m.to_string(), l)).collect();
+    documented.sort();
+    want.sort();
+    assert_eq!(
+        documented, want,
+        "ARCHITECTURE.md's layers differ from LAYERS"
+    );
+}

@@ -140,7 +140,7 @@ const CURRENT: &[Choice] = &[("current", &[])];
 
 /// The planner as slices of work, for a page that must stay responsive while it runs: each
 /// [`Planning::step`] runs one explorer pass, one recompute-and-sharding choice over a pass's
-/// layouts, or the full computation of a few candidates. [`plan`] runs them all.
+/// layouts, or the full computation of a few candidates. [`rank`] runs them all.
 pub struct Planning {
     framework: Framework,
     release: String,
