@@ -545,3 +545,45 @@ fn the_architecture_documents_the_layers_as_they_are() {
         "ARCHITECTURE.md's layers differ from LAYERS"
     );
 }
+
+/// Every framework folder has one shape: `mod.rs`, `model.rs` and `rules/mod.rs`, and its other
+/// rule files are named after the stages they compute.
+#[test]
+fn every_framework_folder_has_the_same_shape() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/calc/frameworks");
+    let stages = [
+        "mod.rs",
+        "checks.rs",
+        "grid.rs",
+        "batch.rs",
+        "steps.rs",
+        "schedule.rs",
+    ];
+    let mut problems = Vec::new();
+    let mut folders = 0;
+    for e in fs::read_dir(&root).unwrap() {
+        let dir = e.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        folders += 1;
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let mut top: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        top.sort();
+        if top != ["mod.rs", "model.rs", "rules"] {
+            problems.push(format!("{name}: {top:?}, not mod.rs, model.rs, rules/"));
+            continue;
+        }
+        for e in fs::read_dir(dir.join("rules")).unwrap() {
+            let f = e.unwrap().file_name().to_string_lossy().to_string();
+            if !stages.contains(&f.as_str()) {
+                problems.push(format!("{name}/rules/{f}: not one of {stages:?}"));
+            }
+        }
+    }
+    assert_eq!(folders, Framework::ALL.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
