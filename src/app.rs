@@ -15,7 +15,7 @@ use crate::components::{
     Results, Run, Share, Summary,
 };
 use crate::page::markup;
-use crate::state::{url_with, Action, State};
+use crate::state::{plan_url, url_with, Action, State};
 use crate::web::{base_url, crash, iframe};
 use wasm_bindgen::JsValue;
 
@@ -158,14 +158,7 @@ pub fn app() -> Html {
     // (the link alone, no computation: the planner computed each plan's report as this link's)
     let href = {
         let current = state.link.clone();
-        Callback::from(move |pairs: Vec<(Field, String)>| {
-            let mut link = current.clone();
-            for (f, v) in pairs {
-                link.inputs.set(f, v);
-            }
-            link.view.plan = false;
-            url_with(&base_url(), &crate::query::encode(&link))
-        })
+        Callback::from(move |pairs: Vec<(Field, String)>| plan_url(&base_url(), &current, &pairs))
     };
     // the other release's comparison, only when it says something about these inputs
     let legacy =

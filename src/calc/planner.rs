@@ -479,10 +479,19 @@ fn verified(report: &Report, plan: PlanRow, target: u64) -> Option<PlanRow> {
     })
 }
 
-/// The benchmark hook: the planner for `world` GPUs of H100 with Llama 3.1 8B, 4,096 tokens per
-/// sample and a global batch of 2 × world samples, the framework's defaults otherwise. Returns
-/// the plans found.
+/// The benchmark hook: the planner for [`bench_inputs`] at the framework's newest release.
+/// Returns the plans found.
 pub fn bench(framework: Framework, world: u64) -> usize {
+    let raw = bench_inputs(framework, world);
+    rank(framework, framework.default_release().id, &raw)
+        .rows
+        .len()
+}
+
+/// The benchmark's inputs: `world` GPUs of H100 with Llama 3.1 8B, 4,096 tokens per sample and
+/// a global batch of 2 × world samples, the framework's defaults otherwise (inputs the planner
+/// finds plans for, in every framework).
+pub fn bench_inputs(framework: Framework, world: u64) -> RawInputs {
     let mut raw = RawInputs::default();
     raw.set(Field::WorldSize, world.to_string());
     raw.set(Field::Gpu, "h100-sxm");
@@ -529,7 +538,5 @@ pub fn bench(framework: Framework, world: u64) -> usize {
             raw.set(f, t);
         }
     }
-    rank(framework, framework.default_release().id, &raw)
-        .rows
-        .len()
+    raw
 }

@@ -1,6 +1,6 @@
-//! The command line, `dpcalc check`: the page's core run natively on configs in files, links
-//! and flags, for CI before a run and for docs at build time. Native only (`main.rs` calls it
-//! outside wasm), so nothing of it enters the wasm builds.
+//! The command line, `dpcalc check` and `dpcalc plan`: the page's core run natively on configs
+//! in files, links and flags, for CI before a run and for docs at build time. Native only
+//! (`main.rs` calls it outside wasm), so nothing of it enters the wasm builds.
 //!
 //! [`read`] turns the arguments into the page's state through the page's own Import and link
 //! decoder; [`print`] renders the report the core computed from it. Exit status: 0 when the
@@ -8,6 +8,7 @@
 //! an expectation fails (the reasons on standard error, each naming its key), 2 when the input
 //! cannot be read (nothing computed is printed then). Argument parsing is clap's.
 
+pub mod plan;
 pub mod print;
 pub mod read;
 
@@ -40,6 +41,15 @@ pub enum Command {
     /// failed, 2 the input cannot be read.
     #[command(disable_version_flag = true)]
     Check(CheckArgs),
+    /// Rank the plans for a config, as the page's planner does (`view=plan`): every layout,
+    /// micro batch, recompute and sharding the framework accepts that fits the GPU, fastest
+    /// estimated step first, each with its link.
+    ///
+    /// Reads its inputs as `check` does. Exit status: 0 accepted (and --expect-within-best
+    /// holds), 1 refused or the input's layout is not within the percentage of the best plan,
+    /// 2 the input cannot be read.
+    #[command(disable_version_flag = true)]
+    Plan(plan::PlanArgs),
 }
 
 #[derive(Args, Debug, Default)]
@@ -154,6 +164,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match &cli.command {
         Command::Check(args) => check(args, &mut std::io::stdout().lock(), &mut std::io::stderr()),
+        Command::Plan(args) => {
+            plan::plan(args, &mut std::io::stdout().lock(), &mut std::io::stderr())
+        }
     };
     ExitCode::from(code)
 }
