@@ -7,6 +7,8 @@
 //! framework accepts the config and every `--expect` holds, 1 when the framework refuses it or
 //! an expectation fails (the reasons on standard error, each naming its key), 2 when the input
 //! cannot be read (nothing computed is printed then). Argument parsing is clap's.
+//!
+//! [`plan`] prints the page's planner rows for the same state (`dpcalc plan`), with its statuses.
 
 pub mod plan;
 pub mod print;
