@@ -971,6 +971,39 @@ fn plan_reads_as_check_and_exits_as_check() {
         "{}",
         stderr(&run)
     );
+    // DPCALC_BASE is --base, for every row's link as for check's; a row's link opens on the
+    // results, not on the planner a `view=plan` link opens on
+    let q = format!("{}&view=plan", plan_link(Framework::Torchtitan));
+    let run = Command::new(BIN)
+        .args(["plan", &q, "--json"])
+        .env("DPCALC_BASE", PLAN_BASE)
+        .stdin(Stdio::null())
+        .output()
+        .expect("dpcalc runs");
+    let v = json(&run);
+    let (_, _, _, links) = page_plan(&q);
+    let printed: Vec<&str> = (v["rows"].as_array().expect("rows").iter())
+        .filter_map(|r| r["link"].as_str())
+        .collect();
+    assert_eq!(printed, links);
+    assert!(links.iter().all(|l| l.starts_with(PLAN_BASE)));
+    assert!(v["link"].as_str().is_some_and(|l| l.contains("view=plan")));
+    assert!(!links.iter().any(|l| l.contains("view=plan")));
+    // clap reads its flags
+    let help = dpcalc(&["plan", "--help"]);
+    assert_eq!(code(&help), 0);
+    for flag in [
+        "--framework",
+        "--version",
+        "--nodes",
+        "--gpus-per-node",
+        "--set",
+        "--expect-within-best",
+        "--json",
+        "--base",
+    ] {
+        assert!(stdout(&help).contains(flag), "{flag}");
+    }
     // unreadable: exit 2, the file named, nothing printed
     let dir = scratch("plan");
     let missing = dir.join("missing.yml").to_string_lossy().into_owned();
