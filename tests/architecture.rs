@@ -294,20 +294,20 @@ fn a_frameworks_own_fields_and_convention_stay_in_its_folder() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// The longest a function of the core may be: about a screen.
+/// The longest a function may be: about a screen.
 const MAX_FN_LINES: usize = 80;
 
-/// The functions of the core allowed to be longer than [`MAX_FN_LINES`], with why: rule tables,
-/// one arm per case with nothing to name. A new entry needs such a reason; an entry whose
+/// The functions allowed to be longer than [`MAX_FN_LINES`] (paths relative to `src/`), with why:
+/// rule tables, one arm per case with nothing to name. A new entry needs such a reason; an entry whose
 /// function is gone or short enough fails too, so the list only shrinks.
 const LONG_FNS: &[(&str, &str, &str)] = &[
     (
-        "guide.rs",
+        "calc/guide.rs",
         "inputs_of",
         "a table: what each output is computed from, one arm per output",
     ),
     (
-        "model.rs",
+        "calc/model.rs",
         "preset",
         "a table: the Hub presets, one arm each",
     ),
@@ -360,8 +360,8 @@ fn long_fns(text: &str) -> Vec<(String, usize, usize)> {
 }
 
 #[test]
-fn no_function_of_the_core_is_longer_than_a_screen() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/calc");
+fn no_function_is_longer_than_a_screen() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     let mut problems = Vec::new();
@@ -382,7 +382,7 @@ fn no_function_of_the_core_is_longer_than_a_screen() {
                     allowed.insert(*entry);
                 }
                 None => problems.push(format!(
-                    "src/calc/{rel}:{line} {name} is {n} lines (at most {MAX_FN_LINES}): split it into named phases"
+                    "src/{rel}:{line} {name} is {n} lines (at most {MAX_FN_LINES}): split it into named phases"
                 )),
             }
         }
