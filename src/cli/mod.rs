@@ -54,8 +54,9 @@ pub enum Command {
     Plan(plan::PlanArgs),
 }
 
-#[derive(Args, Debug, Default)]
-pub struct CheckArgs {
+/// What `check` and `plan` read, and how (the page's Import and link decoder).
+#[derive(Args, Debug, Default, Clone)]
+pub struct InputArgs {
     /// Config files, a link (https://…?framework=… or ?…), or - for standard input; a config
     /// plus an accelerate config and a config.json are read together.
     #[arg(value_name = "FILE|LINK")]
@@ -76,6 +77,36 @@ pub struct CheckArgs {
     /// Any key of the framework, as in a link (repeatable): --set micro_batch_size=2.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+}
+
+impl InputArgs {
+    /// The request `read::read` takes, with the expectations and the page's address.
+    fn request(&self, expect: Vec<String>, base: Option<String>) -> read::Request {
+        let InputArgs {
+            inputs,
+            framework,
+            release,
+            nodes,
+            gpus_per_node,
+            set,
+        } = self.clone();
+        read::Request {
+            inputs,
+            framework,
+            release,
+            nodes,
+            gpus_per_node,
+            set,
+            expect,
+            base,
+        }
+    }
+}
+
+#[derive(Args, Debug, Default)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Fail (exit 1) unless an output has this value (repeatable): --expect max_steps=1000;
     /// `none` expects no value.
     #[arg(long = "expect", value_name = "OUTPUT=VALUE")]
@@ -97,16 +128,7 @@ pub struct CheckArgs {
 
 impl CheckArgs {
     fn request(&self) -> read::Request {
-        read::Request {
-            inputs: self.inputs.clone(),
-            framework: self.framework.clone(),
-            release: self.release.clone(),
-            nodes: self.nodes.clone(),
-            gpus_per_node: self.gpus_per_node.clone(),
-            set: self.set.clone(),
-            expect: self.expect.clone(),
-            base: self.base.clone(),
-        }
+        self.input.request(self.expect.clone(), self.base.clone())
     }
 }
 

@@ -27,26 +27,8 @@ use crate::state::{plan_url, url_with};
 
 #[derive(Args, Debug, Default)]
 pub struct PlanArgs {
-    /// Config files, a link (https://…?framework=… or ?…), or - for standard input, read as
-    /// `dpcalc check` reads them.
-    #[arg(value_name = "FILE|LINK")]
-    pub inputs: Vec<String>,
-    /// The framework (axolotl, hf, deepspeed, megatron, torchtitan, nanotron); by default the
-    /// one the config is detected as.
-    #[arg(long, value_name = "ID")]
-    pub framework: Option<String>,
-    /// The framework's release (a `version=` id); by default the link's, else the newest.
-    #[arg(long = "version", value_name = "RELEASE")]
-    pub release: Option<String>,
-    /// Nodes in the cluster.
-    #[arg(long, value_name = "N")]
-    pub nodes: Option<String>,
-    /// GPUs per node.
-    #[arg(long = "gpus-per-node", value_name = "N")]
-    pub gpus_per_node: Option<String>,
-    /// Any key of the framework, as in a link (repeatable): --set micro_batch_size=2.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
+    #[command(flatten)]
+    pub input: super::InputArgs,
     /// Fail (exit 1) when the input's own layout's estimated step time is more than PCT % above
     /// the best plan's (10% or 10; 0: it must be as fast as the best).
     #[arg(long = "expect-within-best", value_name = "PCT", value_parser = percent)]
@@ -62,16 +44,7 @@ pub struct PlanArgs {
 
 impl PlanArgs {
     fn request(&self) -> read::Request {
-        read::Request {
-            inputs: self.inputs.clone(),
-            framework: self.framework.clone(),
-            release: self.release.clone(),
-            nodes: self.nodes.clone(),
-            gpus_per_node: self.gpus_per_node.clone(),
-            set: self.set.clone(),
-            expect: Vec::new(),
-            base: self.base.clone(),
-        }
+        self.input.request(Vec::new(), self.base.clone())
     }
 }
 
