@@ -23,7 +23,7 @@ use super::fit::LayoutEstimator;
 use super::frameworks::{Concept, Framework};
 use super::layout::{self, BatchMatch, Dim};
 use super::spec::Choice;
-use super::{Field, RawInputs, Report};
+use super::{Field, Output, RawInputs, Report};
 
 /// How many plans the page lists.
 pub const SHOWN: usize = 20;
@@ -202,7 +202,10 @@ impl Planning {
             p.out.note = need("the GPU");
             return p;
         }
-        let (Some(target), Some(_)) = (base.plan.global_batch, p.micro_field) else {
+        // the global batch as the framework shows it (with a ramp-up, its final one), as the
+        // explorer's rows keep it
+        let (Some(target), Some(_)) = (base.positive(Output::GlobalBatchSize), p.micro_field)
+        else {
             p.out.note = need("a global batch");
             return p;
         };
@@ -460,7 +463,7 @@ impl Planning {
 /// A candidate's figures from its own full computation (the model stage's typed estimate),
 /// when the framework accepts it, the batch is the current one and it fits.
 fn verified(report: &Report, plan: PlanRow, target: u64) -> Option<PlanRow> {
-    if report.has_errors() || report.plan.global_batch != Some(target) {
+    if report.has_errors() || report.positive(Output::GlobalBatchSize) != Some(target) {
         return None;
     }
     let e = &report.estimated;
