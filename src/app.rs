@@ -9,13 +9,13 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::{guide, view, Field};
+use crate::calc::{guide, view, Field, Framework, RawInputs, Release};
 use crate::components::{
     Compare, Config, Examples, Explain, Form, Later, Legacy, Memory, Notices, Picker, PlanView,
     Results, Run, Share, Summary,
 };
 use crate::page::markup;
-use crate::state::{url_with, Action, State};
+use crate::state::{plan_url, url_with, Action, State, Urls};
 use crate::web::{base_url, crash, iframe};
 use wasm_bindgen::JsValue;
 
@@ -45,39 +45,13 @@ pub fn app() -> Html {
     });
     let view = state.link.view;
 
-    {
-        // `State::query` is the link already encoded; it is both the key and the URL's query.
-        use_effect_with(state.query.clone(), |q| {
-            let url = url_with(&base_url(), q);
-            if let Ok(history) = gloo::utils::window().history() {
-                // The current URL may already be this one (first render); replacing is harmless.
-                let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
-            }
-            // tells static/boot.js which link the app shows (it swaps the app in for the first
-            // view when that is the first view's link)
-            if let Some(root) = gloo::utils::document().document_element() {
-                let _ = root.set_attribute("data-app-query", q);
-            }
-        });
-    }
+    // `State::query` is the link already encoded; it is both the key and the URL's query.
+    use_effect_with(state.query.clone(), |q| show_link(q));
     {
         // static/boot.js asks the app to read the link again (typed in the first view while
         // the app loaded)
         let state = state.dispatcher();
-        use_effect_with((), move |_| {
-            let listener = gloo::events::EventListener::new(
-                &gloo::utils::window(),
-                "dpcalc:load",
-                move |_| {
-                    let search = gloo::utils::window()
-                        .location()
-                        .search()
-                        .unwrap_or_default();
-                    state.dispatch(Action::Load(search));
-                },
-            );
-            move || drop(listener)
-        });
+        use_effect_with((), move |_| listen_for_load(state));
     }
     use_effect_with(view.theme, |theme| {
         if let Some(root) = gloo::utils::document().document_element() {
@@ -126,46 +100,98 @@ pub fn app() -> Html {
         <Picker framework={fw} {release} {on_framework} {on_release} readonly={view.readonly} note={state.link.unversioned_note()} />
     };
     let urls = state.urls(&base_url());
-    let inputs = state.link.inputs.clone();
-    let report = state.report.clone();
     let notices = html! { <Notices unknown={state.link.unknown.clone()} link={state.link.notices.clone()} /> };
 
     if view.embed {
-        return html! {
-            <main class={markup::PAGE_EMBED}>
-                <h1 class={markup::SR_ONLY}>{ markup::EMBED_HEADING }</h1>
-                { notices }
-                <div class={markup::LAYOUT}>
-                    <div class={markup::MAIN}>
-                        { picker }
-                        <Form framework={fw} release={release.id} {inputs} report={report.clone()} {on_input} {on_apply} readonly={view.readonly} compact=true />
-                    </div>
-                    <div class={markup::SIDE}>
-                        <Results framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} />
-                        <p class={markup::FULL_LINK}>
-                            <a href={urls.full.clone()} target="_blank" rel="noopener" data-output={markup::FULL_URL} data-value={urls.full.clone()}>
-                                { markup::FULL_LINK_TEXT }
-                            </a>
-                        </p>
-                        <span hidden=true data-output={markup::SHARE_URL} data-value={urls.share.clone()}></span>
-                    </div>
-                </div>
-            </main>
-        };
+        return embedded_page(&state, picker, notices, urls, on_input, on_apply);
     }
+    full_page(&state, picker, notices, urls, on_input, on_apply, on_import)
+}
 
+/// Writes the link `q` (the state's query) to the address bar and tells static/boot.js.
+fn show_link(q: &str) {
+    let url = url_with(&base_url(), q);
+    if let Ok(history) = gloo::utils::window().history() {
+        // The current URL may already be this one (first render); replacing is harmless.
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+    // tells static/boot.js which link the app shows (it swaps the app in for the first
+    // view when that is the first view's link)
+    if let Some(root) = gloo::utils::document().document_element() {
+        let _ = root.set_attribute("data-app-query", q);
+    }
+}
+
+/// Reads the link again on static/boot.js's `dpcalc:load`; gives what stops listening.
+fn listen_for_load(state: UseReducerDispatcher<State>) -> impl FnOnce() {
+    let listener =
+        gloo::events::EventListener::new(&gloo::utils::window(), "dpcalc:load", move |_| {
+            let search = gloo::utils::window()
+                .location()
+                .search()
+                .unwrap_or_default();
+            state.dispatch(Action::Load(search));
+        });
+    move || drop(listener)
+}
+
+/// The page in an iframe (`embed`): the form and the results, a link to the full page.
+fn embedded_page(
+    state: &State,
+    picker: Html,
+    notices: Html,
+    urls: Urls,
+    on_input: Callback<(Field, String)>,
+    on_apply: Callback<Vec<(Field, String)>>,
+) -> Html {
+    let view = state.link.view;
+    let fw = state.link.framework;
+    let release = state.link.release();
+    let inputs = state.link.inputs.clone();
+    let report = state.report.clone();
+    html! {
+        <main class={markup::PAGE_EMBED}>
+            <h1 class={markup::SR_ONLY}>{ markup::EMBED_HEADING }</h1>
+            { notices }
+            <div class={markup::LAYOUT}>
+                <div class={markup::MAIN}>
+                    { picker }
+                    <Form framework={fw} release={release.id} {inputs} report={report.clone()} {on_input} {on_apply} readonly={view.readonly} compact=true />
+                </div>
+                <div class={markup::SIDE}>
+                    <Results framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} />
+                    <p class={markup::FULL_LINK}>
+                        <a href={urls.full.clone()} target="_blank" rel="noopener" data-output={markup::FULL_URL} data-value={urls.full.clone()}>
+                            { markup::FULL_LINK_TEXT }
+                        </a>
+                    </p>
+                    <span hidden=true data-output={markup::SHARE_URL} data-value={urls.share.clone()}></span>
+                </div>
+            </div>
+        </main>
+    }
+}
+
+/// The full page: the form, the results and the panels below them.
+fn full_page(
+    state: &State,
+    picker: Html,
+    notices: Html,
+    urls: Urls,
+    on_input: Callback<(Field, String)>,
+    on_apply: Callback<Vec<(Field, String)>>,
+    on_import: Callback<(Framework, Option<&'static Release>, RawInputs)>,
+) -> Html {
+    let view = state.link.view;
+    let fw = state.link.framework;
+    let release = state.link.release();
+    let inputs = state.link.inputs.clone();
+    let report = state.report.clone();
     // a plan's link: the page with the plan's assignments, opened on the results
     // (the link alone, no computation: the planner computed each plan's report as this link's)
     let href = {
         let current = state.link.clone();
-        Callback::from(move |pairs: Vec<(Field, String)>| {
-            let mut link = current.clone();
-            for (f, v) in pairs {
-                link.inputs.set(f, v);
-            }
-            link.view.plan = false;
-            url_with(&base_url(), &crate::query::encode(&link))
-        })
+        Callback::from(move |pairs: Vec<(Field, String)>| plan_url(&base_url(), &current, &pairs))
     };
     // the other release's comparison, only when it says something about these inputs
     let legacy =

@@ -182,6 +182,18 @@ pub fn url_with(base: &str, q: &str) -> String {
     }
 }
 
+/// A planner row's link: the page for `link` with the plan's assignments, opened on the results
+/// rather than the planner (the link alone, nothing computed: the planner computed each plan's
+/// report as this link's). The page's plan table and `dpcalc plan` write the same.
+pub fn plan_url(base: &str, link: &Link, assignments: &[(Field, String)]) -> String {
+    let mut link = link.clone();
+    for (f, v) in assignments {
+        link.inputs.set(*f, v);
+    }
+    link.view.plan = false;
+    url_of(base, &link)
+}
+
 fn url_of(base: &str, link: &Link) -> String {
     url_with(base, &query::encode(link))
 }

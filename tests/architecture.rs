@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u8)] = &[
     ("num", 0),
     ("field", 0),
-    ("shell", 0),
     ("gpu", 0),
     ("model", 1),
     ("plan", 2),
@@ -295,6 +294,108 @@ fn a_frameworks_own_fields_and_convention_stay_in_its_folder() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The longest a function may be: about a screen.
+const MAX_FN_LINES: usize = 80;
+
+/// The functions allowed to be longer than [`MAX_FN_LINES`] (paths relative to `src/`), with why:
+/// rule tables, one arm per case with nothing to name. A new entry needs such a reason; an entry whose
+/// function is gone or short enough fails too, so the list only shrinks.
+const LONG_FNS: &[(&str, &str, &str)] = &[
+    (
+        "calc/guide.rs",
+        "inputs_of",
+        "a table: what each output is computed from, one arm per output",
+    ),
+    (
+        "calc/model.rs",
+        "preset",
+        "a table: the Hub presets, one arm each",
+    ),
+];
+
+/// The functions of a file longer than [`MAX_FN_LINES`]: name, first line, length (from `fn` to
+/// the closing brace at its indentation).
+fn long_fns(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let indent = line.len() - line.trim_start().len();
+        let mut rest = line.trim_start();
+        for prefix in [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        let Some(sig) = rest.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = sig
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        // the signature runs to its `{` (a `;` first: a declaration without a body)
+        let Some(open) = (i..lines.len()).find(|&j| {
+            let l = lines[j].trim_end();
+            l.ends_with('{') || l.ends_with(';')
+        }) else {
+            continue;
+        };
+        if lines[open].trim_end().ends_with(';') {
+            continue;
+        }
+        let close = format!("{}}}", &line[..indent]);
+        if let Some(end) = (open + 1..lines.len()).find(|&j| lines[j] == close) {
+            let n = end - i + 1;
+            if n > MAX_FN_LINES {
+                out.push((name, i + 1, n));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_longer_than_a_screen() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut problems = Vec::new();
+    let mut allowed = BTreeSet::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = fs::read_to_string(f).unwrap();
+        for (name, line, n) in long_fns(&text) {
+            match LONG_FNS
+                .iter()
+                .find(|(p, fun, _)| *p == rel && *fun == name)
+            {
+                Some(entry) => {
+                    allowed.insert(*entry);
+                }
+                None => problems.push(format!(
+                    "src/{rel}:{line} {name} is {n} lines (at most {MAX_FN_LINES}): split it into named phases"
+                )),
+            }
+        }
+    }
+    for entry in LONG_FNS.iter().filter(|e| !allowed.contains(*e)) {
+        problems.push(format!(
+            "LONG_FNS lists {} {}, which is gone or no longer than {MAX_FN_LINES} lines: remove the entry",
+            entry.0, entry.1
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// The sibling files a file of a folder names (`super::NAME`, `crate::calc::FOLDER::NAME`,
 /// `use super::{a, b::c}`), among `siblings` (the folder's other files and subfolders).
 fn sibling_uses(text: &str, folder: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
@@ -411,4 +512,78 @@ fn the_circle_check_finds_a_planted_circle() {
     fs::remove_dir_all(&dir).unwrap();
     assert_eq!(found, vec!["fit: a → b → c → a".to_string()]);
     assert!(none.is_empty(), "{none:?}");
+}
+
+/// ARCHITECTURE.md's table of layers is `LAYERS`, module for module.
+#[test]
+fn the_architecture_documents_the_layers_as_they_are() {
+    let doc = crate::common::files::read("ARCHITECTURE.md");
+    let mut documented: Vec<(String, u8)> = Vec::new();
+    for line in doc.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [_, n, modules, _] = cells.as_slice() else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u8>() else { continue };
+        for m in modules.split('`').skip(1).step_by(2) {
+            let m = if m == "frameworks" {
+                m
+            } else {
+                m.trim_end_matches(".rs")
+            };
+            documented.push((m.to_string(), n));
+        }
+        if modules.contains("each framework's folder") {
+            documented.push(("frameworks/*".to_string(), n));
+        }
+    }
+    let mut want: Vec<(String, u8)> = LAYERS.iter().map(|&(m, l)| (m.to_string(), l)).collect();
+    documented.sort();
+    want.sort();
+    assert_eq!(
+        documented, want,
+        "ARCHITECTURE.md's layers differ from LAYERS"
+    );
+}
+
+/// Every framework folder has one shape: `mod.rs`, `model.rs` and `rules/mod.rs`, and its other
+/// rule files are named after the stages they compute.
+#[test]
+fn every_framework_folder_has_the_same_shape() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/calc/frameworks");
+    let stages = [
+        "mod.rs",
+        "checks.rs",
+        "grid.rs",
+        "batch.rs",
+        "steps.rs",
+        "schedule.rs",
+    ];
+    let mut problems = Vec::new();
+    let mut folders = 0;
+    for e in fs::read_dir(&root).unwrap() {
+        let dir = e.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        folders += 1;
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let mut top: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        top.sort();
+        if top != ["mod.rs", "model.rs", "rules"] {
+            problems.push(format!("{name}: {top:?}, not mod.rs, model.rs, rules/"));
+            continue;
+        }
+        for e in fs::read_dir(dir.join("rules")).unwrap() {
+            let f = e.unwrap().file_name().to_string_lossy().to_string();
+            if !stages.contains(&f.as_str()) {
+                problems.push(format!("{name}/rules/{f}: not one of {stages:?}"));
+            }
+        }
+    }
+    assert_eq!(folders, Framework::ALL.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

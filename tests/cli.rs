@@ -1,7 +1,8 @@
 //! `dpcalc check`, the built binary: every link of `tests/links.txt` and every fixture record
 //! gives exactly the page's values (the same core, read through the page's link decoder), every
 //! config fixture gives what the page's Import and report give, and bad inputs give exit 2 with
-//! the file (and line) named, or the field's error, never a panic.
+//! the file (and line) named, or the field's error, never a panic. `dpcalc plan`: the page's
+//! planner rows and links for every framework, and `--expect-within-best`.
 
 use crate::common::{self, files};
 
@@ -9,9 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output as Run, Stdio};
 
 use dpcalc::calc::import::{self, Format};
-use dpcalc::calc::{card, Framework, Num, Output};
+use dpcalc::calc::planner::{self, Planner};
+use dpcalc::calc::view::{self, PlanAttr, PlanRowView, PLAN_COLUMNS};
+use dpcalc::calc::{card, num, Framework, Num, Output};
 use dpcalc::query::Link;
-use dpcalc::state::State;
+use dpcalc::state::{plan_url, State};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dpcalc");
@@ -677,4 +680,339 @@ fn json_integers_are_integers_and_floats_floats() {
         Some(Num::Int(1_180_591_620_717_411_303_424))
     );
     assert!(differences(&big, &page.report).is_empty());
+}
+
+// `dpcalc plan`: the page's planner rows (`calc::view::plan_rows`) with the page's links.
+
+/// The page's address the plan tests write their links on.
+const PLAN_BASE: &str = "https://x.test/dpcalc/";
+
+/// A link the planner finds plans for, in each framework: the benchmark's inputs (64 H100s,
+/// Llama 3.1 8B, 4,096 tokens a sample, a global batch of 128).
+fn plan_link(fw: Framework) -> String {
+    let link = Link {
+        framework: fw,
+        release: Some(fw.default_release()),
+        inputs: planner::bench_inputs(fw, 64),
+        ..Link::default()
+    };
+    format!("?{}", dpcalc::query::encode(&link))
+}
+
+/// What the page's planner shows for a query: its state, the planner, the view model's rows and
+/// each row's link (`state::plan_url`, as the page's plan table writes it).
+fn page_plan(q: &str) -> (State, Planner, Vec<PlanRowView>, Vec<String>) {
+    let state = State::from_query(q);
+    let planner = planner::rank(state.link.framework, state.link.release().id, &state.inputs);
+    let rows = view::plan_rows(&planner);
+    let links = (planner.rows.iter())
+        .map(|p| plan_url(PLAN_BASE, &state.link, &p.assignments))
+        .collect();
+    (state, planner, rows, links)
+}
+
+/// The `rows` of `dpcalc plan --json` as written: each row's fields with their JSON tokens (read
+/// from the text, so a float's digits are seen as printed, not as a JSON parser rounds them).
+fn row_tokens(run: &Run) -> Vec<Vec<(String, String)>> {
+    let text = stdout(run);
+    let mut rows: Vec<Vec<(String, String)>> = Vec::new();
+    for l in text
+        .lines()
+        .skip_while(|l| !l.starts_with("  \"rows\": ["))
+        .skip(1)
+    {
+        if l.starts_with("  ]") {
+            break;
+        }
+        match l.trim().trim_end_matches(',') {
+            "{" => rows.push(Vec::new()),
+            "}" => {}
+            field => {
+                let (k, v) = field.split_once(": ").expect("a field");
+                if let Some(row) = rows.last_mut() {
+                    row.push((k.trim_matches('"').to_string(), v.to_string()));
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// A JSON token is an attribute's typed value: an integer's digits, a float's exact value, the
+/// word as a string, `null` for none.
+fn same_attr(token: &str, want: PlanAttr) -> bool {
+    match want {
+        PlanAttr::Int(i) => token == i.to_string(),
+        PlanAttr::Float(x) => token
+            .parse::<f64>()
+            .is_ok_and(|g| g.to_bits() == x.to_bits()),
+        PlanAttr::Text(t) => token == format!("\"{t}\""),
+        PlanAttr::Absent => token == "null",
+    }
+}
+
+/// For every framework, `plan --json` has the page's rows field for field (every `data-plan-row`
+/// attribute, `_` for `-`, and the link), the planner's counts and the input's own step time;
+/// each row's link computes the row's step time.
+#[test]
+fn plan_json_rows_are_the_pages_rows_for_every_framework() {
+    for &fw in Framework::ALL {
+        let q = plan_link(fw);
+        let run = dpcalc(&["plan", &q, "--json", "--base", PLAN_BASE]);
+        assert_eq!(code(&run), 0, "{fw:?}: {}", stderr(&run));
+        let v = json(&run);
+        let (state, planner, rows, links) = page_plan(&q);
+        assert!(!rows.is_empty(), "{fw:?}: {:?}", planner.note);
+        assert_eq!(v["framework"], fw.id());
+        assert_eq!(v["version"], state.link.release().id);
+        assert_eq!(v["link"], state.url(PLAN_BASE));
+        assert_eq!(v["considered"], planner.considered);
+        assert_eq!(v["fitting"], planner.fitting);
+        assert!(v["note"].is_null());
+        let step = state.report.value(Output::StepTimeSeconds).map(Num::to_f64);
+        assert_eq!(v["current"]["step_time_seconds"].as_f64(), step, "{fw:?}");
+        let got = v["rows"].as_array().expect("rows");
+        let tokens = row_tokens(&run);
+        assert_eq!(got.len(), rows.len(), "{fw:?}");
+        assert_eq!(tokens.len(), rows.len(), "{fw:?}");
+        for (((row, link), g), fields) in rows.iter().zip(&links).zip(got).zip(&tokens) {
+            // every attribute in the contract's order, `_` for `-`, then the link
+            let keys: Vec<String> = (row.attributes().iter())
+                .map(|(name, _)| name.trim_start_matches("data-").replace('-', "_"))
+                .chain(["link".to_string()])
+                .collect();
+            let printed: Vec<String> = fields.iter().map(|(k, _)| k.clone()).collect();
+            assert_eq!(printed, keys, "{fw:?}: a row's fields");
+            for ((name, attr), (key, token)) in row.attributes().into_iter().zip(fields) {
+                assert!(
+                    same_attr(token, attr),
+                    "{fw:?} row {}: {key} {token} vs {name}={attr}",
+                    row.rank
+                );
+            }
+            assert_eq!(g["link"], link.as_str(), "{fw:?} row {}", row.rank);
+            // the link is the page with the plan: it computes the row's step time
+            let again = State::from_query(link.split_once('?').map_or("", |(_, q)| q));
+            assert!(!again.report.has_errors(), "{link}");
+            assert_eq!(
+                again.report.value(Output::StepTimeSeconds),
+                Some(Num::Float(row.step_seconds)),
+                "{link}"
+            );
+        }
+    }
+}
+
+/// Every attribute the view model gives a row is in the DOM contract (docs/outputs.md).
+#[test]
+fn plan_row_attributes_are_the_contracts() {
+    let contract = include_str!("../docs/outputs.md").replace('\n', " ");
+    let (_, _, rows, _) = page_plan(&plan_link(Framework::Megatron));
+    let row = rows.first().expect("a row");
+    for (name, _) in row.attributes() {
+        assert!(contract.contains(&format!("`{name}`")), "{name}");
+    }
+}
+
+/// For every framework, the text is the page's table: the headings, each row's cells in order
+/// and its link on the row's line.
+#[test]
+fn plan_text_shows_the_pages_cells_and_each_rows_link() {
+    for &fw in Framework::ALL {
+        let q = plan_link(fw);
+        let run = dpcalc(&["plan", &q, "--base", PLAN_BASE]);
+        assert_eq!(code(&run), 0, "{fw:?}: {}", stderr(&run));
+        let out = stdout(&run);
+        let (state, planner, rows, links) = page_plan(&q);
+        let summary = view::plan_summary(&planner).expect("a summary");
+        assert!(out.contains(&summary), "{fw:?}:\n{out}");
+        let heading = out
+            .lines()
+            .find(|l| l.trim_start().starts_with("# "))
+            .expect("the headings");
+        let words: Vec<&str> = heading.split_whitespace().collect();
+        let columns: Vec<&str> = PLAN_COLUMNS
+            .iter()
+            .flat_map(|c| c.split_whitespace())
+            .chain(["Link"])
+            .collect();
+        assert_eq!(words, columns, "{fw:?}");
+        for (row, link) in rows.iter().zip(&links) {
+            let line = out
+                .lines()
+                .find(|l| l.ends_with(&format!(" {link}")))
+                .unwrap_or_else(|| panic!("{fw:?}: no line ends with {link}:\n{out}"));
+            // the cells in order, then the link
+            let mut rest = line;
+            for cell in row.cells() {
+                let at = rest
+                    .find(&cell)
+                    .unwrap_or_else(|| panic!("{fw:?}: {cell:?} not in order in {line:?}"));
+                rest = &rest[at + cell.len()..];
+            }
+            assert_eq!(rest.trim(), link.as_str());
+        }
+        assert!(out.contains(&format!("link: {}", state.url(PLAN_BASE))));
+    }
+    // no rows: the planner's note
+    let q = "?framework=megatron&version=0.19.2&world_size=64&model=meta-llama/Llama-3.1-8B&global_batch_size=256&seq_length=4096&train_iters=100";
+    let run = dpcalc(&["plan", q]);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+    assert!(stdout(&run).contains("The planner needs the GPU."));
+    assert_eq!(
+        json(&dpcalc(&["plan", q, "--json"]))["note"],
+        "The planner needs the GPU."
+    );
+}
+
+/// `--expect-within-best`: a layout with tensor parallelism across nodes is far slower than the
+/// best plan (exit 1, both times and the best plan's link named); a large percentage lets it
+/// pass; the best plan's own link is within 0 %; without a step time it fails with the reason.
+#[test]
+fn plan_expect_within_best_passes_and_fails_where_it_should() {
+    let base = "?framework=megatron&version=0.19.2&world_size=64&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&global_batch_size=256&seq_length=4096&micro_batch_size=1&train_iters=100";
+    let slow = format!("{base}&tensor_model_parallel_size=16");
+    let (state, _, rows, links) = page_plan(&slow);
+    let step = match state.report.value(Output::StepTimeSeconds) {
+        Some(Num::Float(x)) => x,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        step > rows[0].step_seconds * 2.0,
+        "TP 16 is not slow: {step}"
+    );
+    for pct in ["0", "0%", "10%", "10"] {
+        let run = dpcalc(&[
+            "plan",
+            &slow,
+            "--expect-within-best",
+            pct,
+            "--base",
+            PLAN_BASE,
+        ]);
+        assert_eq!(code(&run), 1, "{pct}: {}", stderr(&run));
+        let err = stderr(&run);
+        for part in [
+            "--expect-within-best",
+            &num::float_repr(step),
+            &num::float_repr(rows[0].step_seconds),
+            &links[0],
+        ] {
+            assert!(err.contains(part), "{pct}: {part:?} missing: {err}");
+        }
+        assert!(stdout(&run).contains("FAILED"));
+    }
+    let run = dpcalc(&["plan", &slow, "--expect-within-best", "1000%", "--json"]);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+    let v = json(&run);
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["expect_within_best"]["holds"], true);
+    let run = dpcalc(&["plan", &slow, "--expect-within-best", "10%", "--json"]);
+    assert_eq!(code(&run), 1);
+    assert_eq!(json(&run)["expect_within_best"]["holds"], false);
+    // the best plan's own link is the best: within 0 %
+    let best = links[0]
+        .split_once('?')
+        .map(|(_, q)| format!("?{q}"))
+        .expect("a query");
+    let run = dpcalc(&["plan", &best, "--expect-within-best", "0%"]);
+    assert_eq!(code(&run), 0, "{best}: {}", stderr(&run));
+    assert!(stdout(&run).contains("ok: within 0% of the best plan"));
+    // without a GPU there is no step time to compare: exit 1, saying so (and 0 without the flag)
+    let no_gpu = base.replace("&gpu=h100-sxm", "");
+    let run = dpcalc(&["plan", &no_gpu, "--expect-within-best", "10%"]);
+    assert_eq!(code(&run), 1);
+    assert!(
+        stderr(&run).contains("no estimated step time"),
+        "{}",
+        stderr(&run)
+    );
+    assert_eq!(code(&dpcalc(&["plan", &no_gpu])), 0);
+    // a percentage that is none: a usage error (exit 2)
+    for bad in ["ten", "-5%", ""] {
+        assert_eq!(
+            code(&dpcalc(&["plan", &slow, "--expect-within-best", bad])),
+            2,
+            "{bad:?}"
+        );
+    }
+}
+
+/// `plan` reads its inputs as `check` does (the same link from the same files and flags),
+/// exits 1 with `check`'s reasons when the framework refuses them and 2 when a file cannot be
+/// read, naming it, with nothing on standard output.
+#[test]
+fn plan_reads_as_check_and_exits_as_check() {
+    let args = [
+        config("axolotl.yml"),
+        config("llama-3.1-8b.config.json"),
+        "--set".into(),
+        "gpu=h100-sxm".into(),
+        "--json".into(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let check = json(&dpcalc(&[&["check"], &args[..]].concat()));
+    let run = dpcalc(&[&["plan"], &args[..]].concat());
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+    let plan = json(&run);
+    assert_eq!(plan["link"], check["link"]);
+    let (_, _, rows, _) = page_plan(check["link"].as_str().unwrap_or_default());
+    assert_eq!(plan["rows"].as_array().map(Vec::len), Some(rows.len()));
+    assert!(!rows.is_empty());
+    // refused: check's reasons, exit 1
+    let refused = "?framework=megatron&version=0.19.2&world_size=64&tensor_model_parallel_size=3&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&global_batch_size=256&seq_length=4096&train_iters=100";
+    let run = dpcalc(&["plan", refused]);
+    let check = dpcalc(&["check", refused]);
+    assert_eq!(code(&run), 1);
+    assert_eq!(code(&check), 1);
+    assert_eq!(stderr(&run), stderr(&check));
+    assert!(
+        stderr(&run).contains("error at world_size"),
+        "{}",
+        stderr(&run)
+    );
+    // DPCALC_BASE is --base, for every row's link as for check's; a row's link opens on the
+    // results, not on the planner a `view=plan` link opens on
+    let q = format!("{}&view=plan", plan_link(Framework::Torchtitan));
+    let run = Command::new(BIN)
+        .args(["plan", &q, "--json"])
+        .env("DPCALC_BASE", PLAN_BASE)
+        .stdin(Stdio::null())
+        .output()
+        .expect("dpcalc runs");
+    let v = json(&run);
+    let (_, _, _, links) = page_plan(&q);
+    let printed: Vec<&str> = (v["rows"].as_array().expect("rows").iter())
+        .filter_map(|r| r["link"].as_str())
+        .collect();
+    assert_eq!(printed, links);
+    assert!(links.iter().all(|l| l.starts_with(PLAN_BASE)));
+    assert!(v["link"].as_str().is_some_and(|l| l.contains("view=plan")));
+    assert!(!links.iter().any(|l| l.contains("view=plan")));
+    // clap reads its flags
+    let help = dpcalc(&["plan", "--help"]);
+    assert_eq!(code(&help), 0);
+    for flag in [
+        "--framework",
+        "--version",
+        "--nodes",
+        "--gpus-per-node",
+        "--set",
+        "--expect-within-best",
+        "--json",
+        "--base",
+    ] {
+        assert!(stdout(&help).contains(flag), "{flag}");
+    }
+    // unreadable: exit 2, the file named, nothing printed
+    let dir = scratch("plan");
+    let missing = dir.join("missing.yml").to_string_lossy().into_owned();
+    let binary = write(&dir, "weights.bin", b"\x00\x01\x02");
+    for file in [&missing, &binary] {
+        let run = dpcalc(&["plan", file]);
+        assert_eq!(code(&run), 2, "{file}");
+        assert!(stderr(&run).contains(file.as_str()), "{}", stderr(&run));
+        assert!(run.stdout.is_empty());
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -4,8 +4,8 @@
 //! presets, stage by stage.
 
 use dpcalc::calc::estimate::{
-    estimate, in_flight, layer_bytes, layer_split, nearest_fit, stages, Change, Estimate, Params,
-    Plan, Recompute, RecomputeLayers, Sharding,
+    estimate, in_flight, layer_bytes, layer_split, nearest_fit, stages, Change, MemoryParts,
+    Params, Partition, Recompute, RecomputeLayers, Setup,
 };
 use dpcalc::calc::model::{preset, Model, PRESETS};
 use dpcalc::calc::plan::{Pipeline, Schedule};
@@ -15,7 +15,7 @@ fn llama(id: &str) -> Model {
     preset(id).unwrap()
 }
 
-fn states(e: &Estimate) -> u128 {
+fn states(e: &MemoryParts) -> u128 {
     e.weights + e.gradients + e.optimizer
 }
 
@@ -34,18 +34,18 @@ fn zero_paper_worked_example() {
     let psi: u128 = 7_500_000_000;
     assert_eq!(m.num_parameters(), Some(psi));
     let at = |sharding| {
-        let plan = Plan {
+        let plan = Setup {
             shard: 64,
             sharding,
-            ..Plan::default()
+            ..Setup::default()
         };
         states(&estimate(&m, &plan).unwrap())
     };
     let got = [
-        at(Sharding::Replicated),
-        at(Sharding::Zero1),
-        at(Sharding::Zero2),
-        at(Sharding::Zero3),
+        at(Partition::Replicated),
+        at(Partition::Zero1),
+        at(Partition::Zero2),
+        at(Partition::Zero3),
     ];
     assert_eq!(
         got,
@@ -71,7 +71,7 @@ fn zero_paper_worked_example() {
         .collect();
     assert_eq!(gb, [120.0, 31.4, 16.6, 1.9]);
     // Megatron's distributed optimizer: 6 + 12/N bytes per parameter (fp32 gradients)
-    assert_eq!(at(Sharding::DistributedOptimizer), 6 * psi + 12 * psi / 64);
+    assert_eq!(at(Partition::DistributedOptimizer), 6 * psi + 12 * psi / 64);
 }
 
 /// GPT-3 175B's shape as Korthikanti et al. 2022 use it: a = 96, h = 12288, L = 96.
@@ -88,11 +88,11 @@ fn gpt3() -> Model {
 }
 
 /// The paper's GPT: a GeLU MLP of 4h, multi-head attention, dropout on.
-fn paper_plan() -> Plan {
-    Plan {
+fn paper_plan() -> Setup {
+    Setup {
         gated_mlp: false,
         dropout: true,
-        ..Plan::default()
+        ..Setup::default()
     }
 }
 
@@ -105,7 +105,7 @@ fn korthikanti_table_2_at_gpt3_175b() {
     let sbh = s * b * h;
     assert_eq!(5 * a * s / h, 80); // the attention-score term, 80 against 34
     let layer = |tp: u64, sequence_parallel, recompute, flash_attention| {
-        let plan = Plan {
+        let plan = Setup {
             tp,
             seq_len: 2048,
             micro_batch: 1,
@@ -156,10 +156,10 @@ fn korthikanti_table_2_at_gpt3_175b() {
     let llama = layer_bytes(
         &gpt3(),
         0,
-        &Plan {
+        &Setup {
             tp: 8,
             flash_attention: true,
-            ..Plan::default()
+            ..Setup::default()
         },
         s * b,
     )
@@ -176,7 +176,7 @@ fn one_f_one_b_stages() {
     let m = gpt3();
     let params = Params::of(&m).unwrap();
     let (s, h, v) = (2048u128, 12288u128, 51200u128);
-    let plan = Plan {
+    let plan = Setup {
         tp: 8,
         pp: 8,
         micro_batches: 6,
@@ -198,7 +198,7 @@ fn one_f_one_b_stages() {
     assert_eq!(all[0].weights, 2 * (layers + v * h) / 8);
     assert_eq!(all[7].weights, (2 * (layers + h + v * h)).div_ceil(8));
     // PP = 1 holds everything once; the estimate is the largest rank
-    let one = Plan {
+    let one = Setup {
         pp: 1,
         ..plan.clone()
     };
@@ -259,7 +259,7 @@ fn full_recompute_keeps_inputs_and_one_group() {
     let m = gpt3();
     let params = Params::of(&m).unwrap();
     let s = 2048u128;
-    let base = Plan {
+    let base = Setup {
         tp: 8,
         pp: 8,
         micro_batches: 1,
@@ -272,7 +272,7 @@ fn full_recompute_keeps_inputs_and_one_group() {
         stages(
             &m,
             &params,
-            &Plan {
+            &Setup {
                 recompute_layers,
                 ..base.clone()
             },
@@ -292,7 +292,7 @@ fn context_and_ulysses_divide_the_sequence() {
     let params = Params::of(&m).unwrap();
     // the first of two ranks, two micro batches in flight of 48 layers
     let act = |cp, sp, flash_attention| {
-        let plan = Plan {
+        let plan = Setup {
             cp,
             sp,
             pp: 2,
@@ -317,29 +317,29 @@ fn context_and_ulysses_divide_the_sequence() {
 fn lora_qlora_and_offload() {
     let m = llama("meta-llama/Llama-3.1-8B");
     let psi = m.num_parameters().unwrap();
-    let qlora = Plan {
+    let qlora = Setup {
         weight_bits: 4,
         trainable: Some(20_000_000),
-        ..Plan::default()
+        ..Setup::default()
     };
     let e = estimate(&m, &qlora).unwrap();
     assert_eq!(e.weights, psi / 2 + 40_000_000);
     assert_eq!(e.gradients, 40_000_000);
     assert_eq!(e.optimizer, 240_000_000);
 
-    let z3 = Plan {
+    let z3 = Setup {
         shard: 8,
-        sharding: Sharding::Zero3,
+        sharding: Partition::Zero3,
         offload_optimizer: true,
         offload_param: true,
-        ..Plan::default()
+        ..Setup::default()
     };
     let e = estimate(&m, &z3).unwrap();
     assert_eq!((e.weights, e.gradients, e.optimizer), (0, 0, 0));
     assert!(e.activations > 0);
     // parameter offload is ZeRO-3's only
-    let z2 = Plan {
-        sharding: Sharding::Zero2,
+    let z2 = Setup {
+        sharding: Partition::Zero2,
         ..z3
     };
     let e = estimate(&m, &z2).unwrap();
@@ -352,11 +352,11 @@ fn routed_experts_are_split_over_ep() {
     let psi = m.num_parameters().unwrap();
     let routed = m.routed_expert_params().unwrap();
     assert!(routed > 0);
-    let plan = Plan {
+    let plan = Setup {
         ep: 8,
         shard: 8,
-        sharding: Sharding::Zero1,
-        ..Plan::default()
+        sharding: Partition::Zero1,
+        ..Setup::default()
     };
     let e = estimate(&m, &plan).unwrap();
     assert_eq!(e.weights, 2 * (psi - routed + routed / 8));
@@ -370,11 +370,11 @@ fn llama_70b_on_8_gpus_zero3() {
     let m = llama("meta-llama/Llama-3.1-70B");
     let psi = m.num_parameters().unwrap();
     assert_eq!(psi, 70_553_706_496);
-    let plan = Plan {
+    let plan = Setup {
         shard: 8,
-        sharding: Sharding::Zero3,
+        sharding: Partition::Zero3,
         flash_attention: true,
-        ..Plan::default()
+        ..Setup::default()
     };
     let e = estimate(&m, &plan).unwrap();
     println!("Llama-3.1-70B ZeRO-3 ×8: {e:?}, total {:?}", e.total());
@@ -406,14 +406,14 @@ fn llama_70b_on_8_gpus_zero3() {
 #[test]
 fn nearest_fit_order_and_none() {
     let m = llama("meta-llama/Llama-3.1-8B");
-    let plan = Plan {
+    let plan = Setup {
         shard: 8,
-        sharding: Sharding::Zero1,
+        sharding: Partition::Zero1,
         micro_batch: 8,
         seq_len: 4096,
-        ..Plan::default()
+        ..Setup::default()
     };
-    let total = |p: &Plan| estimate(&m, p).unwrap().total().unwrap();
+    let total = |p: &Setup| estimate(&m, p).unwrap().total().unwrap();
     let now = total(&plan);
     // already fits: nothing to change
     assert_eq!(nearest_fit(&m, &plan, now), None);
@@ -446,7 +446,7 @@ fn nearest_fit_order_and_none() {
     assert_eq!((tp.tp, tp.shard), (4, 2));
     assert_eq!(
         Change::MoreTp(8).apply(&tp),
-        Some(Plan {
+        Some(Setup {
             tp: 8,
             shard: 1,
             ..tp.clone()
@@ -460,38 +460,38 @@ fn nearest_fit_order_and_none() {
 fn zero_sizes_and_overflow_give_none() {
     let m = llama("meta-llama/Llama-3.1-8B");
     for p in [
-        Plan {
+        Setup {
             tp: 0,
-            ..Plan::default()
+            ..Setup::default()
         },
-        Plan {
+        Setup {
             pp: 0,
-            ..Plan::default()
+            ..Setup::default()
         },
-        Plan {
+        Setup {
             cp: 0,
-            ..Plan::default()
+            ..Setup::default()
         },
-        Plan {
+        Setup {
             sp: 0,
-            ..Plan::default()
+            ..Setup::default()
         },
-        Plan {
+        Setup {
             ep: 0,
-            ..Plan::default()
+            ..Setup::default()
         },
-        Plan {
+        Setup {
             shard: 0,
-            ..Plan::default()
+            ..Setup::default()
         },
-        Plan {
+        Setup {
             seq_len: u64::MAX,
             micro_batch: u64::MAX,
-            ..Plan::default()
+            ..Setup::default()
         },
-        Plan {
+        Setup {
             optimizer_bytes_per_param: u64::MAX,
-            ..Plan::default()
+            ..Setup::default()
         },
     ] {
         assert_eq!(estimate(&m, &p), None, "{p:?}");
@@ -501,10 +501,10 @@ fn zero_sizes_and_overflow_give_none() {
         vocab_size: u64::MAX,
         ..m
     };
-    assert_eq!(estimate(&huge, &Plan::default()), None);
+    assert_eq!(estimate(&huge, &Setup::default()), None);
 }
 
-fn plan() -> impl Strategy<Value = Plan> {
+fn setup() -> impl Strategy<Value = Setup> {
     let pow2 = |max: u32| (0..=max).prop_map(|e| 1u64 << e);
     let recompute = prop_oneof![
         Just(Recompute::None),
@@ -512,11 +512,11 @@ fn plan() -> impl Strategy<Value = Plan> {
         Just(Recompute::Full)
     ];
     let sharding = prop_oneof![
-        Just(Sharding::Replicated),
-        Just(Sharding::Zero1),
-        Just(Sharding::Zero2),
-        Just(Sharding::Zero3),
-        Just(Sharding::DistributedOptimizer)
+        Just(Partition::Replicated),
+        Just(Partition::Zero1),
+        Just(Partition::Zero2),
+        Just(Partition::Zero3),
+        Just(Partition::DistributedOptimizer)
     ];
     (
         (
@@ -551,7 +551,7 @@ fn plan() -> impl Strategy<Value = Plan> {
                 (oo, op, mb, seq, rc),
                 (fa, sq, bits),
                 (tr, k),
-            )| Plan {
+            )| Setup {
                 tp,
                 pp,
                 cp,
@@ -569,13 +569,13 @@ fn plan() -> impl Strategy<Value = Plan> {
                 weight_bits: bits,
                 trainable: tr,
                 optimizer_bytes_per_param: k,
-                ..Plan::default()
+                ..Setup::default()
             },
         )
 }
 
 /// Every pipeline stage's estimate.
-struct Staged(Vec<Estimate>);
+struct Staged(Vec<MemoryParts>);
 
 /// No stage of `a` holds more than the same stage of `b`, part by part.
 fn le(a: &Staged, b: &Staged) -> bool {
@@ -593,28 +593,28 @@ proptest! {
 
     /// Stage by stage (the largest stage may change with the plan).
     #[test]
-    fn nothing_that_should_lower_memory_raises_it(i in 0..PRESETS.len(), p in plan()) {
+    fn nothing_that_should_lower_memory_raises_it(i in 0..PRESETS.len(), p in setup()) {
         let m = preset(PRESETS[i]).unwrap();
         let params = Params::of(&m).unwrap();
-        let e = |p: &Plan| Staged(stages(&m, &params, p).unwrap());
+        let e = |p: &Setup| Staged(stages(&m, &params, p).unwrap());
         let base = e(&p);
         prop_assert!(base.0.iter().all(|s| s.total().is_some()));
         prop_assert_eq!(base.0.len() as u64, p.pp);
         if p.tp <= 4 {
-            let more_tp = e(&Plan { tp: 2 * p.tp, ..p.clone() });
+            let more_tp = e(&Setup { tp: 2 * p.tp, ..p.clone() });
             prop_assert!(le(&more_tp, &base));
         }
-        use Sharding::*;
+        use Partition::*;
         let stages: Vec<Staged> = [Replicated, Zero1, Zero2, Zero3]
             .iter()
-            .map(|&sharding| e(&Plan { sharding, ..p.clone() }))
+            .map(|&sharding| e(&Setup { sharding, ..p.clone() }))
             .collect();
         for w in stages.windows(2) {
             prop_assert!(le(&w[1], &w[0]));
         }
         let rc: Vec<Staged> = [Recompute::None, Recompute::Selective, Recompute::Full]
             .iter()
-            .map(|&recompute| e(&Plan { recompute, ..p.clone() }))
+            .map(|&recompute| e(&Setup { recompute, ..p.clone() }))
             .collect();
         // either recompute holds no more than none (full recompute's one recomputed layer can
         // exceed what selective keeps when a stage has a single layer)
@@ -623,24 +623,24 @@ proptest! {
         // flash keeps a 4-byte log-sum-exp per head and token, eager at least 2 bytes per score:
         // less from two tokens on
         if p.seq_len >= 2 * p.cp * p.sp {
-            let flash = |flash_attention| e(&Plan { flash_attention, ..p.clone() });
+            let flash = |flash_attention| e(&Setup { flash_attention, ..p.clone() });
             prop_assert!(le(&flash(true), &flash(false)));
         }
-        let sq = |sequence_parallel| e(&Plan { sequence_parallel, ..p.clone() });
+        let sq = |sequence_parallel| e(&Setup { sequence_parallel, ..p.clone() });
         prop_assert!(le(&sq(true), &sq(false)));
         if p.micro_batch > 1 {
-            let half = e(&Plan { micro_batch: p.micro_batch / 2, ..p.clone() });
+            let half = e(&Setup { micro_batch: p.micro_batch / 2, ..p.clone() });
             prop_assert!(le(&half, &base));
         }
         for (oo, op) in [(false, false), (true, false), (false, true), (true, true)] {
-            let on = e(&Plan { offload_optimizer: oo, offload_param: op, ..p.clone() });
-            let off = e(&Plan { offload_optimizer: false, offload_param: false, ..p.clone() });
+            let on = e(&Setup { offload_optimizer: oo, offload_param: op, ..p.clone() });
+            let off = e(&Setup { offload_optimizer: false, offload_param: false, ..p.clone() });
             prop_assert!(le(&on, &off));
         }
     }
 
     #[test]
-    fn nearest_fit_fits(i in 0..PRESETS.len(), p in plan(), cap in 1u128..2_000_000_000_000) {
+    fn nearest_fit_fits(i in 0..PRESETS.len(), p in setup(), cap in 1u128..2_000_000_000_000) {
         let m = preset(PRESETS[i]).unwrap();
         let now = estimate(&m, &p).unwrap().total().unwrap();
         match nearest_fit(&m, &p, cap) {
@@ -670,9 +670,9 @@ proptest! {
 #[test]
 fn absurd_pipelines_and_layer_counts_have_no_estimate() {
     let m = llama("meta-llama/Llama-3.1-8B");
-    let p = Plan {
+    let p = Setup {
         pp: 1 << 40,
-        ..Plan::default()
+        ..Setup::default()
     };
     assert!(estimate(&m, &p).is_none());
     let deep = Model {
@@ -680,7 +680,7 @@ fn absurd_pipelines_and_layer_counts_have_no_estimate() {
         ..m.clone()
     };
     assert!(Params::of(&deep).is_none());
-    assert!(estimate(&deep, &Plan::default()).is_none());
+    assert!(estimate(&deep, &Setup::default()).is_none());
     // at the bound itself the layers are counted
     let bound = Model {
         num_hidden_layers: dpcalc::calc::estimate::MAX_LAYERS,
@@ -693,7 +693,7 @@ fn absurd_pipelines_and_layer_counts_have_no_estimate() {
 /// split evenly) is the largest of all the ranks, for every schedule and recompute.
 #[test]
 fn the_largest_stage_from_three_ranks_is_the_largest_of_all() {
-    use dpcalc::calc::estimate::{estimate_with, largest, stages, Params, Plan, Recompute};
+    use dpcalc::calc::estimate::{estimate_with, largest, stages, Params, Recompute, Setup};
     use dpcalc::calc::plan::{Pipeline, Schedule};
     let mut checked = 0;
     for id in [
@@ -712,7 +712,7 @@ fn the_largest_stage_from_three_ranks_is_the_largest_of_all() {
             ] {
                 for micro_batches in [1, 3, 8, 64] {
                     for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
-                        let plan = Plan {
+                        let plan = Setup {
                             pp,
                             micro_batches,
                             recompute,
@@ -721,7 +721,7 @@ fn the_largest_stage_from_three_ranks_is_the_largest_of_all() {
                                 virtual_stages: v,
                                 layers: Vec::new(),
                             }),
-                            ..Plan::default()
+                            ..Setup::default()
                         };
                         let Some(all) = stages(&m, &params, &plan) else {
                             continue;

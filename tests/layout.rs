@@ -5,7 +5,7 @@
 use crate::common::report::inputs;
 use std::time::Instant;
 
-use dpcalc::calc::layout::{self, Fit, Mode, SortKey};
+use dpcalc::calc::layout::{self, BatchMatch, Mode, SortKey};
 use dpcalc::calc::{Field, Framework, Num, RawInputs};
 
 /// Tuples of `k` positive sizes with a product dividing `n`, by brute force.
@@ -76,7 +76,7 @@ fn eight_gpus_keep_the_batch() {
     for row in &ex.rows {
         let ga = 32 / (2 * row.dp);
         assert_eq!(row.ga, Some(ga), "{:?}", row.sizes);
-        assert_eq!(row.fit, Fit::Exact);
+        assert_eq!(row.batch_match, BatchMatch::Exact);
         assert_eq!(row.global_batch_size, Some(Num::Int(32)));
         // ceil(10000 / 32) = 313
         assert_eq!(row.max_steps, Some(Num::Int(313)));
@@ -100,11 +100,11 @@ fn nearest_accumulation_and_its_miss() {
     let ex = layout::explore(Framework::Axolotl, "0.19.0", &r);
     let row = ex.rows.iter().find(|r| r.sizes == vec![1, 1]).unwrap();
     assert_eq!(row.ga, Some(1));
-    assert_eq!(row.fit, Fit::Near { miss: 12 });
+    assert_eq!(row.batch_match, BatchMatch::Near { miss: 12 });
     assert_eq!(row.global_batch_size, Some(Num::Int(24)));
     // dp 1 (tp 8): 3 × 1 × 4 = 12 exactly
     let row = ex.rows.iter().find(|r| r.sizes == vec![8, 1]).unwrap();
-    assert_eq!((row.ga, row.fit), (Some(4), Fit::Exact));
+    assert_eq!((row.ga, row.batch_match), (Some(4), BatchMatch::Exact));
     // nearest: target 10, 3 per replica-step: 9 (miss 1) beats 12 (miss 2)
     assert_eq!(layout::accumulation_for(10, 3, 1), Some(3));
     assert_eq!(layout::accumulation_for(11, 3, 1), Some(4));
@@ -488,7 +488,7 @@ fn axolotl_explores_expert_parallelism_from_0_21_0() {
     let row = new.rows.iter().find(|r| r.sizes == [1, 1, 2]).unwrap();
     assert!(row.valid(), "{:?}", row.problem);
     assert_eq!(row.dp, 4);
-    assert_eq!(row.fit, layout::Fit::Exact);
+    assert_eq!(row.batch_match, layout::BatchMatch::Exact);
     assert_eq!(row.ga, Some(4));
     let q = new.apply_query(row);
     assert!(q.contains("expert_parallel_size=2"), "{q}");

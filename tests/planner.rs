@@ -15,7 +15,7 @@ fn decode(q: &str) -> (Framework, &'static str, dpcalc::calc::RawInputs) {
 
 fn plans(q: &str) -> Planner {
     let (fw, release, raw) = decode(q);
-    planner::plan(fw, release, &raw)
+    planner::rank(fw, release, &raw)
 }
 
 fn seconds(r: &Report) -> f64 {
@@ -49,14 +49,14 @@ const LINKS: &[&str] = &[
 fn every_row_is_an_accepted_fitting_plan_in_order() {
     for q in LINKS {
         let p = plans(q);
-        assert!(!p.plans.is_empty(), "{q}: {:?}", p.note);
-        assert!(p.plans.len() <= planner::SHOWN);
-        assert!(p.fitting >= p.plans.len() && p.considered >= p.fitting);
-        for w in p.plans.windows(2) {
+        assert!(!p.rows.is_empty(), "{q}: {:?}", p.note);
+        assert!(p.rows.len() <= planner::SHOWN);
+        assert!(p.fitting >= p.rows.len() && p.considered >= p.fitting);
+        for w in p.rows.windows(2) {
             assert!(w[0].step_seconds <= w[1].step_seconds, "{q}: out of order");
         }
         let link = query::decode(q);
-        for row in &p.plans {
+        for row in &p.rows {
             let mut raw = link.inputs.clone();
             for (f, t) in &row.assignments {
                 raw.set(*f, t);
@@ -91,7 +91,7 @@ fn every_row_is_an_accepted_fitting_plan_in_order() {
 #[test]
 fn the_planner_says_what_it_needs() {
     let p = plans("?framework=megatron&version=0.19.2&world_size=64&model=meta-llama/Llama-3.1-8B&global_batch_size=256&seq_length=4096&train_iters=100");
-    assert!(p.plans.is_empty());
+    assert!(p.rows.is_empty());
     assert_eq!(p.note.as_deref(), Some("The planner needs the GPU."));
     let p = plans("?framework=megatron&version=0.19.2&world_size=64&gpu=h100-sxm&global_batch_size=256&seq_length=4096&train_iters=100");
     assert_eq!(p.note.as_deref(), Some("The planner needs a model."));
@@ -152,7 +152,7 @@ fn zero3_falls_faster_than_3d_parallelism() {
     // the planner ranks only what fits, fastest first, TP inside a node
     let q = format!("?framework=torchtitan&version=0.3.0&world_size=1536&{arch}&gpu=a100-80gb&local_batch_size=1&global_batch_size=1536&seq_len=2048&steps=100&disable_cuda_graphs=true");
     let p = plans(&q);
-    let best = p.plans.first().expect("a plan");
+    let best = p.rows.first().expect("a plan");
     assert!(
         best.size(Dim::Tp) <= 8,
         "TP {} leaves the node",
@@ -165,7 +165,7 @@ fn zero3_falls_faster_than_3d_parallelism() {
 #[test]
 fn tensor_parallelism_stays_in_a_node() {
     let p = plans(LINKS[1]);
-    for row in &p.plans {
+    for row in &p.rows {
         assert!(row.size(Dim::Tp) <= 8, "{}", row.query());
     }
 }

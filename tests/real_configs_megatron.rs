@@ -7,8 +7,8 @@
 //! against what bash passes (`tests/fixtures/shell/`) and what a `.expect` cannot say.
 
 use crate::common::report::{errors, int};
+use dpcalc::calc::import::shell;
 use dpcalc::calc::import::{self, Imported};
-use dpcalc::calc::shell;
 use dpcalc::calc::{Field, Framework, Level, Num, Output};
 use dpcalc::state::{Action, State};
 

@@ -2,7 +2,7 @@
 //! NCCL's bus-bandwidth convention, overlap, and which link a group's ranks use.
 
 use dpcalc::calc::estimate::time::{step_time, Hardware, Overlap, Placement};
-use dpcalc::calc::estimate::{Params, Plan, Sharding};
+use dpcalc::calc::estimate::{Params, Partition, Setup};
 use dpcalc::calc::estimated::StepTime;
 use dpcalc::calc::model::{preset, Model};
 
@@ -36,7 +36,7 @@ fn place(gpus_per_node: u64, tp: u64, cp: u64, dp: u64) -> Placement {
     }
 }
 
-fn run(plan: &Plan, dp: u64, hw: &Hardware, place: &Placement, overlap: Overlap) -> StepTime {
+fn run(plan: &Setup, dp: u64, hw: &Hardware, place: &Placement, overlap: Overlap) -> StepTime {
     let m = llama();
     step_time(&m, &Params::of(&m).unwrap(), plan, dp, hw, place, overlap).expect("a step time")
 }
@@ -46,11 +46,11 @@ fn run(plan: &Plan, dp: u64, hw: &Hardware, place: &Placement, overlap: Overlap)
 #[test]
 fn the_bubble_is_p_minus_1_over_v_micro_batches() {
     let hw = free_network();
-    let plan = Plan {
+    let plan = Setup {
         pp: 4,
         micro_batches: 16,
         seq_len: 4096,
-        ..Plan::default()
+        ..Setup::default()
     };
     let t = run(&plan, 1, &hw, &place(8, 1, 1, 1), Overlap::default());
     // compute = m × per micro batch + the optimizer step (small, no data parallelism)
@@ -59,7 +59,7 @@ fn the_bubble_is_p_minus_1_over_v_micro_batches() {
         t.compute > 16.0 * per_mb && t.compute < 16.0 * per_mb * 1.05,
         "{t:?}"
     );
-    let interleaved = Plan {
+    let interleaved = Setup {
         pipeline: Some(dpcalc::calc::plan::Pipeline {
             schedule: dpcalc::calc::plan::Schedule::Interleaved { group: 4 },
             virtual_stages: 2,
@@ -86,9 +86,9 @@ fn the_data_parallel_all_reduce_follows_the_busbw_convention() {
         intra_bytes_per_s: bw,
         ..free_network()
     };
-    let plan = Plan {
+    let plan = Setup {
         seq_len: 4096,
-        ..Plan::default()
+        ..Setup::default()
     };
     let t = run(&plan, 8, &hw, &place(8, 1, 1, 8), Overlap::default());
     let params = m.num_parameters().unwrap() as f64;
@@ -118,10 +118,10 @@ fn a_group_across_nodes_runs_at_the_nics() {
         inter_bytes_per_s: 47.5e9,
         ..free_network()
     };
-    let plan = Plan {
+    let plan = Setup {
         tp: 8,
         seq_len: 4096,
-        ..Plan::default()
+        ..Setup::default()
     };
     let inside = run(&plan, 1, &hw, &place(8, 8, 1, 1), Overlap::default());
     let across = run(&plan, 1, &hw, &place(4, 8, 1, 1), Overlap::default());
@@ -133,9 +133,9 @@ fn a_group_across_nodes_runs_at_the_nics() {
     );
     // the data-parallel all-reduce of 16 replicas over 2 nodes: 8 members per node use 8 NICs,
     // 1 per node (TP 8 inside) only one each
-    let dense = Plan {
+    let dense = Setup {
         seq_len: 4096,
-        ..Plan::default()
+        ..Setup::default()
     };
     let wide = run(&dense, 16, &hw, &place(8, 1, 1, 16), Overlap::default());
     let narrow = run(&plan, 16, &hw, &place(8, 8, 1, 16), Overlap::default());
@@ -157,14 +157,14 @@ fn zero3_gathers_every_micro_batch() {
         inter_bytes_per_s: 47.5e9,
         ..free_network()
     };
-    let one = Plan {
-        sharding: Sharding::Zero3,
+    let one = Setup {
+        sharding: Partition::Zero3,
         shard: 64,
         seq_len: 4096,
         micro_batches: 1,
-        ..Plan::default()
+        ..Setup::default()
     };
-    let four = Plan {
+    let four = Setup {
         micro_batches: 4,
         ..one.clone()
     };
@@ -196,14 +196,14 @@ fn zero3_gathers_every_micro_batch() {
 fn recompute_costs_compute() {
     use dpcalc::calc::estimate::Recompute;
     let hw = free_network();
-    let base = Plan {
+    let base = Setup {
         seq_len: 4096,
-        ..Plan::default()
+        ..Setup::default()
     };
     let p = place(8, 1, 1, 1);
     let none = run(&base, 1, &hw, &p, Overlap::default());
     let sel = run(
-        &Plan {
+        &Setup {
             recompute: Recompute::Selective,
             ..base.clone()
         },
@@ -213,7 +213,7 @@ fn recompute_costs_compute() {
         Overlap::default(),
     );
     let full = run(
-        &Plan {
+        &Setup {
             recompute: Recompute::Full,
             ..base.clone()
         },
@@ -251,11 +251,11 @@ fn lora_skips_the_frozen_weights_gradients() {
         intra_bytes_per_s: 100e9,
         ..free_network()
     };
-    let full = Plan {
+    let full = Setup {
         seq_len: 4096,
-        ..Plan::default()
+        ..Setup::default()
     };
-    let lora = Plan {
+    let lora = Setup {
         trainable: Some(20_000_000),
         ..full.clone()
     };

@@ -954,3 +954,62 @@ async fn a_pasted_torchtitan_toml_switches_the_framework() {
         search()
     );
 }
+
+/// The planner's table renders the view model's rows (`calc::view::plan_rows`, which `dpcalc plan`
+/// prints): each row's `data-plan-row` attributes and cells are the view model's, in rank order,
+/// and its link is `state::plan_url`'s for the page's link.
+#[wasm_bindgen_test]
+async fn the_planner_renders_the_view_models_rows() {
+    use dpcalc::calc::{planner, view};
+    let q = "framework=megatron&version=0.19.2&world_size=8&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&global_batch_size=16&seq_length=4096&micro_batch_size=1&train_iters=100&view=plan";
+    let page = mount(q).await;
+    for _ in 0..20_000 {
+        if page.q("[data-plan][data-compute-ms]").is_some() {
+            break;
+        }
+        settle().await;
+    }
+    assert!(
+        page.q("[data-plan][data-compute-ms]").is_some(),
+        "the ranking never ended"
+    );
+    let state = dpcalc::state::State::from_query(q);
+    let ranked = planner::rank(state.link.framework, state.link.release().id, &state.inputs);
+    let rows = view::plan_rows(&ranked);
+    assert!(!rows.is_empty(), "{:?}", ranked.note);
+    let trs = page.root.query_selector_all("[data-plan-row]").unwrap();
+    assert_eq!(trs.length() as usize, rows.len());
+    let base = dpcalc::web::base_url();
+    for (i, (row, plan)) in rows.iter().zip(&ranked.rows).enumerate() {
+        let tr: Element = trs.item(i as u32).unwrap().dyn_into().unwrap();
+        for (name, attr) in row.attributes() {
+            assert_eq!(
+                tr.get_attribute(name),
+                Some(attr.to_string()),
+                "row {i}: {name}"
+            );
+        }
+        let tds = tr.query_selector_all("td").unwrap();
+        for (j, cell) in row.cells().iter().enumerate() {
+            let td = tds.item(j as u32).unwrap();
+            assert_eq!(
+                td.text_content().as_deref(),
+                Some(cell.as_str()),
+                "row {i} cell {j}"
+            );
+        }
+        let href = tr
+            .query_selector("a[href]")
+            .unwrap()
+            .and_then(|a| a.get_attribute("href"));
+        assert_eq!(
+            href,
+            Some(dpcalc::state::plan_url(
+                &base,
+                &state.link,
+                &plan.assignments
+            )),
+            "row {i}"
+        );
+    }
+}

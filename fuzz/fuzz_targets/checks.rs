@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use dpcalc::calc::export::export;
 use dpcalc::calc::import::{import_as, read, Imported, Scope};
-use dpcalc::calc::shell as bash;
+use dpcalc::calc::import::shell as bash;
 use dpcalc::calc::spec::Reads;
 use dpcalc::calc::Framework;
 use dpcalc::cli::{check, CheckArgs};
@@ -387,7 +387,7 @@ fn leaves(v: &serde_json::Value, path: String, out: &mut Vec<String>) {
 }
 
 /// Any text as a bash launch script (Megatron-LM's examples: variables, arrays, `${1:-d}`,
-/// `$((…))`, `if`), read by the bash reader (`calc::shell`) and then by the import of the
+/// `$((…))`, `if`), read by the bash reader (`calc::import::shell`) and then by the import of the
 /// framework the first byte picks, as the page's Import reads a pasted script. Checked on every
 /// input:
 /// - reading it and computing the page it leads to take under 100 ms (`in_time`);
@@ -456,7 +456,7 @@ pub fn cli(data: &[u8]) {
     for name in ["a", "b"].iter().take(usize::from(pick >> 3 & 3).min(2)) {
         let path = dir.join(name);
         std::fs::write(&path, parts.next().unwrap_or_default()).expect("a scratch file");
-        args.inputs.push(path.to_string_lossy().into_owned());
+        args.input.inputs.push(path.to_string_lossy().into_owned());
     }
     let card = dir.join("card.svg");
     let _ = std::fs::remove_file(&card);
@@ -470,16 +470,16 @@ pub fn cli(data: &[u8]) {
             continue;
         };
         match which {
-            'f' => args.framework = Some(value),
-            'v' => args.release = Some(value),
-            'n' => args.nodes = Some(value),
-            'g' => args.gpus_per_node = Some(value),
-            's' => args.set.push(value),
+            'f' => args.input.framework = Some(value),
+            'v' => args.input.release = Some(value),
+            'n' => args.input.nodes = Some(value),
+            'g' => args.input.gpus_per_node = Some(value),
+            's' => args.input.set.push(value),
             'e' => args.expect.push(value),
             'b' => args.base = Some(value),
             // a link (never `-`: standard input is the fuzzer's)
-            'l' if value.starts_with("http") => args.inputs.push(value),
-            'l' => args.inputs.push(format!("?{value}")),
+            'l' if value.starts_with("http") => args.input.inputs.push(value),
+            'l' => args.input.inputs.push(format!("?{value}")),
             _ => {}
         }
     }

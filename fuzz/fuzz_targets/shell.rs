@@ -1,5 +1,5 @@
 //! Any text as a bash launch script (Megatron-LM's examples: variables, arrays, `${1:-d}`,
-//! `$((…))`, `if`), read by the bash reader (`calc::shell`) and then by the import of the
+//! `$((…))`, `if`), read by the bash reader (`calc::import::shell`) and then by the import of the
 //! framework the first byte picks, as the page's Import reads a pasted script. Checked on every
 //! input:
 //! - reading it and computing the page it leads to take under 100 ms (`checks::in_time`);

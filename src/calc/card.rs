@@ -208,39 +208,7 @@ pub fn card(
         &clean(&format!("{} {}", framework.name(), release)),
         TITLE_COLUMNS,
     );
-    let mut fields: Vec<Field> = framework.key_fields().to_vec();
-    // the model and the GPU, when given, belong to the configuration too
-    for f in [framework.spec().fit.model_key, Field::Gpu] {
-        if !fields.contains(&f) && inputs.is_given(f) {
-            fields.push(f);
-        }
-    }
-    let shown = fields.len().min(MAX_INPUTS);
-    let inputs_shown = fields[..shown]
-        .iter()
-        .map(|&f| {
-            let key = truncate(f.key(), KEY_COLUMNS);
-            let room = INPUT_COLUMNS.saturating_sub(key.chars().count() + 1).max(4);
-            let given = clean(inputs.get(f));
-            if inputs.conflict(f).is_some() {
-                (key, truncate("given twice", room), true)
-            } else if given.is_empty() {
-                // what the empty field means: a value (`1 (default)`) or a phrase (`unset`)
-                let assumed = clean(framework.describe(f).1);
-                let value = !assumed.is_empty()
-                    && (assumed.parse::<f64>().is_ok()
-                        || matches!(assumed.as_str(), "true" | "false"));
-                let text = if value {
-                    format!("{assumed} (default)")
-                } else {
-                    assumed
-                };
-                (key, truncate(&text, room), false)
-            } else {
-                (key, truncate(&given, room), true)
-            }
-        })
-        .collect();
+    let inputs_shown = card_inputs(framework, inputs);
     let results: Vec<(String, Option<String>)> = RESULTS
         .iter()
         .map(|&o| {
@@ -286,6 +254,44 @@ pub fn card(
         error,
         link,
     }
+}
+
+/// The key inputs as the card shows them: (config key, value, given), with the model and the GPU
+/// when given; an input not given shows what the framework assumes.
+fn card_inputs(framework: Framework, inputs: &RawInputs) -> Vec<(String, String, bool)> {
+    let mut fields: Vec<Field> = framework.key_fields().to_vec();
+    // the model and the GPU, when given, belong to the configuration too
+    for f in [framework.spec().fit.model_key, Field::Gpu] {
+        if !fields.contains(&f) && inputs.is_given(f) {
+            fields.push(f);
+        }
+    }
+    let shown = fields.len().min(MAX_INPUTS);
+    fields[..shown]
+        .iter()
+        .map(|&f| {
+            let key = truncate(f.key(), KEY_COLUMNS);
+            let room = INPUT_COLUMNS.saturating_sub(key.chars().count() + 1).max(4);
+            let given = clean(inputs.get(f));
+            if inputs.conflict(f).is_some() {
+                (key, truncate("given twice", room), true)
+            } else if given.is_empty() {
+                // what the empty field means: a value (`1 (default)`) or a phrase (`unset`)
+                let assumed = clean(framework.describe(f).1);
+                let value = !assumed.is_empty()
+                    && (assumed.parse::<f64>().is_ok()
+                        || matches!(assumed.as_str(), "true" | "false"));
+                let text = if value {
+                    format!("{assumed} (default)")
+                } else {
+                    assumed
+                };
+                (key, truncate(&text, room), false)
+            } else {
+                (key, truncate(&given, room), true)
+            }
+        })
+        .collect()
 }
 
 /// The results a one-line summary names: `dp 16`, `global batch 256`, `1,954 steps`, and
@@ -334,8 +340,28 @@ fn text(out: &mut String, x: u32, y: u32, class: &str, attrs: &str, content: &st
 
 /// The card as SVG markup; `with_style` adds the file's own `<style>` (the dark theme).
 fn draw(card: &Card, with_style: bool) -> String {
-    let (w, h) = (WIDTH, HEIGHT);
     let mut s = String::with_capacity(6000);
+    draw_frame(&mut s, card, with_style);
+    draw_heading(&mut s, card);
+    draw_inputs(&mut s, card);
+    draw_results(&mut s, card);
+    draw_footer(&mut s, card);
+    s
+}
+
+/// A rule across the card at `y`.
+fn line(s: &mut String, y: u32) {
+    let w = WIDTH;
+    s.push_str(&format!(
+        "<line x1=\"20\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" class=\"c-ln\" stroke=\"{}\"/>",
+        w - 20,
+        light("c-ln")
+    ))
+}
+
+/// The SVG element, its title, the style (`with_style`) and the card's background and border.
+fn draw_frame(s: &mut String, card: &Card, with_style: bool) {
+    let (w, h) = (WIDTH, HEIGHT);
     s.push_str(&format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" class=\"dpcalc-card\">"
     ));
@@ -365,17 +391,15 @@ fn draw(card: &Card, with_style: bool) -> String {
         h - 1,
         light("c-ln")
     ));
-    let line = |s: &mut String, y: u32| {
-        s.push_str(&format!(
-            "<line x1=\"20\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" class=\"c-ln\" stroke=\"{}\"/>",
-            w - 20,
-            light("c-ln")
-        ))
-    };
+}
+
+/// The heading: dpcalc, the framework and release, what the card is about.
+fn draw_heading(s: &mut String, card: &Card) {
+    let w = WIDTH;
     // the heading
     s.push_str(&format!("<g font-family=\"{SANS}\">"));
     text(
-        &mut s,
+        s,
         20,
         32,
         "c-ac",
@@ -383,7 +407,7 @@ fn draw(card: &Card, with_style: bool) -> String {
         "dpcalc",
     );
     text(
-        &mut s,
+        s,
         92,
         32,
         "c-fg",
@@ -391,7 +415,7 @@ fn draw(card: &Card, with_style: bool) -> String {
         &card.title,
     );
     text(
-        &mut s,
+        s,
         w - 20,
         32,
         "c-mu",
@@ -399,31 +423,39 @@ fn draw(card: &Card, with_style: bool) -> String {
         "batch size and steps",
     );
     s.push_str("</g>");
-    line(&mut s, 46);
+    line(s, 46);
+}
+
+/// The key inputs, in the left column.
+fn draw_inputs(s: &mut String, card: &Card) {
     // the inputs
     s.push_str(&format!(
         "<g font-family=\"{SANS}\" font-size=\"11\" font-weight=\"700\" letter-spacing=\"0.5\">"
     ));
-    text(&mut s, 20, 68, "c-mu", "", "INPUTS");
-    text(&mut s, 340, 68, "c-mu", "", "RESULTS");
+    text(s, 20, 68, "c-mu", "", "INPUTS");
+    text(s, 340, 68, "c-mu", "", "RESULTS");
     s.push_str("</g>");
     s.push_str(&format!("<g font-family=\"{MONO}\" font-size=\"12\">"));
     for (i, (key, value, given)) in card.inputs.iter().enumerate() {
         let y = 90 + 17 * i as u32;
-        text(&mut s, 20, y, "c-mu", "", key);
+        text(s, 20, y, "c-mu", "", key);
         let class = if *given { "c-fg" } else { "c-mu" };
-        text(&mut s, 310, y, class, " text-anchor=\"end\"", value);
+        text(s, 310, y, class, " text-anchor=\"end\"", value);
     }
     s.push_str("</g>");
     s.push_str(&format!(
         "<line x1=\"325\" y1=\"60\" x2=\"325\" y2=\"262\" class=\"c-ln\" stroke=\"{}\"/>",
         light("c-ln")
     ));
+}
+
+/// The results, a label and its value below, and the memory per GPU, in the right column.
+fn draw_results(s: &mut String, card: &Card) {
     // the results: a label, its value below
     let mut y = 90;
     for (label, value) in &card.results {
         s.push_str(&format!("<g font-family=\"{SANS}\" font-size=\"11\">"));
-        text(&mut s, 340, y, "c-mu", "", label);
+        text(s, 340, y, "c-mu", "", label);
         s.push_str("</g>");
         let (class, shown) = match value {
             Some(v) => ("c-fg", v.as_str()),
@@ -432,13 +464,13 @@ fn draw(card: &Card, with_style: bool) -> String {
         s.push_str(&format!(
             "<g font-family=\"{MONO}\" font-size=\"16\" font-weight=\"700\">"
         ));
-        text(&mut s, 340, y + 19, class, "", shown);
+        text(s, 340, y + 19, class, "", shown);
         s.push_str("</g>");
         y += 40;
     }
     if let Some((mem, fits)) = &card.memory {
         s.push_str(&format!("<g font-family=\"{SANS}\" font-size=\"11\">"));
-        text(&mut s, 340, y, "c-mu", "", "Estimated memory per GPU");
+        text(s, 340, y, "c-mu", "", "Estimated memory per GPU");
         s.push_str("</g>");
         s.push_str(&format!(
             "<g font-family=\"{MONO}\" font-size=\"13\" font-weight=\"700\">"
@@ -448,22 +480,25 @@ fn draw(card: &Card, with_style: bool) -> String {
             Some(false) => "c-er",
             None => "c-fg",
         };
-        text(&mut s, 340, y + 18, class, "", mem);
+        text(s, 340, y + 18, class, "", mem);
         s.push_str("</g>");
     }
-    line(&mut s, 276);
+}
+
+/// The first error, then the link.
+fn draw_footer(s: &mut String, card: &Card) {
+    line(s, 276);
     // the first error, then the link
     s.push_str(&format!("<g font-family=\"{SANS}\" font-size=\"12\">"));
     for (i, l) in card.error.iter().enumerate() {
-        text(&mut s, 20, 296 + 16 * i as u32, "c-er", "", l);
+        text(s, 20, 296 + 16 * i as u32, "c-er", "", l);
     }
     s.push_str("</g>");
     s.push_str(&format!("<g font-family=\"{MONO}\" font-size=\"11\">"));
     for (i, l) in card.link.iter().enumerate() {
-        text(&mut s, 20, 344 + 15 * i as u32, "c-ac", "", l);
+        text(s, 20, 344 + 15 * i as u32, "c-ac", "", l);
     }
     s.push_str("</g></svg>");
-    s
 }
 
 /// The card as a self-contained SVG file, readable in light and dark themes.

@@ -1,6 +1,7 @@
 //! The cluster every framework starts from: `nodes × gpus_per_node`, or `world_size` as given
 //! (what `WORLD_SIZE` holds at launch), and the nearest valid sizes when a layout does not fit.
 
+use super::parse::Reader;
 use super::plan::NodeShape;
 use super::{Field, Level, Num, Output, Param, Report};
 
@@ -225,6 +226,33 @@ pub fn nearest_valid(ws: u64, model: u64, product: &str) -> String {
     }
     fix.push('.');
     fix
+}
+
+/// The cluster inputs every framework reads first, typed: `nodes`, `gpus_per_node` and
+/// `world_size` (absent fields take dpcalc's cluster default when used).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClusterInputs {
+    pub nodes: Param<u64>,
+    pub gpus_per_node: Param<u64>,
+    pub world_size: Param<u64>,
+}
+
+impl ClusterInputs {
+    /// Reads the three fields; unreadable ones become [`Param::Invalid`] with an error at the
+    /// field.
+    pub fn read(r: &mut Reader) -> ClusterInputs {
+        ClusterInputs {
+            nodes: r.count(Field::Nodes),
+            gpus_per_node: r.count(Field::GpusPerNode),
+            world_size: r.count(Field::WorldSize),
+        }
+    }
+
+    /// The world size these inputs give, checked ([`world_size`]): sets [`Output::WorldSize`] and
+    /// explains it.
+    pub fn world_size(self, report: &mut Report) -> Option<u64> {
+        world_size(self.nodes, self.gpus_per_node, self.world_size, report)
+    }
 }
 
 #[cfg(test)]

@@ -183,20 +183,15 @@ fn inputs_for(from: Framework, raw: &RawInputs, report: &Report, to: Framework) 
 /// given, the epochs (given, or `from`'s default), the world size `from` computed and `from`'s
 /// default sequence length.
 fn intent_of(from: Framework, raw: &RawInputs, report: &Report) -> Intent {
-    // read as the rules read them; their messages are the selected framework's, already shown
+    // as the rules read them (their messages are the selected framework's, already shown)
     let epochs = match from.field_for(Concept::Epochs) {
-        Some(f) if raw.is_given(f) => parse::real(f, raw.get(f), &mut Vec::new()).given(),
+        Some(f) if raw.is_given(f) => report.plan.epochs,
         _ => parse::number(default_epochs(from)),
     };
     Intent {
-        rows: from
-            .field_for(Concept::Samples)
-            .and_then(|f| parse::count(f, raw.get(f), &mut Vec::new()).given()),
+        rows: report.plan.rows,
         epochs,
-        world: match report.value(Output::WorldSize) {
-            Some(Num::Int(v)) => u64::try_from(v).ok(),
-            _ => None,
-        },
+        world: report.count(Output::WorldSize),
         default_sequence_len: from.spec().default_sequence_len,
     }
 }

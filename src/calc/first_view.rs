@@ -29,7 +29,7 @@
 //! holds), `report.rs` (no worked steps recorded, `explain_with` inlined) and
 //! `parse/settings.rs` (no model resolved).
 
-use super::spec::{self, Export, Fit, Import, Layout, Mesh, Plans, Spec, Written};
+use super::spec::{self, Export, Fit, Import, Layout, Mesh, PlannerChoices, Spec, Written};
 
 /// Whether this is the full app's build (not a first view: feature `first` off).
 pub const FULL: bool = cfg!(not(feature = "first"));
@@ -48,7 +48,7 @@ pub(crate) const fn trim(spec: Spec, holds_rules: bool) -> Spec {
             fills: spec::no_fills,
             launch_refusal: spec::no_refusal,
             memo: spec::no_memo,
-            plans: NO_PLANS,
+            planner: NO_PLANNER_CHOICES,
             ..spec.layout
         },
         mesh: Mesh {
@@ -98,7 +98,7 @@ pub(crate) const fn trim(spec: Spec, holds_rules: bool) -> Spec {
 }
 
 /// No planner choices (a first view has no planner).
-const NO_PLANS: Plans = Plans {
+const NO_PLANNER_CHOICES: PlannerChoices = PlannerChoices {
     recompute: &[],
     sharding: &[],
     virtual_stages: None,

@@ -22,7 +22,7 @@
 //! gets no fixes and costs nothing.
 
 use super::frameworks::Framework;
-use super::layout::{self, Explorer, Fit};
+use super::layout::{self, BatchMatch, Explorer};
 use super::spec::Concept;
 use super::{parse, Field, Kind, Level, Param, RawInputs, Report, Stage};
 
@@ -102,42 +102,56 @@ pub fn fixes(
         // batch_size"), or that key instead of this one ("please set only one of
         // gradient_accumulation_steps or batch_size")
         if found.is_empty() {
-            let siblings: Vec<Field> = [Concept::Accum, Concept::Micro]
-                .into_iter()
-                .filter_map(|c| framework.field_for(c))
-                .filter(|&t| t != field && raw.get(t).trim() != "1")
-                .collect();
-            let both: Vec<(Field, String)> =
-                siblings.iter().map(|&t| (t, "1".to_string())).collect();
-            let sets = siblings
-                .iter()
-                .map(|&t| vec![(t, "1".to_string())])
-                .chain(
-                    siblings
-                        .iter()
-                        .map(|&t| vec![(field, String::new()), (t, "1".to_string())]),
-                )
-                .chain((siblings.len() > 1).then_some(both));
-            found.extend(check.first(field, sets, 1));
+            found.extend(sibling_fixes(&check, framework, raw, field));
         }
-        let mut seen: Vec<Vec<(Field, String)>> = Vec::new();
-        found.retain(|(_, f)| {
-            let new = !seen.contains(&f.set);
-            seen.push(f.set.clone());
-            new
-        });
-        // the ones that leave no error at all first (stable: nearest first within each)
-        let list: Vec<Fix> = [Tier::Clean, Tier::Others, Tier::Reveals]
-            .iter()
-            .flat_map(|t| found.iter().filter(move |(tier, _)| tier == t))
-            .map(|(_, f)| f.clone())
-            .take(MAX_FIXES + usize::from(cluster))
-            .collect();
+        let list = ranked(found, cluster);
         if !list.is_empty() {
             out.push((field, list));
         }
     }
     out
+}
+
+/// Nothing at the field itself: another batch key given, or that key instead of this one.
+fn sibling_fixes(
+    check: &Check,
+    framework: Framework,
+    raw: &RawInputs,
+    field: Field,
+) -> Vec<(Tier, Fix)> {
+    let siblings: Vec<Field> = [Concept::Accum, Concept::Micro]
+        .into_iter()
+        .filter_map(|c| framework.field_for(c))
+        .filter(|&t| t != field && raw.get(t).trim() != "1")
+        .collect();
+    let both: Vec<(Field, String)> = siblings.iter().map(|&t| (t, "1".to_string())).collect();
+    let sets = siblings
+        .iter()
+        .map(|&t| vec![(t, "1".to_string())])
+        .chain(
+            siblings
+                .iter()
+                .map(|&t| vec![(field, String::new()), (t, "1".to_string())]),
+        )
+        .chain((siblings.len() > 1).then_some(both));
+    check.first(field, sets, 1)
+}
+
+/// The fixes found, each set once, the ones that leave no error at all first.
+fn ranked(mut found: Vec<(Tier, Fix)>, cluster: bool) -> Vec<Fix> {
+    let mut seen: Vec<Vec<(Field, String)>> = Vec::new();
+    found.retain(|(_, f)| {
+        let new = !seen.contains(&f.set);
+        seen.push(f.set.clone());
+        new
+    });
+    // the ones that leave no error at all first (stable: nearest first within each)
+    [Tier::Clean, Tier::Others, Tier::Reveals]
+        .iter()
+        .flat_map(|t| found.iter().filter(move |(tier, _)| tier == t))
+        .map(|(_, f)| f.clone())
+        .take(MAX_FIXES + usize::from(cluster))
+        .collect()
 }
 
 /// Whether a message names the key of its field as a word (`tp` in `tp × pp`, not in `tp_size`):
@@ -281,7 +295,7 @@ impl Check<'_> {
                 }
                 (u128::from(is_dim && !touches) << 120)
                     | (changed.min(0xff) << 100)
-                    | (u128::from(row.fit != Fit::Exact) << 99)
+                    | (u128::from(row.batch_match != BatchMatch::Exact) << 99)
                     | distance.min((1 << 99) - 1)
             })
             .collect();
@@ -293,7 +307,7 @@ impl Check<'_> {
                 let mut set = self.changed(ex, &current, ex.assignments(row));
                 // the accumulation or global batch a row sets only matters when it keeps the
                 // batch or replaces a value given; otherwise the framework's default is natural
-                if row.fit != Fit::Exact {
+                if row.batch_match != BatchMatch::Exact {
                     set.retain(|(f, _)| {
                         !(Some(*f) == ex.accum_field || Some(*f) == ex.global_field)
                             || self.raw.is_given(*f)
@@ -381,64 +395,7 @@ fn candidates(kind: Kind, field: Field, raw: &RawInputs, messages: &[&str]) -> V
         }
         Kind::Text => {}
         Kind::Count | Kind::Int | Kind::Real => {
-            let whole = kind != Kind::Real;
-            let current = parse::number(&text).filter(|v| v.is_finite());
-            let mut add = |v: f64, shown: Option<&str>| {
-                if !v.is_finite() || v.abs() > 1e18 {
-                    return;
-                }
-                let ok = match kind {
-                    Kind::Count => v >= 0.0 && v.fract() == 0.0,
-                    Kind::Int => (v >= 0.0 || v == -1.0) && v.fract() == 0.0,
-                    _ => v >= 0.0,
-                };
-                if !ok {
-                    return;
-                }
-                let s = match shown {
-                    Some(s) if !whole => s.to_string(),
-                    // at most 1e18: exact as an integer
-                    _ if v.fract() == 0.0 => format!("{}", v as i64),
-                    _ => format!("{v}"),
-                };
-                let distance = current.map_or(v.abs(), |c| (v - c).abs());
-                values.push((distance, s));
-            };
-            for m in messages {
-                for n in numbers(m).into_iter().take(MAX_NUMBERS) {
-                    if let Some(v) = parse::number(&n) {
-                        add(v, Some(&n));
-                    }
-                }
-            }
-            match current {
-                Some(c) => {
-                    for d in [1.0, 2.0] {
-                        add(
-                            c.floor() - d + if c.fract() == 0.0 { 0.0 } else { 1.0 },
-                            None,
-                        );
-                        add(
-                            c.ceil() + d - if c.fract() == 0.0 { 0.0 } else { 1.0 },
-                            None,
-                        );
-                    }
-                    let mut m = 2.0f64;
-                    while m <= 4096.0 {
-                        add((c / m).floor() * m, None);
-                        add((c / m).ceil() * m, None);
-                        m *= 2.0;
-                    }
-                    add(1.0, None);
-                }
-                None => {
-                    let mut v = 1.0;
-                    while v <= 1024.0 {
-                        add(v, None);
-                        v *= 2.0;
-                    }
-                }
-            }
+            numeric_candidates(kind, &text, messages, &mut values)
         }
     }
     // nearest first (distances below 1e19, kept to a thousandth)
@@ -470,6 +427,70 @@ fn candidates(kind: Kind, field: Field, raw: &RawInputs, messages: &[&str]) -> V
         first.push(String::new());
     }
     first
+}
+
+/// A number's candidates, each with its distance from the current value: the numbers the
+/// messages name, the neighbours of the current value and its multiples of powers of two (or
+/// powers of two when there is none), 1.
+fn numeric_candidates(kind: Kind, text: &str, messages: &[&str], values: &mut Vec<(f64, String)>) {
+    let whole = kind != Kind::Real;
+    let current = parse::number(text).filter(|v| v.is_finite());
+    let mut add = |v: f64, shown: Option<&str>| {
+        if !v.is_finite() || v.abs() > 1e18 {
+            return;
+        }
+        let ok = match kind {
+            Kind::Count => v >= 0.0 && v.fract() == 0.0,
+            Kind::Int => (v >= 0.0 || v == -1.0) && v.fract() == 0.0,
+            _ => v >= 0.0,
+        };
+        if !ok {
+            return;
+        }
+        let s = match shown {
+            Some(s) if !whole => s.to_string(),
+            // at most 1e18: exact as an integer
+            _ if v.fract() == 0.0 => format!("{}", v as i64),
+            _ => format!("{v}"),
+        };
+        let distance = current.map_or(v.abs(), |c| (v - c).abs());
+        values.push((distance, s));
+    };
+    for m in messages {
+        for n in numbers(m).into_iter().take(MAX_NUMBERS) {
+            if let Some(v) = parse::number(&n) {
+                add(v, Some(&n));
+            }
+        }
+    }
+    match current {
+        Some(c) => {
+            for d in [1.0, 2.0] {
+                add(
+                    c.floor() - d + if c.fract() == 0.0 { 0.0 } else { 1.0 },
+                    None,
+                );
+                add(
+                    c.ceil() + d - if c.fract() == 0.0 { 0.0 } else { 1.0 },
+                    None,
+                );
+            }
+            let mut m = 2.0f64;
+            while m <= 4096.0 {
+                add((c / m).floor() * m, None);
+                add((c / m).ceil() * m, None);
+                m *= 2.0;
+            }
+            add(1.0, None);
+        }
+        None => {
+            let mut v = 1.0;
+            while v <= 1024.0 {
+                add(v, None);
+                v *= 2.0;
+            }
+        }
+    }
 }
 
 /// The indices of the `n` smallest keys, smallest first (ties: the earlier first); a selection,

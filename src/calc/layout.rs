@@ -80,7 +80,7 @@ pub const MAX_ROWS: usize = 20_000;
 
 /// How a row's global batch compares with the current one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fit {
+pub enum BatchMatch {
     /// The same global batch.
     Exact,
     /// The nearest achievable; `miss` = row batch − current batch.
@@ -99,7 +99,7 @@ pub struct Row {
     /// The gradient accumulation the row sets (when the framework takes it as an input and the
     /// current batch is known).
     pub ga: Option<u64>,
-    pub fit: Fit,
+    pub batch_match: BatchMatch,
     /// What the framework computes for this row.
     pub dp_world_size: Option<Num>,
     pub gradient_accumulation_steps: Option<Num>,
@@ -239,10 +239,10 @@ pub fn order(ex: &Explorer, key: SortKey, descending: bool) -> Vec<usize> {
             SortKey::Size(i) => r.sizes.get(i).map(|&s| s as f64),
             SortKey::Dp => Some(r.dp as f64),
             SortKey::Ga => r.gradient_accumulation_steps.map(Num::to_f64),
-            SortKey::Miss => match r.fit {
-                Fit::Exact => Some(0.0),
-                Fit::Near { miss } => Some((miss as f64).abs()),
-                Fit::Unknown => None,
+            SortKey::Miss => match r.batch_match {
+                BatchMatch::Exact => Some(0.0),
+                BatchMatch::Near { miss } => Some((miss as f64).abs()),
+                BatchMatch::Unknown => None,
             },
             SortKey::Global => r.global_batch_size.map(Num::to_f64),
             SortKey::Steps => r.max_steps.map(Num::to_f64),
@@ -456,7 +456,7 @@ pub fn accumulation_for(target: u64, micro: u64, dp: u64) -> Option<u64> {
 #[derive(Clone)]
 struct Computed {
     ga: Option<u64>,
-    fit: Fit,
+    batch_match: BatchMatch,
     dp_world_size: Option<Num>,
     gradient_accumulation_steps: Option<Num>,
     global_batch_size: Option<Num>,
@@ -595,11 +595,11 @@ impl Context<'_> {
             _ => None,
         };
         let fit = match (whole, self.target) {
-            (Some(g), Some(t)) if g == i128::from(t) => Fit::Exact,
-            (Some(g), Some(t)) => Fit::Near {
+            (Some(g), Some(t)) if g == i128::from(t) => BatchMatch::Exact,
+            (Some(g), Some(t)) => BatchMatch::Near {
                 miss: g - i128::from(t),
             },
-            _ => Fit::Unknown,
+            _ => BatchMatch::Unknown,
         };
         let problem = report
             .diags
@@ -609,7 +609,7 @@ impl Context<'_> {
             .or_else(|| launch_refusal(self.framework, sizes));
         Computed {
             ga,
-            fit,
+            batch_match: fit,
             dp_world_size: report.value(Output::DpWorldSize),
             gradient_accumulation_steps: report.value(Output::GradientAccumulationSteps),
             global_batch_size: global,
@@ -709,6 +709,10 @@ pub fn bench(framework: Framework, world: u64) -> usize {
         .len()
 }
 
+/// The explorer: the framework's own report on the inputs (`base`), then every layout's row.
+/// Its phases: the explorer's frame ([`frame`]), what a row keeps of the batch ([`batch_mode`]),
+/// the rows' shared context with the errors no layout causes ([`context`]), the layouts
+/// ([`layouts`]) and their rows ([`fill_rows`]).
 fn build(
     framework: Framework,
     release: &str,
@@ -718,6 +722,35 @@ fn build(
 ) -> Explorer {
     let dims = dims_at(framework, release);
     let base = framework.compute(release, raw);
+    let mut ex = frame(framework, dims, raw, &base);
+    let Some(world) = ex.world else {
+        ex.base = base;
+        ex.note = Some("The layouts need a valid world size.".into());
+        return ex;
+    };
+    let Some(divs) = divisors(world) else {
+        ex.note = Some(format!(
+            "{world} GPUs: the explorer lists layouts for up to {MAX_WORLD} GPUs."
+        ));
+        ex.base = base;
+        return ex;
+    };
+    batch_mode(&mut ex, raw, &base);
+    let ctx = context(&ex, release, raw, world);
+    let all = layouts(&mut ex, world, &divs);
+    fill_rows(&mut ex, &ctx, all, &base, memo, with_memory);
+    ex.base = base;
+    ex
+}
+
+/// The explorer before its rows: the world size, the target batch and the memory capacity of
+/// the framework's report, and whether expert parallelism is left out.
+fn frame(
+    framework: Framework,
+    dims: &'static [(Dim, Field)],
+    raw: &RawInputs,
+    base: &Report,
+) -> Explorer {
     let mut ex = Explorer {
         framework,
         dims,
@@ -741,18 +774,13 @@ fn build(
         .any(|&(_, f)| !matches!(raw.get(f).trim(), "" | "1"));
     ex.no_ep =
         dims.iter().any(|(d, _)| *d == Dim::Ep) && !ep_set && !base.plan.settings.has_experts;
-    let Some(world) = ex.world else {
-        ex.base = base;
-        ex.note = Some("The layouts need a valid world size.".into());
-        return ex;
-    };
-    let Some(divs) = divisors(world) else {
-        ex.note = Some(format!(
-            "{world} GPUs: the explorer lists layouts for up to {MAX_WORLD} GPUs."
-        ));
-        ex.base = base;
-        return ex;
-    };
+    ex
+}
+
+/// What each row keeps of the batch: the per-replica samples of one micro step, and which
+/// field a row sets (the accumulation, the global batch, or neither).
+fn batch_mode(ex: &mut Explorer, raw: &RawInputs, base: &Report) {
+    let framework = ex.framework;
     // The per-replica samples of one micro step, as the framework computed them.
     ex.micro = match (
         ex.target,
@@ -777,6 +805,12 @@ fn build(
     } else {
         (Mode::SizesOnly, None, None)
     };
+}
+
+/// What every row is computed from, with the errors the framework gives without any model
+/// parallelism (not a layout's fault).
+fn context<'a>(ex: &Explorer, release: &'a str, raw: &'a RawInputs, world: u64) -> Context<'a> {
+    let (framework, dims) = (ex.framework, ex.dims);
     let mut ctx = Context {
         framework,
         release,
@@ -799,8 +833,14 @@ fn build(
         .filter(|d| d.level == Level::Error)
         .map(|d| d.message.clone())
         .collect();
+    ctx
+}
 
-    let (mut all, cut) = tuples(world, &divs, dims.len(), MAX_ROWS);
+/// The layouts listed: the sizes of every dimension whose product divides the world (at most
+/// [`MAX_ROWS`], with a note when cut), without expert parallelism when it is left out.
+fn layouts(ex: &mut Explorer, world: u64, divs: &[u64]) -> Vec<Vec<u64>> {
+    let dims = ex.dims;
+    let (mut all, cut) = tuples(world, divs, dims.len(), MAX_ROWS);
     if ex.no_ep {
         all.retain(|sizes| (dims.iter().zip(sizes)).all(|((d, _), &s)| *d != Dim::Ep || s == 1));
     }
@@ -809,6 +849,21 @@ fn build(
             "{world} GPUs have more than {MAX_ROWS} layouts; the first {MAX_ROWS} are listed."
         ));
     }
+    all
+}
+
+/// Each layout's row: the framework's rules on the row's inputs (memoised by [`memo_key`]
+/// unless `memo` is off) and, `with_memory`, its memory per GPU.
+fn fill_rows(
+    ex: &mut Explorer,
+    ctx: &Context,
+    all: Vec<Vec<u64>>,
+    base: &Report,
+    memo: bool,
+    with_memory: bool,
+) {
+    let (framework, release, raw, dims, world) =
+        (ctx.framework, ctx.release, ctx.raw, ctx.dims, ctx.world);
     let current = current_sizes_of(dims, raw);
     // the memo: each key's index in `computed`
     let mut cache: HashMap<MemoKeyValue, usize, BuildHasherDefault<KeyHasher>> =
@@ -820,7 +875,7 @@ fn build(
     let memory = base
         .grid
         .filter(|_| with_memory)
-        .and_then(|g| Some((g, LayoutEstimator::new(&base, framework.spec().mesh.order)?)));
+        .and_then(|g| Some((g, LayoutEstimator::new(base, framework.spec().mesh.order)?)));
     ex.rows.reserve_exact(all.len());
     for sizes in all {
         let product: u64 = sizes.iter().product();
@@ -847,7 +902,7 @@ fn build(
             sizes,
             dp,
             ga: c.ga,
-            fit: c.fit,
+            batch_match: c.batch_match,
             dp_world_size: c.dp_world_size,
             gradient_accumulation_steps: c.gradient_accumulation_steps,
             global_batch_size: c.global_batch_size,
@@ -859,8 +914,6 @@ fn build(
     if memo {
         ex.computes = computed.len();
     }
-    ex.base = base;
-    ex
 }
 
 #[cfg(test)]

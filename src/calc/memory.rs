@@ -271,6 +271,48 @@ impl MegatronArgs {
         if self.multi_latent_attention {
             return None;
         }
+        let (tp_block, replicated_block, expert_block, embedding) = self.blocks()?;
+        let pp = i(self.pipeline_model_parallel_size);
+        let tp = i(self.tensor_model_parallel_size);
+        let mut tp_shard = p_div(total(&[p_div(tp_block, pp)?, Num::Int(0), embedding])?, tp)?;
+        let replicated_shard = p_add(p_div(replicated_block, pp)?, Num::Int(0))?;
+        let expert_shard = p_div(
+            p_add(p_div(expert_block, pp)?, Num::Int(0))?,
+            prod(&[
+                i(self.expert_tensor_parallel_size),
+                i(self.expert_model_parallel_size),
+            ])?,
+        )?;
+        if self.untie_embeddings_and_output_weights && self.pipeline_model_parallel_size == 1 {
+            tp_shard = p_add(tp_shard, p_div(embedding, tp)?)?;
+        }
+        let expert_dp = num::ifloordiv(
+            i128::from(self.world_size),
+            i128::from(self.expert_tensor_parallel_size)
+                .checked_mul(i128::from(self.expert_model_parallel_size))?
+                .checked_mul(i128::from(self.pipeline_model_parallel_size))?,
+        )
+        .ok()?;
+        let bytes_per_param = |dp: Num| -> Option<Num> {
+            if self.use_distributed_optimizer {
+                p_add(Num::Int(6), p_div(Num::Int(12), dp)?)
+            } else {
+                Some(Num::Int(18))
+            }
+        };
+        let w = p_add(
+            p_mul(
+                p_add(tp_shard, replicated_shard)?,
+                bytes_per_param(i(self.data_parallel_size))?,
+            )?,
+            p_mul(expert_shard, bytes_per_param(expert_dp)?)?,
+        )?;
+        Some(w.to_f64()).filter(|x| x.is_finite())
+    }
+
+    /// The parameters of the whole model by how Megatron shards them: `(tensor-parallel blocks,
+    /// replicated blocks, expert blocks, embedding)`.
+    fn blocks(&self) -> Option<(Num, Num, Num, Num)> {
         let h = i(self.hidden_size);
         let heads = i(self.num_attention_heads);
         let groups = i(self.num_query_groups.unwrap_or(self.num_attention_heads));
@@ -318,42 +360,7 @@ impl MegatronArgs {
             final_norm,
         ])?;
         let expert_block = prod(&[routed, moe_layers])?;
-        let pp = i(self.pipeline_model_parallel_size);
-        let tp = i(self.tensor_model_parallel_size);
-        let mut tp_shard = p_div(total(&[p_div(tp_block, pp)?, Num::Int(0), embedding])?, tp)?;
-        let replicated_shard = p_add(p_div(replicated_block, pp)?, Num::Int(0))?;
-        let expert_shard = p_div(
-            p_add(p_div(expert_block, pp)?, Num::Int(0))?,
-            prod(&[
-                i(self.expert_tensor_parallel_size),
-                i(self.expert_model_parallel_size),
-            ])?,
-        )?;
-        if self.untie_embeddings_and_output_weights && self.pipeline_model_parallel_size == 1 {
-            tp_shard = p_add(tp_shard, p_div(embedding, tp)?)?;
-        }
-        let expert_dp = num::ifloordiv(
-            i128::from(self.world_size),
-            i128::from(self.expert_tensor_parallel_size)
-                .checked_mul(i128::from(self.expert_model_parallel_size))?
-                .checked_mul(i128::from(self.pipeline_model_parallel_size))?,
-        )
-        .ok()?;
-        let bytes_per_param = |dp: Num| -> Option<Num> {
-            if self.use_distributed_optimizer {
-                p_add(Num::Int(6), p_div(Num::Int(12), dp)?)
-            } else {
-                Some(Num::Int(18))
-            }
-        };
-        let w = p_add(
-            p_mul(
-                p_add(tp_shard, replicated_shard)?,
-                bytes_per_param(i(self.data_parallel_size))?,
-            )?,
-            p_mul(expert_shard, bytes_per_param(expert_dp)?)?,
-        )?;
-        Some(w.to_f64()).filter(|x| x.is_finite())
+        Some((tp_block, replicated_block, expert_block, embedding))
     }
 
     /// The embedding and pipeline terms both activation functions share, applied to `a`.

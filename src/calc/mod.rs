@@ -8,14 +8,14 @@
 //! each using only the ones before it (`tests/architecture.rs` holds the exact order and checks
 //! it):
 //! 1. vocabulary: [`num`] (Python's int/float semantics), [`field`] (every config key,
-//!    [`RawInputs`], the cluster and throughput groups), [`shell`] (a bash launch script read as
-//!    bash would), [`report`] (outputs, messages, refusals, stages: [`Report`]), [`parse`] (typed
-//!    reading of what was typed), [`spec`] (what a framework description holds: [`Spec`], release
-//!    tables, concepts, parallel dimensions), [`cluster`] (nodes × GPUs per node or world size),
-//!    [`first_view`] (what a first view's build leaves out of a Spec: the one place the build
-//!    variant is decided);
-//!    [`gpu`] (the GPUs dpcalc knows: memory and dense BF16 peak);
-//!    [`plan`] (the resolved plan: what a framework's rules decided, typed, for every later stage);
+//!    [`RawInputs`], the cluster and throughput groups), [`gpu`] (the GPUs dpcalc knows and their
+//!    figures), [`plan`] (the resolved plan: what a framework's rules decided, typed, for every
+//!    later stage), [`estimated`] (what the model stage estimated, typed), [`report`] (outputs,
+//!    messages, refusals, stages: [`Report`]), [`parse`] (typed reading of what was typed),
+//!    [`spec`] (what a framework description holds: [`Spec`], release tables, concepts, parallel
+//!    dimensions), [`first_view`] (what a first view's build leaves out of a Spec: the one place
+//!    the build variant is decided), [`cluster`] (nodes × GPUs per node or world size, and the
+//!    node shape);
 //! 2. the model stage's parts: [`model`] (an architecture under config.json's keys, its parameter
 //!    counts and the Hub presets), [`memory`] (DeepSpeed's ZeRO model-state estimators, Megatron's
 //!    theoretical memory), [`estimate`] (memory per GPU by the published formulas of the ZeRO and
@@ -27,9 +27,9 @@
 //!    registry ([`Framework`]) that lists them and runs [`fit`] and [`schedule`] after a
 //!    framework's rules;
 //! 4. the machinery, generic over a [`Spec`]: [`layout`] (the layout explorer), [`compare`],
-//!    [`export`], [`import`], then [`mesh`] (the GPU map) and [`fixes`] (one-click fixes under an
-//!    error);
-//!    [`planner`] (every plan the framework accepts that fits, ranked by estimated step time);
+//!    [`export`], [`import`] (pasted configs, and a bash launch script read as bash would), then
+//!    [`planner`] (every plan the framework accepts that fits, ranked by estimated step time),
+//!    [`mesh`] (the GPU map) and [`fixes`] (one-click fixes under an error);
 //! 5. what the page says beyond the numbers: [`view`] (what the components show besides values),
 //!    then [`card`] (the summary card) and [`guide`] (the first visit: what a value still needs,
 //!    the phone summary, the examples).
@@ -60,7 +60,6 @@ pub mod plan;
 pub mod planner;
 pub mod report;
 pub mod schedule;
-pub mod shell;
 pub mod spec;
 pub mod view;
 

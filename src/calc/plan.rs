@@ -23,6 +23,10 @@ pub struct Plan {
     pub global_batch: Option<u64>,
     /// Tokens per sample the framework trains on: its key, or its default when absent.
     pub seq_len: Option<u64>,
+    /// The training rows (`num_samples`) and epochs as the rules read them (`None`: not given,
+    /// unreadable, or the framework has no such key): what the compare view carries across.
+    pub rows: Option<u64>,
+    pub epochs: Option<f64>,
     /// How the world's GPUs sit on nodes, decided once ([`NodeShape`]; `None`: no valid world
     /// size). DeepSpeed's ZeRO estimators, the step time's network, the GPU map and the
     /// explorer's and planner's rows all read this one value.

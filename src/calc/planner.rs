@@ -6,7 +6,7 @@
 //! model-parallel sizes, each row computed by the framework's own rules), at a micro batch per
 //! GPU with the gradient accumulation that keeps the global batch exactly, with one of the
 //! activation recomputes and one of the shardings the framework offers and, where it has them,
-//! virtual pipeline stages (`Spec::layout.plans`, in the framework's own keys). The planner
+//! virtual pipeline stages (`Spec::layout.planner`, in the framework's own keys). The planner
 //! runs the explorer's rules once per micro batch and number of virtual stages (memoised by the
 //! explorer) and keeps the rows the framework accepts whose global batch is the current one;
 //! for each recompute and sharding it reads the framework's settings once
@@ -21,9 +21,9 @@
 use super::estimated::StepTime;
 use super::fit::LayoutEstimator;
 use super::frameworks::{Concept, Framework};
-use super::layout::{self, Dim, Fit};
+use super::layout::{self, BatchMatch, Dim};
 use super::spec::Choice;
-use super::{Field, RawInputs, Report};
+use super::{Field, Output, RawInputs, Report};
 
 /// How many plans the page lists.
 pub const SHOWN: usize = 20;
@@ -42,7 +42,7 @@ const VIRTUAL_STAGES: [u64; 3] = [1, 2, 4];
 
 /// One plan.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Plan {
+pub struct PlanRow {
     /// Its sizes in the framework's dimension order ([`layout::dims_at`]) with their kinds.
     pub sizes: Vec<(Dim, u64)>,
     /// The data-parallel replicas the batch counts.
@@ -63,7 +63,7 @@ pub struct Plan {
     pub assignments: Vec<(Field, String)>,
 }
 
-impl Plan {
+impl PlanRow {
     /// A dimension's size (1 when the framework lacks it).
     pub fn size(&self, dim: Dim) -> u64 {
         self.sizes
@@ -86,7 +86,7 @@ impl Plan {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Planner {
     /// The best plans, fastest first (at most [`SHOWN`]).
-    pub plans: Vec<Plan>,
+    pub rows: Vec<PlanRow>,
     /// The plans evaluated, and those the framework accepts that fit.
     pub considered: usize,
     pub fitting: usize,
@@ -114,7 +114,7 @@ struct Pass {
 }
 
 /// The ranked plans for `raw` at `release` (see the module documentation), in one go.
-pub fn plan(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
+pub fn rank(framework: Framework, release: &str, raw: &RawInputs) -> Planner {
     let mut p = Planning::new(framework, release, raw);
     while !p.step() {}
     p.finish()
@@ -140,7 +140,7 @@ const CURRENT: &[Choice] = &[("current", &[])];
 
 /// The planner as slices of work, for a page that must stay responsive while it runs: each
 /// [`Planning::step`] runs one explorer pass, one recompute-and-sharding choice over a pass's
-/// layouts, or the full computation of a few candidates. [`plan`] runs them all.
+/// layouts, or the full computation of a few candidates. [`rank`] runs them all.
 pub struct Planning {
     framework: Framework,
     release: String,
@@ -166,7 +166,7 @@ impl Planning {
     /// Checks what the planner needs; a planning that cannot start is done at once, with its
     /// note.
     pub fn new(framework: Framework, release: &str, raw: &RawInputs) -> Planning {
-        let plans = &framework.spec().layout.plans;
+        let plans = &framework.spec().layout.planner;
         let mut p = Planning {
             framework,
             release: release.to_string(),
@@ -202,7 +202,10 @@ impl Planning {
             p.out.note = need("the GPU");
             return p;
         }
-        let (Some(target), Some(_)) = (base.plan.global_batch, p.micro_field) else {
+        // the global batch as the framework shows it (with a ramp-up, its final one), as the
+        // explorer's rows keep it
+        let (Some(target), Some(_)) = (base.positive(Output::GlobalBatchSize), p.micro_field)
+        else {
             p.out.note = need("a global batch");
             return p;
         };
@@ -255,7 +258,7 @@ impl Planning {
 
     /// The explorer's rules for every layout at one micro batch and pipeline.
     fn pass(&mut self, micro: u64, v: u64) {
-        let plans = &self.framework.spec().layout.plans;
+        let plans = &self.framework.spec().layout.planner;
         let Some(micro_field) = self.micro_field else {
             return;
         };
@@ -280,7 +283,7 @@ impl Planning {
                     .map_or(1, |(_, &s)| s);
                 // interleaving needs a pipeline whose stages split the layers evenly
                 row.valid()
-                    && row.fit == Fit::Exact
+                    && row.batch_match == BatchMatch::Exact
                     && (v == 1 || (pp > 1 && layers % pp.saturating_mul(v) == 0))
             })
             .collect();
@@ -385,19 +388,19 @@ impl Planning {
         };
         let end = (start + n).min(self.candidates.len()).min(VERIFIED);
         for i in start..end {
-            if self.out.plans.len() >= SHOWN {
+            if self.out.rows.len() >= SHOWN {
                 break;
             }
             if let Some(p) = self.full(i) {
-                self.out.plans.push(p);
+                self.out.rows.push(p);
             }
         }
         self.verified = Some(end);
-        if end >= self.candidates.len().min(VERIFIED) || self.out.plans.len() >= SHOWN {
+        if end >= self.candidates.len().min(VERIFIED) || self.out.rows.len() >= SHOWN {
             self.out
-                .plans
+                .rows
                 .sort_by(|a, b| a.step_seconds.total_cmp(&b.step_seconds));
-            if self.out.plans.is_empty() {
+            if self.out.rows.is_empty() {
                 self.out.note = Some(
                     "No plan the framework accepts fits the GPU at this global batch: more GPUs, a GPU with more memory or a smaller model."
                         .into(),
@@ -408,7 +411,7 @@ impl Planning {
     }
 
     /// Candidate `i` computed in full: its plan, when the framework accepts it and it fits.
-    fn full(&self, i: usize) -> Option<Plan> {
+    fn full(&self, i: usize) -> Option<PlanRow> {
         let c = &self.candidates[i];
         let pass = &self.passes[c.pass];
         let row = &pass.ex.rows[c.row];
@@ -437,7 +440,7 @@ impl Planning {
             inputs.set(*f, t);
         }
         let report = self.framework.compute(&self.release, &inputs);
-        let plan = Plan {
+        let plan = PlanRow {
             sizes: (pass.ex.dims.iter().map(|&(d, _)| d))
                 .zip(row.sizes.iter().copied())
                 .collect(),
@@ -459,8 +462,8 @@ impl Planning {
 
 /// A candidate's figures from its own full computation (the model stage's typed estimate),
 /// when the framework accepts it, the batch is the current one and it fits.
-fn verified(report: &Report, plan: Plan, target: u64) -> Option<Plan> {
-    if report.has_errors() || report.plan.global_batch != Some(target) {
+fn verified(report: &Report, plan: PlanRow, target: u64) -> Option<PlanRow> {
+    if report.has_errors() || report.positive(Output::GlobalBatchSize) != Some(target) {
         return None;
     }
     let e = &report.estimated;
@@ -469,7 +472,7 @@ fn verified(report: &Report, plan: Plan, target: u64) -> Option<Plan> {
         return None;
     }
     let step = e.step?;
-    Some(Plan {
+    Some(PlanRow {
         step,
         step_seconds: step.total(),
         tokens_per_second_per_gpu: e.tokens_per_second_per_gpu?,
@@ -479,10 +482,19 @@ fn verified(report: &Report, plan: Plan, target: u64) -> Option<Plan> {
     })
 }
 
-/// The benchmark hook: the planner for `world` GPUs of H100 with Llama 3.1 8B, 4,096 tokens per
-/// sample and a global batch of 2 × world samples, the framework's defaults otherwise. Returns
-/// the plans found.
+/// The benchmark hook: the planner for [`bench_inputs`] at the framework's newest release.
+/// Returns the plans found.
 pub fn bench(framework: Framework, world: u64) -> usize {
+    let raw = bench_inputs(framework, world);
+    rank(framework, framework.default_release().id, &raw)
+        .rows
+        .len()
+}
+
+/// The benchmark's inputs: `world` GPUs of H100 with Llama 3.1 8B, 4,096 tokens per sample and
+/// a global batch of 2 × world samples, the framework's defaults otherwise (inputs the planner
+/// finds plans for, in every framework).
+pub fn bench_inputs(framework: Framework, world: u64) -> RawInputs {
     let mut raw = RawInputs::default();
     raw.set(Field::WorldSize, world.to_string());
     raw.set(Field::Gpu, "h100-sxm");
@@ -529,7 +541,5 @@ pub fn bench(framework: Framework, world: u64) -> usize {
             raw.set(f, t);
         }
     }
-    plan(framework, framework.default_release().id, &raw)
-        .plans
-        .len()
+    raw
 }

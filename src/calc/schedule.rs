@@ -116,14 +116,29 @@ fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<(f64, &'sta
         return;
     }
     let world = positive_int(report, Output::WorldSize);
-    let per_step = match (tps, sps) {
+    let Some(per_step) = per_step_time(report, (tps, sps, rule), tokens, world) else {
+        return;
+    };
+    report.set(Output::TimePerStepSeconds, Num::Float(per_step));
+    run_time(report, per_step, tps.is_given(), world);
+}
+
+/// The time of one step: the tokens of a step at the throughput (measured, or the model stage's
+/// estimate), or `seconds_per_step` as given; `None` with the message when neither works.
+fn per_step_time(
+    report: &mut Report,
+    (tps, sps, rule): (Param<f64>, Param<f64>, &str),
+    tokens: Option<i128>,
+    world: Option<i128>,
+) -> Option<f64> {
+    Some(match (tps, sps) {
         (Param::Given(x), _) if x <= 0.0 => {
             report.diag(
                 Field::TokensPerSecondPerGpu,
                 Level::Error,
                 "tokens_per_second_per_gpu must be more than 0",
             );
-            return;
+            return None;
         }
         (_, Param::Given(x)) if x <= 0.0 => {
             report.diag(
@@ -131,7 +146,7 @@ fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<(f64, &'sta
                 Level::Error,
                 "seconds_per_step must be more than 0",
             );
-            return;
+            return None;
         }
         (Param::Given(x), _) => {
             let (Some(t), Some(w)) = (tokens, world) else {
@@ -140,7 +155,7 @@ fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<(f64, &'sta
                     Level::Hint,
                     "the time per step needs the tokens per step (global batch and sequence length)",
                 );
-                return;
+                return None;
             };
             let s = t as f64 / (x * w as f64);
             if !s.is_finite() || s <= 0.0 {
@@ -149,7 +164,7 @@ fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<(f64, &'sta
                     Level::Error,
                     "the time per step is too large or too small to represent",
                 );
-                return;
+                return None;
             }
             report.explain_with(Output::TimePerStepSeconds, rule, || {
                 format!(
@@ -168,13 +183,17 @@ fn time(report: &mut Report, tokens: Option<i128>, estimated: Option<(f64, &'sta
             );
             x
         }
-        _ => return,
-    };
-    report.set(Output::TimePerStepSeconds, Num::Float(per_step));
+        _ => return None,
+    })
+}
+
+/// The run's total time and GPU-hours, from the time of one step (`throughput`: it came from
+/// `tokens_per_second_per_gpu`, whose field a too-large total is reported at).
+fn run_time(report: &mut Report, per_step: f64, throughput: bool, world: Option<i128>) {
     let Some(steps) = positive_int(report, Output::MaxSteps) else {
         return;
     };
-    let given = if tps.is_given() {
+    let given = if throughput {
         Field::TokensPerSecondPerGpu
     } else {
         Field::SecondsPerStep

@@ -172,7 +172,7 @@ pub struct Layout {
     /// The memo key for the current release and inputs.
     pub memo: fn(release: &str, raw: &RawInputs) -> MemoKey,
     /// What the planner varies beyond the layout and the micro batch.
-    pub plans: Plans,
+    pub planner: PlannerChoices,
 }
 
 /// A choice the planner makes: its name (a row's `data-recompute` or `data-sharding`) and the
@@ -181,7 +181,7 @@ pub type Choice = (&'static str, &'static [(Field, &'static str)]);
 
 /// What the planner varies beyond the layout and the micro batch, in the framework's own keys.
 #[derive(Clone, Copy)]
-pub struct Plans {
+pub struct PlannerChoices {
     /// Each activation recompute the framework offers (`none`, `selective`, `full`).
     pub recompute: &'static [Choice],
     /// Each sharding of the model states it offers.

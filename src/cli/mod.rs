@@ -1,13 +1,16 @@
-//! The command line, `dpcalc check`: the page's core run natively on configs in files, links
-//! and flags, for CI before a run and for docs at build time. Native only (`main.rs` calls it
-//! outside wasm), so nothing of it enters the wasm builds.
+//! The command line, `dpcalc check` and `dpcalc plan`: the page's core run natively on configs
+//! in files, links and flags, for CI before a run and for docs at build time. Native only
+//! (`main.rs` calls it outside wasm), so nothing of it enters the wasm builds.
 //!
 //! [`read`] turns the arguments into the page's state through the page's own Import and link
 //! decoder; [`print`] renders the report the core computed from it. Exit status: 0 when the
 //! framework accepts the config and every `--expect` holds, 1 when the framework refuses it or
 //! an expectation fails (the reasons on standard error, each naming its key), 2 when the input
 //! cannot be read (nothing computed is printed then). Argument parsing is clap's.
+//!
+//! [`plan`] prints the page's planner rows for the same state (`dpcalc plan`), with its statuses.
 
+pub mod plan;
 pub mod print;
 pub mod read;
 
@@ -40,10 +43,20 @@ pub enum Command {
     /// failed, 2 the input cannot be read.
     #[command(disable_version_flag = true)]
     Check(CheckArgs),
+    /// Rank the plans for a config, as the page's planner does (`view=plan`): every layout,
+    /// micro batch, recompute and sharding the framework accepts that fits the GPU, fastest
+    /// estimated step first, each with its link.
+    ///
+    /// Reads its inputs as `check` does. Exit status: 0 accepted (and --expect-within-best
+    /// holds), 1 refused or the input's layout is not within the percentage of the best plan,
+    /// 2 the input cannot be read.
+    #[command(disable_version_flag = true)]
+    Plan(plan::PlanArgs),
 }
 
-#[derive(Args, Debug, Default)]
-pub struct CheckArgs {
+/// What `check` and `plan` read, and how (the page's Import and link decoder).
+#[derive(Args, Debug, Default, Clone)]
+pub struct InputArgs {
     /// Config files, a link (https://…?framework=… or ?…), or - for standard input; a config
     /// plus an accelerate config and a config.json are read together.
     #[arg(value_name = "FILE|LINK")]
@@ -64,6 +77,36 @@ pub struct CheckArgs {
     /// Any key of the framework, as in a link (repeatable): --set micro_batch_size=2.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+}
+
+impl InputArgs {
+    /// The request `read::read` takes, with the expectations and the page's address.
+    fn request(&self, expect: Vec<String>, base: Option<String>) -> read::Request {
+        let InputArgs {
+            inputs,
+            framework,
+            release,
+            nodes,
+            gpus_per_node,
+            set,
+        } = self.clone();
+        read::Request {
+            inputs,
+            framework,
+            release,
+            nodes,
+            gpus_per_node,
+            set,
+            expect,
+            base,
+        }
+    }
+}
+
+#[derive(Args, Debug, Default)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Fail (exit 1) unless an output has this value (repeatable): --expect max_steps=1000;
     /// `none` expects no value.
     #[arg(long = "expect", value_name = "OUTPUT=VALUE")]
@@ -85,16 +128,7 @@ pub struct CheckArgs {
 
 impl CheckArgs {
     fn request(&self) -> read::Request {
-        read::Request {
-            inputs: self.inputs.clone(),
-            framework: self.framework.clone(),
-            release: self.release.clone(),
-            nodes: self.nodes.clone(),
-            gpus_per_node: self.gpus_per_node.clone(),
-            set: self.set.clone(),
-            expect: self.expect.clone(),
-            base: self.base.clone(),
-        }
+        self.input.request(self.expect.clone(), self.base.clone())
     }
 }
 
@@ -183,6 +217,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match &cli.command {
         Command::Check(args) => check(args, &mut std::io::stdout().lock(), &mut std::io::stderr()),
+        Command::Plan(args) => {
+            plan::plan(args, &mut std::io::stdout().lock(), &mut std::io::stderr())
+        }
     };
     ExitCode::from(code)
 }

@@ -90,15 +90,28 @@ impl<'a> Printed<'a> {
 
     /// The report as text, as the page shows it.
     pub fn text(&self) -> String {
-        let (fw, report) = (self.framework(), self.report());
-        let state = &self.read.state;
-        let release = state.link.release().id;
-        let inputs = &state.link.inputs;
         let mut out = String::new();
         let mut line = |s: String| {
             out.push_str(&s);
             out.push('\n');
         };
+        self.text_heading(&mut line);
+        self.text_results(&mut line);
+        self.text_model(&mut line);
+        self.text_legacy(&mut line);
+        self.text_messages(&mut line);
+        self.text_steps(&mut line);
+        self.text_expectations(&mut line);
+        line(String::new());
+        line(format!("link: {}", self.link));
+        out
+    }
+
+    /// The lede, how each input was read, and the link's notices.
+    fn text_heading(&self, line: &mut impl FnMut(String)) {
+        let fw = self.framework();
+        let state = &self.read.state;
+        let release = state.link.release().id;
         line(format!("dpcalc: {}", page::lede(fw, release)));
         if let Some(note) = state.link.unversioned_note() {
             line(format!("  {note}"));
@@ -118,15 +131,26 @@ impl<'a> Printed<'a> {
         for n in page::notices(&state.link.unknown, &state.link.notices) {
             line(format!("  notice ({}): {}", n.key, n.text));
         }
+    }
 
+    /// The framework's results, each with its config name.
+    fn text_results(&self, line: &mut impl FnMut(String)) {
+        let (fw, report) = (self.framework(), self.report());
+        let state = &self.read.state;
+        let release = state.link.release().id;
+        let inputs = &state.link.inputs;
         line(String::new());
         line(page::results_title(fw, release));
         let rows: Vec<(String, String)> = page::results(fw, inputs, report)
             .into_iter()
             .map(|r| (format!("{} ({})", r.label, r.config_name), r.shown))
             .collect();
-        table(&mut line, &rows);
+        table(line, &rows);
+    }
 
+    /// The model panel's groups and tokens and time, each with its source.
+    fn text_model(&self, line: &mut impl FnMut(String)) {
+        let (fw, report) = (self.framework(), self.report());
         let groups = view::MODEL_GROUPS.iter().chain([&view::TOKENS_TIME]);
         for g in groups {
             let rows: Vec<(String, String)> = g
@@ -155,9 +179,16 @@ impl<'a> Printed<'a> {
             line(String::new());
             line(g.title.to_string());
             line(format!("  source: {}", g.source));
-            table(&mut line, &rows);
+            table(line, &rows);
         }
+    }
 
+    /// The other release's comparison, when the release has one.
+    fn text_legacy(&self, line: &mut impl FnMut(String)) {
+        let (fw, report) = (self.framework(), self.report());
+        let state = &self.read.state;
+        let release = state.link.release().id;
+        let inputs = &state.link.inputs;
         if let (Some(legacy), Some(why)) = (
             view::legacy(fw, release),
             guide::legacy_why(fw, release, inputs, report),
@@ -173,12 +204,16 @@ impl<'a> Printed<'a> {
                         (format!("{} ({})", r.label, r.config_name), r.shown)
                     })
                     .collect();
-            table(&mut line, &rows);
+            table(line, &rows);
             for n in &report.legacy_notes {
                 line(format!("  {n}"));
             }
         }
+    }
 
+    /// Every message, errors with their fixes as `--set` flags.
+    fn text_messages(&self, line: &mut impl FnMut(String)) {
+        let report = self.report();
         let mut diags: Vec<_> = report.diags.iter().collect();
         diags.sort_by_key(|d| d.level);
         if !diags.is_empty() {
@@ -202,7 +237,11 @@ impl<'a> Printed<'a> {
                 }
             }
         }
+    }
 
+    /// The worked rules.
+    fn text_steps(&self, line: &mut impl FnMut(String)) {
+        let report = self.report();
         let steps = view::steps(report);
         if !steps.is_empty() {
             line(String::new());
@@ -212,7 +251,11 @@ impl<'a> Printed<'a> {
                 line(format!("      {}", s.worked));
             }
         }
+    }
 
+    /// Each `--expect` with whether it holds.
+    fn text_expectations(&self, line: &mut impl FnMut(String)) {
+        let report = self.report();
         if !self.checked.is_empty() {
             line(String::new());
             line("Expectations".into());
@@ -228,10 +271,6 @@ impl<'a> Printed<'a> {
                 ));
             }
         }
-
-        line(String::new());
-        line(format!("link: {}", self.link));
-        out
     }
 
     /// The report as JSON: the output contract's names and values (integers as integers,

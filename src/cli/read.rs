@@ -9,7 +9,7 @@
 use std::io::Read as _;
 
 use crate::calc::import::{self, Format, Imported, Scope, MAX_INPUT};
-use crate::calc::{Field, Framework, Num, Output};
+use crate::calc::{Field, Framework, Num, Output, Release};
 use crate::query::{self, Link};
 use crate::state::State;
 
@@ -211,10 +211,45 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
         .filter_map(|e| expectation(e).map_err(|m| errors.push(m)).ok())
         .collect();
 
-    // the link (at most one) and the files' texts
+    let (link, texts) = inputs(&req.inputs, &mut errors);
+    let framework = chosen_framework(forced, &link, &texts, &mut errors);
+
+    let mut sources = Vec::new();
+    let mut base = req.base.clone();
+    let mut state_link = starting_link(&link, framework, &mut base, &mut sources);
+    let named = apply_files(
+        &texts,
+        framework,
+        &mut state_link,
+        &mut sources,
+        &mut errors,
+    );
+    apply_flags(req, framework, &mut state_link, &mut errors);
+    choose_release(
+        req,
+        framework,
+        named,
+        link.is_some(),
+        &mut state_link,
+        &mut errors,
+    );
+
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Read {
+        state: State::from_link(state_link),
+        base: base.unwrap_or_default(),
+        sources,
+        expectations,
+    })
+}
+
+/// The link (at most one: its page address and what it says) and the files' texts.
+fn inputs(args: &[String], errors: &mut Vec<String>) -> (Option<(String, Link)>, Vec<Text>) {
     let mut link: Option<(String, Link)> = None;
     let mut texts: Vec<Text> = Vec::new();
-    for arg in &req.inputs {
+    for arg in args {
         if is_link(arg) {
             if let Some((first, _)) = &link {
                 errors.push(format!(
@@ -243,6 +278,16 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
             Err(e) => errors.push(e),
         }
     }
+    (link, texts)
+}
+
+/// The framework: forced, else the config's (at most one config), else the link's.
+fn chosen_framework(
+    forced: Option<Framework>,
+    link: &Option<(String, Link)>,
+    texts: &[Text],
+    errors: &mut Vec<String>,
+) -> Framework {
     let configs: Vec<&Text> = texts
         .iter()
         .filter(|t| !t.model && matches!(t.format, Format::Config(_)))
@@ -255,8 +300,7 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
         ));
     }
 
-    // the framework: forced, else the config's, else the link's
-    let framework = forced
+    forced
         .or_else(|| {
             configs.first().and_then(|t| match t.format {
                 Format::Config(f) => Some(f),
@@ -264,14 +308,21 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
             })
         })
         .or_else(|| link.as_ref().map(|(_, l)| l.framework))
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
 
-    let mut sources = Vec::new();
-    let mut base = req.base.clone();
-    let mut state_link = match &link {
+/// The link the files and flags apply to: the one given (its address the base unless `--base`
+/// says), carried to `framework` if it is another's, or an empty one.
+fn starting_link(
+    link: &Option<(String, Link)>,
+    framework: Framework,
+    base: &mut Option<String>,
+    sources: &mut Vec<Source>,
+) -> Link {
+    match link {
         Some((b, l)) => {
             if base.is_none() && !b.is_empty() {
-                base = Some(b.clone());
+                *base = Some(b.clone());
             }
             let mut l = l.clone();
             if l.framework != framework {
@@ -294,10 +345,19 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
             framework,
             ..Link::default()
         },
-    };
+    }
+}
 
-    // the files, in the page's order of application: the config replaces the inputs (keeping
-    // the cluster it does not give, as the page's Import does), then the cluster, then the model
+/// Applies the files to the link, in the page's order of application: the config replaces the
+/// inputs (keeping the cluster it does not give, as the page's Import does), then the cluster,
+/// then the model. Gives the release a config names (dpcalc's own export says it).
+fn apply_files(
+    texts: &[Text],
+    framework: Framework,
+    state_link: &mut Link,
+    sources: &mut Vec<Source>,
+    errors: &mut Vec<String>,
+) -> Option<&'static Release> {
     let mut order: Vec<&Text> = texts.iter().collect();
     order.sort_by_key(|t| match (t.model, t.format) {
         (false, Format::Config(_)) => 0,
@@ -364,8 +424,17 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
             warnings: imported.warnings.clone(),
         });
     }
+    named
+}
 
-    // flags over files
+/// Applies the flags (`--nodes`, `--gpus-per-node`, `--set`) over the files: a field given two
+/// different values is a conflict, as on the page.
+fn apply_flags(
+    req: &Request,
+    framework: Framework,
+    state_link: &mut Link,
+    errors: &mut Vec<String>,
+) {
     let mut set: Vec<(Field, Vec<String>)> = Vec::new();
     let mut put = |field: Field, value: String| match set.iter_mut().find(|(f, _)| *f == field) {
         Some((_, values)) => {
@@ -419,8 +488,17 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
             state_link.inputs.set_conflict(field, values);
         }
     }
+}
 
-    // the release: --version, else the one the config names, else the link's, else the newest
+/// The release: --version, else the one the config names, else the link's, else the newest.
+fn choose_release(
+    req: &Request,
+    framework: Framework,
+    named: Option<&'static Release>,
+    has_link: bool,
+    state_link: &mut Link,
+    errors: &mut Vec<String>,
+) {
     match &req.release {
         Some(id) => match framework.release(id) {
             Some(r) => state_link.release = Some(r),
@@ -435,20 +513,10 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
         },
         None => match named {
             Some(r) => state_link.release = Some(r),
-            None if link.is_none() => state_link.release = Some(framework.default_release()),
+            None if !has_link => state_link.release = Some(framework.default_release()),
             None => {}
         },
     }
-
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    Ok(Read {
-        state: State::from_link(state_link),
-        base: base.unwrap_or_default(),
-        sources,
-        expectations,
-    })
 }
 
 #[cfg(test)]

@@ -65,53 +65,9 @@ pub fn config(props: &ConfigProps) -> Html {
             pasted.set(area.value());
         })
     };
-    let on_import = {
-        let as_ref = as_ref.clone();
-        let text = (*pasted).clone();
-        let result = result.clone();
-        let apply = props.on_import.clone();
-        let (current, inputs) = (props.framework, props.inputs.clone());
-        Callback::from(move |_: MouseEvent| {
-            let forced = as_ref
-                .cast::<HtmlSelectElement>()
-                .and_then(|s| Framework::from_id(&s.value()));
-            // a model's config.json fills the model, an accelerate config or a launcher line
-            // the cluster, of the current framework; any other config replaces the inputs
-            let imported = import::read(current, forced, &text);
-            // what was read is applied; a value that could not be read is named below
-            if imported.applicable() {
-                apply.emit((
-                    imported.framework,
-                    imported.release,
-                    imported.merged_into(&inputs),
-                ));
-            }
-            result.set(Some(Rc::new(imported)));
-        })
-    };
-    let status = match *copied {
-        None => html! {},
-        Some(true) => html! { <span class="copied" role="status">{ "Copied." }</span> },
-        Some(false) => html! {
-            <span class="copied" role="status">{ "The browser refused the clipboard here; select the text and copy it." }</span>
-        },
-    };
-    let import_result = (*result).as_ref().map(|r| {
-        html! {
-            <div class="import-result" data-import-framework={r.framework.id()}>
-                if r.is_config() {
-                    <p class="msg note" role="status" data-import-applied={r.applicable().to_string()}>{ r.summary() }</p>
-                }
-                { for r.errors.iter().map(|e| html! { <p class="msg error" role="alert" data-import-error="">{ e.clone() }</p> }) }
-                { for r.warnings.iter().map(|w| html! { <p class="msg warning" data-import-warning="">{ w.clone() }</p> }) }
-                if !r.unknown.is_empty() {
-                    <p class="msg hint" data-import-ignored={r.unknown.join(" ")}>
-                        { format!("Ignored (not batch or step settings dpcalc reads): {}", r.unknown.join(", ")) }
-                    </p>
-                }
-            </div>
-        }
-    });
+    let on_import = import_on_click(props, as_ref.clone(), (*pasted).clone(), result.clone());
+    let status = copy_status(*copied);
+    let import_result = (*result).as_ref().map(|r| import_outcome(r));
     html! {
         <details class="config" {ontoggle} open={*open}>
             <summary>{ "Export or import a config" }</summary>
@@ -146,5 +102,63 @@ pub fn config(props: &ConfigProps) -> Html {
                 { for import_result }
             }
         </details>
+    }
+}
+
+/// The Import button: reads the pasted text (as the "Read as" choice says) and applies what
+/// was read.
+fn import_on_click(
+    props: &ConfigProps,
+    as_ref: NodeRef,
+    text: String,
+    result: UseStateHandle<Option<Rc<Imported>>>,
+) -> Callback<MouseEvent> {
+    let apply = props.on_import.clone();
+    let (current, inputs) = (props.framework, props.inputs.clone());
+    Callback::from(move |_: MouseEvent| {
+        let forced = as_ref
+            .cast::<HtmlSelectElement>()
+            .and_then(|s| Framework::from_id(&s.value()));
+        // a model's config.json fills the model, an accelerate config or a launcher line
+        // the cluster, of the current framework; any other config replaces the inputs
+        let imported = import::read(current, forced, &text);
+        // what was read is applied; a value that could not be read is named below
+        if imported.applicable() {
+            apply.emit((
+                imported.framework,
+                imported.release,
+                imported.merged_into(&inputs),
+            ));
+        }
+        result.set(Some(Rc::new(imported)));
+    })
+}
+
+/// Whether the Copy button's copy worked (`None`: not copied since the inputs changed).
+fn copy_status(copied: Option<bool>) -> Html {
+    match copied {
+        None => html! {},
+        Some(true) => html! { <span class="copied" role="status">{ "Copied." }</span> },
+        Some(false) => html! {
+            <span class="copied" role="status">{ "The browser refused the clipboard here; select the text and copy it." }</span>
+        },
+    }
+}
+
+/// What an import read: its summary, errors, warnings and the keys it ignored.
+fn import_outcome(r: &Imported) -> Html {
+    html! {
+        <div class="import-result" data-import-framework={r.framework.id()}>
+            if r.is_config() {
+                <p class="msg note" role="status" data-import-applied={r.applicable().to_string()}>{ r.summary() }</p>
+            }
+            { for r.errors.iter().map(|e| html! { <p class="msg error" role="alert" data-import-error="">{ e.clone() }</p> }) }
+            { for r.warnings.iter().map(|w| html! { <p class="msg warning" data-import-warning="">{ w.clone() }</p> }) }
+            if !r.unknown.is_empty() {
+                <p class="msg hint" data-import-ignored={r.unknown.join(" ")}>
+                    { format!("Ignored (not batch or step settings dpcalc reads): {}", r.unknown.join(", ")) }
+                </p>
+            }
+        </div>
     }
 }

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::calc::layout::{self, Fit, Row, SortKey};
+use crate::calc::layout::{self, BatchMatch, Explorer, Row, SortKey};
 use crate::calc::{guide, view, Field, Framework, Num, Output, RawInputs};
 
 /// Props of [`LayoutExplorer`].
@@ -37,13 +37,13 @@ fn num(v: Option<Num>, missing: impl FnOnce() -> String) -> Html {
     }
 }
 
-fn fit(f: Fit, missing: impl FnOnce() -> String) -> Html {
+fn fit(f: BatchMatch, missing: impl FnOnce() -> String) -> Html {
     match f {
-        Fit::Exact => html! { <span class="fit exact" data-miss="0">{ "exact" }</span> },
-        Fit::Near { miss } => {
+        BatchMatch::Exact => html! { <span class="fit exact" data-miss="0">{ "exact" }</span> },
+        BatchMatch::Near { miss } => {
             html! { <span class="fit near" data-miss={miss.to_string()}>{ view::miss(miss) }</span> }
         }
-        Fit::Unknown => html! { <span class="fit missing">{ missing() }</span> },
+        BatchMatch::Unknown => html! { <span class="fit missing">{ missing() }</span> },
     }
 }
 
@@ -106,23 +106,9 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
     let all = order.len();
     order.truncate(SHOWN);
     let header = |label: String, key: SortKey, code: Option<&'static str>| {
-        let state = sort.clone();
-        let (aria, next_desc) = match *sort {
-            Some((k, d)) if k == key => (if d { "descending" } else { "ascending" }, !d),
-            _ => ("none", false),
-        };
-        let onclick = Callback::from(move |_: MouseEvent| state.set(Some((key, next_desc))));
-        html! {
-            <th scope="col" aria-sort={aria}>
-                <button type="button" class="sort" {onclick}>
-                    { label }
-                    if let Some(c) = code { <code class="key">{ breakable(c) }</code> }
-                </button>
-            </th>
-        }
+        sort_header(&sort, label, key, code)
     };
     let world = ex.world.map(|w| w.to_string()).unwrap_or_default();
-    let cell = |row: &Row, o: Output| guide::explorer_cell(ex, &props.inputs, row, o);
     html! {
         <section class="explorer" aria-label="Layout explorer" data-world={world} data-compute-ms={format!("{compute_ms:.3}")}>
             <h2>{ "Parallel layouts" }</h2>
@@ -154,43 +140,74 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                         <th scope="col"><span class="sr-only">{ "Apply" }</span></th>
                     </tr></thead>
                     <tbody>
-                    { for order.iter().map(|&i| {
-                        let row = &ex.rows[i];
-                        let current = ex.current == Some(i);
-                        let assignments = ex.assignments(row);
-                        // The row takes the click (the Apply button's click, or Enter on it, bubbles here).
-                        let apply = {
-                            let cb = props.on_apply.clone();
-                            let a = assignments;
-                            Callback::from(move |_: MouseEvent| cb.emit(a.clone()))
-                        };
-                        let class = classes!(current.then_some("current"), (!row.valid()).then_some("invalid"));
-                        let label = view::apply_label(ex, row);
-                        let memory_bytes = row.memory_bytes.map(|b| b.to_string());
-                        let fits = view::row_fits(row, ex.capacity).map(|f| f.to_string());
-                        html! {
-                            <tr {class} data-layout={ex.query(row)} data-apply={ex.apply_query(row)}
-                                data-memory-bytes={memory_bytes} data-fits={fits}
-                                aria-current={current.then_some("true")} onclick={apply}>
-                                { for ex.shown_dims().map(|(i, _, _)| html! { <td>{ row.sizes[i] }</td> }) }
-                                <td>{ num(row.dp_world_size.or(Some(Num::Int(row.dp.into()))), String::new) }</td>
-                                <td>{ num(row.gradient_accumulation_steps, || cell(row, Output::GradientAccumulationSteps)) }</td>
-                                <td>{ num(row.global_batch_size, || cell(row, Output::GlobalBatchSize)) }</td>
-                                <td>{ fit(row.fit, || cell(row, Output::GlobalBatchSize)) }</td>
-                                <td>{ num(row.max_steps, || cell(row, Output::MaxSteps)) }</td>
-                                if has_memory { <td class="memory">{ memory(row, ex.capacity, || cell(row, Output::MemoryPerGpuBytes)) }</td> }
-                                <td>
-                                    if current { <span class="badge">{ "current" }</span> }
-                                    if let Some(p) = &row.problem { <span class="problem" data-error="layout" title={p.clone()}>{ "refused: " }{ p.clone() }</span> }
-                                    <button type="button" class="apply" aria-label={label}>{ "Apply" }</button>
-                                </td>
-                            </tr>
-                        }
-                    }) }
+                    { for order.iter().map(|&i| layout_row(ex, i, props, has_memory)) }
                     </tbody>
                 </table>
                 </div>
             }
         </section>
+    }
+}
+
+/// A column head that sorts the rows by `key` (descending on a second click).
+fn sort_header(
+    sort: &UseStateHandle<Option<(SortKey, bool)>>,
+    label: String,
+    key: SortKey,
+    code: Option<&'static str>,
+) -> Html {
+    let state = sort.clone();
+    let (aria, next_desc) = match **sort {
+        Some((k, d)) if k == key => (if d { "descending" } else { "ascending" }, !d),
+        _ => ("none", false),
+    };
+    let onclick = Callback::from(move |_: MouseEvent| state.set(Some((key, next_desc))));
+    html! {
+        <th scope="col" aria-sort={aria}>
+            <button type="button" class="sort" {onclick}>
+                { label }
+                if let Some(c) = code { <code class="key">{ breakable(c) }</code> }
+            </button>
+        </th>
+    }
+}
+
+/// One layout: its sizes, batch, steps and memory, marked when current or refused; a click
+/// applies it.
+fn layout_row(ex: &Explorer, i: usize, props: &ExplorerProps, has_memory: bool) -> Html {
+    let cell = |row: &Row, o: Output| guide::explorer_cell(ex, &props.inputs, row, o);
+    let row = &ex.rows[i];
+    let current = ex.current == Some(i);
+    let assignments = ex.assignments(row);
+    // The row takes the click (the Apply button's click, or Enter on it, bubbles here).
+    let apply = {
+        let cb = props.on_apply.clone();
+        let a = assignments;
+        Callback::from(move |_: MouseEvent| cb.emit(a.clone()))
+    };
+    let class = classes!(
+        current.then_some("current"),
+        (!row.valid()).then_some("invalid")
+    );
+    let label = view::apply_label(ex, row);
+    let memory_bytes = row.memory_bytes.map(|b| b.to_string());
+    let fits = view::row_fits(row, ex.capacity).map(|f| f.to_string());
+    html! {
+        <tr {class} data-layout={ex.query(row)} data-apply={ex.apply_query(row)}
+            data-memory-bytes={memory_bytes} data-fits={fits}
+            aria-current={current.then_some("true")} onclick={apply}>
+            { for ex.shown_dims().map(|(i, _, _)| html! { <td>{ row.sizes[i] }</td> }) }
+            <td>{ num(row.dp_world_size.or(Some(Num::Int(row.dp.into()))), String::new) }</td>
+            <td>{ num(row.gradient_accumulation_steps, || cell(row, Output::GradientAccumulationSteps)) }</td>
+            <td>{ num(row.global_batch_size, || cell(row, Output::GlobalBatchSize)) }</td>
+            <td>{ fit(row.batch_match, || cell(row, Output::GlobalBatchSize)) }</td>
+            <td>{ num(row.max_steps, || cell(row, Output::MaxSteps)) }</td>
+            if has_memory { <td class="memory">{ memory(row, ex.capacity, || cell(row, Output::MemoryPerGpuBytes)) }</td> }
+            <td>
+                if current { <span class="badge">{ "current" }</span> }
+                if let Some(p) = &row.problem { <span class="problem" data-error="layout" title={p.clone()}>{ "refused: " }{ p.clone() }</span> }
+                <button type="button" class="apply" aria-label={label}>{ "Apply" }</button>
+            </td>
+        </tr>
     }
 }

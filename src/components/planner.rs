@@ -21,7 +21,7 @@ use gloo::timers::callback::Timeout;
 use yew::prelude::*;
 
 use crate::calc::planner::{Planner, Planning};
-use crate::calc::view::{self, STEP_PARTS};
+use crate::calc::view::{self, PLAN_COLUMNS, STEP_PARTS};
 use crate::calc::{Field, Framework, RawInputs};
 
 /// The most work one task does before it yields to the page.
@@ -170,54 +170,21 @@ fn table(planner: &Planner, props: &PlannerProps) -> Html {
                 <div class="table-scroll">
                 <table class="plans">
                     <thead><tr>
-                        <th scope="col">{ "#" }</th>
-                        <th scope="col">{ "TP" }</th>
-                        <th scope="col">{ "CP" }</th>
-                        <th scope="col">{ "PP" }</th>
-                        <th scope="col">{ "EP" }</th>
-                        <th scope="col">{ "DP" }</th>
-                        <th scope="col">{ "Micro batch" }</th>
-                        <th scope="col">{ "Recompute" }</th>
-                        <th scope="col">{ "Sharding" }</th>
-                        <th scope="col">{ "Virtual stages" }</th>
-                        <th scope="col">{ "Step" }</th>
-                        <th scope="col">{ "Tokens/s per GPU" }</th>
-                        <th scope="col">{ "MFU" }</th>
-                        <th scope="col">{ "Memory" }</th>
+                        { for PLAN_COLUMNS.iter().map(|c| html! { <th scope="col">{ *c }</th> }) }
                         <th scope="col">{ "Step parts" }</th>
                         <th scope="col"><span class="sr-only">{ "Link and apply" }</span></th>
                     </tr></thead>
                     <tbody>
-                    { for rows.iter().zip(&planner.plans).map(|(r, plan)| {
+                    { for rows.iter().zip(&planner.rows).map(|(r, plan)| {
                         let assignments = plan.assignments.clone();
                         let href = props.href.emit(assignments.clone());
                         let apply = {
                             let cb = props.on_apply.clone();
                             Callback::from(move |_: MouseEvent| cb.emit(assignments.clone()))
                         };
-                        html! {
-                            <tr data-plan-row="" data-rank={r.rank.to_string()} data-tp={r.tp.to_string()}
-                                data-cp={r.cp.to_string()} data-pp={r.pp.to_string()} data-ep={r.ep.to_string()}
-                                data-dp={r.dp.to_string()} data-micro-batch={r.micro_batch.to_string()}
-                                data-recompute={r.recompute} data-sharding={r.sharding}
-                                data-virtual-stages={r.virtual_stages.to_string()}
-                                data-step-seconds={r.step_seconds.clone()}
-                                data-tokens-per-second-per-gpu={r.tokens_per_second_per_gpu.clone()}
-                                data-mfu={r.mfu.clone()} data-memory-bytes={r.memory_bytes.clone()}>
-                                <td>{ r.rank }</td>
-                                <td>{ r.tp }</td>
-                                <td>{ r.cp }</td>
-                                <td>{ r.pp }</td>
-                                <td>{ r.ep }</td>
-                                <td>{ r.dp }</td>
-                                <td>{ r.micro_batch }</td>
-                                <td>{ r.recompute }</td>
-                                <td>{ r.sharding }</td>
-                                <td>{ r.virtual_stages }</td>
-                                <td>{ r.step_text.clone() }</td>
-                                <td>{ r.tokens_text.clone() }</td>
-                                <td>{ r.mfu_text.clone() }</td>
-                                <td>{ r.memory_text.clone() }</td>
+                        let mut tr = html! {
+                            <tr data-plan-row="">
+                                { for r.cells().into_iter().map(|c| html! { <td>{ c }</td> }) }
                                 <td class="stepbar">
                                     <svg class="stepbar" viewBox="0 0 100 10" preserveAspectRatio="none" role="img"
                                         aria-label={format!("step {}", r.step_text)}>
@@ -235,7 +202,14 @@ fn table(planner: &Planner, props: &PlannerProps) -> Html {
                                         aria-label={format!("Apply plan {}", r.rank)}>{ "Apply" }</button>
                                 </td>
                             </tr>
+                        };
+                        // the DOM contract's attributes, as the view model names them
+                        if let Html::VTag(tag) = &mut tr {
+                            for (name, value) in r.attributes() {
+                                Rc::make_mut(tag).add_attribute(name, value.to_string());
+                            }
                         }
+                        tr
                     }) }
                     </tbody>
                 </table>

@@ -42,86 +42,17 @@ pub fn share(props: &ShareProps) -> Html {
         let status = status.clone();
         use_effect_with(url.clone(), move |_| status.set(Copied::Idle));
     }
-    let onclick = {
-        let url = url.clone();
-        let status = status.clone();
-        let field = field.clone();
-        Callback::from(move |_: MouseEvent| {
-            let url = url.clone();
-            let status = status.clone();
-            let field = field.clone();
-            wasm_bindgen_futures::spawn_local(async move {
-                let ok = copy(&url).await;
-                if !ok {
-                    if let Some(input) = field.cast::<HtmlInputElement>() {
-                        let _ = input.focus();
-                        input.select();
-                    }
-                }
-                status.set(if ok { Copied::Done } else { Copied::Refused });
-            });
-        })
-    };
+    let onclick = copy_on_click(url.clone(), status.clone(), field.clone());
     let onfocus = Callback::from(|e: FocusEvent| {
         let input: HtmlInputElement = e.target_unchecked_into();
         input.select();
     });
-    let message = match *status {
-        Copied::Idle => html! {},
-        Copied::Done => html! { <span class="copied" role="status">{ "Copied." }</span> },
-        Copied::Refused => html! {
-            <span class="copied" role="status">{ "The browser refused the clipboard here; the link is selected: press Ctrl+C (⌘C)." }</span>
-        },
-    };
+    let message = copy_message(*status);
     let toggle = {
         let show_embed = show_embed.clone();
         Callback::from(move |_: MouseEvent| show_embed.set(!*show_embed))
     };
-    let snippets = show_embed.then(|| {
-        let s = embed::snippets(
-            props.framework,
-            &props.urls.embed,
-            &props.urls.full,
-            &props.inputs,
-            &props.report,
-        );
-        let (fw, release, url) = (props.framework, props.release, &props.urls.share);
-        let svg = card::svg(fw, release, &props.inputs, &props.report, url);
-        let preview = card::preview(fw, release, &props.inputs, &props.report, url);
-        let markdown = card::markdown(fw, release, &props.report, url);
-        let onfocus = Callback::from(|e: FocusEvent| {
-            let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-            area.select();
-        });
-        html! {
-            <div class="snippets" id="embed-snippets">
-                <Snippet id="snippet-iframe" label="HTML (iframe)" text={s.iframe} />
-                <Snippet id="snippet-markdown" label="Markdown link" text={s.markdown} />
-                <Snippet id="snippet-text" label="Plain text" text={s.text} />
-                <p class="help">
-                    { "To size the iframe to its content, add to the host page: " }
-                    <code>{ HOST_SNIPPET }</code>
-                </p>
-                <section class="summary-card" data-card="" aria-labelledby="card-title">
-                    <h3 id="card-title">{ "Summary card (SVG)" }</h3>
-                    <p class="help">
-                        { "For READMEs and wikis that strip iframes (GitHub, GitLab): download the picture, commit it next to the page, and paste the Markdown below: the picture links to these inputs. It reads in light and dark themes and loads nothing." }
-                    </p>
-                    <div class="card-preview">{ Html::from_html_unchecked(AttrValue::from(preview)) }</div>
-                    <p class="card-download">
-                        <a download={card::FILE_NAME} href={card::data_url(&svg)} data-card-download="">
-                            { format!("Download {}", card::FILE_NAME) }
-                        </a>
-                    </p>
-                    <div class="snippet">
-                        <label for="snippet-card">{ "Markdown (the committed picture, linked to the calculator)" }</label>
-                        <textarea id="snippet-card" readonly=true rows="3" value={markdown} {onfocus}
-                            data-snippet="snippet-card" data-card-markdown="" />
-                    </div>
-                </section>
-            </div>
-        }
-    });
+    let snippets = show_embed.then(|| embed_snippets(props));
     html! {
         <section class="share" aria-label="Share">
             <h2><label for="share-url">{ "Link to these inputs" }</label></h2>
@@ -138,6 +69,87 @@ pub fn share(props: &ShareProps) -> Html {
                     data-value={props.urls.full.clone()}>{ "Open in a new tab \u{2197}" }</a>
             </p>
         </section>
+    }
+}
+
+/// The Copy link button: copies the link, or selects it when the browser refuses.
+fn copy_on_click(
+    url: String,
+    status: UseStateHandle<Copied>,
+    field: NodeRef,
+) -> Callback<MouseEvent> {
+    Callback::from(move |_: MouseEvent| {
+        let url = url.clone();
+        let status = status.clone();
+        let field = field.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let ok = copy(&url).await;
+            if !ok {
+                if let Some(input) = field.cast::<HtmlInputElement>() {
+                    let _ = input.focus();
+                    input.select();
+                }
+            }
+            status.set(if ok { Copied::Done } else { Copied::Refused });
+        });
+    })
+}
+
+/// Whether the Copy link button's copy worked.
+fn copy_message(status: Copied) -> Html {
+    match status {
+        Copied::Idle => html! {},
+        Copied::Done => html! { <span class="copied" role="status">{ "Copied." }</span> },
+        Copied::Refused => html! {
+            <span class="copied" role="status">{ "The browser refused the clipboard here; the link is selected: press Ctrl+C (⌘C)." }</span>
+        },
+    }
+}
+
+/// The Embed dialog: the iframe, Markdown and text snippets, and the summary card.
+fn embed_snippets(props: &ShareProps) -> Html {
+    let s = embed::snippets(
+        props.framework,
+        &props.urls.embed,
+        &props.urls.full,
+        &props.inputs,
+        &props.report,
+    );
+    let (fw, release, url) = (props.framework, props.release, &props.urls.share);
+    let svg = card::svg(fw, release, &props.inputs, &props.report, url);
+    let preview = card::preview(fw, release, &props.inputs, &props.report, url);
+    let markdown = card::markdown(fw, release, &props.report, url);
+    let onfocus = Callback::from(|e: FocusEvent| {
+        let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
+        area.select();
+    });
+    html! {
+        <div class="snippets" id="embed-snippets">
+            <Snippet id="snippet-iframe" label="HTML (iframe)" text={s.iframe} />
+            <Snippet id="snippet-markdown" label="Markdown link" text={s.markdown} />
+            <Snippet id="snippet-text" label="Plain text" text={s.text} />
+            <p class="help">
+                { "To size the iframe to its content, add to the host page: " }
+                <code>{ HOST_SNIPPET }</code>
+            </p>
+            <section class="summary-card" data-card="" aria-labelledby="card-title">
+                <h3 id="card-title">{ "Summary card (SVG)" }</h3>
+                <p class="help">
+                    { "For READMEs and wikis that strip iframes (GitHub, GitLab): download the picture, commit it next to the page, and paste the Markdown below: the picture links to these inputs. It reads in light and dark themes and loads nothing." }
+                </p>
+                <div class="card-preview">{ Html::from_html_unchecked(AttrValue::from(preview)) }</div>
+                <p class="card-download">
+                    <a download={card::FILE_NAME} href={card::data_url(&svg)} data-card-download="">
+                        { format!("Download {}", card::FILE_NAME) }
+                    </a>
+                </p>
+                <div class="snippet">
+                    <label for="snippet-card">{ "Markdown (the committed picture, linked to the calculator)" }</label>
+                    <textarea id="snippet-card" readonly=true rows="3" value={markdown} {onfocus}
+                        data-snippet="snippet-card" data-card-markdown="" />
+                </div>
+            </section>
+        </div>
     }
 }
 

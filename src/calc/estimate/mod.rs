@@ -1,21 +1,21 @@
 //! Memory per GPU by the published formulas: a "published formula" estimate, never a measurement.
 //!
-//! [`estimate`] returns the bytes one GPU holds for a [`Model`] under a [`Plan`], in four parts,
+//! [`estimate`] returns the bytes one GPU holds for a [`Model`] under a [`Setup`], in four parts,
 //! each by a formula from a paper (checked `u128` arithmetic, a division rounds up; `None` on an
 //! overflow or a zero size, never a panic):
 //!
 //! - **Model states** (Rajbhandari et al. 2019, "ZeRO", arXiv 1910.02054, §3 and Figure 1):
 //!   mixed-precision Adam holds 2Ψ (bf16 weights) + 2Ψ (bf16 gradients) + KΨ (optimizer), K = 12
-//!   (fp32 master weights, m and v: [`Plan::optimizer_bytes_per_param`], 6 for an 8-bit Adam).
-//!   Over N = [`Plan::shard`] GPUs: P_os 4Ψ + KΨ/N ([`Sharding::Zero1`]), P_os+g 2Ψ + (2+K)Ψ/N
-//!   ([`Sharding::Zero2`]), P_os+g+p (2+2+K)Ψ/N ([`Sharding::Zero3`], FSDP's FULL_SHARD).
-//!   [`Sharding::DistributedOptimizer`] shards the optimizer like P_os but keeps fp32 gradients
+//!   (fp32 master weights, m and v: [`Setup::optimizer_bytes_per_param`], 6 for an 8-bit Adam).
+//!   Over N = [`Setup::shard`] GPUs: P_os 4Ψ + KΨ/N ([`Partition::Zero1`]), P_os+g 2Ψ + (2+K)Ψ/N
+//!   ([`Partition::Zero2`]), P_os+g+p (2+2+K)Ψ/N ([`Partition::Zero3`], FSDP's FULL_SHARD).
+//!   [`Partition::DistributedOptimizer`] shards the optimizer like P_os but keeps fp32 gradients
 //!   (4Ψ), the 6 + 12/N bytes per parameter of Megatron-LM's distributed optimizer (bf16 params,
 //!   fp32 grads). Ψ is the parameters one GPU holds: its pipeline stage's layers (the embedding
 //!   on the first, the final norm and the output layer on the last) less the routed experts,
 //!   / TP, plus the routed experts / (TP·EP), whose states are sharded over N/EP (expert
-//!   parallelism carved out of the sharding group). Weights take [`Plan::weight_bits`] (4 for QLoRA's NF4 base, quantisation
-//!   constants not counted). LoRA ([`Plan::trainable`] = n): only the n/(TP·PP) adapter parameters
+//!   parallelism carved out of the sharding group). Weights take [`Setup::weight_bits`] (4 for QLoRA's NF4 base, quantisation
+//!   constants not counted). LoRA ([`Setup::trainable`] = n): only the n/(TP·PP) adapter parameters
 //!   have gradients and optimizer states, and they add 2 B each to the weights. Offload (Ren et al.
 //!   2021, "ZeRO-Offload", arXiv 2101.06840): offloading the optimizer moves the gradients and the
 //!   optimizer states to the CPU (0 on the GPU, as DeepSpeed's own estimator counts it); offloading
@@ -46,9 +46,9 @@ pub use super::plan::Conventions;
 pub use super::plan::{Recompute, RecomputeLayers};
 pub use stages::{in_flight, layer_bytes, layer_split, stages};
 
-/// How the model states are sharded over [`Plan::shard`] GPUs.
+/// How the model states are sharded over [`Setup::shard`] GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sharding {
+pub enum Partition {
     /// DDP: every GPU holds all its model states.
     Replicated,
     Zero1,
@@ -61,7 +61,7 @@ pub enum Sharding {
 
 /// A training setup, per model replica.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub struct Setup {
     pub tp: u64,
     pub pp: u64,
     pub cp: u64,
@@ -73,7 +73,7 @@ pub struct Plan {
     pub etp: u64,
     /// The GPUs the states are sharded over (normally the DP size; `dp_shard` for HSDP).
     pub shard: u64,
-    pub sharding: Sharding,
+    pub sharding: Partition,
     pub offload_optimizer: bool,
     pub offload_param: bool,
     pub micro_batch: u64,
@@ -107,10 +107,10 @@ pub struct Plan {
     pub selective_half_matmuls: bool,
 }
 
-impl Default for Plan {
+impl Default for Setup {
     /// One GPU, bf16 AdamW, micro batch 1 of 2048 tokens, eager attention, nothing else.
-    fn default() -> Plan {
-        Plan {
+    fn default() -> Setup {
+        Setup {
             tp: 1,
             pp: 1,
             cp: 1,
@@ -118,7 +118,7 @@ impl Default for Plan {
             ep: 1,
             etp: 0,
             shard: 1,
-            sharding: Sharding::Replicated,
+            sharding: Partition::Replicated,
             offload_optimizer: false,
             offload_param: false,
             micro_batch: 1,
@@ -143,9 +143,9 @@ impl Default for Plan {
     }
 }
 
-impl Plan {
+impl Setup {
     /// The plan with a framework's conventions.
-    pub fn with(mut self, c: Conventions) -> Plan {
+    pub fn with(mut self, c: Conventions) -> Setup {
         self.fp32_grads = c.fp32_grads;
         self.fp32_params = c.fp32_params;
         self.dropout = c.dropout;
@@ -157,14 +157,14 @@ impl Plan {
 
 /// Bytes on one GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Estimate {
+pub struct MemoryParts {
     pub weights: u128,
     pub gradients: u128,
     pub optimizer: u128,
     pub activations: u128,
 }
 
-impl Estimate {
+impl MemoryParts {
     pub fn total(&self) -> Option<u128> {
         self.weights
             .checked_add(self.gradients)?
@@ -238,7 +238,7 @@ impl Params {
     }
 }
 
-impl Plan {
+impl Setup {
     /// The routed experts' tensor-parallel size.
     pub fn expert_tp(&self) -> u64 {
         if self.etp == 0 {
@@ -249,13 +249,13 @@ impl Plan {
     }
 }
 
-pub fn estimate(model: &Model, plan: &Plan) -> Option<Estimate> {
+pub fn estimate(model: &Model, plan: &Setup) -> Option<MemoryParts> {
     estimate_with(model, &Params::of(model)?, plan)
 }
 
 /// [`estimate`] with the model's parameter counts already counted: the pipeline rank with the
 /// largest total ([`stages`], [`largest`]).
-pub fn estimate_with(model: &Model, params: &Params, plan: &Plan) -> Option<Estimate> {
+pub fn estimate_with(model: &Model, params: &Params, plan: &Setup) -> Option<MemoryParts> {
     let mut all = stages::largest_candidates(model, params, plan)?;
     let (i, _) = largest(&all)?;
     Some(all.swap_remove(i))
@@ -263,7 +263,7 @@ pub fn estimate_with(model: &Model, params: &Params, plan: &Plan) -> Option<Esti
 
 /// The stage whose total is the largest (the first such) and that total; `None` when a total
 /// overflows or there is no stage.
-pub fn largest(stages: &[Estimate]) -> Option<(usize, u128)> {
+pub fn largest(stages: &[MemoryParts]) -> Option<(usize, u128)> {
     let mut best: Option<(usize, u128)> = None;
     for (i, e) in stages.iter().enumerate() {
         let t = e.total()?;
@@ -274,7 +274,7 @@ pub fn largest(stages: &[Estimate]) -> Option<(usize, u128)> {
     best
 }
 
-/// One change to a [`Plan`] that lowers its memory per GPU.
+/// One change to a [`Setup`] that lowers its memory per GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
     Zero3,
@@ -287,10 +287,10 @@ pub enum Change {
 impl Change {
     /// The plan with this change; `None` if it cannot be made (TP not a multiple of the old one,
     /// or a sharding group it does not divide).
-    pub fn apply(self, plan: &Plan) -> Option<Plan> {
+    pub fn apply(self, plan: &Setup) -> Option<Setup> {
         let mut p = plan.clone();
         match self {
-            Change::Zero3 => p.sharding = Sharding::Zero3,
+            Change::Zero3 => p.sharding = Partition::Zero3,
             Change::Recompute(r) => p.recompute = r,
             Change::MicroBatch(m) => p.micro_batch = m,
             Change::MoreTp(tp) => {
@@ -311,7 +311,7 @@ impl Change {
 /// throughput first): ZeRO-3 (unless already), selective then full recompute (beyond the plan's),
 /// the micro batch halved down to 1, TP doubled while it divides the attention heads and the
 /// sharding group and stays ≤ 8.
-pub fn nearest_fit(model: &Model, plan: &Plan, capacity_bytes: u128) -> Option<(Change, u128)> {
+pub fn nearest_fit(model: &Model, plan: &Setup, capacity_bytes: u128) -> Option<(Change, u128)> {
     let fits = |c: Change| -> Option<u128> {
         estimate(model, &c.apply(plan)?)?
             .total()
@@ -321,7 +321,7 @@ pub fn nearest_fit(model: &Model, plan: &Plan, capacity_bytes: u128) -> Option<(
         return None;
     }
     let mut tries = Vec::new();
-    if plan.sharding != Sharding::Zero3 {
+    if plan.sharding != Partition::Zero3 {
         tries.push(Change::Zero3);
     }
     for r in [Recompute::Selective, Recompute::Full] {

@@ -24,12 +24,12 @@
 //!   group is recomputed whole, so its full activations are added once (Megatron's `uniform`
 //!   groups, `block`'s first n layers of a chunk, or every layer).
 //! - **The loss** (last stage): the output layer's input and the final norm's, and the logits:
-//!   [`Plan::logit_saved_bytes`] per logit for each micro batch in flight (the fp32 softmax
+//!   [`Setup::logit_saved_bytes`] per logit for each micro batch in flight (the fp32 softmax
 //!   Megatron's cross entropy keeps, the fp32 `log_softmax` PyTorch's keeps) plus
-//!   [`Plan::logit_transient_bytes`] once (the 16-bit logits, and PyTorch's fp32 copy of them,
+//!   [`Setup::logit_transient_bytes`] once (the 16-bit logits, and PyTorch's fp32 copy of them,
 //!   alive while the loss is computed).
 
-use super::{cdiv, mul, part, Estimate, Params, Plan, Sharding};
+use super::{cdiv, mul, part, MemoryParts, Params, Partition, Setup};
 use crate::calc::model::Model;
 use crate::calc::plan::{Pipeline, Recompute, RecomputeLayers, Schedule};
 
@@ -97,7 +97,7 @@ pub fn in_flight(pipeline: Option<&Pipeline>, pp: u64, micro_batches: u64, rank:
 
 /// What one layer saves for its backward: `(everything, its input alone)` in bytes, for
 /// `tokens` tokens on this GPU (the sequence over CP and Ulysses, times the micro batch).
-pub fn layer_bytes(model: &Model, i: u64, plan: &Plan, tokens: u128) -> Option<(u128, u128)> {
+pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<(u128, u128)> {
     let t = u128::from(plan.tp.max(1));
     let rep = if plan.sequence_parallel { t } else { 1 };
     let h = u128::from(model.hidden_size);
@@ -174,7 +174,7 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Plan, tokens: u128) -> Option<(
 /// backward adds at most on top while it recomputes a checkpoint group.
 fn chunk_bytes(
     model: &Model,
-    plan: &Plan,
+    plan: &Setup,
     first: u64,
     layers: u64,
     tokens: u128,
@@ -209,7 +209,7 @@ fn chunk_bytes(
 }
 
 /// Every pipeline rank's estimate, first rank first.
-pub fn stages(model: &Model, params: &Params, plan: &Plan) -> Option<Vec<Estimate>> {
+pub fn stages(model: &Model, params: &Params, plan: &Setup) -> Option<Vec<MemoryParts>> {
     stages_of(model, params, plan, false)
 }
 
@@ -231,12 +231,12 @@ fn ranks(p: u64, few: bool) -> Vec<u64> {
 pub(super) fn largest_candidates(
     model: &Model,
     params: &Params,
-    plan: &Plan,
-) -> Option<Vec<Estimate>> {
+    plan: &Setup,
+) -> Option<Vec<MemoryParts>> {
     stages_of(model, params, plan, true)
 }
 
-fn stages_of(model: &Model, params: &Params, plan: &Plan, few: bool) -> Option<Vec<Estimate>> {
+fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<Vec<MemoryParts>> {
     if [plan.tp, plan.pp, plan.cp, plan.sp, plan.ep, plan.shard].contains(&0) {
         return None;
     }
@@ -263,36 +263,11 @@ fn stages_of(model: &Model, params: &Params, plan: &Plan, few: bool) -> Option<V
     let t = u128::from(plan.tp.max(1));
     let rep = if plan.sequence_parallel { t } else { 1 };
     let h = u128::from(model.hidden_size);
-    let embedding = model.embedding_params()?;
     let mut out = Vec::with_capacity(p as usize);
     let mut chunks: Vec<(u64, (u128, u128))> = Vec::new();
     for r in ranks(p, few) {
         // the rank's parameters: its layers, the embedding on the first, the output on the last
-        let (mut dense, mut routed) = (0u128, 0u128);
-        for c in 0..v {
-            let k = (c * p + r) as usize;
-            if let Some((all, experts)) = params.uniform {
-                // alike layers count by their number
-                let n = u128::from(split[k]);
-                dense = dense.checked_add(all.checked_sub(experts)?.checked_mul(n)?)?;
-                routed = routed.checked_add(experts.checked_mul(n)?)?;
-                continue;
-            }
-            for i in starts[k]..starts[k] + split[k] {
-                let (all, experts) = params.layer(i)?;
-                dense = dense.checked_add(all.checked_sub(experts)?)?;
-                routed = routed.checked_add(experts)?;
-            }
-        }
-        if r == 0 {
-            dense = dense.checked_add(embedding)?;
-        }
-        if r == p - 1 {
-            dense = dense.checked_add(model.final_norm_params()?)?;
-            if !model.tie_word_embeddings || p > 1 {
-                dense = dense.checked_add(model.output_layer_params()?)?;
-            }
-        }
+        let (dense, routed) = rank_params(model, params, (&split, &starts), (p, v, r))?;
         let mut e = states(
             plan,
             cdiv(dense, t)?,
@@ -334,12 +309,7 @@ fn stages_of(model: &Model, params: &Params, plan: &Plan, few: bool) -> Option<V
             }
         }
         if last_in_flight > 0 {
-            let logits = cdiv(tokens.checked_mul(u128::from(model.vocab_size))?, t)?;
-            let saved = cdiv(tokens.checked_mul(h)?.checked_mul(4)?, rep)?
-                .checked_add(logits.checked_mul(u128::from(plan.logit_saved_bytes))?)?;
-            activations = activations
-                .checked_add(saved.checked_mul(last_in_flight)?)?
-                .checked_add(logits.checked_mul(u128::from(plan.logit_transient_bytes))?)?;
+            activations = with_output_layer(model, plan, tokens, activations, last_in_flight)?;
         }
         e.activations = activations.checked_add(recompute_peak)?;
         out.push(e);
@@ -347,11 +317,68 @@ fn stages_of(model: &Model, params: &Params, plan: &Plan, few: bool) -> Option<V
     Some(out)
 }
 
+/// The parameters of pipeline rank `r` of `p` (`v` chunks each): its layers' dense and routed
+/// parameters, the embedding on the first rank, the final norm and output layer on the last.
+fn rank_params(
+    model: &Model,
+    params: &Params,
+    (split, starts): (&[u64], &[u64]),
+    (p, v, r): (u64, u64, u64),
+) -> Option<(u128, u128)> {
+    let embedding = model.embedding_params()?;
+    let (mut dense, mut routed) = (0u128, 0u128);
+    for c in 0..v {
+        let k = (c * p + r) as usize;
+        if let Some((all, experts)) = params.uniform {
+            // alike layers count by their number
+            let n = u128::from(split[k]);
+            dense = dense.checked_add(all.checked_sub(experts)?.checked_mul(n)?)?;
+            routed = routed.checked_add(experts.checked_mul(n)?)?;
+            continue;
+        }
+        for i in starts[k]..starts[k] + split[k] {
+            let (all, experts) = params.layer(i)?;
+            dense = dense.checked_add(all.checked_sub(experts)?)?;
+            routed = routed.checked_add(experts)?;
+        }
+    }
+    if r == 0 {
+        dense = dense.checked_add(embedding)?;
+    }
+    if r == p - 1 {
+        dense = dense.checked_add(model.final_norm_params()?)?;
+        if !model.tie_word_embeddings || p > 1 {
+            dense = dense.checked_add(model.output_layer_params()?)?;
+        }
+    }
+    Some((dense, routed))
+}
+
+/// The activations with the output layer's on the last stage: the saved final hidden state and
+/// logits of the `last_in_flight` passes in flight, and one pass's transient logits.
+fn with_output_layer(
+    model: &Model,
+    plan: &Setup,
+    tokens: u128,
+    activations: u128,
+    last_in_flight: u128,
+) -> Option<u128> {
+    let t = u128::from(plan.tp.max(1));
+    let rep = if plan.sequence_parallel { t } else { 1 };
+    let h = u128::from(model.hidden_size);
+    let logits = cdiv(tokens.checked_mul(u128::from(model.vocab_size))?, t)?;
+    let saved = cdiv(tokens.checked_mul(h)?.checked_mul(4)?, rep)?
+        .checked_add(logits.checked_mul(u128::from(plan.logit_saved_bytes))?)?;
+    activations
+        .checked_add(saved.checked_mul(last_in_flight)?)?
+        .checked_add(logits.checked_mul(u128::from(plan.logit_transient_bytes))?)
+}
+
 /// The model states of `dense` and `routed` parameters on one GPU (already divided by TP, PP
-/// and EP), as [`Plan::sharding`] shards them over [`Plan::shard`] GPUs (the routed experts over
+/// and EP), as [`Setup::sharding`] shards them over [`Setup::shard`] GPUs (the routed experts over
 /// `shard ÷ ep`).
-fn states(p: &Plan, dense: u128, routed: u128) -> Option<Estimate> {
-    use Sharding::*;
+fn states(p: &Setup, dense: u128, routed: u128) -> Option<MemoryParts> {
+    use Partition::*;
     if p.shard == 0 {
         return None;
     }
@@ -399,7 +426,7 @@ fn states(p: &Plan, dense: u128, routed: u128) -> Option<Estimate> {
     if zero3 && p.offload_param {
         weights = 0;
     }
-    Some(Estimate {
+    Some(MemoryParts {
         weights,
         gradients,
         optimizer,

@@ -38,7 +38,7 @@
 //! network/README.md). Which ranks share a node follows the framework's mesh order
 //! ([`Placement`]).
 
-use super::{cdiv, Params, Plan, Sharding};
+use super::{cdiv, Params, Partition, Setup};
 use crate::calc::estimated::StepTime;
 use crate::calc::model::Model;
 use crate::calc::plan::{Recompute, RecomputeLayers};
@@ -200,7 +200,7 @@ struct Rank {
 fn layer_flops(
     model: &Model,
     params: &Params,
-    plan: &Plan,
+    plan: &Setup,
     i: u64,
     keys: f64,
 ) -> Option<(f64, f64)> {
@@ -233,7 +233,7 @@ fn layer_flops(
 /// scores (b·a/t·s_local·s values): written by the first product, read and written by the
 /// softmax and by dropout (with its mask), read by the second, 13 bytes per score with dropout;
 /// flash attention keeps them on chip. The backward moves twice a forward's bytes.
-fn layer_traffic(model: &Model, plan: &Plan, i: u64, tokens: f64, seq: f64) -> (f64, f64) {
+fn layer_traffic(model: &Model, plan: &Setup, i: u64, tokens: f64, seq: f64) -> (f64, f64) {
     let h = model.hidden_size as f64;
     let tp = plan.tp.max(1) as f64;
     let rep = if plan.sequence_parallel { tp } else { 1.0 };
@@ -257,10 +257,16 @@ fn layer_traffic(model: &Model, plan: &Plan, i: u64, tokens: f64, seq: f64) -> (
 /// The step time of the plan `plan` with `dp` data-parallel replicas (the ranks that reduce
 /// gradients: dp × cp × sp when those hold the same parameters) on `hw`, ranks placed as
 /// `place` says; `None` when a size is zero or a count does not fit.
+///
+/// Five phases: the micro batch's shape on one GPU (`shape`), each pipeline rank's work
+/// (`Ctx::ranks`), the time of one of each collective (`Ctx::unit_times`), the slowest rank's
+/// time per micro batch (`Ctx::slowest`) with the pipeline's bubble, and the data-parallel
+/// communication and the optimizer step on that rank's parameters (`Ctx::data_parallel`,
+/// `Ctx::optimizer`).
 pub fn step_time(
     model: &Model,
     params: &Params,
-    plan: &Plan,
+    plan: &Setup,
     dp: u64,
     hw: &Hardware,
     place: &Placement,
@@ -279,6 +285,60 @@ pub fn step_time(
     {
         return None;
     }
+    let (split, s) = shape(model, plan)?;
+    let c = Ctx {
+        model,
+        params,
+        plan,
+        hw,
+        place,
+        overlap,
+        net: Net {
+            hw,
+            gpn: place.gpus_per_node,
+        },
+    };
+    // per rank: its layers' work
+    let ranks = c.ranks(&split, &s)?;
+    let u = c.unit_times(&s)?;
+
+    // each rank's time per micro batch, by part
+    let m = plan.micro_batches.max(1) as f64;
+    let (per_mb, parts, r) = c.slowest(&ranks, &u, &s);
+    let (p, v) = (s.p, s.v);
+    let bubble = (p as f64 - 1.0) / v as f64 * per_mb;
+    let mut step = StepTime {
+        compute: parts.compute * m,
+        tp: parts.tp * m,
+        cp: parts.cp * m,
+        ep: parts.ep * m,
+        pp_bubble: parts.pp_bubble * m + bubble,
+        dp: 0.0,
+    };
+
+    // data parallelism and the optimizer step, on the slowest rank's parameters
+    let rank = &ranks[r];
+    let (dp_time, hidden) = c.data_parallel(rank, dp, &parts, m, p);
+    let optimizer = c.optimizer(rank);
+    step.dp = dp_time;
+    step.compute += optimizer + COMM_SM_SHARE * hidden;
+    Some(step)
+}
+
+/// The micro batch's shape on one GPU and the pipeline's.
+struct Shape {
+    /// Pipeline ranks, and virtual stages per rank.
+    p: u64,
+    v: u64,
+    seq: f64,
+    /// The micro batch's tokens on one GPU (its sequence split by CP and SP).
+    tokens: f64,
+    h: f64,
+    tp: f64,
+}
+
+/// The layers of each pipeline stage, and the [`Shape`].
+fn shape(model: &Model, plan: &Setup) -> Option<(Vec<u64>, Shape)> {
     let p = plan.pp;
     let split = super::layer_split(model.num_hidden_layers, p, plan.pipeline.as_ref())?;
     let v = split.len() as u64 / p;
@@ -291,104 +351,211 @@ pub fn step_time(
     let tokens = b * local;
     let h = model.hidden_size as f64;
     let tp = plan.tp as f64;
-    // per rank: its layers' work
-    let mut ranks: Vec<Rank> = (0..p).map(|_| Rank::default()).collect();
-    let mut at = 0u64;
-    let mut alike = None;
-    for (k, &n) in split.iter().enumerate() {
-        let r = &mut ranks[k % p as usize];
-        let chunk_start = at;
-        for i in at..at.checked_add(n)? {
-            // alike layers (`Params::uniform`) are counted once
-            let ((f, a), (bytes, scores), moe) = match alike {
-                Some(one) => one,
-                None => {
-                    let one = (
-                        layer_flops(model, params, plan, i, seq)?,
-                        layer_traffic(model, plan, i, tokens, seq),
-                        model.is_moe_layer(i),
-                    );
-                    if params.uniform.is_some() {
-                        alike = Some(one);
+    Some((
+        split,
+        Shape {
+            p,
+            v,
+            seq,
+            tokens,
+            h,
+            tp,
+        },
+    ))
+}
+
+/// The time of one of each collective a micro batch runs, and the matmul rate.
+struct Unit {
+    /// FLOP/s of the matrix products, for this size.
+    rate: f64,
+    /// One TP all-reduce of the activation.
+    tp_one: f64,
+    /// One CP ring step of the K/V chunks.
+    cp_step: f64,
+    /// One EP all-to-all of the routed tokens.
+    ep_one: f64,
+    /// One pipeline send of the activation.
+    p2p: f64,
+}
+
+/// What every phase of [`step_time`] reads.
+struct Ctx<'a> {
+    model: &'a Model,
+    params: &'a Params,
+    plan: &'a Setup,
+    hw: &'a Hardware,
+    place: &'a Placement,
+    overlap: Overlap,
+    net: Net<'a>,
+}
+
+impl Ctx<'_> {
+    /// Each pipeline rank's work per micro batch: its layers (chunk by chunk), the output layer
+    /// on the last rank and the embedding on the first.
+    fn ranks(&self, split: &[u64], s: &Shape) -> Option<Vec<Rank>> {
+        let (model, params, plan) = (self.model, self.params, self.plan);
+        let (p, seq, tokens, h, tp) = (s.p, s.seq, s.tokens, s.h, s.tp);
+        let mut ranks: Vec<Rank> = (0..p).map(|_| Rank::default()).collect();
+        let mut at = 0u64;
+        let mut alike = None;
+        for (k, &n) in split.iter().enumerate() {
+            let r = &mut ranks[k % p as usize];
+            let chunk_start = at;
+            for i in at..at.checked_add(n)? {
+                // alike layers (`Params::uniform`) are counted once
+                let ((f, a), (bytes, scores), moe) = match alike {
+                    Some(one) => one,
+                    None => {
+                        let one = (
+                            layer_flops(model, params, plan, i, seq)?,
+                            layer_traffic(model, plan, i, tokens, seq),
+                            model.is_moe_layer(i),
+                        );
+                        if params.uniform.is_some() {
+                            alike = Some(one);
+                        }
+                        one
                     }
-                    one
+                };
+                r.flops += f * tokens;
+                r.attention_flops += a * tokens;
+                r.bytes += bytes;
+                r.score_bytes += scores;
+                r.layers += 1;
+                if moe {
+                    r.moe_layers += 1;
                 }
-            };
-            r.flops += f * tokens;
-            r.attention_flops += a * tokens;
-            r.bytes += bytes;
-            r.score_bytes += scores;
-            r.layers += 1;
-            if moe {
-                r.moe_layers += 1;
+                let (all, routed) = match params.uniform {
+                    Some(one) => one,
+                    None => params.layer(i)?,
+                };
+                r.dense_params += all.saturating_sub(routed) as f64 / tp;
+                r.routed_params += routed as f64 / (plan.expert_tp() * plan.ep) as f64;
+                let recomputed = match (plan.recompute, plan.recompute_layers) {
+                    (Recompute::Full, RecomputeLayers::Block(n)) => i - chunk_start < n,
+                    (Recompute::Full, _) => true,
+                    _ => false,
+                };
+                if recomputed {
+                    r.recomputed += 1;
+                }
             }
-            let (all, routed) = match params.uniform {
-                Some(one) => one,
-                None => params.layer(i)?,
+            at += n;
+        }
+        let vocab = model.vocab_size as f64;
+        // the output layer on the last rank, the embedding on the first
+        let last = &mut ranks[p as usize - 1];
+        last.flops += 2.0 * h * vocab / tp * tokens;
+        last.dense_params += model.output_layer_params()? as f64 / tp;
+        ranks[0].dense_params += model.embedding_params()? as f64 / tp;
+        Some(ranks)
+    }
+
+    /// The matmul rate for these products and the time of one of each collective.
+    fn unit_times(&self, s: &Shape) -> Option<Unit> {
+        let (model, plan, hw, place, net) = (self.model, self.plan, self.hw, self.place, &self.net);
+        let (p, tokens, h, tp) = (s.p, s.tokens, s.h, s.tp);
+        let rate = hw.peak_flops * hw.matmul_ceiling * KERNEL_EFFICIENCY;
+        // the products' narrowest side: the hidden size's TP shard, or the micro batch's tokens on
+        // this GPU when fewer (short sequences split by CP)
+        let rate = rate * size_factor((h / tp).min(tokens));
+        if rate.is_nan() || rate <= 0.0 {
+            return None;
+        }
+        let act_bytes = 2.0 * tokens * h;
+        let tp_one = net.time(Coll::AllReduce, act_bytes, plan.tp, place.tp_stride);
+        let kv_heads = if model.is_mla() {
+            model.num_attention_heads as f64
+        } else {
+            model.num_key_value_heads.max(1) as f64
+        };
+        let head_dim = model.resolved_head_dim().unwrap_or(128) as f64;
+        let kv_bytes = 2.0 * 2.0 * tokens * kv_heads * head_dim / tp;
+        let cp_step = net.time(Coll::P2p, kv_bytes, plan.cp, place.cp_stride);
+        let topk = model.num_experts_per_tok.max(1) as f64;
+        let ep_one = net.time(
+            Coll::AllToAll,
+            act_bytes * topk * plan.ep as f64,
+            plan.ep,
+            place.ep_stride,
+        );
+        let p2p = if p > 1 {
+            let sent = if plan.sequence_parallel {
+                act_bytes / tp
+            } else {
+                act_bytes
             };
-            r.dense_params += all.saturating_sub(routed) as f64 / tp;
-            r.routed_params += routed as f64 / (plan.expert_tp() * plan.ep) as f64;
-            let recomputed = match (plan.recompute, plan.recompute_layers) {
-                (Recompute::Full, RecomputeLayers::Block(n)) => i - chunk_start < n,
-                (Recompute::Full, _) => true,
-                _ => false,
-            };
-            if recomputed {
-                r.recomputed += 1;
+            net.time(Coll::P2p, sent, 2, place.pp_stride)
+        } else {
+            0.0
+        };
+        Some(Unit {
+            rate,
+            tp_one,
+            cp_step,
+            ep_one,
+            p2p,
+        })
+    }
+
+    /// The slowest rank's time per micro batch, its parts and its index.
+    fn slowest(&self, ranks: &[Rank], u: &Unit, s: &Shape) -> (f64, StepTime, usize) {
+        let mut slowest = (0.0f64, StepTime::default(), 0usize);
+        for (r, rank) in ranks.iter().enumerate() {
+            let (per_mb, parts) = self.per_micro_batch(rank, u, s);
+            if per_mb > slowest.0 {
+                slowest = (per_mb, parts, r);
             }
         }
-        at += n;
+        slowest
     }
-    let vocab = model.vocab_size as f64;
-    // the output layer on the last rank, the embedding on the first
-    let last = &mut ranks[p as usize - 1];
-    last.flops += 2.0 * h * vocab / tp * tokens;
-    last.dense_params += model.output_layer_params()? as f64 / tp;
-    ranks[0].dense_params += model.embedding_params()? as f64 / tp;
 
-    let net = Net {
-        hw,
-        gpn: place.gpus_per_node,
-    };
-    let rate = hw.peak_flops * hw.matmul_ceiling * KERNEL_EFFICIENCY;
-    // the products' narrowest side: the hidden size's TP shard, or the micro batch's tokens on
-    // this GPU when fewer (short sequences split by CP)
-    let rate = rate * size_factor((h / tp).min(tokens));
-    if rate.is_nan() || rate <= 0.0 {
-        return None;
-    }
-    let act_bytes = 2.0 * tokens * h;
-    let tp_one = net.time(Coll::AllReduce, act_bytes, plan.tp, place.tp_stride);
-    let kv_heads = if model.is_mla() {
-        model.num_attention_heads as f64
-    } else {
-        model.num_key_value_heads.max(1) as f64
-    };
-    let head_dim = model.resolved_head_dim().unwrap_or(128) as f64;
-    let kv_bytes = 2.0 * 2.0 * tokens * kv_heads * head_dim / tp;
-    let cp_step = net.time(Coll::P2p, kv_bytes, plan.cp, place.cp_stride);
-    let topk = model.num_experts_per_tok.max(1) as f64;
-    let ep_one = net.time(
-        Coll::AllToAll,
-        act_bytes * topk * plan.ep as f64,
-        plan.ep,
-        place.ep_stride,
-    );
-    let p2p = if p > 1 {
-        let sent = if plan.sequence_parallel {
-            act_bytes / tp
+    /// One rank's time per micro batch and its parts: compute, and the TP, CP, EP and pipeline
+    /// communication on its critical path.
+    fn per_micro_batch(&self, rank: &Rank, u: &Unit, s: &Shape) -> (f64, StepTime) {
+        let (plan, overlap) = (self.plan, self.overlap);
+        let (p, v) = (s.p, s.v);
+        let compute = self.compute(rank, u.rate);
+        let passes = 4.0
+            + if plan.recompute == Recompute::Full {
+                2.0 * rank.recomputed as f64 / rank.layers.max(1) as f64
+            } else {
+                0.0
+            };
+        let tp_comm = if overlap.tp {
+            0.0
         } else {
-            act_bytes
+            passes * rank.layers as f64 * u.tp_one
         };
-        net.time(Coll::P2p, sent, 2, place.pp_stride)
-    } else {
-        0.0
-    };
+        // the ring: (cp − 1) sends forward, twice backward, behind the attention products
+        let cp_comm = (3.0 * (plan.cp as f64 - 1.0) * u.cp_step * rank.layers as f64
+            - 3.0 * rank.attention_flops / u.rate)
+            .max(0.0);
+        let a2a = if plan.recompute == Recompute::Full {
+            6.0
+        } else {
+            4.0
+        };
+        let ep_comm = a2a * rank.moe_layers as f64 * u.ep_one;
+        let pp_comm = if p > 1 { 2.0 * v as f64 * u.p2p } else { 0.0 };
+        let per_mb = compute + tp_comm + cp_comm + ep_comm + pp_comm;
+        (
+            per_mb,
+            StepTime {
+                compute,
+                tp: tp_comm,
+                cp: cp_comm,
+                ep: ep_comm,
+                pp_bubble: pp_comm,
+                dp: 0.0,
+            },
+        )
+    }
 
-    // each rank's time per micro batch, by part
-    let m = plan.micro_batches.max(1) as f64;
-    let mut slowest = (0.0f64, StepTime::default(), 0usize);
-    for (r, rank) in ranks.iter().enumerate() {
+    /// One rank's compute per micro batch: its products forward, backward and recomputed, the
+    /// attention's at its kernel's rate, and the memory-bound kernels' bytes.
+    fn compute(&self, rank: &Rank, rate: f64) -> f64 {
+        let (plan, hw) = (self.plan, self.hw);
         let recompute_flops = match plan.recompute {
             Recompute::Full => rank.flops * rank.recomputed as f64 / rank.layers.max(1) as f64,
             Recompute::Selective if plan.selective_half_matmuls => {
@@ -420,144 +587,108 @@ pub fn step_time(
         // LoRA: the frozen weights take no weight gradient, so their backward is one product,
         // not two (Hu et al. 2021, §4.2); the attention's backward is the same either way
         let passes_linear = if plan.trainable.is_some() { 2.0 } else { 3.0 };
-        let compute =
-            (passes_linear * (rank.flops - attention) + recompute_flops - attention_again) / rate
-                + (3.0 * attention + attention_again) / attention_rate
-                + (3.0 * rank.bytes + recompute_bytes) / hw.memory_bytes_per_s;
-        let passes = 4.0
-            + if plan.recompute == Recompute::Full {
-                2.0 * rank.recomputed as f64 / rank.layers.max(1) as f64
-            } else {
-                0.0
-            };
-        let tp_comm = if overlap.tp {
-            0.0
-        } else {
-            passes * rank.layers as f64 * tp_one
-        };
-        // the ring: (cp − 1) sends forward, twice backward, behind the attention products
-        let cp_comm = (3.0 * (plan.cp as f64 - 1.0) * cp_step * rank.layers as f64
-            - 3.0 * rank.attention_flops / rate)
-            .max(0.0);
-        let a2a = if plan.recompute == Recompute::Full {
-            6.0
-        } else {
-            4.0
-        };
-        let ep_comm = a2a * rank.moe_layers as f64 * ep_one;
-        let pp_comm = if p > 1 { 2.0 * v as f64 * p2p } else { 0.0 };
-        let per_mb = compute + tp_comm + cp_comm + ep_comm + pp_comm;
-        if per_mb > slowest.0 {
-            slowest = (
-                per_mb,
-                StepTime {
-                    compute,
-                    tp: tp_comm,
-                    cp: cp_comm,
-                    ep: ep_comm,
-                    pp_bubble: pp_comm,
-                    dp: 0.0,
-                },
-                r,
-            );
-        }
+        (passes_linear * (rank.flops - attention) + recompute_flops - attention_again) / rate
+            + (3.0 * attention + attention_again) / attention_rate
+            + (3.0 * rank.bytes + recompute_bytes) / hw.memory_bytes_per_s
     }
-    let (per_mb, parts, r) = slowest;
-    let bubble = (p as f64 - 1.0) / v as f64 * per_mb;
-    let mut step = StepTime {
-        compute: parts.compute * m,
-        tp: parts.tp * m,
-        cp: parts.cp * m,
-        ep: parts.ep * m,
-        pp_bubble: parts.pp_bubble * m + bubble,
-        dp: 0.0,
-    };
 
-    // data parallelism and the optimizer step, on the slowest rank's parameters
-    let rank = &ranks[r];
-    // only trained parameters have gradients (and optimizer states): LoRA's adapters
-    let trained = plan
-        .trainable
-        .map_or(1.0, |t| (t as f64 / params.total.max(1) as f64).min(1.0));
-    let grad_bytes = if plan.fp32_grads { 4.0 } else { 2.0 } * trained;
-    let dense = rank.dense_params;
-    let routed = rank.routed_params;
-    let edp = (dp / plan.ep.max(1)).max(1);
-    let group = |kind: Coll, per_param: f64| -> f64 {
-        net.time(kind, dense * per_param, dp, place.dp_stride)
-            + net.time(
-                kind,
-                routed * per_param,
-                edp,
-                place.dp_stride.saturating_mul(plan.ep),
-            )
-    };
-    let backward_one = 2.0 * parts.compute / 3.0;
-    let (dp_time, hidden) = match plan.sharding {
-        Sharding::Replicated => {
-            let t = group(Coll::AllReduce, grad_bytes);
-            if overlap.grad_reduce {
-                let exposed = (t - backward_one).max(0.0);
-                (exposed, t - exposed)
-            } else {
-                (t, 0.0)
+    /// Only trained parameters have gradients (and optimizer states): LoRA's adapters.
+    fn trained(&self) -> f64 {
+        let (plan, params) = (self.plan, self.params);
+        plan.trainable
+            .map_or(1.0, |t| (t as f64 / params.total.max(1) as f64).min(1.0))
+    }
+
+    /// The data-parallel communication of a step on `rank`'s parameters (`parts`: its time per
+    /// micro batch, `m` micro batches, `p` pipeline ranks): what is exposed, and what is hidden
+    /// behind the backward.
+    fn data_parallel(&self, rank: &Rank, dp: u64, parts: &StepTime, m: f64, p: u64) -> (f64, f64) {
+        let (plan, place, net, overlap) = (self.plan, self.place, &self.net, self.overlap);
+        let trained = self.trained();
+        let grad_bytes = if plan.fp32_grads { 4.0 } else { 2.0 } * trained;
+        let dense = rank.dense_params;
+        let routed = rank.routed_params;
+        let edp = (dp / plan.ep.max(1)).max(1);
+        let group = |kind: Coll, per_param: f64| -> f64 {
+            net.time(kind, dense * per_param, dp, place.dp_stride)
+                + net.time(
+                    kind,
+                    routed * per_param,
+                    edp,
+                    place.dp_stride.saturating_mul(plan.ep),
+                )
+        };
+        let backward_one = 2.0 * parts.compute / 3.0;
+        match plan.sharding {
+            Partition::Replicated => {
+                let t = group(Coll::AllReduce, grad_bytes);
+                if overlap.grad_reduce {
+                    let exposed = (t - backward_one).max(0.0);
+                    (exposed, t - exposed)
+                } else {
+                    (t, 0.0)
+                }
+            }
+            Partition::Zero1 | Partition::Zero2 | Partition::DistributedOptimizer => {
+                let reduce = group(Coll::Gather, grad_bytes);
+                let gather = group(Coll::Gather, 2.0 * trained);
+                let r_exposed = if overlap.grad_reduce {
+                    (reduce - backward_one).max(0.0)
+                } else {
+                    reduce
+                };
+                let g_exposed = if overlap.param_gather {
+                    (gather - parts.compute / 3.0).max(0.0)
+                } else {
+                    gather
+                };
+                (
+                    r_exposed + g_exposed,
+                    reduce + gather - r_exposed - g_exposed,
+                )
+            }
+            Partition::Zero3 => {
+                // layer by layer: the parameters gathered for the forward and the backward, the
+                // gradients reduce-scattered; every micro batch, but under pipeline parallelism
+                // once a step (torchtitan keeps the gathered parameters across the pipeline's micro
+                // batches, `reshard_after_forward` off with PP, and torch.distributed.pipelining
+                // syncs the gradients at the last)
+                let layers = rank.layers.max(1) as f64;
+                let per_layer = |per_param: f64| {
+                    let one = |params: f64, n: u64, stride: u64| {
+                        net.time(Coll::Gather, params / layers * per_param, n, stride)
+                    };
+                    layers
+                        * (one(dense, dp, place.dp_stride)
+                            + one(routed, edp, place.dp_stride.saturating_mul(plan.ep)))
+                };
+                let once = per_layer(2.0) * 2.0 + per_layer(grad_bytes);
+                let (times, behind) = if p > 1 {
+                    (1.0, parts.compute * m)
+                } else {
+                    (m, parts.compute)
+                };
+                let exposed = if overlap.param_gather {
+                    (once - behind).max(0.0)
+                } else {
+                    once
+                };
+                (exposed * times, (once - exposed) * times)
             }
         }
-        Sharding::Zero1 | Sharding::Zero2 | Sharding::DistributedOptimizer => {
-            let reduce = group(Coll::Gather, grad_bytes);
-            let gather = group(Coll::Gather, 2.0 * trained);
-            let r_exposed = if overlap.grad_reduce {
-                (reduce - backward_one).max(0.0)
-            } else {
-                reduce
-            };
-            let g_exposed = if overlap.param_gather {
-                (gather - parts.compute / 3.0).max(0.0)
-            } else {
-                gather
-            };
-            (
-                r_exposed + g_exposed,
-                reduce + gather - r_exposed - g_exposed,
-            )
-        }
-        Sharding::Zero3 => {
-            // layer by layer: the parameters gathered for the forward and the backward, the
-            // gradients reduce-scattered; every micro batch, but under pipeline parallelism
-            // once a step (torchtitan keeps the gathered parameters across the pipeline's micro
-            // batches, `reshard_after_forward` off with PP, and torch.distributed.pipelining
-            // syncs the gradients at the last)
-            let layers = rank.layers.max(1) as f64;
-            let per_layer = |per_param: f64| {
-                let one = |params: f64, n: u64, stride: u64| {
-                    net.time(Coll::Gather, params / layers * per_param, n, stride)
-                };
-                layers
-                    * (one(dense, dp, place.dp_stride)
-                        + one(routed, edp, place.dp_stride.saturating_mul(plan.ep)))
-            };
-            let once = per_layer(2.0) * 2.0 + per_layer(grad_bytes);
-            let (times, behind) = if p > 1 {
-                (1.0, parts.compute * m)
-            } else {
-                (m, parts.compute)
-            };
-            let exposed = if overlap.param_gather {
-                (once - behind).max(0.0)
-            } else {
-                once
-            };
-            (exposed * times, (once - exposed) * times)
-        }
-    };
-    // the shards the optimizer updates
-    let shard = match plan.sharding {
-        Sharding::Replicated => 1.0,
-        _ => plan.shard.max(1) as f64,
-    };
-    let optimizer =
-        (dense + routed) * trained / shard * OPTIMIZER_BYTES_PER_PARAM / hw.memory_bytes_per_s;
-    step.dp = dp_time;
-    step.compute += optimizer + COMM_SM_SHARE * hidden;
-    Some(step)
+    }
+
+    /// The optimizer step on the shards of `rank`'s parameters it updates, at the memory
+    /// bandwidth.
+    fn optimizer(&self, rank: &Rank) -> f64 {
+        let plan = self.plan;
+        let (dense, routed) = (rank.dense_params, rank.routed_params);
+        // the shards the optimizer updates
+        let shard = match plan.sharding {
+            Partition::Replicated => 1.0,
+            _ => plan.shard.max(1) as f64,
+        };
+        (dense + routed) * self.trained() / shard * OPTIMIZER_BYTES_PER_PARAM
+            / self.hw.memory_bytes_per_s
+    }
 }

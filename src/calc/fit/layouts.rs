@@ -11,7 +11,7 @@ use crate::calc::plan::{FsdpRows, Pipeline, Settings, Sharding};
 use crate::calc::spec::Axis;
 use crate::calc::{Grid, Report};
 
-/// The published estimate for the layouts the explorer lists: what [`published`] reads for the
+/// The published estimate for the layouts the explorer lists: what `memory::published` reads for the
 /// current inputs (the model and the settings from the plan, LoRA's count, the sequence, the
 /// micro batch per GPU), held so that a layout's memory is arithmetic on its grid alone.
 pub struct LayoutEstimator {

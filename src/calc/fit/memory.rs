@@ -109,16 +109,16 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
 /// The largest stage's memory by part, each stage's total, and how they were computed.
 fn stage_outputs(
     report: &mut Report,
-    stages: &[estimate::Estimate],
+    stages: &[estimate::MemoryParts],
     largest: usize,
     total: u128,
-    plan: &estimate::Plan,
+    plan: &estimate::Setup,
     how: &str,
 ) -> Option<()> {
     let (micro, seq) = (plan.micro_batch, plan.seq_len);
     let totals: Vec<u128> = stages
         .iter()
-        .filter_map(estimate::Estimate::total)
+        .filter_map(estimate::MemoryParts::total)
         .collect();
     let e = &stages[largest];
     for (o, v) in [
@@ -194,7 +194,7 @@ fn on_device(report: &mut Report, runtime: &Runtime, total: u128) -> Option<u128
 fn fit_warning(
     report: &mut Report,
     m: &Model,
-    plan: &estimate::Plan,
+    plan: &estimate::Setup,
     runtime: &Runtime,
     device: u128,
 ) {

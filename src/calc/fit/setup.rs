@@ -51,7 +51,7 @@ pub(super) struct Shape<'a> {
     pub gated: bool,
 }
 
-/// The one place the estimate's input ([`estimate::Plan`]) is built: the settings `s` on grid `g` with `micro`
+/// The one place the estimate's input ([`estimate::Setup`]) is built: the settings `s` on grid `g` with `micro`
 /// samples per GPU per micro step and the data-parallel shard size `dp_shard` (`None`: all of
 /// dp). Returns the plan and how the model states are sharded, in words.
 pub(super) fn setup(
@@ -62,7 +62,7 @@ pub(super) fn setup(
     g: Grid,
     micro: u64,
     dp_shard: Option<u64>,
-) -> (estimate::Plan, Cow<'static, str>) {
+) -> (estimate::Setup, Cow<'static, str>) {
     let Sharded {
         sharding,
         shard,
@@ -70,7 +70,7 @@ pub(super) fn setup(
         offload_param,
         how,
     } = sharded(s, g, dp_shard);
-    let plan = estimate::Plan {
+    let plan = estimate::Setup {
         tp: g.tp,
         pp: g.pp,
         cp: g.cp,
@@ -105,7 +105,7 @@ pub(super) fn setup(
         recompute_layers: s.recompute_layers,
         gated_mlp: shape.gated,
         selective_half_matmuls: s.selective_half_matmuls,
-        ..estimate::Plan::default()
+        ..estimate::Setup::default()
     }
     .with(s.memory);
     (plan, how)
@@ -114,7 +114,7 @@ pub(super) fn setup(
 /// How the framework's sharding partitions the model states on grid `g`: the estimate's
 /// partition, over how many GPUs, what it offloads, and in words.
 struct Sharded {
-    sharding: estimate::Sharding,
+    sharding: estimate::Partition,
     shard: u64,
     offload_optimizer: bool,
     offload_param: bool,
@@ -125,10 +125,10 @@ fn sharded(s: &Settings, g: Grid, dp_shard: Option<u64>) -> Sharded {
     let (sharding, shard, offload_optimizer, offload_param, how) = match s.sharding {
         Sharding::Zero(z) => (
             [
-                estimate::Sharding::Replicated,
-                estimate::Sharding::Zero1,
-                estimate::Sharding::Zero2,
-                estimate::Sharding::Zero3,
+                estimate::Partition::Replicated,
+                estimate::Partition::Zero1,
+                estimate::Partition::Zero2,
+                estimate::Partition::Zero3,
             ][z.stage.min(3) as usize],
             g.dp,
             z.offload_optimizer,
@@ -145,9 +145,9 @@ fn sharded(s: &Settings, g: Grid, dp_shard: Option<u64>) -> Sharded {
             ..
         } => (
             if reshard_after_forward {
-                estimate::Sharding::Zero3
+                estimate::Partition::Zero3
             } else {
-                estimate::Sharding::Zero2
+                estimate::Partition::Zero2
             },
             dp_shard.unwrap_or(g.dp).saturating_mul(g.cp),
             offload,
@@ -159,14 +159,14 @@ fn sharded(s: &Settings, g: Grid, dp_shard: Option<u64>) -> Sharded {
             },
         ),
         Sharding::DistributedOptimizer => (
-            estimate::Sharding::DistributedOptimizer,
+            estimate::Partition::DistributedOptimizer,
             g.dp.saturating_mul(g.cp),
             false,
             false,
             Cow::Borrowed("distributed optimizer over dp × cp"),
         ),
         Sharding::Replicated { words } => (
-            estimate::Sharding::Replicated,
+            estimate::Partition::Replicated,
             g.dp,
             false,
             false,

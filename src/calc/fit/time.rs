@@ -115,7 +115,7 @@ pub(super) fn of_plan(
     s: &Settings,
     model: &Model,
     params: &Params,
-    plan: &estimate::Plan,
+    plan: &estimate::Setup,
     g: Grid,
     gpus_per_node: u64,
 ) -> Option<StepTime> {

@@ -5,10 +5,11 @@
 //! (`$1`, `$(…)`) is never taken: it is named once, with every flag it leaves empty.
 
 use super::launcher::{launcher_flags, split_command};
+use super::shell;
 use super::words::{flags, Unknowns};
 use super::{config_field, Imported, Scope};
 use crate::calc::spec::{self, Reads};
-use crate::calc::{parse, shell, Field, Kind};
+use crate::calc::{parse, Field, Kind};
 
 /// HfArgumentParser's booleans (`transformers/hf_argparser.py`, `string_to_bool`).
 fn hf_bool(v: &str) -> Option<&'static str> {
@@ -21,40 +22,8 @@ fn hf_bool(v: &str) -> Option<&'static str> {
 
 pub(super) fn read(text: &str, out: &mut Imported) {
     let mut unknowns = Unknowns::new(shell::is_script(text));
-    let words: Vec<String> = if unknowns.script {
-        // a script: the command it runs, expanded as bash would
-        let script = shell::read(text);
-        if script.too_large {
-            out.error(
-                "the script's variables grow past what dpcalc reads (an array or a value too large); \
-                 what did not fit is left out",
-            );
-        }
-        if script.command.is_empty() {
-            out.error(
-                "this script runs no training command (torchrun, python … .py, deepspeed, accelerate) \
-                 that dpcalc can follow; nothing is read",
-            );
-            return;
-        }
-        script
-            .command
-            .into_iter()
-            .filter(|w| !w.is_empty())
-            .collect()
-    } else {
-        let mut lexer = shlex::Shlex::new(text);
-        // shlex yields an empty word for a `\` line continuation after a space; an empty word
-        // is never a value dpcalc could use, so empty words are dropped
-        let words: Vec<String> = lexer.by_ref().filter(|w| !w.is_empty()).collect();
-        if lexer.had_error {
-            out.error(format!(
-                "the command line has an unclosed quote or a trailing backslash (line {})",
-                lexer.line_no
-            ));
-            return;
-        }
-        words
+    let Some(words) = command_words(text, unknowns.script, out) else {
+        return;
     };
     let command = split_command(&words);
     let mut seen = Vec::new();
@@ -103,49 +72,8 @@ pub(super) fn read(text: &str, out: &mut Imported) {
             out.unknown(shown);
             continue;
         };
-        let value = match (inline, field.kind()) {
-            (Some(v), Kind::Flag) if hf && values.is_empty() => {
-                hf_bool(v).map_or_else(|| v.to_string(), str::to_string)
-            }
-            (Some(v), _) if values.is_empty() => v.to_string(),
-            (Some(_), _) => {
-                out.error(format!(
-                    "{shown}= is followed by more words ({}); the field is left empty",
-                    values.join(" ")
-                ));
-                continue;
-            }
-            // HfArgumentParser: `--flag` alone is True, `--flag false` says it
-            (None, Kind::Flag) if hf && values.len() == 1 && hf_bool(values[0]).is_some() => {
-                hf_bool(values[0]).unwrap_or("true").to_string()
-            }
-            // a store_true flag takes no value; words after it are positional
-            (None, Kind::Flag) => {
-                for v in values {
-                    out.unknown(v.to_string());
-                }
-                "true".to_string()
-            }
-            (None, _) if values.is_empty() => {
-                out.error(format!("{shown} needs a value"));
-                continue;
-            }
-            (None, _) => match words(field) {
-                // argparse takes its words, does not know the rest and stops: the run never
-                // starts, so nothing is taken (a value split by an unquoted `${ARGS[@]}`)
-                Some(n) if values.len() > n => {
-                    out.error(format!(
-                        "{shown} takes {n} word(s) but is followed by {} ({}); argparse stops: \
-                         \u{201c}unrecognized arguments: {}\u{201d}. The field is left empty; \
-                         quote the value where it is expanded",
-                        values.len(),
-                        parse::shorten(&values.join(" ")),
-                        parse::shorten(&values[n..].join(" "))
-                    ));
-                    continue;
-                }
-                _ => values.join(" "),
-            },
+        let Some(value) = flag_value(out, field, (&shown, inline, &values), hf, words) else {
+            continue;
         };
         if unknowns.unknown(out, &shown, &value) {
             continue;
@@ -153,4 +81,99 @@ pub(super) fn read(text: &str, out: &mut Imported) {
         out.input(field, value, &mut seen, &shown);
     }
     unknowns.report(out);
+}
+
+/// The words of the command: a script's training command as bash expands it, or the command
+/// line split as a shell splits it; `None` (with the error) when there is none to read.
+fn command_words(text: &str, script: bool, out: &mut Imported) -> Option<Vec<String>> {
+    Some(if script {
+        // a script: the command it runs, expanded as bash would
+        let script = shell::read(text);
+        if script.too_large {
+            out.error(
+                "the script's variables grow past what dpcalc reads (an array or a value too large); \
+                 what did not fit is left out",
+            );
+        }
+        if script.command.is_empty() {
+            out.error(
+                "this script runs no training command (torchrun, python … .py, deepspeed, accelerate) \
+                 that dpcalc can follow; nothing is read",
+            );
+            return None;
+        }
+        script
+            .command
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .collect()
+    } else {
+        let mut lexer = shlex::Shlex::new(text);
+        // shlex yields an empty word for a `\` line continuation after a space; an empty word
+        // is never a value dpcalc could use, so empty words are dropped
+        let words: Vec<String> = lexer.by_ref().filter(|w| !w.is_empty()).collect();
+        if lexer.had_error {
+            out.error(format!(
+                "the command line has an unclosed quote or a trailing backslash (line {})",
+                lexer.line_no
+            ));
+            return None;
+        }
+        words
+    })
+}
+
+/// The value of `--flag` (`shown`) for `field`: inline after `=`, or the words after it, as
+/// HfArgumentParser or argparse takes them; `None` (with the error) when it takes none.
+fn flag_value(
+    out: &mut Imported,
+    field: Field,
+    (shown, inline, values): (&str, Option<&str>, &[&str]),
+    hf: bool,
+    words: fn(Field) -> Option<usize>,
+) -> Option<String> {
+    Some(match (inline, field.kind()) {
+        (Some(v), Kind::Flag) if hf && values.is_empty() => {
+            hf_bool(v).map_or_else(|| v.to_string(), str::to_string)
+        }
+        (Some(v), _) if values.is_empty() => v.to_string(),
+        (Some(_), _) => {
+            out.error(format!(
+                "{shown}= is followed by more words ({}); the field is left empty",
+                values.join(" ")
+            ));
+            return None;
+        }
+        // HfArgumentParser: `--flag` alone is True, `--flag false` says it
+        (None, Kind::Flag) if hf && values.len() == 1 && hf_bool(values[0]).is_some() => {
+            hf_bool(values[0]).unwrap_or("true").to_string()
+        }
+        // a store_true flag takes no value; words after it are positional
+        (None, Kind::Flag) => {
+            for v in values {
+                out.unknown(v.to_string());
+            }
+            "true".to_string()
+        }
+        (None, _) if values.is_empty() => {
+            out.error(format!("{shown} needs a value"));
+            return None;
+        }
+        (None, _) => match words(field) {
+            // argparse takes its words, does not know the rest and stops: the run never
+            // starts, so nothing is taken (a value split by an unquoted `${ARGS[@]}`)
+            Some(n) if values.len() > n => {
+                out.error(format!(
+                    "{shown} takes {n} word(s) but is followed by {} ({}); argparse stops: \
+                     \u{201c}unrecognized arguments: {}\u{201d}. The field is left empty; \
+                     quote the value where it is expanded",
+                    values.len(),
+                    parse::shorten(&values.join(" ")),
+                    parse::shorten(&values[n..].join(" "))
+                ));
+                return None;
+            }
+            _ => values.join(" "),
+        },
+    })
 }

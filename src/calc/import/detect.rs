@@ -3,9 +3,9 @@
 //! config, a bare launcher line), or no config dpcalc reads.
 
 use super::launcher::split_command;
+use super::shell;
 use super::words::flags;
 use super::{config_field, importable, reading, MAX_INPUT};
-use crate::calc::shell;
 use crate::calc::spec::Reads;
 use crate::calc::Framework;
 
@@ -84,29 +84,8 @@ pub fn detect_format(text: &str) -> Format {
     if text.len() > MAX_INPUT {
         return Format::Config(importable().next().unwrap_or_default());
     }
-    let config = |reads| match reading(reads) {
-        Some(f) => Format::Config(f),
-        None => Format::Unknown,
-    };
     if text.trim_start().starts_with('{') {
-        // the keys only one of the two reads decide (both read gradient_accumulation_steps)
-        let (hf_fw, ds_fw) = (reading(Reads::TrainingArguments), reading(Reads::Json));
-        let reads = |f: Option<Framework>, k: &str| f.is_some_and(|f| config_field(f, k).is_some());
-        let hf = match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::Object(map)) => {
-                let is_hf = |k: &str| TRAINING_ARGUMENTS_KEYS.contains(&k) || reads(hf_fw, k);
-                let is_ds = |k: &str| DEEPSPEED_KEYS.contains(&k) || reads(ds_fw, k);
-                let hf_only = map.keys().filter(|k| is_hf(k) && !is_ds(k)).count();
-                let ds_only = map.keys().filter(|k| is_ds(k) && !is_hf(k)).count();
-                hf_only > ds_only
-            }
-            _ => false,
-        };
-        return config(if hf {
-            Reads::TrainingArguments
-        } else {
-            Reads::Json
-        });
+        return json_format(text);
     }
     // dpcalc's own export says whose it is on its first line
     let first = text.lines().next().unwrap_or_default();
@@ -130,22 +109,7 @@ pub fn detect_format(text: &str) -> Format {
         return config(Reads::Toml);
     }
     if looks_yaml(text) {
-        // the top-level keys: lines at column 0
-        let top: Vec<&str> = text.lines().filter_map(yaml_key).collect();
-        let has = |k: &str| top.contains(&k);
-        if ACCELERATE_KEYS.iter().any(|k| has(k)) {
-            return Format::Cluster;
-        }
-        let nanotron = has("parallelism")
-            || (has("tokens")
-                && ["general", "checkpoints", "model", "data_stages"]
-                    .iter()
-                    .any(|k| has(k)));
-        return config(if nanotron {
-            Reads::YamlNested
-        } else {
-            Reads::Yaml
-        });
+        return yaml_format(text);
     }
     let flag = lines.clone().any(|line| {
         line.split_whitespace().any(|w| {
@@ -167,6 +131,62 @@ pub fn detect_format(text: &str) -> Format {
         }
         return Format::Unknown;
     }
+    command_format(text)
+}
+
+/// A format dpcalc reads, or unknown when no framework in this build reads it.
+fn config(reads: Reads) -> Format {
+    match reading(reads) {
+        Some(f) => Format::Config(f),
+        None => Format::Unknown,
+    }
+}
+
+/// A JSON object: TrainingArguments' or DeepSpeed's, by the keys only one of them reads.
+fn json_format(text: &str) -> Format {
+    // the keys only one of the two reads decide (both read gradient_accumulation_steps)
+    let (hf_fw, ds_fw) = (reading(Reads::TrainingArguments), reading(Reads::Json));
+    let reads = |f: Option<Framework>, k: &str| f.is_some_and(|f| config_field(f, k).is_some());
+    let hf = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => {
+            let is_hf = |k: &str| TRAINING_ARGUMENTS_KEYS.contains(&k) || reads(hf_fw, k);
+            let is_ds = |k: &str| DEEPSPEED_KEYS.contains(&k) || reads(ds_fw, k);
+            let hf_only = map.keys().filter(|k| is_hf(k) && !is_ds(k)).count();
+            let ds_only = map.keys().filter(|k| is_ds(k) && !is_hf(k)).count();
+            hf_only > ds_only
+        }
+        _ => false,
+    };
+    config(if hf {
+        Reads::TrainingArguments
+    } else {
+        Reads::Json
+    })
+}
+
+/// YAML: accelerate's config (a cluster), nanotron's, or axolotl's.
+fn yaml_format(text: &str) -> Format {
+    // the top-level keys: lines at column 0
+    let top: Vec<&str> = text.lines().filter_map(yaml_key).collect();
+    let has = |k: &str| top.contains(&k);
+    if ACCELERATE_KEYS.iter().any(|k| has(k)) {
+        return Format::Cluster;
+    }
+    let nanotron = has("parallelism")
+        || (has("tokens")
+            && ["general", "checkpoints", "model", "data_stages"]
+                .iter()
+                .any(|k| has(k)));
+    config(if nanotron {
+        Reads::YamlNested
+    } else {
+        Reads::Yaml
+    })
+}
+
+/// A command line or script: the script's flags decide between the Hugging Face Trainer and
+/// Megatron-LM; a launcher alone is a cluster.
+fn command_format(text: &str) -> Format {
     let words = if shell::is_script(text) {
         shell::read(text).command
     } else {

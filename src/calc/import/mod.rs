@@ -15,7 +15,7 @@
 //! - `command_line.rs`: a launch command's `--flags` (Megatron-LM's `--dash-style` flags with
 //!   `store_true` flags and `nargs` lists such as `--rampup-batch-size`; HfArgumentParser's
 //!   `--under_score` flags, `--flag true`, `--no_flag`), also as a bash script (Megatron's own
-//!   examples), read by [`shell`](super::shell) for the command it runs: variables, arrays and `$((…))`
+//!   examples), read by [`shell`] (bash as bash reads it) for the command it runs: variables, arrays and `$((…))`
 //!   expanded, a value it cannot know (`$1`) named once and never taken;
 //! - `launcher.rs`: the cluster only ([`Scope::Cluster`]): a launcher line (`torchrun --nnodes 2
 //!   --nproc_per_node 8`, `accelerate launch`, `deepspeed --num_nodes`) or accelerate's config
@@ -44,6 +44,7 @@ mod json;
 mod launcher;
 mod leaves;
 mod model_config;
+pub mod shell;
 mod toml;
 mod training_arguments;
 mod words;

@@ -107,26 +107,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
         }
     };
     // where each dotted key is: its table header and its `key =` line (the parser keeps none)
-    let mut lines: Vec<(String, usize)> = Vec::new();
-    let mut table = String::new();
-    for (n, line) in text.lines().enumerate() {
-        let l = line.trim();
-        if let Some(h) = l.strip_prefix('[') {
-            table = h
-                .trim_matches(|c| c == '[' || c == ']' || c == ' ')
-                .to_string();
-        } else if let Some((k, _)) = l.split_once('=') {
-            let k = k.trim().trim_matches('"');
-            let path = if table.is_empty() {
-                k.to_string()
-            } else {
-                format!("{table}.{k}")
-            };
-            if lines.len() < MAX_LEAVES {
-                lines.push((path, n + 1));
-            }
-        }
-    }
+    let lines = key_lines(text);
     let line_of = |p: &str| lines.iter().find(|(k, _)| k == p).map(|(_, n)| *n);
     let mut leaves: Vec<(usize, Leaf)> = Vec::new();
     let mut stack: Vec<(String, &Value, usize)> = vec![(String::new(), &top, 0)];
@@ -166,6 +147,32 @@ pub(super) fn read(text: &str, out: &mut Imported) {
     let mut leaves: Vec<Leaf> = leaves.into_iter().map(|(_, l)| l).collect();
     join_leaves(framework, &mut leaves);
     read_leaves(out, leaves, |path| config_field(framework, path));
+}
+
+/// Each dotted key's line: its table header and its `key =` line, in the text's order (at most
+/// `MAX_LEAVES`).
+fn key_lines(text: &str) -> Vec<(String, usize)> {
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    let mut table = String::new();
+    for (n, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix('[') {
+            table = h
+                .trim_matches(|c| c == '[' || c == ']' || c == ' ')
+                .to_string();
+        } else if let Some((k, _)) = l.split_once('=') {
+            let k = k.trim().trim_matches('"');
+            let path = if table.is_empty() {
+                k.to_string()
+            } else {
+                format!("{table}.{k}")
+            };
+            if lines.len() < MAX_LEAVES {
+                lines.push((path, n + 1));
+            }
+        }
+    }
+    lines
 }
 
 /// The framework's joined keys (`Import::joined`): the second's value appended to the first's

@@ -47,24 +47,54 @@ fn pyyaml_plain(v: &str) -> Option<String> {
         }
         _ => {}
     }
-    let digits =
-        |t: &str, ok: fn(char) -> bool| !t.is_empty() && t.chars().all(|c| c == '_' || ok(c));
-    let dec = |t: &str| digits(t, |c| c.is_ascii_digit());
     let (sign, body) = match v.strip_prefix(['-', '+']) {
         Some(rest) => (&v[..1], rest),
         None => ("", v),
     };
-    // base-60 parts after the first: `:` then one or two digits, the first of 0-5
-    let sexagesimal = |parts: &[&str]| {
-        parts.iter().all(|p| {
-            let b = p.as_bytes();
-            match b.len() {
-                1 => b[0].is_ascii_digit(),
-                2 => (b'0'..=b'5').contains(&b[0]) && b[1].is_ascii_digit(),
-                _ => false,
-            }
-        })
-    };
+    let float = pyyaml_float(sign, body);
+    if let Some(x) = float {
+        // the text as written when it already reads as that float (`1.0e-05`, `0.10`), else
+        // the value as Python prints it (`1_0.5` → 10.5, `.inf` → inf, `1:30.5` → 90.5)
+        if !v.contains(['_', ':']) && v.parse::<f64>().ok() == Some(x) {
+            return Some(v.to_string());
+        }
+        return Some(num::float_repr(x));
+    }
+    let parsed: Option<i128> = pyyaml_int(body);
+    parsed.map(|n| {
+        if sign == "-" {
+            (-n).to_string()
+        } else {
+            n.to_string()
+        }
+    })
+}
+
+/// `[0-9_]`-style digits: not empty, each `_` or `ok`.
+fn digits(t: &str, ok: fn(char) -> bool) -> bool {
+    !t.is_empty() && t.chars().all(|c| c == '_' || ok(c))
+}
+
+/// Decimal digits with underscores.
+fn dec(t: &str) -> bool {
+    digits(t, |c| c.is_ascii_digit())
+}
+
+/// Base-60 parts after the first: `:` then one or two digits, the first of 0-5.
+fn sexagesimal(parts: &[&str]) -> bool {
+    parts.iter().all(|p| {
+        let b = p.as_bytes();
+        match b.len() {
+            1 => b[0].is_ascii_digit(),
+            2 => (b'0'..=b'5').contains(&b[0]) && b[1].is_ascii_digit(),
+            _ => false,
+        }
+    })
+}
+
+/// PyYAML's float resolver and constructor on an unsigned `body` (`sign` is `-`, `+` or empty):
+/// decimal, exponent, base 60, `.inf`, `.nan`.
+fn pyyaml_float(sign: &str, body: &str) -> Option<f64> {
     // float: [-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)? | \.[0-9][0-9_]*(...)? (no sign) |
     // [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]* | [-+]?\.(inf|Inf|INF) | \.(nan|NaN|NAN)
     let exponent_ok = |e: &str| {
@@ -73,7 +103,7 @@ fn pyyaml_plain(v: &str) -> Option<String> {
                 .and_then(|r| r.strip_prefix(['-', '+']))
                 .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
     };
-    let float = if matches!(body, ".inf" | ".Inf" | ".INF") {
+    if matches!(body, ".inf" | ".Inf" | ".INF") {
         Some(if sign == "-" {
             f64::NEG_INFINITY
         } else {
@@ -126,18 +156,15 @@ fn pyyaml_plain(v: &str) -> Option<String> {
         }
     } else {
         None
-    };
-    if let Some(x) = float {
-        // the text as written when it already reads as that float (`1.0e-05`, `0.10`), else
-        // the value as Python prints it (`1_0.5` → 10.5, `.inf` → inf, `1:30.5` → 90.5)
-        if !v.contains(['_', ':']) && v.parse::<f64>().ok() == Some(x) {
-            return Some(v.to_string());
-        }
-        return Some(num::float_repr(x));
     }
+}
+
+/// PyYAML's int resolver and constructor on an unsigned `body`: `0b`, `0x`, octal `0…`,
+/// decimal and base 60.
+fn pyyaml_int(body: &str) -> Option<i128> {
     // int: [-+]?0b[0-1_]+ | [-+]?0[0-7_]+ | [-+]?(0|[1-9][0-9_]*) | [-+]?0x[0-9a-fA-F_]+ |
     // [-+]?[1-9][0-9_]*(:[0-5]?[0-9])+
-    let parsed: Option<i128> = if let Some(b) = body.strip_prefix("0b") {
+    if let Some(b) = body.strip_prefix("0b") {
         digits(b, |c| c == '0' || c == '1')
             .then(|| i128::from_str_radix(&b.replace('_', ""), 2).ok())
             .flatten()
@@ -173,14 +200,7 @@ fn pyyaml_plain(v: &str) -> Option<String> {
         }
     } else {
         None
-    };
-    parsed.map(|n| {
-        if sign == "-" {
-            (-n).to_string()
-        } else {
-            n.to_string()
-        }
-    })
+    }
 }
 
 /// A complete value inside the top mapping.
@@ -210,16 +230,10 @@ pub(super) fn read(text: &str, out: &mut Imported) {
     // resolved; an alias of a collection is never expanded.
     let mut depth = 0usize;
     let mut documents = 0usize;
-    let mut expect_key = true;
-    let mut pending: Option<(String, Marker)> = None;
-    let mut nested_at: Option<Marker> = None;
-    let mut anchors: Vec<(usize, String, TScalarStyle)> = Vec::new();
-    let mut seen = Vec::new();
-    // the mapping value of the current top-level key, while it is open
-    let mut nested: Option<Nested> = None;
-    // the list value of the current top-level key, while it is open: its scalar items (`None`
-    // once an item is a collection: such a list is not read)
-    let mut list: Option<Option<Vec<String>>> = None;
+    let mut t = TopMap {
+        expect_key: true,
+        ..TopMap::default()
+    };
     loop {
         let (event, mark) = match parser.next_token() {
             Ok(e) => e,
@@ -244,36 +258,9 @@ pub(super) fn read(text: &str, out: &mut Imported) {
             }
             Event::MappingStart(..) | Event::SequenceStart(..) => {
                 depth += 1;
-                if depth == 1 && matches!(event, Event::SequenceStart(..)) {
-                    out.error(format!(
-                        "{}: the YAML is a list; an axolotl config is a mapping of keys",
-                        at(&mark)
-                    ));
+                let sequence = matches!(event, Event::SequenceStart(..));
+                if !t.start(depth, sequence, mark, out) {
                     return;
-                }
-                if depth == 2 {
-                    nested_at = Some(mark);
-                    if matches!(event, Event::MappingStart(..)) && !expect_key {
-                        nested = Some(Nested {
-                            expect_key: true,
-                            ..Nested::default()
-                        });
-                    }
-                    if matches!(event, Event::SequenceStart(..)) && !expect_key {
-                        list = Some(Some(Vec::new()));
-                    }
-                }
-                if depth == 3 {
-                    if let Some(items) = list.as_mut() {
-                        *items = None;
-                    }
-                    // a collection inside the nested mapping: its child is not read
-                    if let Some(n) = nested.as_mut() {
-                        if let Some((k, m)) = n.key.take() {
-                            n.entries.push((k, None, m));
-                            n.expect_key = true;
-                        }
-                    }
                 }
                 continue;
             }
@@ -285,28 +272,18 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                 Node::Collection
             }
             Event::Scalar(value, style, anchor, _tag) => {
-                if anchor != 0 && anchors.len() < 4096 {
-                    anchors.push((anchor, value.clone(), style));
+                if anchor != 0 && t.anchors.len() < 4096 {
+                    t.anchors.push((anchor, value.clone(), style));
                 }
                 if depth == 0 {
-                    if !is_null(&value, style) {
-                        out.error(format!(
-                            "{}: the YAML is a single value; an axolotl config is a mapping of keys",
-                            at(&mark)
-                        ));
+                    if single_value(&value, style, &mark, out) {
                         return;
                     }
                     continue;
                 }
                 if depth > 1 {
                     if depth == 2 {
-                        if let Some(n) = nested.as_mut() {
-                            n.scalar(value, style, mark);
-                        } else if let Some(Some(items)) = list.as_mut() {
-                            if items.len() < MAX_LISTED && !is_null(&value, style) {
-                                items.push(value);
-                            }
-                        }
+                        t.nested_scalar(value, style, mark);
                     }
                     continue;
                 }
@@ -314,15 +291,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
             }
             Event::Alias(id) => {
                 if depth == 2 {
-                    if let Some(n) = nested.as_mut() {
-                        match anchors.iter().find(|(a, _, _)| *a == id) {
-                            Some((_, v, st)) => n.scalar(v.clone(), *st, mark),
-                            None => n.scalar(String::new(), TScalarStyle::Plain, mark),
-                        }
-                    } else if let Some(items) = list.as_mut() {
-                        // an alias inside a list: the list is not read
-                        *items = None;
-                    }
+                    t.nested_alias(id, mark);
                 }
                 if depth != 1 {
                     continue;
@@ -330,21 +299,119 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                 Node::Alias(id)
             }
         };
+        t.complete(node, mark, out);
+    }
+}
+
+/// A document that is a single value (not null): an axolotl config is a mapping; whether it is
+/// refused.
+fn single_value(value: &str, style: TScalarStyle, mark: &Marker, out: &mut Imported) -> bool {
+    if !is_null(value, style) {
+        out.error(format!(
+            "{}: the YAML is a single value; an axolotl config is a mapping of keys",
+            at(mark)
+        ));
+        return true;
+    }
+    false
+}
+
+/// The top mapping as it is read: whether the next node is a key, the key waiting for its value,
+/// and what the current value holds so far.
+#[derive(Default)]
+struct TopMap {
+    expect_key: bool,
+    pending: Option<(String, Marker)>,
+    nested_at: Option<Marker>,
+    anchors: Vec<(usize, String, TScalarStyle)>,
+    seen: Vec<(Field, String)>,
+    /// The mapping value of the current top-level key, while it is open.
+    nested: Option<Nested>,
+    /// The list value of the current top-level key, while it is open: its scalar items (`None`
+    /// once an item is a collection: such a list is not read).
+    list: Option<Option<Vec<String>>>,
+}
+
+impl TopMap {
+    /// A collection opens at `depth` (1: the top mapping, which a list cannot be; 2: a value
+    /// of the top mapping; 3: inside that value, not read). Whether the reading goes on.
+    fn start(&mut self, depth: usize, sequence: bool, mark: Marker, out: &mut Imported) -> bool {
+        if depth == 1 && sequence {
+            out.error(format!(
+                "{}: the YAML is a list; an axolotl config is a mapping of keys",
+                at(&mark)
+            ));
+            return false;
+        }
+        if depth == 2 {
+            self.nested_at = Some(mark);
+            if !sequence && !self.expect_key {
+                self.nested = Some(Nested {
+                    expect_key: true,
+                    ..Nested::default()
+                });
+            }
+            if sequence && !self.expect_key {
+                self.list = Some(Some(Vec::new()));
+            }
+        }
+        if depth == 3 {
+            if let Some(items) = self.list.as_mut() {
+                *items = None;
+            }
+            // a collection inside the nested mapping: its child is not read
+            if let Some(n) = self.nested.as_mut() {
+                if let Some((k, m)) = n.key.take() {
+                    n.entries.push((k, None, m));
+                    n.expect_key = true;
+                }
+            }
+        }
+        true
+    }
+
+    /// A scalar inside a value of the top mapping: an entry of the nested mapping, or a list item.
+    fn nested_scalar(&mut self, value: String, style: TScalarStyle, mark: Marker) {
+        if let Some(n) = self.nested.as_mut() {
+            n.scalar(value, style, mark);
+        } else if let Some(Some(items)) = self.list.as_mut() {
+            if items.len() < MAX_LISTED && !is_null(&value, style) {
+                items.push(value);
+            }
+        }
+    }
+
+    /// An alias inside a value of the top mapping: a scalar's value in the nested mapping; a list
+    /// with one is not read.
+    fn nested_alias(&mut self, id: usize, mark: Marker) {
+        if let Some(n) = self.nested.as_mut() {
+            match self.anchors.iter().find(|(a, _, _)| *a == id) {
+                Some((_, v, st)) => n.scalar(v.clone(), *st, mark),
+                None => n.scalar(String::new(), TScalarStyle::Plain, mark),
+            }
+        } else if let Some(items) = self.list.as_mut() {
+            // an alias inside a list: the list is not read
+            *items = None;
+        }
+    }
+
+    /// A node of the top mapping is complete: a key, or the value of the pending key.
+    fn complete(&mut self, node: Node, mark: Marker, out: &mut Imported) {
         // a node of the top mapping is complete
         let node = match node {
-            Node::Alias(id) => match anchors.iter().find(|(a, _, _)| *a == id) {
+            Node::Alias(id) => match self.anchors.iter().find(|(a, _, _)| *a == id) {
                 Some((_, v, s)) => Node::Scalar(v.clone(), *s),
                 None => Node::Alias(id),
             },
             n => n,
         };
         let node_mark = match node {
-            Node::Collection => nested_at.take().unwrap_or(mark),
+            Node::Collection => self.nested_at.take().unwrap_or(mark),
             _ => mark,
         };
-        if expect_key {
-            expect_key = false;
-            pending = match node {
+        if self.expect_key {
+            self.expect_key = false;
+            self.pending = match node {
                 Node::Scalar(k, _) => Some((k, node_mark)),
                 _ => {
                     out.unknown(format!("a key that is not text, at {}", at(&node_mark)));
@@ -352,14 +419,14 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                 }
             };
         } else {
-            expect_key = true;
-            let Some((key, kmark)) = pending.take() else {
-                continue;
+            self.expect_key = true;
+            let Some((key, kmark)) = self.pending.take() else {
+                return;
             };
-            let items = list.take().flatten();
-            match (node, nested.take()) {
+            let items = self.list.take().flatten();
+            match (node, self.nested.take()) {
                 (Node::Scalar(value, style), _) => {
-                    yaml_value(out, &mut seen, key, &kmark, value, style)
+                    yaml_value(out, &mut self.seen, key, &kmark, value, style)
                 }
                 // a list of scalars under a key the framework reads as text (axolotl's `plugins`,
                 // `fsdp`): its items comma-separated, as the form takes them
@@ -369,7 +436,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                             .is_some_and(|f| f.kind() == Kind::Text) =>
                 {
                     let text = items.unwrap_or_default().join(", ");
-                    yaml_value(out, &mut seen, key, &kmark, text, TScalarStyle::Plain)
+                    yaml_value(out, &mut self.seen, key, &kmark, text, TScalarStyle::Plain)
                 }
                 // a nested mapping with a key the framework reads (`fsdp_config.state_dict_type`):
                 // each entry as `key.child`; one with none stays one unknown key
@@ -381,7 +448,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
                     for (child, value, m) in n.entries {
                         let dotted = format!("{key}.{child}");
                         match value {
-                            Some((v, st)) => yaml_value(out, &mut seen, dotted, &m, v, st),
+                            Some((v, st)) => yaml_value(out, &mut self.seen, dotted, &m, v, st),
                             None => out.unknown(dotted),
                         }
                     }
@@ -426,23 +493,6 @@ fn yaml_value(
 /// A YAML mapping's values by their dotted paths (scalar anchors resolved, collection aliases
 /// never expanded, lists not read). `None` after an error (recorded in `out`).
 pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<Vec<Leaf>> {
-    enum Frame {
-        /// A mapping at `path`; the pending key (`None` until one is read, `Some(None)` for a key
-        /// that is not text).
-        Map {
-            path: String,
-            key: Option<Option<(String, Marker)>>,
-        },
-        /// A list, a too-deep mapping, or a collection used as a key: not read.
-        Skip,
-    }
-    let join = |path: &str, key: &str| {
-        if path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{path}.{key}")
-        }
-    };
     let mut parser = Parser::new_from_str(text);
     let mut frames: Vec<Frame> = Vec::new();
     let mut leaves: Vec<Leaf> = Vec::new();
@@ -487,93 +537,145 @@ pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<
                 Some((_, v, st)) => Ok((v.clone(), *st)),
                 // an alias of a collection: not expanded (read as a list would be)
                 None => {
-                    if let Some(Frame::Map { path, key }) = frames.last_mut() {
-                        match key.take() {
-                            None => *key = Some(None),
-                            Some(Some((k, m))) => leaves.push(Leaf {
-                                path: join(path, &k),
-                                value: None,
-                                at: at(&m),
-                            }),
-                            Some(None) => {}
-                        }
-                    }
+                    alias_of_collection(&mut frames, &mut leaves);
                     continue;
                 }
             },
         };
         let depth = frames.len();
-        let Some(top) = frames.last_mut() else {
+        if frames.is_empty() {
             // the document's root
-            match node {
-                Err(true) => frames.push(Frame::Map {
-                    path: String::new(),
-                    key: None,
-                }),
-                Err(false) => {
-                    out.error(format!(
-                        "{}: the YAML is a list; {what} is a mapping of keys",
-                        at(&mark)
-                    ));
-                    return None;
-                }
-                Ok((v, st)) if is_null(&v, st) => {}
-                Ok(_) => {
-                    out.error(format!(
-                        "{}: the YAML is a single value; {what} is a mapping of keys",
-                        at(&mark)
-                    ));
-                    return None;
-                }
-            }
+            root_node(&mut frames, node, &mark, out, what)?;
             continue;
-        };
-        let Frame::Map { path, key } = top else {
-            if node.is_err() {
-                frames.push(Frame::Skip);
-            }
-            continue;
-        };
-        match (key.take(), node) {
-            // a key
-            (None, Ok((k, _))) => *key = Some(Some((k, mark))),
-            (None, Err(_)) => {
-                *key = Some(None);
-                frames.push(Frame::Skip);
-            }
-            // a value
-            (Some(k), node) => {
-                let entry = k.map(|(k, m)| (join(path, &k), at(&m)));
-                match (entry, node) {
-                    (Some((p, a)), Ok((v, st))) => {
-                        if !is_null(&v, st) && leaves.len() < MAX_LEAVES {
-                            leaves.push(Leaf {
-                                path: p,
-                                value: Some(scalar_text(v, st)),
-                                at: a,
-                            });
-                        }
+        }
+        map_node(&mut frames, &mut leaves, node, mark, depth);
+    }
+    Some(leaves)
+}
+
+enum Frame {
+    /// A mapping at `path`; the pending key (`None` until one is read, `Some(None)` for a key
+    /// that is not text).
+    Map {
+        path: String,
+        key: Option<Option<(String, Marker)>>,
+    },
+    /// A list, a too-deep mapping, or a collection used as a key: not read.
+    Skip,
+}
+/// `path.key`, or `key` at the top.
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// An alias of a collection: not expanded (read as a list would be).
+fn alias_of_collection(frames: &mut [Frame], leaves: &mut Vec<Leaf>) {
+    if let Some(Frame::Map { path, key }) = frames.last_mut() {
+        match key.take() {
+            None => *key = Some(None),
+            Some(Some((k, m))) => leaves.push(Leaf {
+                path: join(path, &k),
+                value: None,
+                at: at(&m),
+            }),
+            Some(None) => {}
+        }
+    }
+}
+
+/// The document's root: a mapping opens the top frame; a list or a single value is refused
+/// (`None`).
+fn root_node(
+    frames: &mut Vec<Frame>,
+    node: Result<(String, TScalarStyle), bool>,
+    mark: &Marker,
+    out: &mut Imported,
+    what: &str,
+) -> Option<()> {
+    match node {
+        Err(true) => frames.push(Frame::Map {
+            path: String::new(),
+            key: None,
+        }),
+        Err(false) => {
+            out.error(format!(
+                "{}: the YAML is a list; {what} is a mapping of keys",
+                at(mark)
+            ));
+            return None;
+        }
+        Ok((v, st)) if is_null(&v, st) => {}
+        Ok(_) => {
+            out.error(format!(
+                "{}: the YAML is a single value; {what} is a mapping of keys",
+                at(mark)
+            ));
+            return None;
+        }
+    }
+    Some(())
+}
+
+/// A node inside the open frame (`depth` frames deep): a key, a value read as a leaf, or a
+/// collection opened (a mapping within [`MAX_DEPTH`]) or skipped.
+fn map_node(
+    frames: &mut Vec<Frame>,
+    leaves: &mut Vec<Leaf>,
+    node: Result<(String, TScalarStyle), bool>,
+    mark: Marker,
+    depth: usize,
+) {
+    let Some(top) = frames.last_mut() else {
+        return;
+    };
+    let Frame::Map { path, key } = top else {
+        if node.is_err() {
+            frames.push(Frame::Skip);
+        }
+        return;
+    };
+    match (key.take(), node) {
+        // a key
+        (None, Ok((k, _))) => *key = Some(Some((k, mark))),
+        (None, Err(_)) => {
+            *key = Some(None);
+            frames.push(Frame::Skip);
+        }
+        // a value
+        (Some(k), node) => {
+            let entry = k.map(|(k, m)| (join(path, &k), at(&m)));
+            match (entry, node) {
+                (Some((p, a)), Ok((v, st))) => {
+                    if !is_null(&v, st) && leaves.len() < MAX_LEAVES {
+                        leaves.push(Leaf {
+                            path: p,
+                            value: Some(scalar_text(v, st)),
+                            at: a,
+                        });
                     }
-                    (Some((p, _)), Err(true)) if depth < MAX_DEPTH => {
-                        frames.push(Frame::Map { path: p, key: None })
-                    }
-                    (Some((p, a)), Err(_)) => {
-                        if leaves.len() < MAX_LEAVES {
-                            leaves.push(Leaf {
-                                path: p,
-                                value: None,
-                                at: a,
-                            });
-                        }
-                        frames.push(Frame::Skip);
-                    }
-                    (None, Err(_)) => frames.push(Frame::Skip),
-                    (None, Ok(_)) => {}
                 }
+                (Some((p, _)), Err(true)) if depth < MAX_DEPTH => {
+                    frames.push(Frame::Map { path: p, key: None })
+                }
+                (Some((p, a)), Err(_)) => {
+                    if leaves.len() < MAX_LEAVES {
+                        leaves.push(Leaf {
+                            path: p,
+                            value: None,
+                            at: a,
+                        });
+                    }
+                    frames.push(Frame::Skip);
+                }
+                (None, Err(_)) => frames.push(Frame::Skip),
+                (None, Ok(_)) => {}
             }
         }
     }
-    Some(leaves)
 }
 
 /// nanotron's config YAML (`src/nanotron/config/config.py`): `parallelism.dp`, `tokens.…`,

@@ -116,6 +116,136 @@ fn resolve_into(
     diags: &mut Vec<Diag>,
 ) -> Option<NamedModel> {
     let mut rd = Reader { raw, diags };
+    let mut m = base_model(spec, &mut rd, report)?;
+    let from_preset = m.hidden_size != 0;
+    // the GPT Megatron builds from its own arguments: each one absent takes Megatron's
+    // default (a GeLU MLP, linear biases, LayerNorm, learned absolute positions; a preset keeps
+    // its own)
+    let megatron_defaults = !from_preset && m.model_type == ModelType::MegatronGpt;
+    if megatron_defaults {
+        m.gated_mlp = false;
+        m.linear_bias = true;
+        m.layer_norm = true;
+    }
+    let counts_ok = typed_counts(spec, &mut rd, &mut m);
+    let flags_ok = typed_flags(spec, &mut rd, &mut m, megatron_defaults);
+    let (choices_ok, positions_missing) =
+        typed_choices(spec, &mut rd, report, &mut m, megatron_defaults);
+    let ok = counts_ok && flags_ok && choices_ok;
+    if !ok {
+        return None;
+    }
+    if !from_preset {
+        scratch_defaults(spec, raw, report, &mut m, megatron_defaults)?;
+    }
+    model_checked(spec, report, m, positions_missing)
+}
+
+/// Megatron's `--normalization` and `--position-embedding-type` (argparse's choices), and the
+/// rows of learned positions: whether they were readable, and the field to give when the rows
+/// are missing.
+fn typed_choices(
+    spec: &'static Spec,
+    rd: &mut Reader,
+    report: &mut Report,
+    m: &mut Model,
+    megatron_defaults: bool,
+) -> (bool, Option<Field>) {
+    let mut learned_positions = megatron_defaults;
+    let mut ok = true;
+    if let Some(f) = field_of(spec, "normalization") {
+        match rd.text(f) {
+            Param::Given(v) if v == "LayerNorm" => m.layer_norm = true,
+            Param::Given(v) if v == "RMSNorm" => m.layer_norm = false,
+            Param::Given(_) => {
+                report.diag(f, Level::Error, "--normalization is LayerNorm or RMSNorm");
+                ok = false;
+            }
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    if let Some(f) = field_of(spec, "position_embedding_type") {
+        // argparse's choices; only learned_absolute has parameters
+        let choices = f.choices().map_or(&[][..], |(_, c)| c);
+        match rd.text(f) {
+            Param::Given(v) if choices.contains(&v.as_str()) => {
+                learned_positions = v == "learned_absolute";
+            }
+            Param::Given(_) => {
+                report.diag(
+                    f,
+                    Level::Error,
+                    format!("--position-embedding-type is one of {}", choices.join(", ")),
+                );
+                ok = false;
+            }
+            Param::Invalid => ok = false,
+            Param::Absent => {}
+        }
+    }
+    // learned absolute positions have --max-position-embeddings rows (which Megatron requires)
+    let mut positions_missing = None;
+    match field_of(spec, "max_position_embeddings").map(|f| (f, rd.count(f))) {
+        Some((_, Param::Given(rows))) if learned_positions => m.position_embeddings = rows,
+        Some((f, Param::Absent)) if learned_positions => positions_missing = Some(f),
+        Some((_, Param::Invalid)) => ok = false,
+        _ => {}
+    }
+    (ok, positions_missing)
+}
+
+/// A model typed from scratch: key/value heads and Megatron's FFN size by default, the required
+/// keys (`None`, with a hint at each, when one is missing).
+fn scratch_defaults(
+    spec: &'static Spec,
+    raw: &RawInputs,
+    report: &mut Report,
+    m: &mut Model,
+    megatron_defaults: bool,
+) -> Option<()> {
+    let key_given = |k: &str| field_of(spec, k).is_some_and(|f| given(raw, f));
+    // a model typed from scratch: key/value heads default to the attention heads
+    if !key_given("num_key_value_heads") && !key_given("num_query_groups") {
+        m.num_key_value_heads = m.num_attention_heads;
+    }
+    // Megatron's --ffn-hidden-size default: 4h, or for SwiGLU 2/3 of it rounded down to a
+    // multiple of 64 (validate_args)
+    if megatron_defaults && !key_given("ffn_hidden_size") {
+        let four_h = m.hidden_size.saturating_mul(4);
+        m.intermediate_size = if m.gated_mlp {
+            four_h.saturating_mul(2) / 3 / 64 * 64
+        } else {
+            four_h
+        };
+    }
+    // (Megatron's FFN size has its default)
+    let defaulted = |k: &str| megatron_defaults && k == "intermediate_size";
+    let missing: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        .filter(|k| !key_given(k) && !defaulted(k))
+        .collect();
+    if !missing.is_empty() {
+        for k in &missing {
+            if let Some(f) = field_of(spec, k) {
+                report.diag(
+                    f,
+                    Level::Hint,
+                    format!(
+                        "the model's memory and FLOPs need {} (or pick a model)",
+                        f.key()
+                    ),
+                );
+            }
+        }
+        return None;
+    }
+    Some(())
+}
+
+fn base_model(spec: &'static Spec, rd: &mut Reader, report: &mut Report) -> Option<Model> {
+    let raw = rd.raw;
     let key = spec.fit.model_key;
     let preset = match rd.text(key) {
         Param::Given(id) => match model::preset(&id) {
@@ -157,7 +287,7 @@ fn resolve_into(
         .chain(FLAG_KEYS.iter().copied())
         .chain(CHOICE_KEYS.iter().copied())
         .any(key_given);
-    let mut m = match (preset, typed_type) {
+    Some(match (preset, typed_type) {
         (Some(p), Some(t)) => Model {
             model_type: t,
             qk_norm: t.has_qk_norm(),
@@ -167,27 +297,32 @@ fn resolve_into(
         (None, Some(t)) => Model::blank(t),
         (None, None) if any_typed => Model::blank(spec.fit.typed),
         (None, None) => return None,
-    };
-    let from_preset = m.hidden_size != 0;
-    // the GPT Megatron builds from its own arguments: each one absent takes Megatron's
-    // default (a GeLU MLP, linear biases, LayerNorm, learned absolute positions; a preset keeps
-    // its own)
-    let megatron_defaults = !from_preset && m.model_type == ModelType::MegatronGpt;
-    if megatron_defaults {
-        m.gated_mlp = false;
-        m.linear_bias = true;
-        m.layer_norm = true;
-    }
-    let mut learned_positions = megatron_defaults;
+    })
+}
+
+/// The counts of config.json's keys as typed; whether every one was readable.
+fn typed_counts(spec: &'static Spec, rd: &mut Reader, m: &mut Model) -> bool {
     let mut ok = true;
     for (k, set) in HF_KEYS {
         let Some(f) = field_of(spec, k) else { continue };
         match rd.count(f) {
-            Param::Given(v) => set(&mut m, v),
+            Param::Given(v) => set(m, v),
             Param::Invalid => ok = false,
             Param::Absent => {}
         }
     }
+    ok
+}
+
+/// The architecture's flags as typed (Megatron's as their negations where they are); whether
+/// every one was readable.
+fn typed_flags(
+    spec: &'static Spec,
+    rd: &mut Reader,
+    m: &mut Model,
+    megatron_defaults: bool,
+) -> bool {
+    let mut ok = true;
     // flags
     if let Some(f) = field_of(spec, "tie_word_embeddings") {
         match rd.flag(f) {
@@ -241,86 +376,18 @@ fn resolve_into(
             _ => {}
         }
     }
-    if let Some(f) = field_of(spec, "normalization") {
-        match rd.text(f) {
-            Param::Given(v) if v == "LayerNorm" => m.layer_norm = true,
-            Param::Given(v) if v == "RMSNorm" => m.layer_norm = false,
-            Param::Given(_) => {
-                report.diag(f, Level::Error, "--normalization is LayerNorm or RMSNorm");
-                ok = false;
-            }
-            Param::Invalid => ok = false,
-            Param::Absent => {}
-        }
-    }
-    if let Some(f) = field_of(spec, "position_embedding_type") {
-        // argparse's choices; only learned_absolute has parameters
-        let choices = f.choices().map_or(&[][..], |(_, c)| c);
-        match rd.text(f) {
-            Param::Given(v) if choices.contains(&v.as_str()) => {
-                learned_positions = v == "learned_absolute";
-            }
-            Param::Given(_) => {
-                report.diag(
-                    f,
-                    Level::Error,
-                    format!("--position-embedding-type is one of {}", choices.join(", ")),
-                );
-                ok = false;
-            }
-            Param::Invalid => ok = false,
-            Param::Absent => {}
-        }
-    }
-    // learned absolute positions have --max-position-embeddings rows (which Megatron requires)
-    let mut positions_missing = None;
-    match field_of(spec, "max_position_embeddings").map(|f| (f, rd.count(f))) {
-        Some((_, Param::Given(rows))) if learned_positions => m.position_embeddings = rows,
-        Some((f, Param::Absent)) if learned_positions => positions_missing = Some(f),
-        Some((_, Param::Invalid)) => ok = false,
-        _ => {}
-    }
-    if !ok {
-        return None;
-    }
-    if !from_preset {
-        // a model typed from scratch: key/value heads default to the attention heads
-        if !key_given("num_key_value_heads") && !key_given("num_query_groups") {
-            m.num_key_value_heads = m.num_attention_heads;
-        }
-        // Megatron's --ffn-hidden-size default: 4h, or for SwiGLU 2/3 of it rounded down to a
-        // multiple of 64 (validate_args)
-        if megatron_defaults && !key_given("ffn_hidden_size") {
-            let four_h = m.hidden_size.saturating_mul(4);
-            m.intermediate_size = if m.gated_mlp {
-                four_h.saturating_mul(2) / 3 / 64 * 64
-            } else {
-                four_h
-            };
-        }
-        // (Megatron's FFN size has its default)
-        let defaulted = |k: &str| megatron_defaults && k == "intermediate_size";
-        let missing: Vec<&str> = REQUIRED
-            .iter()
-            .copied()
-            .filter(|k| !key_given(k) && !defaulted(k))
-            .collect();
-        if !missing.is_empty() {
-            for k in &missing {
-                if let Some(f) = field_of(spec, k) {
-                    report.diag(
-                        f,
-                        Level::Hint,
-                        format!(
-                            "the model's memory and FLOPs need {} (or pick a model)",
-                            f.key()
-                        ),
-                    );
-                }
-            }
-            return None;
-        }
-    }
+    ok
+}
+
+/// The model's last checks: Megatron's position rows, sizes of at least 1, the heads against the
+/// key/value heads, the experts per token.
+fn model_checked(
+    spec: &'static Spec,
+    report: &mut Report,
+    m: Model,
+    positions_missing: Option<Field>,
+) -> Option<NamedModel> {
+    let key = spec.fit.model_key;
     if let Some(f) = positions_missing {
         report.diag(
             f,

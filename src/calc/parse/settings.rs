@@ -9,13 +9,13 @@ use crate::calc::field::Field;
 use crate::calc::gpu::{gpu as find_gpu, GPUS};
 use crate::calc::plan::{GpuSettings, Recompute, Settings, Zero};
 use crate::calc::report::{Diag, Level};
-use crate::calc::spec::{Plans, Spec};
+use crate::calc::spec::{PlannerChoices, Spec};
 use crate::calc::{RawInputs, Report};
 
 /// What the planner varies where the framework reads DeepSpeed's keys and
-/// `gradient_checkpointing` (axolotl, the HF Trainer, DeepSpeed; `Spec::layout.plans`): gradient
+/// `gradient_checkpointing` (axolotl, the HF Trainer, DeepSpeed; `Spec::layout.planner`): gradient
 /// checkpointing off or on, ZeRO stage 0 to 3.
-pub const DEEPSPEED_PLANS: Plans = Plans {
+pub const DEEPSPEED_CHOICES: PlannerChoices = PlannerChoices {
     recompute: &[
         ("none", &[(Field::GradientCheckpointing, "false")]),
         ("full", &[(Field::GradientCheckpointing, "true")]),

@@ -12,7 +12,8 @@
 //! - `timeline.rs`: the tokens-and-time section's values and the timeline's legend;
 //! - `explorer.rs`: the layout explorer's sentences and memory marks;
 //! - `memory.rs`: the model panel's groups with their sources, and the memory bar;
-//! - `plan.rs`: the planner's rows as the page shows them (cells, the step's stacked bar).
+//! - `plan.rs`: the planner's rows as the page shows them (cells, `data-plan-row` attributes,
+//!   the step's stacked bar).
 //!
 //! Everything is re-exported here (`calc::view::shown_value`): a caller does not name the files.
 
@@ -41,7 +42,7 @@ pub use memory::{
     MEMORY_ESTIMATE, MODEL_GROUPS, PARAMETERS, STEP_TIME, ZERO_MODEL_STATES,
 };
 pub use messages::unlisted;
-pub use plan::{plan_rows, plan_summary, PlanRowView, STEP_PARTS};
+pub use plan::{plan_rows, plan_summary, PlanAttr, PlanRowView, PLAN_COLUMNS, STEP_PARTS};
 pub use results::{legacy, shown_value, steps, Legacy};
 pub use timeline::{timeline_text, TimelineText, TOKENS_TIME};
 

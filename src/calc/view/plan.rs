@@ -1,9 +1,10 @@
-//! The planner's rows as the page shows them: each plan's cells and the stacked bar of its step
-//! time's parts (on one scale for every row shown, the slowest row's step), and the sentence
-//! above the table.
+//! The planner's rows as the page shows them: each plan's cells under the table's headings, its
+//! `data-plan-row` attributes (exact values), the stacked bar of its step time's parts (on one
+//! scale for every row shown, the slowest row's step), and the sentence above the table. The
+//! page's table (`components/planner.rs`) and `dpcalc plan` (`cli/plan.rs`) both print these.
 
 use crate::calc::layout::Dim;
-use crate::calc::planner::{Plan, Planner};
+use crate::calc::planner::{PlanRow, Planner};
 use crate::calc::schedule::human;
 use crate::calc::{Num, Output};
 
@@ -27,6 +28,48 @@ pub struct BarSegment {
     pub title: String,
 }
 
+/// The table's headings, one per cell of [`PlanRowView::cells`] (the page adds the step parts'
+/// bar and the link after them).
+pub const PLAN_COLUMNS: [&str; 14] = [
+    "#",
+    "TP",
+    "CP",
+    "PP",
+    "EP",
+    "DP",
+    "Micro batch",
+    "Recompute",
+    "Sharding",
+    "Virtual stages",
+    "Step",
+    "Tokens/s per GPU",
+    "MFU",
+    "Memory",
+];
+
+/// The value of a `data-plan-row` attribute, typed: the page writes its text (`Display`: an
+/// integer's digits, a float's Python repr, the word, or nothing), `dpcalc plan --json` the JSON
+/// value of its type (`null` for nothing).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PlanAttr {
+    Int(u128),
+    Float(f64),
+    Text(&'static str),
+    /// No value (`data-mfu` without the framework's FLOPs per token).
+    Absent,
+}
+
+impl std::fmt::Display for PlanAttr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanAttr::Int(i) => write!(f, "{i}"),
+            PlanAttr::Float(x) => f.write_str(&crate::calc::num::float_repr(*x)),
+            PlanAttr::Text(t) => f.write_str(t),
+            PlanAttr::Absent => Ok(()),
+        }
+    }
+}
+
 /// A plan as one table row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanRowView {
@@ -41,10 +84,10 @@ pub struct PlanRowView {
     pub sharding: &'static str,
     pub virtual_stages: u64,
     /// Exact values for the `data-*` attributes.
-    pub step_seconds: String,
-    pub tokens_per_second_per_gpu: String,
-    pub mfu: String,
-    pub memory_bytes: String,
+    pub step_seconds: f64,
+    pub tokens_per_second_per_gpu: f64,
+    pub mfu: Option<f64>,
+    pub memory_bytes: u128,
     /// What the cells show.
     pub step_text: String,
     pub tokens_text: String,
@@ -61,15 +104,15 @@ fn seconds(x: f64) -> String {
 
 /// The rows, best first.
 pub fn plan_rows(planner: &Planner) -> Vec<PlanRowView> {
-    let scale = (planner.plans.iter())
+    let scale = (planner.rows.iter())
         .map(|p| p.step_seconds)
         .fold(0.0, f64::max);
-    (planner.plans.iter().enumerate())
+    (planner.rows.iter().enumerate())
         .map(|(i, p)| row(i + 1, p, scale))
         .collect()
 }
 
-fn row(rank: usize, p: &Plan, scale: f64) -> PlanRowView {
+fn row(rank: usize, p: &PlanRow, scale: f64) -> PlanRowView {
     let parts = [
         p.step.compute,
         p.step.tp,
@@ -104,10 +147,10 @@ fn row(rank: usize, p: &Plan, scale: f64) -> PlanRowView {
         recompute: p.recompute,
         sharding: p.sharding,
         virtual_stages: p.virtual_stages,
-        step_seconds: crate::calc::num::float_repr(p.step_seconds),
-        tokens_per_second_per_gpu: crate::calc::num::float_repr(p.tokens_per_second_per_gpu),
-        mfu: p.mfu.map(crate::calc::num::float_repr).unwrap_or_default(),
-        memory_bytes: p.memory_bytes.to_string(),
+        step_seconds: p.step_seconds,
+        tokens_per_second_per_gpu: p.tokens_per_second_per_gpu,
+        mfu: p.mfu,
+        memory_bytes: p.memory_bytes,
         step_text: seconds(p.step_seconds),
         tokens_text: human(
             Output::TokensPerSecondPerGpu,
@@ -122,15 +165,82 @@ fn row(rank: usize, p: &Plan, scale: f64) -> PlanRowView {
     }
 }
 
+impl PlanRowView {
+    /// The row's `data-plan-row` attributes (besides `data-plan-row` itself), by their names in
+    /// the DOM contract (docs/outputs.md), in its order.
+    pub fn attributes(&self) -> [(&'static str, PlanAttr); 14] {
+        let int = |n: u64| PlanAttr::Int(u128::from(n));
+        [
+            ("data-rank", int(self.rank as u64)),
+            ("data-tp", int(self.tp)),
+            ("data-cp", int(self.cp)),
+            ("data-pp", int(self.pp)),
+            ("data-ep", int(self.ep)),
+            ("data-dp", int(self.dp)),
+            ("data-micro-batch", int(self.micro_batch)),
+            ("data-recompute", PlanAttr::Text(self.recompute)),
+            ("data-sharding", PlanAttr::Text(self.sharding)),
+            ("data-virtual-stages", int(self.virtual_stages)),
+            ("data-step-seconds", PlanAttr::Float(self.step_seconds)),
+            (
+                "data-tokens-per-second-per-gpu",
+                PlanAttr::Float(self.tokens_per_second_per_gpu),
+            ),
+            (
+                "data-mfu",
+                self.mfu.map_or(PlanAttr::Absent, PlanAttr::Float),
+            ),
+            ("data-memory-bytes", PlanAttr::Int(self.memory_bytes)),
+        ]
+    }
+
+    /// What the cells show, under [`PLAN_COLUMNS`].
+    pub fn cells(&self) -> [String; 14] {
+        [
+            self.rank.to_string(),
+            self.tp.to_string(),
+            self.cp.to_string(),
+            self.pp.to_string(),
+            self.ep.to_string(),
+            self.dp.to_string(),
+            self.micro_batch.to_string(),
+            self.recompute.to_string(),
+            self.sharding.to_string(),
+            self.virtual_stages.to_string(),
+            self.step_text.clone(),
+            self.tokens_text.clone(),
+            self.mfu_text.clone(),
+            self.memory_text.clone(),
+        ]
+    }
+}
+
 /// The sentence above the table.
 pub fn plan_summary(planner: &Planner) -> Option<String> {
-    if planner.plans.is_empty() {
+    if planner.rows.is_empty() {
         return None;
     }
     Some(format!(
         "{} plans evaluated, {} the framework accepts that fit the GPU; the {} fastest by estimated step time (an estimate, not a measurement: see docs/estimates.md, its table against published runs). Each row is a link; Apply sets it here.",
         planner.considered,
         planner.fitting,
-        planner.plans.len()
+        planner.rows.len()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The attributes' text is what the page wrote before they were typed: an integer's digits,
+    /// a float's Python repr, the word, nothing for no value.
+    #[test]
+    fn attributes_write_the_contracts_text() {
+        assert_eq!(PlanAttr::Int(72_938_365_696).to_string(), "72938365696");
+        assert_eq!(PlanAttr::Float(1.5).to_string(), "1.5");
+        assert_eq!(PlanAttr::Float(2.0).to_string(), "2.0");
+        assert_eq!(PlanAttr::Float(1e-5).to_string(), "1e-05");
+        assert_eq!(PlanAttr::Text("zero1").to_string(), "zero1");
+        assert_eq!(PlanAttr::Absent.to_string(), "");
+    }
 }

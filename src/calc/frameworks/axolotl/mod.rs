@@ -44,7 +44,7 @@ pub(super) const SPEC: Spec = Spec {
         fills,
         launch_refusal: spec::no_refusal,
         memo,
-        plans: crate::calc::parse::settings::DEEPSPEED_PLANS,
+        planner: crate::calc::parse::settings::DEEPSPEED_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Ep, Axis::Tp],
@@ -190,7 +190,7 @@ fn memo(release: &str, raw: &crate::calc::RawInputs) -> spec::MemoKey {
         Field::Deepspeed,
     ]
     .iter()
-    .any(|&f| !raw.get(f).trim().is_empty());
+    .any(|&f| raw.is_given(f));
     let two = spec::memo_first_two(release, raw);
     Box::new(move |sizes| {
         if one_by_one || sizes.get(2).is_some_and(|&ep| ep > 1) {

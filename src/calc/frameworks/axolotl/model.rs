@@ -72,7 +72,7 @@ fn fsdp_reshard(raw: &RawInputs) -> Option<bool> {
         Field::FsdpShardingStrategy,
     ]
     .iter()
-    .any(|&f| !raw.get(f).trim().is_empty());
+    .any(|&f| raw.is_given(f));
     let reshard = parse::flag(
         Field::FsdpReshardAfterForward,
         raw.get(Field::FsdpReshardAfterForward),

@@ -3,13 +3,14 @@
 //! describes it to the shared machinery (`SPEC`): its parallel dimensions and rank order, the
 //! keys it reads its own way, and its config mapping (`ds_config.json` export and import).
 
+mod model;
 mod rules;
 
+use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, AsBuilt, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value,
-    Written,
+    self, Axis, Dim, Entry, Export, Import, Layout, Mesh, Reads, Spec, Syntax, Value, Written,
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
@@ -47,7 +48,7 @@ pub(super) const SPEC: Spec = Spec {
         // DeepSpeed checks the batch against world / sequence_parallel_size and counts AutoTP
         // ranks in it: both sizes matter one by one
         memo: spec::memo_first_two,
-        plans: crate::calc::parse::settings::DEEPSPEED_PLANS,
+        planner: crate::calc::parse::settings::DEEPSPEED_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Sp, Axis::Tp],
@@ -162,7 +163,7 @@ fn deepspeed_triple(
     };
     if batch
         .iter()
-        .any(|&f| !raw.get(f).trim().is_empty() && get(entries, f).is_none())
+        .any(|&f| raw.is_given(f) && get(entries, f).is_none())
     {
         return; // a batch key is invalid: DeepSpeed would refuse; write what is valid only
     }
@@ -227,28 +228,6 @@ fn in_file(f: Field) -> bool {
         && f != Field::GradientCheckpointing
         && f != Field::ZeroInit
         && !spec::architecture(f)
-}
-
-/// The model stage's settings (`Spec::fit.settings`): `gradient_checkpointing` and the ZeRO keys.
-fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
-    use crate::calc::parse::settings;
-    use crate::calc::plan::{Settings, Sharding};
-    let mut diags = Vec::new();
-    let gpu = settings::gpu(raw, &mut diags);
-    let recompute = settings::gradient_checkpointing(raw, &mut diags);
-    let sharding = match settings::zero(raw, &mut diags) {
-        Some(z) => Sharding::Zero(z),
-        None => Sharding::Replicated {
-            words: "replicated (DDP)",
-        },
-    };
-    let s = Settings {
-        gpu,
-        recompute,
-        sharding,
-        ..Settings::default()
-    };
-    settings::publish(<This as AsBuilt>::SPEC, raw, report, s, diags);
 }
 
 /// Where `ds_config.json` holds a key (`Spec::written`): `autotp_size` inside `tensor_parallel`

@@ -5,13 +5,15 @@
 //! call, with TRL's and accelerate's keys as comments; imported as HfArgumentParser's flags, its
 //! JSON or that call).
 
+mod model;
 mod rules;
 
+use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, AsBuilt, Axis, Dim, Export, Gathered, Guide, Import, Layout, MemoKey, Mesh, Reads, Spec,
-    Syntax, Written,
+    self, Axis, Dim, Export, Gathered, Guide, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
+    Written,
 };
 use crate::calc::{Field, Kind, RawInputs};
 
@@ -49,7 +51,7 @@ pub(super) const SPEC: Spec = Spec {
         fills: spec::no_fills,
         launch_refusal,
         memo,
-        plans: crate::calc::parse::settings::DEEPSPEED_PLANS,
+        planner: crate::calc::parse::settings::DEEPSPEED_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Dp, Axis::Cp, Axis::Sp, Axis::Tp],
@@ -205,28 +207,4 @@ fn import_renamed(key: &str) -> Option<&'static str> {
         ),
         _ => None,
     }
-}
-
-/// The model stage's settings (`Spec::fit.settings`): `gradient_checkpointing`, `optim`, DeepSpeed's ZeRO keys.
-fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
-    use crate::calc::parse::settings;
-    use crate::calc::plan::{Settings, Sharding};
-    let mut diags = Vec::new();
-    let gpu = settings::gpu(raw, &mut diags);
-    let recompute = settings::gradient_checkpointing(raw, &mut diags);
-    let optimizer_bytes_per_param = settings::optimizer(Field::Optim, raw, &mut diags);
-    let sharding = match settings::zero(raw, &mut diags) {
-        Some(z) => Sharding::Zero(z),
-        None => Sharding::Replicated {
-            words: "replicated (DDP)",
-        },
-    };
-    let s = Settings {
-        gpu,
-        recompute,
-        optimizer_bytes_per_param,
-        sharding,
-        ..Settings::default()
-    };
-    settings::publish(<This as AsBuilt>::SPEC, raw, report, s, diags);
 }

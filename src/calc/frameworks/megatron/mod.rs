@@ -21,8 +21,8 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, Output, Param, RawInputs, Report};
 
-/// What the planner varies (`Spec::layout.plans`).
-const PLANS: spec::Plans = spec::Plans {
+/// What the planner varies (`Spec::layout.planner`).
+const PLANNER_CHOICES: spec::PlannerChoices = spec::PlannerChoices {
     recompute: &[
         (
             "none",
@@ -95,7 +95,7 @@ pub(super) const SPEC: Spec = Spec {
         fills: spec::no_fills,
         launch_refusal: spec::no_refusal,
         memo,
-        plans: PLANS,
+        planner: PLANNER_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
@@ -210,7 +210,7 @@ fn launcher(nodes: u64, gpus: u64) -> String {
 /// `--global-batch-size` is required without a schedule; the default is one microbatch per
 /// replica (arguments.py). Not with a ramp-up or schedule (they set it per step).
 fn derive(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, _: &mut Vec<String>) {
-    let untouched = |f: Field| raw.get(f).trim().is_empty() && raw.conflict(f).is_none();
+    let untouched = |f: Field| !raw.is_given(f) && raw.conflict(f).is_none();
     let schedule = !untouched(Field::RampupBatchSize) || !untouched(Field::StepBatchSizeSchedule);
     if untouched(Field::GlobalBatchSize)
         && !schedule
@@ -295,7 +295,7 @@ fn run_length(intent: &Intent, inputs: &mut RawInputs) {
         .filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e < 1e15)
         .map(|e| e as u64);
     if let Some(total) = intent.rows.zip(epochs).and_then(|(s, e)| s.checked_mul(e)) {
-        if inputs.get(Field::TrainIters).trim().is_empty() {
+        if !inputs.is_given(Field::TrainIters) {
             inputs.set(Field::TrainSamples, total.to_string());
         }
     }

@@ -3,14 +3,15 @@
 //! size), published in the plan, and what it does with the model it builds: the refusals of
 //! `TransformerConfig` and `validate_args`, and its own `report_theoretical_memory`.
 
+use crate::calc::model::Model;
 use crate::calc::parse::{self, settings, Reader};
 use crate::calc::plan::{
-    Conventions, NamedModel, Overlap, Pipeline, Recompute, RecomputeLayers, Schedule, Settings,
-    Sharding,
+    Conventions, NamedModel, Overlap, Pipeline, Plan, Recompute, RecomputeLayers, Schedule,
+    Settings, Sharding,
 };
 use crate::calc::spec::AsBuilt;
 use crate::calc::{flops, memory, num};
-use crate::calc::{Diag, Field, Level, Num, Output, Param, RawInputs, Refusal, Report};
+use crate::calc::{Diag, Field, Grid, Level, Num, Output, Param, RawInputs, Refusal, Report};
 
 /// Megatron's memory settings as typed.
 #[derive(Clone, Copy)]
@@ -185,7 +186,58 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         }
         p => p.or(128),
     };
-    let (selective, full) = match &granularity {
+    let (selective, full, method_ok) = recompute_choice(&mut rd, &granularity, &method)?;
+    let recompute_layers = match rd.count(Field::RecomputeNumLayers) {
+        Param::Given(0) => {
+            rd.diags.push(Diag::new(
+                Field::RecomputeNumLayers,
+                Level::Error,
+                "--recompute-num-layers must be at least 1",
+            ));
+            None
+        }
+        p => p.or(1),
+    };
+    let dropout = rd.real(Field::HiddenDropout).or(0.1).map(|d| d > 0.0);
+    let (virtual_stages, group) = interleaving(&mut rd)?;
+    let (local, flash) = kernels(&mut rd)?;
+    let expert_tp = parse::count(
+        Field::ExpertTensorParallelSize,
+        raw.get(Field::ExpertTensorParallelSize),
+        &mut Vec::new(),
+    )
+    .given()
+    .filter(|&e| e > 0);
+    Some(Typed {
+        local,
+        overlap,
+        expert_tp,
+        distributed_optimizer: dist?,
+        sequence_parallel: sp?,
+        selective,
+        full,
+        method_ok,
+        method: match &method {
+            Param::Given(m) if m == "block" => Some("block"),
+            Param::Given(_) => Some("uniform"),
+            _ => None,
+        },
+        divisible: divisible?,
+        recompute_layers: recompute_layers?,
+        dropout: dropout?,
+        virtual_stages,
+        group,
+        flash,
+    })
+}
+
+/// `--recompute-granularity` and `--recompute-method` checked: `(selective, full, a method given)`.
+fn recompute_choice(
+    rd: &mut Reader,
+    granularity: &Param<String>,
+    method: &Param<String>,
+) -> Option<(bool, bool, bool)> {
+    let (selective, full) = match granularity {
         Param::Given(g) if g == "selective" => (true, false),
         Param::Given(g) if g == "full" => (false, true),
         Param::Given(_) => {
@@ -199,7 +251,7 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         Param::Invalid => return None,
         Param::Absent => (false, false),
     };
-    let method_ok = match &method {
+    let method_ok = match method {
         Param::Given(x) if x == "uniform" || x == "block" => true,
         Param::Given(_) => {
             rd.diags.push(Diag::new(
@@ -211,18 +263,12 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         }
         _ => false,
     };
-    let recompute_layers = match rd.count(Field::RecomputeNumLayers) {
-        Param::Given(0) => {
-            rd.diags.push(Diag::new(
-                Field::RecomputeNumLayers,
-                Level::Error,
-                "--recompute-num-layers must be at least 1",
-            ));
-            None
-        }
-        p => p.or(1),
-    };
-    let dropout = rd.real(Field::HiddenDropout).or(0.1).map(|d| d > 0.0);
+    Some((selective, full, method_ok))
+}
+
+/// The interleaved schedule: the virtual stages (by layers per stage or stages per rank) and the
+/// microbatch group size.
+fn interleaving(rd: &mut Reader) -> Option<(Option<VirtualStages>, Option<u64>)> {
     let virtual_stages = match (
         rd.count(Field::NumLayersPerVirtualPipelineStage),
         rd.count(Field::NumVirtualStagesPerPipelineRank),
@@ -260,6 +306,11 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         Param::Invalid => return None,
         p => p.given(),
     };
+    Some((virtual_stages, group))
+}
+
+/// `--transformer-impl` and `--attention-backend`: `(local, flash attention)`.
+fn kernels(rd: &mut Reader) -> Option<(bool, bool)> {
     let local = match rd.text(Field::TransformerImpl) {
         Param::Given(i) if i == "local" => true,
         Param::Given(i) if i == "transformer_engine" => false,
@@ -288,34 +339,7 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         Param::Invalid => return None,
         Param::Absent => !local,
     };
-    let expert_tp = parse::count(
-        Field::ExpertTensorParallelSize,
-        raw.get(Field::ExpertTensorParallelSize),
-        &mut Vec::new(),
-    )
-    .given()
-    .filter(|&e| e > 0);
-    Some(Typed {
-        local,
-        overlap,
-        expert_tp,
-        distributed_optimizer: dist?,
-        sequence_parallel: sp?,
-        selective,
-        full,
-        method_ok,
-        method: match &method {
-            Param::Given(m) if m == "block" => Some("block"),
-            Param::Given(_) => Some("uniform"),
-            _ => None,
-        },
-        divisible: divisible?,
-        recompute_layers: recompute_layers?,
-        dropout: dropout?,
-        virtual_stages,
-        group,
-        flash,
-    })
+    Some((local, flash))
 }
 
 /// Megatron-LM's own `report_theoretical_memory`, and the refusals of building its model.
@@ -333,43 +357,9 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         s.vocab_divisible,
         s.expert_tp,
     );
-    if method_missing {
-        report.refuse(
-            Field::RecomputeMethod,
-            Refusal::new(
-                "Megatron-LM refuses this when it builds the model (TransformerConfig)",
-                "ValueError: Using recompute_granularity: full so recompute_method must be \"block\" or \"uniform\"",
-            )
-            .fix("Add --recompute-method uniform (or block)."),
-        );
+    let Some(grid) = builds(report, m, method_missing, grid) else {
         return;
-    }
-    let Some(grid) = grid else { return };
-    if m.num_attention_heads % grid.tp != 0 {
-        report.refuse(
-            Field::ModelNumAttentionHeads,
-            Refusal::new(
-                "Megatron-LM refuses this when it builds the model (TransformerConfig)",
-                format!(
-                    "ValueError: num_attention_heads ({}) must be a multiple of tensor_model_parallel_size ({}).",
-                    m.num_attention_heads, grid.tp
-                ),
-            )
-            .fix("Pick a tensor parallel size that divides the heads."),
-        );
-        return;
-    }
-    if m.num_hidden_layers % grid.pp != 0 {
-        report.refuse(
-            Field::NumLayers,
-            Refusal::new(
-                "Megatron-LM refuses this in validate_args",
-                "AssertionError: Number of layers should be divisible by the pipeline-model-parallel size",
-            )
-            .fix("Pick a pipeline parallel size that divides the layers."),
-        );
-        return;
-    }
+    };
     if sp && grid.tp == 1 {
         report.diag(
             Field::SequenceParallel,
@@ -382,18 +372,9 @@ pub fn own(named: &NamedModel, report: &mut Report) {
     else {
         return;
     };
-    let Some(vocab) = flops::megatron_padded_vocab_size(m.vocab_size, divisible, grid.tp) else {
+    let Some(vocab64) = padded_vocab(report, m, divisible, grid) else {
         return;
     };
-    let Some(vocab64) = u64::try_from(vocab).ok() else {
-        return;
-    };
-    report.set(Output::PaddedVocabSize, Num::Int(vocab as i128));
-    report.explain_with(
-        Output::PaddedVocabSize,
-        "padded_vocab_size = vocab_size rounded up to a multiple of make_vocab_size_divisible_by × TP (Megatron's _vocab_size_with_padding)",
-        || format!("padded_vocab_size = ceil({} / ({divisible} × {})) × {} = {vocab}", m.vocab_size, grid.tp, divisible * grid.tp),
-    );
     if m.is_mla() {
         report.diag(
             Field::ModelId,
@@ -402,6 +383,92 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         );
         return;
     }
+    let Some(args) = megatron_args(
+        m,
+        &report.plan,
+        grid,
+        vocab64,
+        (seq, mbs, nmb),
+        (dist, sp, selective, expert_tp),
+    ) else {
+        return;
+    };
+    let Some(mem) = memory::megatron_theoretical_memory(&args) else {
+        return;
+    };
+    theoretical_memory_outputs(report, &mem);
+}
+
+/// The refusals of building Megatron's model (TransformerConfig, validate_args): the grid when it
+/// builds.
+fn builds(
+    report: &mut Report,
+    m: &Model,
+    method_missing: bool,
+    grid: Option<Grid>,
+) -> Option<Grid> {
+    if method_missing {
+        report.refuse(
+            Field::RecomputeMethod,
+            Refusal::new(
+                "Megatron-LM refuses this when it builds the model (TransformerConfig)",
+                "ValueError: Using recompute_granularity: full so recompute_method must be \"block\" or \"uniform\"",
+            )
+            .fix("Add --recompute-method uniform (or block)."),
+        );
+        return None;
+    }
+    let grid = grid?;
+    if m.num_attention_heads % grid.tp != 0 {
+        report.refuse(
+            Field::ModelNumAttentionHeads,
+            Refusal::new(
+                "Megatron-LM refuses this when it builds the model (TransformerConfig)",
+                format!(
+                    "ValueError: num_attention_heads ({}) must be a multiple of tensor_model_parallel_size ({}).",
+                    m.num_attention_heads, grid.tp
+                ),
+            )
+            .fix("Pick a tensor parallel size that divides the heads."),
+        );
+        return None;
+    }
+    if m.num_hidden_layers % grid.pp != 0 {
+        report.refuse(
+            Field::NumLayers,
+            Refusal::new(
+                "Megatron-LM refuses this in validate_args",
+                "AssertionError: Number of layers should be divisible by the pipeline-model-parallel size",
+            )
+            .fix("Pick a pipeline parallel size that divides the layers."),
+        );
+        return None;
+    }
+    Some(grid)
+}
+
+/// `_vocab_size_with_padding`: the padded vocabulary, set and explained.
+fn padded_vocab(report: &mut Report, m: &Model, divisible: u64, grid: Grid) -> Option<u64> {
+    let vocab = flops::megatron_padded_vocab_size(m.vocab_size, divisible, grid.tp)?;
+    let vocab64 = u64::try_from(vocab).ok()?;
+    report.set(Output::PaddedVocabSize, Num::Int(vocab as i128));
+    report.explain_with(
+        Output::PaddedVocabSize,
+        "padded_vocab_size = vocab_size rounded up to a multiple of make_vocab_size_divisible_by × TP (Megatron's _vocab_size_with_padding)",
+        || format!("padded_vocab_size = ceil({} / ({divisible} × {})) × {} = {vocab}", m.vocab_size, grid.tp, divisible * grid.tp),
+    );
+    Some(vocab64)
+}
+
+/// `report_theoretical_memory`'s arguments for this model, layout and batch.
+fn megatron_args(
+    m: &Model,
+    plan: &Plan,
+    grid: Grid,
+    vocab64: u64,
+    (seq, mbs, nmb): (u64, u64, u64),
+    (dist, sp, selective, expert_tp): (bool, bool, bool, Option<u64>),
+) -> Option<memory::MegatronArgs> {
     let moe = m.is_moe();
     let pattern = if m.model_type.is_deepseek() {
         (0..m.num_hidden_layers)
@@ -410,10 +477,8 @@ pub fn own(named: &NamedModel, report: &mut Report) {
     } else {
         Vec::new()
     };
-    let Some(kv_channels) = m.resolved_head_dim() else {
-        return;
-    };
-    let args = memory::MegatronArgs {
+    let kv_channels = m.resolved_head_dim()?;
+    Some(memory::MegatronArgs {
         num_layers: m.num_hidden_layers,
         hidden_size: m.hidden_size,
         ffn_hidden_size: m.intermediate_size,
@@ -441,8 +506,7 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         tensor_model_parallel_size: grid.tp,
         pipeline_model_parallel_size: grid.pp,
         // Megatron sets it only when interleaving is asked for
-        virtual_pipeline_model_parallel_size: report
-            .plan
+        virtual_pipeline_model_parallel_size: plan
             .pipeline
             .as_ref()
             .filter(|p| p.virtual_stages > 1)
@@ -458,10 +522,11 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         sequence_parallel: sp && grid.tp > 1,
         recompute_selective: selective,
         num_microbatches: nmb,
-    };
-    let Some(mem) = memory::megatron_theoretical_memory(&args) else {
-        return;
-    };
+    })
+}
+
+/// Megatron's theoretical memory set and explained.
+fn theoretical_memory_outputs(report: &mut Report, mem: &memory::MegatronMemory) {
     report.set(
         Output::WeightAndOptimizerMemoryMb,
         Num::Float(mem.weight_and_optimizer_memory_mb),

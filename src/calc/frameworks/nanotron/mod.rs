@@ -3,8 +3,10 @@
 //! and rank order, the keys it reads its own way, its config mapping (YAML, export and import), and
 //! what the compare view and the first-visit guide need of the sizes it has no default for.
 
+mod model;
 mod rules;
 
+use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
@@ -13,8 +15,8 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, Output, RawInputs, Report};
 
-/// What the planner varies (`Spec::layout.plans`).
-const PLANS: spec::Plans = spec::Plans {
+/// What the planner varies (`Spec::layout.planner`).
+const PLANNER_CHOICES: spec::PlannerChoices = spec::PlannerChoices {
     recompute: &[
         ("none", &[(Field::RecomputeLayer, "false")]),
         ("full", &[(Field::RecomputeLayer, "true")]),
@@ -53,7 +55,7 @@ pub(super) const SPEC: Spec = Spec {
         launch_refusal: spec::no_refusal,
         // nanotron's checks quote tp and pp (0.4 multiplies in EP): both matter one by one
         memo: spec::memo_first_two,
-        plans: PLANS,
+        planner: PLANNER_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
@@ -127,7 +129,7 @@ fn launcher(nodes: u64, gpus: u64) -> String {
 
 /// `parallelism.dp` is required: dp × tp × pp must equal the world size.
 fn derive(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, _: &mut Vec<String>) {
-    let untouched = raw.get(Field::Dp).trim().is_empty() && raw.conflict(Field::Dp).is_none();
+    let untouched = !raw.is_given(Field::Dp) && raw.conflict(Field::Dp).is_none();
     if untouched
         && !entries.iter().any(|e| e.field == Field::Dp)
         && report.error_at(Field::Dp).is_none()
@@ -180,32 +182,6 @@ fn in_file(f: Field) -> bool {
     f != Field::ModelId && f != Field::ModelType
 }
 
-/// The model stage's settings (`Spec::fit.settings`): `recompute_layer`; model states replicated (ZeRO stage 0).
-fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
-    use crate::calc::parse::settings;
-    use crate::calc::plan::{Settings, Sharding};
-    let mut diags = Vec::new();
-    let gpu = settings::gpu(raw, &mut diags);
-    let mut rd = crate::calc::parse::Reader {
-        raw,
-        diags: &mut diags,
-    };
-    let recompute = if rd.flag(Field::RecomputeLayer).or(false) == Some(true) {
-        crate::calc::plan::Recompute::Full
-    } else {
-        crate::calc::plan::Recompute::None
-    };
-    let s = Settings {
-        gpu,
-        recompute,
-        sharding: Sharding::Replicated {
-            words: "replicated (ZeRO stage 0)",
-        },
-        ..Settings::default()
-    };
-    settings::publish(<This as AsBuilt>::SPEC, raw, report, s, diags);
-}
-
 /// The section of nanotron's config YAML a key is written in (`Spec::written`,
 /// `src/nanotron/config/config.py`): `parallelism` for the parallel sizes and
 /// `recompute_layer`, `model.model_config` for the architecture (its LlamaConfig reads
@@ -233,17 +209,17 @@ fn place(field: Field) -> (&'static str, &'static str) {
 /// sizes or its sequence length: the selected framework's default sequence length (when none was
 /// carried), tp and pp of 1 unless carried, and `dp = world // (tp × pp)`.
 fn complete(intent: &Intent, inputs: &mut RawInputs) {
-    if inputs.get(Field::SequenceLength).trim().is_empty() {
+    if !inputs.is_given(Field::SequenceLength) {
         if let Some(d) = intent.default_sequence_len {
             inputs.set(Field::SequenceLength, d);
         }
     }
     for f in [Field::Tp, Field::Pp] {
-        if inputs.get(f).trim().is_empty() {
+        if !inputs.is_given(f) {
             inputs.set(f, "1");
         }
     }
-    if inputs.get(Field::Dp).trim().is_empty() {
+    if !inputs.is_given(Field::Dp) {
         let size = |f: Field| inputs.get(f).trim().parse::<u64>().unwrap_or(1).max(1);
         let model = size(Field::Tp).checked_mul(size(Field::Pp));
         if let Some(dp) = intent

@@ -3,8 +3,10 @@
 //! dimensions and rank order, the keys it reads its own way, and its config mapping (job TOML,
 //! export and import).
 
+mod model;
 mod rules;
 
+use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
@@ -12,8 +14,8 @@ use crate::calc::spec::{
 };
 use crate::calc::{Field, RawInputs};
 
-/// What the planner varies (`Spec::layout.plans`).
-const PLANS: spec::Plans = spec::Plans {
+/// What the planner varies (`Spec::layout.planner`).
+const PLANNER_CHOICES: spec::PlannerChoices = spec::PlannerChoices {
     recompute: &[
         ("none", &[(Field::ActivationCheckpointMode, "none")]),
         (
@@ -60,7 +62,7 @@ pub(super) const SPEC: Spec = Spec {
         fills,
         launch_refusal: spec::no_refusal,
         memo,
-        plans: PLANS,
+        planner: PLANNER_CHOICES,
     },
     mesh: Mesh {
         order: &[Axis::Pp, Axis::Dp, Axis::Cp, Axis::Tp],
@@ -208,66 +210,6 @@ fn import_renamed(path: &str) -> Option<&'static str> {
         ),
         _ => None,
     }
-}
-
-/// torchtitan's memory conventions: FSDP2's mixed precision (`mixed_precision_param = bfloat16`,
-/// `mixed_precision_reduce = float32`) keeps the sharded parameters and their gradients in fp32
-/// and gathers 16-bit copies for compute, so the fp32 parameters are the optimizer's master
-/// weights; the loss upcasts the logits to fp32 before `cross_entropy` (the transformers default
-/// otherwise).
-const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventions {
-    fp32_grads: true,
-    fp32_params: true,
-    dropout: false,
-    logit_saved_bytes: 4,
-    logit_transient_bytes: 6,
-};
-
-/// The model stage's settings (`Spec::fit.settings`): `activation_checkpoint.mode`; FSDP2 over the data-parallel shard ranks.
-fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
-    use crate::calc::parse::settings;
-    use crate::calc::plan::{Settings, Sharding};
-    let mut diags = Vec::new();
-    let gpu = settings::gpu(raw, &mut diags);
-    use crate::calc::plan::{FsdpRows, Recompute};
-    use crate::calc::{Diag, Level, Param};
-    let mut rd = crate::calc::parse::Reader {
-        raw,
-        diags: &mut diags,
-    };
-    let recompute = match rd.text(Field::ActivationCheckpointMode) {
-        Param::Given(m) if m == "none" => Recompute::None,
-        Param::Given(m) if m == "full" => Recompute::Full,
-        Param::Given(m) if m == "selective" || m == "memory_budget" => Recompute::Selective,
-        Param::Given(_) => {
-            rd.diags.push(Diag::new(
-                Field::ActivationCheckpointMode,
-                Level::Error,
-                "activation_checkpoint.mode is none, selective, full or memory_budget",
-            ));
-            Recompute::Selective
-        }
-        _ => Recompute::Selective,
-    };
-    let s = Settings {
-        gpu,
-        recompute,
-        // FSDP2 over the data-parallel shard ranks as the rules resolved them
-        sharding: Sharding::Fsdp {
-            name: "FSDP2",
-            dp_shard: report.count(crate::calc::Output::DataParallelShardDegree),
-            reshard_after_forward: true,
-            offload: false,
-            rows: FsdpRows::KeepReplicas,
-        },
-        memory: CONVENTIONS,
-        // 0.3.0's `selective` is per-op (`selective_ac_option = "op"`): `_save_list` keeps the
-        // attention and every other `mm` (models/llama3/infra/parallelize.py), so half the
-        // matrix products' forward runs again
-        selective_half_matmuls: true,
-        ..Settings::default()
-    };
-    settings::publish(<This as AsBuilt>::SPEC, raw, report, s, diags);
 }
 
 /// The table of torchtitan's job TOML a key is written in (`Spec::written`,

@@ -14,10 +14,70 @@ impl Calc<'_> {
         if [mbs_p, ga_p, bs_p].contains(&Param::Invalid) {
             return None;
         }
-        let truthy = |p: Param<u64>| p.given().is_some_and(|v| v != 0);
-        let (mbs_t, ga_t, bs_t) = (truthy(mbs_p), truthy(ga_p), truthy(bs_p));
         // The main release reports at the fields; the comparison only leaves notes.
         let main = version == self.main;
+        if self.validators_refuse(version, cluster) {
+            return None;
+        }
+        if main {
+            self.batch_field_warnings();
+        }
+
+        // Schema defaults: micro_batch_size 1, gradient_accumulation_steps 1, batch_size None.
+        let mbs = mbs_p.or(1)?;
+        let ga_user = ga_p.or(1)?;
+        let bs_user = bs_p.given().filter(|&b| b != 0);
+
+        // normalize_config: GA = GA or batch_size // micro_batch_size.
+        let ga = self.accumulation(main, mbs, ga_user)?;
+        let (local, local_worked) = match bs_user {
+            Some(b) => (b, format!("batch_size (as given) = {b}")),
+            None => {
+                let Some(l) = mbs.checked_mul(ga) else {
+                    self.report.diag(
+                        Field::GradientAccumulationSteps,
+                        Level::Error,
+                        "micro_batch_size × gradient_accumulation_steps is too large to count",
+                    );
+                    return None;
+                };
+                (l, format!("{mbs} × {ga} = {l}"))
+            }
+        };
+        if mbs == 0 && main {
+            self.report.refuse(
+                Field::MicroBatchSize,
+                Refusal::new(
+                    "axolotl stops in calculate_total_num_steps",
+                    "ZeroDivisionError: float division by zero",
+                )
+                .fix("micro_batch_size 0: axolotl accepts it, so the global batch is 0."),
+            );
+        }
+        let cluster = cluster?;
+        let (factor, global, physical) = self.scaled(version, main, cluster, local)?;
+        self.batch_outputs(version, main, cluster, ga, (&local_worked, factor, global));
+        self.tp_cp_note(main, cluster, local, (global, physical));
+        if main {
+            self.report
+                .plan
+                .publish_batch(mbs.into(), ga.into(), physical.into());
+        }
+        Some(Batch { global, physical })
+    }
+
+    /// The batch-field validators on the raw config (and 0.20.0+'s): whether one refuses it (a
+    /// refusal at the field for the main release, a note for the comparison).
+    fn validators_refuse(&mut self, version: Version, cluster: Option<&Cluster>) -> bool {
+        let i = self.inputs;
+        let (mbs_p, ga_p, bs_p) = (
+            i.micro_batch_size,
+            i.gradient_accumulation_steps,
+            i.batch_size,
+        );
+        let main = version == self.main;
+        let truthy = |p: Param<u64>| p.given().is_some_and(|v| v != 0);
+        let (mbs_t, ga_t, bs_t) = (truthy(mbs_p), truthy(ga_p), truthy(bs_p));
 
         // Validators run on the raw config (pydantic mode="before"), so they see only what was given.
         // check_batch_size_fields: 0.14.0 counts the truthy fields; 0.19.0 refuses only batch_size
@@ -68,19 +128,16 @@ impl Calc<'_> {
             } else {
                 self.report.refuse(field, refusal);
             }
-            return None;
+            return true;
         }
-        if main {
-            self.batch_field_warnings();
-        }
+        false
+    }
 
-        // Schema defaults: micro_batch_size 1, gradient_accumulation_steps 1, batch_size None.
-        let mbs = mbs_p.or(1)?;
-        let ga_user = ga_p.or(1)?;
-        let bs_user = bs_p.given().filter(|&b| b != 0);
-
-        // normalize_config: GA = GA or batch_size // micro_batch_size.
-        let ga = if ga_user != 0 {
+    /// `normalize_config`'s accumulation: as given, else `batch_size // micro_batch_size`, or
+    /// `None` where axolotl stops.
+    fn accumulation(&mut self, main: bool, mbs: u64, ga_user: u64) -> Option<u64> {
+        let bs_p = self.inputs.batch_size;
+        Some(if ga_user != 0 {
             ga_user
         } else {
             match bs_p.given() {
@@ -132,32 +189,18 @@ impl Calc<'_> {
                     ga
                 }
             }
-        };
-        let (local, local_worked) = match bs_user {
-            Some(b) => (b, format!("batch_size (as given) = {b}")),
-            None => {
-                let Some(l) = mbs.checked_mul(ga) else {
-                    self.report.diag(
-                        Field::GradientAccumulationSteps,
-                        Level::Error,
-                        "micro_batch_size × gradient_accumulation_steps is too large to count",
-                    );
-                    return None;
-                };
-                (l, format!("{mbs} × {ga} = {l}"))
-            }
-        };
-        if mbs == 0 && main {
-            self.report.refuse(
-                Field::MicroBatchSize,
-                Refusal::new(
-                    "axolotl stops in calculate_total_num_steps",
-                    "ZeroDivisionError: float division by zero",
-                )
-                .fix("micro_batch_size 0: axolotl accepts it, so the global batch is 0."),
-            );
-        }
-        let cluster = cluster?;
+        })
+    }
+
+    /// `normalize_config`'s scaling of the local batch: `(factor, global, physical)`, the batch
+    /// axolotl counts and the one a step trains.
+    fn scaled(
+        &mut self,
+        version: Version,
+        main: bool,
+        cluster: &Cluster,
+        local: u64,
+    ) -> Option<(u64, u64, u64)> {
         // normalize_config: 0.19.0 `batch_size * (world_size // cp // tp)`, 0.14.0
         // `batch_size * world_size` (both only when world_size != 1).
         let factor = if version.dp_batch() {
@@ -177,6 +220,18 @@ impl Calc<'_> {
             }
             return None;
         };
+        Some((factor, global, physical))
+    }
+
+    /// The accumulation and the global batch set and explained (the comparison's at its own output).
+    fn batch_outputs(
+        &mut self,
+        version: Version,
+        main: bool,
+        cluster: &Cluster,
+        ga: u64,
+        (local_worked, factor, global): (&str, u64, u64),
+    ) {
         let (out_ga, out_global) = if main {
             (
                 Some(Output::GradientAccumulationSteps),
@@ -212,6 +267,16 @@ impl Calc<'_> {
             }
         };
         self.report.explain(out_global, rule, worked);
+    }
+
+    /// 0.14.0's batch_size counts each sample tp × cp times: the note.
+    fn tp_cp_note(
+        &mut self,
+        main: bool,
+        cluster: &Cluster,
+        local: u64,
+        (global, physical): (u64, u64),
+    ) {
         let model = cluster.tp.saturating_mul(cluster.cp);
         if main && global != physical && model > 1 && cluster.world_size % model == 0 {
             let at = if cluster.tp > 1 {
@@ -231,12 +296,6 @@ impl Calc<'_> {
                 ),
             );
         }
-        if main {
-            self.report
-                .plan
-                .publish_batch(mbs.into(), ga.into(), physical.into());
-        }
-        Some(Batch { global, physical })
     }
 
     /// What 0.19.0 accepts but will not do what the user means.

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// Who raises in `utils/distributed.py::_get_parallel_config_kwargs`.
+const KWARGS_BY: &str = "axolotl stops in utils/distributed.py::_get_parallel_config_kwargs";
+
 impl Calc<'_> {
     pub(super) fn cluster(&mut self) -> Option<Cluster> {
         let world_size = self.world_size()?;
@@ -61,7 +64,7 @@ impl Calc<'_> {
 
     pub(super) fn world_size(&mut self) -> Option<u64> {
         let i = self.inputs;
-        cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.report)
+        i.cluster.world_size(self.report)
     }
 
     /// tp or cp after axolotl's after-validators, which turn a missing or 0 size into 1.
@@ -110,29 +113,7 @@ impl Calc<'_> {
             return;
         }
         if cp > 1 {
-            // schemas/validation.py check_context_parallel_size (after-validator).
-            let text = match self.main {
-                Version::V0_21_0 | Version::V0_20_0 => unreachable!("handled above"),
-                Version::V0_18_0 => {
-                    "context_parallel_size > 1 requires flash attention; otherwise axolotl 0.18.0 refuses the config with \
-                     \u{201c}context_parallel_size > 1 requires flash attention (attn_implementation: flash_attention_2 or \
-                     flash_attention_3).\u{201d} (0.17.0 says the same; 0.15.0 and 0.16.x say \u{201c}flash_attention: true must \
-                     be set with context_parallel_size > 1\u{201d}.) With sample_packing, micro_batch_size must be 1."
-                }
-                Version::V0_19_0 => {
-                    "context_parallel_size > 1 requires attn_implementation: flash_attention_2. \
-                     Ring attention only supports the flash attention 2 backend. (axolotl 0.19.0; \
-                     0.14.0 asked for flash_attention: true.) With sample_packing, micro_batch_size must be 1."
-                }
-                Version::V0_14_0 => {
-                    "context_parallel_size > 1 requires flash_attention: true; without it axolotl 0.14.0 refuses the \
-                     config with \u{201c}flash_attention: true must be set with context_parallel_size > 1\u{201d}. \
-                     (0.19.0 asks for attn_implementation: flash_attention_2 instead.) With sample_packing, \
-                     micro_batch_size must be 1."
-                }
-            };
-            self.report
-                .diag(Field::ContextParallelSize, Level::Note, text);
+            self.cp_attention_note();
         }
         let Some(model) = tp.checked_mul(cp) else {
             self.report.diag(
@@ -145,6 +126,39 @@ impl Calc<'_> {
         if model == 1 || ws % model == 0 {
             return;
         }
+        self.tp_cp_indivisible(ws, tp, cp, model);
+    }
+
+    /// Before 0.20.0: context parallelism's attention requirement (dpcalc does not check the
+    /// attention keys), a note.
+    fn cp_attention_note(&mut self) {
+        // schemas/validation.py check_context_parallel_size (after-validator).
+        let text = match self.main {
+            Version::V0_21_0 | Version::V0_20_0 => unreachable!("handled above"),
+            Version::V0_18_0 => {
+                "context_parallel_size > 1 requires flash attention; otherwise axolotl 0.18.0 refuses the config with \
+                 \u{201c}context_parallel_size > 1 requires flash attention (attn_implementation: flash_attention_2 or \
+                 flash_attention_3).\u{201d} (0.17.0 says the same; 0.15.0 and 0.16.x say \u{201c}flash_attention: true must \
+                 be set with context_parallel_size > 1\u{201d}.) With sample_packing, micro_batch_size must be 1."
+            }
+            Version::V0_19_0 => {
+                "context_parallel_size > 1 requires attn_implementation: flash_attention_2. \
+                 Ring attention only supports the flash attention 2 backend. (axolotl 0.19.0; \
+                 0.14.0 asked for flash_attention: true.) With sample_packing, micro_batch_size must be 1."
+            }
+            Version::V0_14_0 => {
+                "context_parallel_size > 1 requires flash_attention: true; without it axolotl 0.14.0 refuses the \
+                 config with \u{201c}flash_attention: true must be set with context_parallel_size > 1\u{201d}. \
+                 (0.19.0 asks for attn_implementation: flash_attention_2 instead.) With sample_packing, \
+                 micro_batch_size must be 1."
+            }
+        };
+        self.report
+            .diag(Field::ContextParallelSize, Level::Note, text);
+    }
+
+    /// tp × cp does not divide the world: accelerate refuses the launch (or axolotl stops first).
+    fn tp_cp_indivisible(&mut self, ws: u64, tp: u64, cp: u64, model: u64) {
         // accelerate's ParallelismConfig gets tp, cp and, when something is left, dp_shard:
         // axolotl utils/distributed.py::_get_parallel_config_kwargs (floor divisions).
         let rest = ws / tp / cp;
@@ -241,6 +255,14 @@ impl Calc<'_> {
 
     /// 0.20.0+'s validators that stop `load_cfg` (so nothing downstream has a value).
     pub(super) fn validators_020(&mut self, cluster: Option<&Cluster>) -> Option<(Field, String)> {
+        if let Some(refused) = self.attention_fsdp_validators(cluster) {
+            return Some(refused);
+        }
+        self.ep_validators(cluster)
+    }
+
+    /// 0.20.0+'s `check_context_parallel_size` (only eager is refused) and `check_fsdp_version`.
+    fn attention_fsdp_validators(&mut self, cluster: Option<&Cluster>) -> Option<(Field, String)> {
         let i = self.inputs;
         // check_context_parallel_size: only eager is refused.
         if cluster.is_some_and(|c| c.cp > 1)
@@ -286,6 +308,13 @@ impl Calc<'_> {
                     .to_string(),
             ));
         }
+        None
+    }
+
+    /// The expert-parallel plugin's validators (`validate_expert_parallel_topology`, the state
+    /// dict types, 0.20.0's shard axis).
+    fn ep_validators(&mut self, cluster: Option<&Cluster>) -> Option<(Field, String)> {
+        let i = self.inputs;
         if !self.ep_active() {
             return None;
         }
@@ -330,6 +359,29 @@ impl Calc<'_> {
                 ),
             ));
         }
+        if let Some(refused) = self.ep_state_dicts(ep) {
+            return Some(refused);
+        }
+        // 0.20.0 only: a (dp_replicate, ep) mesh without a shard axis.
+        if self.main == Version::V0_20_0 {
+            if let Some(r) = i.dp_replicate_size.given().filter(|&r| r > 1) {
+                if !(i.dp_shard_size.given().is_some_and(|s| s > 1) || cp > 1) {
+                    return Some((
+                        Field::DpReplicateSize,
+                        format!(
+                            "expert_parallel_size ({ep}) with dp_replicate_size ({r}) needs a shard axis inside each \
+                             replica: set dp_shard_size > 1 or context_parallel_size > 1. A (dp_replicate, ep) mesh \
+                             gives the experts no group to reduce over, so replicas would drift apart."
+                        ),
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// With expert parallelism the checkpoints need `FULL_STATE_DICT`.
+    fn ep_state_dicts(&mut self, ep: u64) -> Option<(Field, String)> {
         for (field, key, value) in [
             (
                 Field::FsdpStateDictType,
@@ -368,21 +420,6 @@ impl Calc<'_> {
                 _ => {}
             }
         }
-        // 0.20.0 only: a (dp_replicate, ep) mesh without a shard axis.
-        if self.main == Version::V0_20_0 {
-            if let Some(r) = i.dp_replicate_size.given().filter(|&r| r > 1) {
-                if !(i.dp_shard_size.given().is_some_and(|s| s > 1) || cp > 1) {
-                    return Some((
-                        Field::DpReplicateSize,
-                        format!(
-                            "expert_parallel_size ({ep}) with dp_replicate_size ({r}) needs a shard axis inside each \
-                             replica: set dp_shard_size > 1 or context_parallel_size > 1. A (dp_replicate, ep) mesh \
-                             gives the experts no group to reduce over, so replicas would drift apart."
-                        ),
-                    ));
-                }
-            }
-        }
         None
     }
 
@@ -390,8 +427,26 @@ impl Calc<'_> {
     /// `ParallelismConfig.__post_init__` (under axolotl's patch), the expert-parallel plugin's
     /// `_validate_mesh_axes`, then `ParallelismConfig._validate_accelerator`.
     pub(super) fn launch_checks(&mut self, ws: u64, tp: u64, cp: u64) {
+        let Some(ep) = self.launch_ep(ws, tp, cp) else {
+            return;
+        };
+        let Some((k_rep, k_shard, k_cp, k_sp)) = self.parallel_kwargs(ws, tp, cp, ep) else {
+            return;
+        };
+        let built = tp > 1 || k_cp > 1 || k_sp > 1 || k_rep.is_some() || k_shard.is_some();
+        let (rep, shard) = (k_rep.unwrap_or(1), k_shard.unwrap_or(1));
+        if self.pure_dp_refused(built, (tp, k_cp, rep, shard), ep)
+            || !self.mesh_axes_match(ws, tp, cp, ep)
+        {
+            return;
+        }
+        self.validate_accelerator(ws, (tp, cp, ep), built, (rep, shard, k_cp, k_sp));
+    }
+
+    /// Before the mesh: 0.20.0's dropped expert_parallel_size, the expert-parallel size, and
+    /// `calculate_total_num_steps`' batch of 0. The expert-parallel size, or `None`: stop.
+    fn launch_ep(&mut self, ws: u64, tp: u64, cp: u64) -> Option<u64> {
         let i = self.inputs;
-        let v = self.main.id();
         if self.main == Version::V0_20_0
             && !self.texts.ep_plugin()
             && i.expert_parallel_size.given().is_some_and(|e| e != 1)
@@ -406,16 +461,9 @@ impl Calc<'_> {
             );
         }
         if [i.dp_shard_size, i.dp_replicate_size].contains(&Param::Invalid) {
-            return;
+            return None;
         }
-        let ep = if self.ep_active() {
-            match self.ep_size() {
-                Some(e) => e,
-                None => return,
-            }
-        } else {
-            1
-        };
+        let ep = if self.ep_active() { self.ep_size()? } else { 1 };
         if ep > 1 {
             self.report.diag(
                 Field::ExpertParallelSize,
@@ -445,13 +493,27 @@ impl Calc<'_> {
                      dp_world_size = {ws} // {cp} // {tp} = 0, so the global batch is 0. {fix}"
                 )),
             );
-            return;
+            return None;
         }
+        Some(ep)
+    }
+
+    /// `_get_parallel_config_kwargs`: the ParallelismConfig kwargs `(dp_replicate, dp_shard, cp,
+    /// sp)` axolotl builds (`None`: not passed), or `None` when it raises.
+    #[allow(clippy::type_complexity)]
+    fn parallel_kwargs(
+        &mut self,
+        ws: u64,
+        tp: u64,
+        cp: u64,
+        ep: u64,
+    ) -> Option<(Option<u64>, Option<u64>, u64, u64)> {
+        let i = self.inputs;
         let dp_shard = i.dp_shard_size.given();
         let dp_rep = i.dp_replicate_size.given();
         let is_fsdp = self.is_fsdp();
         let ds = self.main.ds_ulysses() && self.texts.deepspeed.is_some();
-        let kwargs_by = "axolotl stops in utils/distributed.py::_get_parallel_config_kwargs";
+        let kwargs_by = KWARGS_BY;
         let mut rem = ws;
         if ep > 1 {
             if rem % ep != 0 {
@@ -463,12 +525,12 @@ impl Calc<'_> {
                     )
                     .fix(format!("use an expert_parallel_size that divides world_size {ws}.")),
                 );
-                return;
+                return None;
             }
             rem /= ep;
         }
         // The ParallelismConfig kwargs: (dp_replicate, dp_shard, tp, cp, sp); empty → none built.
-        let (mut k_rep, mut k_shard, mut k_cp, mut k_sp) = (None, None, 1, 1);
+        let (mut k_cp, mut k_sp) = (1, 1);
         if tp > 1 {
             rem /= tp;
         }
@@ -480,83 +542,125 @@ impl Calc<'_> {
             }
             rem /= cp;
         }
-        if ds && k_sp > 1 && rem > 1 {
-            if let Some(r) = dp_rep.filter(|&r| r > 1 && r != rem) {
-                self.report.refuse(
-                    Field::DpReplicateSize,
-                    Refusal::new(
-                        kwargs_by,
-                        format!(
-                            "ValueError: dp_replicate_size ({r}) must equal world_size / context_parallel_size ({rem}) under DeepSpeed."
-                        ),
-                    )
-                    .fix(format!(
-                        "the quotient axolotl means is world_size ÷ (expert_parallel_size × tensor_parallel_size × \
-                         context_parallel_size) = {ws} ÷ ({ep} × {tp} × {cp}) = {rem}, not world_size ÷ \
-                         context_parallel_size as it says: set dp_replicate_size {rem} or leave it unset."
-                    )),
-                );
-                return;
-            }
-            self.report.diag(
-                Field::Deepspeed,
-                Level::Note,
-                format!(
-                    "axolotl {v} with DeepSpeed maps context_parallel_size {cp} to DeepSpeed Ulysses (sp_size {cp}, \
-                     sp_backend deepspeed) and replicates over the remaining dp_replicate_size {rem}."
-                ),
-            );
-            k_rep = Some(rem);
+        let (k_rep, k_shard) = if ds && k_sp > 1 && rem > 1 {
+            (
+                Some(self.ulysses_replicas(ws, (tp, cp, ep), rem, dp_rep)?),
+                None,
+            )
         } else {
-            if dp_shard.is_none() && matches!(dp_rep, None | Some(1)) && rem > 1 {
-                k_shard = Some(rem);
-                rem = 1;
-            }
-            if let Some(r) = dp_rep.filter(|&r| r > 1) {
-                k_rep = Some(r);
-                rem /= r;
-            }
-            if let Some(s) = dp_shard.filter(|&s| s > 1 && rem > 1) {
-                if !is_fsdp {
-                    self.report.refuse(
-                        Field::DpShardSize,
-                        Refusal::new(
-                            kwargs_by,
-                            "ValueError: dp_shard_size was configured without a corresponding fsdp_config! Please ensure \
-                             you have configured FSDP using fsdp_config.",
-                        )
-                        .fix("add an fsdp_config block (fsdp_version: 2), or leave dp_shard_size unset."),
-                    );
-                    return;
-                }
-                k_shard = Some(s);
-                rem /= s;
-                if rem > 1 && k_rep.is_none() {
-                    k_rep = Some(rem);
-                    rem = 1;
-                }
-            }
-            if rem > 1 && k_shard.is_none() && is_fsdp {
-                k_shard = Some(rem);
-                rem = 1;
-            }
-            if rem > 1 {
+            self.data_axes(ws, rem, (dp_shard, dp_rep), is_fsdp)?
+        };
+        Some((k_rep, k_shard, k_cp, k_sp))
+    }
+
+    /// 0.21.0 with DeepSpeed and context parallelism: Ulysses, replicated over the `rem` ranks left.
+    fn ulysses_replicas(
+        &mut self,
+        ws: u64,
+        (tp, cp, ep): (u64, u64, u64),
+        rem: u64,
+        dp_rep: Option<u64>,
+    ) -> Option<u64> {
+        let v = self.main.id();
+        let kwargs_by = KWARGS_BY;
+        if let Some(r) = dp_rep.filter(|&r| r > 1 && r != rem) {
+            self.report.refuse(
+                Field::DpReplicateSize,
+                Refusal::new(
+                    kwargs_by,
+                    format!(
+                        "ValueError: dp_replicate_size ({r}) must equal world_size / context_parallel_size ({rem}) under DeepSpeed."
+                    ),
+                )
+                .fix(format!(
+                    "the quotient axolotl means is world_size ÷ (expert_parallel_size × tensor_parallel_size × \
+                     context_parallel_size) = {ws} ÷ ({ep} × {tp} × {cp}) = {rem}, not world_size ÷ \
+                     context_parallel_size as it says: set dp_replicate_size {rem} or leave it unset."
+                )),
+            );
+            return None;
+        }
+        self.report.diag(
+            Field::Deepspeed,
+            Level::Note,
+            format!(
+                "axolotl {v} with DeepSpeed maps context_parallel_size {cp} to DeepSpeed Ulysses (sp_size {cp}, \
+                 sp_backend deepspeed) and replicates over the remaining dp_replicate_size {rem}."
+            ),
+        );
+        Some(rem)
+    }
+
+    /// The data axes: `(dp_replicate, dp_shard)` over the `rem` ranks left, or `None` when
+    /// axolotl raises.
+    fn data_axes(
+        &mut self,
+        ws: u64,
+        rem: u64,
+        (dp_shard, dp_rep): (Option<u64>, Option<u64>),
+        is_fsdp: bool,
+    ) -> Option<(Option<u64>, Option<u64>)> {
+        let kwargs_by = KWARGS_BY;
+        let mut rem = rem;
+        let (mut k_rep, mut k_shard) = (None, None);
+        if dp_shard.is_none() && matches!(dp_rep, None | Some(1)) && rem > 1 {
+            k_shard = Some(rem);
+            rem = 1;
+        }
+        if let Some(r) = dp_rep.filter(|&r| r > 1) {
+            k_rep = Some(r);
+            rem /= r;
+        }
+        if let Some(s) = dp_shard.filter(|&s| s > 1 && rem > 1) {
+            if !is_fsdp {
                 self.report.refuse(
-                    Field::WorldSize,
+                    Field::DpShardSize,
                     Refusal::new(
                         kwargs_by,
-                        format!("ValueError: The configured parallelisms are incompatible with the current world size ({ws})!"),
+                        "ValueError: dp_shard_size was configured without a corresponding fsdp_config! Please ensure \
+                         you have configured FSDP using fsdp_config.",
                     )
-                    .fix(format!(
-                        "{rem} ranks are left over for data parallelism and nothing takes them: without an fsdp_config \
-                         block dp_replicate_size must fill the world alone (or add fsdp_config so dp_shard_size takes them)."
-                    )),
+                    .fix("add an fsdp_config block (fsdp_version: 2), or leave dp_shard_size unset."),
                 );
-                return;
+                return None;
+            }
+            k_shard = Some(s);
+            rem /= s;
+            if rem > 1 && k_rep.is_none() {
+                k_rep = Some(rem);
+                rem = 1;
             }
         }
-        let built = tp > 1 || k_cp > 1 || k_sp > 1 || k_rep.is_some() || k_shard.is_some();
-        let (rep, shard) = (k_rep.unwrap_or(1), k_shard.unwrap_or(1));
+        if rem > 1 && k_shard.is_none() && is_fsdp {
+            k_shard = Some(rem);
+            rem = 1;
+        }
+        if rem > 1 {
+            self.report.refuse(
+                Field::WorldSize,
+                Refusal::new(
+                    kwargs_by,
+                    format!("ValueError: The configured parallelisms are incompatible with the current world size ({ws})!"),
+                )
+                .fix(format!(
+                    "{rem} ranks are left over for data parallelism and nothing takes them: without an fsdp_config \
+                     block dp_replicate_size must fill the world alone (or add fsdp_config so dp_shard_size takes them)."
+                )),
+            );
+            return None;
+        }
+        Some((k_rep, k_shard))
+    }
+
+    /// accelerate's `__post_init__` refuses TP/CP with pure data parallelism (axolotl's patch
+    /// re-raises it unless ep > 1): whether it did.
+    fn pure_dp_refused(
+        &mut self,
+        built: bool,
+        (tp, k_cp, rep, shard): (u64, u64, u64, u64),
+        ep: u64,
+    ) -> bool {
+        let v = self.main.id();
         // accelerate's __post_init__ (axolotl's patch re-raises it unless ep > 1).
         if built && (tp > 1 || k_cp > 1) && rep > 1 && shard == 1 && ep <= 1 {
             self.report.refuse(
@@ -574,8 +678,14 @@ impl Calc<'_> {
                      instead, or tensor_parallel_size 1."
                 )),
             );
-            return;
+            return true;
         }
+        false
+    }
+
+    /// `ExpertParallelPlugin._validate_mesh_axes`: whether the config's sizes multiply to the world.
+    fn mesh_axes_match(&mut self, ws: u64, tp: u64, cp: u64, ep: u64) -> bool {
+        let i = self.inputs;
         // ExpertParallelPlugin._validate_mesh_axes: the config's values, unset = 1.
         if ep > 1 && ws > 1 {
             let or1 = |p: Param<u64>| p.given().filter(|&x| x != 0).unwrap_or(1);
@@ -602,9 +712,22 @@ impl Calc<'_> {
                          values written in the config, not the ones axolotl fills in."
                     )),
                 );
-                return;
+                return false;
             }
         }
+        true
+    }
+
+    /// `ParallelismConfig._validate_accelerator` (skipped for DeepSpeed Ulysses).
+    fn validate_accelerator(
+        &mut self,
+        ws: u64,
+        (tp, cp, ep): (u64, u64, u64),
+        built: bool,
+        (rep, shard, k_cp, k_sp): (u64, u64, u64, u64),
+    ) {
+        let v = self.main.id();
+        let is_fsdp = self.is_fsdp();
         // ParallelismConfig._validate_accelerator (skipped for DeepSpeed Ulysses).
         if built && k_sp <= 1 {
             let patched = cp > 1 || is_fsdp || ep > 1;

@@ -52,10 +52,10 @@
 //! code: `tests/fixtures/axolotl.txt`.
 //!
 //! One file per stage: this file holds the release table, the form, the typed inputs and `Calc::run`
-//! (the stages in order); `grid.rs`, `batch.rs`, `steps.rs` and `trainer.rs` (what the Trainer
+//! (the stages in order); `grid.rs`, `batch.rs`, `steps.rs` and `schedule.rs` (what the Trainer
 //! receives: `max_steps`, warmup, save and eval) hold each stage's rules.
 
-use crate::calc::cluster;
+use crate::calc::cluster::{self, ClusterInputs};
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num, NumError};
 use crate::calc::parse::Reader;
@@ -64,15 +64,13 @@ use crate::calc::{Field, Level, Output, Param, RawInputs, Refusal, Report, Stage
 
 mod batch;
 mod grid;
+mod schedule;
 mod steps;
-mod trainer;
 
 /// The inputs, typed. Absent fields take axolotl's schema defaults when used.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Inputs {
-    pub nodes: Param<u64>,
-    pub gpus_per_node: Param<u64>,
-    pub world_size: Param<u64>,
+    pub cluster: ClusterInputs,
     pub tensor_parallel_size: Param<u64>,
     pub context_parallel_size: Param<u64>,
     pub micro_batch_size: Param<u64>,
@@ -164,9 +162,7 @@ impl Inputs {
             diags: &mut report.diags,
         };
         Inputs {
-            nodes: r.count(Field::Nodes),
-            gpus_per_node: r.count(Field::GpusPerNode),
-            world_size: r.count(Field::WorldSize),
+            cluster: ClusterInputs::read(&mut r),
             tensor_parallel_size: r.count(Field::TensorParallelSize),
             context_parallel_size: r.count(Field::ContextParallelSize),
             micro_batch_size: r.count(Field::MicroBatchSize),
@@ -461,6 +457,7 @@ pub fn compute(raw: &RawInputs) -> Report {
 pub fn compute_version(main: Version, raw: &RawInputs) -> Report {
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
+    (report.plan.rows, report.plan.epochs) = (i.num_samples.given(), i.num_epochs.given());
     let t = Texts::parse(raw, &mut report);
     Calc {
         inputs: i,

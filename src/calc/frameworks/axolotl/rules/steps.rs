@@ -145,48 +145,8 @@ impl Calc<'_> {
         e: f64,
     ) -> Result<Option<StepCount>, NumError> {
         let StepCtx { out, main, extra } = ctx;
-        let eff = match self.inputs.sample_packing_eff_est {
-            Param::Given(x) if x > 0.0 => x,
-            Param::Invalid => return Ok(None),
-            given => {
-                if main {
-                    let zero = if given.is_given() {
-                        "sample_packing_eff_est 0 is read by axolotl as unset. "
-                    } else {
-                        ""
-                    };
-                    self.report.diag(
-                        Field::SamplePackingEffEst,
-                        Level::Warning,
-                        format!(
-                            "{zero}With sample_packing and no sample_packing_eff_est, axolotl packs the real sequences \
-                             (MultipackBatchSampler over their lengths) to count steps, which a browser cannot see. \
-                             Enter the sample_packing_eff_est axolotl logged for this dataset (and total_num_tokens) \
-                             to get the step count."
-                        ),
-                    );
-                }
-                return Ok(None);
-            }
-        };
-        let t = match self.inputs.total_num_tokens {
-            Param::Given(t) if t > 0 => t,
-            Param::Invalid => return Ok(None),
-            given => {
-                if main {
-                    let zero = if given.is_given() {
-                        "total_num_tokens 0 is read by axolotl as unset (it counts the dataset). "
-                    } else {
-                        ""
-                    };
-                    self.report.diag(
-                        Field::TotalNumTokens,
-                        Level::Hint,
-                        format!("{zero}Enter total_num_tokens (the tokens in the training set) to compute the packed step count."),
-                    );
-                }
-                return Ok(None);
-            }
+        let Some((eff, t)) = self.packing_inputs(main) else {
+            return Ok(None);
         };
         let l = self
             .inputs
@@ -226,30 +186,85 @@ impl Calc<'_> {
             ),
         );
         if main {
-            let rule = if extra.is_some() {
-                "0.14.0: steps_per_epoch = (floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1) × context_parallel_size × tensor_parallel_size"
-            } else {
-                "steps_per_epoch = floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1"
-            };
-            self.report.explain(
-                Output::StepsPerEpoch,
-                rule,
-                format!("steps_per_epoch = {}", per_epoch.raw()),
-            );
-            if total.to_f64() <= 0.0 {
-                self.report.diag(
-                    Field::TotalNumTokens,
-                    Level::Warning,
-                    format!(
-                        "so few tokens for this batch that axolotl's estimate is {}: the Trainer receives max_steps {} \
-                         and falls back on its own epoch count",
-                        total.raw(),
-                        if total.truthy() { total.raw() } else { "-1".into() }
-                    ),
-                );
-            }
+            self.packed_steps_notes(extra.is_some(), per_epoch, total);
         }
         Ok(Some(StepCount { total, per_epoch }))
+    }
+
+    /// The packing estimate's inputs as axolotl reads them (0 is unset): `(sample_packing_eff_est,
+    /// total_num_tokens)`, or `None` with a hint to give them.
+    fn packing_inputs(&mut self, main: bool) -> Option<(f64, u64)> {
+        let eff = match self.inputs.sample_packing_eff_est {
+            Param::Given(x) if x > 0.0 => x,
+            Param::Invalid => return None,
+            given => {
+                if main {
+                    let zero = if given.is_given() {
+                        "sample_packing_eff_est 0 is read by axolotl as unset. "
+                    } else {
+                        ""
+                    };
+                    self.report.diag(
+                        Field::SamplePackingEffEst,
+                        Level::Warning,
+                        format!(
+                            "{zero}With sample_packing and no sample_packing_eff_est, axolotl packs the real sequences \
+                             (MultipackBatchSampler over their lengths) to count steps, which a browser cannot see. \
+                             Enter the sample_packing_eff_est axolotl logged for this dataset (and total_num_tokens) \
+                             to get the step count."
+                        ),
+                    );
+                }
+                return None;
+            }
+        };
+        let t = match self.inputs.total_num_tokens {
+            Param::Given(t) if t > 0 => t,
+            Param::Invalid => return None,
+            given => {
+                if main {
+                    let zero = if given.is_given() {
+                        "total_num_tokens 0 is read by axolotl as unset (it counts the dataset). "
+                    } else {
+                        ""
+                    };
+                    self.report.diag(
+                        Field::TotalNumTokens,
+                        Level::Hint,
+                        format!("{zero}Enter total_num_tokens (the tokens in the training set) to compute the packed step count."),
+                    );
+                }
+                return None;
+            }
+        };
+        Some((eff, t))
+    }
+
+    /// The main release's packed steps per epoch explained, and the warning when the estimate is
+    /// not positive (`old`: 0.14.0's tp × cp factor).
+    fn packed_steps_notes(&mut self, old: bool, per_epoch: Num, total: Num) {
+        let rule = if old {
+            "0.14.0: steps_per_epoch = (floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1) × context_parallel_size × tensor_parallel_size"
+        } else {
+            "steps_per_epoch = floor(0.99 × total_num_tokens / sample_packing_eff_est / sequence_len // batch_size) − 1"
+        };
+        self.report.explain(
+            Output::StepsPerEpoch,
+            rule,
+            format!("steps_per_epoch = {}", per_epoch.raw()),
+        );
+        if total.to_f64() <= 0.0 {
+            self.report.diag(
+                Field::TotalNumTokens,
+                Level::Warning,
+                format!(
+                    "so few tokens for this batch that axolotl's estimate is {}: the Trainer receives max_steps {} \
+                     and falls back on its own epoch count",
+                    total.raw(),
+                    if total.truthy() { total.raw() } else { "-1".into() }
+                ),
+            );
+        }
     }
 
     pub(super) fn samples(&mut self) -> Option<u64> {

@@ -31,15 +31,72 @@ impl Calc<'_> {
         }
     }
 
-    pub(super) fn plan(&mut self, g: Grid, mbs: u64) -> Option<BatchPlan> {
+    pub(super) fn calculator(&mut self, g: DataParallel, mbs: u64) -> Option<Calculator> {
         let i = self.inputs.clone();
         let mbs = mbs as u128;
         let dp = g.dp;
         let m = mbs.checked_mul(dp)?;
         let decrease = i.decrease_batch_size_if_needed.or(false)?;
-        let head = self.version == Version::Head;
 
-        // The release's own switches: HEAD ignores the ramp-up, 0.16.1 has no schedule.
+        let (ramp, schedule) = self.release_switches();
+        if ramp == Param::Invalid || schedule == Param::Invalid {
+            return None;
+        }
+
+        // validate_args: the global batch.
+        let gbs_given = self.gbs_given()?;
+
+        if let Param::Given(text) = &schedule {
+            return self.schedule_calculator(text, gbs_given, (mbs, dp, m, decrease));
+        }
+
+        let gbs = match gbs_given {
+            Some(v) => v,
+            None => {
+                let v = m;
+                self.report.explain_with(
+                    Output::GlobalBatchSize,
+                    "global_batch_size defaults to micro_batch_size × data_parallel_size (one microbatch)",
+                    || format!("global_batch_size = {mbs} × {dp} = {v}"),
+                );
+                v
+            }
+        };
+
+        if let Param::Given(text) = &ramp {
+            let text = text.clone();
+            let sched = self.parse_ramp(&text, gbs, m)?;
+            return Some(Calculator {
+                sched,
+                mbs,
+                dp,
+                dp_rep: dp,
+                m,
+                decrease,
+                gbs_arg: Some(gbs),
+            });
+        }
+
+        // ConstantNumMicroBatchesCalculator.
+        if !self.constant(gbs, mbs, dp, m, decrease) {
+            return None;
+        }
+        Some(Calculator {
+            sched: Sched::Constant { gbs },
+            mbs,
+            dp,
+            dp_rep: dp,
+            m,
+            decrease,
+            gbs_arg: Some(gbs),
+        })
+    }
+
+    /// The release's own switches: HEAD ignores the ramp-up (a warning), 0.16.1 has no schedule
+    /// (an error); `(ramp, schedule)` as the release reads them.
+    fn release_switches(&mut self) -> (Param<String>, Param<String>) {
+        let i = self.inputs.clone();
+        let head = self.version == Version::Head;
         let mut ramp = i.rampup_batch_size.clone();
         let mut schedule = i.step_batch_size_schedule.clone();
         if head && matches!(ramp, Param::Given(_)) {
@@ -62,100 +119,60 @@ impl Calc<'_> {
             );
             schedule = Param::Absent;
         }
-        if ramp == Param::Invalid || schedule == Param::Invalid {
+        (ramp, schedule)
+    }
+
+    /// HEAD's `StepBatchsizeNumMicroBatchesCalculator`: refused beside a global batch or
+    /// `decrease_batch_size_if_needed`, then the schedule parsed.
+    fn schedule_calculator(
+        &mut self,
+        text: &str,
+        gbs_given: Option<u128>,
+        (mbs, dp, m, decrease): (u128, u128, u128, bool),
+    ) -> Option<Calculator> {
+        if gbs_given.is_some() {
+            self.report.refuse(
+                Field::GlobalBatchSize,
+                Refusal::new(
+                    "Megatron-LM refuses it together with a schedule",
+                    "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size",
+                )
+                .fix(
+                    "Remove global_batch_size: the schedule's last batch size is the global batch.",
+                ),
+            );
             return None;
         }
-
-        // validate_args: the global batch.
-        let gbs_given = self.gbs_given()?;
-
-        if let Param::Given(text) = &schedule {
-            if gbs_given.is_some() {
-                self.report.refuse(
-                    Field::GlobalBatchSize,
-                    Refusal::new(
-                        "Megatron-LM refuses it together with a schedule",
-                        "ValueError: Cannot specify both --step-batch-size-schedule and --global-batch-size",
-                    )
-                    .fix(
-                        "Remove global_batch_size: the schedule's last batch size is the global batch.",
-                    ),
-                );
-                return None;
-            }
-            if decrease {
-                self.report.refuse(
-                    Field::DecreaseBatchSizeIfNeeded,
-                    Refusal::new(
-                        "Megatron-LM refuses it together with a schedule",
-                        "ValueError: Cannot specify both --step-batch-size-schedule and \
-                         --decrease-batch-size-if-needed",
-                    )
-                    .fix(
-                        "Make every batch size in the schedule a multiple of micro_batch_size × \
-                         data_parallel_size instead.",
-                    ),
-                );
-                return None;
-            }
-            let text = text.clone();
-            let levels = self.parse_schedule(&text)?;
-            return Some(BatchPlan {
-                sched: Sched::Step { levels },
-                mbs,
-                dp,
-                dp_rep: dp,
-                m,
-                decrease,
-                gbs_arg: None,
-            });
-        }
-
-        let gbs = match gbs_given {
-            Some(v) => v,
-            None => {
-                let v = m;
-                self.report.explain_with(
-                    Output::GlobalBatchSize,
-                    "global_batch_size defaults to micro_batch_size × data_parallel_size (one microbatch)",
-                    || format!("global_batch_size = {mbs} × {dp} = {v}"),
-                );
-                v
-            }
-        };
-
-        if let Param::Given(text) = &ramp {
-            let text = text.clone();
-            let sched = self.parse_ramp(&text, gbs, m)?;
-            return Some(BatchPlan {
-                sched,
-                mbs,
-                dp,
-                dp_rep: dp,
-                m,
-                decrease,
-                gbs_arg: Some(gbs),
-            });
-        }
-
-        // ConstantNumMicroBatchesCalculator.
-        if !self.constant(gbs, mbs, dp, m, decrease) {
+        if decrease {
+            self.report.refuse(
+                Field::DecreaseBatchSizeIfNeeded,
+                Refusal::new(
+                    "Megatron-LM refuses it together with a schedule",
+                    "ValueError: Cannot specify both --step-batch-size-schedule and \
+                     --decrease-batch-size-if-needed",
+                )
+                .fix(
+                    "Make every batch size in the schedule a multiple of micro_batch_size × \
+                     data_parallel_size instead.",
+                ),
+            );
             return None;
         }
-        Some(BatchPlan {
-            sched: Sched::Constant { gbs },
+        let levels = self.parse_schedule(text)?;
+        Some(Calculator {
+            sched: Sched::Step { levels },
             mbs,
             dp,
             dp_rep: dp,
             m,
             decrease,
-            gbs_arg: Some(gbs),
+            gbs_arg: None,
         })
     }
 
     /// 0.19.2: validate_args' batch checks (the eval batch first), then the calculator
     /// `global_vars.set_global_variables` builds (no ramp-up: it is parsed and never passed on).
-    pub(super) fn plan_0192(&mut self, g: Grid, mbs: u64) -> Option<BatchPlan> {
+    pub(super) fn calculator_0192(&mut self, g: DataParallel, mbs: u64) -> Option<Calculator> {
         let i = self.inputs.clone();
         let mbs = mbs as u128;
         let (dp, gtp) = (g.dp, g.gtp);
@@ -200,52 +217,62 @@ impl Calc<'_> {
             return None;
         }
         if let Param::Given(text) = &schedule {
-            if decrease {
-                self.report.refuse(
-                    Field::DecreaseBatchSizeIfNeeded,
-                    Refusal::new(
-                        "megatron-core's _build_num_microbatches_calculator refuses it together with a schedule",
-                        "ValueError: Cannot specify both --step-batch-size-schedule and \
-                         --decrease-batch-size-if-needed",
-                    )
-                    .fix(
-                        "Make every batch size in the schedule a multiple of micro_batch_size × \
-                         data_parallel_size instead.",
-                    ),
-                );
-                return None;
-            }
-            if !self.inputs.seq_length.is_given() {
-                if self.inputs.seq_length == Param::Absent {
-                    self.report.refuse(
-                        Field::SeqLength,
-                        Refusal::new(
-                            "Megatron-LM's validate_args stops with a bare AssertionError at",
-                            "assert args.encoder_seq_length is not None",
-                        )
-                        .fix("Give seq_length: Megatron-LM requires it, and the schedule's thresholds are \
-                              tokens (threshold // seq_length samples)."),
-                    );
-                }
-                return None;
-            }
-            let text = text.clone();
-            let levels = self.parse_schedule(&text)?;
-            return Some(BatchPlan {
-                sched: Sched::Step { levels },
-                mbs,
-                dp: cdp,
-                dp_rep: dp,
-                m,
-                decrease,
-                gbs_arg: Some(gbs),
-            });
+            return self.schedule_calculator_0192(text, gbs, (mbs, dp, cdp, m, decrease));
         }
         if !self.constant(gbs, mbs, cdp, m, decrease) {
             return None;
         }
-        Some(BatchPlan {
+        Some(Calculator {
             sched: Sched::Constant { gbs },
+            mbs,
+            dp: cdp,
+            dp_rep: dp,
+            m,
+            decrease,
+            gbs_arg: Some(gbs),
+        })
+    }
+
+    /// 0.19.2's schedule: refused beside `decrease_batch_size_if_needed`, `seq_length` required
+    /// (the thresholds are tokens), then parsed.
+    fn schedule_calculator_0192(
+        &mut self,
+        text: &str,
+        gbs: u128,
+        (mbs, dp, cdp, m, decrease): (u128, u128, u128, u128, bool),
+    ) -> Option<Calculator> {
+        if decrease {
+            self.report.refuse(
+                Field::DecreaseBatchSizeIfNeeded,
+                Refusal::new(
+                    "megatron-core's _build_num_microbatches_calculator refuses it together with a schedule",
+                    "ValueError: Cannot specify both --step-batch-size-schedule and \
+                     --decrease-batch-size-if-needed",
+                )
+                .fix(
+                    "Make every batch size in the schedule a multiple of micro_batch_size × \
+                     data_parallel_size instead.",
+                ),
+            );
+            return None;
+        }
+        if !self.inputs.seq_length.is_given() {
+            if self.inputs.seq_length == Param::Absent {
+                self.report.refuse(
+                    Field::SeqLength,
+                    Refusal::new(
+                        "Megatron-LM's validate_args stops with a bare AssertionError at",
+                        "assert args.encoder_seq_length is not None",
+                    )
+                    .fix("Give seq_length: Megatron-LM requires it, and the schedule's thresholds are \
+                          tokens (threshold // seq_length samples)."),
+                );
+            }
+            return None;
+        }
+        let levels = self.parse_schedule(text)?;
+        Some(Calculator {
+            sched: Sched::Step { levels },
             mbs,
             dp: cdp,
             dp_rep: dp,
@@ -478,17 +505,58 @@ impl Calc<'_> {
     /// (0.16.1), in their order of assertions.
     pub(super) fn parse_ramp(&mut self, text: &str, gbs: u128, m: u128) -> Option<Sched> {
         let f = Field::RampupBatchSize;
+        let refuse = refuse_ramp;
+        let [start, inc, samples] = self.ramp_values(text, m)?;
+        let (start, inc, samples) = (start as u128, inc as u128, samples as u128);
+        let num_inc = self.ramp_increments(start, inc, gbs)?;
+        if samples >= EXACT_FLOAT || num_inc >= EXACT_FLOAT {
+            self.report.diag(
+                f,
+                Level::Error,
+                "dpcalc follows ramp-ups of fewer than 2^53 samples only (beyond that Python's float steps are \
+                 not reproduced exactly)",
+            );
+            return None;
+        }
+        let per = samples as f64 / num_inc as f64;
+        if per == 0.0 {
+            refuse(
+                self.report,
+                "ZeroDivisionError: float division by zero".into(),
+                "With 0 ramp-up samples, rampup_samples_per_increment is 0.0 and the first update divides by it. \
+                 Give at least 1 ramp-up sample, or remove rampup_batch_size.",
+            );
+            return None;
+        }
+        self.report
+            .set(Output::RampupSamplesPerIncrement, Num::Float(per));
+        self.report.explain_with(
+            Output::RampupSamplesPerIncrement,
+            "rampup_samples_per_increment = ramp-up samples / ((global_batch_size − start) // increment)",
+            || format!(
+                "rampup_samples_per_increment = {samples} / (({gbs} − {start}) // {inc}) = {samples} / {num_inc} = {}",
+                num::float_repr(per)
+            ),
+        );
+        Some(Sched::Ramp {
+            start,
+            inc,
+            samples,
+            per,
+            gbs,
+        })
+    }
+
+    /// The three values of `--rampup-batch-size` read as Python's `int()` reads them, and the
+    /// signs `_build_num_microbatches_calculator` asserts.
+    fn ramp_values(&mut self, text: &str, m: u128) -> Option<[i128; 3]> {
+        let f = Field::RampupBatchSize;
+        let refuse = refuse_ramp;
         let body = text.trim().trim_start_matches('[').trim_end_matches(']');
         let tokens: Vec<&str> = body
             .split(|c: char| c.is_whitespace() || c == ',')
             .filter(|t| !t.is_empty())
             .collect();
-        let refuse = |r: &mut Report, what: String, fix: &str| {
-            r.refuse(
-                f,
-                Refusal::new("megatron-core refuses this ramp-up", what).fix(fix),
-            );
-        };
         if tokens.len() != 3 {
             refuse(
                 self.report,
@@ -549,7 +617,13 @@ impl Calc<'_> {
             );
             return None;
         }
-        let (start, inc, samples) = (start as u128, inc as u128, samples as u128);
+        Some(v)
+    }
+
+    /// `RampupBatchsizeNumMicroBatchesCalculator.__init__`: the start within the global batch, the
+    /// increment dividing the difference; the number of increments.
+    fn ramp_increments(&mut self, start: u128, inc: u128, gbs: u128) -> Option<u128> {
+        let refuse = refuse_ramp;
         if start > gbs {
             refuse(
                 self.report,
@@ -594,42 +668,7 @@ impl Calc<'_> {
             );
             return None;
         }
-        if samples >= EXACT_FLOAT || num_inc >= EXACT_FLOAT {
-            self.report.diag(
-                f,
-                Level::Error,
-                "dpcalc follows ramp-ups of fewer than 2^53 samples only (beyond that Python's float steps are \
-                 not reproduced exactly)",
-            );
-            return None;
-        }
-        let per = samples as f64 / num_inc as f64;
-        if per == 0.0 {
-            refuse(
-                self.report,
-                "ZeroDivisionError: float division by zero".into(),
-                "With 0 ramp-up samples, rampup_samples_per_increment is 0.0 and the first update divides by it. \
-                 Give at least 1 ramp-up sample, or remove rampup_batch_size.",
-            );
-            return None;
-        }
-        self.report
-            .set(Output::RampupSamplesPerIncrement, Num::Float(per));
-        self.report.explain_with(
-            Output::RampupSamplesPerIncrement,
-            "rampup_samples_per_increment = ramp-up samples / ((global_batch_size − start) // increment)",
-            || format!(
-                "rampup_samples_per_increment = {samples} / (({gbs} − {start}) // {inc}) = {samples} / {num_inc} = {}",
-                num::float_repr(per)
-            ),
-        );
-        Some(Sched::Ramp {
-            start,
-            inc,
-            samples,
-            per,
-            gbs,
-        })
+        Some(num_inc)
     }
 
     /// HEAD's `_parse_schedule` and `_validate_schedule`.
@@ -652,12 +691,37 @@ impl Calc<'_> {
             Param::Absent => None,
             Param::Invalid => return None,
         };
-        let refuse = |r: &mut Report, what: String, fix: &str| {
-            r.refuse(
-                f,
-                Refusal::new("Megatron-LM refuses this schedule", what).fix(fix),
-            );
+        let mut levels = self.schedule_levels(text, seq)?;
+        levels.sort_by_key(|l| l.0);
+        if !self.schedule_valid(&levels, seq) {
+            return None;
+        }
+        let unit = if seq.is_some() {
+            "tokens // seq_length"
+        } else {
+            "samples"
         };
+        self.report.diag(
+            f,
+            Level::Note,
+            format!(
+                "Thresholds are read as {unit}; only the batch size in use is checked against micro_batch_size × \
+                 data_parallel_size (each iteration, by the training loop)."
+            ),
+        );
+        Some(
+            levels
+                .into_iter()
+                .map(|(t, b)| (t as u128, b as u128))
+                .collect(),
+        )
+    }
+
+    /// `_parse_schedule`: each `THRESHOLD:BATCH_SIZE` entry, thresholds in tokens `// seq_length`
+    /// when it is given.
+    fn schedule_levels(&mut self, text: &str, seq: Option<i128>) -> Option<Vec<(i128, i128)>> {
+        let f = Field::StepBatchSizeSchedule;
+        let refuse = refuse_schedule;
         let mut levels: Vec<(i128, i128)> = Vec::new();
         let replaced = text.replace(',', " ");
         for entry in replaced.split_whitespace() {
@@ -704,14 +768,19 @@ impl Calc<'_> {
             }
             levels.push((threshold, batch));
         }
-        levels.sort_by_key(|l| l.0);
+        Some(levels)
+    }
+
+    /// `_validate_schedule` on the sorted levels: whether it passes.
+    fn schedule_valid(&mut self, levels: &[(i128, i128)], seq: Option<i128>) -> bool {
+        let refuse = refuse_schedule;
         if levels.is_empty() {
             refuse(
                 self.report,
                 "AssertionError: schedule must have at least one entry".into(),
                 "Give at least \u{201c}0:BATCH_SIZE\u{201d}.",
             );
-            return None;
+            return false;
         }
         if levels[0].0 != 0 {
             refuse(
@@ -722,7 +791,7 @@ impl Calc<'_> {
                 ),
                 "Start the schedule with \u{201c}0:BATCH_SIZE\u{201d}.",
             );
-            return None;
+            return false;
         }
         for w in levels.windows(2) {
             if w[1].0 <= w[0].0 {
@@ -739,7 +808,7 @@ impl Calc<'_> {
                     ),
                     &format!("Make every threshold larger than the previous one{unit}."),
                 );
-                return None;
+                return false;
             }
         }
         if let Some(&(_, b)) = levels.iter().find(|l| l.1 <= 0) {
@@ -748,34 +817,26 @@ impl Calc<'_> {
                 format!("AssertionError: batch size must be positive, got {b}"),
                 "Every batch size must be at least 1.",
             );
-            return None;
+            return false;
         }
-        let unit = if seq.is_some() {
-            "tokens // seq_length"
-        } else {
-            "samples"
-        };
-        self.report.diag(
-            f,
-            Level::Note,
-            format!(
-                "Thresholds are read as {unit}; only the batch size in use is checked against micro_batch_size × \
-                 data_parallel_size (each iteration, by the training loop)."
-            ),
-        );
-        Some(
-            levels
-                .into_iter()
-                .map(|(t, b)| (t as u128, b as u128))
-                .collect(),
-        )
+        true
     }
 
-    pub(super) fn batch_outputs(&mut self, p: &BatchPlan) {
-        let (mbs, dp, m) = (p.mbs, p.dp, p.m);
+    pub(super) fn batch_outputs(&mut self, p: &Calculator) {
         let fin = p.sched.final_gbs();
         let running = p.running(fin);
         let new = self.version == Version::Core0192;
+        self.global_batch_output(p, fin, new);
+        self.running_outputs(p, fin, running);
+        if !p.sched.varying() {
+            return;
+        }
+        self.varying_outputs(p, fin, new);
+    }
+
+    /// `global_batch_size` as Megatron's args hold it (at HEAD a schedule leaves it unset: the last
+    /// size), explained by its calculator.
+    fn global_batch_output(&mut self, p: &Calculator, fin: u128, new: bool) {
         // args.global_batch_size: at HEAD a schedule leaves it unset (dpcalc shows the last size)
         let shown = p.gbs_arg.unwrap_or(fin);
         self.report
@@ -816,6 +877,12 @@ impl Calc<'_> {
                 ),
             ),
         }
+    }
+
+    /// The running batch (after `decrease_batch_size_if_needed`), the microbatches and the
+    /// accumulation, published in the plan.
+    fn running_outputs(&mut self, p: &Calculator, fin: u128, running: u128) {
+        let (mbs, dp, m) = (p.mbs, p.dp, p.m);
         self.report
             .set(Output::RunningGlobalBatchSize, Num::Int(running as i128));
         if p.decrease {
@@ -842,9 +909,12 @@ impl Calc<'_> {
         );
         self.report
             .set(Output::GradientAccumulationSteps, Num::Int(nm as i128));
-        if !p.sched.varying() {
-            return;
-        }
+    }
+
+    /// A ramp-up or a schedule: the first batch and microbatches, and the iteration the batch is
+    /// full from.
+    fn varying_outputs(&mut self, p: &Calculator, fin: u128, new: bool) {
+        let m = p.m;
         let b0 = p.sched.current(0);
         let r0 = p.running(b0);
         self.report
@@ -906,7 +976,7 @@ impl Calc<'_> {
         }
     }
 
-    pub(super) fn too_long(&mut self, p: &BatchPlan) {
+    pub(super) fn too_long(&mut self, p: &Calculator) {
         let field = match p.sched {
             Sched::Step { .. } => Field::StepBatchSizeSchedule,
             _ => Field::RampupBatchSize,
@@ -920,4 +990,20 @@ impl Calc<'_> {
             ),
         );
     }
+}
+
+/// A refusal of megatron-core's ramp-up parsing, at `rampup_batch_size`.
+fn refuse_ramp(r: &mut Report, what: String, fix: &str) {
+    r.refuse(
+        Field::RampupBatchSize,
+        Refusal::new("megatron-core refuses this ramp-up", what).fix(fix),
+    );
+}
+
+/// A refusal of Megatron-LM's schedule parsing, at `step_batch_size_schedule`.
+fn refuse_schedule(r: &mut Report, what: String, fix: &str) {
+    r.refuse(
+        Field::StepBatchSizeSchedule,
+        Refusal::new("Megatron-LM refuses this schedule", what).fix(fix),
+    );
 }

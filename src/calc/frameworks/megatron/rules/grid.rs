@@ -23,35 +23,20 @@ impl Calc<'_> {
         }
     }
 
-    pub(super) fn grid(&mut self) -> Option<Grid> {
+    pub(super) fn grid(&mut self) -> Option<DataParallel> {
         let i = self.inputs.clone();
         let new = self.version == Version::Core0192;
         if !new {
             self.unmodelled_keys();
         }
-        let ws = cluster::world_size(i.nodes, i.gpus_per_node, i.world_size, self.report);
+        let ws = i.cluster.world_size(self.report);
         let tp = self.parallel(Field::TensorModelParallelSize, i.tp);
         let pp = self.parallel(Field::PipelineModelParallelSize, i.pp);
         let cp = self.parallel(Field::ContextParallelSize, i.cp);
         let ep = self.parallel(Field::ExpertModelParallelSize, i.ep);
         // validate_args: expert_tensor_parallel_size defaults to tensor_model_parallel_size
         let etp = if new {
-            match i.etp {
-                Param::Given(0) => {
-                    self.report.refuse(
-                        Field::ExpertTensorParallelSize,
-                        Refusal::new(
-                            "parallel_state.initialize_model_parallel stops with",
-                            "ZeroDivisionError: integer modulo by zero",
-                        )
-                        .fix("expert_tensor_parallel_size must be at least 1 (or unset: it is then tensor parallel)."),
-                    );
-                    None
-                }
-                Param::Given(e) => Some(Some(e as u128)),
-                Param::Absent => Some(None),
-                Param::Invalid => None,
-            }
+            self.expert_tp(i.etp)
         } else {
             Some(None)
         };
@@ -70,44 +55,103 @@ impl Calc<'_> {
             );
             return None;
         };
+        if ws % total != 0 {
+            self.not_divisible(ws, (tp, pp, cp, gtp), total);
+            return None;
+        }
+        let dp = ws / total;
+        self.dp_outputs(ws, (tp, pp, cp, gtp), dp);
+        if new {
+            self.cp_sequence(cp);
+            self.positions_cover_the_sequence();
+        }
+        let expert_ok = self.num_experts(ep);
+        if let (Some(ep), Some(etp), true) = (ep, etp, expert_ok) {
+            self.expert_grid(ws, etp.unwrap_or(tp), pp, ep as u128, dp);
+        }
+        self.report.publish_grid(crate::calc::Grid {
+            world: ws as u64,
+            dp: dp as u64,
+            tp: tp as u64,
+            cp: cp as u64,
+            sp: 1,
+            pp: pp as u64,
+            ep: ep.unwrap_or(1),
+        });
+        Some(DataParallel { dp, gtp })
+    }
+
+    /// validate_args (0.19.2): `expert_tensor_parallel_size`, at least 1 when given (`None`
+    /// inside: it defaults to tensor parallel; `None`: unusable).
+    fn expert_tp(&mut self, etp: Param<u64>) -> Option<Option<u128>> {
+        match etp {
+            Param::Given(0) => {
+                self.report.refuse(
+                    Field::ExpertTensorParallelSize,
+                    Refusal::new(
+                        "parallel_state.initialize_model_parallel stops with",
+                        "ZeroDivisionError: integer modulo by zero",
+                    )
+                    .fix("expert_tensor_parallel_size must be at least 1 (or unset: it is then tensor parallel)."),
+                );
+                None
+            }
+            Param::Given(e) => Some(Some(e as u128)),
+            Param::Absent => Some(None),
+            Param::Invalid => None,
+        }
+    }
+
+    /// validate_args' `world size is not divisible by total_model_size`, with the fix.
+    fn not_divisible(
+        &mut self,
+        ws: u128,
+        (tp, pp, cp, gtp): (u128, u128, u128, u128),
+        total: u128,
+    ) {
         let (gtp_name, gtp_worked) = if gtp > 1 {
             (" × gtp_weight_remat_size", format!(" × {gtp}"))
         } else {
             ("", String::new())
         };
-        if ws % total != 0 {
-            let fix = if total <= u64::MAX as u128 {
-                cluster::nearest_valid(
-                    ws as u64,
-                    total as u64,
-                    if gtp > 1 {
-                        "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size \
-                         × gtp_weight_remat_size"
-                    } else {
-                        "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size"
-                    },
-                )
-            } else {
-                String::new()
-            };
-            self.report.refuse(
-                Field::WorldSize,
-                Refusal::new(
-                    "Megatron-LM refuses this layout in validate_args (arguments.py), before anything else runs",
-                    format!(
-                        "AssertionError: world size ({ws}) is not divisible by total_model_size \
-                         (total_model_size={total})"
-                    ),
-                )
-                .fix(format!(
-                    ", where total_model_size = tensor × pipeline × context parallel{gtp_name} = {tp} × {pp} × {cp}{gtp_worked}. \
-                     (megatron-core alone, in parallel_state.initialize_model_parallel, raises \
-                     \u{201c}RuntimeError: world_size ({ws}) is not divisible by {total}\u{201d}.) {fix}"
-                )),
-            );
-            return None;
-        }
-        let dp = ws / total;
+        let fix = if total <= u64::MAX as u128 {
+            cluster::nearest_valid(
+                ws as u64,
+                total as u64,
+                if gtp > 1 {
+                    "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size \
+                     × gtp_weight_remat_size"
+                } else {
+                    "tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size"
+                },
+            )
+        } else {
+            String::new()
+        };
+        self.report.refuse(
+            Field::WorldSize,
+            Refusal::new(
+                "Megatron-LM refuses this layout in validate_args (arguments.py), before anything else runs",
+                format!(
+                    "AssertionError: world size ({ws}) is not divisible by total_model_size \
+                     (total_model_size={total})"
+                ),
+            )
+            .fix(format!(
+                ", where total_model_size = tensor × pipeline × context parallel{gtp_name} = {tp} × {pp} × {cp}{gtp_worked}. \
+                 (megatron-core alone, in parallel_state.initialize_model_parallel, raises \
+                 \u{201c}RuntimeError: world_size ({ws}) is not divisible by {total}\u{201d}.) {fix}"
+            )),
+        );
+    }
+
+    /// `data_parallel_size`, set and explained (with GTP's note).
+    fn dp_outputs(&mut self, ws: u128, (tp, pp, cp, gtp): (u128, u128, u128, u128), dp: u128) {
+        let (gtp_name, gtp_worked) = if gtp > 1 {
+            (" × gtp_weight_remat_size", format!(" × {gtp}"))
+        } else {
+            ("", String::new())
+        };
         self.report.set(Output::DpWorldSize, Num::Int(dp as i128));
         self.report.explain_with(
             Output::DpWorldSize,
@@ -126,24 +170,6 @@ impl Calc<'_> {
                 ),
             );
         }
-        if new {
-            self.cp_sequence(cp);
-            self.positions_cover_the_sequence();
-        }
-        let expert_ok = self.num_experts(ep);
-        if let (Some(ep), Some(etp), true) = (ep, etp, expert_ok) {
-            self.expert_grid(ws, etp.unwrap_or(tp), pp, ep as u128, dp);
-        }
-        self.report.publish_grid(crate::calc::Grid {
-            world: ws as u64,
-            dp: dp as u64,
-            tp: tp as u64,
-            cp: cp as u64,
-            sp: 1,
-            pp: pp as u64,
-            ep: ep.unwrap_or(1),
-        });
-        Some(Grid { dp, gtp })
     }
 
     /// The keys dpcalc reads for 0.19.2 only: a note when another release is chosen.

@@ -50,7 +50,7 @@
 //! (the stages in order); `grid.rs`, `batch.rs`, `steps.rs` and `schedule.rs` (warmup and tokens)
 //! hold each stage's rules.
 
-use crate::calc::cluster;
+use crate::calc::cluster::{self, ClusterInputs};
 use crate::calc::field::CLUSTER;
 use crate::calc::num::{self, Num};
 use crate::calc::parse::{self, Reader};
@@ -269,9 +269,7 @@ pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
 /// The inputs, typed. Absent fields take Megatron-LM's argparse defaults when used.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inputs {
-    pub nodes: Param<u64>,
-    pub gpus_per_node: Param<u64>,
-    pub world_size: Param<u64>,
+    pub cluster: ClusterInputs,
     pub tp: Param<u64>,
     pub pp: Param<u64>,
     pub cp: Param<u64>,
@@ -317,9 +315,7 @@ impl Inputs {
             (typed, _) => (typed, None),
         };
         Inputs {
-            nodes: r.count(Field::Nodes),
-            gpus_per_node: r.count(Field::GpusPerNode),
-            world_size: r.count(Field::WorldSize),
+            cluster: ClusterInputs::read(&mut r),
             tp: r.count(Field::TensorModelParallelSize),
             pp: r.count(Field::PipelineModelParallelSize),
             cp: r.count(Field::ContextParallelSize),
@@ -533,7 +529,7 @@ fn walk(
 
 /// The data-parallel layout.
 #[derive(Clone, Copy, Debug)]
-struct Grid {
+struct DataParallel {
     /// `args.data_parallel_size`: the replicate degree (0.19.2: without the GTP axis).
     dp: u128,
     /// `gtp_weight_remat_size` (0.19.2; 1 before): the calculator's data-parallel size is dp × this.
@@ -541,7 +537,7 @@ struct Grid {
 }
 
 /// The batch plan after the calculator is built.
-struct BatchPlan {
+struct Calculator {
     sched: Sched,
     mbs: u128,
     /// The calculator's data-parallel size (0.19.2: `data_parallel_size × gtp_weight_remat_size`).
@@ -556,7 +552,7 @@ struct BatchPlan {
     gbs_arg: Option<u128>,
 }
 
-impl BatchPlan {
+impl Calculator {
     /// `current_running_global_batch_size` for a current batch `b`.
     fn running(&self, b: u128) -> u128 {
         if self.decrease {
@@ -689,8 +685,8 @@ impl Calc<'_> {
         self.report.enter(Stage::Batch);
         let mbs = self.micro_batch();
         let plan = match (grid, mbs) {
-            (Some(g), Some(m)) if self.version == Version::Core0192 => self.plan_0192(g, m),
-            (Some(g), Some(m)) => self.plan(g, m),
+            (Some(g), Some(m)) if self.version == Version::Core0192 => self.calculator_0192(g, m),
+            (Some(g), Some(m)) => self.calculator(g, m),
             _ => None,
         };
         if let Some(p) = &plan {

@@ -6,7 +6,7 @@ use super::*;
 impl Calc<'_> {
     /// `get_optimizer_param_scheduler`: the warmup in samples, and `OptimizerParamScheduler`'s
     /// `assert lr_warmup_steps < lr_decay_steps`.
-    pub(super) fn warmup(&mut self, p: &BatchPlan, mode: Mode) {
+    pub(super) fn warmup(&mut self, p: &Calculator, mode: Mode) {
         let i = self.inputs.clone();
         let frac = match i.lr_warmup_fraction {
             Param::Invalid => return,
@@ -22,87 +22,11 @@ impl Calc<'_> {
             (a, b) => (a.given().map(u128::from), b.given().map(u128::from)),
         };
         let (decay, decay_worked, lw, lw_worked, field) = match mode {
-            Mode::Iters(n) => {
-                let Some(gbs) = p.gbs_arg else {
-                    self.report.diag(
-                        Field::LrWarmupIters,
-                        Level::Note,
-                        "With a schedule and train_iters, Megatron counts warmup and decay as iterations × \
-                         args.global_batch_size samples; dpcalc does not show the warmup for this combination.",
-                    );
-                    return;
-                };
-                let (len, name) = match decay_iters {
-                    Some(d) => (d, "lr_decay_iters"),
-                    None => (n as u128, "train_iters"),
-                };
-                let Some(decay) = len.checked_mul(gbs) else {
-                    return;
-                };
-                let dw = format!(
-                    "lr_decay_steps = {name} × global_batch_size = {len} × {gbs} = {decay}"
-                );
-                match frac {
-                    Some(f) => {
-                        let lw = f * decay as f64;
-                        (
-                            decay,
-                            dw,
-                            Num::Float(lw),
-                            format!(
-                                "lr_warmup_steps = lr_warmup_fraction × lr_decay_steps = {} × {decay} = {}",
-                                num::float_repr(f),
-                                num::float_repr(lw)
-                            ),
-                            Field::LrWarmupFraction,
-                        )
-                    }
-                    None => {
-                        let Some(lw) = lwi.checked_mul(gbs) else {
-                            return;
-                        };
-                        (
-                            decay,
-                            dw,
-                            Num::Int(lw as i128),
-                            format!(
-                                "lr_warmup_steps = lr_warmup_iters × global_batch_size = {lwi} × {gbs} = {lw}"
-                            ),
-                            Field::LrWarmupIters,
-                        )
-                    }
-                }
-            }
-            Mode::Samples(ts) => {
-                let (decay, name) = match decay_samples {
-                    Some(d) => (d, "lr_decay_samples"),
-                    None => (ts as u128, "train_samples"),
-                };
-                let dw = format!("lr_decay_steps = {name} = {decay}");
-                match frac {
-                    Some(f) => {
-                        let lw = f * decay as f64;
-                        (
-                            decay,
-                            dw,
-                            Num::Float(lw),
-                            format!(
-                                "lr_warmup_steps = lr_warmup_fraction × lr_decay_steps = {} × {decay} = {}",
-                                num::float_repr(f),
-                                num::float_repr(lw)
-                            ),
-                            Field::LrWarmupFraction,
-                        )
-                    }
-                    None => (
-                        decay,
-                        dw,
-                        Num::Int(lws as i128),
-                        format!("lr_warmup_steps = lr_warmup_samples = {lws}"),
-                        Field::LrWarmupSamples,
-                    ),
-                }
-            }
+            Mode::Iters(n) => match self.iters_lengths(p, n, frac, lwi, decay_iters) {
+                Some(lengths) => lengths,
+                None => return,
+            },
+            Mode::Samples(ts) => samples_lengths(ts, frac, lws, decay_samples),
         };
         self.report.set(Output::LrWarmupSteps, lw);
         self.report.explain_with(
@@ -114,6 +38,21 @@ impl Calc<'_> {
             Mode::Iters(_) => decay_iters.map(|_| Field::LrDecayIters),
             Mode::Samples(_) => decay_samples.map(|_| Field::LrDecaySamples),
         };
+        if self.scheduler_refuses(decay, lw, field, given) {
+            return;
+        }
+        self.warmup_steps(p, mode, lw, (frac, lwi));
+    }
+
+    /// `OptimizerParamScheduler`'s asserts: `lr_decay_steps > 0` and `lr_warmup_steps <
+    /// lr_decay_steps`; whether one stops Megatron.
+    fn scheduler_refuses(
+        &mut self,
+        decay: u128,
+        lw: Num,
+        field: Field,
+        given: Option<Field>,
+    ) -> bool {
         if decay == 0 {
             // only a given length can be 0 (train_iters / train_samples 0 are refused earlier)
             self.report.refuse(
@@ -128,7 +67,7 @@ impl Calc<'_> {
                      remove it, or give a positive length.",
                 ),
             );
-            return;
+            return true;
         }
         if num::cmp(lw, Num::Int(decay as i128)) != Ordering::Less {
             self.report.refuse(
@@ -152,8 +91,19 @@ impl Calc<'_> {
                     ),
                 }),
             );
-            return;
+            return true;
         }
+        false
+    }
+
+    /// The warmup in optimizer steps: the steps until the samples stepped reach the warmup.
+    fn warmup_steps(
+        &mut self,
+        p: &Calculator,
+        mode: Mode,
+        lw: Num,
+        (frac, lwi): (Option<f64>, u128),
+    ) {
         // Optimizer steps until the learning rate peaks: each step adds the running batch.
         let need: u128 = match lw {
             Num::Int(x) => x as u128,
@@ -197,9 +147,64 @@ impl Calc<'_> {
         }
     }
 
+    /// With `--train-iters`: the decay (`--lr-decay-iters` or the whole run) and the warmup, in
+    /// iterations × `args.global_batch_size` samples.
+    fn iters_lengths(
+        &mut self,
+        p: &Calculator,
+        n: u64,
+        frac: Option<f64>,
+        lwi: u128,
+        decay_iters: Option<u128>,
+    ) -> Option<Lengths> {
+        let Some(gbs) = p.gbs_arg else {
+            self.report.diag(
+                    Field::LrWarmupIters,
+                    Level::Note,
+                    "With a schedule and train_iters, Megatron counts warmup and decay as iterations × \
+                     args.global_batch_size samples; dpcalc does not show the warmup for this combination.",
+                );
+            return None;
+        };
+        let (len, name) = match decay_iters {
+            Some(d) => (d, "lr_decay_iters"),
+            None => (n as u128, "train_iters"),
+        };
+        let decay = len.checked_mul(gbs)?;
+        let dw = format!("lr_decay_steps = {name} × global_batch_size = {len} × {gbs} = {decay}");
+        Some(match frac {
+            Some(f) => {
+                let lw = f * decay as f64;
+                (
+                    decay,
+                    dw,
+                    Num::Float(lw),
+                    format!(
+                        "lr_warmup_steps = lr_warmup_fraction × lr_decay_steps = {} × {decay} = {}",
+                        num::float_repr(f),
+                        num::float_repr(lw)
+                    ),
+                    Field::LrWarmupFraction,
+                )
+            }
+            None => {
+                let lw = lwi.checked_mul(gbs)?;
+                (
+                        decay,
+                        dw,
+                        Num::Int(lw as i128),
+                        format!(
+                            "lr_warmup_steps = lr_warmup_iters × global_batch_size = {lwi} × {gbs} = {lw}"
+                        ),
+                        Field::LrWarmupIters,
+                    )
+            }
+        })
+    }
+
     // ---- tokens --------------------------------------------------------------------------
 
-    pub(super) fn tokens(&mut self, p: &BatchPlan) {
+    pub(super) fn tokens(&mut self, p: &Calculator) {
         let seq = match self.inputs.seq_length {
             Param::Given(s) => s as u128,
             _ => return,
@@ -229,5 +234,42 @@ impl Calc<'_> {
             "tokens per step = running global batch × seq_length (at the full batch)",
             || format!("tokens per step = {running} × {seq} = {t}"),
         );
+    }
+}
+
+/// The scheduler's lengths in samples: `(decay, its worked line, warmup, its worked line, the
+/// field the warmup comes from)`.
+type Lengths = (u128, String, Num, String, Field);
+
+/// With `--train-samples`: the decay (`--lr-decay-samples` or the whole run) and the warmup, in
+/// samples.
+fn samples_lengths(ts: u64, frac: Option<f64>, lws: u128, decay_samples: Option<u128>) -> Lengths {
+    let (decay, name) = match decay_samples {
+        Some(d) => (d, "lr_decay_samples"),
+        None => (ts as u128, "train_samples"),
+    };
+    let dw = format!("lr_decay_steps = {name} = {decay}");
+    match frac {
+        Some(f) => {
+            let lw = f * decay as f64;
+            (
+                decay,
+                dw,
+                Num::Float(lw),
+                format!(
+                    "lr_warmup_steps = lr_warmup_fraction × lr_decay_steps = {} × {decay} = {}",
+                    num::float_repr(f),
+                    num::float_repr(lw)
+                ),
+                Field::LrWarmupFraction,
+            )
+        }
+        None => (
+            decay,
+            dw,
+            Num::Int(lws as i128),
+            format!("lr_warmup_steps = lr_warmup_samples = {lws}"),
+            Field::LrWarmupSamples,
+        ),
     }
 }

@@ -11,118 +11,11 @@ impl Calc<'_> {
         if ti == Param::Invalid || ts == Param::Invalid {
             return None;
         }
-        let (lwi, lws) = (i.lr_warmup_iters.or(0), i.lr_warmup_samples.or(0));
-        let frac = i.lr_warmup_fraction;
-        let refuse = |r: &mut Report, field: Field, text: &str, fix: &str| {
-            r.refuse(
-                field,
-                Refusal::new(
-                    "Megatron-LM refuses this in validate_args",
-                    format!("AssertionError: {text}"),
-                )
-                .fix(fix),
-            );
-        };
-        let ramp_active =
-            self.version == Version::Core0161 && matches!(i.rampup_batch_size, Param::Given(_));
         if let Some(n) = ti.given().filter(|&n| n != 0) {
-            if ts.is_given() {
-                refuse(
-                    self.report,
-                    Field::TrainSamples,
-                    "expected iteration-based training",
-                    "Give only one of train_iters or train_samples.",
-                );
-                return None;
-            }
-            if i.lr_decay_samples != Param::Absent {
-                if i.lr_decay_samples.is_given() {
-                    refuse(
-                        self.report,
-                        Field::LrDecaySamples,
-                        "expected iteration-based learning rate decay",
-                        "With train_iters, give the decay as lr_decay_iters.",
-                    );
-                }
-                return None;
-            }
-            if lws != Some(0) {
-                if lws.is_some() {
-                    refuse(
-                        self.report,
-                        Field::LrWarmupSamples,
-                        "expected iteration-based learning rate warmup",
-                        "With train_iters, give the warmup as lr_warmup_iters or lr_warmup_fraction.",
-                    );
-                }
-                return None;
-            }
-            if ramp_active {
-                refuse(
-                    self.report,
-                    Field::RampupBatchSize,
-                    "expected no batch-size rampup for iteration-based training",
-                    "A ramp-up needs sample-based training: give train_samples instead of train_iters.",
-                );
-                return None;
-            }
-            if frac.is_given() && lwi != Some(0) {
-                if lwi.is_some() {
-                    refuse(
-                        self.report,
-                        Field::LrWarmupFraction,
-                        "can only specify one of lr-warmup-fraction and lr-warmup-iters",
-                        "Keep one of lr_warmup_fraction or lr_warmup_iters.",
-                    );
-                }
-                return None;
-            }
-            return Some(Mode::Iters(n));
+            return self.iteration_based(n);
         }
         if let Some(n) = ts.given().filter(|&n| n != 0) {
-            if ti.is_given() {
-                refuse(
-                    self.report,
-                    Field::TrainIters,
-                    "expected sample-based training",
-                    "train_iters 0 still counts as given here: remove it and keep train_samples.",
-                );
-                return None;
-            }
-            if i.lr_decay_iters != Param::Absent {
-                if i.lr_decay_iters.is_given() {
-                    refuse(
-                        self.report,
-                        Field::LrDecayIters,
-                        "expected sample-based learning rate decay",
-                        "With train_samples, give the decay as lr_decay_samples.",
-                    );
-                }
-                return None;
-            }
-            if lwi != Some(0) {
-                if lwi.is_some() {
-                    refuse(
-                        self.report,
-                        Field::LrWarmupIters,
-                        "expected sample-based learnig rate warmup",
-                        "With train_samples, give the warmup as lr_warmup_samples or lr_warmup_fraction.",
-                    );
-                }
-                return None;
-            }
-            if frac.is_given() && lws != Some(0) {
-                if lws.is_some() {
-                    refuse(
-                        self.report,
-                        Field::LrWarmupFraction,
-                        "can only specify one of lr-warmup-fraction and lr-warmup-samples",
-                        "Keep one of lr_warmup_fraction or lr_warmup_samples.",
-                    );
-                }
-                return None;
-            }
-            return Some(Mode::Samples(n));
+            return self.sample_based(n);
         }
         // Neither is truthy: get_optimizer_param_scheduler raises.
         let text = "Megatron-LM stops in get_optimizer_param_scheduler: \u{201c}Exception: either train-iters or \
@@ -151,76 +44,130 @@ impl Calc<'_> {
         None
     }
 
+    /// `train_iters` given: validate_args' iteration-based assertions.
+    fn iteration_based(&mut self, n: u64) -> Option<Mode> {
+        let i = self.inputs.clone();
+        let ts = i.train_samples;
+        let (lwi, lws) = (i.lr_warmup_iters.or(0), i.lr_warmup_samples.or(0));
+        let frac = i.lr_warmup_fraction;
+        let refuse = refuse_args;
+        let ramp_active =
+            self.version == Version::Core0161 && matches!(i.rampup_batch_size, Param::Given(_));
+        if ts.is_given() {
+            refuse(
+                self.report,
+                Field::TrainSamples,
+                "expected iteration-based training",
+                "Give only one of train_iters or train_samples.",
+            );
+            return None;
+        }
+        if i.lr_decay_samples != Param::Absent {
+            if i.lr_decay_samples.is_given() {
+                refuse(
+                    self.report,
+                    Field::LrDecaySamples,
+                    "expected iteration-based learning rate decay",
+                    "With train_iters, give the decay as lr_decay_iters.",
+                );
+            }
+            return None;
+        }
+        if lws != Some(0) {
+            if lws.is_some() {
+                refuse(
+                    self.report,
+                    Field::LrWarmupSamples,
+                    "expected iteration-based learning rate warmup",
+                    "With train_iters, give the warmup as lr_warmup_iters or lr_warmup_fraction.",
+                );
+            }
+            return None;
+        }
+        if ramp_active {
+            refuse(
+                self.report,
+                Field::RampupBatchSize,
+                "expected no batch-size rampup for iteration-based training",
+                "A ramp-up needs sample-based training: give train_samples instead of train_iters.",
+            );
+            return None;
+        }
+        if frac.is_given() && lwi != Some(0) {
+            if lwi.is_some() {
+                refuse(
+                    self.report,
+                    Field::LrWarmupFraction,
+                    "can only specify one of lr-warmup-fraction and lr-warmup-iters",
+                    "Keep one of lr_warmup_fraction or lr_warmup_iters.",
+                );
+            }
+            return None;
+        }
+        Some(Mode::Iters(n))
+    }
+
+    /// `train_samples` given: validate_args' sample-based assertions.
+    fn sample_based(&mut self, n: u64) -> Option<Mode> {
+        let i = self.inputs.clone();
+        let ti = i.train_iters;
+        let (lwi, lws) = (i.lr_warmup_iters.or(0), i.lr_warmup_samples.or(0));
+        let frac = i.lr_warmup_fraction;
+        let refuse = refuse_args;
+        if ti.is_given() {
+            refuse(
+                self.report,
+                Field::TrainIters,
+                "expected sample-based training",
+                "train_iters 0 still counts as given here: remove it and keep train_samples.",
+            );
+            return None;
+        }
+        if i.lr_decay_iters != Param::Absent {
+            if i.lr_decay_iters.is_given() {
+                refuse(
+                    self.report,
+                    Field::LrDecayIters,
+                    "expected sample-based learning rate decay",
+                    "With train_samples, give the decay as lr_decay_samples.",
+                );
+            }
+            return None;
+        }
+        if lwi != Some(0) {
+            if lwi.is_some() {
+                refuse(
+                    self.report,
+                    Field::LrWarmupIters,
+                    "expected sample-based learnig rate warmup",
+                    "With train_samples, give the warmup as lr_warmup_samples or lr_warmup_fraction.",
+                );
+            }
+            return None;
+        }
+        if frac.is_given() && lws != Some(0) {
+            if lws.is_some() {
+                refuse(
+                    self.report,
+                    Field::LrWarmupFraction,
+                    "can only specify one of lr-warmup-fraction and lr-warmup-samples",
+                    "Keep one of lr_warmup_fraction or lr_warmup_samples.",
+                );
+            }
+            return None;
+        }
+        Some(Mode::Samples(n))
+    }
+
     /// `update_train_iters`.
-    pub(super) fn train_iters(&mut self, p: &BatchPlan, mode: Mode) -> Option<u128> {
+    pub(super) fn train_iters(&mut self, p: &Calculator, mode: Mode) -> Option<u128> {
         let (n, rule, worked) = match mode {
             Mode::Iters(n) => (
                 n as u128,
                 "train_iters (as given)".to_string(),
                 format!("train_iters = {n}"),
             ),
-            Mode::Samples(ts) => {
-                let ts = ts as u128;
-                match &p.sched {
-                    Sched::Constant { gbs } => {
-                        let n = ts / gbs;
-                        let running = p.running(*gbs);
-                        if running != *gbs {
-                            let trained = n * running;
-                            self.report.diag(
-                                Field::DecreaseBatchSizeIfNeeded,
-                                Level::Warning,
-                                format!(
-                                    "train_iters is computed from the configured --global-batch-size: {ts} // {gbs} = \
-                                     {n} iterations, but each trains the decreased batch {running}, so the run \
-                                     trains {n} × {running} = {trained} samples, {} fewer than train_samples {ts}.",
-                                    ts - trained
-                                ),
-                            );
-                        }
-                        (
-                            n,
-                            "train_iters = train_samples // global_batch_size".to_string(),
-                            format!("train_iters = {ts} // {gbs} = {n}"),
-                        )
-                    }
-                    Sched::Ramp { samples, gbs, .. } => {
-                        let limit = (*samples).min(ts) + 1;
-                        let Ok((c, it)) = walk(&p.sched, Some(limit), None, |_, _, _| true) else {
-                            self.too_long(p);
-                            return None;
-                        };
-                        let rest = if ts > c { (ts - c) / gbs } else { 0 };
-                        let n = it + rest;
-                        (
-                            n,
-                            "train_iters = ramp-up iterations (while consumed ≤ ramp-up samples and ≤ train_samples) \
-                             + (train_samples − consumed) // global_batch_size"
-                                .to_string(),
-                            format!(
-                                "train_iters = {it} + {} = {n} (after the ramp-up {c} samples are consumed)",
-                                if ts > c {
-                                    format!("({ts} − {c}) // {gbs}")
-                                } else {
-                                    "0".to_string()
-                                }
-                            ),
-                        )
-                    }
-                    Sched::Step { .. } => {
-                        let Ok((c, n)) = walk(&p.sched, Some(ts), None, |_, _, _| true) else {
-                            self.too_long(p);
-                            return None;
-                        };
-                        (
-                            n,
-                            "train_iters: iterations while consumed < train_samples, each consuming the scheduled batch"
-                                .to_string(),
-                            format!("train_iters = {n} ({c} samples consumed)"),
-                        )
-                    }
-                }
-            }
+            Mode::Samples(ts) => self.iters_of_samples(p, ts)?,
         };
         self.report.set(Output::TrainIters, Num::Int(n as i128));
         self.report.set(Output::MaxSteps, Num::Int(n as i128));
@@ -235,9 +182,74 @@ impl Calc<'_> {
         Some(n)
     }
 
+    /// `update_train_iters` for sample-based training: the iterations of `train_samples` under
+    /// the batch's calculator, with the rule and the worked line.
+    fn iters_of_samples(&mut self, p: &Calculator, ts: u64) -> Option<(u128, String, String)> {
+        let ts = ts as u128;
+        Some(match &p.sched {
+            Sched::Constant { gbs } => {
+                let n = ts / gbs;
+                let running = p.running(*gbs);
+                if running != *gbs {
+                    let trained = n * running;
+                    self.report.diag(
+                        Field::DecreaseBatchSizeIfNeeded,
+                        Level::Warning,
+                        format!(
+                            "train_iters is computed from the configured --global-batch-size: {ts} // {gbs} = \
+                             {n} iterations, but each trains the decreased batch {running}, so the run \
+                             trains {n} × {running} = {trained} samples, {} fewer than train_samples {ts}.",
+                            ts - trained
+                        ),
+                    );
+                }
+                (
+                    n,
+                    "train_iters = train_samples // global_batch_size".to_string(),
+                    format!("train_iters = {ts} // {gbs} = {n}"),
+                )
+            }
+            Sched::Ramp { samples, gbs, .. } => {
+                let limit = (*samples).min(ts) + 1;
+                let Ok((c, it)) = walk(&p.sched, Some(limit), None, |_, _, _| true) else {
+                    self.too_long(p);
+                    return None;
+                };
+                let rest = if ts > c { (ts - c) / gbs } else { 0 };
+                let n = it + rest;
+                (
+                    n,
+                    "train_iters = ramp-up iterations (while consumed ≤ ramp-up samples and ≤ train_samples) \
+                     + (train_samples − consumed) // global_batch_size"
+                        .to_string(),
+                    format!(
+                        "train_iters = {it} + {} = {n} (after the ramp-up {c} samples are consumed)",
+                        if ts > c {
+                            format!("({ts} − {c}) // {gbs}")
+                        } else {
+                            "0".to_string()
+                        }
+                    ),
+                )
+            }
+            Sched::Step { .. } => {
+                let Ok((c, n)) = walk(&p.sched, Some(ts), None, |_, _, _| true) else {
+                    self.too_long(p);
+                    return None;
+                };
+                (
+                    n,
+                    "train_iters: iterations while consumed < train_samples, each consuming the scheduled batch"
+                        .to_string(),
+                    format!("train_iters = {n} ({c} samples consumed)"),
+                )
+            }
+        })
+    }
+
     /// The training loop checks, every iteration, that the batch in use divides by
     /// micro_batch_size × data_parallel_size (`update_num_microbatches(consistency_check=True)`).
-    pub(super) fn consistency(&mut self, p: &BatchPlan, n: u128) {
+    pub(super) fn consistency(&mut self, p: &Calculator, n: u128) {
         if !p.sched.varying() || p.decrease {
             return;
         }
@@ -299,7 +311,7 @@ impl Calc<'_> {
     /// 0.19.2, with a schedule: setup_model_and_optimizer's `num_microbatches >= 1` at the first
     /// batch, then each training iteration's checks in the loop's order: the microbatch count may
     /// not decrease, and the batch in use must divide by micro_batch_size × data_parallel_size.
-    pub(super) fn loop_checks(&mut self, p: &BatchPlan, n: u128) {
+    pub(super) fn loop_checks(&mut self, p: &Calculator, n: u128) {
         if !matches!(p.sched, Sched::Step { .. }) {
             return;
         }
@@ -376,4 +388,16 @@ impl Calc<'_> {
         };
         self.report.refuse(Field::StepBatchSizeSchedule, refusal);
     }
+}
+
+/// A refusal of validate_args' assertions at `field`.
+fn refuse_args(r: &mut Report, field: Field, text: &str, fix: &str) {
+    r.refuse(
+        field,
+        Refusal::new(
+            "Megatron-LM refuses this in validate_args",
+            format!("AssertionError: {text}"),
+        )
+        .fix(fix),
+    );
 }

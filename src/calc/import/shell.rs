@@ -670,36 +670,7 @@ impl Run {
                     f.push(&inner);
                     i = end;
                 }
-                '"' => {
-                    f.started = true;
-                    let end = skip(&c, i, 0).max(i + 1);
-                    let stop = if c.get(end - 1) == Some(&'"') && end - 1 > i {
-                        end - 1
-                    } else {
-                        end
-                    };
-                    let mut j = i + 1;
-                    while j < stop {
-                        match c[j] {
-                            '\\' if matches!(c.get(j + 1), Some('$' | '`' | '"' | '\\')) => {
-                                f.push(&c[j + 1].to_string());
-                                j += 2;
-                            }
-                            '\\' if c.get(j + 1) == Some(&'\n') => j += 2,
-                            '$' | '`' => {
-                                let e = dollar_end(&c, j).min(stop).max(j + 1);
-                                let text: String = c[j..e].iter().collect();
-                                self.dollar(&text, true, &mut f, depth);
-                                j = e;
-                            }
-                            x => {
-                                f.push(&x.to_string());
-                                j += 1;
-                            }
-                        }
-                    }
-                    i = end;
-                }
+                '"' => i = self.double_quoted(&c, i, &mut f, depth),
                 '$' | '`' => {
                     let end = dollar_end(&c, i);
                     let text: String = c[i..end].iter().collect();
@@ -720,6 +691,39 @@ impl Run {
         } else {
             vec![words.join(" ")]
         }
+    }
+
+    /// A double-quoted part from `c[i]`: its escapes and expansions into one field; the index
+    /// after it.
+    fn double_quoted(&mut self, c: &[char], i: usize, f: &mut Fields, depth: usize) -> usize {
+        f.started = true;
+        let end = skip(c, i, 0).max(i + 1);
+        let stop = if c.get(end - 1) == Some(&'"') && end - 1 > i {
+            end - 1
+        } else {
+            end
+        };
+        let mut j = i + 1;
+        while j < stop {
+            match c[j] {
+                '\\' if matches!(c.get(j + 1), Some('$' | '`' | '"' | '\\')) => {
+                    f.push(&c[j + 1].to_string());
+                    j += 2;
+                }
+                '\\' if c.get(j + 1) == Some(&'\n') => j += 2,
+                '$' | '`' => {
+                    let e = dollar_end(c, j).min(stop).max(j + 1);
+                    let text: String = c[j..e].iter().collect();
+                    self.dollar(&text, true, f, depth);
+                    j = e;
+                }
+                x => {
+                    f.push(&x.to_string());
+                    j += 1;
+                }
+            }
+        }
+        end
     }
 
     /// One expansion (`$NAME`, `${…}`, `$((…))`, `$(…)`, a backquote) into the fields.
@@ -789,19 +793,7 @@ impl Run {
         }
         let var = self.vars.get(name).cloned();
         // the value's elements; None when unset
-        let elems: Option<Vec<String>> = match (&var, index) {
-            (None, _) => None,
-            (Some(Var::Str(s)), None | Some("0" | "@" | "*")) => Some(vec![s.clone()]),
-            (Some(Var::Str(_)), Some(_)) => None,
-            (Some(Var::Arr(a)), None) => a.first().map(|s| vec![s.clone()]),
-            (Some(Var::Arr(a)), Some("@" | "*")) => Some(a.clone()),
-            (Some(Var::Arr(a)), Some(n)) => n
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .and_then(|n| a.get(n))
-                .map(|s| vec![s.clone()]),
-        };
+        let elems = elements(var.as_ref(), index);
         if len {
             if !rest.is_empty() {
                 return f.push(text);
@@ -843,24 +835,58 @@ impl Run {
             }
             return put(f, &v);
         }
-        match elems {
-            None => f.push(text),
-            Some(e) if many && quoted => {
-                for (k, s) in e.iter().enumerate() {
-                    if k > 0 {
-                        f.finish();
-                        f.started = true;
-                    }
-                    f.push(s);
+        put_elements(f, text, elems, (many, quoted));
+    }
+}
+
+/// A variable's elements as `${name}` or `${name[index]}` reads them; `None` when unset.
+fn elements(var: Option<&Var>, index: Option<&str>) -> Option<Vec<String>> {
+    match (var, index) {
+        (None, _) => None,
+        (Some(Var::Str(s)), None | Some("0" | "@" | "*")) => Some(vec![s.clone()]),
+        (Some(Var::Str(_)), Some(_)) => None,
+        (Some(Var::Arr(a)), None) => a.first().map(|s| vec![s.clone()]),
+        (Some(Var::Arr(a)), Some("@" | "*")) => Some(a.clone()),
+        (Some(Var::Arr(a)), Some(n)) => n
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| a.get(n))
+            .map(|s| vec![s.clone()]),
+    }
+}
+
+/// A `${…}`'s value into the fields: `"${a[@]}"` one field per element, else split as unquoted.
+fn put_elements(
+    f: &mut Fields,
+    text: &str,
+    elems: Option<Vec<String>>,
+    (many, quoted): (bool, bool),
+) {
+    let put = |f: &mut Fields, s: &str| {
+        if quoted {
+            f.push(s)
+        } else {
+            f.split(s)
+        }
+    };
+    match elems {
+        None => f.push(text),
+        Some(e) if many && quoted => {
+            for (k, s) in e.iter().enumerate() {
+                if k > 0 {
+                    f.finish();
+                    f.started = true;
                 }
+                f.push(s);
             }
-            Some(e) => {
-                for (k, s) in e.iter().enumerate() {
-                    if k > 0 {
-                        f.finish();
-                    }
-                    put(f, s);
+        }
+        Some(e) => {
+            for (k, s) in e.iter().enumerate() {
+                if k > 0 {
+                    f.finish();
                 }
+                put(f, s);
             }
         }
     }

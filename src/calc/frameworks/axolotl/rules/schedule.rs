@@ -117,51 +117,8 @@ impl Calc<'_> {
         let (Some(total), Some(trainer_max)) = (total, trainer_max) else {
             return;
         };
-        let mut ratio = 0.0;
-        let (mut w, rule) = if let Some(ws) = i.warmup_steps.given() {
-            (
-                Num::Int(ws.into()),
-                format!("warmup_steps (as given) = {ws}"),
-            )
-        } else if let Some(r) = i.warmup_ratio.given() {
-            if total.truthy() {
-                let Ok(v) = num::mul(Num::Float(r), total).and_then(|p| num::int_of(p.to_f64()))
-                else {
-                    return;
-                };
-                let v = if num::cmp(v, Num::Int(0)).is_lt() {
-                    Num::Int(0)
-                } else {
-                    v
-                };
-                (
-                    v,
-                    format!(
-                        "max(int({} × {}), 0) = {}",
-                        num::float_repr(r),
-                        total.raw(),
-                        v.raw()
-                    ),
-                )
-            } else {
-                ratio = r;
-                (
-                    Num::Int(0),
-                    format!("warmup_ratio {} passed through", num::float_repr(r)),
-                )
-            }
-        } else if total.truthy() {
-            let Ok(v) = num::int_of(0.03 * total.to_f64()) else {
-                return;
-            };
-            let v = num::min(v, Num::Int(100));
-            (
-                v,
-                format!("min(int(0.03 × {}), 100) = {}", total.raw(), v.raw()),
-            )
-        } else {
-            ratio = 0.03;
-            (Num::Int(0), "warmup_ratio 0.03 passed through".to_string())
+        let Some((mut w, rule, ratio)) = self.configured_warmup(total) else {
+            return;
         };
         let mut rule = rule;
         if ratio > 0.0 && !w.truthy() {
@@ -189,6 +146,60 @@ impl Calc<'_> {
              transformers: a value below 1 is a ratio of max_steps (ceil)",
             format!("warmup_steps = {rule}; the Trainer uses {}", used.raw()),
         );
+    }
+
+    /// axolotl's `_configure_warmup_and_logging`: the warmup it configures (`warmup_steps`, else
+    /// a ratio of `total`, else 3 % capped at 100), its rule, and the ratio it passes on when
+    /// there is no step count.
+    fn configured_warmup(&mut self, total: Num) -> Option<(Num, String, f64)> {
+        let i = self.inputs;
+        let mut ratio = 0.0;
+        let (w, rule) = if let Some(ws) = i.warmup_steps.given() {
+            (
+                Num::Int(ws.into()),
+                format!("warmup_steps (as given) = {ws}"),
+            )
+        } else if let Some(r) = i.warmup_ratio.given() {
+            if total.truthy() {
+                let Ok(v) = num::mul(Num::Float(r), total).and_then(|p| num::int_of(p.to_f64()))
+                else {
+                    return None;
+                };
+                let v = if num::cmp(v, Num::Int(0)).is_lt() {
+                    Num::Int(0)
+                } else {
+                    v
+                };
+                (
+                    v,
+                    format!(
+                        "max(int({} × {}), 0) = {}",
+                        num::float_repr(r),
+                        total.raw(),
+                        v.raw()
+                    ),
+                )
+            } else {
+                ratio = r;
+                (
+                    Num::Int(0),
+                    format!("warmup_ratio {} passed through", num::float_repr(r)),
+                )
+            }
+        } else if total.truthy() {
+            let Ok(v) = num::int_of(0.03 * total.to_f64()) else {
+                return None;
+            };
+            let v = num::min(v, Num::Int(100));
+            (
+                v,
+                format!("min(int(0.03 × {}), 100) = {}", total.raw(), v.raw()),
+            )
+        } else {
+            ratio = 0.03;
+            (Num::Int(0), "warmup_ratio 0.03 passed through".to_string())
+        };
+        Some((w, rule, ratio))
     }
 
     /// normalize_config's `saves_per_epoch` / `evals_per_epoch` fractions, then transformers'

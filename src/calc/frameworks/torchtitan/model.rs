@@ -1,0 +1,65 @@
+//! torchtitan's part of the model stage: its settings as typed (`activation_checkpoint.mode`,
+//! FSDP2 over the data-parallel shard ranks) and its memory conventions, published in the plan.
+
+use crate::calc::spec::AsBuilt;
+use crate::calc::{Field, RawInputs};
+
+/// torchtitan's memory conventions: FSDP2's mixed precision (`mixed_precision_param = bfloat16`,
+/// `mixed_precision_reduce = float32`) keeps the sharded parameters and their gradients in fp32
+/// and gathers 16-bit copies for compute, so the fp32 parameters are the optimizer's master
+/// weights; the loss upcasts the logits to fp32 before `cross_entropy` (the transformers default
+/// otherwise).
+const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventions {
+    fp32_grads: true,
+    fp32_params: true,
+    dropout: false,
+    logit_saved_bytes: 4,
+    logit_transient_bytes: 6,
+};
+
+/// The model stage's settings (`Spec::fit.settings`): `activation_checkpoint.mode`; FSDP2 over the data-parallel shard ranks.
+pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
+    use crate::calc::parse::settings;
+    use crate::calc::plan::{Settings, Sharding};
+    let mut diags = Vec::new();
+    let gpu = settings::gpu(raw, &mut diags);
+    use crate::calc::plan::{FsdpRows, Recompute};
+    use crate::calc::{Diag, Level, Param};
+    let mut rd = crate::calc::parse::Reader {
+        raw,
+        diags: &mut diags,
+    };
+    let recompute = match rd.text(Field::ActivationCheckpointMode) {
+        Param::Given(m) if m == "none" => Recompute::None,
+        Param::Given(m) if m == "full" => Recompute::Full,
+        Param::Given(m) if m == "selective" || m == "memory_budget" => Recompute::Selective,
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::ActivationCheckpointMode,
+                Level::Error,
+                "activation_checkpoint.mode is none, selective, full or memory_budget",
+            ));
+            Recompute::Selective
+        }
+        _ => Recompute::Selective,
+    };
+    let s = Settings {
+        gpu,
+        recompute,
+        // FSDP2 over the data-parallel shard ranks as the rules resolved them
+        sharding: Sharding::Fsdp {
+            name: "FSDP2",
+            dp_shard: report.count(crate::calc::Output::DataParallelShardDegree),
+            reshard_after_forward: true,
+            offload: false,
+            rows: FsdpRows::KeepReplicas,
+        },
+        memory: CONVENTIONS,
+        // 0.3.0's `selective` is per-op (`selective_ac_option = "op"`): `_save_list` keeps the
+        // attention and every other `mm` (models/llama3/infra/parallelize.py), so half the
+        // matrix products' forward runs again
+        selective_half_matmuls: true,
+        ..Settings::default()
+    };
+    settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
+}
