@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use dpcalc::calc::export::export;
-use dpcalc::calc::import::{import_as, read, Imported, Scope};
 use dpcalc::calc::import::shell as bash;
+use dpcalc::calc::import::{import_as, read, Imported, Scope};
 use dpcalc::calc::spec::Reads;
 use dpcalc::calc::Framework;
 use dpcalc::cli::{check, CheckArgs};
