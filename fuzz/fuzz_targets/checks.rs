@@ -333,7 +333,7 @@ fn every_key_accounted(text: &str, got: &Imported) {
         return;
     };
     let mut paths = Vec::new();
-    leaves(&serde_json::Value::Object(top), String::new(), &mut paths);
+    leaves(&serde_json::Value::Object(top), None, &mut paths);
     let import = got.framework.spec().import.as_ref().expect("importable");
     for path in paths {
         // a control character is listed as U+FFFD
@@ -368,21 +368,20 @@ fn every_key_accounted(text: &str, got: &Imported) {
 }
 
 /// The dotted paths of a JSON value's leaves with a value (null is "not given").
-fn leaves(v: &serde_json::Value, path: String, out: &mut Vec<String>) {
+fn leaves(v: &serde_json::Value, path: Option<String>, out: &mut Vec<String>) {
     match v {
         serde_json::Value::Null => {}
-        // an empty section gives no value
+        // an empty section gives no value; an empty key is a key (`"": {"stage": 1}` is `.stage`)
         serde_json::Value::Object(map) => {
             for (k, v) in map {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
+                let p = match &path {
+                    None => k.clone(),
+                    Some(path) => format!("{path}.{k}"),
                 };
-                leaves(v, p, out);
+                leaves(v, Some(p), out);
             }
         }
-        _ => out.push(path),
+        _ => out.extend(path),
     }
 }
 
