@@ -41,7 +41,7 @@ e2e: dist
 ## (default 120: 8 minutes for the four, after a build of about 2 minutes), under `nice -n 19`.
 ## Installs cargo-fuzz on first use (scripts/tools.sh fuzz); the stable toolchain with
 ## RUSTC_BOOTSTRAP=1; release, no sanitizer (the crate is safe Rust). Each target's corpus is
-## fuzz/corpus/<target>/: the seeds (seed-*, from the fixtures: scripts/fuzz-seeds.sh) and what
+## fuzz/corpus/<target>/ (not checked in): the seeds (seed-*, written from the fixtures before each run by scripts/fuzz-seeds.sh) and what
 ## libFuzzer adds (kept between runs, not checked in); a failing input lands in fuzz/artifacts/.
 ## One target for longer: make fuzz FUZZ_TARGETS=import FUZZ_SECONDS=3600
 FUZZ_TARGETS ?= query import shell cli

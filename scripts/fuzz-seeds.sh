@@ -2,7 +2,7 @@
 # Writes the fuzz targets' seed inputs into fuzz/corpus/<target>/seed-* from the test fixtures
 # (`make fuzz` runs it first, so a new fixture becomes a seed). Each seed is the target's input
 # format: a first byte that picks (framework, outputs, files), then the text. libFuzzer adds its
-# own inputs beside them (named by their SHA-1, not checked in: see .gitignore).
+# own inputs beside them (named by their SHA-1). Neither is checked in (.gitignore).
 #   import: every config of tests/fixtures/configs/ (detected; and forced as its framework)
 #   shell:  the bash scripts and command lines of tests/fixtures/configs/ and tests/fixtures/shell/
 #   cli:    every config as the one file of `dpcalc check` (text, --json, --card)
