@@ -342,6 +342,56 @@ fn a_config_a_cluster_and_a_model_are_read_together_in_any_order() {
 }
 
 #[test]
+fn a_launch_line_and_the_accelerate_config_it_names_give_the_sequence_parallel_batch() {
+    // TRL's ALST/Ulysses example: the launch line and its --config_file, passed together in
+    // either order; the page imports the line, then the accelerate config. Hand-checked
+    // (transformers 5.25): dp = 4 // 1 // 1 // sp 2 = 2, batch = 8 × 1 × 2 = 16.
+    let files = [
+        "real/hf/trl-alst-ulysses-4gpu.sh",
+        "real/accelerate/alst_ulysses_4gpu.yaml",
+    ];
+    let page = pasted(Framework::Hf, &files);
+    assert_eq!(
+        page.report.value(Output::DpWorldSize).map(|v| v.raw()),
+        Some("2".into())
+    );
+    for order in [files, [files[1], files[0]]] {
+        let paths: Vec<String> = order.iter().map(|f| config(f)).collect();
+        let mut args = vec!["check", "--json", "--expect", "dp_world_size=2"];
+        args.extend(["--expect", "global_batch_size=16"]);
+        args.extend(paths.iter().map(String::as_str));
+        let run = dpcalc(&args);
+        assert_eq!(code(&run), 0, "{order:?}: {}", stderr(&run));
+        let got = json(&run);
+        let diffs = differences(&run, &page.report);
+        assert!(diffs.is_empty(), "{order:?}: {diffs:?}");
+        assert_eq!(got["query"], Value::String(page.query.clone()));
+        let warnings = got["sources"].to_string();
+        assert!(
+            warnings.contains("--max_seq_length: TRL 0.20 removed"),
+            "{warnings}"
+        );
+        assert!(
+            !warnings.contains("parallelism_config_sp_size"),
+            "{warnings}"
+        );
+    }
+    // an axolotl config beside it: dpcalc applies none of the block, and says so at its key
+    let run = dpcalc(&[
+        "check",
+        "--json",
+        &config("axolotl.yml"),
+        &config("real/accelerate/alst_ulysses_4gpu.yaml"),
+    ]);
+    let got = json(&run);
+    let warnings = got["sources"].to_string();
+    assert!(
+        warnings.contains("parallelism_config.parallelism_config_sp_size: accelerate's ParallelismConfig gets sp_size 2"),
+        "{warnings}"
+    );
+}
+
+#[test]
 fn expectations_pass_and_fail_with_the_exit_status() {
     let cfg = config("deepspeed.json");
     // DeepSpeed: 256 = 4 × 8 × dp, so the batch check holds on 8 GPUs (dp 8)

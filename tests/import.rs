@@ -716,6 +716,105 @@ fn accelerate_config_and_launcher_lines_fill_the_cluster_only() {
 }
 
 #[test]
+fn accelerate_parallelism_config_fills_what_the_framework_takes_and_warns_at_the_rest() {
+    // the HF Trainer takes tp, cp and sp through accelerate's environment
+    let acc = "num_machines: 1\nnum_processes: 8\nparallelism_config:\n  parallelism_config_dp_shard_size: 2\n  \
+               parallelism_config_tp_size: 2\n  parallelism_config_cp_size: 2\n  parallelism_config_cp_comm_strategy: alltoall\n";
+    let got = read(Framework::Hf, None, acc);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    assert_eq!(got.get(Field::TpSize), Some("2"));
+    assert_eq!(got.get(Field::CpSize), Some("2"));
+    // 1 × 2 × 2 × 2 × 1 = 8 processes: consistent, nothing to say; the CP strategy changes no batch
+    assert!(got.warnings.is_empty(), "{:?}", got.warnings);
+    assert!(
+        !got.unknown.iter().any(|k| k.contains("parallelism")),
+        "{:?}",
+        got.unknown
+    );
+    assert!(
+        got.summary().contains("parallelism_config"),
+        "{}",
+        got.summary()
+    );
+    // the form's own sp_size and tp_size win; the cluster is replaced
+    let current =
+        dpcalc::calc::RawInputs::from_pairs([(Field::TpSize, "4"), (Field::WorldSize, "16")]);
+    let merged = got.merged_into(&current);
+    assert_eq!(merged.get(Field::TpSize), "4");
+    assert_eq!(merged.get(Field::CpSize), "2");
+    assert_eq!(merged.get(Field::WorldSize), "");
+    assert_eq!(merged.get(Field::GpusPerNode), "8");
+
+    // data-parallel sizes accelerate refuses (total 2 × 2 × 2 = 8 on 4 processes), a backend
+    // it refuses, an unknown key of the block
+    let bad =
+        "num_processes: 4\nparallelism_config:\n  parallelism_config_dp_replicate_size: 2\n  \
+               parallelism_config_dp_shard_size: 2\n  parallelism_config_tp_size: 2\n  \
+               parallelism_config_cp_backend: ring\n  parallelism_config_pp_size: 2\n";
+    let got = read(Framework::Hf, None, bad);
+    let said = got.warnings.join("\n");
+    assert!(
+        said.contains("parallelism_config: accelerate refuses the launch"),
+        "{said}"
+    );
+    assert!(
+        said.contains("total_size (8) does not match num_processes (4)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("parallelism_config.parallelism_config_cp_backend: accelerate refuses it"),
+        "{said}"
+    );
+    assert!(said.contains("but got ring"), "{said}");
+    assert!(got
+        .unknown
+        .contains(&"parallelism_config.parallelism_config_pp_size".to_string()));
+    // an sp_backend accelerate refuses is a warning; DeepSpeed SP skips the total check
+    let sp = "num_processes: 4\nparallelism_config:\n  parallelism_config_sp_size: 4\n  \
+              parallelism_config_dp_shard_size: 2\n  parallelism_config_sp_backend: megatron\n";
+    let got = read(Framework::Hf, None, sp);
+    assert_eq!(got.get(Field::SpSize), Some("4"));
+    let said = got.warnings.join("\n");
+    assert!(
+        said.contains("sp_backend must be one of ['deepspeed'], but got megatron"),
+        "{said}"
+    );
+    // no processes given: the product is not checked, and that is said
+    let got = read(
+        Framework::Hf,
+        None,
+        "distributed_type: FSDP\nparallelism_config:\n  parallelism_config_dp_shard_size: 2\n  parallelism_config_tp_size: 2\n",
+    );
+    assert!(
+        got.warnings
+            .iter()
+            .any(|w| w.contains("does not give num_processes")),
+        "{:?}",
+        got.warnings
+    );
+
+    // a framework that does not take it through accelerate: every size above 1 is a warning at
+    // its key, never only an ignored key, and no field is filled
+    for fw in [Framework::Axolotl, Framework::Megatron, Framework::Nanotron] {
+        let got = read(fw, None, acc);
+        assert_eq!(got.get(Field::TpSize), None);
+        for key in ["dp_shard_size", "tp_size", "cp_size"] {
+            let at = format!("parallelism_config.parallelism_config_{key}: ");
+            assert!(
+                got.warnings.iter().any(|w| w.starts_with(&at)),
+                "{fw:?} {key}: {:?}",
+                got.warnings
+            );
+            assert!(
+                !got.unknown.iter().any(|k| k.contains(key)),
+                "{fw:?}: {:?}",
+                got.unknown
+            );
+        }
+    }
+}
+
+#[test]
 fn every_format_survives_odd_input() {
     let texts = [
         "[training]\nsteps = 1\n[training]\n",

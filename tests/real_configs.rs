@@ -45,7 +45,7 @@ fn field(state: &State, key: &str) -> Field {
 
 fn check(file: &Path, expect: &str) -> Vec<String> {
     let text = std::fs::read_to_string(file).expect("the config");
-    let (mut state, got) = common::paste(State::from_query(""), &text);
+    let (mut state, mut got) = common::paste(State::from_query(""), &text);
     let mut fails = Vec::new();
     let mut fail = |line: &str, why: String| fails.push(format!("`{line}`: {why}"));
     let mut lines = 0;
@@ -91,6 +91,11 @@ fn check(file: &Path, expect: &str) -> Vec<String> {
                 if got.applicable().to_string() != rest {
                     fail(line, format!("applied: {}", got.applicable()));
                 }
+            }
+            "paste" => {
+                let text = std::fs::read_to_string(Path::new(REAL).join(rest))
+                    .unwrap_or_else(|_| panic!("{}: no {rest}", file.display()));
+                (state, got) = common::paste(state, &text);
             }
             "then" => {
                 let (k, v) = rest.split_once('=').expect("then KEY=VALUE");

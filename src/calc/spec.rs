@@ -300,6 +300,12 @@ pub struct Import {
     pub file_cluster: Option<FileCluster>,
     /// How a model's config.json becomes this framework's fields.
     pub config_json: &'static ConfigJson,
+    /// accelerate's `ParallelismConfig` sizes (an accelerate config's `parallelism_config_*`
+    /// keys, without the prefix: `sp_size`) that this framework's run reads from accelerate's
+    /// environment (`PARALLELISM_CONFIG_*`), each with the field it fills where the framework's
+    /// own config leaves that field unset; empty: dpcalc applies none (a size above 1 is a
+    /// warning at its key).
+    pub accelerate: &'static [(&'static str, Field)],
 }
 
 /// See [`Import::file_cluster`].

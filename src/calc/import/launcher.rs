@@ -1,11 +1,10 @@
 //! The cluster shape of a launch: a command split at its script ([`split_command`]), the
 //! launcher's flags (`torchrun --nnodes 2 --nproc_per_node 8`, `deepspeed --num_nodes`,
-//! `accelerate launch --num_machines`), and accelerate's config YAML (`num_machines`,
-//! `num_processes`). Alone, they fill only the cluster (`Scope::Cluster`).
+//! `accelerate launch --num_machines`), also for accelerate's config YAML (`num_machines`,
+//! `num_processes`, read in `accelerate.rs`). Alone, they fill only the cluster
+//! (`Scope::Cluster`).
 
-use super::leaves::read_leaves;
 use super::words::{flags, Unknowns};
-use super::yaml::yaml_leaves;
 use super::Imported;
 use crate::calc::Field;
 
@@ -75,7 +74,8 @@ pub(super) fn split_command(words: &[String]) -> Command<'_> {
 
 /// The launchers' flags for the cluster shape: torchrun's `--nnodes`, `--nproc-per-node`
 /// (`torch/distributed/run.py`, either spelling), DeepSpeed's `--num_nodes`, `--num_gpus`, and
-/// accelerate's `--num_machines`, `--num_processes` (all processes: see [`processes`]).
+/// accelerate's `--num_machines`, `--num_processes` (all processes: see [`processes`]); its
+/// `--config_file` is a warning (the file it names holds the cluster and the parallel sizes).
 pub(super) fn launcher_flags(
     words: &[String],
     out: &mut Imported,
@@ -93,6 +93,16 @@ pub(super) fn launcher_flags(
             "nnodes" | "num_nodes" => Some(Field::Nodes),
             "nproc_per_node" | "num_gpus" => Some(Field::GpusPerNode),
             "num_machines" | "num_processes" => None,
+            "config_file" => {
+                let file = one_value(flag, &values).unwrap_or_default();
+                out.warning(format!(
+                    "{shown} {file}: accelerate launch reads the cluster and the parallelism_config (whose tp_size, \
+                     cp_size and sp_size divide the data-parallel size and the batch) from that file, which is not in \
+                     this text: dpcalc applies them when that accelerate config is imported too (on the page, after \
+                     this text; to dpcalc check, beside it)"
+                ));
+                continue;
+            }
             _ => {
                 out.unknown(shown);
                 continue;
@@ -116,7 +126,7 @@ pub(super) fn launcher_flags(
 
 /// accelerate's `num_machines` and `num_processes` (the processes of all machines, one a GPU):
 /// the nodes, and GPUs per node = processes ÷ machines when it divides, else the world size.
-fn processes(
+pub(super) fn processes(
     machines: Option<(String, String)>,
     procs: Option<(String, String)>,
     out: &mut Imported,
@@ -159,24 +169,4 @@ fn one_value(flag: &str, values: &[&str]) -> Option<String> {
         (None, [v]) => Some(v.to_string()),
         _ => None,
     }
-}
-
-/// accelerate's config YAML (`accelerate/commands/config/config_args.py`): `num_machines` and
-/// `num_processes` give the cluster; the rest is listed.
-pub(super) fn accelerate_config(text: &str, out: &mut Imported) {
-    let Some(leaves) = yaml_leaves(text, out, "an accelerate config") else {
-        return;
-    };
-    let (mut machines, mut procs) = (None, None);
-    let mut rest = Vec::new();
-    for leaf in leaves {
-        match (leaf.path.as_str(), &leaf.value) {
-            ("num_machines", Some(v)) => machines = Some((v.clone(), leaf.at)),
-            ("num_processes", Some(v)) => procs = Some((v.clone(), leaf.at)),
-            _ => rest.push(leaf),
-        }
-    }
-    read_leaves(out, rest, |_| None);
-    let mut seen = Vec::new();
-    processes(machines, procs, out, &mut seen);
 }

@@ -18,8 +18,11 @@
 //!   examples), read by [`shell`] (bash as bash reads it) for the command it runs: variables, arrays and `$((…))`
 //!   expanded, a value it cannot know (`$1`) named once and never taken;
 //! - `launcher.rs`: the cluster only ([`Scope::Cluster`]): a launcher line (`torchrun --nnodes 2
-//!   --nproc_per_node 8`, `accelerate launch`, `deepspeed --num_nodes`) or accelerate's config
-//!   YAML (`num_machines`, `num_processes`); a launcher before a Megatron or HF script fills both;
+//!   --nproc_per_node 8`, `accelerate launch`, `deepspeed --num_nodes`); a launcher before a
+//!   Megatron or HF script fills both;
+//! - `accelerate.rs`: accelerate's config YAML ([`Scope::Cluster`]): `num_machines`,
+//!   `num_processes`, and its `parallelism_config` sizes for a framework that takes them through
+//!   accelerate (`Spec::import.accelerate`);
 //! - `toml.rs`: TOML tables read as dotted `table.key` paths (torchtitan's job config,
 //!   `basic-toml` behind a nesting guard);
 //! - `training_arguments.rs`: the Hugging Face Trainer's `TrainingArguments`: its JSON dict, a
@@ -38,6 +41,7 @@
 //! serde_json's recursion limit (128), TOML nesting at `toml::MAX_TOML_NESTING` before the parser
 //! sees it; the lists of unknown keys and errors are capped.
 
+mod accelerate;
 mod command_line;
 mod detect;
 mod json;
@@ -78,7 +82,8 @@ pub enum Scope {
     /// A model's config.json: the model preset and every architecture key; the rest is kept.
     Model,
     /// An accelerate config or a launcher line without a config: the cluster shape (nodes, GPUs
-    /// per node, world size); the rest is kept.
+    /// per node, world size), and the `parallelism_config` sizes an accelerate config gives
+    /// where the form leaves them unset; the rest is kept.
     Cluster,
 }
 
@@ -164,6 +169,10 @@ impl Imported {
             Scope::Model => format!(
                 "Read a model config.json: {n} architecture key(s) filled in for {name}; the other inputs are kept.{unread}"
             ),
+            Scope::Cluster if self.inputs.iter().any(|(f, _)| !CLUSTER.contains(f)) => format!(
+                "Read the cluster and accelerate's parallelism_config: {n} setting(s) filled in for {name} (a parallel \
+                 size the form already holds is kept, as the framework's own setting wins); the other inputs are kept.{unread}"
+            ),
             Scope::Cluster => format!(
                 "Read the cluster: {n} setting(s) filled in for {name}; the other inputs are kept.{unread}"
             ),
@@ -211,6 +220,13 @@ impl Imported {
             });
         } else {
             self.more_unknown += 1;
+        }
+    }
+
+    /// A warning: a setting the framework reads otherwise than the page can apply, at its key.
+    fn warning(&mut self, message: impl Into<String>) {
+        if self.warnings.len() < MAX_LISTED {
+            self.warnings.push(printable(message.into()));
         }
     }
 
@@ -283,7 +299,12 @@ impl Imported {
                     raw.set(f, "");
                 }
                 for (f, v) in &self.inputs {
-                    raw.set(*f, v.as_str());
+                    // accelerate's parallelism_config sizes fill only what the framework's own
+                    // config leaves unset: ParallelismConfig reads the environment for a size
+                    // the program did not give
+                    if CLUSTER.contains(f) || current.get(*f).trim().is_empty() {
+                        raw.set(*f, v.as_str());
+                    }
                 }
                 return raw;
             }
@@ -400,7 +421,7 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
     if reads.is_some() && detect_format(text) == Format::Cluster {
         out.scope = Scope::Cluster;
         if detect::looks_yaml(text) {
-            launcher::accelerate_config(text, &mut out);
+            accelerate::config(text, &mut out);
         } else {
             command_line::read(text, &mut out);
         }

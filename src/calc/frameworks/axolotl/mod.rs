@@ -71,6 +71,7 @@ pub(super) const SPEC: Spec = Spec {
         joined: &[],
         file_cluster: None,
         config_json: &spec::CONFIG_JSON_AS_IS,
+        accelerate: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,

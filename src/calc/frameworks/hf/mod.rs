@@ -94,6 +94,16 @@ pub(super) const SPEC: Spec = Spec {
         joined: &[],
         file_cluster: None,
         config_json: &spec::CONFIG_JSON_AS_IS,
+        // the Trainer passes TrainingArguments.parallelism_config, or none and accelerate's
+        // Accelerator builds one (ACCELERATE_USE_PARALLELISM_CONFIG); either way
+        // ParallelismConfig.__post_init__ reads each size not given from PARALLELISM_CONFIG_*,
+        // which `accelerate launch` sets from the config's parallelism_config (accelerate
+        // utils/launch.py prepare_extend_env_parallelism_config, parallelism_config.py)
+        accelerate: &[
+            ("tp_size", Field::TpSize),
+            ("cp_size", Field::CpSize),
+            ("sp_size", Field::SpSize),
+        ],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Hf,
@@ -204,6 +214,16 @@ fn import_renamed(key: &str) -> Option<&'static str> {
             "the releases dpcalc models have no evaluation_strategy (it became eval_strategy): HfArgumentParser \
              refuses it (“ValueError: Some specified arguments are not used by the HfArgumentParser”) and \
              TrainingArguments(evaluation_strategy=…) raises TypeError. Write eval_strategy.",
+        ),
+        // TRL 0.16 renamed SFTConfig's max_seq_length max_length and read the old name with a
+        // DeprecationWarning; 0.20 removed it (trl PR #3704, commit e102ac8) and SFTConfig
+        // defaults max_length to 1024
+        "max_seq_length" => Some(
+            "TRL 0.20 removed max_seq_length (0.16 renamed it max_length; 0.16–0.19 still read the old name): \
+             SFTConfig has no such argument, so TRL's scripts (TrlParser, an HfArgumentParser) refuse it \
+             (“ValueError: Some specified arguments are not used by the HfArgumentParser”), and a script that \
+             passes unknown flags through trains at SFTConfig's max_length, 1024 by default, not at this length. \
+             Write max_length.",
         ),
         _ => None,
     }

@@ -120,6 +120,7 @@ pub(super) const SPEC: Spec = Spec {
         joined: &[],
         file_cluster: None,
         config_json: &model::CONFIG_JSON,
+        accelerate: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Megatron,

@@ -105,6 +105,7 @@ pub(super) const SPEC: Spec = Spec {
         joined: &[("model.name", "model.flavor")],
         file_cluster: None,
         config_json: &spec::CONFIG_JSON_AS_IS,
+        accelerate: &[],
     }),
     fit: spec::Fit {
         flops: spec::FlopsConvention::Torchtitan,
