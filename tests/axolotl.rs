@@ -1067,3 +1067,67 @@ fn axolotl21_max_steps_cap_and_expert_parallelism() {
     assert_eq!(v(&r, Output::GlobalBatchSize), "64");
     assert_eq!(r.grid.map(|g| g.ep), Some(2));
 }
+
+/// axolotl's own HSDP + TP example (`real/axolotl/llama-3_1-8b-hsdp-tp.yaml`: dp_shard_size 4 ×
+/// dp_replicate_size 2 × tensor_parallel_size 2 = 16) on 8 GPUs: every release dpcalc models
+/// builds the same ParallelismConfig (utils/distributed.py::_get_parallel_config_kwargs, the
+/// same code at v0.14.0, v0.18.0 and 0.21.0) and its patched `_validate_accelerator` refuses
+/// total_size 16 on 8 processes, each release in its own words; on 16 GPUs none refuses.
+#[test]
+fn every_release_refuses_parallel_sizes_larger_than_the_world() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/configs/real/axolotl/llama-3_1-8b-hsdp-tp.yaml"
+    ))
+    .expect("the example");
+    let (state, got) = crate::common::paste(dpcalc::state::State::from_query(""), &text);
+    assert!(got.applicable(), "{:?}", got.errors);
+    for (release, tail) in [
+        ("0.21.0", "dp_shard_size/tp_size/cp_size/sp_size/ep_size."),
+        ("0.20.0", "dp_shard_size/tp_size/cp_size/sp_size/ep_size."),
+        ("0.19.0", "dp_shard_size/tp_size/cp_size/sp_size/ep_size."),
+        ("0.18.0", "dp_shard_size/tp_size/cp_size/sp_size/ep_size."),
+        ("0.14.0", "dp_shard_size/tp_size/cp_size."),
+    ] {
+        let mut raw = state.link.inputs.clone();
+        raw.set(Field::WorldSize, "8");
+        let r = axolotl::compute_release(release, &raw);
+        let refusal = r
+            .diags
+            .iter()
+            .find(|d| d.field == Field::WorldSize && d.level == dpcalc::calc::Level::Error)
+            .map(|d| d.message.clone())
+            .unwrap_or_default();
+        assert!(
+            refusal.contains("ParallelismConfig total_size (16) does not match num_processes (8)")
+                && refusal.contains(&format!("dp_replicate_size/ {tail}")),
+            "{release}: {:?}",
+            r.diags
+        );
+        raw.set(Field::WorldSize, "16");
+        let r = axolotl::compute_release(release, &raw);
+        assert!(!r.has_errors(), "{release}: {:?}", r.diags);
+        assert_eq!(v(&r, Output::DpWorldSize), "8", "{release}");
+    }
+    // a dp_shard_size alone larger than the world (FSDP2 on 4 GPUs, dp_shard_size 8): refused
+    // by 0.18.0 as by 0.21.0
+    for release in ["0.21.0", "0.18.0", "0.14.0"] {
+        let r = run_release(
+            release,
+            &[
+                ("world_size", "4"),
+                ("micro_batch_size", "1"),
+                ("gradient_accumulation_steps", "1"),
+                ("dp_shard_size", "8"),
+                ("fsdp_config.fsdp_version", "2"),
+            ],
+        );
+        assert!(
+            r.diags.iter().any(|d| d.field == Field::WorldSize
+                && d.message
+                    .contains("total_size (8) does not match num_processes (4)")),
+            "{release}: {:?}",
+            r.diags
+        );
+    }
+}

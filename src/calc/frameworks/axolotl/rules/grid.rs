@@ -1,6 +1,7 @@
 //! axolotl's grid stage: the world size, the parallel sizes and accelerate's checks
 //! (`parallel_checks`), 0.20.0+'s validators (expert parallelism, the dp axes, DeepSpeed) and the
-//! launch checks.
+//! launch checks (every release: the same `_get_parallel_config_kwargs` and patched
+//! `_validate_accelerator` from 0.14.0 on).
 
 use super::*;
 
@@ -124,6 +125,11 @@ impl Calc<'_> {
             return;
         };
         if model == 1 || ws % model == 0 {
+            // 0.14.0 – 0.19.0 build the same ParallelismConfig (utils/distributed.py
+            // build_parallelism_config and _get_parallel_config_kwargs, the same code at v0.14.0,
+            // v0.18.0 and 0.21.0) and run the same patched _validate_accelerator: a dp_shard_size
+            // larger than the world is refused there too
+            self.launch_checks(ws, tp, cp);
             return;
         }
         self.tp_cp_indivisible(ws, tp, cp, model);
@@ -423,7 +429,7 @@ impl Calc<'_> {
         None
     }
 
-    /// 0.20.0+ at launch: `utils/distributed.py::_get_parallel_config_kwargs`, accelerate's
+    /// At launch (every release): `utils/distributed.py::_get_parallel_config_kwargs`, accelerate's
     /// `ParallelismConfig.__post_init__` (under axolotl's patch), the expert-parallel plugin's
     /// `_validate_mesh_axes`, then `ParallelismConfig._validate_accelerator`.
     pub(super) fn launch_checks(&mut self, ws: u64, tp: u64, cp: u64) {
@@ -735,7 +741,14 @@ impl Calc<'_> {
                 .iter()
                 .fold(1u64, |p, &x| p.saturating_mul(x));
             if total != ws {
-                let suffix = if patched { "/ep_size" } else { "" };
+                // axolotl's patched message (monkeypatch/accelerate/parallelism_config.py):
+                // 0.14.0 – 0.16.x end at cp_size, 0.17.0 adds ep_size, 0.18.0+ sp_size/ep_size;
+                // accelerate 1.13's own ends at sp_size
+                let sizes = match (patched, self.main) {
+                    (true, Version::V0_14_0) => "tp_size/cp_size",
+                    (true, _) => "tp_size/cp_size/sp_size/ep_size",
+                    (false, _) => "tp_size/cp_size/sp_size",
+                };
                 let fix = cluster::nearest_valid(
                     ws,
                     tp.saturating_mul(cp),
@@ -747,7 +760,7 @@ impl Calc<'_> {
                         "accelerate refuses the launch",
                         format!(
                             "ParallelismConfig total_size ({total}) does not match num_processes ({ws}). Please adjust \
-                             dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size{suffix}."
+                             dp_replicate_size/ dp_shard_size/{sizes}."
                         ),
                     )
                     .fix(format!(
