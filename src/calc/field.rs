@@ -275,6 +275,8 @@ fields! {
             "model.model_config.num_attention_heads: HEAD checks tp against it (Config.__post_init__).";
         NumKeyValueHeads => "model.model_config.num_key_value_heads", Count, "Key/value heads", "= attention heads",
             "model.model_config.num_key_value_heads (absent: num_attention_heads); HEAD checks tp against it.";
+        LrSchedulerWarmupSteps => "optimizer.learning_rate_scheduler.lr_warmup_steps", Count, "Warmup steps", "0",
+            "optimizer.learning_rate_scheduler.lr_warmup_steps: the learning rate's warmup, in optimizer steps.";
     }
     ["first-axolotl"] {
         // (nanotron: add fields above this line)

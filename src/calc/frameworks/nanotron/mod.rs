@@ -76,6 +76,7 @@ pub(super) const SPEC: Spec = Spec {
             Field::BatchAccumulationPerReplica,
             Field::SequenceLength,
             Field::TrainSteps,
+            Field::LrSchedulerWarmupSteps,
             Field::NumAttentionHeads,
             Field::NumKeyValueHeads,
         ],
@@ -103,7 +104,12 @@ pub(super) const SPEC: Spec = Spec {
     },
     written: &Written {
         place,
-        sections: &["parallelism", "tokens", "model.model_config"],
+        sections: &[
+            "parallelism",
+            "tokens",
+            "optimizer.learning_rate_scheduler",
+            "model.model_config",
+        ],
         ..spec::WRITTEN_BY_DOTS
     },
     compared: &Compared {

@@ -28,6 +28,8 @@
 //! - HEAD with dummy data (`run_train.py`, `dummy_infinite_data_generator`):
 //!   `sequence_length % context_parallel_size == 0`;
 //! - the training loop `for step in range(start + 1, train_steps + 1)` (`trainer.py`).
+//! - the learning rate's warmup, `LRSchedulerArgs.lr_warmup_steps` (`config/config.py`, default
+//!   0), which `helpers.py::lr_scheduler_builder` warms up over: `warmup_steps`.
 //!
 //! Every error text is what Python prints as the last line of the traceback, checked by running
 //! nanotron's own code (`tests/fixtures/nanotron.txt`: 0.4 in `nanotron-1`, HEAD 2411b02 in
@@ -95,6 +97,7 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::TrainSteps,
         ],
     ),
+    ("Learning rate", &[Field::LrSchedulerWarmupSteps]),
     ("Model & memory", &[Field::ModelId, Field::RecomputeLayer]),
     (
         crate::calc::field::ARCHITECTURE_TITLE,
@@ -120,6 +123,7 @@ pub const OUTPUTS: &[Output] = &[
     Output::GlobalBatchSize,
     Output::TokensPerStep,
     Output::MaxSteps,
+    Output::WarmupSteps,
     Output::TotalTokens,
 ];
 
@@ -149,6 +153,10 @@ pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
         ),
         Output::TokensPerStep => ("Global batch in tokens", "global_batch_size_in_tokens"),
         Output::MaxSteps => ("Optimizer steps the run takes", "tokens.train_steps"),
+        Output::WarmupSteps => (
+            "Warmup steps",
+            "optimizer.learning_rate_scheduler.lr_warmup_steps",
+        ),
         Output::TotalTokens => ("Tokens the run trains on", "total_tokens"),
         _ => return None,
     })
@@ -186,6 +194,7 @@ struct Inputs {
     train_steps: Param<u64>,
     num_attention_heads: Param<u64>,
     num_key_value_heads: Param<u64>,
+    lr_warmup_steps: Param<u64>,
 }
 
 impl Inputs {
@@ -207,6 +216,7 @@ impl Inputs {
             train_steps: r.count(Field::TrainSteps),
             num_attention_heads: r.count(Field::NumAttentionHeads),
             num_key_value_heads: r.count(Field::NumKeyValueHeads),
+            lr_warmup_steps: r.count(Field::LrSchedulerWarmupSteps),
         }
     }
 }
@@ -239,6 +249,8 @@ pub fn compute_release(release: &str, raw: &RawInputs) -> Report {
     if let Some(g) = &parsed.given {
         batch(g, &mut report);
         tokens_checks(g, &mut report);
+        report.enter(Stage::Schedule);
+        warmup(i.lr_warmup_steps, &mut report);
     }
     // nanotron parses the whole config first; the world check is shown as soon as the
     // parallelism section is complete, so a layout that cannot launch is visible early.
@@ -305,4 +317,19 @@ struct Parsed {
     given: Option<Given>,
     /// The whole config parses: `Config.__post_init__` runs.
     complete: bool,
+}
+
+/// The learning rate's warmup: `LRSchedulerArgs.lr_warmup_steps` (`config/config.py`, an int,
+/// default 0), the steps over which `helpers.py::lr_scheduler_builder` raises the learning rate
+/// from 0 (linear) before the decay starts; nanotron does not compare it with `train_steps`.
+fn warmup(steps: Param<u64>, report: &mut Report) {
+    let Some(n) = steps.or(0) else {
+        return;
+    };
+    report.set(Output::WarmupSteps, Num::Int(n.into()));
+    report.explain(
+        Output::WarmupSteps,
+        "warmup_steps = optimizer.learning_rate_scheduler.lr_warmup_steps (default 0)",
+        format!("warmup_steps = {n}"),
+    );
 }
