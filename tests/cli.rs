@@ -392,6 +392,24 @@ fn a_launch_line_and_the_accelerate_config_it_names_give_the_sequence_parallel_b
 }
 
 #[test]
+fn an_older_axolotl_release_refuses_parallel_sizes_larger_than_the_world() {
+    // axolotl's HSDP + TP example (16 ranks) on one node of 8: 0.18.0 refuses it as 0.21.0 does
+    let example = config("real/axolotl/llama-3_1-8b-hsdp-tp.yaml");
+    for version in ["0.18.0", "0.14.0"] {
+        let run = dpcalc(&["check", "--version", version, &example]);
+        assert_eq!(code(&run), 1, "{version}: {}", stdout(&run));
+        assert!(
+            stdout(&run)
+                .contains("ParallelismConfig total_size (16) does not match num_processes (8)"),
+            "{version}: {}",
+            stdout(&run)
+        );
+        let run = dpcalc(&["check", "--version", version, "--nodes", "2", &example]);
+        assert_eq!(code(&run), 0, "{version}: {}", stdout(&run));
+    }
+}
+
+#[test]
 fn expectations_pass_and_fail_with_the_exit_status() {
     let cfg = config("deepspeed.json");
     // DeepSpeed: 256 = 4 × 8 × dp, so the batch check holds on 8 GPUs (dp 8)
