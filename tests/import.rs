@@ -793,6 +793,35 @@ fn accelerate_parallelism_config_fills_what_the_framework_takes_and_warns_at_the
         got.warnings
     );
 
+    // on the launch line: named in a warning, never only ignored; the config it names too
+    let got = read(
+        Framework::Hf,
+        None,
+        "accelerate launch --config_file fsdp.yaml --parallelism_config_sp_size 2 train.py --per_device_train_batch_size 2",
+    );
+    assert_eq!(got.get(Field::PerDeviceTrainBatchSize), Some("2"));
+    assert!(
+        got.warnings
+            .iter()
+            .any(|w| w.starts_with("--parallelism_config_sp_size: ")),
+        "{:?}",
+        got.warnings
+    );
+    assert!(
+        got.warnings
+            .iter()
+            .any(|w| w.starts_with("--config_file fsdp.yaml: ")),
+        "{:?}",
+        got.warnings
+    );
+    assert!(
+        !got.unknown
+            .iter()
+            .any(|k| k.contains("parallelism") || k.contains("config_file")),
+        "{:?}",
+        got.unknown
+    );
+
     // a framework that does not take it through accelerate: every size above 1 is a warning at
     // its key, never only an ignored key, and no field is filled
     for fw in [Framework::Axolotl, Framework::Megatron, Framework::Nanotron] {

@@ -93,6 +93,18 @@ pub(super) fn launcher_flags(
             "nnodes" | "num_nodes" => Some(Field::Nodes),
             "nproc_per_node" | "num_gpus" => Some(Field::GpusPerNode),
             "num_machines" | "num_processes" => None,
+            n if n.starts_with("parallelism_config_") || n == "use_parallelism_config" => {
+                // accelerate commands/launch.py: the sizes reach the run only with
+                // --use_parallelism_config (which it refuses without --use_fsdp and
+                // --fsdp_version 2) or from a config file's non-empty parallelism_config
+                out.warning(format!(
+                    "{shown}: accelerate launch hands its ParallelismConfig arguments to the run only with \
+                     --use_parallelism_config (FSDP2 only) or from a config file's parallelism_config, and dpcalc does \
+                     not read them from the launch line: type tp_size, cp_size or sp_size in the form, or import the \
+                     accelerate config"
+                ));
+                continue;
+            }
             "config_file" => {
                 let file = one_value(flag, &values).unwrap_or_default();
                 out.warning(format!(
