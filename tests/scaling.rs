@@ -160,3 +160,71 @@ fn per_gpu_throughput_falls_on_the_playbook_sweep() {
 fn scaling_bench_finds_plans() {
     assert_eq!(scaling::bench(Framework::Megatron, 4), 3);
 }
+
+/// The view model's rows: each `data-scale-row` attribute is the size's plan's exact value
+/// (`data-total-hours` its total seconds / 3600, `data-cost` with a price, `data-meets-deadline`
+/// with a deadline); a size without a plan has only its size; the chart has a point per size
+/// with a plan, left to right, inside the plot, and marks the cheapest size.
+#[test]
+fn the_view_models_rows_and_chart() {
+    use dpcalc::calc::view::{self, PlanAttr};
+    let (_, _, s) = scale(&format!("{MEGATRON_8B}&deadline_hours=1"));
+    let rows = view::scale_rows(&s);
+    assert_eq!(rows.len(), s.rows.len());
+    for (v, r) in rows.iter().zip(&s.rows) {
+        let p = r.plan.as_ref().expect("a plan");
+        let attrs = v.attributes();
+        let get = |n: &str| attrs.iter().find(|(k, _)| *k == n).map(|(_, a)| *a);
+        assert_eq!(get("data-nodes"), Some(PlanAttr::Int(u128::from(r.nodes))));
+        assert_eq!(get("data-gpus"), Some(PlanAttr::Int(u128::from(r.gpus))));
+        assert_eq!(
+            get("data-step-seconds"),
+            Some(PlanAttr::Float(p.step_seconds))
+        );
+        assert_eq!(
+            get("data-tokens-per-second-per-gpu"),
+            Some(PlanAttr::Float(p.tokens_per_second_per_gpu))
+        );
+        assert_eq!(
+            get("data-mfu"),
+            Some(PlanAttr::Float(p.mfu.expect("an MFU")))
+        );
+        assert_eq!(
+            get("data-total-hours"),
+            Some(PlanAttr::Float(p.total_seconds.expect("a time") / 3600.0))
+        );
+        assert_eq!(
+            get("data-cost"),
+            Some(PlanAttr::Float(p.total_cost.expect("a cost")))
+        );
+        let meets = r.meets_deadline.expect("a deadline");
+        assert_eq!(
+            get("data-meets-deadline"),
+            Some(PlanAttr::Text(if meets { "true" } else { "false" }))
+        );
+    }
+    let chart = view::scale_chart(&s).expect("a chart");
+    assert_eq!(chart.throughput.points.len(), rows.len());
+    assert_eq!(chart.hours.points.len(), rows.len());
+    let (left, right, top, bottom) = view::CHART_PLOT;
+    for w in chart.throughput.points.windows(2) {
+        assert!(w[0].x < w[1].x);
+    }
+    for p in chart.throughput.points.iter().chain(&chart.hours.points) {
+        assert!(
+            p.x >= left && p.x <= right && p.y >= top && p.y <= bottom,
+            "{p:?}"
+        );
+    }
+    // the highest time is at the top of its axis, and the time falls as GPUs double here
+    assert_eq!(chart.hours.points[0].y, top);
+    let i = s.cheapest.expect("a size within an hour");
+    assert_eq!(chart.cheapest_x, Some(chart.hours.points[i].x));
+    // without a plan: the size only, and its cells say so
+    let (_, _, none) = scale("?framework=megatron&version=0.19.2&nodes=1&max_nodes=4&num_layers=2&hidden_size=512&num_attention_heads=8&seq_length=512&max_position_embeddings=512&vocab_size=1024&gpu=h100-sxm&tensor_model_parallel_size=8&global_batch_size=1&micro_batch_size=1&train_iters=10");
+    let last = view::scale_rows(&none).pop().expect("rows");
+    let names: Vec<&str> = last.attributes().iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["data-nodes", "data-gpus"]);
+    assert!(last.cells()[2].starts_with("The global batch of 1 cannot be kept"));
+    assert!(last.cells().iter().all(|c| c != "—" && !c.is_empty()));
+}
