@@ -20,7 +20,7 @@
 //   FW_LOADS=7          local cold loads of each other framework's link
 //   THROTTLED_LOADS=7   cold loads of the baseline and of each framework's link per throttled profile
 //   EDITS=250           edits in the interaction measurement
-//   ONLY=cold,interaction,explorer,planner   run only these parts (comma-separated; `first` = `cold`);
+//   ONLY=cold,interaction,explorer,planner,scale   run only these parts (comma-separated; `first` = `cold`);
 //                       sizes are always reported; the targets of parts not run say "not run"
 //   FRAMEWORKS=axolotl,hf,...        only these frameworks' links (cold loads and explorer)
 //   PROFILES=local,10mbit,1.6mbit    only these network profiles for the cold loads
@@ -43,7 +43,7 @@ const FW_LOADS = Number(process.env.FW_LOADS || 7);
 const THROTTLED_LOADS = Number(process.env.THROTTLED_LOADS || 7);
 const EDITS = Number(process.env.EDITS || 250);
 const list = (v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : null);
-const ONLY = new Set((list(process.env.ONLY) || ['cold', 'interaction', 'explorer', 'planner']).map((s) => (s === 'first' ? 'cold' : s)));
+const ONLY = new Set((list(process.env.ONLY) || ['cold', 'interaction', 'explorer', 'planner', 'scale']).map((s) => (s === 'first' ? 'cold' : s)));
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
 const KIND = { '.wasm': 'wasm', '.js': 'js', '.css': 'css', '.html': 'html' };
 const KB = 1024;
@@ -445,6 +445,29 @@ async function plannerBench(world) {
   return { world, rows: r.rows, first: r.first, compute: stats(r.times), slices: stats(r.slices), longest_slice: stats(r.longest), typing: stats(r.typing) };
 }
 
+// The scaling view (view=scale, the planner's link at 128 nodes of 8 H100s: 1, 2, 4, … 128
+// nodes): its work summed over its slices (data-compute-ms on [data-scale]), over a few loads.
+async function scaleBench(nodes) {
+  const times = [];
+  let rows = 0;
+  for (let i = 0; i < 3; i++) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const world = nodes * 8;
+    const query = `framework=megatron&version=0.19.2&world_size=${world}&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&global_batch_size=${2 * world}&seq_length=4096&micro_batch_size=1&train_iters=100&view=scale`;
+    await page.goto(`${origin}/dpcalc/?${query}`);
+    await fullApp(page, 'megatron', ['[data-scale][data-compute-ms]']);
+    const r = await page.evaluate(() => ({
+      ms: Number(document.querySelector('[data-scale]').dataset.computeMs),
+      rows: document.querySelectorAll('[data-scale-row][data-step-seconds]').length,
+    }));
+    times.push(r.ms);
+    rows = r.rows;
+    await context.close();
+  }
+  return { nodes, rows, compute: stats(times) };
+}
+
 // ---- run -----------------------------------------------------------------------------------
 
 const report = {
@@ -487,6 +510,7 @@ if (ONLY.has('explorer')) {
 if (ONLY.has('planner')) {
   report.planner = await phase('planner', async () => ({ 1024: await plannerBench(1024), 65536: await plannerBench(65536) }));
 }
+if (ONLY.has('scale')) report.scale = await phase('scale', () => scaleBench(128));
 await browser.close();
 server.close();
 
@@ -553,8 +577,8 @@ if (profIds.length) {
   console.log('  start-up task: the longest task that started before the first result (loads with one over 50 ms / loads).');
 }
 
-const I = report.interaction, E = report.explorer, P = report.planner;
-if (I || E || P) {
+const I = report.interaction, E = report.explorer, P = report.planner, S = report.scale;
+if (I || E || P || S) {
   console.log('');
   const rows = [['', 'dpcalc']];
   if (I) {
@@ -569,6 +593,7 @@ if (I || E || P) {
     rows.push([`…its slices (median count, longest slice median / max ms)`, `${p.slices.median} / ${p.longest_slice.median.toFixed(2)} / ${p.longest_slice.max.toFixed(2)}`]);
     rows.push([`…input→DOM while it plans, median / p95 (ms, n=${p.typing.n})`, `${p.typing.median.toFixed(2)} / ${p.typing.p95.toFixed(2)}`]);
   }
+  if (S) rows.push([`scaling view, Megatron, 1 … ${S.nodes} nodes, ${S.rows} sizes with a plan (ms of work, median / max)`, `${S.compute.median.toFixed(1)} / ${S.compute.max.toFixed(1)}`]);
   table(rows);
 }
 
@@ -617,6 +642,7 @@ target('planner (1,024 GPUs) median ≤ 50 ms', P, () => [P[1024].compute.median
 target('planner (65,536 GPUs) median ≤ 500 ms', P, () => [P[65536].compute.median <= 500, `${P[65536].compute.median.toFixed(1)} ms`]);
 target('input→DOM while the planner runs, median ≤ 4 ms and p95 ≤ 8 ms (1,024 GPUs)', P, () =>
   [P[1024].typing.median <= 4 && P[1024].typing.p95 <= 8, `${P[1024].typing.median.toFixed(2)} / ${P[1024].typing.p95.toFixed(2)} ms`]);
+target('scaling view (1 … 128 nodes) median ≤ 1 s', S, () => [S.compute.median <= 1000, `${S.compute.median.toFixed(0)} ms`]);
 console.log('\ntargets:');
 for (const [t, ok, fails] of targets) {
   const mark = ok === null ? 'not run' : ok ? 'met    ' : 'NOT MET';
@@ -704,6 +730,7 @@ function pageSection() {
     out.push(row(['… its slices: median count; longest slice, median / max', `${p.slices.median}; ${sig(p.longest_slice.median)} / ${sig(p.longest_slice.max)} ms`]));
     out.push(row([`… input to updated DOM while it plans (n=${p.typing.n})`, `${sig(p.typing.median)} / ${sig(p.typing.p95)} ms`]));
   }
+  if (S) out.push(row([`scaling view, Megatron, Llama 3.1 8B, H100, 1 … ${S.nodes} nodes (${S.rows} sizes): work median / max`, `${sig(S.compute.median)} / ${sig(S.compute.max)} ms`]));
   out.push('');
   out.push('### Targets', '');
   out.push(head(['target', 'met']));

@@ -12,10 +12,10 @@ use yew::prelude::*;
 use crate::calc::{guide, view, Field, Framework, RawInputs, Release};
 use crate::components::{
     Compare, Config, Examples, Explain, Form, Later, Legacy, Memory, Notices, Picker, PlanView,
-    Results, Run, Share, Summary,
+    Results, Run, ScaleView, Share, Summary,
 };
 use crate::page::markup;
-use crate::state::{plan_url, url_with, Action, State, Urls};
+use crate::state::{plan_url, scale_url, url_with, Action, State, Urls};
 use crate::web::{base_url, crash, iframe};
 use wasm_bindgen::JsValue;
 
@@ -193,6 +193,18 @@ fn full_page(
         let current = state.link.clone();
         Callback::from(move |pairs: Vec<(Field, String)>| plan_url(&base_url(), &current, &pairs))
     };
+    // a size's plan link in the scaling view: the page at that size with its best plan
+    let scale_href = {
+        let current = state.link.clone();
+        Callback::from(move |row: crate::calc::scaling::ScaleRow| {
+            scale_url(&base_url(), &current, &row)
+        })
+    };
+    // `view=scale` puts the scaling view in the first screen, above the form; else it follows
+    // the planner
+    let scale = html! {
+        <ScaleView framework={fw} release={release.id} inputs={state.inputs.clone()} open={view.scale} href={scale_href} />
+    };
     // the other release's comparison, only when it says something about these inputs
     let legacy =
         view::legacy(fw, release.id).zip(guide::legacy_why(fw, release.id, &state.inputs, &report));
@@ -208,6 +220,7 @@ fn full_page(
                 <Examples />
             </header>
             <Summary framework={fw} inputs={state.inputs.clone()} report={report.clone()} />
+            if view.scale { { scale.clone() } }
             { notices }
             <div class={markup::LAYOUT}>
                 <div class={markup::MAIN}>
@@ -226,6 +239,7 @@ fn full_page(
             </div>
             <Run framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} on_apply={on_apply.clone()} />
             <PlanView framework={fw} release={release.id} inputs={state.inputs.clone()} open={view.plan} {on_apply} {href} />
+            if !view.scale { { scale } }
             <Config framework={fw} release={release.id} inputs={state.link.inputs.clone()} report={report.clone()}
                 {on_import} readonly={view.readonly} />
             <Compare framework={fw} inputs={state.link.inputs.clone()} {report} />

@@ -40,13 +40,14 @@ impl Theme {
 }
 
 /// The view parameters: `embed=1`, `theme=light|dark|auto`, `readonly=1`, `view=plan` (the page
-/// opens on the planner).
+/// opens on the planner) or `view=scale` (on the scaling view; one `view` at a time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct View {
     pub embed: bool,
     pub readonly: bool,
     pub theme: Theme,
     pub plan: bool,
+    pub scale: bool,
 }
 
 /// A decoded link.
@@ -159,7 +160,11 @@ impl Link {
             "readonly" => flag_value(value).map(|b| self.view.readonly = b).is_some(),
             "view" => match value {
                 "plan" => {
-                    self.view.plan = true;
+                    (self.view.plan, self.view.scale) = (true, false);
+                    true
+                }
+                "scale" => {
+                    (self.view.plan, self.view.scale) = (false, true);
                     true
                 }
                 _ => false,
@@ -330,7 +335,9 @@ pub fn encode(link: &Link) -> String {
     if view.theme != Theme::Auto {
         pairs.push(("theme", view.theme.name()));
     }
-    if view.plan {
+    if view.scale {
+        pairs.push(("view", "scale"));
+    } else if view.plan {
         pairs.push(("view", "plan"));
     }
     pairs.extend(link.unknown.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -404,6 +411,7 @@ mod tests {
                 readonly: true,
                 theme: Theme::Dark,
                 plan: false,
+                scale: false,
             }
         );
         assert!(link.notices.is_empty() && link.unknown.is_empty());
@@ -415,6 +423,12 @@ mod tests {
         let plan = decode("nodes=2&view=plan");
         assert!(plan.view.plan && plan.notices.is_empty());
         assert_eq!(encode(&plan), "version=0.19.0&nodes=2&view=plan");
+        // the scaling view likewise; the last `view` wins
+        let scale = decode("nodes=2&view=scale");
+        assert!(scale.view.scale && !scale.view.plan && scale.notices.is_empty());
+        assert_eq!(encode(&scale), "version=0.19.0&nodes=2&view=scale");
+        let both = decode("nodes=2&view=plan&view=scale");
+        assert!(both.view.scale && !both.view.plan);
         let other = decode("nodes=2&view=table");
         assert!(!other.view.plan && other.notices.len() == 1);
         assert_eq!(

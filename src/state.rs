@@ -191,7 +191,18 @@ pub fn plan_url(base: &str, link: &Link, assignments: &[(Field, String)]) -> Str
         link.inputs.set(*f, v);
     }
     link.view.plan = false;
+    link.view.scale = false;
     url_of(base, &link)
+}
+
+/// A scaling row's link: the page for `link` at that row's size (its inputs) with the size's best
+/// plan applied, opened on the results; `None` without a plan.
+pub fn scale_url(base: &str, link: &Link, row: &crate::calc::scaling::ScaleRow) -> Option<String> {
+    let mut link = link.clone();
+    link.inputs = row.plan_inputs()?;
+    link.view.plan = false;
+    link.view.scale = false;
+    Some(url_of(base, &link))
 }
 
 fn url_of(base: &str, link: &Link) -> String {

@@ -38,9 +38,10 @@ const LAYERS: &[(&str, u8)] = &[
     ("compare", 8),
     ("export", 8),
     ("import", 8),
-    ("view", 10),
-    ("card", 11),
-    ("guide", 11),
+    ("scaling", 10),
+    ("view", 11),
+    ("card", 12),
+    ("guide", 12),
 ];
 
 /// What `calc/mod.rs` re-exports, by the module that defines it.

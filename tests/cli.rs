@@ -1084,3 +1084,108 @@ fn plan_reads_as_check_and_exits_as_check() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `dpcalc plan --scale --json`: the page's scaling rows field for field (every `data-scale-row`
+/// attribute, `_` for `-`, `meets_deadline` as a boolean), each size's plan link as the page
+/// writes it, and the cheapest size within the deadline; the text form prints the same cells.
+#[test]
+fn plan_scale_prints_the_scaling_views_rows() {
+    use dpcalc::calc::scaling;
+    use dpcalc::state::scale_url;
+    let q = "?framework=megatron&version=0.19.2&nodes=4&gpus_per_node=8&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&global_batch_size=256&seq_length=4096&micro_batch_size=1&train_iters=1000&gpu_hour_price=3&deadline_hours=2";
+    let state = State::from_query(q);
+    let scale = scaling::scale(state.link.framework, state.link.release().id, &state.inputs);
+    let rows = view::scale_rows(&scale);
+    assert_eq!(rows.len(), 3);
+    let run = dpcalc(&["plan", "--scale", q, "--json", "--base", PLAN_BASE]);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+    let v = json(&run);
+    assert_eq!(v["global_batch_size"], 256);
+    assert_eq!(v["deadline_hours"], 2.0);
+    let cheapest = scale.cheapest.map(|i| scale.rows[i].nodes);
+    assert!(cheapest.is_some());
+    assert_eq!(v["cheapest_nodes"].as_u64(), cheapest);
+    let got = v["rows"].as_array().expect("rows");
+    let tokens = row_tokens(&run);
+    assert_eq!(got.len(), rows.len());
+    for (((row, r), g), fields) in rows.iter().zip(&scale.rows).zip(got).zip(&tokens) {
+        let attrs = row.attributes();
+        let names: Vec<&str> = attrs.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "data-nodes",
+                "data-gpus",
+                "data-step-seconds",
+                "data-tokens-per-second-per-gpu",
+                "data-mfu",
+                "data-total-hours",
+                "data-cost",
+                "data-meets-deadline"
+            ]
+        );
+        for ((name, attr), (key, token)) in attrs.into_iter().zip(fields) {
+            assert_eq!(key, &name.trim_start_matches("data-").replace('-', "_"));
+            match attr {
+                PlanAttr::Text(t) => assert_eq!(token, t, "{name}"),
+                _ => assert!(same_attr(token, attr), "{key} {token} vs {attr}"),
+            }
+        }
+        let link = scale_url(PLAN_BASE, &state.link, r).expect("a plan");
+        assert_eq!(g["link"], link.as_str());
+        assert_eq!(g["plan"], row.layout.as_str());
+    }
+    let text = dpcalc(&["plan", "--scale", q, "--base", PLAN_BASE]);
+    assert_eq!(code(&text), 0);
+    let out = stdout(&text);
+    for c in view::SCALE_COLUMNS {
+        assert!(out.contains(c), "{c}");
+    }
+    for row in &rows {
+        for c in row.cells() {
+            assert!(out.contains(&c), "{c} not in:\n{out}");
+        }
+    }
+    assert!(out.contains("meets it · cheapest"));
+}
+
+/// With `gpu_hour_price`, `plan --json`'s rows carry `total_cost`, which each row's link shows
+/// (`gpu_hours × gpu_hour_price`); without it, none does.
+#[test]
+fn plan_rows_carry_total_cost_when_priced() {
+    let q = format!("{}&gpu_hour_price=2", plan_link(Framework::Megatron));
+    let run = dpcalc(&["plan", &q, "--json", "--base", PLAN_BASE]);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+    let v = json(&run);
+    let rows = v["rows"].as_array().expect("rows");
+    assert!(!rows.is_empty());
+    // the printed digits, exactly (a JSON parser may round the last one)
+    for (g, fields) in rows.iter().zip(row_tokens(&run)) {
+        let link = g["link"].as_str().expect("a link");
+        let again = State::from_query(link.split_once('?').map_or("", |(_, q)| q));
+        let hours = again
+            .report
+            .value(Output::GpuHours)
+            .map(Num::to_f64)
+            .expect("hours");
+        let cost = again.report.value(Output::TotalCost).map(Num::to_f64);
+        assert_eq!(cost, Some(hours * 2.0), "{link}");
+        let token = (fields.iter())
+            .find(|(k, _)| k == "total_cost")
+            .map(|(_, t)| t.as_str());
+        assert!(
+            token.is_some_and(|t| same_attr(t, PlanAttr::Float(hours * 2.0))),
+            "{link}: {token:?}"
+        );
+    }
+    let plain = json(&dpcalc(&[
+        "plan",
+        &plan_link(Framework::Megatron),
+        "--json",
+    ]));
+    assert!(plain["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .all(|g| g.get("total_cost").is_none()));
+}

@@ -146,3 +146,55 @@ fn timeline_points() {
     assert_eq!(e.at.len(), schedule::Marks::LIMIT);
     assert!(!e.complete());
 }
+
+/// `total_cost = gpu_hours × gpu_hour_price`, named in the worked steps; absent without a
+/// price; a negative or non-number price, a deadline of 0 and `max_nodes` out of 1–1024 are
+/// errors at their own fields, and none of them changes another value.
+#[test]
+fn cost_from_the_gpu_hour_price() {
+    let base = [(Field::NumSamples, "1000"), (Field::SecondsPerStep, "1.5")];
+    let plain = run(&base);
+    assert_eq!(plain.value(Output::TotalCost), None);
+    let priced = run(&[base[0], base[1], (Field::GpuHourPrice, "2.5")]);
+    // 187.5 s × 8 GPUs / 3600 = 0.41666… GPU-hours × 2.5
+    assert_eq!(
+        float(&priced, Output::TotalCost),
+        Some(187.5 * 8.0 / 3600.0 * 2.5)
+    );
+    assert!(priced
+        .steps
+        .iter()
+        .any(|w| w.output == Output::TotalCost
+            && w.rule == "total_cost = gpu_hours × gpu_hour_price"));
+    for o in Output::ALL.iter().filter(|&&o| o != Output::TotalCost) {
+        assert_eq!(priced.value(*o), plain.value(*o), "{o:?}");
+    }
+    for (field, text, says) in [
+        (
+            Field::GpuHourPrice,
+            "-1",
+            "gpu_hour_price cannot be negative",
+        ),
+        (Field::GpuHourPrice, "two", "gpu_hour_price is not a number"),
+        (
+            Field::DeadlineHours,
+            "0",
+            "deadline_hours must be more than 0",
+        ),
+        (
+            Field::DeadlineHours,
+            "-3",
+            "deadline_hours cannot be negative",
+        ),
+        (Field::MaxNodes, "0", "max_nodes must be from 1 to 1024"),
+        (Field::MaxNodes, "2048", "max_nodes must be from 1 to 1024"),
+        (Field::MaxNodes, "1.5", "max_nodes"),
+    ] {
+        let r = run(&[base[0], base[1], (field, text)]);
+        let d = (r.diags.iter())
+            .find(|d| d.field == field && d.level == Level::Error)
+            .unwrap_or_else(|| panic!("{field:?}={text}: no error at the field"));
+        assert!(d.message.contains(says), "{field:?}={text}: {}", d.message);
+        assert_eq!(r.value(Output::TotalCost), None);
+    }
+}

@@ -43,6 +43,7 @@ mod real_configs;
 mod real_configs_megatron;
 mod registry;
 mod roundtrip;
+mod scaling;
 mod schedule;
 mod stages;
 mod step_time;

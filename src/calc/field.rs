@@ -444,6 +444,13 @@ fields! {
             "Measured throughput; gives time per step and GPU-hours.";
         SecondsPerStep => "seconds_per_step", Real, "Seconds per step", "unset",
             "Measured time of one optimizer step (instead of tokens per second).";
+        // ---- cost and the scaling view (dpcalc's own) -----------------------------------------
+        GpuHourPrice => "gpu_hour_price", Real, "Price per GPU-hour", "unset",
+            "What one GPU costs per hour, in your currency; gives the run's cost (total_cost).";
+        DeadlineHours => "deadline_hours", Real, "Deadline (hours)", "unset",
+            "The scaling view marks the cheapest cluster whose run ends within this many hours.";
+        MaxNodes => "max_nodes", Count, "Largest cluster (nodes)", "the link's nodes",
+            "The scaling view's largest size: 1, 2, 4, … nodes up to this (at most 1024).";
     }
 }
 
@@ -471,6 +478,9 @@ pub const THROUGHPUT: (&str, &[Field]) = (
         Field::InterNodeGbps,
         Field::TokensPerSecondPerGpu,
         Field::SecondsPerStep,
+        Field::GpuHourPrice,
+        Field::DeadlineHours,
+        Field::MaxNodes,
     ],
 );
 

@@ -38,6 +38,8 @@ enum Feature {
     Evaluations,
     Saves,
     BatchSchedule,
+    /// A price per GPU-hour (dpcalc's own key, in every framework's form).
+    Price,
 }
 
 /// What an output is computed from: other outputs, and requirements on the inputs.
@@ -163,6 +165,11 @@ fn inputs_of(output: Output) -> Deps {
             from: &[O::TotalTimeSeconds],
             ..NONE
         },
+        O::TotalCost if FULL => Deps {
+            from: &[O::GpuHours],
+            only_with: Some(Feature::Price),
+            ..NONE
+        },
         O::EvalSteps => Deps {
             from: &[O::MaxSteps],
             only_with: Some(Feature::Evaluations),
@@ -236,6 +243,7 @@ fn settings(framework: Framework, feature: Option<Feature>) -> &'static [&'stati
         Some(Feature::Evaluations) => guide.evaluations,
         Some(Feature::Saves) => guide.saves,
         Some(Feature::BatchSchedule) => std::slice::from_ref(&guide.batch_schedule),
+        Some(Feature::Price) => &[&[Field::GpuHourPrice]],
     }
 }
 

@@ -59,6 +59,7 @@ pub mod parse;
 pub mod plan;
 pub mod planner;
 pub mod report;
+pub mod scaling;
 pub mod schedule;
 pub mod spec;
 pub mod view;

@@ -277,6 +277,12 @@ pub struct Settings {
     /// The measured throughput, as typed (a measurement wins over the estimate).
     pub tokens_per_second_per_gpu: Param<f64>,
     pub seconds_per_step: Param<f64>,
+    /// What one GPU-hour costs (`gpu_hour_price`: the run's `total_cost`).
+    pub gpu_hour_price: Param<f64>,
+    /// The scaling view's deadline in hours (more than 0) and its largest size in nodes (1 to
+    /// 1024), as read.
+    pub deadline_hours: Param<f64>,
+    pub max_nodes: Param<u64>,
     /// Whether the settings could be read (an unreadable one is said at its field and the
     /// estimate that needs it is left out).
     pub readable: bool,
@@ -310,6 +316,9 @@ impl Default for Settings {
             has_experts: false,
             tokens_per_second_per_gpu: Param::Absent,
             seconds_per_step: Param::Absent,
+            gpu_hour_price: Param::Absent,
+            deadline_hours: Param::Absent,
+            max_nodes: Param::Absent,
             readable: true,
         }
     }

@@ -59,6 +59,11 @@ pub struct PlanRow {
     pub mfu: Option<f64>,
     /// On the device, per GPU.
     pub memory_bytes: u128,
+    /// The run's wall-clock time, GPU-hours and (with `gpu_hour_price`) cost, as the plan's
+    /// link computes them (`schedule.rs`); `None` without a length of the run or a price.
+    pub total_seconds: Option<f64>,
+    pub gpu_hours: Option<f64>,
+    pub total_cost: Option<f64>,
     /// What applying the plan sets, in the framework's own keys.
     pub assignments: Vec<(Field, String)>,
 }
@@ -454,6 +459,9 @@ impl Planning {
             tokens_per_second_per_gpu: 0.0,
             mfu: None,
             memory_bytes: 0,
+            total_seconds: None,
+            gpu_hours: None,
+            total_cost: None,
             assignments,
         };
         verified(&report, plan, self.target)
@@ -472,7 +480,11 @@ fn verified(report: &Report, plan: PlanRow, target: u64) -> Option<PlanRow> {
         return None;
     }
     let step = e.step?;
+    let float = |o: Output| report.value(o).map(super::Num::to_f64);
     Some(PlanRow {
+        total_seconds: float(Output::TotalTimeSeconds),
+        gpu_hours: float(Output::GpuHours),
+        total_cost: float(Output::TotalCost),
         step,
         step_seconds: step.total(),
         tokens_per_second_per_gpu: e.tokens_per_second_per_gpu?,

@@ -284,6 +284,7 @@ outputs! {
     TimePerStepSeconds => "time_per_step_seconds", "Time per optimizer step (s)";
     TotalTimeSeconds => "total_time_seconds", "Wall-clock time of the run (s)";
     GpuHours => "gpu_hours", "GPU-hours";
+    TotalCost => "total_cost", "Cost of the run";
     // (time: add outputs above this line)
 }
 

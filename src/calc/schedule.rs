@@ -15,7 +15,8 @@
 //! - `time_per_step_seconds = tokens_per_step / (tokens_per_second_per_gpu × world_size)`, or
 //!   `seconds_per_step` as given;
 //! - `total_time_seconds = time_per_step_seconds × max_steps`;
-//! - `gpu_hours = total_time_seconds × world_size / 3600`.
+//! - `gpu_hours = total_time_seconds × world_size / 3600`;
+//! - `total_cost = gpu_hours × gpu_hour_price` (with `gpu_hour_price`).
 //!
 //! The integer products are exact (i128, checked); the time values are `f64` (IEEE division and
 //! multiplication, correctly rounded, in the order written above).
@@ -241,7 +242,37 @@ fn run_time(report: &mut Report, per_step: f64, throughput: bool, world: Option<
                 )
             },
         );
+        cost(report, hours);
     }
+}
+
+/// The run's cost: `total_cost = gpu_hours × gpu_hour_price`, with a price given.
+fn cost(report: &mut Report, hours: f64) {
+    let Param::Given(price) = report.plan.settings.gpu_hour_price else {
+        return;
+    };
+    let total = hours * price;
+    if !total.is_finite() {
+        report.diag(
+            Field::GpuHourPrice,
+            Level::Error,
+            "the run's cost is too large to represent",
+        );
+        return;
+    }
+    report.set(Output::TotalCost, Num::Float(total));
+    report.explain_with(
+        Output::TotalCost,
+        "total_cost = gpu_hours × gpu_hour_price",
+        || {
+            format!(
+                "total_cost = {} × {} = {}",
+                super::num::float_repr(hours),
+                super::num::float_repr(price),
+                super::num::float_repr(total)
+            )
+        },
+    );
 }
 
 /// Three significant digits, without a trailing `.0`.

@@ -13,6 +13,7 @@
 pub mod plan;
 pub mod print;
 pub mod read;
+pub mod scale;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -36,6 +36,11 @@ pub struct PlanArgs {
     /// Print JSON: the rows with every `data-plan-row` attribute (`_` for `-`) and their links.
     #[arg(long)]
     pub json: bool,
+    /// The scaling view instead (`view=scale`): the best plan at 1, 2, 4, … nodes up to the
+    /// input's (or `max_nodes`) with the global batch kept, each size's time and (with
+    /// `gpu_hour_price`) cost, and the cheapest size within `deadline_hours`.
+    #[arg(long, conflicts_with = "expect_within_best")]
+    pub scale: bool,
     /// The page's address for the links (by default a link's own, else none: each link is
     /// printed as its query).
     #[arg(long, value_name = "URL", env = "DPCALC_BASE")]
@@ -71,6 +76,9 @@ pub fn plan(args: &PlanArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return UNREADABLE;
         }
     };
+    if args.scale {
+        return super::scale::scale(&read, args.json, out, err);
+    }
     let planned = Planned::new(&read, args.expect_within_best);
     let text = if args.json {
         planned.json()
@@ -316,7 +324,7 @@ impl<'a> Planned<'a> {
 }
 
 /// Seconds as the page shows a step (`2.81 s`), with the exact value.
-fn seconds(x: f64) -> String {
+pub(super) fn seconds(x: f64) -> String {
     format!(
         "{} ({} s)",
         human(Output::StepTimeSeconds, Num::Float(x)),
@@ -324,8 +332,15 @@ fn seconds(x: f64) -> String {
     )
 }
 
-/// Rows of cells in aligned columns: numbers to the right, words and links to the left.
+/// Rows of cells in aligned columns: numbers to the right, words (Recompute, Sharding) and links
+/// to the left.
 fn columns(cells: &[Vec<String>]) -> Vec<String> {
+    aligned(cells, &|i| i == 7 || i == 8)
+}
+
+/// Rows of cells in aligned columns: the columns `left` names and the last (the link) to the
+/// left, the rest (figures) to the right.
+pub(super) fn aligned(cells: &[Vec<String>], left: &dyn Fn(usize) -> bool) -> Vec<String> {
     let n = cells.first().map_or(0, Vec::len);
     let width: Vec<usize> = (0..n)
         .map(|i| {
@@ -335,8 +350,7 @@ fn columns(cells: &[Vec<String>]) -> Vec<String> {
                 .unwrap_or(0)
         })
         .collect();
-    // Recompute, Sharding and the link are words; the rest are figures
-    let left = |i: usize| i == 7 || i == 8 || i + 1 == n;
+    let left = |i: usize| left(i) || i + 1 == n;
     cells
         .iter()
         .map(|row| {
@@ -407,7 +421,7 @@ impl Serialize for JsonRow<'_> {
 }
 
 /// An attribute's value as JSON.
-struct Attr(PlanAttr);
+pub(super) struct Attr(pub(super) PlanAttr);
 
 impl Serialize for Attr {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

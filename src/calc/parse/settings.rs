@@ -212,6 +212,9 @@ pub fn merge(report: &mut Report, diags: Vec<Diag>) {
     }
 }
 
+/// The largest `max_nodes` the scaling view accepts (11 sizes: 1, 2, 4, …, 1,024 nodes).
+pub const MAX_NODES: u64 = 1024;
+
 /// Ends a framework's settings reader: its messages (see [`merge`]), the model the link names
 /// (not in a first view, which leaves a link naming a model to the full app: see
 /// [`super::model::names_model`]), whether it has experts, and the measured throughput; then
@@ -235,6 +238,29 @@ pub fn publish(
     };
     settings.tokens_per_second_per_gpu = rd.real(Field::TokensPerSecondPerGpu);
     settings.seconds_per_step = rd.real(Field::SecondsPerStep);
+    settings.gpu_hour_price = rd.real(Field::GpuHourPrice);
+    settings.deadline_hours = match rd.real(Field::DeadlineHours) {
+        Param::Given(h) if h <= 0.0 => {
+            rd.diags.push(Diag::new(
+                Field::DeadlineHours,
+                Level::Error,
+                "deadline_hours must be more than 0",
+            ));
+            Param::Invalid
+        }
+        p => p,
+    };
+    settings.max_nodes = match rd.count(Field::MaxNodes) {
+        Param::Given(n) if !(1..=MAX_NODES).contains(&n) => {
+            rd.diags.push(Diag::new(
+                Field::MaxNodes,
+                Level::Error,
+                format!("max_nodes must be from 1 to {MAX_NODES}"),
+            ));
+            Param::Invalid
+        }
+        p => p,
+    };
     merge(report, diags);
     report.plan.settings = settings;
 }

@@ -13,7 +13,8 @@
 //! - `explorer.rs`: the layout explorer's sentences and memory marks;
 //! - `memory.rs`: the model panel's groups with their sources, and the memory bar;
 //! - `plan.rs`: the planner's rows as the page shows them (cells, `data-plan-row` attributes,
-//!   the step's stacked bar).
+//!   the step's stacked bar);
+//! - `scale.rs`: the scaling view's rows (cells, `data-scale-row` attributes) and its chart.
 //!
 //! Everything is re-exported here (`calc::view::shown_value`): a caller does not name the files.
 
@@ -25,6 +26,7 @@ mod memory;
 mod messages;
 mod plan;
 mod results;
+mod scale;
 mod timeline;
 
 pub use config::importable;
@@ -44,6 +46,10 @@ pub use memory::{
 pub use messages::unlisted;
 pub use plan::{plan_rows, plan_summary, PlanAttr, PlanRowView, PLAN_COLUMNS, STEP_PARTS};
 pub use results::{legacy, shown_value, steps, Legacy};
+pub use scale::{
+    scale_chart, scale_rows, scale_summary, ChartPoint, ChartSeries, ScaleChart, ScaleRowView,
+    CHART_HEIGHT, CHART_PLOT, CHART_WIDTH, SCALE_COLUMNS,
+};
 pub use timeline::{timeline_text, TimelineText, TOKENS_TIME};
 
 use super::Output;

@@ -88,6 +88,8 @@ pub struct PlanRowView {
     pub tokens_per_second_per_gpu: f64,
     pub mfu: Option<f64>,
     pub memory_bytes: u128,
+    /// The run's cost (`total_cost`, with `gpu_hour_price`).
+    pub total_cost: Option<f64>,
     /// What the cells show.
     pub step_text: String,
     pub tokens_text: String,
@@ -151,6 +153,7 @@ fn row(rank: usize, p: &PlanRow, scale: f64) -> PlanRowView {
         tokens_per_second_per_gpu: p.tokens_per_second_per_gpu,
         mfu: p.mfu,
         memory_bytes: p.memory_bytes,
+        total_cost: p.total_cost,
         step_text: seconds(p.step_seconds),
         tokens_text: human(
             Output::TokensPerSecondPerGpu,
@@ -168,9 +171,10 @@ fn row(rank: usize, p: &PlanRow, scale: f64) -> PlanRowView {
 impl PlanRowView {
     /// The row's `data-plan-row` attributes (besides `data-plan-row` itself), by their names in
     /// the DOM contract (docs/outputs.md), in its order.
-    pub fn attributes(&self) -> [(&'static str, PlanAttr); 14] {
+    /// `data-total-cost` only with a price (`gpu_hour_price`).
+    pub fn attributes(&self) -> Vec<(&'static str, PlanAttr)> {
         let int = |n: u64| PlanAttr::Int(u128::from(n));
-        [
+        let mut out = vec![
             ("data-rank", int(self.rank as u64)),
             ("data-tp", int(self.tp)),
             ("data-cp", int(self.cp)),
@@ -191,7 +195,11 @@ impl PlanRowView {
                 self.mfu.map_or(PlanAttr::Absent, PlanAttr::Float),
             ),
             ("data-memory-bytes", PlanAttr::Int(self.memory_bytes)),
-        ]
+        ];
+        if let Some(cost) = self.total_cost {
+            out.push(("data-total-cost", PlanAttr::Float(cost)));
+        }
+        out
     }
 
     /// What the cells show, under [`PLAN_COLUMNS`].

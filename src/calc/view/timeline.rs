@@ -17,6 +17,7 @@ pub const TOKENS_TIME: ValueGroup = ValueGroup {
         Output::TimePerStepSeconds,
         Output::TotalTimeSeconds,
         Output::GpuHours,
+        Output::TotalCost,
     ],
 };
 

@@ -1,0 +1,215 @@
+//! The scaling view: the planner's best plan at 1, 2, 4, … nodes with the global batch kept,
+//! each size's time and cost, as a table and a chart (`calc::scaling`; this component only runs
+//! it in slices and renders `calc::view::scale_rows` and `scale_chart`).
+//!
+//! The work runs in slices like the planner's (`calc::scaling::Scaling::step`, one planner slice
+//! each), at most [`super::planner::SLICE_MS`] per task; it starts when the section is opened
+//! (or the link says `view=scale`, where the app puts the section at the top of the page).
+//!
+//! DOM contract: a container `[data-scale]` (with `data-compute-ms` once done); rows
+//! `[data-scale-row]` smallest first with `data-nodes`, `data-gpus`, and with a plan
+//! `data-step-seconds`, `data-tokens-per-second-per-gpu`, `data-mfu`, `data-total-hours`,
+//! `data-cost` (with `gpu_hour_price`), `data-meets-deadline` (with `deadline_hours`),
+//! `data-cheapest="true"` on the cheapest size within the deadline, and an `a[href]` to the
+//! size's plan. The chart is inline SVG drawn with classes only (no inline style or script).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gloo::timers::callback::Timeout;
+use yew::prelude::*;
+
+use super::planner::SLICE_MS;
+use crate::calc::scaling::{Scale, ScaleRow, Scaling};
+use crate::calc::view::{self, ScaleChart, CHART_HEIGHT, CHART_PLOT, CHART_WIDTH, SCALE_COLUMNS};
+use crate::calc::{Framework, RawInputs};
+
+#[derive(Properties, PartialEq)]
+pub struct ScaleProps {
+    pub framework: Framework,
+    pub release: &'static str,
+    pub inputs: Rc<RawInputs>,
+    /// Open from the start (`view=scale`).
+    pub open: bool,
+    /// A size's plan link (`state::scale_url`).
+    pub href: Callback<ScaleRow, Option<String>>,
+}
+
+fn now() -> f64 {
+    gloo::utils::window().performance().map_or(0.0, |p| p.now())
+}
+
+/// The scaling under way and its timer (dropping the timer cancels the next slice).
+#[derive(Default)]
+struct Running {
+    start: Option<(Framework, &'static str, Rc<RawInputs>)>,
+    scaling: Option<Scaling>,
+    timer: Option<Timeout>,
+    spent: f64,
+}
+
+/// Runs slices for up to [`SLICE_MS`], then yields; sets `done` at the end.
+fn tick(running: Rc<RefCell<Running>>, done: UseStateHandle<Option<(Rc<Scale>, f64)>>) {
+    let t0 = now();
+    let mut r = running.borrow_mut();
+    if let Some((fw, release, inputs)) = r.start.take() {
+        r.scaling = Some(Scaling::new(fw, release, &inputs));
+    }
+    let Some(scaling) = r.scaling.as_mut() else {
+        return;
+    };
+    let mut finished = false;
+    while now() - t0 < SLICE_MS {
+        if scaling.step() {
+            finished = true;
+            break;
+        }
+    }
+    r.spent += now() - t0;
+    if finished {
+        let scale = r.scaling.take().map(Scaling::finish).unwrap_or_default();
+        done.set(Some((Rc::new(scale), r.spent)));
+        r.timer = None;
+    } else {
+        let (running2, done2) = (running.clone(), done.clone());
+        r.timer = Some(Timeout::new(0, move || tick(running2, done2)));
+    }
+}
+
+#[function_component(ScaleView)]
+pub fn scale_view(props: &ScaleProps) -> Html {
+    let open = use_state(|| props.open);
+    let done = use_state(|| None::<(Rc<Scale>, f64)>);
+    let running = use_mut_ref(Running::default);
+    {
+        let (done, running) = (done.clone(), running.clone());
+        let deps = (props.framework, props.release, props.inputs.clone(), *open);
+        use_effect_with(deps, move |(fw, release, inputs, open)| {
+            *running.borrow_mut() = Running::default();
+            if *open {
+                running.borrow_mut().start = Some((*fw, *release, inputs.clone()));
+            }
+            done.set(None);
+            if *open {
+                let (r, d) = (running.clone(), done.clone());
+                running.borrow_mut().timer = Some(Timeout::new(0, move || tick(r, d)));
+            }
+        });
+    }
+    let on_toggle = {
+        let open = open.clone();
+        Callback::from(move |_: MouseEvent| open.set(!*open))
+    };
+    let body = match (&*done, *open) {
+        (_, false) => html! {
+            <p class="hint">{ "The best plan at 1, 2, 4, … nodes for the same model, global batch and sequence length: how many GPUs to rent, and what the run costs (gpu_hour_price, deadline_hours, max_nodes)." }</p>
+        },
+        (None, true) => {
+            html! { <p class="note" data-scale-state="running">{ "Planning each size…" }</p> }
+        }
+        (Some((scale, _)), true) => table(scale, props),
+    };
+    let compute = (*done).as_ref().map(|(_, ms)| format!("{ms:.3}"));
+    html! {
+        <section class="planner scaling" id="scale" aria-label="Scaling" data-scale="" data-compute-ms={compute}>
+            <h2>{ "How many GPUs to rent" }</h2>
+            <button type="button" class="plan-toggle" aria-expanded={(*open).to_string()} onclick={on_toggle}>
+                { if *open { "Hide the sizes" } else { "Compare cluster sizes" } }
+            </button>
+            { body }
+        </section>
+    }
+}
+
+fn table(scale: &Scale, props: &ScaleProps) -> Html {
+    let rows = view::scale_rows(scale);
+    let hrefs: Vec<Option<String>> = scale
+        .rows
+        .iter()
+        .map(|r| props.href.emit(r.clone()))
+        .collect();
+    html! {
+        <>
+            if let Some(note) = &scale.note { <p class="note" data-scale-note="">{ note }</p> }
+            if let Some(s) = view::scale_summary(scale) { <p class="plan-summary">{ s }</p> }
+            if let Some(chart) = view::scale_chart(scale) { { chart_svg(&chart, &hrefs) } }
+            if !rows.is_empty() {
+                <div class="table-scroll">
+                <table class="plans">
+                    <thead><tr>
+                        { for SCALE_COLUMNS.iter().map(|c| html! { <th scope="col">{ *c }</th> }) }
+                        <th scope="col"><span class="sr-only">{ "Link" }</span></th>
+                    </tr></thead>
+                    <tbody>
+                    { for rows.iter().zip(&hrefs).map(|(r, href)| {
+                        let mut tr = html! {
+                            <tr data-scale-row="" class={classes!(r.cheapest.then_some("cheapest"))}>
+                                { for r.cells().into_iter().map(|c| html! { <td>{ c }</td> }) }
+                                <td>
+                                    if let Some(h) = href.clone() { <a href={h} class="plan-link">{ "plan" }</a> }
+                                </td>
+                            </tr>
+                        };
+                        // the DOM contract's attributes, as the view model names them
+                        if let Html::VTag(tag) = &mut tr {
+                            let tag = Rc::make_mut(tag);
+                            for (name, value) in r.attributes() {
+                                tag.add_attribute(name, value.to_string());
+                            }
+                            if r.cheapest {
+                                tag.add_attribute("data-cheapest", "true");
+                            }
+                        }
+                        tr
+                    }) }
+                    </tbody>
+                </table>
+                </div>
+            }
+        </>
+    }
+}
+
+/// The chart as inline SVG: classes only, every number from the view model.
+fn chart_svg(chart: &ScaleChart, hrefs: &[Option<String>]) -> Html {
+    let (left, right, top, bottom) = CHART_PLOT;
+    let f = |x: f64| format!("{x:.1}");
+    let dots = |s: &view::ChartSeries, class: &'static str| -> Html {
+        html! { <>{ for s.points.iter().map(|p| {
+            let dot = html! {
+                <circle class={class} cx={f(p.x)} cy={f(p.y)} r="4"><title>{ p.title.clone() }</title></circle>
+            };
+            match hrefs.get(p.row).cloned().flatten() {
+                Some(h) => html! { <a href={h}>{ dot }</a> },
+                None => dot,
+            }
+        }) }</> }
+    };
+    html! {
+        <figure class="scale-chart">
+            <svg class="scale-chart" viewBox={format!("0 0 {CHART_WIDTH} {CHART_HEIGHT}")} role="img" aria-label={chart.title.clone()}>
+                <line class="axis" x1={f(left)} y1={f(bottom)} x2={f(right)} y2={f(bottom)} />
+                <line class="axis" x1={f(left)} y1={f(top)} x2={f(left)} y2={f(bottom)} />
+                <line class="axis" x1={f(right)} y1={f(top)} x2={f(right)} y2={f(bottom)} />
+                if let Some(x) = chart.cheapest_x {
+                    <line class="cheapest" x1={f(x)} y1={f(top)} x2={f(x)} y2={f(bottom)} />
+                }
+                { for chart.x_ticks.iter().map(|(x, label)| html! {
+                    <text class="tick" x={f(*x)} y={f(bottom + 14.0)} text-anchor="middle">{ label.clone() }</text>
+                }) }
+                <text class="tick" x={f((left + right) / 2.0)} y={f(CHART_HEIGHT - 4.0)} text-anchor="middle">{ "GPUs" }</text>
+                <text class="tick s-tput" x={f(left - 4.0)} y={f(top - 4.0)} text-anchor="start">{ chart.throughput.max_label.clone() }</text>
+                <text class="tick s-hours" x={f(right + 4.0)} y={f(top - 4.0)} text-anchor="end">{ chart.hours.max_label.clone() }</text>
+                <polyline class="s-tput" points={chart.throughput.line.clone()} />
+                <polyline class="s-hours" points={chart.hours.line.clone()} />
+                { dots(&chart.throughput, "s-tput") }
+                { dots(&chart.hours, "s-hours") }
+            </svg>
+            <figcaption class="plan-legend">
+                <span class="legend s-tput">{ chart.throughput.label }</span>
+                <span class="legend s-hours">{ chart.hours.label }</span>
+                if chart.cheapest_x.is_some() { <span class="legend cheapest">{ "cheapest within the deadline" }</span> }
+            </figcaption>
+        </figure>
+    }
+}
