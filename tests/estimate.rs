@@ -193,7 +193,7 @@ fn one_f_one_b_stages() {
     let loss = 4 * s * h + 4 * s * v / 8 + 6 * s * v / 8;
     assert_eq!(all[7].activations, 12 * layer + loss);
     // the embedding on the first rank, the output layer (untied) on the last
-    let layers: u128 = (0..12).map(|i| params.layer(i).unwrap().0).sum();
+    let layers: u128 = (0..12).map(|i| params.layer(&m, i).unwrap().0).sum();
     assert_eq!(all[3].weights, 2 * layers / 8);
     assert_eq!(all[0].weights, 2 * (layers + v * h) / 8);
     assert_eq!(all[7].weights, (2 * (layers + h + v * h)).div_ceil(8));
@@ -665,28 +665,35 @@ proptest! {
     }
 }
 
-/// Hostile sizes cost nothing and never allocate what they name: more pipeline stages or layers
-/// than the estimate counts give no estimate.
+/// Hostile sizes cost nothing and never allocate what they name: more pipeline stages than the
+/// estimate splits into give no estimate; alike layers count by their number, however many;
+/// layers of two kinds beyond the bound the estimate walks give none.
 #[test]
-fn absurd_pipelines_and_layer_counts_have_no_estimate() {
+fn absurd_pipelines_and_layer_counts_cost_nothing() {
+    use dpcalc::calc::estimate::MAX_LAYERS;
     let m = llama("meta-llama/Llama-3.1-8B");
     let p = Setup {
         pp: 1 << 40,
         ..Setup::default()
     };
     assert!(estimate(&m, &p).is_none());
-    let deep = Model {
-        num_hidden_layers: 1 << 40,
+    // alike layers: the weights grow with the layers exactly
+    let deep = |n: u64| Model {
+        num_hidden_layers: n,
         ..m.clone()
     };
-    assert!(Params::of(&deep).is_none());
-    assert!(estimate(&deep, &Setup::default()).is_none());
-    // at the bound itself the layers are counted
-    let bound = Model {
-        num_hidden_layers: dpcalc::calc::estimate::MAX_LAYERS,
-        ..m
+    let weights = |n: u64| estimate(&deep(n), &Setup::default()).unwrap().weights;
+    let per_layer = weights(2) - weights(1);
+    assert_eq!(weights(1 << 40) - weights(1), per_layer * ((1 << 40) - 1));
+    // layers of two kinds are walked up to the bound, and have no estimate beyond it
+    let two_kinds = |n: u64| Model {
+        num_hidden_layers: n,
+        first_k_dense_replace: 1,
+        ..llama("deepseek-ai/DeepSeek-V2-Lite")
     };
-    assert!(Params::of(&bound).is_some());
+    assert!(Params::of(&two_kinds(MAX_LAYERS)).is_some());
+    assert!(Params::of(&two_kinds(MAX_LAYERS + 1)).is_none());
+    assert!(estimate(&two_kinds(1 << 40), &Setup::default()).is_none());
 }
 
 /// The largest stage from the candidate ranks (first, second, last when the layers are alike and

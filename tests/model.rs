@@ -453,7 +453,7 @@ fn every_accepted_megatron_run_equals_report_theoretical_memory() {
             num_experts: a.get("num_experts").and_then(Value::as_u64),
             moe_ffn_hidden_size: u(a, "moe_ffn_hidden_size", ffn),
             moe_shared_expert_intermediate_size: None,
-            moe_layer_pattern: Vec::new(),
+            moe_layer_count: None,
             padded_vocab_size: vocab as u64,
             tensor_model_parallel_size: tp,
             pipeline_model_parallel_size: pp,
@@ -506,4 +506,56 @@ fn every_accepted_megatron_run_equals_report_theoretical_memory() {
             "{name}"
         );
     }
+}
+
+/// The layer pattern counted without walking the layers (a typed layer count can be 10¹⁸): for
+/// every range of every family's pattern, the MoE layers counted equal those walked one by one,
+/// and the parameter count by layer kind equals the sum over the layers.
+#[test]
+fn moe_layers_counted_from_the_pattern_equal_those_walked() {
+    let qwen = preset("Qwen/Qwen3-30B-A3B").unwrap();
+    let deepseek = preset("deepseek-ai/DeepSeek-V2-Lite").unwrap();
+    let mut models = vec![
+        preset("meta-llama/Llama-3.1-8B").unwrap(),
+        preset("mistralai/Mixtral-8x7B-v0.1").unwrap(),
+        Model {
+            first_k_dense_replace: 3,
+            num_hidden_layers: 23,
+            ..deepseek
+        },
+    ];
+    for step in 1..=4 {
+        models.push(Model {
+            decoder_sparse_step: step,
+            mlp_only_layers: vec![0, 3, 3, 7, 11, 40],
+            num_hidden_layers: 21,
+            ..qwen.clone()
+        });
+    }
+    let mut moe_seen = 0;
+    for m in &models {
+        let n = m.num_hidden_layers;
+        for a in 0..=n {
+            for b in a..=n {
+                let walked = (a..b).filter(|&i| m.is_moe_layer(i)).count() as u64;
+                assert_eq!(m.moe_layers_in(a..b), walked, "{:?} {a}..{b}", m.model_type);
+                let blocks = (a..b).filter(|&i| m.moe_block(i)).count() as u64;
+                assert_eq!(m.moe_blocks_in(a..b), blocks, "{:?} {a}..{b}", m.model_type);
+            }
+        }
+        moe_seen += m.num_moe_layers();
+        let by_layer = (0..n).try_fold(0u128, |t, i| t.checked_add(m.layer_params(i)?.0));
+        let others = m.num_parameters().unwrap() - by_layer.unwrap();
+        let empty = Model {
+            num_hidden_layers: 0,
+            ..m.clone()
+        };
+        assert_eq!(
+            others,
+            empty.num_parameters().unwrap(),
+            "{:?}",
+            m.model_type
+        );
+    }
+    assert!(moe_seen > 0);
 }

@@ -189,8 +189,9 @@ pub struct MegatronArgs {
     pub num_experts: Option<u64>,
     pub moe_ffn_hidden_size: u64,
     pub moe_shared_expert_intermediate_size: Option<u64>,
-    /// One entry per layer, 1 for an MoE layer (`--moe-layer-freq`); empty: every layer (freq 1).
-    pub moe_layer_pattern: Vec<u8>,
+    /// How many layers are MoE layers (`--moe-layer-freq`'s pattern summed); `None`: every
+    /// layer (freq 1).
+    pub moe_layer_count: Option<u64>,
     pub padded_vocab_size: u64,
     pub tensor_model_parallel_size: u64,
     pub pipeline_model_parallel_size: u64,
@@ -259,10 +260,10 @@ fn total(xs: &[Num]) -> Option<Num> {
 
 impl MegatronArgs {
     fn moe_layers(&self) -> u64 {
-        match (self.num_experts, self.moe_layer_pattern.is_empty()) {
+        match (self.num_experts, self.moe_layer_count) {
             (None, _) => 0,
-            (Some(_), true) => self.num_layers,
-            (Some(_), false) => self.moe_layer_pattern.iter().map(|&x| u64::from(x)).sum(),
+            (Some(_), None) => self.num_layers,
+            (Some(_), Some(n)) => n,
         }
     }
 

@@ -31,6 +31,8 @@
 //! equals transformers' `num_parameters()` (tests/fixtures/model_presets.json) and the Hub's
 //! published count (see the comment beside each).
 
+use std::ops::Range;
+
 use super::num;
 
 /// config.json's `model_type`: the transformers family, which decides the layout of a layer.
@@ -301,7 +303,7 @@ impl Model {
     /// `first_k_dense_replace` whatever its expert count (transformers' decoder layer decides by
     /// the index alone: with `n_routed_experts` 0 the block keeps its shared experts and an empty
     /// router).
-    fn moe_block(&self, i: u64) -> bool {
+    pub fn moe_block(&self, i: u64) -> bool {
         if self.model_type.is_deepseek() {
             i >= self.first_k_dense_replace
         } else {
@@ -335,9 +337,65 @@ impl Model {
 
     /// The number of layers with routed experts.
     pub fn num_moe_layers(&self) -> u64 {
-        (0..self.num_hidden_layers)
-            .filter(|&i| self.is_moe_layer(i))
-            .count() as u64
+        self.moe_layers_in(0..self.num_hidden_layers)
+    }
+
+    /// How many layers of `layers` have routed experts ([`Self::is_moe_layer`]), counted from
+    /// the family's pattern without walking the layers (a typed layer count can be 10¹⁸).
+    pub fn moe_layers_in(&self, layers: Range<u64>) -> u64 {
+        if !self.is_moe() || layers.is_empty() {
+            return 0;
+        }
+        match self.model_type {
+            ModelType::Mixtral | ModelType::MegatronGpt => layers.end - layers.start,
+            ModelType::Qwen3Moe => {
+                let step = self.decoder_sparse_step;
+                if step == 0 {
+                    return 0;
+                }
+                // layer i is sparse when step divides i + 1: the multiples of step in
+                // start + 1 ..= end, less the listed dense ones among them (each once)
+                let sparse = layers.end / step - layers.start / step;
+                let mut listed: Vec<u64> = self
+                    .mlp_only_layers
+                    .iter()
+                    .copied()
+                    .filter(|&i| layers.contains(&i) && (i + 1) % step == 0)
+                    .collect();
+                listed.sort_unstable();
+                listed.dedup();
+                sparse - listed.len() as u64
+            }
+            ModelType::DeepseekV2 | ModelType::DeepseekV3 => self.deepseek_moe_blocks(layers),
+            _ => 0,
+        }
+    }
+
+    /// DeepSeek's layers of `layers` past `first_k_dense_replace`.
+    fn deepseek_moe_blocks(&self, layers: Range<u64>) -> u64 {
+        layers
+            .end
+            .saturating_sub(layers.start.max(self.first_k_dense_replace))
+    }
+
+    /// How many layers of `layers` hold an MoE block ([`Self::moe_block`]).
+    pub fn moe_blocks_in(&self, layers: Range<u64>) -> u64 {
+        if self.model_type.is_deepseek() {
+            self.deepseek_moe_blocks(layers)
+        } else {
+            self.moe_layers_in(layers)
+        }
+    }
+
+    /// The decoder layers by kind, each kind once: `(how many, the layer)` for the layers without
+    /// and with an MoE block (a layer's parameters depend on its index only through its kind).
+    fn layer_kinds(&self) -> Option<Vec<(u64, Layer)>> {
+        let moe = self.moe_blocks_in(0..self.num_hidden_layers);
+        [(self.num_hidden_layers - moe, false), (moe, true)]
+            .into_iter()
+            .filter(|&(n, _)| n > 0)
+            .map(|(n, kind)| Some((n, self.layer_of_kind(kind)?)))
+            .collect()
     }
 
     fn attention(&self) -> Option<Vec<Option<u128>>> {
@@ -395,7 +453,8 @@ impl Model {
         Some(m)
     }
 
-    fn layer(&self, i: u64) -> Option<Layer> {
+    /// A decoder layer without (`moe_block` false) or with an MoE block.
+    fn layer_of_kind(&self, moe_block: bool) -> Option<Layer> {
         let h = self.hidden_size;
         // Megatron builds no biases beside shared experts; MLA's are not modelled
         if self.linear_bias && self.model_type.is_deepseek() {
@@ -413,7 +472,7 @@ impl Model {
         let bias = u64::from(self.linear_bias);
         let up = self.up_projections();
         let mut routed_experts = 0;
-        if self.moe_block(i) {
+        if moe_block {
             let f = self.expert_intermediate_size();
             let e = self.num_experts;
             modules.push(sum(&[mul(&[e, h]), mul(&[bias, e])])); // router gate
@@ -447,13 +506,15 @@ impl Model {
         })
     }
 
-    fn layers(&self) -> Option<Vec<Layer>> {
-        (0..self.num_hidden_layers).map(|i| self.layer(i)).collect()
-    }
-
     /// Decoder layer `i`'s parameters: `(all, the routed experts among them)`.
     pub fn layer_params(&self, i: u64) -> Option<(u128, u128)> {
-        let layer = self.layer(i)?;
+        self.kind_params(self.moe_block(i))
+    }
+
+    /// The parameters of a decoder layer without (`moe_block` false) or with an MoE block:
+    /// `(all, the routed experts among them)`.
+    pub fn kind_params(&self, moe_block: bool) -> Option<(u128, u128)> {
+        let layer = self.layer_of_kind(moe_block)?;
         Some((sum(&layer.modules)?, layer.routed_experts))
     }
 
@@ -485,8 +546,8 @@ impl Model {
             total = total.checked_add(self.output_layer_params()?)?;
         }
         total = total.checked_add(self.final_norm_params()?)?;
-        for layer in self.layers()? {
-            total = total.checked_add(sum(&layer.modules)?)?;
+        for (n, layer) in self.layer_kinds()? {
+            total = total.checked_add(sum(&layer.modules)?.checked_mul(u128::from(n))?)?;
         }
         Some(total)
     }
@@ -499,9 +560,9 @@ impl Model {
 
     /// All routed experts' parameters (0 for a dense model).
     pub fn routed_expert_params(&self) -> Option<u128> {
-        self.layers()?
-            .iter()
-            .try_fold(0u128, |acc, l| acc.checked_add(l.routed_experts))
+        self.layer_kinds()?.iter().try_fold(0u128, |acc, (n, l)| {
+            acc.checked_add(l.routed_experts.checked_mul(u128::from(*n))?)
+        })
     }
 
     /// DeepSpeed's largest layer: the largest module's own parameters (embedding, `lm_head`, a
@@ -511,7 +572,7 @@ impl Model {
         let mut largest = self
             .output_layer_params()?
             .max(mul(&[self.position_embeddings, self.hidden_size])?);
-        for layer in self.layers()? {
+        for (_, layer) in self.layer_kinds()? {
             for m in layer.modules {
                 largest = largest.max(m?);
             }

@@ -199,42 +199,61 @@ fn part(params: u128, bits: u64, n: u64, sharded: bool) -> Option<u128> {
 pub struct Params {
     pub total: u128,
     pub routed: u128,
-    /// Each decoder layer's `(all, routed experts)`.
-    layers: Vec<(u128, u128)>,
+    /// `(all, routed experts)` of a decoder layer without and with an MoE block
+    /// ([`Model::moe_block`]), for the kinds the model has: a layer's parameters depend on its
+    /// index only through its kind, so each kind is counted once.
+    kinds: [Option<(u128, u128)>; 2],
     /// Every layer's `(all, routed experts)` when all layers are alike (the same parameters,
     /// all MoE or none): a rank's layers then count by their number, and chunks of the same
     /// length keep the same bytes.
     pub(crate) uniform: Option<(u128, u128)>,
 }
 
-/// The most layers the estimate counts one by one (a model beyond it has no estimate: its
-/// stages would take as long to count as the layers are many, for every layout of the explorer).
+/// The most layers the estimate walks one by one, and the most pipeline stages it splits into:
+/// a model whose layers are not all alike has no estimate beyond it (each layer's kind and place
+/// in its checkpoint group would be walked for every layout of the explorer); alike layers count
+/// by their number, however many.
 pub const MAX_LAYERS: u64 = 65_536;
 
 impl Params {
     pub fn of(model: &Model) -> Option<Params> {
-        if model.num_hidden_layers > MAX_LAYERS {
+        let layers = model.num_hidden_layers;
+        let moe_blocks = model.moe_blocks_in(0..layers);
+        let mut kinds = [None; 2];
+        for (kind, n) in [(false, layers - moe_blocks), (true, moe_blocks)] {
+            if n > 0 {
+                kinds[usize::from(kind)] = Some(model.kind_params(kind)?);
+            }
+        }
+        let moe = model.moe_layers_in(0..layers);
+        let uniform = match kinds {
+            [Some(a), Some(b)] if a != b => None,
+            [Some(one), _] | [None, Some(one)] => Some(one).filter(|_| moe == 0 || moe == layers),
+            [None, None] => None,
+        };
+        if uniform.is_none() && layers > MAX_LAYERS {
             return None;
         }
-        let layers: Vec<(u128, u128)> = (0..model.num_hidden_layers)
-            .map(|i| model.layer_params(i))
-            .collect::<Option<_>>()?;
-        let moe = model.is_moe_layer(0);
-        let uniform = layers.first().copied().filter(|&first| {
-            layers.iter().all(|&l| l == first)
-                && (0..model.num_hidden_layers).all(|i| model.is_moe_layer(i) == moe)
-        });
         Some(Params {
             routed: model.routed_expert_params()?,
             total: model.num_parameters()?,
-            layers,
+            kinds,
             uniform,
         })
     }
 
+    /// `(all, routed experts)` of a layer without (`moe_block` false) or with an MoE block;
+    /// `None` for a kind the model does not have.
+    pub fn kind(&self, moe_block: bool) -> Option<(u128, u128)> {
+        self.kinds[usize::from(moe_block)]
+    }
+
     /// Layer `i`'s `(all, routed experts)`.
-    pub fn layer(&self, i: u64) -> Option<(u128, u128)> {
-        self.layers.get(usize::try_from(i).ok()?).copied()
+    pub fn layer(&self, model: &Model, i: u64) -> Option<(u128, u128)> {
+        if i >= model.num_hidden_layers {
+            return None;
+        }
+        self.kind(model.moe_block(i))
     }
 }
 
@@ -340,4 +359,127 @@ pub fn nearest_fit(model: &Model, plan: &Setup, capacity_bytes: u128) -> Option<
         tp *= 2;
     }
     tries.into_iter().find_map(|c| Some((c, fits(c)?)))
+}
+
+#[cfg(test)]
+mod alike_layers {
+    //! Alike layers counted by their number give what walking them one by one gives: the same
+    //! bytes per stage, and the same step time up to the order of a float sum.
+    use super::time::{step_time, Hardware, Overlap, Placement};
+    use super::{stages, Params, Pipeline, Recompute, RecomputeLayers, Setup};
+    use crate::calc::model::{preset, Model};
+    use crate::calc::plan::Schedule;
+
+    fn walked(params: &Params) -> Params {
+        Params {
+            uniform: None,
+            ..params.clone()
+        }
+    }
+
+    fn setups() -> Vec<Setup> {
+        let mut out = Vec::new();
+        let recomputes = [
+            (Recompute::None, RecomputeLayers::Every),
+            (Recompute::Selective, RecomputeLayers::Every),
+            (Recompute::Full, RecomputeLayers::Every),
+            (Recompute::Full, RecomputeLayers::Uniform(3)),
+            (Recompute::Full, RecomputeLayers::Uniform(64)),
+            (Recompute::Full, RecomputeLayers::Block(2)),
+            (Recompute::Full, RecomputeLayers::Block(50)),
+        ];
+        for (pp, v) in [(1, 1), (2, 1), (4, 2), (3, 1)] {
+            for &(recompute, recompute_layers) in &recomputes {
+                out.push(Setup {
+                    tp: 2,
+                    pp,
+                    micro_batch: 2,
+                    seq_len: 4096,
+                    micro_batches: 8,
+                    recompute,
+                    recompute_layers,
+                    pipeline: (pp > 1).then(|| Pipeline {
+                        schedule: if v > 1 {
+                            Schedule::Interleaved { group: pp }
+                        } else {
+                            Schedule::OneFOneB
+                        },
+                        virtual_stages: v,
+                        layers: Vec::new(),
+                    }),
+                    ..Setup::default()
+                });
+            }
+        }
+        out
+    }
+
+    fn models() -> Vec<Model> {
+        let llama = preset("meta-llama/Llama-3.1-8B").expect("preset");
+        let mixtral = preset("mistralai/Mixtral-8x7B-v0.1").expect("preset");
+        vec![
+            llama.clone(),
+            Model {
+                num_hidden_layers: 37,
+                ..llama
+            },
+            mixtral,
+        ]
+    }
+
+    #[test]
+    fn stages_counted_by_number_equal_stages_walked() {
+        let mut checked = 0;
+        for m in models() {
+            let params = Params::of(&m).unwrap();
+            assert!(params.uniform.is_some(), "alike layers");
+            for plan in setups() {
+                let fast = stages(&m, &params, &plan);
+                assert!(fast.is_some(), "{plan:?}");
+                assert_eq!(fast, stages(&m, &walked(&params), &plan), "{plan:?}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 3 * 28);
+    }
+
+    #[test]
+    fn step_times_counted_by_number_equal_step_times_walked() {
+        let hw = Hardware {
+            peak_flops: 989e12,
+            matmul_ceiling: 0.8,
+            memory_bytes_per_s: 3.35e12,
+            attention_flops_per_s: 330e12,
+            intra_bytes_per_s: 450e9,
+            inter_bytes_per_s: 50e9,
+            intra_latency: 5e-6,
+            inter_latency: 10e-6,
+        };
+        let place = Placement {
+            gpus_per_node: 8,
+            tp_stride: 1,
+            cp_stride: 2,
+            dp_stride: 2,
+            pp_stride: 4,
+            ep_stride: 2,
+        };
+        for m in models() {
+            let params = Params::of(&m).unwrap();
+            for plan in setups() {
+                let t = |p: &Params| step_time(&m, p, &plan, 2, &hw, &place, Overlap::default());
+                let (fast, slow) = (t(&params).unwrap(), t(&walked(&params)).unwrap());
+                for (a, b) in [
+                    (fast.total(), slow.total()),
+                    (fast.compute, slow.compute),
+                    (fast.dp, slow.dp),
+                    (fast.pp_bubble, slow.pp_bubble),
+                ] {
+                    assert!(
+                        (a - b).abs() <= 1e-12 * b.abs().max(1e-9),
+                        "{a} vs {b}: {plan:?}"
+                    );
+                }
+            }
+        }
+    }
 }

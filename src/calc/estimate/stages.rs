@@ -39,8 +39,8 @@ pub fn layer_split(layers: u64, pp: u64, pipeline: Option<&Pipeline>) -> Option<
     let v = pipeline.map_or(1, |p| p.virtual_stages.max(1));
     let n = pp.checked_mul(v)?;
     // (more virtual stages than layers is no split a framework accepts; stages beyond the
-    // estimate's layer bound are none a cluster has, and would be allocated one by one)
-    if n == 0 || v > layers.max(1) || n > layers.max(super::MAX_LAYERS) {
+    // estimate's bound are none a cluster has, and would be allocated one by one)
+    if n == 0 || v > layers.max(1) || n > super::MAX_LAYERS {
         return None;
     }
     if let Some(p) = pipeline {
@@ -178,7 +178,11 @@ fn chunk_bytes(
     first: u64,
     layers: u64,
     tokens: u128,
+    alike: bool,
 ) -> Option<(u128, u128)> {
+    if alike && layers > 0 {
+        return alike_chunk_bytes(layer_bytes(model, first, plan, tokens)?, plan, layers);
+    }
     let mut kept = 0u128;
     let mut recomputed = 0u128;
     let mut group = 0u128;
@@ -205,6 +209,30 @@ fn chunk_bytes(
         group = group.checked_add(full)?;
         recomputed = recomputed.max(group);
     }
+    Some((kept, recomputed))
+}
+
+/// [`chunk_bytes`] of `layers` alike layers, each keeping `full` bytes (`input` when
+/// checkpointed), counted by their number: each checkpoint group keeps its input, the layers
+/// past a block keep everything, and the largest group's full activations are recomputed at once.
+fn alike_chunk_bytes(
+    (full, input): (u128, u128),
+    plan: &Setup,
+    layers: u64,
+) -> Option<(u128, u128)> {
+    let l = u128::from(layers);
+    if plan.recompute != Recompute::Full {
+        return Some((full.checked_mul(l)?, 0));
+    }
+    let (checkpointed, group) = match plan.recompute_layers {
+        RecomputeLayers::Every => (l, 1),
+        RecomputeLayers::Uniform(n) => (l, u128::from(n.max(1))),
+        RecomputeLayers::Block(n) => (l.min(u128::from(n)), 1),
+    };
+    let kept = input
+        .checked_mul(checkpointed.div_ceil(group))?
+        .checked_add(full.checked_mul(l - checkpointed)?)?;
+    let recomputed = full.checked_mul(group.min(checkpointed))?;
     Some((kept, recomputed))
 }
 
@@ -264,7 +292,6 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
     let rep = if plan.sequence_parallel { t } else { 1 };
     let h = u128::from(model.hidden_size);
     let mut out = Vec::with_capacity(p as usize);
-    let mut chunks: Vec<(u64, (u128, u128))> = Vec::new();
     for r in ranks(p, few) {
         // the rank's parameters: its layers, the embedding on the first, the output on the last
         let (dense, routed) = rank_params(model, params, (&split, &starts), (p, v, r))?;
@@ -287,17 +314,8 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
             }
             let n = u128::from(n);
             let k = c * p as usize + r as usize;
-            // alike layers: a chunk's bytes depend on its length alone (computed once each)
-            let (kept, again) = match (params.uniform, chunks.iter().find(|c| c.0 == split[k])) {
-                (Some(_), Some(&(_, bytes))) => bytes,
-                _ => {
-                    let bytes = chunk_bytes(model, plan, starts[k], split[k], tokens)?;
-                    if params.uniform.is_some() {
-                        chunks.push((split[k], bytes));
-                    }
-                    bytes
-                }
-            };
+            let alike = params.uniform.is_some();
+            let (kept, again) = chunk_bytes(model, plan, starts[k], split[k], tokens, alike)?;
             activations = activations.checked_add(kept.checked_mul(n)?)?;
             recompute_peak = recompute_peak.max(again);
             if k == 0 && plan.dropout {
@@ -329,17 +347,17 @@ fn rank_params(
     let (mut dense, mut routed) = (0u128, 0u128);
     for c in 0..v {
         let k = (c * p + r) as usize;
-        if let Some((all, experts)) = params.uniform {
-            // alike layers count by their number
-            let n = u128::from(split[k]);
-            dense = dense.checked_add(all.checked_sub(experts)?.checked_mul(n)?)?;
-            routed = routed.checked_add(experts.checked_mul(n)?)?;
-            continue;
-        }
-        for i in starts[k]..starts[k] + split[k] {
-            let (all, experts) = params.layer(i)?;
-            dense = dense.checked_add(all.checked_sub(experts)?)?;
-            routed = routed.checked_add(experts)?;
+        // each kind of layer by its number on the chunk
+        let (first, n) = (starts[k], split[k]);
+        let moe = model.moe_blocks_in(first..first.checked_add(n)?);
+        for (count, kind) in [(n - moe, false), (moe, true)] {
+            if count == 0 {
+                continue;
+            }
+            let (all, experts) = params.kind(kind)?;
+            let count = u128::from(count);
+            dense = dense.checked_add(all.checked_sub(experts)?.checked_mul(count)?)?;
+            routed = routed.checked_add(experts.checked_mul(count)?)?;
         }
     }
     if r == 0 {

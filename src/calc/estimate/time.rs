@@ -195,6 +195,36 @@ struct Rank {
     recomputed: u64,
 }
 
+/// One layer's work per micro batch on its rank: its FLOPs per token (all, attention), its
+/// memory-bound bytes (all, attention scores), whether it is an MoE layer, its parameters (all,
+/// routed experts).
+#[derive(Clone, Copy)]
+struct LayerWork {
+    flops: (f64, f64),
+    traffic: (f64, f64),
+    moe: bool,
+    params: (u128, u128),
+}
+
+impl Rank {
+    /// `count` alike layers of `work`, `recomputed` of them run again by full recompute.
+    fn add(&mut self, work: LayerWork, count: u64, recomputed: u64, s: &Shape, plan: &Setup) {
+        let ((f, a), (bytes, scores), (all, routed)) = (work.flops, work.traffic, work.params);
+        let n = count as f64;
+        self.flops += f * s.tokens * n;
+        self.attention_flops += a * s.tokens * n;
+        self.bytes += bytes * n;
+        self.score_bytes += scores * n;
+        self.layers += count;
+        if work.moe {
+            self.moe_layers += count;
+        }
+        self.dense_params += all.saturating_sub(routed) as f64 / s.tp * n;
+        self.routed_params += routed as f64 / (plan.expert_tp() * plan.ep) as f64 * n;
+        self.recomputed += recomputed;
+    }
+}
+
 /// The FLOPs of one token through layer `i` on one GPU, forward: the linear layers (routed
 /// experts at top-k of E, divided by ETP; the rest by TP) and the attention products (÷ TP).
 fn layer_flops(
@@ -204,7 +234,7 @@ fn layer_flops(
     i: u64,
     keys: f64,
 ) -> Option<(f64, f64)> {
-    let (all, routed) = params.layer(i)?;
+    let (all, routed) = params.layer(model, i)?;
     let dense = all.saturating_sub(routed) as f64;
     let experts = model.num_experts.max(1) as f64;
     let active_routed = routed as f64 * model.num_experts_per_tok.max(1) as f64 / experts;
@@ -394,53 +424,31 @@ impl Ctx<'_> {
     /// on the last rank and the embedding on the first.
     fn ranks(&self, split: &[u64], s: &Shape) -> Option<Vec<Rank>> {
         let (model, params, plan) = (self.model, self.params, self.plan);
-        let (p, seq, tokens, h, tp) = (s.p, s.seq, s.tokens, s.h, s.tp);
+        let (p, tokens, h, tp) = (s.p, s.tokens, s.h, s.tp);
         let mut ranks: Vec<Rank> = (0..p).map(|_| Rank::default()).collect();
         let mut at = 0u64;
         let mut alike = None;
         for (k, &n) in split.iter().enumerate() {
             let r = &mut ranks[k % p as usize];
-            let chunk_start = at;
-            for i in at..at.checked_add(n)? {
-                // alike layers (`Params::uniform`) are counted once
-                let ((f, a), (bytes, scores), moe) = match alike {
+            let recompute = |layers: u64| match (plan.recompute, plan.recompute_layers) {
+                (Recompute::Full, RecomputeLayers::Block(b)) => layers.min(b),
+                (Recompute::Full, _) => layers,
+                _ => 0,
+            };
+            if params.uniform.is_some() && n > 0 {
+                // alike layers count by their number (computed once)
+                let work = match alike {
                     Some(one) => one,
-                    None => {
-                        let one = (
-                            layer_flops(model, params, plan, i, seq)?,
-                            layer_traffic(model, plan, i, tokens, seq),
-                            model.is_moe_layer(i),
-                        );
-                        if params.uniform.is_some() {
-                            alike = Some(one);
-                        }
-                        one
-                    }
+                    None => *alike.insert(self.layer_work(at, s)?),
                 };
-                r.flops += f * tokens;
-                r.attention_flops += a * tokens;
-                r.bytes += bytes;
-                r.score_bytes += scores;
-                r.layers += 1;
-                if moe {
-                    r.moe_layers += 1;
-                }
-                let (all, routed) = match params.uniform {
-                    Some(one) => one,
-                    None => params.layer(i)?,
-                };
-                r.dense_params += all.saturating_sub(routed) as f64 / tp;
-                r.routed_params += routed as f64 / (plan.expert_tp() * plan.ep) as f64;
-                let recomputed = match (plan.recompute, plan.recompute_layers) {
-                    (Recompute::Full, RecomputeLayers::Block(n)) => i - chunk_start < n,
-                    (Recompute::Full, _) => true,
-                    _ => false,
-                };
-                if recomputed {
-                    r.recomputed += 1;
+                r.add(work, n, recompute(n), s, plan);
+            } else {
+                for j in 0..n {
+                    let recomputed = recompute(j + 1) - recompute(j);
+                    r.add(self.layer_work(at + j, s)?, 1, recomputed, s, plan);
                 }
             }
-            at += n;
+            at = at.checked_add(n)?;
         }
         let vocab = model.vocab_size as f64;
         // the output layer on the last rank, the embedding on the first
@@ -449,6 +457,17 @@ impl Ctx<'_> {
         last.dense_params += model.output_layer_params()? as f64 / tp;
         ranks[0].dense_params += model.embedding_params()? as f64 / tp;
         Some(ranks)
+    }
+
+    /// What layer `i` adds to its rank per micro batch.
+    fn layer_work(&self, i: u64, s: &Shape) -> Option<LayerWork> {
+        let (model, plan) = (self.model, self.plan);
+        Some(LayerWork {
+            flops: layer_flops(model, self.params, plan, i, s.seq)?,
+            traffic: layer_traffic(model, plan, i, s.tokens, s.seq),
+            moe: model.is_moe_layer(i),
+            params: self.params.layer(model, i)?,
+        })
     }
 
     /// The matmul rate for these products and the time of one of each collective.

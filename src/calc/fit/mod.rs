@@ -51,6 +51,7 @@ pub(crate) fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'st
     if let (Some(g), Some(seq)) = (report.grid, report.plan.seq_len) {
         memory::published(report, m, g, seq);
     }
+    unwalked_layers(spec, report, m);
     let per_token = model::flops_stage(spec, report, &named);
     let stepped = time::step(spec, report, m, per_token);
     throughput::estimate(report, peak, per_token)
@@ -60,4 +61,24 @@ pub(crate) fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'st
             throughput::from_step_time(report, t);
             Some((t, "time_per_step = tokens_per_step / (estimated tokens_per_second_per_gpu × world_size) — the step-time estimate (step_time_seconds)"))
         })
+}
+
+/// A model whose layers are not all alike and are more than the estimate walks one by one has
+/// no memory or step-time estimate: said at the layer count, not left blank.
+fn unwalked_layers(spec: &'static Spec, report: &mut Report, m: &super::model::Model) {
+    use super::estimate::{Params, MAX_LAYERS};
+    if m.num_hidden_layers <= MAX_LAYERS || Params::of(m).is_some() {
+        return;
+    }
+    let Some(field) = spec.field_for(super::spec::Concept::Layers) else {
+        return;
+    };
+    report.diag(
+        field,
+        super::Level::Warning,
+        format!(
+            "No memory or step-time estimate: {} layers of two kinds (dense and mixture-of-experts) are more than the {MAX_LAYERS} the estimate walks one by one.",
+            m.num_hidden_layers
+        ),
+    );
 }

@@ -470,13 +470,7 @@ fn megatron_args(
     (dist, sp, selective, expert_tp): (bool, bool, bool, Option<u64>),
 ) -> Option<memory::MegatronArgs> {
     let moe = m.is_moe();
-    let pattern = if m.model_type.is_deepseek() {
-        (0..m.num_hidden_layers)
-            .map(|i| u8::from(m.is_moe_layer(i)))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let moe_layer_count = m.model_type.is_deepseek().then(|| m.num_moe_layers());
     let kv_channels = m.resolved_head_dim()?;
     Some(memory::MegatronArgs {
         num_layers: m.num_hidden_layers,
@@ -501,7 +495,7 @@ fn megatron_args(
             m.n_shared_experts
                 .saturating_mul(m.expert_intermediate_size())
         }),
-        moe_layer_pattern: pattern,
+        moe_layer_count,
         padded_vocab_size: vocab64,
         tensor_model_parallel_size: grid.tp,
         pipeline_model_parallel_size: grid.pp,
