@@ -41,6 +41,39 @@ pub struct Script {
     pub commands: usize,
     /// A value or an array grew past the caps.
     pub too_large: bool,
+    /// The defaults the script took for variables it never sets (`${SLURM_NNODES:-1}`, `${1:-8}`),
+    /// each once, in the order first taken; at most [`MAX_DEFAULTS`].
+    pub defaults: Vec<Defaulted>,
+    /// For each word of [`Script::command`], the defaults its value came from: bit `k` is
+    /// `defaults[k]`.
+    pub origins: Vec<u64>,
+}
+
+/// The most defaults of unset variables followed to the values they give.
+pub const MAX_DEFAULTS: usize = 64;
+
+/// A default taken because its variable is not set where dpcalc reads the script: bash takes it
+/// too when the variable is not in the environment (or, for `$1`, the argument is not given).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Defaulted {
+    /// The variable not set: `SLURM_NNODES`, or `1` for the script's first argument.
+    pub name: String,
+    /// The default as bash expands it: `1`.
+    pub value: String,
+    /// The script's variable first assigned from it (`NNODES` in `NNODES=${SLURM_NNODES:-1}`).
+    pub into: Option<String>,
+}
+
+impl Script {
+    /// The defaults the command's word `i` came from.
+    pub fn defaults_of(&self, i: usize) -> impl Iterator<Item = &Defaulted> {
+        let mask = self.origins.get(i).copied().unwrap_or(0);
+        self.defaults
+            .iter()
+            .enumerate()
+            .filter(move |(k, _)| mask & (1u64 << k) != 0)
+            .map(|(_, d)| d)
+    }
 }
 
 /// Whether a pasted text is a script rather than one command line: one of its lines assigns a
@@ -288,10 +321,20 @@ fn array_words(c: &[char], mut i: usize) -> (Vec<String>, usize) {
 
 // ---- running -------------------------------------------------------------------------------
 
+/// A value with the defaults it came from (a bit each, as [`Script::origins`]).
+type Val = (String, u64);
+
 #[derive(Clone, Debug)]
 enum Var {
-    Str(String),
-    Arr(Vec<String>),
+    Str(Val),
+    Arr(Vec<Val>),
+}
+
+/// Values joined by blanks, as one field: their defaults together.
+fn joined(vals: Vec<Val>) -> Val {
+    let mask = vals.iter().fold(0, |m, (_, b)| m | b);
+    let words: Vec<String> = vals.into_iter().map(|(s, _)| s).collect();
+    (words.join(" "), mask)
 }
 
 /// The state of one `if` (or a skipped loop or `case`).
@@ -321,8 +364,12 @@ struct Run {
 /// A field being built by the expansion of one word.
 #[derive(Default)]
 struct Fields {
-    done: Vec<String>,
+    done: Vec<Val>,
     cur: String,
+    /// The defaults the field being built came from.
+    cur_from: u64,
+    /// The defaults of the value being put: added to every field it reaches.
+    from: u64,
     started: bool,
     /// Bytes the whole run may still produce ([`MAX_TOTAL`]).
     room: usize,
@@ -333,14 +380,17 @@ struct Fields {
 impl Fields {
     fn finish(&mut self) {
         if self.started && self.done.len() < MAX_WORDS {
-            self.done.push(std::mem::take(&mut self.cur));
+            self.done
+                .push((std::mem::take(&mut self.cur), self.cur_from));
         } else if self.started {
             self.over = true;
         }
         self.cur.clear();
+        self.cur_from = 0;
         self.started = false;
     }
     fn push(&mut self, s: &str) {
+        self.cur_from |= self.from;
         if self.cur.len() + s.len() <= MAX_LEN && s.len() <= self.room {
             self.cur.push_str(s);
             self.room -= s.len();
@@ -366,7 +416,18 @@ impl Fields {
             self.finish();
         }
     }
-    fn into_words(mut self) -> Vec<String> {
+    /// `s` put as `put` does, from the defaults `from`.
+    fn put_from(&mut self, s: &str, from: u64, quoted: bool) {
+        let outer = self.from;
+        self.from |= from;
+        if quoted {
+            self.push(s)
+        } else {
+            self.split(s)
+        }
+        self.from = outer;
+    }
+    fn into_words(mut self) -> Vec<Val> {
         self.finish();
         self.done
     }
@@ -507,7 +568,7 @@ impl Run {
             _ => (false, inner),
         };
         let mut val = |raw: &str| -> Option<String> {
-            let v = self.expand(raw, false, 0).join(" ");
+            let (v, _) = joined(self.expand(raw, false, 0));
             (!v.contains('$') && !v.contains('`')).then_some(v)
         };
         let result = match inner {
@@ -558,7 +619,7 @@ impl Run {
             return;
         }
         // `NAME=value cmd …`: the values are the command's environment only
-        let mut words = Vec::new();
+        let mut words: Vec<Val> = Vec::new();
         for t in &cmd[i..] {
             if let Tok::Word(w) = t {
                 for x in self.expand(w, true, 0) {
@@ -570,23 +631,13 @@ impl Run {
                 }
             }
         }
-        let mut k = 0;
-        while let Some(w) = words.get(k) {
-            if matches!(w.as_str(), "exec" | "nohup" | "time" | "env") || assignment(w).is_some() {
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        let Some(program) = words.get(k) else { return };
-        let base = program.rsplit('/').next().unwrap_or(program);
-        let training = matches!(base, "torchrun" | "deepspeed" | "accelerate")
-            || base.starts_with("python")
-            || base.ends_with(".py");
-        if training {
-            self.script.command = words.split_off(k);
-            self.script.commands += 1;
-        }
+        let Some(k) = training_start(&words) else {
+            return;
+        };
+        let (command, origins) = words.split_off(k).into_iter().unzip();
+        self.script.command = command;
+        self.script.origins = origins;
+        self.script.commands += 1;
     }
 
     fn assign(&mut self, t: &Tok) {
@@ -606,23 +657,28 @@ impl Run {
                         }
                     }
                 }
+                let from = items.iter().fold(0, |m, (_, b)| m | b);
+                self.assigned_from(name, from);
                 self.vars.insert(name.clone(), Var::Arr(items));
             }
             Tok::Word(w) => {
                 let Some((name, append, value)) = assignment(w) else {
                     return;
                 };
-                let mut v = self.expand(value, false, 0).join(" ");
+                let (mut v, mut from) = joined(self.expand(value, false, 0));
                 let name = name.to_string();
                 if append {
-                    let old = match self.vars.get(&name) {
+                    let (old, old_from) = match self.vars.get(&name) {
                         Some(Var::Str(s)) => s.clone(),
                         Some(Var::Arr(a)) => a.first().cloned().unwrap_or_default(),
-                        None => String::new(),
+                        None => Default::default(),
                     };
                     v = old + &v;
+                    from |= old_from;
                 }
-                if v.len() > MAX_LEN {
+                self.assigned_from(&name, from);
+                let v = (v, from);
+                if v.0.len() > MAX_LEN {
                     self.script.too_large = true;
                     return;
                 }
@@ -638,9 +694,39 @@ impl Run {
         }
     }
 
+    /// Records `name` as the variable the defaults `from` first went into.
+    fn assigned_from(&mut self, name: &str, from: u64) {
+        for (k, d) in self.script.defaults.iter_mut().enumerate() {
+            if from & (1u64 << k) != 0 && d.into.is_none() {
+                d.into = Some(name.to_string());
+            }
+        }
+    }
+
+    /// The bit of the default `value` taken for the unset `name` (recorded the first time).
+    fn default_bit(&mut self, name: &str, value: &str) -> u64 {
+        let defaults = &mut self.script.defaults;
+        let k = match defaults
+            .iter()
+            .position(|d| d.name == name && d.value == value)
+        {
+            Some(k) => k,
+            None if defaults.len() < MAX_DEFAULTS => {
+                defaults.push(Defaulted {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                    into: None,
+                });
+                defaults.len() - 1
+            }
+            None => return 0,
+        };
+        1u64 << k
+    }
+
     /// A word's fields after expansion (`split`: unquoted expansions are split at blanks, as in
     /// a command; otherwise one field, as in an assignment).
-    fn expand(&mut self, raw: &str, split: bool, depth: usize) -> Vec<String> {
+    fn expand(&mut self, raw: &str, split: bool, depth: usize) -> Vec<Val> {
         let c: Vec<char> = raw.chars().collect();
         let mut f = Fields {
             room: self.room,
@@ -689,7 +775,7 @@ impl Run {
         if split {
             words
         } else {
-            vec![words.join(" ")]
+            vec![joined(words)]
         }
     }
 
@@ -739,12 +825,12 @@ impl Run {
             return f.push("$");
         }
         if let Some(expr) = text.strip_prefix("$((").and_then(|t| t.strip_suffix("))")) {
-            let inner = self.expand(expr, false, depth + 1).join(" ");
+            let (inner, from) = joined(self.expand(expr, false, depth + 1));
             match (!inner.contains(['$', '`']))
                 .then(|| Arith::eval(&inner, &self.vars))
                 .flatten()
             {
-                Some(n) => put(f, &n.to_string()),
+                Some((n, names)) => f.put_from(&n.to_string(), from | names, quoted),
                 None => f.push(text),
             }
             return;
@@ -756,8 +842,11 @@ impl Run {
             return f.push(text); // a backquote: unknown
         };
         match self.vars.get(name).cloned() {
-            Some(Var::Str(s)) => put(f, &s),
-            Some(Var::Arr(a)) => put(f, a.first().map_or("", String::as_str)),
+            Some(Var::Str((s, from))) => f.put_from(&s, from, quoted),
+            Some(Var::Arr(a)) => match a.first() {
+                Some((s, from)) => f.put_from(s, *from, quoted),
+                None => put(f, ""),
+            },
             None => f.push(text),
         }
     }
@@ -800,7 +889,7 @@ impl Run {
             }
             let n = match (&elems, index) {
                 (Some(e), Some("@" | "*")) => e.len(),
-                (Some(e), _) => e.first().map_or(0, |s| s.chars().count()),
+                (Some(e), _) => e.first().map_or(0, |(s, _)| s.chars().count()),
                 (None, _) => return f.push(text),
             };
             return put(f, &n.to_string());
@@ -809,7 +898,7 @@ impl Run {
         let set = elems.is_some();
         let empty = elems
             .as_ref()
-            .is_none_or(|e| e.iter().all(String::is_empty));
+            .is_none_or(|e| e.iter().all(|(s, _)| s.is_empty()));
         let op = ["-", ":-", "=", ":=", "+", ":+", "?", ":?"]
             .iter()
             .filter(|o| rest.starts_with(**o))
@@ -826,21 +915,82 @@ impl Run {
             _ => None, // ${a?msg}: an error when unset; the value otherwise
         };
         if let Some(w) = alternative {
-            let v = self.expand(w, false, depth + 1).join(" ");
+            let (v, mut from) = joined(self.expand(w, false, depth + 1));
+            // a default for a variable the script never sets: bash takes it where the variable
+            // is not in the environment; dpcalc names it
+            if var.is_none() && matches!(op, Some("-" | ":-" | "=" | ":=")) {
+                from |= self.default_bit(name, &v);
+            }
             if matches!(op, Some("=" | ":="))
                 && index.is_none()
                 && !name.starts_with(|c: char| c.is_ascii_digit())
             {
-                self.vars.insert(name.to_string(), Var::Str(v.clone()));
+                self.vars
+                    .insert(name.to_string(), Var::Str((v.clone(), from)));
             }
-            return put(f, &v);
+            return f.put_from(&v, from, quoted);
         }
         put_elements(f, text, elems, (many, quoted));
     }
 }
 
+/// Programs that run the command after their own words (`uv run`, `srun -N 2`, `nsys profile
+/// -o f`, `env A=1`): a training command behind one of them is the one followed.
+const RUNNERS: &[&str] = &[
+    "apptainer",
+    "conda",
+    "env",
+    "exec",
+    "hatch",
+    "ionice",
+    "mpirun",
+    "ncu",
+    "nice",
+    "nohup",
+    "nsys",
+    "numactl",
+    "pdm",
+    "pixi",
+    "poetry",
+    "rye",
+    "singularity",
+    "srun",
+    "stdbuf",
+    "taskset",
+    "time",
+    "timeout",
+    "uv",
+];
+
+/// Whether a word names a program that runs a training script.
+fn is_training(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    matches!(base, "torchrun" | "deepspeed" | "accelerate")
+        || base.starts_with("python")
+        || base.ends_with(".py")
+}
+
+/// Where a command's training program starts: its first word after `NAME=value` words, or,
+/// behind a runner ([`RUNNERS`]) or a value dpcalc cannot know (`$VENV_PREFIX` from the
+/// environment: bash may expand it to a runner or to nothing), the first training word after it.
+fn training_start(words: &[Val]) -> Option<usize> {
+    let k = words.iter().position(|(w, _)| assignment(w).is_none())?;
+    let first = words[k].0.as_str();
+    if is_training(first) {
+        return Some(k);
+    }
+    let base = first.rsplit('/').next().unwrap_or(first);
+    if !(RUNNERS.contains(&base) || first.starts_with('$')) {
+        return None;
+    }
+    words[k + 1..]
+        .iter()
+        .position(|(w, _)| is_training(w))
+        .map(|p| k + 1 + p)
+}
+
 /// A variable's elements as `${name}` or `${name[index]}` reads them; `None` when unset.
-fn elements(var: Option<&Var>, index: Option<&str>) -> Option<Vec<String>> {
+fn elements(var: Option<&Var>, index: Option<&str>) -> Option<Vec<Val>> {
     match (var, index) {
         (None, _) => None,
         (Some(Var::Str(s)), None | Some("0" | "@" | "*")) => Some(vec![s.clone()]),
@@ -852,41 +1002,29 @@ fn elements(var: Option<&Var>, index: Option<&str>) -> Option<Vec<String>> {
             .parse::<usize>()
             .ok()
             .and_then(|n| a.get(n))
-            .map(|s| vec![s.clone()]),
+            .map(|v| vec![v.clone()]),
     }
 }
 
 /// A `${…}`'s value into the fields: `"${a[@]}"` one field per element, else split as unquoted.
-fn put_elements(
-    f: &mut Fields,
-    text: &str,
-    elems: Option<Vec<String>>,
-    (many, quoted): (bool, bool),
-) {
-    let put = |f: &mut Fields, s: &str| {
-        if quoted {
-            f.push(s)
-        } else {
-            f.split(s)
-        }
-    };
+fn put_elements(f: &mut Fields, text: &str, elems: Option<Vec<Val>>, (many, quoted): (bool, bool)) {
     match elems {
         None => f.push(text),
         Some(e) if many && quoted => {
-            for (k, s) in e.iter().enumerate() {
+            for (k, (s, from)) in e.iter().enumerate() {
                 if k > 0 {
                     f.finish();
                     f.started = true;
                 }
-                f.push(s);
+                f.put_from(s, *from, true);
             }
         }
         Some(e) => {
-            for (k, s) in e.iter().enumerate() {
+            for (k, (s, from)) in e.iter().enumerate() {
                 if k > 0 {
                     f.finish();
                 }
-                put(f, s);
+                f.put_from(s, *from, quoted);
             }
         }
     }
@@ -899,10 +1037,13 @@ struct Arith<'a> {
     i: usize,
     vars: &'a HashMap<String, Var>,
     depth: usize,
+    /// The defaults of the variables read.
+    from: u64,
 }
 
 impl<'a> Arith<'a> {
-    fn eval(expr: &str, vars: &'a HashMap<String, Var>) -> Option<i64> {
+    /// The value, and the defaults of the variables it read.
+    fn eval(expr: &str, vars: &'a HashMap<String, Var>) -> Option<(i64, u64)> {
         let mut t = Vec::new();
         let c: Vec<char> = expr.chars().collect();
         let mut i = 0;
@@ -931,9 +1072,10 @@ impl<'a> Arith<'a> {
             i: 0,
             vars,
             depth: 0,
+            from: 0,
         };
         let v = a.sum()?;
-        (a.i == a.t.len()).then_some(v)
+        (a.i == a.t.len()).then_some((v, a.from))
     }
 
     fn peek(&self) -> Option<&str> {
@@ -999,10 +1141,12 @@ impl<'a> Arith<'a> {
                 if tok.starts_with(|c: char| c.is_ascii_digit()) {
                     decimal(&tok)?
                 } else {
-                    match self.vars.get(&tok)? {
-                        Var::Str(s) => decimal(s.trim())?,
-                        Var::Arr(a) => decimal(a.first()?.trim())?,
-                    }
+                    let (s, from) = match self.vars.get(&tok)? {
+                        Var::Str(v) => v,
+                        Var::Arr(a) => a.first()?,
+                    };
+                    self.from |= from;
+                    decimal(s.trim())?
                 }
             }
         };
