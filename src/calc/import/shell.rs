@@ -114,6 +114,8 @@ pub fn read(text: &str) -> Script {
         vars: HashMap::new(),
         frames: Vec::new(),
         cond: Vec::new(),
+        subjects: Vec::new(),
+        patterns: Vec::new(),
         script: Script::default(),
     };
     run.tokens(&tokens);
@@ -128,8 +130,12 @@ enum Tok {
     Word(String),
     /// `NAME=( … )` or `NAME+=( … )`: the name, whether it appends, the words as written.
     Array(String, bool, Vec<String>),
-    /// `;`, a newline, `&`, `|`, `(`, `)`: the end of a command.
+    /// `;`, a newline, `&`, `|`, `(`: the end of a command.
     End,
+    /// `)`: the end of a command, or of a `case` arm's patterns.
+    Close,
+    /// `;;` (also `;&`, `;;&`): the end of a `case` arm.
+    ArmEnd,
     And,
     Or,
 }
@@ -242,7 +248,18 @@ fn lex(text: &str) -> Vec<Tok> {
                 out.push(Tok::Or);
                 i += 2;
             }
-            '\n' | ';' | '&' | '|' | '(' | ')' => {
+            ';' if matches!(c.get(i + 1), Some(';' | '&')) => {
+                out.push(Tok::ArmEnd);
+                i += 2;
+                if c.get(i - 1) == Some(&';') && c.get(i) == Some(&'&') {
+                    i += 1;
+                }
+            }
+            ')' => {
+                out.push(Tok::Close);
+                i += 1;
+            }
+            '\n' | ';' | '&' | '|' | '(' => {
                 out.push(Tok::End);
                 i += 1;
             }
@@ -348,8 +365,13 @@ enum Branch {
     Waiting,
     /// A branch was taken (or cannot be decided): every later one is skipped.
     Done,
-    /// Inside a loop or `case`, which is skipped.
+    /// Inside a loop, which is skipped.
     Skipped,
+    /// Reading a `case` arm's patterns; `taken`: an arm ran (or which one runs cannot be
+    /// decided), so no later arm runs.
+    Patterns { taken: bool },
+    /// In a `case` arm's commands: `run` when this arm runs.
+    Arm { run: bool, taken: bool },
 }
 
 struct Run {
@@ -358,6 +380,10 @@ struct Run {
     vars: HashMap<String, Var>,
     frames: Vec<Branch>,
     cond: Vec<(Vec<String>, Option<bool>)>,
+    /// The value each open `case` tests (`None`: unknown), innermost last.
+    subjects: Vec<Option<String>>,
+    /// The patterns of the `case` arm being read, as written.
+    patterns: Vec<String>,
     script: Script,
 }
 
@@ -435,7 +461,9 @@ impl Fields {
 
 impl Run {
     fn executing(&self) -> bool {
-        self.frames.iter().all(|b| *b == Branch::Taking)
+        self.frames
+            .iter()
+            .all(|b| matches!(b, Branch::Taking | Branch::Arm { run: true, .. }))
     }
 
     fn tokens(&mut self, tokens: &[Tok]) {
@@ -443,9 +471,16 @@ impl Run {
         for t in tokens {
             match t {
                 Tok::Word(_) | Tok::Array(..) => cmd.push(t),
-                Tok::End => {
+                Tok::End | Tok::Close | Tok::ArmEnd => {
                     self.command(&cmd, None);
                     cmd.clear();
+                    match (t, self.frames.last().copied()) {
+                        (Tok::Close, Some(Branch::Patterns { taken })) => self.arm(taken),
+                        (Tok::ArmEnd, Some(Branch::Arm { taken, .. })) => {
+                            self.set_top(Branch::Patterns { taken })
+                        }
+                        _ => {}
+                    }
                 }
                 Tok::And | Tok::Or => {
                     self.command(&cmd, Some(*t == Tok::And));
@@ -500,10 +535,16 @@ impl Run {
                     None => Branch::Done,
                 }),
                 "fi" | "done" | "esac" => {
-                    self.frames.pop();
+                    if let Some(Branch::Patterns { .. } | Branch::Arm { .. }) = self.frames.pop() {
+                        self.subjects.pop();
+                    }
                     None
                 }
-                "for" | "while" | "until" | "case" | "select" => {
+                "case" => {
+                    cmd = &cmd[self.case(cmd)..];
+                    continue;
+                }
+                "for" | "while" | "until" | "select" => {
                     self.frames.push(Branch::Skipped);
                     return;
                 }
@@ -513,6 +554,14 @@ impl Run {
                 *last = b;
             }
             cmd = &cmd[1..];
+        }
+        if let Some(Branch::Patterns { .. }) = self.frames.last() {
+            for t in cmd {
+                if let (Tok::Word(w), true) = (t, self.patterns.len() < MAX_PATTERNS) {
+                    self.patterns.push(w.clone());
+                }
+            }
+            return;
         }
         if self.frames.last() == Some(&Branch::Cond) {
             let words: Vec<String> = cmd
@@ -529,6 +578,89 @@ impl Run {
             return;
         }
         self.simple(cmd);
+    }
+
+    fn set_top(&mut self, b: Branch) {
+        if let Some(last) = self.frames.last_mut() {
+            *last = b;
+        }
+    }
+
+    /// `case WORD in`: opens its frame, with the value it tests when that is known; the number
+    /// of words read.
+    fn case(&mut self, cmd: &[&Tok]) -> usize {
+        let subject = match (cmd.get(1), cmd.get(2)) {
+            (Some(Tok::Word(w)), Some(Tok::Word(in_))) if in_ == "in" && self.executing() => {
+                let (v, _) = joined(self.expand(w, false, 0));
+                (!v.contains(['$', '`'])).then_some(v)
+            }
+            _ => None,
+        };
+        self.frames.push(Branch::Patterns {
+            taken: subject.is_none(),
+        });
+        self.subjects.push(subject);
+        self.patterns.clear();
+        cmd.len().min(3)
+    }
+
+    /// At a `case` arm's `)`: whether the arm runs. bash runs the first arm one of whose
+    /// patterns matches; when a pattern cannot be decided before one matches, no later arm is
+    /// taken either.
+    fn arm(&mut self, taken: bool) {
+        let patterns = std::mem::take(&mut self.patterns);
+        let subject = self.subjects.last().cloned().flatten();
+        let run = match subject {
+            _ if taken => Some(false),
+            None => None,
+            Some(s) => {
+                let mut any: Option<bool> = Some(false);
+                for p in &patterns {
+                    match self.pattern(p, &s) {
+                        Some(true) => {
+                            any = Some(true);
+                            break;
+                        }
+                        Some(false) => {}
+                        None => any = None,
+                    }
+                }
+                // past the cap a pattern was left out: whether the arm runs is unknown
+                if patterns.len() >= MAX_PATTERNS && any == Some(false) {
+                    any = None;
+                }
+                any
+            }
+        };
+        self.set_top(match run {
+            Some(true) => Branch::Arm {
+                run: true,
+                taken: true,
+            },
+            Some(false) => Branch::Arm { run: false, taken },
+            None => Branch::Arm {
+                run: false,
+                taken: true,
+            },
+        });
+    }
+
+    /// Whether a `case` pattern as written matches `subject`: a quoted or expanded pattern
+    /// literally, a bare one by glob (`*`, `?`); `None` for what is not read (`[…]`, extglob,
+    /// a glob with quotes or expansions in it, an unknown value).
+    fn pattern(&mut self, raw: &str, subject: &str) -> Option<bool> {
+        let glob = raw.contains(['*', '?', '[']);
+        if raw.contains(['\'', '"', '$', '`', '\\']) {
+            if glob {
+                return None;
+            }
+            let (v, _) = joined(self.expand(raw, false, 0));
+            return (!v.contains(['$', '`'])).then(|| v == subject);
+        }
+        if raw.contains(['[', '(']) {
+            return None;
+        }
+        glob_matches(raw, subject)
     }
 
     /// The last `&&`/`||` list before `then`, in bash's left-to-right order (unknown: `None`).
@@ -1030,6 +1162,37 @@ fn put_elements(f: &mut Fields, text: &str, elems: Option<Vec<Val>>, (many, quot
     }
 }
 
+/// The most patterns one `case` arm is read with.
+const MAX_PATTERNS: usize = 256;
+
+/// Whether `text` matches a glob of `*` and `?` (no brackets); `None` past a length dpcalc
+/// matches (so the work stays bounded: at most pattern × text steps).
+fn glob_matches(pattern: &str, text: &str) -> Option<bool> {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    if p.len() > 256 || t.len() > 4096 {
+        return None;
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < t.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return Some(false);
+        }
+    }
+    Some(p[i..].iter().all(|&c| c == '*'))
+}
+
 /// bash's integer arithmetic (`+ - * / %`, parentheses, unary signs) on 64-bit integers; a
 /// name is its variable's value. `None` for anything unknown, unread or overflowing.
 struct Arith<'a> {
@@ -1197,6 +1360,61 @@ mod tests {
     }
 
     #[test]
+    fn case_on_a_value_the_script_sets() {
+        let s = "M=${M:-7b}\ncase \"$M\" in\n 1b|small) L=16 ;;\n 7b)\n  L=32\n  A=(--x $L)\n  ;;\n *) L=80 ;;\nesac\n\
+                 case $1 in\n x) B=1 ;;\nesac\ncase $M in 7*) C=c ;; 7b) C=d ;; esac\n\
+                 case $M in [0-9]b) D=d ;; 7b) D=e ;; esac\npython t.py ${A[@]} $L ${B:-u} $C ${D:-none}\n";
+        // 7b matches its own arm only; `$1` is unknown, so no arm runs; the first matching
+        // glob wins; a bracket pattern is not read, so neither its arm nor a later one runs
+        assert_eq!(
+            cmd(s),
+            ["python", "t.py", "--x", "32", "32", "u", "c", "none"]
+        );
+    }
+
+    #[test]
+    fn a_command_behind_a_runner_and_its_defaults() {
+        let s = "N=${SLURM_NNODES:-\"1\"}\nW=$((8*N))\nP=()\nV=\"uv run\"\n\
+                 $V \"${P[@]}\" python -m torch.distributed.run --nnodes $N --w $W --g ${G:-8} --h ${G:-8} t.py\n";
+        let got = read(s);
+        assert_eq!(
+            got.command,
+            [
+                "python",
+                "-m",
+                "torch.distributed.run",
+                "--nnodes",
+                "1",
+                "--w",
+                "8",
+                "--g",
+                "8",
+                "--h",
+                "8",
+                "t.py"
+            ]
+        );
+        let names = |i: usize| -> Vec<String> {
+            got.defaults_of(i)
+                .map(|d| format!("{}={}>{:?}", d.name, d.value, d.into))
+                .collect()
+        };
+        assert_eq!(names(4), ["SLURM_NNODES=1>Some(\"N\")"]);
+        assert_eq!(names(6), ["SLURM_NNODES=1>Some(\"N\")"]);
+        assert_eq!(names(8), ["G=8>None"]);
+        assert!(names(3).is_empty() && names(0).is_empty());
+        // each default once
+        assert_eq!(got.defaults.len(), 2);
+        // a runner's own words are not the command; an unknown prefix may be a runner
+        assert_eq!(
+            cmd("srun -N 2 nsys profile -o x torchrun t.py\n")[0],
+            "torchrun"
+        );
+        assert_eq!(cmd("$PREFIX python t.py\n")[0], "python");
+        assert!(cmd("echo python t.py\n").is_empty());
+    }
+
+    #[test]
     fn hostile_text_is_bounded() {
         let mut s = String::from("A=(x x)\n");
         for _ in 0..40 {
@@ -1210,5 +1428,17 @@ mod tests {
         assert_eq!(read(&deep).commands, 1);
         assert!(read(&"$((".repeat(3000)).command.is_empty());
         assert!(read("A=( \"unclosed\nB=${").command.is_empty());
+        let star = format!(
+            "case {} in {}) ;; esac\npython t.py\n",
+            "a".repeat(5000),
+            "*a".repeat(200)
+        );
+        assert_eq!(read(&star).commands, 1);
+        let mut many = String::from("case x in\n");
+        for k in 0..300 {
+            many.push_str(&format!("{k}|"));
+        }
+        many.push_str("x) A=1 ;; esac\npython t.py ${A:-u}\n");
+        assert_eq!(cmd(&many)[2], "u");
     }
 }
