@@ -83,6 +83,7 @@ pub(super) fn launcher_flags(
     unknowns: &mut Unknowns,
 ) {
     let (mut machines, mut procs) = (None, None);
+    let mut counts = Vec::new();
     for (flag, values) in flags(words) {
         if flag.is_empty() {
             continue; // torchrun, python -m torch.distributed.run, accelerate launch, …
@@ -105,13 +106,37 @@ pub(super) fn launcher_flags(
         if unknowns.unknown(out, &shown, &value) {
             continue;
         }
+        // the word the value is in, for the defaults it came from
+        let parts = if flag.contains('=') {
+            vec![flag]
+        } else {
+            values
+        };
         match field {
-            Some(f) => out.input(f, value, seen, &shown),
-            None if name.ends_with("machines") => machines = Some((value, shown)),
-            None => procs = Some((value, shown)),
+            Some(f) => {
+                unknowns.taken(out, f, &shown, &parts);
+                out.input(f, value, seen, &shown)
+            }
+            None => {
+                // accelerate's machines give the nodes and (÷) the GPUs per node; its processes
+                // the GPUs per node or the world size
+                let fields = if name.ends_with("machines") {
+                    machines = Some((value, shown.clone()));
+                    [Field::Nodes, Field::GpusPerNode]
+                } else {
+                    procs = Some((value, shown.clone()));
+                    [Field::GpusPerNode, Field::WorldSize]
+                };
+                counts.push((fields, shown, parts));
+            }
         }
     }
     processes(machines, procs, out, seen);
+    for (fields, shown, parts) in counts {
+        for f in fields {
+            unknowns.taken(out, f, &shown, &parts);
+        }
+    }
 }
 
 /// accelerate's `num_machines` and `num_processes` (the processes of all machines, one a GPU):

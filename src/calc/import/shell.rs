@@ -535,9 +535,7 @@ impl Run {
                     None => Branch::Done,
                 }),
                 "fi" | "done" | "esac" => {
-                    if let Some(Branch::Patterns { .. } | Branch::Arm { .. }) = self.frames.pop() {
-                        self.subjects.pop();
-                    }
+                    self.close();
                     None
                 }
                 "case" => {
@@ -556,28 +554,25 @@ impl Run {
             cmd = &cmd[1..];
         }
         if let Some(Branch::Patterns { .. }) = self.frames.last() {
-            for t in cmd {
-                if let (Tok::Word(w), true) = (t, self.patterns.len() < MAX_PATTERNS) {
-                    self.patterns.push(w.clone());
-                }
-            }
+            let room = MAX_PATTERNS - self.patterns.len().min(MAX_PATTERNS);
+            self.patterns.extend(words_of(cmd).take(room));
             return;
         }
         if self.frames.last() == Some(&Branch::Cond) {
-            let words: Vec<String> = cmd
-                .iter()
-                .filter_map(|t| match t {
-                    Tok::Word(w) => Some(w.clone()),
-                    _ => None,
-                })
-                .collect();
-            self.cond.push((words, joined));
+            self.cond.push((words_of(cmd).collect(), joined));
             return;
         }
         if !self.executing() {
             return;
         }
         self.simple(cmd);
+    }
+
+    /// `fi`, `done`, `esac`: the innermost frame ends.
+    fn close(&mut self) {
+        if let Some(Branch::Patterns { .. } | Branch::Arm { .. }) = self.frames.pop() {
+            self.subjects.pop();
+        }
     }
 
     fn set_top(&mut self, b: Branch) {
@@ -1160,6 +1155,14 @@ fn put_elements(f: &mut Fields, text: &str, elems: Option<Vec<Val>>, (many, quot
             }
         }
     }
+}
+
+/// The words of a command as written (its array assignments left out).
+fn words_of<'a>(cmd: &'a [&Tok]) -> impl Iterator<Item = String> + 'a {
+    cmd.iter().filter_map(|t| match t {
+        Tok::Word(w) => Some(w.clone()),
+        _ => None,
+    })
 }
 
 /// The most patterns one `case` arm is read with.
