@@ -8,12 +8,19 @@
 //! `NAME=( … )` and `NAME+=( … )` (over lines, with comments), `$NAME`, `${NAME}`,
 //! `${NAME:-default}` (also `-`, `:=`, `=`, `:+`, `+`), `${ARR[@]}`, `"${ARR[@]}"`, `${ARR[N]}`,
 //! `${#NAME}`, `$((…))` integer arithmetic, quotes, backslashes, line continuations, comments,
-//! and `if`/`elif`/`else`/`fi` on `[[ … ]]`/`[ … ]` string tests (`==`, `=`, `!=`, `-z`, `-n`,
-//! `!`, joined by `&&`/`||`). Nothing runs: a value dpcalc cannot know (a script argument `$1`, an
+//! `if`/`elif`/`else`/`fi` on `[[ … ]]`/`[ … ]` string tests (`==`, `=`, `!=`, `-z`, `-n`,
+//! `!`, joined by `&&`/`||`), and `case WORD in PATTERN|PATTERN) … ;; esac` (a pattern of `*` and
+//! `?`, or quoted). Nothing runs: a value dpcalc cannot know (a script argument `$1`, an
 //! environment variable never assigned, `$(…)`, a backquote) stays as it is written, `$` and all,
 //! so a caller can tell it apart and never takes it for a value. A branch under a condition that
-//! cannot be decided (`[ -f … ]`, an unknown value) is not taken, nor its `else`; loops and `case`
-//! are skipped. Not this module's job: which flags mean what (see `import/command_line.rs`).
+//! cannot be decided (`[ -f … ]`, an unknown value, a `[…]` pattern) is not taken, nor any later
+//! one (`else`, a later `case` arm); loops are skipped.
+//! The training command may sit behind a runner (`uv run`, `srun -N 2`, `nsys profile -o f`, an
+//! empty array, an unknown `$VENV_PREFIX`, see [`RUNNERS`]). A default taken for a variable the
+//! script never sets (`${SLURM_NNODES:-1}`) is recorded once ([`Script::defaults`]) and followed,
+//! through assignments, arrays and `$((…))`, to the command's words ([`Script::origins`]); a
+//! branch taken because of one is not (`if [ "$USE_UV" = 1 ]`). Not this module's job: which
+//! flags mean what (see `import/command_line.rs`).
 //!
 //! Bounded: every value is capped at [`MAX_LEN`] bytes, every array and the command at
 //! [`MAX_WORDS`] words, and nesting (`${a:-${b:-…}}`, `$((…))`, parentheses) at [`MAX_DEPTH`];
@@ -134,8 +141,9 @@ enum Tok {
     End,
     /// `)`: the end of a command, or of a `case` arm's patterns.
     Close,
-    /// `;;` (also `;&`, `;;&`): the end of a `case` arm.
-    ArmEnd,
+    /// The end of a `case` arm: `;;` (0), `;&` (1: the next arm's commands run too), `;;&` (2:
+    /// the next arms' patterns are tested too).
+    ArmEnd(u8),
     And,
     Or,
 }
@@ -249,11 +257,13 @@ fn lex(text: &str) -> Vec<Tok> {
                 i += 2;
             }
             ';' if matches!(c.get(i + 1), Some(';' | '&')) => {
-                out.push(Tok::ArmEnd);
-                i += 2;
-                if c.get(i - 1) == Some(&';') && c.get(i) == Some(&'&') {
-                    i += 1;
-                }
+                let kind = match (c[i + 1], c.get(i + 2)) {
+                    (';', Some('&')) => 2,
+                    (';', _) => 0,
+                    _ => 1,
+                };
+                out.push(Tok::ArmEnd(kind));
+                i += if kind == 2 { 3 } else { 2 };
             }
             ')' => {
                 out.push(Tok::Close);
@@ -368,8 +378,9 @@ enum Branch {
     /// Inside a loop, which is skipped.
     Skipped,
     /// Reading a `case` arm's patterns; `taken`: an arm ran (or which one runs cannot be
-    /// decided), so no later arm runs.
-    Patterns { taken: bool },
+    /// decided), so no later arm runs; `fall`: the arm before ran and ended in `;&`, so this one
+    /// runs.
+    Patterns { taken: bool, fall: bool },
     /// In a `case` arm's commands: `run` when this arm runs.
     Arm { run: bool, taken: bool },
 }
@@ -471,13 +482,18 @@ impl Run {
         for t in tokens {
             match t {
                 Tok::Word(_) | Tok::Array(..) => cmd.push(t),
-                Tok::End | Tok::Close | Tok::ArmEnd => {
+                Tok::End | Tok::Close | Tok::ArmEnd(_) => {
                     self.command(&cmd, None);
                     cmd.clear();
                     match (t, self.frames.last().copied()) {
-                        (Tok::Close, Some(Branch::Patterns { taken })) => self.arm(taken),
-                        (Tok::ArmEnd, Some(Branch::Arm { taken, .. })) => {
-                            self.set_top(Branch::Patterns { taken })
+                        (Tok::Close, Some(Branch::Patterns { taken, fall })) => {
+                            self.arm(taken, fall)
+                        }
+                        (Tok::ArmEnd(kind), Some(Branch::Arm { run, taken })) => {
+                            self.set_top(Branch::Patterns {
+                                taken: taken && !(run && *kind == 2),
+                                fall: run && *kind == 1,
+                            })
                         }
                         _ => {}
                     }
@@ -593,6 +609,7 @@ impl Run {
         };
         self.frames.push(Branch::Patterns {
             taken: subject.is_none(),
+            fall: false,
         });
         self.subjects.push(subject);
         self.patterns.clear();
@@ -601,11 +618,12 @@ impl Run {
 
     /// At a `case` arm's `)`: whether the arm runs. bash runs the first arm one of whose
     /// patterns matches; when a pattern cannot be decided before one matches, no later arm is
-    /// taken either.
-    fn arm(&mut self, taken: bool) {
+    /// taken either. After an arm that ran and ended in `;&` (`fall`), this one runs.
+    fn arm(&mut self, taken: bool, fall: bool) {
         let patterns = std::mem::take(&mut self.patterns);
         let subject = self.subjects.last().cloned().flatten();
         let run = match subject {
+            _ if fall => Some(true),
             _ if taken => Some(false),
             None => None,
             Some(s) => {
@@ -1373,6 +1391,10 @@ mod tests {
             cmd(s),
             ["python", "t.py", "--x", "32", "32", "u", "c", "none"]
         );
+        // `;&` runs the next arm's commands too; `;;&` tests the next arms' patterns
+        let s = "M=a\ncase $M in a) A=1 ;& b) A=2 ;; c) A=3 ;; esac\n\
+                 case $M in a) B=1 ;;& ?) B=2 ;; *) B=3 ;; esac\npython t.py $A $B\n";
+        assert_eq!(cmd(s), ["python", "t.py", "2", "2"]);
     }
 
     #[test]
