@@ -123,6 +123,7 @@ pub fn read(text: &str) -> Script {
         cond: Vec::new(),
         subjects: Vec::new(),
         patterns: Vec::new(),
+        glob_room: MAX_GLOB_STEPS,
         script: Script::default(),
     };
     run.tokens(&tokens);
@@ -395,6 +396,8 @@ struct Run {
     subjects: Vec<Option<String>>,
     /// The patterns of the `case` arm being read, as written.
     patterns: Vec<String>,
+    /// Steps the glob matching of all `case` patterns may still take ([`MAX_GLOB_STEPS`]).
+    glob_room: usize,
     script: Script,
 }
 
@@ -673,7 +676,7 @@ impl Run {
         if raw.contains(['[', '(']) {
             return None;
         }
-        glob_matches(raw, subject)
+        glob_matches(raw, subject, &mut self.glob_room)
     }
 
     /// The last `&&`/`||` list before `then`, in bash's left-to-right order (unknown: `None`).
@@ -1186,9 +1189,12 @@ fn words_of<'a>(cmd: &'a [&Tok]) -> impl Iterator<Item = String> + 'a {
 /// The most patterns one `case` arm is read with.
 const MAX_PATTERNS: usize = 256;
 
+/// The most steps the glob matching of one script's `case` patterns takes.
+const MAX_GLOB_STEPS: usize = 1_000_000;
+
 /// Whether `text` matches a glob of `*` and `?` (no brackets); `None` past a length dpcalc
-/// matches (so the work stays bounded: at most pattern × text steps).
-fn glob_matches(pattern: &str, text: &str) -> Option<bool> {
+/// matches or once the script's steps (`room`) are spent, so the work stays bounded.
+fn glob_matches(pattern: &str, text: &str, room: &mut usize) -> Option<bool> {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
     if p.len() > 256 || t.len() > 4096 {
@@ -1197,6 +1203,7 @@ fn glob_matches(pattern: &str, text: &str) -> Option<bool> {
     let (mut i, mut j) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while j < t.len() {
+        *room = room.checked_sub(1)?;
         if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
             i += 1;
             j += 1;
@@ -1465,5 +1472,14 @@ mod tests {
         }
         many.push_str("x) A=1 ;; esac\npython t.py ${A:-u}\n");
         assert_eq!(cmd(&many)[2], "u");
+        // many arms of costly globs: bounded by the steps all patterns share
+        let mut costly = format!("S={}\n", "a".repeat(4000));
+        for _ in 0..2000 {
+            costly.push_str(&format!("case $S in {}b) A=1 ;; esac\n", "*a".repeat(100)));
+        }
+        costly.push_str("python t.py ${A:-u}\n");
+        let start = std::time::Instant::now();
+        assert_eq!(cmd(&costly)[2], "u");
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
     }
 }
