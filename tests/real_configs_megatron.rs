@@ -28,15 +28,7 @@ const MAMBA_BASH: &str = include_str!("fixtures/shell/train_mamba.bash-words");
 
 /// The page's Import on a fresh page (as `tests/real_configs.rs` pastes).
 fn paste(text: &str) -> (Imported, State) {
-    let page = State::from_query("");
-    let got = import::read(page.link.framework, None, text);
-    assert!(got.applicable(), "{:?}", got.errors);
-    let inputs = got.merged_into(&page.link.inputs);
-    let state = page
-        .clone()
-        .reduce(Action::Import(got.framework, got.release, inputs))
-        .unwrap_or(page);
-    (got, state)
+    paste_on("", text)
 }
 
 fn pairs(list: &[(Field, &str)]) -> Vec<(Field, String)> {
@@ -226,7 +218,8 @@ fn llama3_8b_script_pasted_as_it_is() {
     assert_eq!(int(&state.report, Output::WarmupSteps), Some(30_518));
 }
 
-/// The page's Import on a page that already has `nodes` (as `tests/common` pastes).
+/// The page's Import on the page of `query` (as `tests/common` pastes): its cluster wins over a
+/// script's default of an unset variable.
 fn paste_on(query: &str, text: &str) -> (Imported, State) {
     let page = State::from_query(query);
     let mut got = import::read(page.link.framework, None, text);
