@@ -1189,3 +1189,35 @@ fn plan_rows_carry_total_cost_when_priced() {
         .iter()
         .all(|g| g.get("total_cost").is_none()));
 }
+
+#[test]
+fn a_script_default_of_an_unset_variable_gives_way_to_the_nodes_given() {
+    // Megatron-LM's Mixtral script: NNODES=${SLURM_NNODES:-"1"}
+    let script = config("real/megatron/train_mixtral_8x7b_distributed.sh");
+    let default =
+        "$SLURM_NNODES is an environment variable not set where dpcalc reads the script: \
+                   its default 1 (through NNODES) gives --nnodes.";
+    // alone: 1 node of 8 GPUs, which the expert grid (1 × 8 × 4 = 32) refuses; the default is named
+    let run = dpcalc(&["check", "--json", &script]);
+    assert_eq!(code(&run), 1, "{}", stderr(&run));
+    let got = json(&run);
+    let summary = got["sources"][0]["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains(default), "{summary}");
+    assert_eq!(got["outputs"]["world_size"], 8);
+    // with --nodes 4 (as a 4-node page): the 4 nodes are kept, and the note says so
+    let run = dpcalc(&["check", "--json", "--nodes", "4", &script]);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+    let got = json(&run);
+    let summary = got["sources"][0]["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains(default), "{summary}");
+    assert!(
+        summary.contains(
+            "nodes: the 4 already given is kept rather than 1, the default of SLURM_NNODES."
+        ),
+        "{summary}"
+    );
+    // megatron-core 0.19.2 on 4 × 8: dp = 32 // (1 × 4) = 8, 256 // (1 × 8) = 32 microbatches
+    assert_eq!(got["outputs"]["world_size"], 32);
+    assert_eq!(got["outputs"]["dp_world_size"], 8);
+    assert_eq!(got["outputs"]["num_microbatches"], 32);
+}

@@ -15,21 +15,20 @@ use dpcalc::state::{Action, State};
 const GPT3_175B: &str =
     include_str!("fixtures/configs/real/megatron/train_gpt3_175b_distributed.sh");
 const LLAMA3_8B: &str = include_str!("fixtures/configs/real/megatron/train_llama3_8b_h100_fp8.sh");
+const MIXTRAL: &str =
+    include_str!("fixtures/configs/real/megatron/train_mixtral_8x7b_distributed.sh");
+const FSDP: &str = include_str!("fixtures/configs/real/megatron/train_llama3_8b_fsdp_h100_fp8.sh");
+const MAMBA: &str = include_str!("fixtures/configs/real/megatron/train_mamba.sh");
 /// What bash 5.2 passes to torchrun for each script, one word a line (README.md says how).
 const GPT3_175B_BASH: &str = include_str!("fixtures/shell/train_gpt3_175b_distributed.bash-words");
 const LLAMA3_8B_BASH: &str = include_str!("fixtures/shell/train_llama3_8b_h100_fp8.bash-words");
+const MIXTRAL_BASH: &str = include_str!("fixtures/shell/train_mixtral_8x7b_distributed.bash-words");
+const FSDP_BASH: &str = include_str!("fixtures/shell/train_llama3_8b_fsdp_h100_fp8.bash-words");
+const MAMBA_BASH: &str = include_str!("fixtures/shell/train_mamba.bash-words");
 
 /// The page's Import on a fresh page (as `tests/real_configs.rs` pastes).
 fn paste(text: &str) -> (Imported, State) {
-    let page = State::from_query("");
-    let got = import::read(page.link.framework, None, text);
-    assert!(got.applicable(), "{:?}", got.errors);
-    let inputs = got.merged_into(&page.link.inputs);
-    let state = page
-        .clone()
-        .reduce(Action::Import(got.framework, got.release, inputs))
-        .unwrap_or(page);
-    (got, state)
+    paste_on("", text)
 }
 
 fn pairs(list: &[(Field, &str)]) -> Vec<(Field, String)> {
@@ -38,21 +37,34 @@ fn pairs(list: &[(Field, &str)]) -> Vec<(Field, String)> {
 
 #[test]
 fn the_scripts_expand_as_bash_expands_them() {
-    // bash ran without arguments in /tmp/expand: an unset `$1` vanishes there and `$PWD` is that
-    // directory; dpcalc keeps both as written (never a value)
-    for (script, bash) in [(GPT3_175B, GPT3_175B_BASH), (LLAMA3_8B, LLAMA3_8B_BASH)] {
+    // bash ran without arguments in /tmp/expand: an unset `$1` vanishes there (inside a word
+    // too) and `$PWD` is that directory; dpcalc keeps both as written (never a value)
+    for (script, bash, runner) in [
+        (GPT3_175B, GPT3_175B_BASH, 0),
+        (LLAMA3_8B, LLAMA3_8B_BASH, 0),
+        (MIXTRAL, MIXTRAL_BASH, 0),
+        (MAMBA, MAMBA_BASH, 0),
+        // bash's first two words are the runner `uv run`: dpcalc's command is what it runs
+        (FSDP, FSDP_BASH, 2),
+    ] {
         let got = shell::read(script);
         assert_eq!(got.commands, 1);
         assert!(!got.too_large);
+        assert_eq!(got.origins.len(), got.command.len());
         let ours: Vec<String> = got
             .command
             .iter()
-            .filter(|w| !(w.len() == 2 && w.starts_with('$')))
-            .map(|w| w.replace("${PWD}", "/tmp/expand"))
+            .map(|w| {
+                let w = w.replace("${PWD}", "/tmp/expand");
+                (1..=9).fold(w, |w, n| w.replace(&format!("${n}"), ""))
+            })
+            .filter(|w| !w.is_empty())
             .collect();
-        let theirs: Vec<&str> = bash.lines().collect();
+        let theirs: Vec<&str> = bash.lines().skip(runner).collect();
         assert_eq!(ours, theirs);
     }
+    let runner: Vec<&str> = FSDP_BASH.lines().take(2).collect();
+    assert_eq!(runner, ["uv", "run"]);
 }
 
 #[test]
@@ -204,6 +216,92 @@ fn llama3_8b_script_pasted_as_it_is() {
     assert_eq!(int(&state.report, Output::TrainIters), Some(15_258_789));
     assert_eq!(int(&state.report, Output::LrWarmupSteps), Some(3_906_252));
     assert_eq!(int(&state.report, Output::WarmupSteps), Some(30_518));
+}
+
+/// The page's Import on the page of `query` (as `tests/common` pastes): its cluster wins over a
+/// script's default of an unset variable.
+fn paste_on(query: &str, text: &str) -> (Imported, State) {
+    let page = State::from_query(query);
+    let mut got = import::read(page.link.framework, None, text);
+    got.settle(&page.link.inputs);
+    assert!(got.applicable(), "{:?}", got.errors);
+    let inputs = got.merged_into(&page.link.inputs);
+    let state = page
+        .clone()
+        .reduce(Action::Import(got.framework, got.release, inputs))
+        .unwrap_or(page);
+    (got, state)
+}
+
+#[test]
+fn mixtral_script_keeps_the_cluster_given_over_its_slurm_default() {
+    // NNODES=${SLURM_NNODES:-"1"}: bash takes 1 where SLURM_NNODES is not set; dpcalc says so once
+    let default =
+        "$SLURM_NNODES is an environment variable not set where dpcalc reads the script: \
+                   its default 1 (through NNODES) gives --nnodes.";
+    let (got, state) = paste(MIXTRAL);
+    assert_eq!(got.notes, [default]);
+    assert_eq!(got.get(Field::Nodes), Some("1"));
+    assert_eq!(state.link.inputs.get(Field::Nodes), "1");
+    assert_eq!(int(&state.report, Output::WorldSize), Some(8));
+    // a 4-node page keeps its 4 nodes, and says which value came from the default
+    let (got, state) = paste_on("framework=megatron&nodes=4&gpus_per_node=8", MIXTRAL);
+    assert_eq!(
+        got.notes,
+        [
+            default,
+            "nodes: the 4 already given is kept rather than 1, the default of SLURM_NNODES."
+        ]
+    );
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    assert_eq!(state.link.inputs.get(Field::Nodes), "4");
+    assert!(
+        errors(&state.report).is_empty(),
+        "{:?}",
+        errors(&state.report)
+    );
+    // megatron-core 0.19.2 on 4 × 8 GPUs: dp = 32 // (TP 1 × PP 4) = 8, 256 // (1 × 8) = 32
+    // microbatches; the expert grid 1 × 8 × 4 = 32 divides 32
+    assert_eq!(int(&state.report, Output::WorldSize), Some(32));
+    assert_eq!(int(&state.report, Output::DpWorldSize), Some(8));
+    assert_eq!(int(&state.report, Output::NumMicrobatches), Some(32));
+    // the script's own GPUS_PER_NODE=8 is no default: it is the script's
+    assert_eq!(got.get(Field::GpusPerNode), Some("8"));
+    // a page whose nodes equal the default: nothing to keep, the default alone is named
+    let (got, _) = paste_on("framework=megatron&nodes=1", MIXTRAL);
+    assert_eq!(got.notes, [default]);
+}
+
+#[test]
+fn fsdp_script_runs_behind_uv_run_and_an_empty_profiler_array() {
+    let got = shell::read(FSDP);
+    assert_eq!(&got.command[..3], ["python", "-m", "torch.distributed.run"]);
+    // USE_UV, NSYS_PROFILE, USE_MEGATRON_FSDP, … take their defaults; none gives a value dpcalc
+    // fills, so no note names them
+    assert!(got
+        .defaults
+        .iter()
+        .any(|d| d.name == "USE_UV" && d.value == "1"));
+    let (imported, _) = paste(FSDP);
+    assert!(imported.notes.is_empty(), "{:?}", imported.notes);
+    // the arrays reassigned and appended inside `if`: --use-distributed-optimizer comes from
+    // `TRAINING_ARGS+=("${DDP_ARGS[@]}")`, --use-megatron-fsdp from the reassignment
+    for flag in ["--use-megatron-fsdp", "--ckpt-format", "--fp8-format"] {
+        assert!(got.command.iter().any(|w| w == flag), "{flag}");
+    }
+    assert_eq!(imported.get(Field::UseDistributedOptimizer), Some("true"));
+    // the mock-data branch (`${2:-"MOCK"}`): --vocab-size 128256
+    assert_eq!(imported.get(Field::VocabSize), Some("128256"));
+}
+
+#[test]
+fn mamba_script_runs_the_case_arm_of_the_value_it_sets() {
+    let (got, _) = paste(MAMBA);
+    // MODEL_SCALE="800M": TENSOR_MODEL_PARALLEL_SIZE=1 and GLOBAL_BATCH_SIZE=32, not the 8B
+    // arm's 4 and 8
+    assert_eq!(got.get(Field::TensorModelParallelSize), Some("1"));
+    assert_eq!(got.get(Field::GlobalBatchSize), Some("32"));
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
 }
 
 #[test]

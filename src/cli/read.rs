@@ -9,7 +9,7 @@
 use std::io::Read as _;
 
 use crate::calc::import::{self, Format, Imported, Scope, MAX_INPUT};
-use crate::calc::{Field, Framework, Num, Output, Release};
+use crate::calc::{Field, Framework, Num, Output, RawInputs, Release};
 use crate::query::{self, Link};
 use crate::state::State;
 
@@ -223,6 +223,10 @@ pub fn read(req: &Request) -> Result<Read, Vec<String>> {
         &mut state_link,
         &mut sources,
         &mut errors,
+        &[
+            (Field::Nodes, req.nodes.clone()),
+            (Field::GpusPerNode, req.gpus_per_node.clone()),
+        ],
     );
     apply_flags(req, framework, &mut state_link, &mut errors);
     choose_release(
@@ -357,6 +361,7 @@ fn apply_files(
     state_link: &mut Link,
     sources: &mut Vec<Source>,
     errors: &mut Vec<String>,
+    cluster_flags: &[(Field, Option<String>)],
 ) -> Option<&'static Release> {
     let mut order: Vec<&Text> = texts.iter().collect();
     order.sort_by_key(|t| match (t.model, t.format) {
@@ -367,7 +372,7 @@ fn apply_files(
     // the release a config names (dpcalc's own export says it)
     let mut named = None;
     for t in order {
-        let imported: Imported = if t.model {
+        let mut imported: Imported = if t.model {
             match import::model_config(framework, &t.text) {
                 Some(m) => m,
                 None => continue,
@@ -411,6 +416,7 @@ fn apply_files(
         if imported.scope == Scope::Config {
             named = imported.release;
         }
+        settle(&mut imported, &state_link.inputs, cluster_flags);
         let mut next = imported.merged_into(&state_link.inputs);
         if imported.scope == Scope::Config {
             crate::state::keep_cluster(&state_link.inputs, &mut next);
@@ -425,6 +431,18 @@ fn apply_files(
         });
     }
     named
+}
+
+/// The cluster given (the link, an earlier file, `--nodes`, `--gpus-per-node`) wins over a
+/// script's default of an unset variable ([`Imported::settle`]).
+fn settle(imported: &mut Imported, inputs: &RawInputs, cluster_flags: &[(Field, Option<String>)]) {
+    let mut given = inputs.clone();
+    for (f, v) in cluster_flags {
+        if let Some(v) = v {
+            given.set(*f, v.as_str());
+        }
+    }
+    imported.settle(&given);
 }
 
 /// Applies the flags (`--nodes`, `--gpus-per-node`, `--set`) over the files: a field given two

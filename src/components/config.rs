@@ -121,7 +121,9 @@ fn import_on_click(
             .and_then(|s| Framework::from_id(&s.value()));
         // a model's config.json fills the model, an accelerate config or a launcher line
         // the cluster, of the current framework; any other config replaces the inputs
-        let imported = import::read(current, forced, &text);
+        let mut imported = import::read(current, forced, &text);
+        // a cluster value from the default of an unset variable gives way to the page's own
+        imported.settle(&inputs);
         // what was read is applied; a value that could not be read is named below
         if imported.applicable() {
             apply.emit((

@@ -406,7 +406,8 @@ pub fn run(oracle: &Oracle) {
 /// What the page's Import button does with a pasted `text` on `state` (components/config.rs):
 /// the import, and the page after it (unchanged when nothing is applicable).
 pub fn paste(state: State, text: &str) -> (State, Imported) {
-    let got = import::read(state.link.framework, None, text);
+    let mut got = import::read(state.link.framework, None, text);
+    got.settle(&state.link.inputs);
     if !got.applicable() {
         return (state, got);
     }

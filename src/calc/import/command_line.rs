@@ -22,7 +22,7 @@ fn hf_bool(v: &str) -> Option<&'static str> {
 
 pub(super) fn read(text: &str, out: &mut Imported) {
     let mut unknowns = Unknowns::new(shell::is_script(text));
-    let Some(words) = command_words(text, unknowns.script, out) else {
+    let Some(words) = command_words(text, &mut unknowns, out) else {
         return;
     };
     let command = split_command(&words);
@@ -65,6 +65,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
             for v in values {
                 out.unknown(v.to_string());
             }
+            unknowns.taken(out, field, &shown, &[flag]);
             out.input(field, "false".into(), &mut seen, &shown);
             continue;
         }
@@ -78,6 +79,8 @@ pub(super) fn read(text: &str, out: &mut Imported) {
         if unknowns.unknown(out, &shown, &value) {
             continue;
         }
+        let parts: Vec<&str> = inline.into_iter().chain(values.iter().copied()).collect();
+        unknowns.taken(out, field, &shown, &parts);
         out.input(field, value, &mut seen, &shown);
     }
     unknowns.report(out);
@@ -85,8 +88,8 @@ pub(super) fn read(text: &str, out: &mut Imported) {
 
 /// The words of the command: a script's training command as bash expands it, or the command
 /// line split as a shell splits it; `None` (with the error) when there is none to read.
-fn command_words(text: &str, script: bool, out: &mut Imported) -> Option<Vec<String>> {
-    Some(if script {
+fn command_words(text: &str, unknowns: &mut Unknowns, out: &mut Imported) -> Option<Vec<String>> {
+    Some(if unknowns.script {
         // a script: the command it runs, expanded as bash would
         let script = shell::read(text);
         if script.too_large {
@@ -102,11 +105,15 @@ fn command_words(text: &str, script: bool, out: &mut Imported) -> Option<Vec<Str
             );
             return None;
         }
-        script
+        let kept: Vec<bool> = script.command.iter().map(|w| !w.is_empty()).collect();
+        let words: Vec<String> = script
             .command
-            .into_iter()
+            .iter()
             .filter(|w| !w.is_empty())
-            .collect()
+            .cloned()
+            .collect();
+        unknowns.follow(&words, &script, &kept);
+        words
     } else {
         let mut lexer = shlex::Shlex::new(text);
         // shlex yields an empty word for a `\` line continuation after a space; an empty word

@@ -83,6 +83,7 @@ pub(super) fn launcher_flags(
     unknowns: &mut Unknowns,
 ) {
     let (mut machines, mut procs) = (None, None);
+    let mut counts = Vec::new();
     for (flag, values) in flags(words) {
         if flag.is_empty() {
             continue; // torchrun, python -m torch.distributed.run, accelerate launch, …
@@ -93,28 +94,7 @@ pub(super) fn launcher_flags(
             "nnodes" | "num_nodes" => Some(Field::Nodes),
             "nproc_per_node" | "num_gpus" => Some(Field::GpusPerNode),
             "num_machines" | "num_processes" => None,
-            n if n.starts_with("parallelism_config_") || n == "use_parallelism_config" => {
-                // accelerate commands/launch.py: the sizes reach the run only with
-                // --use_parallelism_config (which it refuses without --use_fsdp and
-                // --fsdp_version 2) or from a config file's non-empty parallelism_config
-                out.warning(format!(
-                    "{shown}: accelerate launch hands its ParallelismConfig arguments to the run only with \
-                     --use_parallelism_config (FSDP2 only) or from a config file's parallelism_config, and dpcalc does \
-                     not read them from the launch line: type tp_size, cp_size or sp_size in the form, or import the \
-                     accelerate config"
-                ));
-                continue;
-            }
-            "config_file" => {
-                let file = one_value(flag, &values).unwrap_or_default();
-                out.warning(format!(
-                    "{shown} {file}: accelerate launch reads the cluster and the parallelism_config (whose tp_size, \
-                     cp_size and sp_size divide the data-parallel size and the batch) from that file, which is not in \
-                     this text: dpcalc applies them when that accelerate config is imported too (on the page, after \
-                     this text; to dpcalc check, beside it)"
-                ));
-                continue;
-            }
+            n if accelerate_file_flag(n, flag, &values, out) => continue,
             _ => {
                 out.unknown(shown);
                 continue;
@@ -127,13 +107,67 @@ pub(super) fn launcher_flags(
         if unknowns.unknown(out, &shown, &value) {
             continue;
         }
+        // the word the value is in, for the defaults it came from
+        let parts = if flag.contains('=') {
+            vec![flag]
+        } else {
+            values
+        };
         match field {
-            Some(f) => out.input(f, value, seen, &shown),
-            None if name.ends_with("machines") => machines = Some((value, shown)),
-            None => procs = Some((value, shown)),
+            Some(f) => {
+                unknowns.taken(out, f, &shown, &parts);
+                out.input(f, value, seen, &shown)
+            }
+            None => {
+                // accelerate's machines give the nodes and (÷) the GPUs per node; its processes
+                // the GPUs per node or the world size
+                let fields = if name.ends_with("machines") {
+                    machines = Some((value, shown.clone()));
+                    [Field::Nodes, Field::GpusPerNode]
+                } else {
+                    procs = Some((value, shown.clone()));
+                    [Field::GpusPerNode, Field::WorldSize]
+                };
+                counts.push((fields, shown, parts));
+            }
         }
     }
     processes(machines, procs, out, seen);
+    for (fields, shown, parts) in counts {
+        for f in fields {
+            unknowns.taken(out, f, &shown, &parts);
+        }
+    }
+}
+
+/// accelerate launch's flags for what a config file holds: `--parallelism_config_*` and
+/// `--use_parallelism_config`, and `--config_file`; each a warning. Whether `name` (underscores
+/// for dashes) is one.
+fn accelerate_file_flag(name: &str, flag: &str, values: &[&str], out: &mut Imported) -> bool {
+    let shown = format!("--{}", flag.split_once('=').map_or(flag, |(n, _)| n));
+    if name.starts_with("parallelism_config_") || name == "use_parallelism_config" {
+        // accelerate commands/launch.py: the sizes reach the run only with
+        // --use_parallelism_config (which it refuses without --use_fsdp and
+        // --fsdp_version 2) or from a config file's non-empty parallelism_config
+        out.warning(format!(
+            "{shown}: accelerate launch hands its ParallelismConfig arguments to the run only with \
+             --use_parallelism_config (FSDP2 only) or from a config file's parallelism_config, and dpcalc does \
+             not read them from the launch line: type tp_size, cp_size or sp_size in the form, or import the \
+             accelerate config"
+        ));
+        return true;
+    }
+    if name != "config_file" {
+        return false;
+    }
+    let file = one_value(flag, values).unwrap_or_default();
+    out.warning(format!(
+        "{shown} {file}: accelerate launch reads the cluster and the parallelism_config (whose tp_size, \
+         cp_size and sp_size divide the data-parallel size and the batch) from that file, which is not in \
+         this text: dpcalc applies them when that accelerate config is imported too (on the page, after \
+         this text; to dpcalc check, beside it)"
+    ));
+    true
 }
 
 /// accelerate's `num_machines` and `num_processes` (the processes of all machines, one a GPU):

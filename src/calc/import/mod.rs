@@ -59,7 +59,7 @@ pub use model_config::model_config;
 
 use super::field::{CLUSTER, THROUGHPUT};
 use super::spec::{Reads, Release};
-use super::{Field, Framework, RawInputs};
+use super::{parse, Field, Framework, RawInputs};
 use launcher::{launcher_flags, split_command};
 use words::Unknowns;
 
@@ -118,6 +118,10 @@ pub struct Imported {
     /// What the import derived beyond the text's keys, or could not: DeepSpeed's cluster from
     /// its three batch keys (`json::file_cluster`). Shown after the summary.
     pub notes: Vec<String>,
+    /// Cluster fields a script filled from the default of a variable not set where dpcalc reads
+    /// it (`NNODES=${SLURM_NNODES:-1}`), with the variables' names: the page's own cluster wins
+    /// over them ([`Imported::settle`]).
+    pub defaulted: Vec<(Field, String)>,
     more_unknown: usize,
     more_errors: usize,
 }
@@ -286,14 +290,52 @@ impl Imported {
         self
     }
 
+    /// Settles the cluster values a script took from the default of an unset variable
+    /// ([`Imported::defaulted`]) against the cluster the page already has (`current`): where
+    /// the page gives the field, its value is kept (and a note says so); elsewhere the default
+    /// stays, as the note [`Imported::notes`] on the default says. The page's Import and
+    /// `dpcalc check` call it before [`Imported::merged_into`].
+    pub fn settle(&mut self, current: &RawInputs) {
+        for (field, names) in std::mem::take(&mut self.defaulted) {
+            let page = current.get(field).trim();
+            if page.is_empty() || current.conflict(field).is_some() {
+                continue;
+            }
+            let Some((_, value)) = self.inputs.iter_mut().find(|(f, _)| *f == field) else {
+                continue;
+            };
+            if value.as_str() == page {
+                continue;
+            }
+            self.notes.push(format!(
+                "{}: the {} already given is kept rather than {}, the default of {}.",
+                field.key(),
+                printable(parse::shorten(page)),
+                printable(parse::shorten(value)),
+                names
+            ));
+            *value = page.to_string();
+        }
+    }
+
     /// The inputs after an import: a config replaces them; a model config replaces only the
     /// model (its preset key and every architecture key), a cluster import only the cluster
     /// shape, and both keep the rest.
+    /// A cluster value from the default of an unset variable ([`Imported::defaulted`]) gives way
+    /// to the page's own.
     pub fn merged_into(&self, current: &RawInputs) -> RawInputs {
         let spec = self.framework.spec();
         let mut raw = current.clone();
+        let page_wins = |mut raw: RawInputs| {
+            for (f, _) in &self.defaulted {
+                if current.is_given(*f) && current.conflict(*f).is_none() {
+                    raw.set(*f, current.get(*f).trim());
+                }
+            }
+            raw
+        };
         match self.scope {
-            Scope::Config => return self.raw(),
+            Scope::Config => return page_wins(self.raw()),
             Scope::Cluster => {
                 for &f in CLUSTER {
                     raw.set(f, "");
@@ -306,7 +348,7 @@ impl Imported {
                         raw.set(*f, v.as_str());
                     }
                 }
-                return raw;
+                return page_wins(raw);
             }
             Scope::Model => {}
         }

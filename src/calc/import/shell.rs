@@ -8,12 +8,19 @@
 //! `NAME=( … )` and `NAME+=( … )` (over lines, with comments), `$NAME`, `${NAME}`,
 //! `${NAME:-default}` (also `-`, `:=`, `=`, `:+`, `+`), `${ARR[@]}`, `"${ARR[@]}"`, `${ARR[N]}`,
 //! `${#NAME}`, `$((…))` integer arithmetic, quotes, backslashes, line continuations, comments,
-//! and `if`/`elif`/`else`/`fi` on `[[ … ]]`/`[ … ]` string tests (`==`, `=`, `!=`, `-z`, `-n`,
-//! `!`, joined by `&&`/`||`). Nothing runs: a value dpcalc cannot know (a script argument `$1`, an
+//! `if`/`elif`/`else`/`fi` on `[[ … ]]`/`[ … ]` string tests (`==`, `=`, `!=`, `-z`, `-n`,
+//! `!`, joined by `&&`/`||`), and `case WORD in PATTERN|PATTERN) … ;; esac` (a pattern of `*` and
+//! `?`, or quoted). Nothing runs: a value dpcalc cannot know (a script argument `$1`, an
 //! environment variable never assigned, `$(…)`, a backquote) stays as it is written, `$` and all,
 //! so a caller can tell it apart and never takes it for a value. A branch under a condition that
-//! cannot be decided (`[ -f … ]`, an unknown value) is not taken, nor its `else`; loops and `case`
-//! are skipped. Not this module's job: which flags mean what (see `import/command_line.rs`).
+//! cannot be decided (`[ -f … ]`, an unknown value, a `[…]` pattern) is not taken, nor any later
+//! one (`else`, a later `case` arm); loops are skipped.
+//! The training command may sit behind a runner (`uv run`, `srun -N 2`, `nsys profile -o f`, an
+//! empty array, an unknown `$VENV_PREFIX`, see [`RUNNERS`]). A default taken for a variable the
+//! script never sets (`${SLURM_NNODES:-1}`) is recorded once ([`Script::defaults`]) and followed,
+//! through assignments, arrays and `$((…))`, to the command's words ([`Script::origins`]); a
+//! branch taken because of one is not (`if [ "$USE_UV" = 1 ]`). Not this module's job: which
+//! flags mean what (see `import/command_line.rs`).
 //!
 //! Bounded: every value is capped at [`MAX_LEN`] bytes, every array and the command at
 //! [`MAX_WORDS`] words, and nesting (`${a:-${b:-…}}`, `$((…))`, parentheses) at [`MAX_DEPTH`];
@@ -41,6 +48,39 @@ pub struct Script {
     pub commands: usize,
     /// A value or an array grew past the caps.
     pub too_large: bool,
+    /// The defaults the script took for variables it never sets (`${SLURM_NNODES:-1}`, `${1:-8}`),
+    /// each once, in the order first taken; at most [`MAX_DEFAULTS`].
+    pub defaults: Vec<Defaulted>,
+    /// For each word of [`Script::command`], the defaults its value came from: bit `k` is
+    /// `defaults[k]`.
+    pub origins: Vec<u64>,
+}
+
+/// The most defaults of unset variables followed to the values they give.
+pub const MAX_DEFAULTS: usize = 64;
+
+/// A default taken because its variable is not set where dpcalc reads the script: bash takes it
+/// too when the variable is not in the environment (or, for `$1`, the argument is not given).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Defaulted {
+    /// The variable not set: `SLURM_NNODES`, or `1` for the script's first argument.
+    pub name: String,
+    /// The default as bash expands it: `1`.
+    pub value: String,
+    /// The script's variable first assigned from it (`NNODES` in `NNODES=${SLURM_NNODES:-1}`).
+    pub into: Option<String>,
+}
+
+impl Script {
+    /// The defaults the command's word `i` came from.
+    pub fn defaults_of(&self, i: usize) -> impl Iterator<Item = &Defaulted> {
+        let mask = self.origins.get(i).copied().unwrap_or(0);
+        self.defaults
+            .iter()
+            .enumerate()
+            .filter(move |(k, _)| mask & (1u64 << k) != 0)
+            .map(|(_, d)| d)
+    }
 }
 
 /// Whether a pasted text is a script rather than one command line: one of its lines assigns a
@@ -81,6 +121,9 @@ pub fn read(text: &str) -> Script {
         vars: HashMap::new(),
         frames: Vec::new(),
         cond: Vec::new(),
+        subjects: Vec::new(),
+        patterns: Vec::new(),
+        glob_room: MAX_GLOB_STEPS,
         script: Script::default(),
     };
     run.tokens(&tokens);
@@ -95,8 +138,13 @@ enum Tok {
     Word(String),
     /// `NAME=( … )` or `NAME+=( … )`: the name, whether it appends, the words as written.
     Array(String, bool, Vec<String>),
-    /// `;`, a newline, `&`, `|`, `(`, `)`: the end of a command.
+    /// `;`, a newline, `&`, `|`, `(`: the end of a command.
     End,
+    /// `)`: the end of a command, or of a `case` arm's patterns.
+    Close,
+    /// The end of a `case` arm: `;;` (0), `;&` (1: the next arm's commands run too), `;;&` (2:
+    /// the next arms' patterns are tested too).
+    ArmEnd(u8),
     And,
     Or,
 }
@@ -209,7 +257,20 @@ fn lex(text: &str) -> Vec<Tok> {
                 out.push(Tok::Or);
                 i += 2;
             }
-            '\n' | ';' | '&' | '|' | '(' | ')' => {
+            ';' if matches!(c.get(i + 1), Some(';' | '&')) => {
+                let kind = match (c[i + 1], c.get(i + 2)) {
+                    (';', Some('&')) => 2,
+                    (';', _) => 0,
+                    _ => 1,
+                };
+                out.push(Tok::ArmEnd(kind));
+                i += if kind == 2 { 3 } else { 2 };
+            }
+            ')' => {
+                out.push(Tok::Close);
+                i += 1;
+            }
+            '\n' | ';' | '&' | '|' | '(' => {
                 out.push(Tok::End);
                 i += 1;
             }
@@ -288,10 +349,20 @@ fn array_words(c: &[char], mut i: usize) -> (Vec<String>, usize) {
 
 // ---- running -------------------------------------------------------------------------------
 
+/// A value with the defaults it came from (a bit each, as [`Script::origins`]).
+type Val = (String, u64);
+
 #[derive(Clone, Debug)]
 enum Var {
-    Str(String),
-    Arr(Vec<String>),
+    Str(Val),
+    Arr(Vec<Val>),
+}
+
+/// Values joined by blanks, as one field: their defaults together.
+fn joined(vals: Vec<Val>) -> Val {
+    let mask = vals.iter().fold(0, |m, (_, b)| m | b);
+    let words: Vec<String> = vals.into_iter().map(|(s, _)| s).collect();
+    (words.join(" "), mask)
 }
 
 /// The state of one `if` (or a skipped loop or `case`).
@@ -305,8 +376,14 @@ enum Branch {
     Waiting,
     /// A branch was taken (or cannot be decided): every later one is skipped.
     Done,
-    /// Inside a loop or `case`, which is skipped.
+    /// Inside a loop, which is skipped.
     Skipped,
+    /// Reading a `case` arm's patterns; `taken`: an arm ran (or which one runs cannot be
+    /// decided), so no later arm runs; `fall`: the arm before ran and ended in `;&`, so this one
+    /// runs.
+    Patterns { taken: bool, fall: bool },
+    /// In a `case` arm's commands: `run` when this arm runs.
+    Arm { run: bool, taken: bool },
 }
 
 struct Run {
@@ -315,14 +392,24 @@ struct Run {
     vars: HashMap<String, Var>,
     frames: Vec<Branch>,
     cond: Vec<(Vec<String>, Option<bool>)>,
+    /// The value each open `case` tests (`None`: unknown), innermost last.
+    subjects: Vec<Option<String>>,
+    /// The patterns of the `case` arm being read, as written.
+    patterns: Vec<String>,
+    /// Steps the glob matching of all `case` patterns may still take ([`MAX_GLOB_STEPS`]).
+    glob_room: usize,
     script: Script,
 }
 
 /// A field being built by the expansion of one word.
 #[derive(Default)]
 struct Fields {
-    done: Vec<String>,
+    done: Vec<Val>,
     cur: String,
+    /// The defaults the field being built came from.
+    cur_from: u64,
+    /// The defaults of the value being put: added to every field it reaches.
+    from: u64,
     started: bool,
     /// Bytes the whole run may still produce ([`MAX_TOTAL`]).
     room: usize,
@@ -333,14 +420,17 @@ struct Fields {
 impl Fields {
     fn finish(&mut self) {
         if self.started && self.done.len() < MAX_WORDS {
-            self.done.push(std::mem::take(&mut self.cur));
+            self.done
+                .push((std::mem::take(&mut self.cur), self.cur_from));
         } else if self.started {
             self.over = true;
         }
         self.cur.clear();
+        self.cur_from = 0;
         self.started = false;
     }
     fn push(&mut self, s: &str) {
+        self.cur_from |= self.from;
         if self.cur.len() + s.len() <= MAX_LEN && s.len() <= self.room {
             self.cur.push_str(s);
             self.room -= s.len();
@@ -366,7 +456,18 @@ impl Fields {
             self.finish();
         }
     }
-    fn into_words(mut self) -> Vec<String> {
+    /// `s` put as `put` does, from the defaults `from`.
+    fn put_from(&mut self, s: &str, from: u64, quoted: bool) {
+        let outer = self.from;
+        self.from |= from;
+        if quoted {
+            self.push(s)
+        } else {
+            self.split(s)
+        }
+        self.from = outer;
+    }
+    fn into_words(mut self) -> Vec<Val> {
         self.finish();
         self.done
     }
@@ -374,7 +475,9 @@ impl Fields {
 
 impl Run {
     fn executing(&self) -> bool {
-        self.frames.iter().all(|b| *b == Branch::Taking)
+        self.frames
+            .iter()
+            .all(|b| matches!(b, Branch::Taking | Branch::Arm { run: true, .. }))
     }
 
     fn tokens(&mut self, tokens: &[Tok]) {
@@ -382,9 +485,21 @@ impl Run {
         for t in tokens {
             match t {
                 Tok::Word(_) | Tok::Array(..) => cmd.push(t),
-                Tok::End => {
+                Tok::End | Tok::Close | Tok::ArmEnd(_) => {
                     self.command(&cmd, None);
                     cmd.clear();
+                    match (t, self.frames.last().copied()) {
+                        (Tok::Close, Some(Branch::Patterns { taken, fall })) => {
+                            self.arm(taken, fall)
+                        }
+                        (Tok::ArmEnd(kind), Some(Branch::Arm { run, taken })) => {
+                            self.set_top(Branch::Patterns {
+                                taken: taken && !(run && *kind == 2),
+                                fall: run && *kind == 1,
+                            })
+                        }
+                        _ => {}
+                    }
                 }
                 Tok::And | Tok::Or => {
                     self.command(&cmd, Some(*t == Tok::And));
@@ -439,10 +554,14 @@ impl Run {
                     None => Branch::Done,
                 }),
                 "fi" | "done" | "esac" => {
-                    self.frames.pop();
+                    self.close();
                     None
                 }
-                "for" | "while" | "until" | "case" | "select" => {
+                "case" => {
+                    cmd = &cmd[self.case(cmd)..];
+                    continue;
+                }
+                "for" | "while" | "until" | "select" => {
                     self.frames.push(Branch::Skipped);
                     return;
                 }
@@ -453,21 +572,111 @@ impl Run {
             }
             cmd = &cmd[1..];
         }
+        if let Some(Branch::Patterns { .. }) = self.frames.last() {
+            let room = MAX_PATTERNS - self.patterns.len().min(MAX_PATTERNS);
+            self.patterns.extend(words_of(cmd).take(room));
+            return;
+        }
         if self.frames.last() == Some(&Branch::Cond) {
-            let words: Vec<String> = cmd
-                .iter()
-                .filter_map(|t| match t {
-                    Tok::Word(w) => Some(w.clone()),
-                    _ => None,
-                })
-                .collect();
-            self.cond.push((words, joined));
+            self.cond.push((words_of(cmd).collect(), joined));
             return;
         }
         if !self.executing() {
             return;
         }
         self.simple(cmd);
+    }
+
+    /// `fi`, `done`, `esac`: the innermost frame ends.
+    fn close(&mut self) {
+        if let Some(Branch::Patterns { .. } | Branch::Arm { .. }) = self.frames.pop() {
+            self.subjects.pop();
+        }
+    }
+
+    fn set_top(&mut self, b: Branch) {
+        if let Some(last) = self.frames.last_mut() {
+            *last = b;
+        }
+    }
+
+    /// `case WORD in`: opens its frame, with the value it tests when that is known; the number
+    /// of words read.
+    fn case(&mut self, cmd: &[&Tok]) -> usize {
+        let subject = match (cmd.get(1), cmd.get(2)) {
+            (Some(Tok::Word(w)), Some(Tok::Word(in_))) if in_ == "in" && self.executing() => {
+                let (v, _) = joined(self.expand(w, false, 0));
+                (!v.contains(['$', '`'])).then_some(v)
+            }
+            _ => None,
+        };
+        self.frames.push(Branch::Patterns {
+            taken: subject.is_none(),
+            fall: false,
+        });
+        self.subjects.push(subject);
+        self.patterns.clear();
+        cmd.len().min(3)
+    }
+
+    /// At a `case` arm's `)`: whether the arm runs. bash runs the first arm one of whose
+    /// patterns matches; when a pattern cannot be decided before one matches, no later arm is
+    /// taken either. After an arm that ran and ended in `;&` (`fall`), this one runs.
+    fn arm(&mut self, taken: bool, fall: bool) {
+        let patterns = std::mem::take(&mut self.patterns);
+        let subject = self.subjects.last().cloned().flatten();
+        let run = match subject {
+            _ if fall => Some(true),
+            _ if taken => Some(false),
+            None => None,
+            Some(s) => {
+                let mut any: Option<bool> = Some(false);
+                for p in &patterns {
+                    match self.pattern(p, &s) {
+                        Some(true) => {
+                            any = Some(true);
+                            break;
+                        }
+                        Some(false) => {}
+                        None => any = None,
+                    }
+                }
+                // past the cap a pattern was left out: whether the arm runs is unknown
+                if patterns.len() >= MAX_PATTERNS && any == Some(false) {
+                    any = None;
+                }
+                any
+            }
+        };
+        self.set_top(match run {
+            Some(true) => Branch::Arm {
+                run: true,
+                taken: true,
+            },
+            Some(false) => Branch::Arm { run: false, taken },
+            None => Branch::Arm {
+                run: false,
+                taken: true,
+            },
+        });
+    }
+
+    /// Whether a `case` pattern as written matches `subject`: a quoted or expanded pattern
+    /// literally, a bare one by glob (`*`, `?`); `None` for what is not read (`[…]`, extglob,
+    /// a glob with quotes or expansions in it, an unknown value).
+    fn pattern(&mut self, raw: &str, subject: &str) -> Option<bool> {
+        let glob = raw.contains(['*', '?', '[']);
+        if raw.contains(['\'', '"', '$', '`', '\\']) {
+            if glob {
+                return None;
+            }
+            let (v, _) = joined(self.expand(raw, false, 0));
+            return (!v.contains(['$', '`'])).then(|| v == subject);
+        }
+        if raw.contains(['[', '(']) {
+            return None;
+        }
+        glob_matches(raw, subject, &mut self.glob_room)
     }
 
     /// The last `&&`/`||` list before `then`, in bash's left-to-right order (unknown: `None`).
@@ -507,7 +716,7 @@ impl Run {
             _ => (false, inner),
         };
         let mut val = |raw: &str| -> Option<String> {
-            let v = self.expand(raw, false, 0).join(" ");
+            let (v, _) = joined(self.expand(raw, false, 0));
             (!v.contains('$') && !v.contains('`')).then_some(v)
         };
         let result = match inner {
@@ -558,7 +767,7 @@ impl Run {
             return;
         }
         // `NAME=value cmd …`: the values are the command's environment only
-        let mut words = Vec::new();
+        let mut words: Vec<Val> = Vec::new();
         for t in &cmd[i..] {
             if let Tok::Word(w) = t {
                 for x in self.expand(w, true, 0) {
@@ -570,23 +779,13 @@ impl Run {
                 }
             }
         }
-        let mut k = 0;
-        while let Some(w) = words.get(k) {
-            if matches!(w.as_str(), "exec" | "nohup" | "time" | "env") || assignment(w).is_some() {
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        let Some(program) = words.get(k) else { return };
-        let base = program.rsplit('/').next().unwrap_or(program);
-        let training = matches!(base, "torchrun" | "deepspeed" | "accelerate")
-            || base.starts_with("python")
-            || base.ends_with(".py");
-        if training {
-            self.script.command = words.split_off(k);
-            self.script.commands += 1;
-        }
+        let Some(k) = training_start(&words) else {
+            return;
+        };
+        let (command, origins) = words.split_off(k).into_iter().unzip();
+        self.script.command = command;
+        self.script.origins = origins;
+        self.script.commands += 1;
     }
 
     fn assign(&mut self, t: &Tok) {
@@ -606,23 +805,28 @@ impl Run {
                         }
                     }
                 }
+                let from = items.iter().fold(0, |m, (_, b)| m | b);
+                self.assigned_from(name, from);
                 self.vars.insert(name.clone(), Var::Arr(items));
             }
             Tok::Word(w) => {
                 let Some((name, append, value)) = assignment(w) else {
                     return;
                 };
-                let mut v = self.expand(value, false, 0).join(" ");
+                let (mut v, mut from) = joined(self.expand(value, false, 0));
                 let name = name.to_string();
                 if append {
-                    let old = match self.vars.get(&name) {
+                    let (old, old_from) = match self.vars.get(&name) {
                         Some(Var::Str(s)) => s.clone(),
                         Some(Var::Arr(a)) => a.first().cloned().unwrap_or_default(),
-                        None => String::new(),
+                        None => Default::default(),
                     };
                     v = old + &v;
+                    from |= old_from;
                 }
-                if v.len() > MAX_LEN {
+                self.assigned_from(&name, from);
+                let v = (v, from);
+                if v.0.len() > MAX_LEN {
                     self.script.too_large = true;
                     return;
                 }
@@ -638,9 +842,39 @@ impl Run {
         }
     }
 
+    /// Records `name` as the variable the defaults `from` first went into.
+    fn assigned_from(&mut self, name: &str, from: u64) {
+        for (k, d) in self.script.defaults.iter_mut().enumerate() {
+            if from & (1u64 << k) != 0 && d.into.is_none() {
+                d.into = Some(name.to_string());
+            }
+        }
+    }
+
+    /// The bit of the default `value` taken for the unset `name` (recorded the first time).
+    fn default_bit(&mut self, name: &str, value: &str) -> u64 {
+        let defaults = &mut self.script.defaults;
+        let k = match defaults
+            .iter()
+            .position(|d| d.name == name && d.value == value)
+        {
+            Some(k) => k,
+            None if defaults.len() < MAX_DEFAULTS => {
+                defaults.push(Defaulted {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                    into: None,
+                });
+                defaults.len() - 1
+            }
+            None => return 0,
+        };
+        1u64 << k
+    }
+
     /// A word's fields after expansion (`split`: unquoted expansions are split at blanks, as in
     /// a command; otherwise one field, as in an assignment).
-    fn expand(&mut self, raw: &str, split: bool, depth: usize) -> Vec<String> {
+    fn expand(&mut self, raw: &str, split: bool, depth: usize) -> Vec<Val> {
         let c: Vec<char> = raw.chars().collect();
         let mut f = Fields {
             room: self.room,
@@ -689,7 +923,7 @@ impl Run {
         if split {
             words
         } else {
-            vec![words.join(" ")]
+            vec![joined(words)]
         }
     }
 
@@ -739,12 +973,12 @@ impl Run {
             return f.push("$");
         }
         if let Some(expr) = text.strip_prefix("$((").and_then(|t| t.strip_suffix("))")) {
-            let inner = self.expand(expr, false, depth + 1).join(" ");
+            let (inner, from) = joined(self.expand(expr, false, depth + 1));
             match (!inner.contains(['$', '`']))
                 .then(|| Arith::eval(&inner, &self.vars))
                 .flatten()
             {
-                Some(n) => put(f, &n.to_string()),
+                Some((n, names)) => f.put_from(&n.to_string(), from | names, quoted),
                 None => f.push(text),
             }
             return;
@@ -756,8 +990,11 @@ impl Run {
             return f.push(text); // a backquote: unknown
         };
         match self.vars.get(name).cloned() {
-            Some(Var::Str(s)) => put(f, &s),
-            Some(Var::Arr(a)) => put(f, a.first().map_or("", String::as_str)),
+            Some(Var::Str((s, from))) => f.put_from(&s, from, quoted),
+            Some(Var::Arr(a)) => match a.first() {
+                Some((s, from)) => f.put_from(s, *from, quoted),
+                None => put(f, ""),
+            },
             None => f.push(text),
         }
     }
@@ -800,7 +1037,7 @@ impl Run {
             }
             let n = match (&elems, index) {
                 (Some(e), Some("@" | "*")) => e.len(),
-                (Some(e), _) => e.first().map_or(0, |s| s.chars().count()),
+                (Some(e), _) => e.first().map_or(0, |(s, _)| s.chars().count()),
                 (None, _) => return f.push(text),
             };
             return put(f, &n.to_string());
@@ -809,7 +1046,7 @@ impl Run {
         let set = elems.is_some();
         let empty = elems
             .as_ref()
-            .is_none_or(|e| e.iter().all(String::is_empty));
+            .is_none_or(|e| e.iter().all(|(s, _)| s.is_empty()));
         let op = ["-", ":-", "=", ":=", "+", ":+", "?", ":?"]
             .iter()
             .filter(|o| rest.starts_with(**o))
@@ -826,21 +1063,82 @@ impl Run {
             _ => None, // ${a?msg}: an error when unset; the value otherwise
         };
         if let Some(w) = alternative {
-            let v = self.expand(w, false, depth + 1).join(" ");
+            let (v, mut from) = joined(self.expand(w, false, depth + 1));
+            // a default for a variable the script never sets: bash takes it where the variable
+            // is not in the environment; dpcalc names it
+            if var.is_none() && matches!(op, Some("-" | ":-" | "=" | ":=")) {
+                from |= self.default_bit(name, &v);
+            }
             if matches!(op, Some("=" | ":="))
                 && index.is_none()
                 && !name.starts_with(|c: char| c.is_ascii_digit())
             {
-                self.vars.insert(name.to_string(), Var::Str(v.clone()));
+                self.vars
+                    .insert(name.to_string(), Var::Str((v.clone(), from)));
             }
-            return put(f, &v);
+            return f.put_from(&v, from, quoted);
         }
         put_elements(f, text, elems, (many, quoted));
     }
 }
 
+/// Programs that run the command after their own words (`uv run`, `srun -N 2`, `nsys profile
+/// -o f`, `env A=1`): a training command behind one of them is the one followed.
+const RUNNERS: &[&str] = &[
+    "apptainer",
+    "conda",
+    "env",
+    "exec",
+    "hatch",
+    "ionice",
+    "mpirun",
+    "ncu",
+    "nice",
+    "nohup",
+    "nsys",
+    "numactl",
+    "pdm",
+    "pixi",
+    "poetry",
+    "rye",
+    "singularity",
+    "srun",
+    "stdbuf",
+    "taskset",
+    "time",
+    "timeout",
+    "uv",
+];
+
+/// Whether a word names a program that runs a training script.
+fn is_training(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    matches!(base, "torchrun" | "deepspeed" | "accelerate")
+        || base.starts_with("python")
+        || base.ends_with(".py")
+}
+
+/// Where a command's training program starts: its first word after `NAME=value` words, or,
+/// behind a runner ([`RUNNERS`]) or a value dpcalc cannot know (`$VENV_PREFIX` from the
+/// environment: bash may expand it to a runner or to nothing), the first training word after it.
+fn training_start(words: &[Val]) -> Option<usize> {
+    let k = words.iter().position(|(w, _)| assignment(w).is_none())?;
+    let first = words[k].0.as_str();
+    if is_training(first) {
+        return Some(k);
+    }
+    let base = first.rsplit('/').next().unwrap_or(first);
+    if !(RUNNERS.contains(&base) || first.starts_with('$')) {
+        return None;
+    }
+    words[k + 1..]
+        .iter()
+        .position(|(w, _)| is_training(w))
+        .map(|p| k + 1 + p)
+}
+
 /// A variable's elements as `${name}` or `${name[index]}` reads them; `None` when unset.
-fn elements(var: Option<&Var>, index: Option<&str>) -> Option<Vec<String>> {
+fn elements(var: Option<&Var>, index: Option<&str>) -> Option<Vec<Val>> {
     match (var, index) {
         (None, _) => None,
         (Some(Var::Str(s)), None | Some("0" | "@" | "*")) => Some(vec![s.clone()]),
@@ -852,44 +1150,75 @@ fn elements(var: Option<&Var>, index: Option<&str>) -> Option<Vec<String>> {
             .parse::<usize>()
             .ok()
             .and_then(|n| a.get(n))
-            .map(|s| vec![s.clone()]),
+            .map(|v| vec![v.clone()]),
     }
 }
 
 /// A `${…}`'s value into the fields: `"${a[@]}"` one field per element, else split as unquoted.
-fn put_elements(
-    f: &mut Fields,
-    text: &str,
-    elems: Option<Vec<String>>,
-    (many, quoted): (bool, bool),
-) {
-    let put = |f: &mut Fields, s: &str| {
-        if quoted {
-            f.push(s)
-        } else {
-            f.split(s)
-        }
-    };
+fn put_elements(f: &mut Fields, text: &str, elems: Option<Vec<Val>>, (many, quoted): (bool, bool)) {
     match elems {
         None => f.push(text),
         Some(e) if many && quoted => {
-            for (k, s) in e.iter().enumerate() {
+            for (k, (s, from)) in e.iter().enumerate() {
                 if k > 0 {
                     f.finish();
                     f.started = true;
                 }
-                f.push(s);
+                f.put_from(s, *from, true);
             }
         }
         Some(e) => {
-            for (k, s) in e.iter().enumerate() {
+            for (k, (s, from)) in e.iter().enumerate() {
                 if k > 0 {
                     f.finish();
                 }
-                put(f, s);
+                f.put_from(s, *from, quoted);
             }
         }
     }
+}
+
+/// The words of a command as written (its array assignments left out).
+fn words_of<'a>(cmd: &'a [&Tok]) -> impl Iterator<Item = String> + 'a {
+    cmd.iter().filter_map(|t| match t {
+        Tok::Word(w) => Some(w.clone()),
+        _ => None,
+    })
+}
+
+/// The most patterns one `case` arm is read with.
+const MAX_PATTERNS: usize = 256;
+
+/// The most steps the glob matching of one script's `case` patterns takes.
+const MAX_GLOB_STEPS: usize = 1_000_000;
+
+/// Whether `text` matches a glob of `*` and `?` (no brackets); `None` past a length dpcalc
+/// matches or once the script's steps (`room`) are spent, so the work stays bounded.
+fn glob_matches(pattern: &str, text: &str, room: &mut usize) -> Option<bool> {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    if p.len() > 256 || t.len() > 4096 {
+        return None;
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < t.len() {
+        *room = room.checked_sub(1)?;
+        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return Some(false);
+        }
+    }
+    Some(p[i..].iter().all(|&c| c == '*'))
 }
 
 /// bash's integer arithmetic (`+ - * / %`, parentheses, unary signs) on 64-bit integers; a
@@ -899,10 +1228,13 @@ struct Arith<'a> {
     i: usize,
     vars: &'a HashMap<String, Var>,
     depth: usize,
+    /// The defaults of the variables read.
+    from: u64,
 }
 
 impl<'a> Arith<'a> {
-    fn eval(expr: &str, vars: &'a HashMap<String, Var>) -> Option<i64> {
+    /// The value, and the defaults of the variables it read.
+    fn eval(expr: &str, vars: &'a HashMap<String, Var>) -> Option<(i64, u64)> {
         let mut t = Vec::new();
         let c: Vec<char> = expr.chars().collect();
         let mut i = 0;
@@ -931,9 +1263,10 @@ impl<'a> Arith<'a> {
             i: 0,
             vars,
             depth: 0,
+            from: 0,
         };
         let v = a.sum()?;
-        (a.i == a.t.len()).then_some(v)
+        (a.i == a.t.len()).then_some((v, a.from))
     }
 
     fn peek(&self) -> Option<&str> {
@@ -999,10 +1332,12 @@ impl<'a> Arith<'a> {
                 if tok.starts_with(|c: char| c.is_ascii_digit()) {
                     decimal(&tok)?
                 } else {
-                    match self.vars.get(&tok)? {
-                        Var::Str(s) => decimal(s.trim())?,
-                        Var::Arr(a) => decimal(a.first()?.trim())?,
-                    }
+                    let (s, from) = match self.vars.get(&tok)? {
+                        Var::Str(v) => v,
+                        Var::Arr(a) => a.first()?,
+                    };
+                    self.from |= from;
+                    decimal(s.trim())?
                 }
             }
         };
@@ -1053,6 +1388,65 @@ mod tests {
     }
 
     #[test]
+    fn case_on_a_value_the_script_sets() {
+        let s = "M=${M:-7b}\ncase \"$M\" in\n 1b|small) L=16 ;;\n 7b)\n  L=32\n  A=(--x $L)\n  ;;\n *) L=80 ;;\nesac\n\
+                 case $1 in\n x) B=1 ;;\nesac\ncase $M in 7*) C=c ;; 7b) C=d ;; esac\n\
+                 case $M in [0-9]b) D=d ;; 7b) D=e ;; esac\npython t.py ${A[@]} $L ${B:-u} $C ${D:-none}\n";
+        // 7b matches its own arm only; `$1` is unknown, so no arm runs; the first matching
+        // glob wins; a bracket pattern is not read, so neither its arm nor a later one runs
+        assert_eq!(
+            cmd(s),
+            ["python", "t.py", "--x", "32", "32", "u", "c", "none"]
+        );
+        // `;&` runs the next arm's commands too; `;;&` tests the next arms' patterns
+        let s = "M=a\ncase $M in a) A=1 ;& b) A=2 ;; c) A=3 ;; esac\n\
+                 case $M in a) B=1 ;;& ?) B=2 ;; *) B=3 ;; esac\npython t.py $A $B\n";
+        assert_eq!(cmd(s), ["python", "t.py", "2", "2"]);
+    }
+
+    #[test]
+    fn a_command_behind_a_runner_and_its_defaults() {
+        let s = "N=${SLURM_NNODES:-\"1\"}\nW=$((8*N))\nP=()\nV=\"uv run\"\n\
+                 $V \"${P[@]}\" python -m torch.distributed.run --nnodes $N --w $W --g ${G:-8} --h ${G:-8} t.py\n";
+        let got = read(s);
+        assert_eq!(
+            got.command,
+            [
+                "python",
+                "-m",
+                "torch.distributed.run",
+                "--nnodes",
+                "1",
+                "--w",
+                "8",
+                "--g",
+                "8",
+                "--h",
+                "8",
+                "t.py"
+            ]
+        );
+        let names = |i: usize| -> Vec<String> {
+            got.defaults_of(i)
+                .map(|d| format!("{}={}>{:?}", d.name, d.value, d.into))
+                .collect()
+        };
+        assert_eq!(names(4), ["SLURM_NNODES=1>Some(\"N\")"]);
+        assert_eq!(names(6), ["SLURM_NNODES=1>Some(\"N\")"]);
+        assert_eq!(names(8), ["G=8>None"]);
+        assert!(names(3).is_empty() && names(0).is_empty());
+        // each default once
+        assert_eq!(got.defaults.len(), 2);
+        // a runner's own words are not the command; an unknown prefix may be a runner
+        assert_eq!(
+            cmd("srun -N 2 nsys profile -o x torchrun t.py\n")[0],
+            "torchrun"
+        );
+        assert_eq!(cmd("$PREFIX python t.py\n")[0], "python");
+        assert!(cmd("echo python t.py\n").is_empty());
+    }
+
+    #[test]
     fn hostile_text_is_bounded() {
         let mut s = String::from("A=(x x)\n");
         for _ in 0..40 {
@@ -1066,5 +1460,26 @@ mod tests {
         assert_eq!(read(&deep).commands, 1);
         assert!(read(&"$((".repeat(3000)).command.is_empty());
         assert!(read("A=( \"unclosed\nB=${").command.is_empty());
+        let star = format!(
+            "case {} in {}) ;; esac\npython t.py\n",
+            "a".repeat(5000),
+            "*a".repeat(200)
+        );
+        assert_eq!(read(&star).commands, 1);
+        let mut many = String::from("case x in\n");
+        for k in 0..300 {
+            many.push_str(&format!("{k}|"));
+        }
+        many.push_str("x) A=1 ;; esac\npython t.py ${A:-u}\n");
+        assert_eq!(cmd(&many)[2], "u");
+        // many arms of costly globs: bounded by the steps all patterns share
+        let mut costly = format!("S={}\n", "a".repeat(4000));
+        for _ in 0..2000 {
+            costly.push_str(&format!("case $S in {}b) A=1 ;; esac\n", "*a".repeat(100)));
+        }
+        costly.push_str("python t.py ${A:-u}\n");
+        let start = std::time::Instant::now();
+        assert_eq!(cmd(&costly)[2], "u");
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
     }
 }

@@ -2,8 +2,10 @@
 //! ([`flags`]), and the values a command line cannot know ([`Unknowns`]). `command_line.rs`
 //! reads a framework's flags and `launcher.rs` a launcher's, each through these.
 
+use super::shell::{Defaulted, Script};
 use super::Imported;
-use crate::calc::parse;
+use crate::calc::field::CLUSTER;
+use crate::calc::{parse, Field};
 
 /// Values a command line cannot know (`$VAR`, `$(…)`, a backquote): never a field's value. In
 /// a script each unknown is named once, with every flag it leaves empty; in a bare command
@@ -14,6 +16,13 @@ pub(super) struct Unknowns {
     pub(super) script: bool,
     /// Each unknown as written (`$1`, `${PWD}`), with the flags it leaves empty.
     seen: Vec<(String, Vec<String>)>,
+    /// Where each word of a script's command is (its address and length, to find the word a
+    /// flag's value is part of) and the defaults it came from ([`Script::origins`]).
+    origins: Vec<(usize, usize, u64)>,
+    /// The script's defaults of unset variables ([`Script::defaults`]).
+    defaults: Vec<Defaulted>,
+    /// The flags each default gave a value to, by its index in `defaults`.
+    gave: Vec<(usize, Vec<String>)>,
 }
 
 impl Unknowns {
@@ -21,7 +30,7 @@ impl Unknowns {
     pub(super) fn new(script: bool) -> Unknowns {
         Unknowns {
             script,
-            seen: Vec::new(),
+            ..Unknowns::default()
         }
     }
 
@@ -48,19 +57,102 @@ impl Unknowns {
         true
     }
 
+    /// Remembers which defaults each of `words` (a script's command, as `script` ran it, without
+    /// its empty words: `kept` says which were kept) came from.
+    pub(super) fn follow(&mut self, words: &[String], script: &Script, kept: &[bool]) {
+        let masks = script
+            .origins
+            .iter()
+            .zip(kept)
+            .filter(|(_, k)| **k)
+            .map(|(m, _)| *m);
+        self.origins = words
+            .iter()
+            .zip(masks)
+            .map(|(w, m)| (w.as_ptr() as usize, w.len(), m))
+            .collect();
+        self.defaults = script.defaults.clone();
+    }
+
+    /// A value taken for `field` at `shown` from `parts` (slices of the command's words): the
+    /// defaults it came from are named once ([`Unknowns::report`]); a cluster value's is kept
+    /// in [`Imported::defaulted`], for the page's own cluster to win ([`Imported::settle`]).
+    pub(super) fn taken(&mut self, out: &mut Imported, field: Field, shown: &str, parts: &[&str]) {
+        let mut mask = 0;
+        for p in parts {
+            let at = p.as_ptr() as usize;
+            if let Some((_, _, m)) = self
+                .origins
+                .iter()
+                .find(|(start, len, _)| *start <= at && at < start + (*len).max(1))
+            {
+                mask |= m;
+            }
+        }
+        if mask == 0 {
+            return;
+        }
+        let mut names = Vec::new();
+        for (k, d) in self.defaults.iter().enumerate() {
+            if mask & (1u64 << k) == 0 {
+                continue;
+            }
+            names.push(d.name.clone());
+            match self.gave.iter_mut().find(|(i, _)| *i == k) {
+                Some((_, flags)) if !flags.iter().any(|f| f == shown) => {
+                    flags.push(shown.to_string())
+                }
+                Some(_) => {}
+                None => self.gave.push((k, vec![shown.to_string()])),
+            }
+        }
+        if CLUSTER.contains(&field) {
+            out.defaulted.push((field, names.join(", ")));
+        }
+    }
+
     pub(super) fn report(self, out: &mut Imported) {
-        for (name, flags) in self.seen {
-            let (list, verb) = match flags.as_slice() {
-                [one] => (one.clone(), "is"),
-                [init @ .., last] => (format!("{} and {last}", init.join(", ")), "are"),
-                [] => continue,
+        for (k, flags) in &self.gave {
+            let Some(d) = self.defaults.get(*k) else {
+                continue;
             };
+            let what = if d.name.starts_with(|c: char| c.is_ascii_digit()) {
+                "a script argument not given"
+            } else {
+                "an environment variable not set"
+            };
+            let through = match &d.into {
+                Some(v) if *v != d.name => format!(" (through {v})"),
+                _ => String::new(),
+            };
+            out.notes.push(format!(
+                "{} is {what} where dpcalc reads the script: its default {}{through} gives {}.",
+                parse::shorten(&format!("${}", d.name)),
+                parse::shorten(&d.value),
+                and_list(flags)
+            ));
+        }
+        for (name, flags) in self.seen {
+            let verb = match flags.len() {
+                0 => continue,
+                1 => "is",
+                _ => "are",
+            };
+            let list = and_list(&flags);
             out.error(format!(
                 "{} is not set in the script (a script argument or an environment variable); dpcalc cannot \
                  know its value, so {list} {verb} left empty",
                 parse::shorten(&name)
             ));
         }
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [init @ .., last] if !init.is_empty() => format!("{} and {last}", init.join(", ")),
+        _ => items.join(""),
     }
 }
 
