@@ -433,7 +433,7 @@ fn a_model_adds_its_memory_per_gpu_and_whether_it_fits() {
             other => panic!("{q}: {o:?} {other:?}"),
         };
         let total = bytes(Output::MemoryOnDeviceBytes);
-        let cap = bytes(Output::GpuMemoryBytes);
+        let cap = bytes(Output::GpuUsableMemoryBytes);
         assert_eq!(total <= cap, fits, "{q}: the case fits as expected");
         let texts = root.texts();
         let i = texts

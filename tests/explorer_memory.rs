@@ -54,7 +54,7 @@ fn the_current_row_has_the_reports_memory() {
         assert_eq!(cur.memory_bytes, Some(memory(q, &report)), "{q}");
         assert_eq!(
             ex.capacity,
-            report.count(Output::GpuMemoryBytes).map(u128::from)
+            report.count(Output::GpuUsableMemoryBytes).map(u128::from)
         );
         assert!(ex.capacity.is_some(), "{q}");
         // every layout the framework takes has an estimate
@@ -73,7 +73,8 @@ fn the_current_row_has_the_reports_memory() {
 fn no_model_no_memory() {
     let (ex, _) = explore("framework=axolotl&gpu=h100-sxm&micro_batch_size=2");
     assert!(ex.rows.iter().all(|r| r.memory_bytes.is_none()));
-    assert_eq!(ex.capacity, Some(80_000_000_000));
+    // what the H100 gives PyTorch (gpu_usable_memory_bytes), not its nominal 80 × 10⁹ B
+    assert_eq!(ex.capacity, Some(85_045_477_376));
     assert_eq!(view::explorer_memory_summary(&ex), None);
     // the filter keeps every row when there is nothing to filter on
     let (ex, _) = explore("framework=axolotl&base_model=meta-llama/Llama-3.1-8B");
@@ -124,7 +125,7 @@ fn the_fits_filter_keeps_exactly_the_rows_that_fit() {
         "framework=axolotl&version=0.19.0&base_model=meta-llama/Llama-3.1-8B&gpu=a100-40gb&micro_batch_size=1&num_samples=1000",
     );
     let cap = ex.capacity.unwrap();
-    assert_eq!(cap, 40_000_000_000);
+    assert_eq!(cap, 42_298_834_944);
     let all: Vec<usize> = (0..ex.rows.len()).collect();
     let kept = view::keep_fitting(&ex, all.clone(), true);
     let want: Vec<usize> = all
@@ -151,7 +152,7 @@ fn the_fits_filter_keeps_exactly_the_rows_that_fit() {
     let summary = view::explorer_memory_summary(&ex).unwrap();
     assert!(
         summary.starts_with(&format!(
-            "{} of {} layouts fit the GPU's 37.3 GiB",
+            "{} of {} layouts fit the GPU's 39.4 GiB",
             kept.len(),
             all.len()
         )),

@@ -75,7 +75,7 @@ fn every_row_is_an_accepted_fitting_plan_in_order() {
                 Some(Num::Int(b)) => b as u128,
                 other => panic!("{other:?}"),
             };
-            let cap = match r.value(Output::GpuMemoryBytes) {
+            let cap = match r.value(Output::GpuUsableMemoryBytes) {
                 Some(Num::Int(b)) => b as u128,
                 other => panic!("{other:?}"),
             };

@@ -48,6 +48,7 @@ mod schedule;
 mod stages;
 mod step_time;
 mod torchtitan;
+mod usable_memory;
 
 /// Every file of `tests/` runs: it is a module of this suite, or a test target of its own in
 /// `Cargo.toml` (the browser tests). With `autotests = false` Cargo no longer finds test files by

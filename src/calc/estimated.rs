@@ -29,7 +29,8 @@ pub struct Estimated {
     /// Bytes on one GPU: the largest pipeline stage's tensors plus the CUDA context and NCCL's
     /// buffers (`memory_on_device_bytes`).
     pub memory_on_device: Option<u128>,
-    /// The GPU's memory, bytes (`gpu_memory_bytes`).
+    /// The GPU's memory the fit is judged against: what the driver gives PyTorch, bytes
+    /// (`gpu_usable_memory_bytes`).
     pub gpu_memory: Option<u128>,
     /// The step time and its parts (`step_time_seconds`, `step_*_seconds`).
     pub step: Option<StepTime>,

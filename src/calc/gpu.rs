@@ -141,6 +141,84 @@ pub fn figures(gpu: &Gpu) -> Option<&'static Figures> {
     FIGURES.iter().find(|(id, _)| *id == gpu.id).map(|(_, f)| f)
 }
 
+/// What the driver gives PyTorch of a GPU: `torch.cuda.get_device_properties(i).total_memory`
+/// (CUDA's `cudaDeviceProp::totalGlobalMem`, the "total capacity" of PyTorch's out-of-memory
+/// message), bytes, with where the figure was published. It is less than what `nvidia-smi`
+/// shows as the total (the driver keeps about 0.5 GiB: 81,559 MiB against 81,106 MiB on an
+/// H100 SXM) and it differs by a few MiB between driver releases; a table of its own, which only
+/// the full app's model stage reads (a first view holds none of it).
+#[derive(Debug, PartialEq)]
+pub struct Usable {
+    pub bytes: u128,
+    pub source: &'static str,
+}
+
+/// Each GPU's [`Usable`] memory, by its `gpu=` id; a GPU missing here has no published figure
+/// dpcalc found (its nominal memory is taken, and the page says so).
+pub const USABLE: &[(&str, Usable)] = &[
+    (
+        "a100-40gb",
+        Usable {
+            bytes: 42_298_834_944,
+            source: "CUDA deviceQuery on an A100-SXM4-40GB, driver 12.2: \"40339 MBytes (42298834944 bytes)\" (bottlerocket-os/bottlerocket#3873); PyTorch's OOM messages on A100 40GB print 39.39–39.49 GiB",
+        },
+    ),
+    (
+        "a100-80gb",
+        Usable {
+            bytes: 81_049 << 20,
+            source: "mixbench on an A100 80GB PCIe, driver 12.3: \"Total global mem: 81049 MB\" (ekondis/mixbench#47; the SXM4 80GB's HBM2e is the same size, its OOM messages print 79.15 GiB = 81,049 MiB)",
+        },
+    ),
+    (
+        "h100-sxm",
+        Usable {
+            bytes: 85_045_477_376,
+            source: "CUDA deviceQuery on an H100 80GB HBM3, driver 12.7: \"81106 MBytes (85045477376 bytes)\" (thamada/nvidia-smi nvsim/H100SXMx8_deviceQuery.py); torch prints total_memory=81082MB–81090MB (torch 2.0.1–2.7) and OOM messages 79.18–79.19 GiB; nvidia-smi's total is 81559MiB (NVIDIA/nccl#1264)",
+        },
+    ),
+    (
+        "h100-pcie",
+        Usable {
+            bytes: 81_008 << 20,
+            source: "torch.cuda.get_device_properties on an H100 PCIe: \"total_memory=81008MB\" (a published printout)",
+        },
+    ),
+    (
+        "h100-nvl",
+        Usable {
+            bytes: 99_456_909_312,
+            source: "torch.cuda.get_device_properties of an H100 NVL as a published test stubs it: total_memory=99456909312 (a weak source: the DRM total on that GPU is 99961274368 B, fastfetch-cli/fastfetch#1658, about the driver's 0.5 GiB more)",
+        },
+    ),
+    (
+        "h200",
+        Usable {
+            bytes: 143_156 << 20,
+            source: "torch.cuda.get_device_properties on an H200: \"total_memory=143156MB\" (a published printout); OOM messages print 139.80 GiB; nvidia-smi's total is 143771MiB (NVIDIA/cuda-samples#311)",
+        },
+    ),
+    (
+        "b200",
+        Usable {
+            bytes: 182_631 << 20,
+            source: "torch.cuda.get_device_properties on a B200: \"total_memory=182631MB\" (a published printout; 182642MB in another); cudaGetDeviceProperties prints 178.35 GiB (pytorch/ao#4002)",
+        },
+    ),
+    (
+        "mi300x",
+        Usable {
+            bytes: 196_592 << 20,
+            source: "torch.cuda.get_device_properties on an AMD Instinct MI300X (ROCm): \"total_memory=196592MB\" (a published printout; 192 GiB of HBM3, more than the 192 GB nominal)",
+        },
+    ),
+];
+
+/// A GPU's [`Usable`] memory, when a figure was found.
+pub fn usable(gpu: &Gpu) -> Option<&'static Usable> {
+    USABLE.iter().find(|(id, _)| *id == gpu.id).map(|(_, u)| u)
+}
+
 pub const GPUS: &[Gpu] = &[
     Gpu {
         id: "a100-40gb",

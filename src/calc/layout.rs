@@ -155,7 +155,7 @@ pub struct Explorer {
     pub note: Option<String>,
     /// How many framework computes the rows took (the memo's size).
     pub computes: usize,
-    /// The GPU's memory (`gpu_memory_bytes` of the current report), when known.
+    /// The memory the GPU gives PyTorch (`gpu_usable_memory_bytes` of the current report), when known.
     pub capacity: Option<u128>,
     /// Expert parallelism is left out (every row has ep = 1, its column is not shown): the
     /// model has no experts and the link does not set it (`plan::Settings::has_experts`).

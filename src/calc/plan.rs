@@ -233,8 +233,11 @@ pub struct GpuSettings {
     pub inter_gbps: Option<f64>,
     /// The GPU's dense BF16 peak, TFLOP/s, and its name.
     pub peak: Option<(u64, &'static str)>,
-    /// The memory the fit is checked against, bytes.
+    /// The GPU's memory, bytes: `gpu_memory_gib` when typed, else the GPU's nominal memory
+    /// (`gpu_memory_bytes`).
     pub memory_bytes: Option<u128>,
+    /// `gpu_memory_gib` was typed: `memory_bytes` is what the user's driver leaves usable.
+    pub memory_typed: bool,
     pub mfu: Option<f64>,
 }
 

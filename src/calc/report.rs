@@ -261,6 +261,7 @@ outputs! {
     OptimizerBytes => "optimizer_bytes", "Optimizer states";
     ActivationBytes => "activation_bytes", "Activations";
     GpuMemoryBytes => "gpu_memory_bytes", "GPU memory";
+    GpuUsableMemoryBytes => "gpu_usable_memory_bytes", "GPU memory PyTorch can use";
     FlopsPerToken => "flops_per_token", "Training FLOPs per token";
     FlopsPerTokenHf => "flops_per_token_hf", "FLOPs per token, HF Trainer";
     FlopsPerTokenMegatron => "flops_per_token_megatron", "FLOPs per token, Megatron-LM";

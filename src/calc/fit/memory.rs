@@ -231,7 +231,7 @@ fn fit_warning(
         Field::Gpu,
         Level::Warning,
         format!(
-            "does not fit: the estimate is {} on the device per GPU, {} more than the GPU's {}. {fix}",
+            "does not fit: the estimate is {} on the device per GPU, {} more than the {} the GPU gives PyTorch. {fix}",
             gib(device),
             gib(over),
             gib(cap)

@@ -103,6 +103,7 @@ pub fn gpu(raw: &RawInputs, diags: &mut Vec<Diag>) -> GpuSettings {
         inter_gbps,
         peak: g.map(|g| (g.peak_tflops, g.name)),
         memory_bytes,
+        memory_typed: matches!(mem, Param::Given(_)),
         mfu,
     }
 }

@@ -46,6 +46,7 @@ pub const MEMORY_ESTIMATE: ValueGroup = ValueGroup {
         Output::OptimizerBytes,
         Output::ActivationBytes,
         Output::GpuMemoryBytes,
+        Output::GpuUsableMemoryBytes,
     ],
 };
 
@@ -125,7 +126,9 @@ fn bytes_of(report: &Report, output: Output) -> Option<u128> {
 pub fn memory_bar(report: &Report) -> Option<MemoryBar> {
     let allocated = bytes_of(report, Output::MemoryPerGpuBytes)?;
     let total = bytes_of(report, Output::MemoryOnDeviceBytes).unwrap_or(allocated);
-    let capacity = bytes_of(report, Output::GpuMemoryBytes);
+    // what the driver gives PyTorch, the figure "fits" is judged on
+    let capacity = bytes_of(report, Output::GpuUsableMemoryBytes)
+        .or_else(|| bytes_of(report, Output::GpuMemoryBytes));
     let scale = capacity.map_or(total, |c| c.max(total)).max(1) as f64;
     let pct = |b: u128| b as f64 * 100.0 / scale;
     let mut x = 0.0;
