@@ -62,7 +62,31 @@ pub fn value_row(
 /// first stage first), shown as the first and the last stage and how they differ; `None`
 /// without pipeline parallelism or an estimate.
 pub fn stage_memory_row(report: &Report) -> Option<ValueRow> {
-    let stages = &report.memory_by_stage;
+    by_stage_row(
+        &report.memory_by_stage,
+        "memory_by_stage_bytes",
+        "Memory by pipeline stage",
+        report.memory_by_stage_value(),
+    )
+}
+
+/// What the caching allocator reserves on each pipeline stage
+/// (`memory_reserved_by_stage_bytes`), shown as [`stage_memory_row`] shows the allocated bytes.
+pub fn stage_reserved_row(report: &Report) -> Option<ValueRow> {
+    by_stage_row(
+        &report.memory_reserved_by_stage,
+        "memory_reserved_by_stage_bytes",
+        "Reserved by pipeline stage (estimate)",
+        report.memory_reserved_by_stage_value(),
+    )
+}
+
+fn by_stage_row(
+    stages: &[u128],
+    output: &'static str,
+    label: &'static str,
+    raw: Option<String>,
+) -> Option<ValueRow> {
     let (&first, &last) = (stages.first()?, stages.last()?);
     if stages.len() < 2 {
         return None;
@@ -74,10 +98,10 @@ pub fn stage_memory_row(report: &Report) -> Option<ValueRow> {
         format!("the last {} less", gib(first - last))
     };
     Some(ValueRow {
-        output: "memory_by_stage_bytes",
-        label: "Memory by pipeline stage",
-        config_name: "memory_by_stage_bytes",
-        raw: report.memory_by_stage_value(),
+        output,
+        label,
+        config_name: output,
+        raw,
         shown: format!(
             "first stage {}, last stage {} ({diff}; {} stages)",
             gib(first),

@@ -103,20 +103,24 @@ fn differences(run: &Run, report: &dpcalc::calc::Report) -> Vec<String> {
             ));
         }
     }
-    // the one list of the contract: each pipeline stage's memory, comma-separated
-    let stages = report.memory_by_stage_value();
-    let have = tokens
-        .iter()
-        .find(|(n, _)| n == "memory_by_stage_bytes")
-        .map(|(_, t)| t.trim_matches('"').to_string());
-    if have != stages {
-        diffs.push(format!(
-            "memory_by_stage_bytes: page {stages:?}, dpcalc check {have:?}"
-        ));
+    // the lists of the contract: each pipeline stage's memory (allocated and reserved),
+    // comma-separated
+    const LISTS: [&str; 2] = ["memory_by_stage_bytes", "memory_reserved_by_stage_bytes"];
+    for (name, stages) in LISTS.into_iter().zip([
+        report.memory_by_stage_value(),
+        report.memory_reserved_by_stage_value(),
+    ]) {
+        let have = tokens
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.trim_matches('"').to_string());
+        if have != stages {
+            diffs.push(format!("{name}: page {stages:?}, dpcalc check {have:?}"));
+        }
     }
     if let Some((n, _)) = tokens
         .iter()
-        .find(|(n, _)| Output::from_name(n).is_none() && n != "memory_by_stage_bytes")
+        .find(|(n, _)| Output::from_name(n).is_none() && !LISTS.contains(&n.as_str()))
     {
         diffs.push(format!("{n}: not an output name"));
     }

@@ -42,6 +42,7 @@ mod readme;
 mod real_configs;
 mod real_configs_megatron;
 mod registry;
+mod reserved_memory;
 mod roundtrip;
 mod scaling;
 mod schedule;

@@ -255,6 +255,7 @@ outputs! {
     TotalMemoryMb => "total_memory_mb", "Megatron: theoretical memory (MB)";
     PaddedVocabSize => "padded_vocab_size", "Megatron's padded vocabulary";
     MemoryPerGpuBytes => "memory_per_gpu_bytes", "Estimated memory per GPU";
+    MemoryReservedBytes => "memory_reserved_bytes", "Estimated memory the allocator reserves";
     MemoryOnDeviceBytes => "memory_on_device_bytes", "Estimated memory on the device";
     WeightsBytes => "weights_bytes", "Weights";
     GradientsBytes => "gradients_bytes", "Gradients";
@@ -325,6 +326,9 @@ pub struct Report {
     /// The estimated memory per GPU of each pipeline stage, first stage first
     /// (`memory_by_stage_bytes`); empty without pipeline parallelism or an estimate.
     pub memory_by_stage: Vec<u128>,
+    /// What the caching allocator reserves on each pipeline stage, first stage first
+    /// (`memory_reserved_by_stage_bytes`); empty without pipeline parallelism or an estimate.
+    pub memory_reserved_by_stage: Vec<u128>,
     /// What the model stage estimated, typed (`estimated.rs`): the planner and the explorer
     /// read this, never the outputs that show it.
     pub estimated: super::estimated::Estimated,
@@ -341,22 +345,33 @@ impl Default for Report {
             stage: Stage::Inputs,
             legacy_notes: Vec::new(),
             memory_by_stage: Vec::new(),
+            memory_reserved_by_stage: Vec::new(),
             estimated: Default::default(),
         }
     }
+}
+
+/// Each stage's bytes, comma-separated, first stage first (`None` without stages).
+fn joined(stages: &[u128]) -> Option<String> {
+    (!stages.is_empty()).then(|| {
+        stages
+            .iter()
+            .map(u128::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    })
 }
 
 impl Report {
     /// `memory_by_stage_bytes` as the output contract writes it: each stage's bytes,
     /// comma-separated, first stage first (`None` without stages).
     pub fn memory_by_stage_value(&self) -> Option<String> {
-        (!self.memory_by_stage.is_empty()).then(|| {
-            self.memory_by_stage
-                .iter()
-                .map(u128::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        })
+        joined(&self.memory_by_stage)
+    }
+
+    /// `memory_reserved_by_stage_bytes`, written as `memory_by_stage_bytes` is.
+    pub fn memory_reserved_by_stage_value(&self) -> Option<String> {
+        joined(&self.memory_reserved_by_stage)
     }
 
     pub fn value(&self, output: Output) -> Option<Num> {

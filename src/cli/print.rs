@@ -422,6 +422,9 @@ impl Serialize for Outputs<'_> {
                 if let Some(stages) = self.0.memory_by_stage_value() {
                     m.serialize_entry("memory_by_stage_bytes", &stages)?;
                 }
+                if let Some(stages) = self.0.memory_reserved_by_stage_value() {
+                    m.serialize_entry("memory_reserved_by_stage_bytes", &stages)?;
+                }
             }
         }
         m.end()

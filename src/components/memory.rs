@@ -81,6 +81,9 @@ pub fn memory(props: &MemoryProps) -> Html {
                         if let Some(row) = crate::page::stage_memory_row(report) {
                             { super::results::draw_value(&row) }
                         }
+                        if let Some(row) = crate::page::stage_reserved_row(report) {
+                            { super::results::draw_value(&row) }
+                        }
                         { for view::MEMORY_ESTIMATE.outputs[1..].iter().copied()
                             .filter(|&o| report.value(o).is_some()).map(|o| value_row(fw, report, o)) }
                     </dl>

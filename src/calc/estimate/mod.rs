@@ -32,9 +32,14 @@
 //!   PyTorch allocates: the CUDA context and the communicators' buffers of each process group the
 //!   layout creates.
 //!
-//! Not counted: allocator fragmentation, temporary buffers of the optimizer step.
+//! - **Reserved** ([`reserved`], `reserved.rs`): what PyTorch's caching allocator reserves for
+//!   these tensors, from its block and segment sizes.
+//!
+//! Not counted: fragmentation from the order of allocations, temporary buffers of the optimizer
+//! step.
 
 pub mod device;
+pub mod reserved;
 mod stages;
 pub mod time;
 

@@ -238,7 +238,49 @@ fn alike_chunk_bytes(
 
 /// Every pipeline rank's estimate, first rank first.
 pub fn stages(model: &Model, params: &Params, plan: &Setup) -> Option<Vec<MemoryParts>> {
-    stages_of(model, params, plan, false)
+    Some(
+        stages_of(model, params, plan, false)?
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect(),
+    )
+}
+
+/// Every pipeline rank's estimate with its rank (`few`: only the candidates for the largest, see
+/// [`ranks`]), first rank first.
+pub(super) fn ranked(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    few: bool,
+) -> Option<Vec<(u64, MemoryParts)>> {
+    stages_of(model, params, plan, few)
+}
+
+/// The transformer layers pipeline rank `rank` holds, by kind: `(without, with an MoE block)`.
+pub(super) fn rank_layer_kinds(model: &Model, plan: &Setup, rank: u64) -> Option<(u64, u64)> {
+    let p = plan.pp.max(1);
+    let split = layer_split(model.num_hidden_layers, p, plan.pipeline.as_ref())?;
+    let (mut dense, mut moe, mut at) = (0u64, 0u64, 0u64);
+    for (k, &n) in split.iter().enumerate() {
+        if k as u64 % p == rank {
+            let m = model.moe_blocks_in(at..at.checked_add(n)?);
+            dense = dense.checked_add(n - m)?;
+            moe = moe.checked_add(m)?;
+        }
+        at = at.checked_add(n)?;
+    }
+    Some((dense, moe))
+}
+
+/// The tokens one GPU holds per micro batch: the sequence over CP and Ulysses, times the micro
+/// batch.
+pub(super) fn local_tokens(plan: &Setup) -> Option<u128> {
+    cdiv(
+        cdiv(u128::from(plan.seq_len), u128::from(plan.cp.max(1)))?,
+        u128::from(plan.sp.max(1)),
+    )?
+    .checked_mul(u128::from(plan.micro_batch))
 }
 
 /// The ranks whose estimate can be the largest: all of them, or, when every layer is alike and
@@ -261,10 +303,20 @@ pub(super) fn largest_candidates(
     params: &Params,
     plan: &Setup,
 ) -> Option<Vec<MemoryParts>> {
-    stages_of(model, params, plan, true)
+    Some(
+        stages_of(model, params, plan, true)?
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect(),
+    )
 }
 
-fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<Vec<MemoryParts>> {
+fn stages_of(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    few: bool,
+) -> Option<Vec<(u64, MemoryParts)>> {
     if [plan.tp, plan.pp, plan.cp, plan.sp, plan.ep, plan.shard].contains(&0) {
         return None;
     }
@@ -282,12 +334,7 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
         starts.push(at);
         at = at.checked_add(l)?;
     }
-    let b = u128::from(plan.micro_batch);
-    let s_local = cdiv(
-        cdiv(u128::from(plan.seq_len), u128::from(plan.cp.max(1)))?,
-        u128::from(plan.sp.max(1)),
-    )?;
-    let tokens = s_local.checked_mul(b)?;
+    let tokens = local_tokens(plan)?;
     let t = u128::from(plan.tp.max(1));
     let rep = if plan.sequence_parallel { t } else { 1 };
     let h = u128::from(model.hidden_size);
@@ -330,7 +377,7 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
             activations = with_output_layer(model, plan, tokens, activations, last_in_flight)?;
         }
         e.activations = activations.checked_add(recompute_peak)?;
-        out.push(e);
+        out.push((r, e));
     }
     Some(out)
 }

@@ -132,9 +132,10 @@ impl LayoutEstimator {
             micro,
             dp_shard,
         );
-        let memory = estimate::estimate_with(&self.model, &self.params, &plan)
-            .and_then(|e| e.total())
-            .and_then(|total| Runtime::of(&groups(grid, plan.shard)).on_device(total));
+        // what the caching allocator reserves on the largest stage, as the report's own
+        // memory_on_device_bytes counts it
+        let memory = estimate::reserved::largest_reserved(&self.model, &self.params, &plan)
+            .and_then(|reserved| Runtime::of(&groups(grid, plan.shard)).on_device(reserved));
         let time = if timed && memory.is_some_and(|m| m <= capacity) {
             super::time::of_plan(
                 self.order,

@@ -89,9 +89,12 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
         gated: m.gated_mlp,
     };
     let (plan, how) = setup(s, &shape, trainable, seq, g, micro, current_shard(s));
-    let Some(stages) = estimate::Params::of(m).and_then(|p| estimate::stages(m, &p, &plan)) else {
+    let Some(ranked) = estimate::Params::of(m)
+        .and_then(|p| estimate::reserved::reserved_stages(m, &p, &plan, false))
+    else {
         return;
     };
+    let (reserved, stages): (Vec<u128>, Vec<estimate::MemoryParts>) = ranked.into_iter().unzip();
     // the stage with the largest figure (the first such) decides
     let Some((largest, total)) = estimate::largest(&stages) else {
         return;
@@ -99,11 +102,53 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
     if stage_outputs(report, &stages, largest, total, &plan, &how).is_none() {
         return;
     }
-    let runtime = Runtime::of(&groups(g, plan.shard));
-    let Some(device) = on_device(report, &runtime, total) else {
+    let Some(most) = reserved_outputs(report, &reserved) else {
         return;
     };
-    fit_warning(report, m, &plan, &runtime, device);
+    let runtime = Runtime::of(&groups(g, plan.shard));
+    let Some(device) = on_device(report, &runtime, most) else {
+        return;
+    };
+    // what the allocator adds to the tensors, kept by the nearest change that fits
+    let slack = most.saturating_sub(total);
+    fit_warning(report, m, &plan, &runtime, device, slack);
+}
+
+/// `memory_reserved_bytes` (the largest stage's) and `memory_reserved_by_stage_bytes`, labelled
+/// as an estimate; returns the largest.
+fn reserved_outputs(report: &mut Report, reserved: &[u128]) -> Option<u128> {
+    use crate::calc::estimate::reserved as r;
+    let (stage, &most) = reserved
+        .iter()
+        .enumerate()
+        .max_by_key(|&(i, v)| (v, usize::MAX - i))?;
+    report.set_int(Output::MemoryReservedBytes, most)?;
+    if reserved.len() > 1 {
+        report.memory_reserved_by_stage = reserved.to_vec();
+    }
+    report.explain(
+        Output::MemoryReservedBytes,
+        format!(
+            "memory_reserved = what PyTorch's caching allocator reserves for the estimated tensors (c10/cuda/CUDACachingAllocator.cpp, torch 2.15): each rounded up to {} B, those of at most {} MiB packed in {} MiB segments, those below {} MiB in {} MiB segments, larger ones a segment each rounded up to {} MiB; model states as the framework allocates them (flat buffers when sharded, else per parameter tensor), activations in tensors of one hidden state. An estimate, not a measurement: fragmentation from the order of allocations is not counted; expandable_segments off (PyTorch's default)",
+            r::MIN_BLOCK_SIZE,
+            r::SMALL_SIZE >> 20,
+            r::SMALL_BUFFER >> 20,
+            r::MIN_LARGE_ALLOC >> 20,
+            r::LARGE_BUFFER >> 20,
+            r::ROUND_LARGE >> 20,
+        ),
+        if reserved.len() > 1 {
+            format!(
+                "stage {} of {} reserves the most: {}",
+                stage + 1,
+                reserved.len(),
+                reserved.iter().map(|t| gib(*t)).collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            format!("{most} B ({})", gib(most))
+        },
+    );
+    Some(most)
 }
 
 /// The largest stage's memory by part, each stage's total, and how they were computed.
@@ -166,14 +211,14 @@ fn stage_outputs(
     Some(())
 }
 
-/// The memory on the device: the largest stage's `total` and what the runtime takes.
+/// The memory on the device: the largest stage's reserved bytes and what the runtime takes.
 fn on_device(report: &mut Report, runtime: &Runtime, total: u128) -> Option<u128> {
     let device = runtime.on_device(total)?;
     report.set_int(Output::MemoryOnDeviceBytes, device)?;
     report.estimated.memory_on_device = Some(device);
     report.explain(
         Output::MemoryOnDeviceBytes,
-        "memory_on_device = memory_per_gpu + the CUDA context (0.5 GiB taken; 0.3–2 GiB reported, lazy loading as in CUDA ≥ 12.2) + 128 MiB per NCCL communicator (NCCL_BUFFSIZE 4 MiB default × 16 channels × the Simple and LL128 protocols): an estimate; the allocator's fragmentation is not counted",
+        "memory_on_device = memory_reserved (PyTorch's caching allocator, estimated from its block and segment sizes) + the CUDA context (0.5 GiB taken; 0.3–2 GiB reported, lazy loading as in CUDA ≥ 12.2: NVIDIA CUDA Programming Guide, \"Lazy Loading\") + 128 MiB per NCCL communicator (NCCL_BUFFSIZE 4 MiB default, NCCL's environment-variable documentation, × 16 channels × the Simple and LL128 protocols): an estimate; fragmentation from the order of allocations is not counted",
         format!(
             "{total} + {} + {} × {} ({}) = {device} B",
             runtime.context,
@@ -197,6 +242,7 @@ fn fit_warning(
     plan: &estimate::Setup,
     runtime: &Runtime,
     device: u128,
+    slack: u128,
 ) {
     let Some(cap) = report.estimated.gpu_memory else {
         return;
@@ -208,6 +254,7 @@ fn fit_warning(
     // the tensors must fit in what the runtime leaves
     let fix = match cap
         .checked_sub(runtime.total())
+        .and_then(|room| room.checked_sub(slack))
         .and_then(|room| estimate::nearest_fit(m, plan, room))
     {
         Some((c, new_total)) => {
@@ -222,7 +269,7 @@ fn fit_warning(
             };
             format!(
                 "The nearest change that fits: {what} (estimated {} on the device).",
-                gib(new_total + runtime.total())
+                gib(new_total + slack + runtime.total())
             )
         }
         None => "No single change fits: add GPUs, offload to CPU, or use LoRA.".to_string(),

@@ -37,9 +37,10 @@ pub const MEGATRON_MEMORY: ValueGroup = ValueGroup {
 
 pub const MEMORY_ESTIMATE: ValueGroup = ValueGroup {
     title: "Estimated memory per GPU",
-    source: "Published formulas, not a measurement: ZeRO (Rajbhandari et al. 2019) for weights, gradients and optimizer states as this framework shards them; activations per tensor (Korthikanti et al. 2022) for the micro batches each pipeline stage holds in flight, the largest stage deciding. On the device: plus the CUDA context and the NCCL communicators' buffers (their documented defaults); the allocator's fragmentation is not counted.",
+    source: "Published formulas, not a measurement: ZeRO (Rajbhandari et al. 2019) for weights, gradients and optimizer states as this framework shards them; activations per tensor (Korthikanti et al. 2022) for the micro batches each pipeline stage holds in flight, the largest stage deciding. Reserved: what PyTorch's caching allocator reserves for these tensors, from its block and segment sizes (an estimate; fragmentation from the order of allocations is not counted). On the device: the reserved bytes plus the CUDA context and the NCCL communicators' buffers (their documented defaults); fits is judged on it against what the driver gives PyTorch on the GPU.",
     outputs: &[
         Output::MemoryPerGpuBytes,
+        Output::MemoryReservedBytes,
         Output::MemoryOnDeviceBytes,
         Output::WeightsBytes,
         Output::GradientsBytes,
@@ -126,6 +127,9 @@ fn bytes_of(report: &Report, output: Output) -> Option<u128> {
 pub fn memory_bar(report: &Report) -> Option<MemoryBar> {
     let allocated = bytes_of(report, Output::MemoryPerGpuBytes)?;
     let total = bytes_of(report, Output::MemoryOnDeviceBytes).unwrap_or(allocated);
+    let reserved = bytes_of(report, Output::MemoryReservedBytes)
+        .unwrap_or(allocated)
+        .clamp(allocated, total.max(allocated));
     // what the driver gives PyTorch, the figure "fits" is judged on
     let capacity = bytes_of(report, Output::GpuUsableMemoryBytes)
         .or_else(|| bytes_of(report, Output::GpuMemoryBytes));
@@ -138,15 +142,21 @@ pub fn memory_bar(report: &Report) -> Option<MemoryBar> {
         (Output::GradientsBytes, "Gradients"),
         (Output::OptimizerBytes, "Optimizer states"),
         (Output::ActivationBytes, "Activations"),
+        (
+            Output::MemoryReservedBytes,
+            "Allocator's rounding (reserved, not allocated)",
+        ),
         (Output::MemoryOnDeviceBytes, "CUDA context and NCCL buffers"),
     ] {
-        let bytes = if output == Output::MemoryOnDeviceBytes {
-            match total.checked_sub(allocated) {
-                Some(0) | None => continue,
-                Some(b) => b,
-            }
-        } else {
-            bytes_of(report, output)?
+        let extra = match output {
+            Output::MemoryReservedBytes => Some(reserved - allocated),
+            Output::MemoryOnDeviceBytes => total.checked_sub(reserved),
+            _ => None,
+        };
+        let bytes = match (output, extra) {
+            (Output::MemoryReservedBytes | Output::MemoryOnDeviceBytes, Some(0) | None) => continue,
+            (_, Some(b)) => b,
+            (_, None) => bytes_of(report, output)?,
         };
         let width = pct(bytes);
         let share = if total == 0 {

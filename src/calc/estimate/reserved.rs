@@ -1,0 +1,225 @@
+//! What PyTorch's caching allocator reserves for the tensors the estimate counts: a mechanism
+//! estimate from the allocator's code, not a measurement, and no constant fitted to any run.
+//!
+//! PyTorch 2.15's `c10/core/AllocatorConfig.h` (lines 15–24) and
+//! `c10/cuda/CUDACachingAllocator.cpp` (`round_size`, `get_allocation_size`, `get_pool`,
+//! `get_segment_size`-by-pool for expandable segments; pytorch/pytorch@eb42ad6):
+//!
+//! - every request is rounded up to a multiple of `kMinBlockSize` = 512 B (`round_size`);
+//! - a request of at most `kSmallSize` = 1 MiB is served from the small pool, whose segments are
+//!   `kSmallBuffer` = 2 MiB (`get_allocation_size`);
+//! - a request below `kMinLargeAlloc` = 10 MiB gets a `kLargeBuffer` = 20 MiB segment, which
+//!   later requests of the large pool split;
+//! - a larger request gets a segment of its size rounded up to `kRoundLarge` = 2 MiB;
+//! - with `expandable_segments:True` a pool is one segment per stream that grows by pages of
+//!   2 MiB (small pool) or 20 MiB (large pool): `segment_size = pool->is_small ? kSmallBuffer :
+//!   kLargeBuffer` in `try_allocate_expandable_segment`.
+//!
+//! The allocator keeps freed blocks cached: the next micro batch's activations, of the same
+//! sizes, reuse them, so the reserve does not grow between micro batches; the peak reserved is
+//! the stage's peak tensors, each rounded to its block, packed into the segments above. Blocks
+//! of one segment size are taken as packed without gaps (the small and the 1–10 MiB blocks
+//! fill their 2 MiB and 20 MiB segments): fragmentation from the order of allocations is not
+//! modelled, so this is the least the allocator reserves for these tensors.
+
+/// `kMinBlockSize`: every request is rounded up to a multiple of it.
+pub const MIN_BLOCK_SIZE: u128 = 512;
+/// `kSmallSize`: the largest request of the small pool.
+pub const SMALL_SIZE: u128 = 1 << 20;
+/// `kSmallBuffer`: a small-pool segment (and an expandable small-pool page).
+pub const SMALL_BUFFER: u128 = 2 << 20;
+/// `kLargeBuffer`: the segment of a 1–10 MiB request (and an expandable large-pool page).
+pub const LARGE_BUFFER: u128 = 20 << 20;
+/// `kMinLargeAlloc`: from this size a request gets a segment of its own.
+pub const MIN_LARGE_ALLOC: u128 = 10 << 20;
+/// `kRoundLarge`: a segment of its own is rounded up to it.
+pub const ROUND_LARGE: u128 = 2 << 20;
+
+/// `x` rounded up to a multiple of `to`.
+fn round_up(x: u128, to: u128) -> Option<u128> {
+    x.div_ceil(to).checked_mul(to)
+}
+
+/// The bytes the allocator reserves for `tensors`, each `(bytes of one, how many)`, alive at
+/// once; `expandable`: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`.
+pub fn reserve(tensors: &[(u128, u128)], expandable: bool) -> Option<u128> {
+    let (mut small, mut mid, mut large) = (0u128, 0u128, 0u128);
+    for &(bytes, n) in tensors {
+        if bytes == 0 || n == 0 {
+            continue;
+        }
+        let block = round_up(bytes, MIN_BLOCK_SIZE)?;
+        let all = block.checked_mul(n)?;
+        if block <= SMALL_SIZE {
+            small = small.checked_add(all)?;
+        } else if block < MIN_LARGE_ALLOC || expandable {
+            mid = mid.checked_add(all)?;
+        } else {
+            large = large.checked_add(round_up(block, ROUND_LARGE)?.checked_mul(n)?)?;
+        }
+    }
+    round_up(small, SMALL_BUFFER)?
+        .checked_add(round_up(mid, LARGE_BUFFER)?)?
+        .checked_add(large)
+}
+
+use super::stages::{local_tokens, rank_layer_kinds, ranked};
+use super::{cdiv, MemoryParts, Params, Partition, Setup};
+use crate::calc::model::Model;
+
+/// Whether the allocator pages its segments (`expandable_segments:True`); the estimate takes
+/// PyTorch's default (off): no input says otherwise yet.
+pub const EXPANDABLE_SEGMENTS: bool = false;
+
+/// The parameter tensors of pipeline rank `rank` on one GPU, `(elements of one, how many)`, as
+/// the model's modules create them: per layer its two norms, its MLP's projections (gate and up
+/// when gated, and down; each routed expert's own under an MoE block, `num_experts ÷ EP` of
+/// them, split by the experts' TP), and the rest of the layer (the attention's Q, K, V and
+/// output projections, with the router and shared experts of an MoE block) as four tensors split
+/// by TP; the embedding on the first rank, the final norm and the output layer on the last.
+fn matrices(model: &Model, params: &Params, plan: &Setup, rank: u64) -> Option<Vec<(u128, u128)>> {
+    let t = u128::from(plan.tp.max(1));
+    let h = u128::from(model.hidden_size);
+    let gate = if plan.gated_mlp { 3 } else { 2 };
+    let (dense, moe) = rank_layer_kinds(model, plan, rank)?;
+    let mut out = Vec::new();
+    for (n, kind) in [(dense, false), (moe, true)] {
+        if n == 0 {
+            continue;
+        }
+        let n = u128::from(n);
+        let (all, routed) = params.kind(kind)?;
+        let norms = h.checked_mul(2)?;
+        let (one, count, rest) = if kind {
+            let local = u128::from((model.num_experts / plan.ep.max(1)).max(1));
+            let f = u128::from(model.expert_intermediate_size());
+            let one = cdiv(h.checked_mul(f)?, u128::from(plan.expert_tp()))?;
+            (
+                one,
+                local * gate,
+                all.saturating_sub(routed).saturating_sub(norms),
+            )
+        } else {
+            let f = u128::from(model.intermediate_size);
+            let mlp = h.checked_mul(f)?.checked_mul(gate)?;
+            (
+                cdiv(h * f, t)?,
+                gate,
+                all.saturating_sub(norms).saturating_sub(mlp),
+            )
+        };
+        out.push((h, 2 * n));
+        out.push((one, count.checked_mul(n)?));
+        out.push((cdiv(rest, 4 * t)?, 4 * n));
+    }
+    if rank == 0 {
+        out.push((cdiv(model.embedding_params()?, t)?, 1));
+    }
+    if rank + 1 == plan.pp.max(1) {
+        out.push((h, 1));
+        if !model.tie_word_embeddings || plan.pp > 1 {
+            out.push((cdiv(model.output_layer_params()?, t)?, 1));
+        }
+    }
+    Some(out)
+}
+
+/// `bytes` over tensors in the proportion of `shape`'s elements, each of them `per` times (the
+/// optimizer's states of one parameter); one flat buffer when `flat`.
+fn spread(bytes: u128, shape: &[(u128, u128)], per: u128, flat: bool) -> Option<Vec<(u128, u128)>> {
+    let total = shape
+        .iter()
+        .try_fold(0u128, |a, &(e, c)| a.checked_add(e.checked_mul(c)?))?;
+    if flat || total == 0 || bytes == 0 {
+        return Some(vec![(bytes, 1)]);
+    }
+    shape
+        .iter()
+        .map(|&(e, c)| {
+            Some((
+                cdiv(bytes.checked_mul(e)?, total.checked_mul(per)?)?,
+                c.checked_mul(per)?,
+            ))
+        })
+        .collect()
+}
+
+/// The tensors of one stage at its peak, `(bytes of one, how many)`: the model states as the
+/// framework allocates them (a sharded part is one flat buffer: ZeRO's and FSDP's flat
+/// partitions, Megatron-LM's contiguous gradient buffer under its distributed optimizer; else
+/// one tensor per parameter tensor, the optimizer's states per parameter 3 with fp32 master
+/// weights — 12 or 6 bytes per parameter — and 2 without; LoRA's adapters two per layer), and
+/// the activations in tensors of one hidden state (tokens × hidden × 2 bytes, over TP with
+/// sequence parallelism): the size of most tensors a layer saves.
+pub fn stage_tensors(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    rank: u64,
+    e: &MemoryParts,
+) -> Option<Vec<(u128, u128)>> {
+    use Partition::*;
+    let shape = matrices(model, params, plan, rank)?;
+    let mut out = spread(e.weights, &shape, 1, plan.sharding == Zero3)?;
+    let layers = {
+        let (d, m) = rank_layer_kinds(model, plan, rank)?;
+        u128::from(d.checked_add(m)?.max(1))
+    };
+    let adapters = [(1, layers.checked_mul(2)?)];
+    let trained: &[(u128, u128)] = if plan.trainable.is_some() {
+        &adapters
+    } else {
+        &shape
+    };
+    let grads_flat = matches!(plan.sharding, Zero2 | Zero3 | DistributedOptimizer);
+    out.extend(spread(e.gradients, trained, 1, grads_flat)?);
+    let k = plan.optimizer_bytes_per_param;
+    let states = if k >= 12 || k == 6 { 3 } else { 2 };
+    out.extend(spread(
+        e.optimizer,
+        trained,
+        states,
+        plan.sharding != Replicated,
+    )?);
+    let rep = if plan.sequence_parallel {
+        u128::from(plan.tp.max(1))
+    } else {
+        1
+    };
+    let hidden = cdiv(
+        local_tokens(plan)?
+            .checked_mul(u128::from(model.hidden_size))?
+            .checked_mul(2)?,
+        rep,
+    )?
+    .max(1);
+    out.push((hidden, e.activations / hidden));
+    out.push((e.activations % hidden, 1));
+    Some(out)
+}
+
+/// Each pipeline stage's reserved bytes (all ranks with `few` false; else the candidates for the
+/// largest), first rank first, with the allocated estimate of the same stage.
+pub fn reserved_stages(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    few: bool,
+) -> Option<Vec<(u128, MemoryParts)>> {
+    ranked(model, params, plan, few)?
+        .into_iter()
+        .map(|(r, e)| {
+            let t = stage_tensors(model, params, plan, r, &e)?;
+            Some((reserve(&t, EXPANDABLE_SEGMENTS)?, e))
+        })
+        .collect()
+}
+
+/// The largest stage's reserved bytes (what [`super::estimate_with`] is to the allocated
+/// figure): the explorer's and the planner's.
+pub fn largest_reserved(model: &Model, params: &Params, plan: &Setup) -> Option<u128> {
+    reserved_stages(model, params, plan, true)?
+        .into_iter()
+        .map(|(r, _)| r)
+        .max()
+}
