@@ -30,6 +30,7 @@ mod links;
 mod lora;
 mod markup;
 mod measured_memory;
+mod measured_memory_sources;
 mod measured_throughput;
 mod megatron;
 mod mesh;
