@@ -181,3 +181,32 @@ fn sharded_states_are_flat_buffers() {
     assert_eq!(zero1 - zero2, per_param - 1);
     assert_eq!(zero2 - zero3, per_param - 1);
 }
+
+/// The memory bar (the page's and the card's): the four parts of the allocated tensors, the
+/// allocator's rounding, then the CUDA context and NCCL buffers, adding up to the device figure
+/// (the page test `the_model_panel_answers_will_it_fit` counts the same six parts).
+#[test]
+fn the_memory_bar_shows_the_reserve_and_the_runtime() {
+    let q = "?version=0.21.0&base_model=meta-llama/Llama-3.1-70B&gpu=h100-sxm&mfu=0.4&zero_optimization.stage=3&micro_batch_size=1&num_samples=1000&sequence_len=4096";
+    let r = report(q);
+    let bar = dpcalc::calc::view::memory_bar(&r).unwrap();
+    let labels: Vec<_> = bar.parts.iter().map(|p| p.output).collect();
+    assert_eq!(
+        labels,
+        [
+            Output::WeightsBytes,
+            Output::GradientsBytes,
+            Output::OptimizerBytes,
+            Output::ActivationBytes,
+            Output::MemoryReservedBytes,
+            Output::MemoryOnDeviceBytes,
+        ]
+    );
+    let sum: u128 = bar.parts.iter().map(|p| p.bytes).sum();
+    assert_eq!(sum, bytes(&r, Output::MemoryOnDeviceBytes));
+    assert_eq!(
+        bar.parts[4].bytes,
+        bytes(&r, Output::MemoryReservedBytes) - bytes(&r, Output::MemoryPerGpuBytes)
+    );
+    assert_eq!(bar.fits, Some(false));
+}
