@@ -90,6 +90,7 @@ fn slices(mut step: impl FnMut() -> bool) -> (f64, f64) {
 fn hostile_sizes_compute_quickly_and_never_panic() {
     let timed = !cfg!(debug_assertions);
     let mut slow: Vec<String> = Vec::new();
+    let mut silent: Vec<String> = Vec::new();
     let mut worst = (0.0f64, String::new());
     for &fw in Framework::ALL {
         let base = planner::bench_inputs(fw, 8);
@@ -105,6 +106,20 @@ fn hostile_sizes_compute_quickly_and_never_panic() {
                 let q = query::encode(&link);
                 let what = format!("{} {}={value}", fw.id(), field.key());
                 let (state, load_ms) = load(&q);
+                // an estimate the value stops is stopped by a message at its field
+                let report = &*state.report;
+                let said = (report.diags.iter())
+                    .any(|d| d.field == field || d.level == dpcalc::calc::Level::Error);
+                if report.estimated.step.is_none() && !said {
+                    silent.push(format!(
+                        "{what}: {:?}",
+                        report
+                            .diags
+                            .iter()
+                            .map(|d| (d.field.key(), &d.message))
+                            .collect::<Vec<_>>()
+                    ));
+                }
                 let (release, raw) = (state.link.release().id, &*state.inputs);
                 let mut planning = Planning::new(fw, release, raw);
                 let (plan_slice, plan_total) = slices(|| planning.step());
@@ -127,6 +142,11 @@ fn hostile_sizes_compute_quickly_and_never_panic() {
         }
     }
     println!("slowest: {}", worst.1);
+    assert!(
+        silent.is_empty(),
+        "no estimate and no message at the field:\n{}",
+        silent.join("\n")
+    );
     if timed {
         assert!(slow.is_empty(), "over {BUDGET_MS} ms:\n{}", slow.join("\n"));
     }
