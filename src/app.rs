@@ -200,8 +200,11 @@ fn full_page(
             scale_url(&base_url(), &current, &row)
         })
     };
-    // `view=scale` puts the scaling view in the first screen, above the form; else it follows
-    // the planner
+    // `view=plan` and `view=scale` put their view in the first screen, under the summary bar
+    // and above the form; else the planner follows the run and the scaling view the planner
+    let plan = html! {
+        <PlanView framework={fw} release={release.id} inputs={state.inputs.clone()} open={view.plan} on_apply={on_apply.clone()} {href} />
+    };
     let scale = html! {
         <ScaleView framework={fw} release={release.id} inputs={state.inputs.clone()} open={view.scale} href={scale_href} />
     };
@@ -220,6 +223,7 @@ fn full_page(
                 <Examples />
             </header>
             <Summary framework={fw} inputs={state.inputs.clone()} report={report.clone()} />
+            if view.plan { { plan.clone() } }
             if view.scale { { scale.clone() } }
             { notices }
             <div class={markup::LAYOUT}>
@@ -238,7 +242,7 @@ fn full_page(
                 </div>
             </div>
             <Run framework={fw} release={release.id} inputs={state.inputs.clone()} report={report.clone()} on_apply={on_apply.clone()} />
-            <PlanView framework={fw} release={release.id} inputs={state.inputs.clone()} open={view.plan} {on_apply} {href} />
+            if !view.plan { { plan } }
             if !view.scale { { scale } }
             <Config framework={fw} release={release.id} inputs={state.link.inputs.clone()} report={report.clone()}
                 {on_import} readonly={view.readonly} />

@@ -2,7 +2,8 @@
 //! accepts and that fits, in step-time order, each row's link reproducing its figures; and the
 //! order of published comparisons (Narayanan et al. 2021).
 
-use dpcalc::calc::layout::Dim;
+use dpcalc::calc::frameworks::Concept;
+use dpcalc::calc::layout::{self, BatchMatch, Dim};
 use dpcalc::calc::planner::{self, Planner};
 use dpcalc::calc::{Framework, Level, Num, Output, Report};
 use dpcalc::query;
@@ -183,4 +184,60 @@ fn planner_bench_finds_plans() {
 #[test]
 fn planner_bench_at_65536_gpus() {
     assert!(planner::bench(Framework::Megatron, 65_536) > 0);
+}
+
+/// Links that set the accumulation (not the global batch): 64 = micro 1 × accumulation 8 × 8 GPUs.
+const ACCUMULATION_LINKS: [&str; 3] = [
+    "?framework=hf&world_size=8&model_name_or_path=meta-llama/Llama-3.2-1B&gpu=h100-sxm&per_device_train_batch_size=1&gradient_accumulation_steps=8&max_length=2048&num_samples=100000",
+    "?framework=axolotl&world_size=8&base_model=meta-llama/Llama-3.2-1B&gpu=h100-sxm&micro_batch_size=1&gradient_accumulation_steps=8&sequence_len=2048&num_samples=100000",
+    "?framework=nanotron&world_size=8&model=meta-llama/Llama-3.2-1B&gpu=h100-sxm&micro_batch_size=1&batch_accumulation_per_replica=8&sequence_length=2048&train_steps=100&dp=8&tp=1&pp=1",
+];
+
+/// The planner's pass at another micro batch than the link's (micro 2 and 4, as
+/// `Planning::pass` sets it) keeps the link's global batch: its accepted rows have the batch
+/// exactly, and each row's assignments, computed in full as the plan's link is, give 64 with
+/// micro × data parallel × accumulation = 64 (accumulation 4 and 2 at 8 replicas). The explorer
+/// on the same inputs without the kept batch targets micro × the link's accumulation (128, 256):
+/// the plans the planner used to drop.
+#[test]
+fn a_pass_at_another_micro_batch_keeps_the_links_global_batch() {
+    for q in ACCUMULATION_LINKS {
+        let (fw, release, raw) = decode(q);
+        let global = fw.compute(release, &raw).positive(Output::GlobalBatchSize);
+        assert_eq!(global, Some(64), "{q}");
+        let micro_field = fw.field_for(Concept::Micro).expect("a micro batch");
+        for micro in [2u64, 4] {
+            let mut inputs = raw.clone();
+            inputs.set(micro_field, micro.to_string());
+            let unkept = layout::explore_rules(fw, release, &inputs);
+            assert_eq!(unkept.target, Some(8 * 8 * micro), "{q} at micro {micro}");
+            let ex = layout::explore_rules_keeping(fw, release, &inputs, 64);
+            assert_eq!(ex.target, Some(64), "{q} at micro {micro}");
+            let exact: Vec<_> = (ex.rows.iter())
+                .filter(|r| r.valid() && r.batch_match == BatchMatch::Exact)
+                .collect();
+            assert!(!exact.is_empty(), "{q} at micro {micro}: no row keeps 64");
+            for row in exact {
+                let mut plan = inputs.clone();
+                for (f, t) in ex.assignments(row) {
+                    plan.set(f, t);
+                }
+                let r = fw.compute(release, &plan);
+                assert!(!r.has_errors(), "{q} at micro {micro}: {:?}", row.sizes);
+                assert_eq!(r.positive(Output::GlobalBatchSize), Some(64), "{q}");
+                let dp = r.positive(Output::DpWorldSize).expect("dp");
+                let ga = r.positive(Output::GradientAccumulationSteps).expect("ga");
+                assert_eq!(micro * dp * ga, 64, "{q} at micro {micro}: {:?}", row.sizes);
+            }
+        }
+        // the planner's rows: the link's batch, kept exactly
+        for row in plans(q).rows {
+            let mut plan = raw.clone();
+            for (f, t) in &row.assignments {
+                plan.set(*f, t);
+            }
+            let r = fw.compute(release, &plan);
+            assert_eq!(r.positive(Output::GlobalBatchSize), Some(64), "{q}");
+        }
+    }
 }

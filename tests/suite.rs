@@ -24,6 +24,7 @@ mod fixes;
 mod fuzz;
 mod guide;
 mod hf;
+mod hostile_sizes;
 mod import;
 mod layout;
 mod links;

@@ -682,18 +682,31 @@ pub fn row_grid(template: Grid, dims: &[(Dim, Field)], sizes: &[u64], dp: u64) -
 
 /// Lists every layout for the current inputs, memoised (see the module documentation).
 pub fn explore(framework: Framework, release: &str, raw: &RawInputs) -> Explorer {
-    build(framework, release, raw, true, true)
+    build(framework, release, raw, true, true, None)
 }
 
 /// The same rows without their memory: what the framework's rules say of each (the planner's
 /// first pass, which estimates each plan's memory and time itself).
 pub fn explore_rules(framework: Framework, release: &str, raw: &RawInputs) -> Explorer {
-    build(framework, release, raw, true, false)
+    build(framework, release, raw, true, false, None)
+}
+
+/// [`explore_rules`] with the rows keeping the global batch `target` rather than the one `raw`
+/// gives: the planner's pass at another micro batch than a link's keeps the link's batch (a link
+/// that sets the accumulation would otherwise give a batch of that micro batch × the link's
+/// accumulation), each row's accumulation derived to keep it.
+pub fn explore_rules_keeping(
+    framework: Framework,
+    release: &str,
+    raw: &RawInputs,
+    target: u64,
+) -> Explorer {
+    build(framework, release, raw, true, false, Some(target))
 }
 
 /// The same rows, each computed directly (for tests and comparisons; slower).
 pub fn explore_direct(framework: Framework, release: &str, raw: &RawInputs) -> Explorer {
-    build(framework, release, raw, false, true)
+    build(framework, release, raw, false, true, None)
 }
 
 /// The benchmark hook: the explorer for `nodes × gpus_per_node` GPUs with axolotl's defaults
@@ -712,13 +725,15 @@ pub fn bench(framework: Framework, world: u64) -> usize {
 /// The explorer: the framework's own report on the inputs (`base`), then every layout's row.
 /// Its phases: the explorer's frame ([`frame`]), what a row keeps of the batch ([`batch_mode`]),
 /// the rows' shared context with the errors no layout causes ([`context`]), the layouts
-/// ([`layouts`]) and their rows ([`fill_rows`]).
+/// ([`layouts`]) and their rows ([`fill_rows`]). `keep`: the global batch the rows keep, when
+/// not `base`'s.
 fn build(
     framework: Framework,
     release: &str,
     raw: &RawInputs,
     memo: bool,
     with_memory: bool,
+    keep: Option<u64>,
 ) -> Explorer {
     let dims = dims_at(framework, release);
     let base = framework.compute(release, raw);
@@ -736,6 +751,10 @@ fn build(
         return ex;
     };
     batch_mode(&mut ex, raw, &base);
+    // the per-replica micro batch stays `base`'s; the rows keep `keep`
+    if let (Some(t), Mode::SetAccumulation | Mode::SetGlobal) = (keep, ex.mode) {
+        ex.target = Some(t);
+    }
     let ctx = context(&ex, release, raw, world);
     let all = layouts(&mut ex, world, &divs);
     fill_rows(&mut ex, &ctx, all, &base, memo, with_memory);

@@ -277,7 +277,8 @@ impl Planning {
         for (f, t) in &sets {
             inputs.set(*f, t);
         }
-        let ex = layout::explore_rules(self.framework, &self.release, &inputs);
+        // the rows keep the link's global batch (not this micro batch × the link's accumulation)
+        let ex = layout::explore_rules_keeping(self.framework, &self.release, &inputs, self.target);
         self.out.considered += ex.rows.len() * self.recomputes.len() * self.shardings.len();
         let layers = self.layers;
         let rows: Vec<usize> = (0..ex.rows.len())

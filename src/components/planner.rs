@@ -5,7 +5,8 @@
 //! over up to 48 of a pass's layouts, or four full computations each), on zero-delay timers, at most
 //! [`SLICE_MS`] of work per task, so typing stays responsive while it runs; a newer edit drops
 //! the planning under way and starts another. It starts when the section is opened (or the link
-//! says `view=plan`).
+//! says `view=plan`, where the app puts the section at the top of the page, under the summary
+//! bar). The rows come first, the step parts' legend and the sentence on the count after them.
 //!
 //! DOM contract: a container `[data-plan]` (with `data-compute-ms`, the planning's work summed
 //! over its slices, and `data-slices`, `data-longest-slice-ms`, once it is done); rows
@@ -114,14 +115,6 @@ pub fn plan_view(props: &PlannerProps) -> Html {
             }
         });
     }
-    // `view=plan`: the page opens on the planner
-    use_effect_with(props.open, |&open| {
-        if open {
-            if let Some(el) = gloo::utils::document().get_element_by_id("plan") {
-                el.scroll_into_view();
-            }
-        }
-    });
     let on_toggle = {
         let open = open.clone();
         Callback::from(move |_: MouseEvent| open.set(!*open))
@@ -160,13 +153,8 @@ fn table(planner: &Planner, props: &PlannerProps) -> Html {
     html! {
         <>
             if let Some(note) = &planner.note { <p class="note" data-plan-note="">{ note }</p> }
-            if let Some(s) = view::plan_summary(planner) { <p class="plan-summary">{ s }</p> }
+            // the rows first (in the first screen under `view=plan`), then what explains them
             if !rows.is_empty() {
-                <p class="plan-legend">
-                    { for STEP_PARTS.iter().enumerate().map(|(i, (_, label))| html! {
-                        <span class={format!("legend step{i}")}>{ *label }</span>
-                    }) }
-                </p>
                 <div class="table-scroll">
                 <table class="plans">
                     <thead><tr>
@@ -214,7 +202,13 @@ fn table(planner: &Planner, props: &PlannerProps) -> Html {
                     </tbody>
                 </table>
                 </div>
+                <p class="plan-legend">
+                    { for STEP_PARTS.iter().enumerate().map(|(i, (_, label))| html! {
+                        <span class={format!("legend step{i}")}>{ *label }</span>
+                    }) }
+                </p>
             }
+            if let Some(s) = view::plan_summary(planner) { <p class="plan-summary">{ s }</p> }
         </>
     }
 }

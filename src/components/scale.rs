@@ -131,8 +131,6 @@ fn table(scale: &Scale, props: &ScaleProps) -> Html {
     html! {
         <>
             if let Some(note) = &scale.note { <p class="note" data-scale-note="">{ note }</p> }
-            if let Some(s) = view::scale_summary(scale) { <p class="plan-summary">{ s }</p> }
-            if let Some(chart) = view::scale_chart(scale) { { chart_svg(&chart, &hrefs) } }
             if !rows.is_empty() {
                 <div class="table-scroll">
                 <table class="plans">
@@ -166,6 +164,10 @@ fn table(scale: &Scale, props: &ScaleProps) -> Html {
                 </table>
                 </div>
             }
+            // the rows first (in the first screen under `view=scale`), then the chart and the
+            // sentence
+            if let Some(chart) = view::scale_chart(scale) { { chart_svg(&chart, &hrefs) } }
+            if let Some(s) = view::scale_summary(scale) { <p class="plan-summary">{ s }</p> }
         </>
     }
 }

@@ -58,7 +58,7 @@ table! {
     LEDE = "lede";
     /// The lede around its framework and release (`page::lede`).
     LEDE_BEFORE = "What batch size and how many optimizer steps your distributed ";
-    LEDE_AFTER = " run gets: computed in your browser, exactly as the framework does it.";
+    LEDE_AFTER = " run gets (computed in your browser, exactly as the framework does it), which plan runs it fastest, and how many GPUs to rent.";
     /// The two columns: the picker and the form, the results beside them.
     LAYOUT = "layout";
     MAIN = "main";

@@ -35,14 +35,17 @@ pub use layouts::LayoutEstimator;
 
 use super::plan::Sharding;
 use super::spec::Spec;
-use super::Report;
+use super::{Field, Report};
 
 /// See the module documentation. Returns the estimated tokens per second per GPU (from `mfu`,
 /// else from the step-time estimate) and the time rule that says where it comes from.
 pub(crate) fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'static str)> {
     let peak = throughput::gpu_outputs(report);
     let named = report.plan.settings.model.clone()?;
-    let counts = model::counts(report, &named)?;
+    let Some(counts) = model::counts(report, &named) else {
+        beyond_counting(spec, report, &named.model);
+        return None;
+    };
     (spec.fit.own)(&named, report);
     let m = &named.model;
     if let Sharding::Zero(z) = report.plan.settings.sharding {
@@ -54,6 +57,9 @@ pub(crate) fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'st
     unwalked_layers(spec, report, m);
     let per_token = model::flops_stage(spec, report, &named);
     let stepped = time::step(spec, report, m, per_token);
+    if stepped.is_none() {
+        beyond_counting(spec, report, m);
+    }
     throughput::estimate(report, peak, per_token)
         .map(|t| (t, "time_per_step = tokens_per_step / (estimated tokens_per_second_per_gpu × world_size) — an estimate from the MFU"))
         .or_else(|| {
@@ -61,6 +67,52 @@ pub(crate) fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'st
             throughput::from_step_time(report, t);
             Some((t, "time_per_step = tokens_per_step / (estimated tokens_per_second_per_gpu × world_size) — the step-time estimate (step_time_seconds)"))
         })
+}
+
+/// A step time the estimate cannot count (its parameters, FLOPs, bytes or seconds overflow for
+/// hostile sizes, e.g. a hidden size of 2^63 or 2^63 micro batches per step), when everything it
+/// needs is there and nothing else explains its absence: said at the largest of the sizes it
+/// multiplies (the overflow's cause), never left blank.
+fn beyond_counting(spec: &'static Spec, report: &mut Report, m: &super::model::Model) {
+    use super::estimate::{Params, MAX_LAYERS};
+    use super::spec::Concept;
+    let plan = &report.plan;
+    let ready = report.grid.is_some()
+        && plan.node_shape.is_some()
+        // a global batch the report shows (the plan's may be past u64: 2^63 × 8)
+        && report.value(super::Output::GlobalBatchSize).is_some()
+        && plan.micro_batch.is_some()
+        && plan.seq_len.is_some()
+        && plan.settings.gpu.gpu.is_some();
+    let walked = m.num_hidden_layers <= MAX_LAYERS || Params::of(m).is_some();
+    if !ready || !walked || report.has_errors() {
+        return;
+    }
+    let sizes = [
+        (spec.field_for(Concept::Layers), Some(m.num_hidden_layers)),
+        (Some(Field::HiddenSize), Some(m.hidden_size)),
+        (spec.field_for(Concept::Ffn), Some(m.intermediate_size)),
+        (Some(Field::VocabSize), Some(m.vocab_size)),
+        (spec.field_for(Concept::Micro), plan.micro_batch),
+        (spec.field_for(Concept::Accum), plan.accumulation),
+        (
+            spec.field_for(Concept::SeqLen).or(Some(Field::MaxLength)),
+            plan.seq_len,
+        ),
+    ];
+    let largest = (sizes.iter())
+        .filter_map(|&(f, v)| Some((f?, v?)))
+        .max_by_key(|&(_, v)| v);
+    if let Some((field, value)) = largest {
+        report.diag(
+            field,
+            super::Level::Warning,
+            format!(
+                "No step-time estimate: {} {value} is beyond what the estimate counts (its parameters, FLOPs or bytes overflow); the batch math holds.",
+                field.key()
+            ),
+        );
+    }
 }
 
 /// A model whose layers are not all alike and are more than the estimate walks one by one has

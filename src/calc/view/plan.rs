@@ -30,8 +30,11 @@ pub struct BarSegment {
 
 /// The table's headings, one per cell of [`PlanRowView::cells`] (the page adds the step parts'
 /// bar and the link after them).
+/// The step (the rank's key) comes right after the rank, so a phone's first screen shows it
+/// with the layout.
 pub const PLAN_COLUMNS: [&str; 14] = [
     "#",
+    "Step",
     "TP",
     "CP",
     "PP",
@@ -41,7 +44,6 @@ pub const PLAN_COLUMNS: [&str; 14] = [
     "Recompute",
     "Sharding",
     "Virtual stages",
-    "Step",
     "Tokens/s per GPU",
     "MFU",
     "Memory",
@@ -206,6 +208,7 @@ impl PlanRowView {
     pub fn cells(&self) -> [String; 14] {
         [
             self.rank.to_string(),
+            self.step_text.clone(),
             self.tp.to_string(),
             self.cp.to_string(),
             self.pp.to_string(),
@@ -215,7 +218,6 @@ impl PlanRowView {
             self.recompute.to_string(),
             self.sharding.to_string(),
             self.virtual_stages.to_string(),
-            self.step_text.clone(),
             self.tokens_text.clone(),
             self.mfu_text.clone(),
             self.memory_text.clone(),
