@@ -77,11 +77,15 @@ pub const EXPANDABLE_SEGMENTS: bool = false;
 /// them, split by the experts' TP), and the rest of the layer (the attention's Q, K, V and
 /// output projections, with the router and shared experts of an MoE block) as four tensors split
 /// by TP; the embedding on the first rank, the final norm and the output layer on the last.
-fn matrices(model: &Model, params: &Params, plan: &Setup, rank: u64) -> Option<Vec<(u128, u128)>> {
+fn matrices(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    (rank, (dense, moe)): (u64, (u64, u64)),
+) -> Option<Vec<(u128, u128)>> {
     let t = u128::from(plan.tp.max(1));
     let h = u128::from(model.hidden_size);
     let gate = if plan.gated_mlp { 3 } else { 2 };
-    let (dense, moe) = rank_layer_kinds(model, plan, rank)?;
     let mut out = Vec::new();
     for (n, kind) in [(dense, false), (moe, true)] {
         if n == 0 {
@@ -158,13 +162,22 @@ pub fn stage_tensors(
     rank: u64,
     e: &MemoryParts,
 ) -> Option<Vec<(u128, u128)>> {
+    let layers = rank_layer_kinds(model, plan, rank)?;
+    tensors_of(model, params, plan, (rank, layers), e)
+}
+
+/// [`stage_tensors`] of rank `rank` holding `layers` (without and with an MoE block).
+fn tensors_of(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    (rank, layers): (u64, (u64, u64)),
+    e: &MemoryParts,
+) -> Option<Vec<(u128, u128)>> {
     use Partition::*;
-    let shape = matrices(model, params, plan, rank)?;
+    let shape = matrices(model, params, plan, (rank, layers))?;
     let mut out = spread(e.weights, &shape, 1, plan.sharding == Zero3)?;
-    let layers = {
-        let (d, m) = rank_layer_kinds(model, plan, rank)?;
-        u128::from(d.checked_add(m)?.max(1))
-    };
+    let layers = u128::from(layers.0.checked_add(layers.1)?.max(1));
     let adapters = [(1, layers.checked_mul(2)?)];
     let trained: &[(u128, u128)] = if plan.trainable.is_some() {
         &adapters
@@ -208,9 +221,9 @@ pub fn reserved_stages(
 ) -> Option<Vec<(u128, MemoryParts)>> {
     ranked(model, params, plan, few)?
         .into_iter()
-        .map(|(r, e)| {
-            let t = stage_tensors(model, params, plan, r, &e)?;
-            Some((reserve(&t, EXPANDABLE_SEGMENTS)?, e))
+        .map(|s| {
+            let t = tensors_of(model, params, plan, (s.rank, s.layers), &s.parts)?;
+            Some((reserve(&t, EXPANDABLE_SEGMENTS)?, s.parts))
         })
         .collect()
 }

@@ -241,9 +241,17 @@ pub fn stages(model: &Model, params: &Params, plan: &Setup) -> Option<Vec<Memory
     Some(
         stages_of(model, params, plan, false)?
             .into_iter()
-            .map(|(_, e)| e)
+            .map(|s| s.parts)
             .collect(),
     )
+}
+
+/// One pipeline rank's estimate: the rank, its transformer layers by kind (without and with an
+/// MoE block) and its memory by part.
+pub(super) struct RankedStage {
+    pub rank: u64,
+    pub layers: (u64, u64),
+    pub parts: MemoryParts,
 }
 
 /// Every pipeline rank's estimate with its rank (`few`: only the candidates for the largest, see
@@ -253,7 +261,7 @@ pub(super) fn ranked(
     params: &Params,
     plan: &Setup,
     few: bool,
-) -> Option<Vec<(u64, MemoryParts)>> {
+) -> Option<Vec<RankedStage>> {
     stages_of(model, params, plan, few)
 }
 
@@ -261,14 +269,34 @@ pub(super) fn ranked(
 pub(super) fn rank_layer_kinds(model: &Model, plan: &Setup, rank: u64) -> Option<(u64, u64)> {
     let p = plan.pp.max(1);
     let split = layer_split(model.num_hidden_layers, p, plan.pipeline.as_ref())?;
-    let (mut dense, mut moe, mut at) = (0u64, 0u64, 0u64);
-    for (k, &n) in split.iter().enumerate() {
-        if k as u64 % p == rank {
-            let m = model.moe_blocks_in(at..at.checked_add(n)?);
-            dense = dense.checked_add(n - m)?;
-            moe = moe.checked_add(m)?;
-        }
-        at = at.checked_add(n)?;
+    let starts = chunk_starts(&split)?;
+    rank_kinds(model, (&split, &starts), (p, split.len() as u64 / p, rank))
+}
+
+/// The first layer of each virtual stage of `split`.
+fn chunk_starts(split: &[u64]) -> Option<Vec<u64>> {
+    let mut starts = Vec::with_capacity(split.len());
+    let mut at = 0u64;
+    for &l in split {
+        starts.push(at);
+        at = at.checked_add(l)?;
+    }
+    Some(starts)
+}
+
+/// Rank `r`'s layers (its `v` chunks of `p` ranks) by kind: `(without, with an MoE block)`.
+fn rank_kinds(
+    model: &Model,
+    (split, starts): (&[u64], &[u64]),
+    (p, v, r): (u64, u64, u64),
+) -> Option<(u64, u64)> {
+    let (mut dense, mut moe) = (0u64, 0u64);
+    for c in 0..v {
+        let k = usize::try_from(c.checked_mul(p)?.checked_add(r)?).ok()?;
+        let (first, n) = (*starts.get(k)?, *split.get(k)?);
+        let m = model.moe_blocks_in(first..first.checked_add(n)?);
+        dense = dense.checked_add(n - m)?;
+        moe = moe.checked_add(m)?;
     }
     Some((dense, moe))
 }
@@ -306,17 +334,12 @@ pub(super) fn largest_candidates(
     Some(
         stages_of(model, params, plan, true)?
             .into_iter()
-            .map(|(_, e)| e)
+            .map(|s| s.parts)
             .collect(),
     )
 }
 
-fn stages_of(
-    model: &Model,
-    params: &Params,
-    plan: &Setup,
-    few: bool,
-) -> Option<Vec<(u64, MemoryParts)>> {
+fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<Vec<RankedStage>> {
     if [plan.tp, plan.pp, plan.cp, plan.sp, plan.ep, plan.shard].contains(&0) {
         return None;
     }
@@ -327,13 +350,7 @@ fn stages_of(
     let pipeline = plan.pipeline.as_ref();
     let split = layer_split(model.num_hidden_layers, p, pipeline)?;
     let v = split.len() as u64 / p;
-    // the first layer of each virtual stage
-    let mut starts = Vec::with_capacity(split.len());
-    let mut at = 0u64;
-    for &l in &split {
-        starts.push(at);
-        at = at.checked_add(l)?;
-    }
+    let starts = chunk_starts(&split)?;
     let tokens = local_tokens(plan)?;
     let t = u128::from(plan.tp.max(1));
     let rep = if plan.sequence_parallel { t } else { 1 };
@@ -341,7 +358,8 @@ fn stages_of(
     let mut out = Vec::with_capacity(p as usize);
     for r in ranks(p, few) {
         // the rank's parameters: its layers, the embedding on the first, the output on the last
-        let (dense, routed) = rank_params(model, params, (&split, &starts), (p, v, r))?;
+        let layers = rank_kinds(model, (&split, &starts), (p, v, r))?;
+        let (dense, routed) = rank_params(model, params, layers, (p, r))?;
         let mut e = states(
             plan,
             cdiv(dense, t)?,
@@ -377,35 +395,35 @@ fn stages_of(
             activations = with_output_layer(model, plan, tokens, activations, last_in_flight)?;
         }
         e.activations = activations.checked_add(recompute_peak)?;
-        out.push((r, e));
+        out.push(RankedStage {
+            rank: r,
+            layers,
+            parts: e,
+        });
     }
     Some(out)
 }
 
-/// The parameters of pipeline rank `r` of `p` (`v` chunks each): its layers' dense and routed
-/// parameters, the embedding on the first rank, the final norm and output layer on the last.
+/// The parameters of pipeline rank `r` of `p` holding `layers` (without and with an MoE
+/// block): its layers' dense and routed parameters, the embedding on the first rank, the final
+/// norm and output layer on the last.
 fn rank_params(
     model: &Model,
     params: &Params,
-    (split, starts): (&[u64], &[u64]),
-    (p, v, r): (u64, u64, u64),
+    (dense_layers, moe_layers): (u64, u64),
+    (p, r): (u64, u64),
 ) -> Option<(u128, u128)> {
     let embedding = model.embedding_params()?;
     let (mut dense, mut routed) = (0u128, 0u128);
-    for c in 0..v {
-        let k = (c * p + r) as usize;
-        // each kind of layer by its number on the chunk
-        let (first, n) = (starts[k], split[k]);
-        let moe = model.moe_blocks_in(first..first.checked_add(n)?);
-        for (count, kind) in [(n - moe, false), (moe, true)] {
-            if count == 0 {
-                continue;
-            }
-            let (all, experts) = params.kind(kind)?;
-            let count = u128::from(count);
-            dense = dense.checked_add(all.checked_sub(experts)?.checked_mul(count)?)?;
-            routed = routed.checked_add(experts.checked_mul(count)?)?;
+    // each kind of layer by its number
+    for (count, kind) in [(dense_layers, false), (moe_layers, true)] {
+        if count == 0 {
+            continue;
         }
+        let (all, experts) = params.kind(kind)?;
+        let count = u128::from(count);
+        dense = dense.checked_add(all.checked_sub(experts)?.checked_mul(count)?)?;
+        routed = routed.checked_add(experts.checked_mul(count)?)?;
     }
     if r == 0 {
         dense = dense.checked_add(embedding)?;
