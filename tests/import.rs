@@ -724,10 +724,15 @@ fn accelerate_parallelism_config_fills_what_the_framework_takes_and_warns_at_the
     assert!(got.errors.is_empty(), "{:?}", got.errors);
     assert_eq!(got.get(Field::TpSize), Some("2"));
     assert_eq!(got.get(Field::CpSize), Some("2"));
-    // 1 × 2 × 2 × 2 × 1 = 8 processes: consistent, nothing to say; the CP strategy changes no batch
+    // 1 × 2 × 2 × 2 × 1 = 8 processes: consistent, nothing to say; the sizes are read, the CP
+    // strategy (no batch, no step) is listed as not read, never dropped silently
     assert!(got.warnings.is_empty(), "{:?}", got.warnings);
-    assert!(
-        !got.unknown.iter().any(|k| k.contains("parallelism")),
+    let listed: Vec<&String> = (got.unknown.iter())
+        .filter(|k| k.contains("parallelism"))
+        .collect();
+    assert_eq!(
+        listed,
+        ["parallelism_config.parallelism_config_cp_comm_strategy"],
         "{:?}",
         got.unknown
     );

@@ -2,7 +2,7 @@
 //! nesting guard): each `[table] key` read as `table.key`, and the framework's joined keys
 //! (`Import::joined`: torchtitan's `[model] name` and `flavor`) as one value.
 
-use super::leaves::{read_leaves, Leaf, MAX_DEPTH, MAX_LEAVES};
+use super::leaves::{capped, read_leaves, Leaf, MAX_DEPTH, MAX_LEAVES};
 use super::{config_field, Imported};
 use crate::calc::Framework;
 
@@ -142,6 +142,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
             }
         }
     }
+    capped(leaves.len(), out);
     leaves.sort_by_key(|(line, _)| *line);
     let framework = out.framework;
     let mut leaves: Vec<Leaf> = leaves.into_iter().map(|(_, l)| l).collect();

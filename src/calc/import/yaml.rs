@@ -5,7 +5,7 @@
 //! collection are never expanded. Scalars are read as the frameworks' loader (PyYAML's
 //! `safe_load`, YAML 1.1) reads them.
 
-use super::leaves::{read_leaves, Leaf, MAX_DEPTH, MAX_LEAVES};
+use super::leaves::{capped, read_leaves, Leaf, MAX_DEPTH, MAX_LEAVES};
 use super::{config_field, Imported, MAX_LISTED};
 use crate::calc::{num, Field, Kind};
 use yaml_rust2::parser::{Event, Parser};
@@ -223,7 +223,35 @@ struct Nested {
     entries: Vec<Entry>,
 }
 
+/// PyYAML's reader refuses a text holding a character outside YAML's printable set before it
+/// parses anything (`yaml/reader.py`, `Reader.check_printable`, PyYAML 6.0.4: `NON_PRINTABLE =
+/// [^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]`): so does
+/// dpcalc, with PyYAML's words (`/work/venvs/mcore-0.16.1/bin/python -c "import yaml;
+/// yaml.safe_load('a: \x15')"` raises `ReaderError: unacceptable character #x0015: special
+/// characters are not allowed`). Whether it refused.
+fn unprintable(text: &str, out: &mut Imported) -> bool {
+    let printable = |c: char| {
+        matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}')
+            || matches!(c, '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+    };
+    let Some(at) = text.find(|c: char| !printable(c)) else {
+        return false;
+    };
+    let c = text[at..].chars().next().unwrap_or_default();
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    out.malformed(format!(
+        "YAML error at line {}, column {}: unacceptable character #x{:04x}: special characters are not allowed",
+        text[..at].matches('\n').count() + 1,
+        text[line_start..at].chars().count() + 1,
+        c as u32
+    ));
+    true
+}
+
 pub(super) fn read(text: &str, out: &mut Imported) {
+    if unprintable(text, out) {
+        return;
+    }
     let mut parser = Parser::new_from_str(text);
     // Collections open (the top mapping is depth 1). Inside the top mapping, nodes alternate
     // key, value; a nested value is skipped whole. Scalar anchors are kept so a scalar alias is
@@ -493,6 +521,9 @@ fn yaml_value(
 /// A YAML mapping's values by their dotted paths (scalar anchors resolved, collection aliases
 /// never expanded, lists not read). `None` after an error (recorded in `out`).
 pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<Vec<Leaf>> {
+    if unprintable(text, out) {
+        return None;
+    }
     let mut parser = Parser::new_from_str(text);
     let mut frames: Vec<Frame> = Vec::new();
     let mut leaves: Vec<Leaf> = Vec::new();
@@ -537,7 +568,7 @@ pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<
                 Some((_, v, st)) => Ok((v.clone(), *st)),
                 // an alias of a collection: not expanded (read as a list would be)
                 None => {
-                    alias_of_collection(&mut frames, &mut leaves);
+                    alias_of_collection(&mut frames, &mut leaves, mark);
                     continue;
                 }
             },
@@ -550,15 +581,16 @@ pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<
         }
         map_node(&mut frames, &mut leaves, node, mark, depth);
     }
+    capped(leaves.len(), out);
     Some(leaves)
 }
 
 enum Frame {
-    /// A mapping at `path`; the pending key (`None` until one is read, `Some(None)` for a key
-    /// that is not text).
+    /// A mapping at `path`; the pending key and where it is (`None` until one is read; its
+    /// text `None` for a key that is not text).
     Map {
         path: String,
-        key: Option<Option<(String, Marker)>>,
+        key: Option<(Option<String>, Marker)>,
     },
     /// A list, a too-deep mapping, or a collection used as a key: not read.
     Skip,
@@ -572,18 +604,28 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-/// An alias of a collection: not expanded (read as a list would be).
-fn alias_of_collection(frames: &mut [Frame], leaves: &mut Vec<Leaf>) {
+/// An alias of a collection at `mark`: not expanded (read as a list would be).
+fn alias_of_collection(frames: &mut [Frame], leaves: &mut Vec<Leaf>, mark: Marker) {
     if let Some(Frame::Map { path, key }) = frames.last_mut() {
         match key.take() {
-            None => *key = Some(None),
-            Some(Some((k, m))) => leaves.push(Leaf {
+            None => *key = Some((None, mark)),
+            Some((Some(k), m)) => leaves.push(Leaf {
                 path: join(path, &k),
                 value: None,
                 at: at(&m),
             }),
-            Some(None) => {}
+            Some((None, m)) => leaves.push(not_text(&m)),
         }
+    }
+}
+
+/// A value whose key is not text (a list, a mapping or an alias of one as a key): not read, and
+/// named so by where the key is (no path can name it).
+fn not_text(mark: &Marker) -> Leaf {
+    Leaf {
+        path: format!("a key that is not text, at {}", at(mark)),
+        value: None,
+        at: at(mark),
     }
 }
 
@@ -640,14 +682,17 @@ fn map_node(
     };
     match (key.take(), node) {
         // a key
-        (None, Ok((k, _))) => *key = Some(Some((k, mark))),
+        (None, Ok((k, _))) => *key = Some((Some(k), mark)),
         (None, Err(_)) => {
-            *key = Some(None);
+            *key = Some((None, mark));
             frames.push(Frame::Skip);
         }
         // a value
-        (Some(k), node) => {
-            let entry = k.map(|(k, m)| (join(path, &k), at(&m)));
+        (Some((k, m)), node) => {
+            if k.is_none() && leaves.len() < MAX_LEAVES {
+                leaves.push(not_text(&m));
+            }
+            let entry = k.map(|k| (join(path, &k), at(&m)));
             match (entry, node) {
                 (Some((p, a)), Ok((v, st))) => {
                     if !is_null(&v, st) && leaves.len() < MAX_LEAVES {
