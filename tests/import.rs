@@ -1115,3 +1115,104 @@ fn keys_the_framework_no_longer_reads_are_named_with_what_the_page_uses() {
         );
     }
 }
+
+#[test]
+fn a_binary_paste_is_refused_with_the_problem_named() {
+    // a NUL: yaml-rust2 would take it for the end of the text and drop the rest unsaid
+    let text = "micro_batch_size: 2\nfsdp:\n  -\0full_shard\ngradient_accumulation_steps: 4\n";
+    for got in [
+        import(text),
+        read(Framework::Hf, Some(Framework::Axolotl), text),
+        import_as(Framework::Nanotron, text),
+        import_as(Framework::DeepSpeed, "{\"train_batch_size\": 8}\0"),
+    ] {
+        assert!(got.malformed, "{got:?}");
+        assert!(got.inputs.is_empty(), "{got:?}");
+        assert_eq!(
+            got.errors,
+            [got.errors[0].clone()],
+            "one error: {:?}",
+            got.errors
+        );
+        assert!(
+            got.errors[0].contains("a NUL character: this is a binary file, not a config"),
+            "{:?}",
+            got.errors
+        );
+        assert!(got.summary().starts_with("Nothing was applied"));
+    }
+    assert!(import(text).errors[0].starts_with("line 3:"));
+}
+
+#[test]
+fn a_yaml_with_a_character_pyyaml_refuses_is_refused_as_pyyaml_does() {
+    // PyYAML 6.0.4's Reader.check_printable: safe_load('a: 1\n  b: \x15\n') raises
+    // "unacceptable character #x0015: special characters are not allowed" (position 10)
+    for (fw, text, at) in [
+        (Framework::Axolotl, "micro_batch_size: 2\nseed: \u{15}\n", "line 2, column 7"),
+        (Framework::Nanotron, "parallelism:\n  dp: 2\u{7f}\n", "line 2, column 8"),
+        (Framework::Hf, "num_processes: 8\nx: \u{9b}\n", "line 2, column 4"),
+    ] {
+        let got = import_as(fw, text);
+        assert!(got.malformed, "{fw:?}: {got:?}");
+        assert!(got.inputs.is_empty());
+        let e = &got.errors[0];
+        assert!(e.contains(&format!("YAML error at {at}: unacceptable character #x")), "{e}");
+        assert!(e.contains("special characters are not allowed"), "{e}");
+    }
+    // what PyYAML accepts stays read: a tab inside a value, NEL, non-ASCII, a BOM
+    let got = import_as(Framework::Axolotl, "\u{feff}micro_batch_size: 2\nbase_model: \"a\tb\u{85}é\"\n");
+    assert!(!got.malformed, "{:?}", got.errors);
+    assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
+}
+
+#[test]
+fn a_nested_yaml_key_that_is_not_text_is_named() {
+    // a list as a key: PyYAML refuses it (unhashable); dpcalc reads the rest and names it
+    let text = "parallelism:\n  ? [a, b]\n  : 2\n  dp: 2\n";
+    let got = import_as(Framework::Nanotron, text);
+    assert_eq!(got.get(Field::Dp), Some("2"), "{got:?}");
+    assert!(
+        got.unknown
+            .iter()
+            .any(|k| k == "a key that is not text, at line 2, column 5"),
+        "{:?}",
+        got.unknown
+    );
+    // an alias of a collection as a key, in accelerate's config
+    let got = read(
+        Framework::Hf,
+        None,
+        "num_processes: 8\nx: &l [1]\n? *l\n: 3\n",
+    );
+    assert!(
+        got.unknown.iter().any(|k| k.starts_with("a key that is not text, at line 3")),
+        "{:?}",
+        got.unknown
+    );
+}
+
+#[test]
+fn values_beyond_the_reading_limit_are_named_not_dropped() {
+    let mut text = String::from("parallelism:\n  dp: 2\n");
+    for i in 0..20_001 {
+        text.push_str(&format!("k{i}: 1\n"));
+    }
+    assert!(text.len() < MAX_INPUT);
+    let got = quick("20,001 keys", || import_as(Framework::Nanotron, &text));
+    assert_eq!(got.get(Field::Dp), Some("2"));
+    assert!(
+        got.errors
+            .iter()
+            .any(|e| e.contains("20,000 values or more; only the first 20,000 are read")),
+        "{:?}",
+        got.errors
+    );
+    let toml: String = (0..20_001).map(|i| format!("k{i} = 1\n")).collect();
+    let got = quick("20,001 TOML keys", || import_as(Framework::Torchtitan, &toml));
+    assert!(
+        got.errors.iter().any(|e| e.contains("20,000 values or more")),
+        "{:?}",
+        got.errors
+    );
+}

@@ -393,8 +393,9 @@ pub fn import(data: &[u8]) {
     round_trip(&next);
 }
 
-/// The path [`yaml_paths`] gives a value whose key is not text (a list or a mapping as a key):
-/// the import names it "a key that is not text, at …".
+/// The last part of the path [`yaml_paths`] gives a value whose key is not text (a list or a
+/// mapping as a key): the import names it "a key that is not text, at …", or names a section
+/// above it.
 const NOT_TEXT: &str = "\u{0}a key that is not text";
 
 /// A config read as a framework's config (JSON, TrainingArguments' JSON, flat or nested YAML,
@@ -428,15 +429,18 @@ fn every_key_accounted(text: &str, got: &Imported) {
         _ => None,
     };
     for path in paths.unwrap_or_default() {
+        let not_text = path.strip_suffix(NOT_TEXT).map(|p| p.trim_end_matches('.'));
         // a control character is listed as U+FFFD
-        let path: String = path
+        let path: String = not_text
+            .unwrap_or(&path)
             .chars()
             .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
             .collect();
-        let named = if path == NOT_TEXT.replace('\u{0}', "\u{FFFD}") {
+        let named = if not_text.is_some() {
             got.unknown
                 .iter()
                 .any(|k| k.starts_with("a key that is not text"))
+                || (!path.is_empty() && path_or_section_named(&path, got))
         } else {
             (accelerate && accelerate_reads(&path, got))
                 || joined(&path, got)
@@ -658,11 +662,13 @@ fn yaml_paths(text: &str) -> Option<Vec<String>> {
         let p = match k {
             Some(k) if path.is_empty() => k,
             Some(k) => format!("{path}.{k}"),
-            None => NOT_TEXT.to_string(),
+            None if path.is_empty() => NOT_TEXT.to_string(),
+            None => format!("{path}.{NOT_TEXT}"),
         };
+        let not_text = p.ends_with(NOT_TEXT);
         match node {
             Node::Value(_, true) => {
-                if p == NOT_TEXT {
+                if not_text {
                     out.push(p);
                 }
             }
@@ -671,7 +677,7 @@ fn yaml_paths(text: &str) -> Option<Vec<String>> {
                 out.push(p);
                 frames.push(Frame::Skip);
             }
-            Node::Map if p == NOT_TEXT => {
+            Node::Map if not_text => {
                 out.push(p);
                 frames.push(Frame::Skip);
             }

@@ -16,7 +16,7 @@ pub(super) const MAX_LEAVES: usize = 20_000;
 pub(super) fn capped(count: usize, out: &mut Imported) {
     if count >= MAX_LEAVES {
         out.error(format!(
-            "the config holds 20,000 values or more; only the first {MAX_LEAVES} are read (a config holds a few hundred)"
+            "the config holds 20,000 values or more; only the first 20,000 are read (a config holds a few hundred)"
         ));
     }
 }
