@@ -473,11 +473,15 @@ fn yaml_lists_of_scalars_fill_text_keys() {
     assert!(i.errors.is_empty(), "{:?}", i.errors);
     assert_eq!(i.get(Field::Plugins), Some("a.B, c.D"));
     assert_eq!(i.get(Field::Fsdp), Some("full_shard, auto_wrap"));
-    // a list of mappings, a list under a number key, an empty list: not read
-    let i = import("datasets:\n  - path: x\nmicro_batch_size: [1, 2]\nfsdp: []\n");
+    // a list of mappings, a list under a number key, an empty list, a list with a null item:
+    // not read, and listed so (found by the import fuzz target: `plugins: [~]` was dropped)
+    let i = import(
+        "datasets:\n  - path: x\nmicro_batch_size: [1, 2]\nfsdp: []\nplugins:\n  - \n  - a.B\n",
+    );
     assert_eq!(i.get(Field::MicroBatchSize), None);
     assert_eq!(i.get(Field::Fsdp), None);
-    assert_eq!(i.unknown, ["datasets", "micro_batch_size"]);
+    assert_eq!(i.get(Field::Plugins), None);
+    assert_eq!(i.unknown, ["datasets", "micro_batch_size", "fsdp", "plugins"]);
 }
 
 #[test]
@@ -1179,6 +1183,15 @@ fn a_nested_yaml_key_that_is_not_text_is_named() {
         "{:?}",
         got.unknown
     );
+    // in axolotl's flat reader a list as a key inside a nested block took the next value for a
+    // key, and each key after it for a value: the block's keys were read off by one
+    let got = import_as(
+        Framework::Axolotl,
+        "fsdp_config:\n  ? [a]\n  : 1\n  state_dict_type: FULL_STATE_DICT\n  offload_params: false\n",
+    );
+    assert_eq!(got.get(Field::FsdpStateDictType), Some("FULL_STATE_DICT"));
+    assert_eq!(got.get(Field::FsdpOffloadParams), Some("false"));
+    assert_eq!(got.unknown, ["a key that is not text, at line 2, column 5"]);
     // an alias of a collection as a key, in accelerate's config
     let got = read(
         Framework::Hf,

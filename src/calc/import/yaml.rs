@@ -221,6 +221,10 @@ struct Nested {
     expect_key: bool,
     key: Option<(String, Marker)>,
     entries: Vec<Entry>,
+    /// Where each key that is not text (a collection, an alias of one) is: its value is not read.
+    not_text: Vec<Marker>,
+    /// The next node is the value of a key that is not text (skipped).
+    skip_value: bool,
 }
 
 /// PyYAML's reader refuses a text holding a character outside YAML's printable set before it
@@ -389,10 +393,7 @@ impl TopMap {
             }
             // a collection inside the nested mapping: its child is not read
             if let Some(n) = self.nested.as_mut() {
-                if let Some((k, m)) = n.key.take() {
-                    n.entries.push((k, None, m));
-                    n.expect_key = true;
-                }
+                n.collection(mark);
             }
         }
         true
@@ -402,9 +403,14 @@ impl TopMap {
     fn nested_scalar(&mut self, value: String, style: TScalarStyle, mark: Marker) {
         if let Some(n) = self.nested.as_mut() {
             n.scalar(value, style, mark);
-        } else if let Some(Some(items)) = self.list.as_mut() {
-            if items.len() < MAX_LISTED && !is_null(&value, style) {
-                items.push(value);
+        } else if let Some(items) = self.list.as_mut() {
+            // a null item (`- ` or `~`: the framework gets None in its list) or a list longer
+            // than any a config holds: the list is not read (and listed), never read in part
+            match items {
+                Some(list) if list.len() < MAX_LISTED && !is_null(&value, style) => {
+                    list.push(value)
+                }
+                _ => *items = None,
             }
         }
     }
@@ -415,7 +421,8 @@ impl TopMap {
         if let Some(n) = self.nested.as_mut() {
             match self.anchors.iter().find(|(a, _, _)| *a == id) {
                 Some((_, v, st)) => n.scalar(v.clone(), *st, mark),
-                None => n.scalar(String::new(), TScalarStyle::Plain, mark),
+                // an alias of a collection: a key that is not text, or a value not read
+                None => n.collection(mark),
             }
         } else if let Some(items) = self.list.as_mut() {
             // an alias inside a list: the list is not read
@@ -463,8 +470,14 @@ impl TopMap {
                         && config_field(out.framework, &key)
                             .is_some_and(|f| f.kind() == Kind::Text) =>
                 {
-                    let text = items.unwrap_or_default().join(", ");
-                    yaml_value(out, &mut self.seen, key, &kmark, text, TScalarStyle::Plain)
+                    let items = items.unwrap_or_default();
+                    if items.is_empty() {
+                        // an empty list is not read, and listed so (never skipped unsaid)
+                        out.unknown(key);
+                    } else {
+                        let text = items.join(", ");
+                        yaml_value(out, &mut self.seen, key, &kmark, text, TScalarStyle::Plain)
+                    }
                 }
                 // a nested mapping with a key the framework reads (`fsdp_config.state_dict_type`):
                 // each entry as `key.child`; one with none stays one unknown key
@@ -473,6 +486,9 @@ impl TopMap {
                         config_field(out.framework, &format!("{key}.{c}")).is_some()
                     }) =>
                 {
+                    for m in &n.not_text {
+                        out.unknown(format!("a key that is not text, at {}", at(m)));
+                    }
                     for (child, value, m) in n.entries {
                         let dotted = format!("{key}.{child}");
                         match value {
@@ -489,8 +505,27 @@ impl TopMap {
 }
 
 impl Nested {
+    /// A collection (or an alias of one) as a node of the nested mapping: a key that is not
+    /// text, or a value that is not read.
+    fn collection(&mut self, mark: Marker) {
+        if self.skip_value {
+            self.skip_value = false;
+            self.expect_key = true;
+        } else if self.expect_key {
+            self.not_text.push(mark);
+            self.expect_key = false;
+            self.skip_value = true;
+        } else if let Some((k, m)) = self.key.take() {
+            self.entries.push((k, None, m));
+            self.expect_key = true;
+        }
+    }
+
     fn scalar(&mut self, value: String, style: TScalarStyle, mark: Marker) {
-        if self.expect_key {
+        if self.skip_value {
+            self.skip_value = false;
+            self.expect_key = true;
+        } else if self.expect_key {
             self.key = Some((value, mark));
             self.expect_key = false;
         } else if let Some((k, m)) = self.key.take() {
