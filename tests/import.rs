@@ -481,7 +481,10 @@ fn yaml_lists_of_scalars_fill_text_keys() {
     assert_eq!(i.get(Field::MicroBatchSize), None);
     assert_eq!(i.get(Field::Fsdp), None);
     assert_eq!(i.get(Field::Plugins), None);
-    assert_eq!(i.unknown, ["datasets", "micro_batch_size", "fsdp", "plugins"]);
+    assert_eq!(
+        i.unknown,
+        ["datasets", "micro_batch_size", "fsdp", "plugins"]
+    );
 }
 
 #[test]
@@ -1153,19 +1156,37 @@ fn a_yaml_with_a_character_pyyaml_refuses_is_refused_as_pyyaml_does() {
     // PyYAML 6.0.4's Reader.check_printable: safe_load('a: 1\n  b: \x15\n') raises
     // "unacceptable character #x0015: special characters are not allowed" (position 10)
     for (fw, text, at) in [
-        (Framework::Axolotl, "micro_batch_size: 2\nseed: \u{15}\n", "line 2, column 7"),
-        (Framework::Nanotron, "parallelism:\n  dp: 2\u{7f}\n", "line 2, column 8"),
-        (Framework::Hf, "num_processes: 8\nx: \u{9b}\n", "line 2, column 4"),
+        (
+            Framework::Axolotl,
+            "micro_batch_size: 2\nseed: \u{15}\n",
+            "line 2, column 7",
+        ),
+        (
+            Framework::Nanotron,
+            "parallelism:\n  dp: 2\u{7f}\n",
+            "line 2, column 8",
+        ),
+        (
+            Framework::Hf,
+            "num_processes: 8\nx: \u{9b}\n",
+            "line 2, column 4",
+        ),
     ] {
         let got = import_as(fw, text);
         assert!(got.malformed, "{fw:?}: {got:?}");
         assert!(got.inputs.is_empty());
         let e = &got.errors[0];
-        assert!(e.contains(&format!("YAML error at {at}: unacceptable character #x")), "{e}");
+        assert!(
+            e.contains(&format!("YAML error at {at}: unacceptable character #x")),
+            "{e}"
+        );
         assert!(e.contains("special characters are not allowed"), "{e}");
     }
     // what PyYAML accepts stays read: a tab inside a value, NEL, non-ASCII, a BOM
-    let got = import_as(Framework::Axolotl, "\u{feff}micro_batch_size: 2\nbase_model: \"a\tb\u{85}é\"\n");
+    let got = import_as(
+        Framework::Axolotl,
+        "\u{feff}micro_batch_size: 2\nbase_model: \"a\tb\u{85}é\"\n",
+    );
     assert!(!got.malformed, "{:?}", got.errors);
     assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
 }
@@ -1199,7 +1220,9 @@ fn a_nested_yaml_key_that_is_not_text_is_named() {
         "num_processes: 8\nx: &l [1]\n? *l\n: 3\n",
     );
     assert!(
-        got.unknown.iter().any(|k| k.starts_with("a key that is not text, at line 3")),
+        got.unknown
+            .iter()
+            .any(|k| k.starts_with("a key that is not text, at line 3")),
         "{:?}",
         got.unknown
     );
@@ -1222,9 +1245,13 @@ fn values_beyond_the_reading_limit_are_named_not_dropped() {
         got.errors
     );
     let toml: String = (0..20_001).map(|i| format!("k{i} = 1\n")).collect();
-    let got = quick("20,001 TOML keys", || import_as(Framework::Torchtitan, &toml));
+    let got = quick("20,001 TOML keys", || {
+        import_as(Framework::Torchtitan, &toml)
+    });
     assert!(
-        got.errors.iter().any(|e| e.contains("20,000 values or more")),
+        got.errors
+            .iter()
+            .any(|e| e.contains("20,000 values or more")),
         "{:?}",
         got.errors
     );

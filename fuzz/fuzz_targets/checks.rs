@@ -1,7 +1,8 @@
 //! What the fuzz targets run on every input, one function per door ([`import`], [`shell`],
 //! [`cli`]), and the properties they check beyond "no panic" (issue 39): the input computes
 //! within [`LIMIT`]; no message holds a control character; no markup from the input reaches a
-//! rendered page; a JSON config's every key is applied or named; the round trip
+//! rendered page; a config's every key (JSON, YAML, TOML, accelerate's) is applied or named; the
+//! import settled against the page's cluster as the page settles it; the round trip
 //! (`tests/common/roundtrip.rs`, the one the test suite runs on the fixtures). The targets
 //! (`import.rs`, `shell.rs`, `cli.rs`) only hand their input here, and `tests/fuzz.rs` runs
 //! every input the fuzzers found through the same functions.
@@ -363,8 +364,11 @@ pub fn card_is_clean(svg: &str, input: &str) {
 /// - the import and the page it leads to compute within 100 ms (`in_time`);
 /// - no message, listed key or note holds a control character (`one_line`);
 /// - the page after the import holds no markup from the text (`no_markup`);
-/// - a JSON object's every key is applied, listed as not read, or named in an error or warning
-///   (never dropped silently);
+/// - a config's every key (JSON, YAML, TOML, accelerate's YAML) is applied, listed as not read,
+///   or named in an error or warning (never dropped silently: [`every_key_accounted`]);
+/// - the import is settled against the page's cluster first (`Imported::settle`, as the page
+///   and `dpcalc check` do; not forced, the fifth bit starts from a page with a cluster), so
+///   its notes are checked too;
 /// - what the import applied, exported in the framework's format and imported again, gives the
 ///   same values (`tests/common/roundtrip.rs`, the check the test suite runs on its fixtures).
 pub fn import(data: &[u8]) {
@@ -467,7 +471,8 @@ fn path_or_section_named(path: &str, got: &Imported) -> bool {
         let short: String = at.chars().take(40).collect();
         let named = got.unknown.iter().any(|k| {
             k == at || (k.ends_with('\u{2026}') && at.starts_with(k.trim_end_matches('\u{2026}')))
-        }) || messages().any(|m| m.contains(at) || m.contains(&format!("{short}\u{2026}")))
+        }) || messages()
+            .any(|m| m.contains(at) || m.contains(&format!("{short}\u{2026}")))
             || field.is_some_and(|f| {
                 got.get(f).is_some()
                     || got
@@ -527,7 +532,8 @@ fn accelerate_reads(path: &str, got: &Imported) -> bool {
 /// The dotted paths of a JSON object's leaves with a value (null is "not given"); `None` when
 /// the text is no JSON object.
 fn json_paths(text: &str) -> Option<Vec<String>> {
-    let top @ serde_json::Value::Object(_) = serde_json::from_str::<serde_json::Value>(text).ok()?
+    let top @ serde_json::Value::Object(_) =
+        serde_json::from_str::<serde_json::Value>(text).ok()?
     else {
         return None;
     };
@@ -694,7 +700,10 @@ fn yaml_paths(text: &str) -> Option<Vec<String>> {
 /// - reading it and computing the page it leads to take under 100 ms (`in_time`);
 /// - the reader stays within its bounds: at most `MAX_WORDS` words, each at most `MAX_LEN`
 ///   bytes, or it says the script grew too large;
-/// - no import message holds a control character, the page holds no markup from the text;
+/// - the import is settled against the page's cluster first (`Imported::settle`, as the page
+///   does; the first byte's last bit starts from a page with a cluster): a script's default of an
+///   unset variable gives way, with a note;
+/// - no import message or note holds a control character, the page holds no markup from the text;
 /// - the round trip of what was applied (`tests/common/roundtrip.rs`).
 pub fn shell(data: &[u8]) {
     checking("shell", data);

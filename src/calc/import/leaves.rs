@@ -15,9 +15,9 @@ pub(super) const MAX_LEAVES: usize = 20_000;
 /// never dropped silently).
 pub(super) fn capped(count: usize, out: &mut Imported) {
     if count >= MAX_LEAVES {
-        out.error(format!(
-            "the config holds 20,000 values or more; only the first 20,000 are read (a config holds a few hundred)"
-        ));
+        out.error(
+            "the config holds 20,000 values or more; only the first 20,000 are read (a config holds a few hundred)",
+        );
     }
 }
 

@@ -252,10 +252,14 @@ fn unprintable(text: &str, out: &mut Imported) -> bool {
     true
 }
 
+/// A flat YAML config (axolotl's), unless PyYAML refuses a character of it.
 pub(super) fn read(text: &str, out: &mut Imported) {
-    if unprintable(text, out) {
-        return;
+    if !unprintable(text, out) {
+        read_flat(text, out);
     }
+}
+
+fn read_flat(text: &str, out: &mut Imported) {
     let mut parser = Parser::new_from_str(text);
     // Collections open (the top mapping is depth 1). Inside the top mapping, nodes alternate
     // key, value; a nested value is skipped whole. Scalar anchors are kept so a scalar alias is
