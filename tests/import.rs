@@ -1256,3 +1256,22 @@ fn values_beyond_the_reading_limit_are_named_not_dropped() {
         got.errors
     );
 }
+
+#[test]
+fn an_empty_key_is_a_key_not_the_top() {
+    // `"": {micro_batch_size: 2}` is the path `.micro_batch_size`, which nanotron does not read
+    // (found by the import fuzz target: it was read as the top's `micro_batch_size`)
+    let got = import_as(
+        Framework::Nanotron,
+        "parallelism:\n  dp: 2\n\"\":\n  tokens:\n    micro_batch_size: 2\n",
+    );
+    assert_eq!(got.get(Field::Dp), Some("2"));
+    assert_eq!(got.get(Field::MicroBatchSize), None, "{got:?}");
+    assert_eq!(got.unknown, [""]);
+    let got = import_as(
+        Framework::Torchtitan,
+        "[training]\nsteps = 10\n[\"\".training]\nlocal_batch_size = 8\n",
+    );
+    assert_eq!(got.get(Field::LocalBatchSize), None, "{got:?}");
+    assert_eq!(got.unknown, [""]);
+}

@@ -433,7 +433,9 @@ fn every_key_accounted(text: &str, got: &Imported) {
         _ => None,
     };
     for path in paths.unwrap_or_default() {
-        let not_text = path.strip_suffix(NOT_TEXT).map(|p| p.trim_end_matches('.'));
+        let not_text = path
+            .strip_suffix(NOT_TEXT)
+            .map(|p| p.strip_suffix('.').unwrap_or(p));
         // a control character is listed as U+FFFD
         let path: String = not_text
             .unwrap_or(&path)
@@ -599,7 +601,8 @@ fn yaml_paths(text: &str) -> Option<Vec<String>> {
     /// A mapping being read (its path, the key waiting for its value: `Some(None)` for a key
     /// that is not text), or a collection whose inside is not read.
     enum Frame {
-        Map(String, Option<Option<String>>),
+        /// (`None`: the top; an empty key is a key: `"": {b: 1}` is `.b`)
+        Map(Option<String>, Option<Option<String>>),
         Skip,
     }
     let mut parser = Parser::new_from_str(text);
@@ -640,7 +643,7 @@ fn yaml_paths(text: &str) -> Option<Vec<String>> {
         let Some(top) = frames.last_mut() else {
             // the document's root: a mapping, or nothing
             match node {
-                Node::Map => frames.push(Frame::Map(String::new(), None)),
+                Node::Map => frames.push(Frame::Map(None, None)),
                 Node::Value(_, true) => {}
                 _ => return None,
             }
@@ -665,11 +668,10 @@ fn yaml_paths(text: &str) -> Option<Vec<String>> {
             }
             continue;
         };
-        let p = match k {
-            Some(k) if path.is_empty() => k,
-            Some(k) => format!("{path}.{k}"),
-            None if path.is_empty() => NOT_TEXT.to_string(),
-            None => format!("{path}.{NOT_TEXT}"),
+        let k = k.unwrap_or_else(|| NOT_TEXT.to_string());
+        let p = match path {
+            None => k,
+            Some(path) => format!("{path}.{k}"),
         };
         let not_text = p.ends_with(NOT_TEXT);
         match node {
@@ -687,7 +689,7 @@ fn yaml_paths(text: &str) -> Option<Vec<String>> {
                 out.push(p);
                 frames.push(Frame::Skip);
             }
-            Node::Map => frames.push(Frame::Map(p, None)),
+            Node::Map => frames.push(Frame::Map(Some(p), None)),
         }
     }
     Some(out)

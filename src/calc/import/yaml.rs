@@ -625,21 +625,21 @@ pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<
 }
 
 enum Frame {
-    /// A mapping at `path`; the pending key and where it is (`None` until one is read; its
-    /// text `None` for a key that is not text).
+    /// A mapping at `path` (`None`: the top mapping); the pending key and where it is (`None`
+    /// until one is read; its text `None` for a key that is not text).
     Map {
-        path: String,
+        path: Option<String>,
         key: Option<(Option<String>, Marker)>,
     },
     /// A list, a too-deep mapping, or a collection used as a key: not read.
     Skip,
 }
-/// `path.key`, or `key` at the top.
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
+/// `path.key`, or `key` at the top: an empty key is a key (`"": {b: 1}` is `.b`, never the
+/// top's `b`).
+fn join(path: &Option<String>, key: &str) -> String {
+    match path {
+        None => key.to_string(),
+        Some(path) => format!("{path}.{key}"),
     }
 }
 
@@ -679,7 +679,7 @@ fn root_node(
 ) -> Option<()> {
     match node {
         Err(true) => frames.push(Frame::Map {
-            path: String::new(),
+            path: None,
             key: None,
         }),
         Err(false) => {
@@ -742,9 +742,10 @@ fn map_node(
                         });
                     }
                 }
-                (Some((p, _)), Err(true)) if depth < MAX_DEPTH => {
-                    frames.push(Frame::Map { path: p, key: None })
-                }
+                (Some((p, _)), Err(true)) if depth < MAX_DEPTH => frames.push(Frame::Map {
+                    path: Some(p),
+                    key: None,
+                }),
                 (Some((p, a)), Err(_)) => {
                     if leaves.len() < MAX_LEAVES {
                         leaves.push(Leaf {
