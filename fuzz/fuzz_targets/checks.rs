@@ -433,20 +433,22 @@ fn every_key_accounted(text: &str, got: &Imported) {
         _ => None,
     };
     for path in paths.unwrap_or_default() {
+        // a key that is not text: its section (`None` at the top; an empty key is a section)
         let not_text = path
             .strip_suffix(NOT_TEXT)
-            .map(|p| p.strip_suffix('.').unwrap_or(p));
+            .map(|p| p.strip_suffix('.'));
         // a control character is listed as U+FFFD
         let path: String = not_text
+            .flatten()
             .unwrap_or(&path)
             .chars()
             .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
             .collect();
-        let named = if not_text.is_some() {
+        let named = if let Some(section) = not_text {
             got.unknown
                 .iter()
                 .any(|k| k.starts_with("a key that is not text"))
-                || (!path.is_empty() && path_or_section_named(&path, got))
+                || (section.is_some() && path_or_section_named(&path, got))
         } else {
             (accelerate && accelerate_reads(&path, got))
                 || joined(&path, got)
