@@ -434,9 +434,7 @@ fn every_key_accounted(text: &str, got: &Imported) {
     };
     for path in paths.unwrap_or_default() {
         // a key that is not text: its section (`None` at the top; an empty key is a section)
-        let not_text = path
-            .strip_suffix(NOT_TEXT)
-            .map(|p| p.strip_suffix('.'));
+        let not_text = path.strip_suffix(NOT_TEXT).map(|p| p.strip_suffix('.'));
         // a control character is listed as U+FFFD
         let path: String = not_text
             .flatten()
@@ -849,14 +847,20 @@ fn plan_args(args: &CheckArgs, command: u8) -> PlanArgs {
     }
 }
 
-/// This process's scratch directory for the files and the card.
-fn scratch() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("dpcalc-fuzz-cli-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
-        dir
-    })
+/// This thread's scratch directory for the files and the card (`tests/fuzz.rs` runs the doors
+/// on several threads of one process: each writes and removes its own card).
+fn scratch() -> PathBuf {
+    thread_local! {
+        static DIR: PathBuf = {
+            static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let dir = std::env::temp_dir()
+                .join(format!("dpcalc-fuzz-cli-{}-{n}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("a scratch directory");
+            dir
+        };
+    }
+    DIR.with(PathBuf::clone)
 }
 
 /// Any bytes as a query string: decoding and computing take under 100 ms; the canonical link
