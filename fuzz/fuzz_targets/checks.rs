@@ -154,6 +154,16 @@ fn vocabulary() -> &'static (BTreeSet<String>, BTreeSet<String>) {
     })
 }
 
+/// Learns what the checks learn once ([`vocabulary`], the cards', the fresh pages), before the
+/// first input: libFuzzer's `-timeout` then times the inputs alone.
+pub fn warm() {
+    vocabulary();
+    card_is_clean("", "");
+    for &fw in Framework::ALL {
+        start_page(fw, true);
+    }
+}
+
 /// The first view of a state, as a cold visit paints it.
 pub fn page_of(state: &State) -> String {
     render(&Page::new(state, "https://docs.example/dpcalc/"))
