@@ -37,8 +37,10 @@ e2e: dist
 	GECKODRIVER=$$(command -v geckodriver) node tests/e2e/firefox.mjs
 
 ## fuzz: the cargo-fuzz targets, one per door (query: a link; import: a paste, every format;
-## shell: a bash launch script; cli: `dpcalc check`), one after the other, FUZZ_SECONDS each
-## (default 120: 8 minutes for the four, after a build of about 2 minutes), under `nice -n 19`.
+## shell: a bash launch script; cli: `dpcalc check` and `dpcalc plan`), one after the other,
+## FUZZ_SECONDS each (default 120: 8 minutes for the four, after a build of about 2 minutes),
+## under `nice -n 19`. 10^6 executions take about 2 (query), 4 (import), 6 (shell) and
+## 8 (cli) minutes on the shared 2-core machine (2026-12-05, docs/testing.md has the figures).
 ## Installs cargo-fuzz on first use (scripts/tools.sh fuzz); the stable toolchain with
 ## RUSTC_BOOTSTRAP=1; release, no sanitizer (the crate is safe Rust). Each target's corpus is
 ## fuzz/corpus/<target>/ (not checked in): the seeds (seed-*, written from the fixtures before each run by scripts/fuzz-seeds.sh) and what

@@ -1225,3 +1225,30 @@ fn a_script_default_of_an_unset_variable_gives_way_to_the_nodes_given() {
     assert_eq!(got["outputs"]["dp_world_size"], 8);
     assert_eq!(got["outputs"]["num_microbatches"], 32);
 }
+
+#[test]
+fn plan_prints_no_control_character_the_input_carried() {
+    // the link's address (its base) carries ESC and a C1 CSI: `dpcalc check` printed them as
+    // U+FFFD, `dpcalc plan` printed them raw (found by the cli fuzz target)
+    let link = "https://x.example/\u{1b}[31m\u{9b}2J/?micro_batch_size=2&nodes=2";
+    for extra in [&[][..], &["--json"], &["--scale"], &["--scale", "--json"]] {
+        let mut args = vec!["plan", link];
+        args.extend_from_slice(extra);
+        let run = dpcalc(&args);
+        assert!(code(&run) <= 1, "{extra:?}: {}", stderr(&run));
+        let (out, err) = (stdout(&run), stderr(&run));
+        for text in [&out, &err] {
+            assert!(
+                !text.contains(['\u{1b}', '\u{9b}']),
+                "{extra:?} printed a control character: {text:?}"
+            );
+        }
+        if extra.contains(&"--json") {
+            let v: Value = serde_json::from_str(&out).expect("--json prints JSON");
+            // the link is the same value, its control characters escaped
+            assert!(v.to_string().contains("\\u001b[31m"), "{v}");
+        } else {
+            assert!(out.contains("x.example/\u{FFFD}[31m\u{FFFD}2J/"), "{out}");
+        }
+    }
+}

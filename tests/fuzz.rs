@@ -1,7 +1,8 @@
 //! Every input a fuzzer found that crashed, took over 100 ms or broke a property, kept in
 //! `tests/fixtures/fuzz/<target>/` and run through the same checks the fuzz target runs
 //! (`fuzz/fuzz_targets/checks.rs`: the time limit, messages without control characters, no
-//! markup from the input, every JSON key applied or named, the round trip). The dictionaries
+//! markup from the input, every key of a JSON, YAML or TOML config applied or named, the round
+//! trip). The dictionaries
 //! the fuzzers splice in (`fuzz/dict/`) hold every config key.
 
 #[path = "../fuzz/fuzz_targets/checks.rs"]

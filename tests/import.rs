@@ -473,11 +473,18 @@ fn yaml_lists_of_scalars_fill_text_keys() {
     assert!(i.errors.is_empty(), "{:?}", i.errors);
     assert_eq!(i.get(Field::Plugins), Some("a.B, c.D"));
     assert_eq!(i.get(Field::Fsdp), Some("full_shard, auto_wrap"));
-    // a list of mappings, a list under a number key, an empty list: not read
-    let i = import("datasets:\n  - path: x\nmicro_batch_size: [1, 2]\nfsdp: []\n");
+    // a list of mappings, a list under a number key, an empty list, a list with a null item:
+    // not read, and listed so (found by the import fuzz target: `plugins: [~]` was dropped)
+    let i = import(
+        "datasets:\n  - path: x\nmicro_batch_size: [1, 2]\nfsdp: []\nplugins:\n  - \n  - a.B\n",
+    );
     assert_eq!(i.get(Field::MicroBatchSize), None);
     assert_eq!(i.get(Field::Fsdp), None);
-    assert_eq!(i.unknown, ["datasets", "micro_batch_size"]);
+    assert_eq!(i.get(Field::Plugins), None);
+    assert_eq!(
+        i.unknown,
+        ["datasets", "micro_batch_size", "fsdp", "plugins"]
+    );
 }
 
 #[test]
@@ -724,10 +731,15 @@ fn accelerate_parallelism_config_fills_what_the_framework_takes_and_warns_at_the
     assert!(got.errors.is_empty(), "{:?}", got.errors);
     assert_eq!(got.get(Field::TpSize), Some("2"));
     assert_eq!(got.get(Field::CpSize), Some("2"));
-    // 1 × 2 × 2 × 2 × 1 = 8 processes: consistent, nothing to say; the CP strategy changes no batch
+    // 1 × 2 × 2 × 2 × 1 = 8 processes: consistent, nothing to say; the sizes are read, the CP
+    // strategy (no batch, no step) is listed as not read, never dropped silently
     assert!(got.warnings.is_empty(), "{:?}", got.warnings);
-    assert!(
-        !got.unknown.iter().any(|k| k.contains("parallelism")),
+    let listed: Vec<&String> = (got.unknown.iter())
+        .filter(|k| k.contains("parallelism"))
+        .collect();
+    assert_eq!(
+        listed,
+        ["parallelism_config.parallelism_config_cp_comm_strategy"],
         "{:?}",
         got.unknown
     );
@@ -1109,4 +1121,157 @@ fn keys_the_framework_no_longer_reads_are_named_with_what_the_page_uses() {
             got.warnings
         );
     }
+}
+
+#[test]
+fn a_binary_paste_is_refused_with_the_problem_named() {
+    // a NUL: yaml-rust2 would take it for the end of the text and drop the rest unsaid
+    let text = "micro_batch_size: 2\nfsdp:\n  -\0full_shard\ngradient_accumulation_steps: 4\n";
+    for got in [
+        import(text),
+        read(Framework::Hf, Some(Framework::Axolotl), text),
+        import_as(Framework::Nanotron, text),
+        import_as(Framework::DeepSpeed, "{\"train_batch_size\": 8}\0"),
+    ] {
+        assert!(got.malformed, "{got:?}");
+        assert!(got.inputs.is_empty(), "{got:?}");
+        assert_eq!(
+            got.errors,
+            [got.errors[0].clone()],
+            "one error: {:?}",
+            got.errors
+        );
+        assert!(
+            got.errors[0].contains("a NUL character: this is a binary file, not a config"),
+            "{:?}",
+            got.errors
+        );
+        assert!(got.summary().starts_with("Nothing was applied"));
+    }
+    assert!(import(text).errors[0].starts_with("line 3:"));
+}
+
+#[test]
+fn a_yaml_with_a_character_pyyaml_refuses_is_refused_as_pyyaml_does() {
+    // PyYAML 6.0.4's Reader.check_printable: safe_load('a: 1\n  b: \x15\n') raises
+    // "unacceptable character #x0015: special characters are not allowed" (position 10)
+    for (fw, text, at) in [
+        (
+            Framework::Axolotl,
+            "micro_batch_size: 2\nseed: \u{15}\n",
+            "line 2, column 7",
+        ),
+        (
+            Framework::Nanotron,
+            "parallelism:\n  dp: 2\u{7f}\n",
+            "line 2, column 8",
+        ),
+        (
+            Framework::Hf,
+            "num_processes: 8\nx: \u{9b}\n",
+            "line 2, column 4",
+        ),
+    ] {
+        let got = import_as(fw, text);
+        assert!(got.malformed, "{fw:?}: {got:?}");
+        assert!(got.inputs.is_empty());
+        let e = &got.errors[0];
+        assert!(
+            e.contains(&format!("YAML error at {at}: unacceptable character #x")),
+            "{e}"
+        );
+        assert!(e.contains("special characters are not allowed"), "{e}");
+    }
+    // what PyYAML accepts stays read: a tab inside a value, NEL, non-ASCII, a BOM
+    let got = import_as(
+        Framework::Axolotl,
+        "\u{feff}micro_batch_size: 2\nbase_model: \"a\tb\u{85}é\"\n",
+    );
+    assert!(!got.malformed, "{:?}", got.errors);
+    assert_eq!(got.get(Field::MicroBatchSize), Some("2"));
+}
+
+#[test]
+fn a_nested_yaml_key_that_is_not_text_is_named() {
+    // a list as a key: PyYAML refuses it (unhashable); dpcalc reads the rest and names it
+    let text = "parallelism:\n  ? [a, b]\n  : 2\n  dp: 2\n";
+    let got = import_as(Framework::Nanotron, text);
+    assert_eq!(got.get(Field::Dp), Some("2"), "{got:?}");
+    assert!(
+        got.unknown
+            .iter()
+            .any(|k| k == "a key that is not text, at line 2, column 5"),
+        "{:?}",
+        got.unknown
+    );
+    // in axolotl's flat reader a list as a key inside a nested block took the next value for a
+    // key, and each key after it for a value: the block's keys were read off by one
+    let got = import_as(
+        Framework::Axolotl,
+        "fsdp_config:\n  ? [a]\n  : 1\n  state_dict_type: FULL_STATE_DICT\n  offload_params: false\n",
+    );
+    assert_eq!(got.get(Field::FsdpStateDictType), Some("FULL_STATE_DICT"));
+    assert_eq!(got.get(Field::FsdpOffloadParams), Some("false"));
+    assert_eq!(got.unknown, ["a key that is not text, at line 2, column 5"]);
+    // an alias of a collection as a key, in accelerate's config
+    let got = read(
+        Framework::Hf,
+        None,
+        "num_processes: 8\nx: &l [1]\n? *l\n: 3\n",
+    );
+    assert!(
+        got.unknown
+            .iter()
+            .any(|k| k.starts_with("a key that is not text, at line 3")),
+        "{:?}",
+        got.unknown
+    );
+}
+
+#[test]
+fn values_beyond_the_reading_limit_are_named_not_dropped() {
+    let mut text = String::from("parallelism:\n  dp: 2\n");
+    for i in 0..20_001 {
+        text.push_str(&format!("k{i}: 1\n"));
+    }
+    assert!(text.len() < MAX_INPUT);
+    let got = quick("20,001 keys", || import_as(Framework::Nanotron, &text));
+    assert_eq!(got.get(Field::Dp), Some("2"));
+    assert!(
+        got.errors
+            .iter()
+            .any(|e| e.contains("20,000 values or more; only the first 20,000 are read")),
+        "{:?}",
+        got.errors
+    );
+    let toml: String = (0..20_001).map(|i| format!("k{i} = 1\n")).collect();
+    let got = quick("20,001 TOML keys", || {
+        import_as(Framework::Torchtitan, &toml)
+    });
+    assert!(
+        got.errors
+            .iter()
+            .any(|e| e.contains("20,000 values or more")),
+        "{:?}",
+        got.errors
+    );
+}
+
+#[test]
+fn an_empty_key_is_a_key_not_the_top() {
+    // `"": {micro_batch_size: 2}` is the path `.micro_batch_size`, which nanotron does not read
+    // (found by the import fuzz target: it was read as the top's `micro_batch_size`)
+    let got = import_as(
+        Framework::Nanotron,
+        "parallelism:\n  dp: 2\n\"\":\n  tokens:\n    micro_batch_size: 2\n",
+    );
+    assert_eq!(got.get(Field::Dp), Some("2"));
+    assert_eq!(got.get(Field::MicroBatchSize), None, "{got:?}");
+    assert_eq!(got.unknown, [""]);
+    let got = import_as(
+        Framework::Torchtitan,
+        "[training]\nsteps = 10\n[\"\".training]\nlocal_batch_size = 8\n",
+    );
+    assert_eq!(got.get(Field::LocalBatchSize), None, "{got:?}");
+    assert_eq!(got.unknown, [""]);
 }

@@ -1,7 +1,8 @@
 //! What the fuzz targets run on every input, one function per door ([`import`], [`shell`],
 //! [`cli`]), and the properties they check beyond "no panic" (issue 39): the input computes
 //! within [`LIMIT`]; no message holds a control character; no markup from the input reaches a
-//! rendered page; a JSON config's every key is applied or named; the round trip
+//! rendered page; a config's every key (JSON, YAML, TOML, accelerate's) is applied or named; the
+//! import settled against the page's cluster as the page settles it; the round trip
 //! (`tests/common/roundtrip.rs`, the one the test suite runs on the fixtures). The targets
 //! (`import.rs`, `shell.rs`, `cli.rs`) only hand their input here, and `tests/fuzz.rs` runs
 //! every input the fuzzers found through the same functions.
@@ -10,7 +11,7 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use dpcalc::calc::export::export;
@@ -18,6 +19,7 @@ use dpcalc::calc::import::shell as bash;
 use dpcalc::calc::import::{import_as, read, Imported, Scope};
 use dpcalc::calc::spec::Reads;
 use dpcalc::calc::Framework;
+use dpcalc::cli::plan::{plan, PlanArgs};
 use dpcalc::cli::{check, CheckArgs};
 use dpcalc::first::render;
 use dpcalc::page::Page;
@@ -38,14 +40,62 @@ pub fn in_time<T>(what: &str, mut f: impl FnMut() -> T) -> T {
         let got = f();
         best = best.min(start.elapsed());
         out = Some(got);
-        if best <= LIMIT {
+        // timed again only when it is over the limit or the slowest yet ([`slowest`]): a
+        // record is the fastest of three runs too, not a moment the fuzzer waited
+        if best <= LIMIT && best <= slowest_yet() {
             break;
         }
     }
+    slowest(best);
     if !cfg!(debug_assertions) && best > LIMIT {
         panic!("{what} took {best:?}, over {LIMIT:?}");
     }
     out.expect("run once")
+}
+
+/// The door and the input being checked (set by each door; read by [`slowest`]).
+static INPUT: Mutex<(&str, Vec<u8>)> = Mutex::new(("", Vec::new()));
+
+/// The slowest time [`in_time`] measured in this process.
+static SLOWEST: Mutex<Duration> = Mutex::new(Duration::ZERO);
+
+/// The slowest time recorded in this process.
+fn slowest_yet() -> Duration {
+    SLOWEST.lock().map_or(Duration::MAX, |d| *d)
+}
+
+/// Each door says which input it checks, for [`slowest`].
+fn checking(door: &'static str, data: &[u8]) {
+    if let Ok(mut input) = INPUT.lock() {
+        input.0 = door;
+        input.1.clear();
+        input.1.extend_from_slice(data);
+    }
+}
+
+/// The fuzz target records its slowest input: when `took` is the longest this process has
+/// measured, `fuzz/slowest-<door>.txt` gets the time, the input's length and its first 300
+/// bytes (escaped), and `fuzz/slowest-<door>.input` the input itself (written by the fuzz
+/// targets only, not by `tests/fuzz.rs`; not checked in).
+fn slowest(took: Duration) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    if !root.ends_with("fuzz") {
+        return;
+    }
+    let Ok(mut max) = SLOWEST.lock() else { return };
+    if took <= *max {
+        return;
+    }
+    *max = took;
+    let Ok(input) = INPUT.lock() else { return };
+    let (door, data) = (input.0, &input.1);
+    let prefix = data[..data.len().min(300)].escape_ascii().to_string();
+    let text = format!(
+        "{door}: the slowest input so far took {took:?} (limit {LIMIT:?}); {} bytes\n{prefix}\n",
+        data.len()
+    );
+    let _ = std::fs::write(format!("{root}/slowest-{door}.txt"), text);
+    let _ = std::fs::write(format!("{root}/slowest-{door}.input"), data);
 }
 
 /// A message, a listed key or a one-line output: no control character at all (a terminal, the
@@ -102,6 +152,16 @@ fn vocabulary() -> &'static (BTreeSet<String>, BTreeSet<String>) {
         }
         (tags, attrs)
     })
+}
+
+/// Learns what the checks learn once ([`vocabulary`], the cards', the fresh pages), before the
+/// first input: libFuzzer's `-timeout` then times the inputs alone.
+pub fn warm() {
+    vocabulary();
+    card_is_clean("", "");
+    for &fw in Framework::ALL {
+        start_page(fw, true);
+    }
 }
 
 /// The first view of a state, as a cold visit paints it.
@@ -166,7 +226,16 @@ pub fn no_markup(what: &str, html: &str, input: &str) {
     }
 }
 
-/// The page after an import that is applied, as the page's Import button does it.
+/// An import settled against the page's own cluster, as the page's Import button and `dpcalc
+/// check` do before applying it (`Imported::settle`: a script's default of an unset variable
+/// gives way to the page's value, and a note says so).
+pub fn settled(page: &State, mut got: Imported) -> Imported {
+    got.settle(&page.link.inputs);
+    got
+}
+
+/// The page after an import that is applied, as the page's Import button does it (after
+/// [`settled`]).
 pub fn apply(page: &State, got: &Imported) -> State {
     page.reduce(Action::Import(
         got.framework,
@@ -222,6 +291,28 @@ thread_local! {
         .iter()
         .map(|&framework| State::from_link(Link { framework, ..Link::default() }))
         .collect();
+    /// Each framework's page with a cluster given (3 nodes of 4 GPUs): a script's default of an
+    /// unset variable gives way to it (`Imported::settle`, with a note).
+    static CLUSTERED: Vec<State> = Framework::ALL
+        .iter()
+        .map(|&framework| {
+            let mut link = dpcalc::query::decode("nodes=3&gpus_per_node=4");
+            link.framework = framework;
+            State::from_link(link)
+        })
+        .collect();
+}
+
+/// The page an import starts from: `framework`'s first visit, or with a cluster given.
+pub fn start_page(framework: Framework, cluster: bool) -> State {
+    if !cluster {
+        return fresh_page(framework);
+    }
+    let i = Framework::ALL
+        .iter()
+        .position(|&f| f == framework)
+        .unwrap_or(0);
+    CLUSTERED.with(|pages| pages[i].clone())
 }
 
 /// The page a first visit to `framework` shows.
@@ -283,11 +374,15 @@ pub fn card_is_clean(svg: &str, input: &str) {
 /// - the import and the page it leads to compute within 100 ms (`in_time`);
 /// - no message, listed key or note holds a control character (`one_line`);
 /// - the page after the import holds no markup from the text (`no_markup`);
-/// - a JSON object's every key is applied, listed as not read, or named in an error or warning
-///   (never dropped silently);
+/// - a config's every key (JSON, YAML, TOML, accelerate's YAML) is applied, listed as not read,
+///   or named in an error or warning (never dropped silently: [`every_key_accounted`]);
+/// - the import is settled against the page's cluster first (`Imported::settle`, as the page
+///   and `dpcalc check` do; not forced, the fifth bit starts from a page with a cluster), so
+///   its notes are checked too;
 /// - what the import applied, exported in the framework's format and imported again, gives the
 ///   same values (`tests/common/roundtrip.rs`, the check the test suite runs on its fixtures).
 pub fn import(data: &[u8]) {
+    checking("import", data);
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
@@ -296,9 +391,10 @@ pub fn import(data: &[u8]) {
     let all = Framework::ALL;
     let current = all[usize::from(pick & 7) % all.len()];
     let forced = (pick & 8 != 0).then(|| all[usize::from(pick >> 4) % all.len()]);
-    let page = fresh_page(current);
+    // not forced, the fifth bit starts from a page with a cluster given
+    let page = start_page(current, forced.is_none() && pick & 0x10 != 0);
     let (got, next) = in_time("import", || {
-        let got = read(current, forced, &text);
+        let got = settled(&page, read(current, forced, &text));
         let next = got.applicable().then(|| apply(&page, &got));
         (got, next)
     });
@@ -311,15 +407,24 @@ pub fn import(data: &[u8]) {
     round_trip(&next);
 }
 
-/// A JSON object read as a framework's JSON config: every key with a value is applied, listed as
-/// not read, or named in an error or a warning. A key's value is at its dotted path; a path is
-/// accounted for when it, or a section above it, is named.
+/// The last part of the path [`yaml_paths`] gives a value whose key is not text (a list or a
+/// mapping as a key): the import names it "a key that is not text, at …", or names a section
+/// above it.
+const NOT_TEXT: &str = "\u{0}a key that is not text";
+
+/// A config read as a framework's config (JSON, TrainingArguments' JSON, flat or nested YAML,
+/// TOML) or as accelerate's config YAML: every key with a value is applied, listed as not read,
+/// or named in an error or a warning. A key's value is at its dotted path (as the import names
+/// nested keys: `fsdp_config.state_dict_type`, `parallelism.dp`, `[training] steps` is
+/// `training.steps`); a path is accounted for when it, or a section above it, is named. The
+/// paths come from the text by another reading than the import's (`serde_json`, the `toml`
+/// crate, `yaml-rust2`'s events walked here), so a key the import skips shows.
 fn every_key_accounted(text: &str, got: &Imported) {
-    let reads = got.framework.spec().import.as_ref().map(|i| i.reads);
+    let Some(import) = got.framework.spec().import.as_ref() else {
+        return;
+    };
     if got.malformed
         || !got.is_config()
-        || got.scope != Scope::Config
-        || !matches!(reads, Some(Reads::Json | Reads::TrainingArguments))
         || got
             .unknown
             .iter()
@@ -329,42 +434,124 @@ fn every_key_accounted(text: &str, got: &Imported) {
         return;
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let Ok(serde_json::Value::Object(top)) = serde_json::from_str::<serde_json::Value>(text) else {
-        return;
+    let accelerate = got.scope == Scope::Cluster && dpcalc::calc::import::looks_yaml(text);
+    let paths = match (got.scope, import.reads) {
+        _ if accelerate => yaml_paths(text),
+        (Scope::Config, Reads::Json | Reads::TrainingArguments) => json_paths(text),
+        (Scope::Config, Reads::Yaml | Reads::YamlNested) => yaml_paths(text),
+        (Scope::Config, Reads::Toml) => toml_paths(text),
+        _ => None,
     };
-    let mut paths = Vec::new();
-    leaves(&serde_json::Value::Object(top), None, &mut paths);
-    let import = got.framework.spec().import.as_ref().expect("importable");
-    for path in paths {
+    for path in paths.unwrap_or_default() {
+        // a key that is not text: its section (`None` at the top; an empty key is a section)
+        let not_text = path.strip_suffix(NOT_TEXT).map(|p| p.strip_suffix('.'));
         // a control character is listed as U+FFFD
-        let path: String = path
+        let path: String = not_text
+            .flatten()
+            .unwrap_or(&path)
             .chars()
             .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
             .collect();
-        let mut named = false;
-        let mut at = path.as_str();
-        loop {
-            let field = got.framework.field(at).or_else(|| (import.alias)(at));
-            named |= got.unknown.iter().any(|k| {
-                k == at
-                    || (k.ends_with('\u{2026}') && at.starts_with(k.trim_end_matches('\u{2026}')))
-            }) || got
-                .errors
+        let named = if let Some(section) = not_text {
+            got.unknown
                 .iter()
-                .chain(&got.warnings)
-                .any(|m| m.contains(at))
-                || field.is_some_and(|f| got.get(f).is_some());
-            match at.rfind('.') {
-                Some(i) if !named => at = &at[..i],
-                _ => break,
-            }
-        }
+                .any(|k| k.starts_with("a key that is not text"))
+                || (section.is_some() && path_or_section_named(&path, got))
+        } else {
+            (accelerate && accelerate_reads(&path, got))
+                || joined(&path, got)
+                || path_or_section_named(&path, got)
+        };
         assert!(
             named,
             "{path} is neither applied nor named: inputs {:?}, unknown {:?}, errors {:?}, warnings {:?}",
             got.inputs, got.unknown, got.errors, got.warnings
         );
     }
+}
+
+/// Whether `path`, or a section above it, is applied (the field it names has a value, or is
+/// left empty by an error that names the field: a key given twice), listed as not read, or
+/// named in an error or a warning.
+fn path_or_section_named(path: &str, got: &Imported) -> bool {
+    let import = got.framework.spec().import.as_ref().expect("importable");
+    let messages = || got.errors.iter().chain(&got.warnings);
+    let mut at = path;
+    loop {
+        let field = got.framework.field(at).or_else(|| (import.alias)(at));
+        // a message quotes a long key by its first 40 characters
+        let short: String = at.chars().take(40).collect();
+        let named = got.unknown.iter().any(|k| {
+            k == at || (k.ends_with('\u{2026}') && at.starts_with(k.trim_end_matches('\u{2026}')))
+        }) || messages()
+            .any(|m| m.contains(at) || m.contains(&format!("{short}\u{2026}")))
+            || field.is_some_and(|f| {
+                got.get(f).is_some()
+                    || got
+                        .errors
+                        .iter()
+                        .any(|m| m.contains("given again") && m.contains(f.key()))
+            });
+        match at.rfind('.') {
+            _ if named => return true,
+            Some(i) => at = &at[..i],
+            None => return false,
+        }
+    }
+}
+
+/// A framework's joined key (`Import::joined`: torchtitan's `model.flavor`, read into
+/// `model.name`'s value) whose first key was applied.
+fn joined(path: &str, got: &Imported) -> bool {
+    let import = got.framework.spec().import.as_ref().expect("importable");
+    import.joined.iter().any(|(first, second)| {
+        *second == path
+            && got
+                .framework
+                .field(first)
+                .or_else(|| (import.alias)(first))
+                .is_some_and(|f| got.get(f).is_some())
+    })
+}
+
+/// accelerate's config: `num_machines` and `num_processes` fill the cluster (nodes, GPUs per
+/// node, or the world size as written); `parallelism_config`'s sizes and backends are read
+/// against what the page computes (`calc/import/accelerate.rs`: a size or backend that differs
+/// is a warning, one that agrees is the page's own layout).
+fn accelerate_reads(path: &str, got: &Imported) -> bool {
+    use dpcalc::calc::Field;
+    match path {
+        "num_machines" | "num_processes" => [Field::Nodes, Field::GpusPerNode, Field::WorldSize]
+            .iter()
+            .any(|&f| got.get(f).is_some()),
+        _ => path
+            .strip_prefix("parallelism_config.parallelism_config_")
+            .is_some_and(|k| {
+                [
+                    "dp_replicate_size",
+                    "dp_shard_size",
+                    "tp_size",
+                    "cp_size",
+                    "sp_size",
+                    "cp_backend",
+                    "sp_backend",
+                ]
+                .contains(&k)
+            }),
+    }
+}
+
+/// The dotted paths of a JSON object's leaves with a value (null is "not given"); `None` when
+/// the text is no JSON object.
+fn json_paths(text: &str) -> Option<Vec<String>> {
+    let top @ serde_json::Value::Object(_) =
+        serde_json::from_str::<serde_json::Value>(text).ok()?
+    else {
+        return None;
+    };
+    let mut paths = Vec::new();
+    leaves(&top, None, &mut paths);
+    Some(paths)
 }
 
 /// The dotted paths of a JSON value's leaves with a value (null is "not given").
@@ -385,6 +572,139 @@ fn leaves(v: &serde_json::Value, path: Option<String>, out: &mut Vec<String>) {
     }
 }
 
+/// The dotted paths of a TOML document's values (`[a.b] c = 1` is `a.b.c`; an array is one
+/// value), read by the `toml` crate; `None` when it is not TOML.
+fn toml_paths(text: &str) -> Option<Vec<String>> {
+    fn walk(table: &toml::Table, path: &str, out: &mut Vec<String>) {
+        for (k, v) in table {
+            let p = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            match v {
+                toml::Value::Table(t) => walk(t, &p, out),
+                _ => out.push(p),
+            }
+        }
+    }
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let mut out = Vec::new();
+    walk(&table, "", &mut out);
+    Some(out)
+}
+
+/// The dotted paths of a YAML mapping's values, as PyYAML loads it: a scalar (a plain `~`,
+/// `null` or nothing is "not given"), a list, an alias of a collection; a scalar alias is its
+/// anchor's value; a key that is not text is [`NOT_TEXT`]. `None` when the text is no YAML
+/// mapping, or more than one document.
+fn yaml_paths(text: &str) -> Option<Vec<String>> {
+    use yaml_rust2::parser::{Event, Parser};
+    use yaml_rust2::scanner::TScalarStyle;
+    /// A node: a scalar (its text, and whether it is null), a collection, an alias of one.
+    enum Node {
+        Value(String, bool),
+        Map,
+        List,
+        Alias,
+    }
+    /// A mapping being read (its path, the key waiting for its value: `Some(None)` for a key
+    /// that is not text), or a collection whose inside is not read.
+    enum Frame {
+        /// (`None`: the top; an empty key is a key: `"": {b: 1}` is `.b`)
+        Map(Option<String>, Option<Option<String>>),
+        Skip,
+    }
+    let mut parser = Parser::new_from_str(text);
+    let (mut frames, mut out, mut docs) = (Vec::<Frame>::new(), Vec::new(), 0);
+    let mut anchors: Vec<(usize, String, bool)> = Vec::new();
+    let null = |v: &str, st: TScalarStyle| {
+        st == TScalarStyle::Plain && matches!(v, "" | "~" | "null" | "Null" | "NULL")
+    };
+    loop {
+        let node = match parser.next_token().ok()?.0 {
+            Event::StreamEnd => break,
+            Event::DocumentStart => {
+                docs += 1;
+                if docs > 1 {
+                    return None;
+                }
+                continue;
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                frames.pop();
+                continue;
+            }
+            Event::Scalar(v, st, anchor, _) => {
+                let is_null = null(&v, st);
+                if anchor != 0 {
+                    anchors.push((anchor, v.clone(), is_null));
+                }
+                Node::Value(v, is_null)
+            }
+            Event::MappingStart(..) => Node::Map,
+            Event::SequenceStart(..) => Node::List,
+            Event::Alias(id) => match anchors.iter().rev().find(|(a, _, _)| *a == id) {
+                Some((_, v, is_null)) => Node::Value(v.clone(), *is_null),
+                None => Node::Alias,
+            },
+            _ => continue,
+        };
+        let Some(top) = frames.last_mut() else {
+            // the document's root: a mapping, or nothing
+            match node {
+                Node::Map => frames.push(Frame::Map(None, None)),
+                Node::Value(_, true) => {}
+                _ => return None,
+            }
+            continue;
+        };
+        let Frame::Map(path, key) = top else {
+            if matches!(node, Node::Map | Node::List) {
+                frames.push(Frame::Skip);
+            }
+            continue;
+        };
+        let Some(k) = key.take() else {
+            // a key
+            // a scalar key as written (`~:` is the key None to PyYAML; the import names it `~`)
+            let collection = matches!(node, Node::Map | Node::List);
+            *key = Some(match node {
+                Node::Value(k, _) => Some(k),
+                _ => None,
+            });
+            if collection {
+                frames.push(Frame::Skip);
+            }
+            continue;
+        };
+        let k = k.unwrap_or_else(|| NOT_TEXT.to_string());
+        let p = match path {
+            None => k,
+            Some(path) => format!("{path}.{k}"),
+        };
+        let not_text = p.ends_with(NOT_TEXT);
+        match node {
+            Node::Value(_, true) => {
+                if not_text {
+                    out.push(p);
+                }
+            }
+            Node::Value(_, false) | Node::Alias => out.push(p),
+            Node::List => {
+                out.push(p);
+                frames.push(Frame::Skip);
+            }
+            Node::Map if not_text => {
+                out.push(p);
+                frames.push(Frame::Skip);
+            }
+            Node::Map => frames.push(Frame::Map(Some(p), None)),
+        }
+    }
+    Some(out)
+}
+
 /// Any text as a bash launch script (Megatron-LM's examples: variables, arrays, `${1:-d}`,
 /// `$((…))`, `if`), read by the bash reader (`calc::import::shell`) and then by the import of the
 /// framework the first byte picks, as the page's Import reads a pasted script. Checked on every
@@ -392,9 +712,13 @@ fn leaves(v: &serde_json::Value, path: Option<String>, out: &mut Vec<String>) {
 /// - reading it and computing the page it leads to take under 100 ms (`in_time`);
 /// - the reader stays within its bounds: at most `MAX_WORDS` words, each at most `MAX_LEN`
 ///   bytes, or it says the script grew too large;
-/// - no import message holds a control character, the page holds no markup from the text;
+/// - the import is settled against the page's cluster first (`Imported::settle`, as the page
+///   does; the first byte's last bit starts from a page with a cluster): a script's default of an
+///   unset variable gives way, with a note;
+/// - no import message or note holds a control character, the page holds no markup from the text;
 /// - the round trip of what was applied (`tests/common/roundtrip.rs`).
 pub fn shell(data: &[u8]) {
+    checking("shell", data);
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
@@ -403,12 +727,13 @@ pub fn shell(data: &[u8]) {
     let all = Framework::ALL;
     let fw = match pick & 1 {
         0 => Framework::from_id("megatron").expect("megatron"),
-        _ => all[usize::from(pick >> 1) % all.len()],
+        _ => all[usize::from(pick >> 1 & 0x3f) % all.len()],
     };
-    let page = fresh_page(fw);
+    // the last bit starts from a page with a cluster given (the script's defaults give way)
+    let page = start_page(fw, pick & 0x80 != 0);
     let (script, got, next) = in_time("the script", || {
         let script = bash::read(&text);
-        let got = import_as(fw, &text);
+        let got = settled(&page, import_as(fw, &text));
         let next = got.applicable().then(|| apply(&page, &got));
         (script, got, next)
     });
@@ -430,18 +755,20 @@ pub fn shell(data: &[u8]) {
     round_trip(&next);
 }
 
-/// `dpcalc check` as a library call (`dpcalc::cli::check`): its files, links and flags built from
-/// the input. The first byte says which outputs (`--json`, `--link`, `--card`) and how many files;
-/// the rest is split at NUL bytes: the files' texts (written to a scratch directory), then one
-/// argument per part, its first character naming it (`f` --framework, `v` --version, `n`
-/// --nodes, `g` --gpus-per-node, `s` --set, `e` --expect, `b` --base, `l` a link). Checked on
-/// every input:
-/// - the check takes under 100 ms (`in_time`);
+/// `dpcalc check` and `dpcalc plan` as library calls (`dpcalc::cli::check`, `dpcalc::cli::plan::plan`):
+/// their files, links and flags built from the input. The first byte says which command (its
+/// bits 5-6: `check`, `plan`, `plan --scale`, `plan --expect-within-best`), which outputs
+/// (`--json`, `--link`, `--card`) and how many files; the rest is split at NUL bytes: the files'
+/// texts (written to a scratch directory), then one argument per part, its first character
+/// naming it (`f` --framework, `v` --version, `n` --nodes, `g` --gpus-per-node, `s` --set, `e`
+/// --expect, or plan's percentage, `b` --base, `l` a link). Checked on every input:
+/// - the command takes under 100 ms (`in_time`);
 /// - the exit status is 0, 1 or 2, and with 2 nothing is printed on standard output;
 /// - standard output and error are UTF-8 with no control character but line ends; `--json`
 ///   prints one JSON document;
 /// - the summary card holds only the card's own elements and attributes.
 pub fn cli(data: &[u8]) {
+    checking("cli", data);
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
@@ -482,9 +809,17 @@ pub fn cli(data: &[u8]) {
             _ => {}
         }
     }
-    let (code, out, err) = in_time("dpcalc check", || {
+    let command = pick >> 5 & 3;
+    if command != 0 {
+        // `plan` prints no card and no link
+        args.card = None;
+    }
+    let (code, out, err) = in_time("dpcalc check or plan", || {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = check(&args, &mut out, &mut err);
+        let code = match command {
+            0 => check(&args, &mut out, &mut err),
+            _ => plan(&plan_args(&args, command), &mut out, &mut err),
+        };
         (code, out, err)
     });
     assert!(code <= 2, "exit status {code}");
@@ -503,19 +838,45 @@ pub fn cli(data: &[u8]) {
     }
 }
 
-/// This process's scratch directory for the files and the card.
-fn scratch() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("dpcalc-fuzz-cli-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
-        dir
-    })
+/// `dpcalc plan`'s arguments from `check`'s: `command` 2 is `--scale`, 3 `--expect-within-best`
+/// (the first `--expect` as a percentage, else 10).
+fn plan_args(args: &CheckArgs, command: u8) -> PlanArgs {
+    let within = (command == 3).then(|| {
+        args.expect
+            .first()
+            .and_then(|e| e.trim().trim_end_matches('%').parse::<f64>().ok())
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .unwrap_or(10.0)
+    });
+    PlanArgs {
+        input: args.input.clone(),
+        expect_within_best: within,
+        json: args.json,
+        scale: command == 2,
+        base: args.base.clone(),
+    }
+}
+
+/// This thread's scratch directory for the files and the card (`tests/fuzz.rs` runs the doors
+/// on several threads of one process: each writes and removes its own card).
+fn scratch() -> PathBuf {
+    thread_local! {
+        static DIR: PathBuf = {
+            static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let dir = std::env::temp_dir()
+                .join(format!("dpcalc-fuzz-cli-{}-{n}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("a scratch directory");
+            dir
+        };
+    }
+    DIR.with(PathBuf::clone)
 }
 
 /// Any bytes as a query string: decoding and computing take under 100 ms; the canonical link
 /// the page writes computes the same report; the snippets never panic.
 pub fn query(data: &[u8]) {
+    checking("query", data);
     let text = String::from_utf8_lossy(data);
     let (link, report) = in_time("the link", || {
         let link = dpcalc::query::decode(&text);

@@ -1,5 +1,6 @@
-//! `dpcalc check` as a library call (`dpcalc::cli::check`): its files, links and flags built from
-//! the input. The first byte says which outputs (`--json`, `--link`, `--card`) and how many files;
+//! `dpcalc check` and `dpcalc plan` (`--scale`, `--expect-within-best`) as library calls
+//! (`dpcalc::cli::check`, `dpcalc::cli::plan::plan`): files, links and flags built from the
+//! input. The first byte says which command, which outputs (`--json`, `--link`, `--card`) and how many files;
 //! the rest is split at NUL bytes: the files' texts (written to a scratch directory), then one
 //! argument per part, its first character naming it (`f` --framework, `v` --version, `n`
 //! --nodes, `g` --gpus-per-node, `s` --set, `e` --expect, `b` --base, `l` a link). Checked on
@@ -15,4 +16,6 @@ use libfuzzer_sys::fuzz_target;
 
 mod checks;
 
-fuzz_target!(|data: &[u8]| checks::cli(data));
+// what the checks learn once (the pages' vocabulary, the fresh pages) is learned before the
+// first input, so libFuzzer's `-timeout` never counts it
+fuzz_target!(init: checks::warm(), |data: &[u8]| checks::cli(data));

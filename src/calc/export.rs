@@ -572,6 +572,9 @@ fn command_line(command: String, entries: &[Entry], words: fn(Field) -> Option<u
                 let w: Vec<String> = t.split_whitespace().map(word).collect();
                 format!("{flag} {}", w.join(" "))
             }
+            // a value that starts with `-` is argparse's only as `--flag=-value` (as its own
+            // word it is taken for an option: "expected one argument")
+            Value::Text(t) if t.starts_with('-') => format!("{flag}={}", word(t)),
             Value::Text(t) => format!("{flag} {}", word(t)),
         };
         lines.push(format!("    {line}"));

@@ -24,7 +24,9 @@ pub struct Plan {
     /// Tokens per sample the framework trains on: its key, or its default when absent.
     pub seq_len: Option<u64>,
     /// The training rows (`num_samples`) and epochs as the rules read them (`None`: not given,
-    /// unreadable, or the framework has no such key): what the compare view carries across.
+    /// unreadable, or the framework has no such key; a default the canonical link leaves out,
+    /// axolotl's `num_epochs` 1, counts as given, so a link and its canonical form agree): what
+    /// the compare view carries across.
     pub rows: Option<u64>,
     pub epochs: Option<f64>,
     /// How the world's GPUs sit on nodes, decided once ([`NodeShape`]; `None`: no valid world

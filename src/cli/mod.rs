@@ -188,7 +188,7 @@ pub fn check(args: &CheckArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 /// Text for a terminal or a CI log: a control character the input carried (ESC, NUL, a line
 /// break in a flag's value) as U+FFFD, so nothing given can move the cursor or forge a line;
 /// `lines` keeps the text's own line breaks and tabs.
-fn printable(text: &str, lines: bool) -> String {
+pub(super) fn printable(text: &str, lines: bool) -> String {
     text.chars()
         .map(|c| match c {
             '\n' | '\t' if lines => c,
@@ -201,7 +201,7 @@ fn printable(text: &str, lines: bool) -> String {
 /// JSON with every control character but its line breaks as a `\u` escape: serde_json leaves
 /// DEL and the C1 controls (U+009B is a terminal's CSI) raw in strings; escaped, the document
 /// holds the same values. (Outside strings JSON has only ASCII punctuation and spaces.)
-fn json_escaped(text: &str) -> String {
+pub(super) fn json_escaped(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() && c != '\n' {

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::print::Printed;
 use super::read::{self, Read};
-use super::{FAILED, PASSED, UNREADABLE};
+use super::{json_escaped, printable, FAILED, PASSED, UNREADABLE};
 use crate::calc::planner::{self, Planner};
 use crate::calc::schedule::human;
 use crate::calc::view::{self, PlanAttr, PlanRowView, PLAN_COLUMNS};
@@ -71,7 +71,7 @@ pub fn plan(args: &PlanArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Ok(r) => r,
         Err(reasons) => {
             for r in reasons {
-                let _ = writeln!(err, "dpcalc: {r}");
+                let _ = writeln!(err, "dpcalc: {}", printable(&r, false));
             }
             return UNREADABLE;
         }
@@ -80,10 +80,12 @@ pub fn plan(args: &PlanArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         return super::scale::scale(&read, args.json, out, err);
     }
     let planned = Planned::new(&read, args.expect_within_best);
+    // as `dpcalc check` prints: a control character the input carried (a link's address, a
+    // key) never reaches the terminal
     let text = if args.json {
-        planned.json()
+        json_escaped(&planned.json())
     } else {
-        planned.text()
+        printable(&planned.text(), true)
     };
     let _ = out.write_all(text.as_bytes());
     let reasons = planned.reasons();
@@ -91,7 +93,7 @@ pub fn plan(args: &PlanArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         return PASSED;
     }
     for r in reasons {
-        let _ = writeln!(err, "dpcalc: {r}");
+        let _ = writeln!(err, "dpcalc: {}", printable(&r, false));
     }
     FAILED
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::plan::{aligned, Attr};
 use super::print::Printed;
 use super::read::Read;
-use super::{FAILED, PASSED};
+use super::{json_escaped, printable, FAILED, PASSED};
 use crate::calc::scaling::{self, Scale};
 use crate::calc::view::{self, PlanAttr, ScaleRowView, SCALE_COLUMNS};
 use crate::page;
@@ -21,13 +21,18 @@ use crate::state::{scale_url, url_with};
 /// Prints the scaling view of what was read to `out`; a refusal's reasons to `err`.
 pub fn scale(read: &Read, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let scaled = Scaled::new(read);
-    let text = if json { scaled.json() } else { scaled.text() };
+    // as `dpcalc check` prints: no control character the input carried reaches the terminal
+    let text = if json {
+        json_escaped(&scaled.json())
+    } else {
+        printable(&scaled.text(), true)
+    };
     let _ = out.write_all(text.as_bytes());
     if !read.state.report.has_errors() {
         return PASSED;
     }
     for r in Printed::new(read).reasons() {
-        let _ = writeln!(err, "dpcalc: {r}");
+        let _ = writeln!(err, "dpcalc: {}", printable(&r, false));
     }
     FAILED
 }

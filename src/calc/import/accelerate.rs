@@ -35,15 +35,6 @@ const SIZES: [&str; 5] = [
 /// The backends `ParallelismConfig.__post_init__` accepts (it raises for any other).
 const BACKENDS: [(&str, &str); 2] = [("cp_backend", "torch"), ("sp_backend", "deepspeed")];
 
-/// The launcher's other `parallelism_config_*` arguments (`commands/launch.py`): how CP
-/// communicates and what Ulysses expects of the sequence; none changes a batch or a step.
-const OTHERS: [&str; 4] = [
-    "cp_comm_strategy",
-    "sp_seq_length",
-    "sp_seq_length_is_variable",
-    "sp_attn_implementation",
-];
-
 /// An accelerate config: the cluster and the `parallelism_config` block.
 pub(super) fn config(text: &str, out: &mut Imported) {
     let Some(leaves) = yaml_leaves(text, out, "an accelerate config") else {
@@ -133,7 +124,11 @@ fn parallelism(block: Vec<Leaf>, world: Option<u64>, out: &mut Imported, seen: &
             if b == "sp_backend" {
                 sp_backend = v;
             }
-        } else if !OTHERS.contains(&key) {
+        } else {
+            // the launcher's other `parallelism_config_*` arguments (`commands/launch.py`:
+            // `cp_comm_strategy`, `sp_seq_length`, `sp_seq_length_is_variable`,
+            // `sp_attn_implementation`: how CP communicates, what Ulysses expects of the
+            // sequence) change no batch or step: not read, and listed so, as any other key
             out.unknown(leaf.path);
         }
     }

@@ -235,7 +235,7 @@ fn command_format(text: &str) -> Format {
 }
 
 /// Whether the first line that is not a comment is a YAML `key:` or a document start `---`.
-pub(super) fn looks_yaml(text: &str) -> bool {
+pub fn looks_yaml(text: &str) -> bool {
     text.lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'))

@@ -11,6 +11,16 @@ pub(super) const MAX_DEPTH: usize = 8;
 /// At most this many values are read from a nested config.
 pub(super) const MAX_LEAVES: usize = 20_000;
 
+/// When a reader kept [`MAX_LEAVES`] values, an error says the rest were not read (a value is
+/// never dropped silently).
+pub(super) fn capped(count: usize, out: &mut Imported) {
+    if count >= MAX_LEAVES {
+        out.error(
+            "the config holds 20,000 values or more; only the first 20,000 are read (a config holds a few hundred)",
+        );
+    }
+}
+
 /// A value of a nested config, by its dotted path.
 pub(super) struct Leaf {
     pub(super) path: String,

@@ -54,7 +54,7 @@ mod training_arguments;
 mod words;
 mod yaml;
 
-pub use detect::{detect, detect_format, Format};
+pub use detect::{detect, detect_format, looks_yaml, Format};
 pub use model_config::model_config;
 
 use super::field::{CLUSTER, THROUGHPUT};
@@ -424,6 +424,9 @@ pub fn import(text: &str) -> Imported {
 /// config or a bare launcher line fills its cluster; any other config is read in the forced
 /// framework's format, or in the detected one's.
 pub fn read(current: Framework, forced: Option<Framework>, text: &str) -> Imported {
+    if let Some(refused) = binary(forced.unwrap_or(current), text) {
+        return refused;
+    }
     if let Some(m) = model_config(forced.unwrap_or(current), text) {
         return m;
     }
@@ -456,6 +459,9 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
             MAX_INPUT / 1024
         ));
         return out;
+    }
+    if let Some(refused) = binary(framework, text) {
+        return refused;
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     out.release = named_release(framework, text);
@@ -498,6 +504,20 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
         dpcalc_comments(text, &mut out);
     }
     out.finish()
+}
+
+/// A text with a NUL character is a binary file's (no config format allows one: YAML, JSON and
+/// TOML refuse it, bash drops it): refused whole, with the problem named, rather than read up to
+/// the NUL (`yaml-rust2` takes a NUL for the end of the text). `dpcalc check` refuses such a file
+/// before reading it (`cli/read.rs`).
+fn binary(framework: Framework, text: &str) -> Option<Imported> {
+    let at = text.find('\0')?;
+    let line = text[..at].matches('\n').count() + 1;
+    let mut out = Imported::new(framework);
+    out.malformed(format!(
+        "line {line}: a NUL character: this is a binary file, not a config (paste the config's text)"
+    ));
+    Some(out)
 }
 
 /// The field a config key of `framework` fills: a key of its form that a config file can hold

@@ -2,7 +2,7 @@
 //! nesting guard): each `[table] key` read as `table.key`, and the framework's joined keys
 //! (`Import::joined`: torchtitan's `[model] name` and `flavor`) as one value.
 
-use super::leaves::{read_leaves, Leaf, MAX_DEPTH, MAX_LEAVES};
+use super::leaves::{capped, read_leaves, Leaf, MAX_DEPTH, MAX_LEAVES};
 use super::{config_field, Imported};
 use crate::calc::Framework;
 
@@ -110,18 +110,18 @@ pub(super) fn read(text: &str, out: &mut Imported) {
     let lines = key_lines(text);
     let line_of = |p: &str| lines.iter().find(|(k, _)| k == p).map(|(_, n)| *n);
     let mut leaves: Vec<(usize, Leaf)> = Vec::new();
-    let mut stack: Vec<(String, &Value, usize)> = vec![(String::new(), &top, 0)];
+    // (`None`: the top table; an empty key is a key: `[""] a = 1` is `.a`, never the top's `a`)
+    let mut stack: Vec<(Option<String>, &Value, usize)> = vec![(None, &top, 0)];
     while let Some((path, v, depth)) = stack.pop() {
         let Value::Object(map) = v else { continue };
         for (k, v) in map {
-            let p = if path.is_empty() {
-                k.clone()
-            } else {
-                format!("{path}.{k}")
+            let p = match &path {
+                None => k.clone(),
+                Some(path) => format!("{path}.{k}"),
             };
             let value = match v {
                 Value::Object(_) if depth < MAX_DEPTH => {
-                    stack.push((p, v, depth + 1));
+                    stack.push((Some(p), v, depth + 1));
                     continue;
                 }
                 Value::String(s) => Some(s.clone()),
@@ -142,6 +142,7 @@ pub(super) fn read(text: &str, out: &mut Imported) {
             }
         }
     }
+    capped(leaves.len(), out);
     leaves.sort_by_key(|(line, _)| *line);
     let framework = out.framework;
     let mut leaves: Vec<Leaf> = leaves.into_iter().map(|(_, l)| l).collect();

@@ -5,7 +5,7 @@
 //! collection are never expanded. Scalars are read as the frameworks' loader (PyYAML's
 //! `safe_load`, YAML 1.1) reads them.
 
-use super::leaves::{read_leaves, Leaf, MAX_DEPTH, MAX_LEAVES};
+use super::leaves::{capped, read_leaves, Leaf, MAX_DEPTH, MAX_LEAVES};
 use super::{config_field, Imported, MAX_LISTED};
 use crate::calc::{num, Field, Kind};
 use yaml_rust2::parser::{Event, Parser};
@@ -221,9 +221,45 @@ struct Nested {
     expect_key: bool,
     key: Option<(String, Marker)>,
     entries: Vec<Entry>,
+    /// Where each key that is not text (a collection, an alias of one) is: its value is not read.
+    not_text: Vec<Marker>,
+    /// The next node is the value of a key that is not text (skipped).
+    skip_value: bool,
 }
 
+/// PyYAML's reader refuses a text holding a character outside YAML's printable set before it
+/// parses anything (`yaml/reader.py`, `Reader.check_printable`, PyYAML 6.0.4: `NON_PRINTABLE =
+/// [^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]`): so does
+/// dpcalc, with PyYAML's words (`/work/venvs/mcore-0.16.1/bin/python -c "import yaml;
+/// yaml.safe_load('a: \x15')"` raises `ReaderError: unacceptable character #x0015: special
+/// characters are not allowed`). Whether it refused.
+fn unprintable(text: &str, out: &mut Imported) -> bool {
+    let printable = |c: char| {
+        matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}')
+            || matches!(c, '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+    };
+    let Some(at) = text.find(|c: char| !printable(c)) else {
+        return false;
+    };
+    let c = text[at..].chars().next().unwrap_or_default();
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    out.malformed(format!(
+        "YAML error at line {}, column {}: unacceptable character #x{:04x}: special characters are not allowed",
+        text[..at].matches('\n').count() + 1,
+        text[line_start..at].chars().count() + 1,
+        c as u32
+    ));
+    true
+}
+
+/// A flat YAML config (axolotl's), unless PyYAML refuses a character of it.
 pub(super) fn read(text: &str, out: &mut Imported) {
+    if !unprintable(text, out) {
+        read_flat(text, out);
+    }
+}
+
+fn read_flat(text: &str, out: &mut Imported) {
     let mut parser = Parser::new_from_str(text);
     // Collections open (the top mapping is depth 1). Inside the top mapping, nodes alternate
     // key, value; a nested value is skipped whole. Scalar anchors are kept so a scalar alias is
@@ -361,10 +397,7 @@ impl TopMap {
             }
             // a collection inside the nested mapping: its child is not read
             if let Some(n) = self.nested.as_mut() {
-                if let Some((k, m)) = n.key.take() {
-                    n.entries.push((k, None, m));
-                    n.expect_key = true;
-                }
+                n.collection(mark);
             }
         }
         true
@@ -374,9 +407,14 @@ impl TopMap {
     fn nested_scalar(&mut self, value: String, style: TScalarStyle, mark: Marker) {
         if let Some(n) = self.nested.as_mut() {
             n.scalar(value, style, mark);
-        } else if let Some(Some(items)) = self.list.as_mut() {
-            if items.len() < MAX_LISTED && !is_null(&value, style) {
-                items.push(value);
+        } else if let Some(items) = self.list.as_mut() {
+            // a null item (`- ` or `~`: the framework gets None in its list) or a list longer
+            // than any a config holds: the list is not read (and listed), never read in part
+            match items {
+                Some(list) if list.len() < MAX_LISTED && !is_null(&value, style) => {
+                    list.push(value)
+                }
+                _ => *items = None,
             }
         }
     }
@@ -387,7 +425,8 @@ impl TopMap {
         if let Some(n) = self.nested.as_mut() {
             match self.anchors.iter().find(|(a, _, _)| *a == id) {
                 Some((_, v, st)) => n.scalar(v.clone(), *st, mark),
-                None => n.scalar(String::new(), TScalarStyle::Plain, mark),
+                // an alias of a collection: a key that is not text, or a value not read
+                None => n.collection(mark),
             }
         } else if let Some(items) = self.list.as_mut() {
             // an alias inside a list: the list is not read
@@ -435,8 +474,14 @@ impl TopMap {
                         && config_field(out.framework, &key)
                             .is_some_and(|f| f.kind() == Kind::Text) =>
                 {
-                    let text = items.unwrap_or_default().join(", ");
-                    yaml_value(out, &mut self.seen, key, &kmark, text, TScalarStyle::Plain)
+                    let items = items.unwrap_or_default();
+                    if items.is_empty() {
+                        // an empty list is not read, and listed so (never skipped unsaid)
+                        out.unknown(key);
+                    } else {
+                        let text = items.join(", ");
+                        yaml_value(out, &mut self.seen, key, &kmark, text, TScalarStyle::Plain)
+                    }
                 }
                 // a nested mapping with a key the framework reads (`fsdp_config.state_dict_type`):
                 // each entry as `key.child`; one with none stays one unknown key
@@ -445,6 +490,9 @@ impl TopMap {
                         config_field(out.framework, &format!("{key}.{c}")).is_some()
                     }) =>
                 {
+                    for m in &n.not_text {
+                        out.unknown(format!("a key that is not text, at {}", at(m)));
+                    }
                     for (child, value, m) in n.entries {
                         let dotted = format!("{key}.{child}");
                         match value {
@@ -461,8 +509,27 @@ impl TopMap {
 }
 
 impl Nested {
+    /// A collection (or an alias of one) as a node of the nested mapping: a key that is not
+    /// text, or a value that is not read.
+    fn collection(&mut self, mark: Marker) {
+        if self.skip_value {
+            self.skip_value = false;
+            self.expect_key = true;
+        } else if self.expect_key {
+            self.not_text.push(mark);
+            self.expect_key = false;
+            self.skip_value = true;
+        } else if let Some((k, m)) = self.key.take() {
+            self.entries.push((k, None, m));
+            self.expect_key = true;
+        }
+    }
+
     fn scalar(&mut self, value: String, style: TScalarStyle, mark: Marker) {
-        if self.expect_key {
+        if self.skip_value {
+            self.skip_value = false;
+            self.expect_key = true;
+        } else if self.expect_key {
             self.key = Some((value, mark));
             self.expect_key = false;
         } else if let Some((k, m)) = self.key.take() {
@@ -493,6 +560,9 @@ fn yaml_value(
 /// A YAML mapping's values by their dotted paths (scalar anchors resolved, collection aliases
 /// never expanded, lists not read). `None` after an error (recorded in `out`).
 pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<Vec<Leaf>> {
+    if unprintable(text, out) {
+        return None;
+    }
     let mut parser = Parser::new_from_str(text);
     let mut frames: Vec<Frame> = Vec::new();
     let mut leaves: Vec<Leaf> = Vec::new();
@@ -537,7 +607,7 @@ pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<
                 Some((_, v, st)) => Ok((v.clone(), *st)),
                 // an alias of a collection: not expanded (read as a list would be)
                 None => {
-                    alias_of_collection(&mut frames, &mut leaves);
+                    alias_of_collection(&mut frames, &mut leaves, mark);
                     continue;
                 }
             },
@@ -550,40 +620,51 @@ pub(super) fn yaml_leaves(text: &str, out: &mut Imported, what: &str) -> Option<
         }
         map_node(&mut frames, &mut leaves, node, mark, depth);
     }
+    capped(leaves.len(), out);
     Some(leaves)
 }
 
 enum Frame {
-    /// A mapping at `path`; the pending key (`None` until one is read, `Some(None)` for a key
-    /// that is not text).
+    /// A mapping at `path` (`None`: the top mapping); the pending key and where it is (`None`
+    /// until one is read; its text `None` for a key that is not text).
     Map {
-        path: String,
-        key: Option<Option<(String, Marker)>>,
+        path: Option<String>,
+        key: Option<(Option<String>, Marker)>,
     },
     /// A list, a too-deep mapping, or a collection used as a key: not read.
     Skip,
 }
-/// `path.key`, or `key` at the top.
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
+/// `path.key`, or `key` at the top: an empty key is a key (`"": {b: 1}` is `.b`, never the
+/// top's `b`).
+fn join(path: &Option<String>, key: &str) -> String {
+    match path {
+        None => key.to_string(),
+        Some(path) => format!("{path}.{key}"),
     }
 }
 
-/// An alias of a collection: not expanded (read as a list would be).
-fn alias_of_collection(frames: &mut [Frame], leaves: &mut Vec<Leaf>) {
+/// An alias of a collection at `mark`: not expanded (read as a list would be).
+fn alias_of_collection(frames: &mut [Frame], leaves: &mut Vec<Leaf>, mark: Marker) {
     if let Some(Frame::Map { path, key }) = frames.last_mut() {
         match key.take() {
-            None => *key = Some(None),
-            Some(Some((k, m))) => leaves.push(Leaf {
+            None => *key = Some((None, mark)),
+            Some((Some(k), m)) => leaves.push(Leaf {
                 path: join(path, &k),
                 value: None,
                 at: at(&m),
             }),
-            Some(None) => {}
+            Some((None, m)) => leaves.push(not_text(&m)),
         }
+    }
+}
+
+/// A value whose key is not text (a list, a mapping or an alias of one as a key): not read, and
+/// named so by where the key is (no path can name it).
+fn not_text(mark: &Marker) -> Leaf {
+    Leaf {
+        path: format!("a key that is not text, at {}", at(mark)),
+        value: None,
+        at: at(mark),
     }
 }
 
@@ -598,7 +679,7 @@ fn root_node(
 ) -> Option<()> {
     match node {
         Err(true) => frames.push(Frame::Map {
-            path: String::new(),
+            path: None,
             key: None,
         }),
         Err(false) => {
@@ -640,14 +721,17 @@ fn map_node(
     };
     match (key.take(), node) {
         // a key
-        (None, Ok((k, _))) => *key = Some(Some((k, mark))),
+        (None, Ok((k, _))) => *key = Some((Some(k), mark)),
         (None, Err(_)) => {
-            *key = Some(None);
+            *key = Some((None, mark));
             frames.push(Frame::Skip);
         }
         // a value
-        (Some(k), node) => {
-            let entry = k.map(|(k, m)| (join(path, &k), at(&m)));
+        (Some((k, m)), node) => {
+            if k.is_none() && leaves.len() < MAX_LEAVES {
+                leaves.push(not_text(&m));
+            }
+            let entry = k.map(|k| (join(path, &k), at(&m)));
             match (entry, node) {
                 (Some((p, a)), Ok((v, st))) => {
                     if !is_null(&v, st) && leaves.len() < MAX_LEAVES {
@@ -658,9 +742,10 @@ fn map_node(
                         });
                     }
                 }
-                (Some((p, _)), Err(true)) if depth < MAX_DEPTH => {
-                    frames.push(Frame::Map { path: p, key: None })
-                }
+                (Some((p, _)), Err(true)) if depth < MAX_DEPTH => frames.push(Frame::Map {
+                    path: Some(p),
+                    key: None,
+                }),
                 (Some((p, a)), Err(_)) => {
                     if leaves.len() < MAX_LEAVES {
                         leaves.push(Leaf {

@@ -457,7 +457,9 @@ pub fn compute(raw: &RawInputs) -> Report {
 pub fn compute_version(main: Version, raw: &RawInputs) -> Report {
     let mut report = Report::default();
     let i = Inputs::parse(raw, &mut report);
-    (report.plan.rows, report.plan.epochs) = (i.num_samples.given(), i.num_epochs.given());
+    // the epochs as the rules read them: a link leaves axolotl's default 1 out (its
+    // `link_default`), so an absent num_epochs is that 1, as a given one is
+    (report.plan.rows, report.plan.epochs) = (i.num_samples.given(), i.num_epochs.or(1.0));
     let t = Texts::parse(raw, &mut report);
     Calc {
         inputs: i,
