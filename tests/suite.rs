@@ -10,6 +10,7 @@ mod common;
 mod architecture;
 mod axolotl;
 mod card;
+mod calibration;
 mod cli;
 mod compare;
 mod deepspeed;
