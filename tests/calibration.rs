@@ -34,9 +34,11 @@ fn report(link: &str) -> Report {
 fn group(r: &Record) -> String {
     let full = r.get("source").unwrap_or_default();
     let doc = match full.rsplit_once(':') {
-        Some((doc, _)) if full.contains('@') => doc.split('@').next().unwrap_or(doc).to_string()
-            + ":"
-            + doc.rsplit(':').next().unwrap_or(""),
+        Some((doc, _)) if full.contains('@') => {
+            doc.split('@').next().unwrap_or(doc).to_string()
+                + ":"
+                + doc.rsplit(':').next().unwrap_or("")
+        }
         _ => r.source.clone(),
     };
     format!(

@@ -9,8 +9,8 @@ mod common;
 
 mod architecture;
 mod axolotl;
-mod card;
 mod calibration;
+mod card;
 mod cli;
 mod compare;
 mod deepspeed;
@@ -49,6 +49,7 @@ mod schedule;
 mod stages;
 mod step_time;
 mod torchtitan;
+mod training_log;
 
 /// Every file of `tests/` runs: it is a module of this suite, or a test target of its own in
 /// `Cargo.toml` (the browser tests). With `autotests = false` Cargo no longer finds test files by

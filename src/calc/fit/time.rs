@@ -356,7 +356,10 @@ fn calibration_outputs(report: &mut Report, c: &Calibration, uncalibrated: f64) 
         return;
     }
     report.estimated.compute_factor = (c.k != 1.0 || c.typed).then_some(c.k);
-    report.set(Output::StepTimeUncalibratedSeconds, Num::Float(uncalibrated));
+    report.set(
+        Output::StepTimeUncalibratedSeconds,
+        Num::Float(uncalibrated),
+    );
     report.set(Output::CalibrationComputeFactor, Num::Float(c.k));
     let from = match (c.typed, c.measured) {
         (true, _) => "as typed".to_string(),
