@@ -10,7 +10,7 @@
 //! `calibration_compute_factor`) and compared with its own measurement.
 
 use crate::measured_throughput::{float, measured, median, not_modelled, records, Record};
-use dpcalc::calc::{Level, Output, Report};
+use dpcalc::calc::{Field, Level, Output, Report};
 use dpcalc::query;
 
 /// The goal of issue 35: median |error| at most 6 %, 90 % of the predictions within ±15 %. One
@@ -220,4 +220,81 @@ fn a_record_calibrated_on_itself_takes_its_measured_time() {
         (compute / compute0 - k).abs() < 0.02,
         "{compute} / {compute0} vs {k}"
     );
+}
+
+/// A measured speed is the link's own layout's: the planner ranks every plan with the factor it
+/// fits, each row says so, and each row's link carries the factor instead of the speed and
+/// shows the row's step time; `dpcalc check --json` prints the factor.
+#[test]
+fn the_planner_ranks_and_links_with_the_factor() {
+    let r = records()
+        .into_iter()
+        .find(|r| r.id == "tt-a100-llama3-8b-fsdp64-sel-layer")
+        .expect("the record");
+    let m = estimable(&r).expect("estimated");
+    let q = format!("{}&tokens_per_second_per_gpu={m}", r.link);
+    let l = query::decode(&q);
+    let base = l.report();
+    let k = float(&base, Output::CalibrationComputeFactor).expect("a factor");
+    let plans = dpcalc::calc::planner::rank(l.framework, l.release().id, &l.inputs);
+    assert!(plans.rows.len() >= 3, "{:?}", plans.note);
+    for row in &plans.rows {
+        assert_eq!(row.compute_factor, Some(k));
+        let mut inputs = l.inputs.clone();
+        for (f, v) in &row.assignments {
+            inputs.set(*f, v);
+        }
+        assert!(inputs.get(Field::TokensPerSecondPerGpu).is_empty());
+        assert_eq!(
+            inputs.get(Field::CalibrationComputeFactor),
+            dpcalc::calc::num::float_repr(k)
+        );
+        let rep = l.framework.compute(l.release().id, &inputs);
+        assert_eq!(
+            float(&rep, Output::StepTimeSeconds),
+            Some(row.step_seconds),
+            "{}",
+            row.query()
+        );
+    }
+    // an uncalibrated ranking is another one: the factor moves the step times
+    let plain = dpcalc::calc::planner::rank(l.framework, l.release().id, &query::decode(&r.link).inputs);
+    assert!(plain.rows.iter().all(|p| p.compute_factor.is_none()));
+    assert_ne!(plain.rows[0].step_seconds, plans.rows[0].step_seconds);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dpcalc"))
+        .args(["check", "--json", &q])
+        .output()
+        .expect("dpcalc runs");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        json["outputs"]["calibration_compute_factor"].as_f64(),
+        Some(k),
+        "{json}"
+    );
+}
+
+/// A factor outside 0.25–4 is refused at its field; one beyond ±25 % is applied with a warning.
+#[test]
+fn the_factor_is_bounded_and_warned_beyond_25_percent() {
+    let r = records()
+        .into_iter()
+        .find(|r| r.id == "tt-a100-llama3-8b-fsdp64-sel-layer")
+        .expect("the record");
+    let refused = report(&format!("{}&calibration_compute_factor=5", r.link));
+    assert!(refused
+        .diags_for(Field::CalibrationComputeFactor)
+        .any(|d| d.level == Level::Error));
+    let warned = report(&format!("{}&calibration_compute_factor=1.5", r.link));
+    assert!(warned
+        .diags_for(Field::CalibrationComputeFactor)
+        .any(|d| d.level == Level::Warning && d.message.contains("±25 %")));
+    assert_eq!(float(&warned, Output::CalibrationComputeFactor), Some(1.5));
+    let fine = report(&format!("{}&calibration_compute_factor=1.1", r.link));
+    assert_eq!(fine.diags_for(Field::CalibrationComputeFactor).count(), 0);
+    // a measured speed no factor reproduces: said, and uncalibrated
+    let far = report(&format!("{}&tokens_per_second_per_gpu=1", r.link));
+    assert!(far
+        .diags_for(Field::TokensPerSecondPerGpu)
+        .any(|d| d.message.starts_with("No calibration")));
+    assert_eq!(float(&far, Output::CalibrationComputeFactor), Some(1.0));
 }
