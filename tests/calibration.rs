@@ -258,9 +258,21 @@ fn the_planner_ranks_and_links_with_the_factor() {
         );
     }
     // an uncalibrated ranking is another one: the factor moves the step times
-    let plain = dpcalc::calc::planner::rank(l.framework, l.release().id, &query::decode(&r.link).inputs);
+    let plain =
+        dpcalc::calc::planner::rank(l.framework, l.release().id, &query::decode(&r.link).inputs);
     assert!(plain.rows.iter().all(|p| p.compute_factor.is_none()));
     assert_ne!(plain.rows[0].step_seconds, plans.rows[0].step_seconds);
+    // the scaling view: every size is planned with the link's factor, not refitted at its size
+    let scale = dpcalc::calc::scaling::scale(l.framework, l.release().id, &l.inputs);
+    let planned: Vec<_> = scale.rows.iter().filter_map(|r| r.plan_inputs()).collect();
+    assert!(planned.len() >= 2, "{:?}", scale.note);
+    for inputs in &planned {
+        assert!(inputs.get(Field::TokensPerSecondPerGpu).is_empty());
+        assert_eq!(
+            inputs.get(Field::CalibrationComputeFactor),
+            dpcalc::calc::num::float_repr(k)
+        );
+    }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dpcalc"))
         .args(["check", "--json", &q])
         .output()

@@ -481,8 +481,9 @@ impl Planning {
 /// What every plan's link sets for a measured speed of the current inputs (`tokens_per_second_per_gpu`
 /// or `seconds_per_step`, which is the current layout's): the speed cleared, and the compute
 /// factor it fits (`calibration_compute_factor`), so that every plan is ranked, and its link
-/// computed, with the calibration. A typed factor is in the inputs already.
-fn calibration(base: &Report, raw: &RawInputs) -> Vec<(Field, String)> {
+/// computed, with the calibration (the scaling view's sizes too). A typed factor is in the inputs
+/// already.
+pub fn calibration(base: &Report, raw: &RawInputs) -> Vec<(Field, String)> {
     let measured = [Field::TokensPerSecondPerGpu, Field::SecondsPerStep];
     if !measured.iter().any(|&f| raw.is_given(f)) {
         return Vec::new();
