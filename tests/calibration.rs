@@ -30,6 +30,14 @@ fn report(link: &str) -> Report {
     l.report()
 }
 
+/// The record `id` of the fixture.
+fn record(id: &str) -> Record {
+    records()
+        .into_iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("{id}: no such record"))
+}
+
 /// The group a record calibrates: its source document, GPU and variant, framework and precision.
 fn group(r: &Record) -> String {
     let full = r.get("source").unwrap_or_default();
@@ -189,10 +197,7 @@ fn calibrating_on_one_run_predicts_the_others() {
 /// decimals of the factor), and its uncalibrated step time and error are shown beside it.
 #[test]
 fn a_record_calibrated_on_itself_takes_its_measured_time() {
-    let r = records()
-        .into_iter()
-        .find(|r| r.id == "tt-a100-llama3-70b-fsdp64-full")
-        .expect("the record");
+    let r = record("tt-a100-llama3-70b-fsdp64-full");
     let m = estimable(&r).expect("estimated");
     let rep = report(&format!("{}&tokens_per_second_per_gpu={m}", r.link));
     let k = float(&rep, Output::CalibrationComputeFactor).expect("a factor");
@@ -227,10 +232,7 @@ fn a_record_calibrated_on_itself_takes_its_measured_time() {
 /// shows the row's step time; `dpcalc check --json` prints the factor.
 #[test]
 fn the_planner_ranks_and_links_with_the_factor() {
-    let r = records()
-        .into_iter()
-        .find(|r| r.id == "tt-a100-llama3-8b-fsdp64-sel-layer")
-        .expect("the record");
+    let r = record("tt-a100-llama3-8b-fsdp64-sel-layer");
     let m = estimable(&r).expect("estimated");
     let q = format!("{}&tokens_per_second_per_gpu={m}", r.link);
     let l = query::decode(&q);
@@ -288,10 +290,7 @@ fn the_planner_ranks_and_links_with_the_factor() {
 /// A factor outside 0.25–4 is refused at its field; one beyond ±25 % is applied with a warning.
 #[test]
 fn the_factor_is_bounded_and_warned_beyond_25_percent() {
-    let r = records()
-        .into_iter()
-        .find(|r| r.id == "tt-a100-llama3-8b-fsdp64-sel-layer")
-        .expect("the record");
+    let r = record("tt-a100-llama3-8b-fsdp64-sel-layer");
     let refused = report(&format!("{}&calibration_compute_factor=5", r.link));
     assert!(refused
         .diags_for(Field::CalibrationComputeFactor)
