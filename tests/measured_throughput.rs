@@ -23,18 +23,18 @@ const WITHIN_20: usize = 19;
 /// The median |error| of the check records so far, percent (the goal: 12).
 const MEDIAN: f64 = 18.5;
 
-struct Record {
-    id: String,
-    role: String,
+pub(crate) struct Record {
+    pub(crate) id: String,
+    pub(crate) role: String,
     /// The source's repository or paper (the part before `@` or `_Table`).
-    source: String,
-    gpu: String,
-    link: String,
+    pub(crate) source: String,
+    pub(crate) gpu: String,
+    pub(crate) link: String,
     fields: Vec<(String, String)>,
 }
 
 impl Record {
-    fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.fields
             .iter()
             .find(|(k, v)| k == key && v != "-")
@@ -43,7 +43,7 @@ impl Record {
 }
 
 /// Settings the step time does not model: such a record is listed as not estimated.
-fn not_modelled(r: &Record) -> Option<String> {
+pub(crate) fn not_modelled(r: &Record) -> Option<String> {
     if r.link == "none" {
         return Some(
             r.get("not_expressible")
@@ -57,7 +57,7 @@ fn not_modelled(r: &Record) -> Option<String> {
     None
 }
 
-fn records() -> Vec<Record> {
+pub(crate) fn records() -> Vec<Record> {
     FIXTURE
         .lines()
         .map(str::trim)
@@ -100,7 +100,7 @@ fn records() -> Vec<Record> {
         .collect()
 }
 
-fn float(r: &Report, o: Output) -> Option<f64> {
+pub(crate) fn float(r: &Report, o: Output) -> Option<f64> {
     match r.value(o)? {
         Num::Float(x) => Some(x),
         Num::Int(i) => Some(i as f64),
@@ -117,7 +117,7 @@ fn key(link: &str, k: &str) -> Option<f64> {
 
 /// The measured tokens per second per GPU: as given; else the TFLOP/s by the source's
 /// convention; else from the iteration time.
-fn measured(r: &Record, report: &Report) -> Result<f64, String> {
+pub(crate) fn measured(r: &Record, report: &Report) -> Result<f64, String> {
     if let Some(t) = r.get("measured_tokens_per_second_per_gpu") {
         return t.parse().map_err(|_| format!("{t}: not a number"));
     }
@@ -191,7 +191,7 @@ fn estimate(r: &Record) -> Result<Row, String> {
     })
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
+pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
     if n == 0 {

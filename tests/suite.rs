@@ -9,6 +9,7 @@ mod common;
 
 mod architecture;
 mod axolotl;
+mod calibration;
 mod card;
 mod cli;
 mod compare;
@@ -51,6 +52,7 @@ mod schedule;
 mod stages;
 mod step_time;
 mod torchtitan;
+mod training_log;
 mod usable_memory;
 
 /// Every file of `tests/` runs: it is a module of this suite, or a test target of its own in

@@ -38,4 +38,7 @@ pub struct Estimated {
     pub tokens_per_second_per_gpu: Option<f64>,
     /// In the framework's FLOPs convention (`mfu_estimate`).
     pub mfu: Option<f64>,
+    /// The compute factor the step time used (`calibration_compute_factor`): typed, or fitted
+    /// from the measured speed of the link's own layout. `None`: uncalibrated.
+    pub compute_factor: Option<f64>,
 }

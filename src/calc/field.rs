@@ -441,9 +441,11 @@ fields! {
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- throughput (dpcalc's own, for time estimates) -----------------------------------
         TokensPerSecondPerGpu => "tokens_per_second_per_gpu", Real, "Tokens per second per GPU", "unset",
-            "Measured throughput; gives time per step and GPU-hours.";
+            "Measured throughput of this layout; gives time per step and GPU-hours, and calibrates the estimate.";
         SecondsPerStep => "seconds_per_step", Real, "Seconds per step", "unset",
             "Measured time of one optimizer step (instead of tokens per second).";
+        CalibrationComputeFactor => "calibration_compute_factor", Real, "Calibration compute factor", "1 (uncalibrated)",
+            "Multiplies the step-time estimate's compute (0.25–4); fitted from a measured speed of this layout.";
         // ---- cost and the scaling view (dpcalc's own) -----------------------------------------
         GpuHourPrice => "gpu_hour_price", Real, "Price per GPU-hour", "unset",
             "What one GPU costs per hour, in your currency; gives the run's cost (total_cost).";
@@ -478,6 +480,7 @@ pub const THROUGHPUT: (&str, &[Field]) = (
         Field::InterNodeGbps,
         Field::TokensPerSecondPerGpu,
         Field::SecondsPerStep,
+        Field::CalibrationComputeFactor,
         Field::GpuHourPrice,
         Field::DeadlineHours,
         Field::MaxNodes,

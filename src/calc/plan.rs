@@ -243,6 +243,15 @@ pub struct GpuSettings {
     pub mfu: Option<f64>,
 }
 
+/// The compute factors the step time accepts (`calibration_compute_factor`): beyond 4× slower or
+/// faster than the mechanism estimate, the measured run is not the link's setup, and no factor on
+/// the compute can say what differs.
+pub const CALIBRATION_BOUNDS: (f64, f64) = (0.25, 4.0);
+
+/// A factor beyond ±25 % (E2 of the step-time notes): calibrated, but said to point to a
+/// misdescribed setup (another GPU variant, a power cap, another attention kernel).
+pub const CALIBRATION_PLAUSIBLE: f64 = 0.25;
+
 /// What the model, memory and compute stage reads, as the framework resolved it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
@@ -282,6 +291,9 @@ pub struct Settings {
     /// The measured throughput, as typed (a measurement wins over the estimate).
     pub tokens_per_second_per_gpu: Param<f64>,
     pub seconds_per_step: Param<f64>,
+    /// The step time's compute factor as typed (`calibration_compute_factor`, within
+    /// [`CALIBRATION_BOUNDS`]; `None`: not typed, or refused at its field).
+    pub calibration_compute_factor: Option<f64>,
     /// What one GPU-hour costs (`gpu_hour_price`: the run's `total_cost`).
     pub gpu_hour_price: Param<f64>,
     /// The scaling view's deadline in hours (more than 0) and its largest size in nodes (1 to
@@ -321,6 +333,7 @@ impl Default for Settings {
             has_experts: false,
             tokens_per_second_per_gpu: Param::Absent,
             seconds_per_step: Param::Absent,
+            calibration_compute_factor: None,
             gpu_hour_price: Param::Absent,
             deadline_hours: Param::Absent,
             max_nodes: Param::Absent,

@@ -64,6 +64,9 @@ pub struct PlanRow {
     pub total_seconds: Option<f64>,
     pub gpu_hours: Option<f64>,
     pub total_cost: Option<f64>,
+    /// The compute factor its step time was calibrated with (`calibration_compute_factor`, which
+    /// its link carries); `None`: uncalibrated.
+    pub compute_factor: Option<f64>,
     /// What applying the plan sets, in the framework's own keys.
     pub assignments: Vec<(Field, String)>,
 }
@@ -153,6 +156,9 @@ pub struct Planning {
     out: Planner,
     target: u64,
     micro_field: Option<Field>,
+    /// What every plan's link sets besides its layout: the compute factor the current inputs'
+    /// measured speed fits, and that speed cleared (it is the current layout's, not the plan's).
+    calibration: Vec<(Field, String)>,
     layers: u64,
     recomputes: &'static [Choice],
     shardings: &'static [Choice],
@@ -179,6 +185,7 @@ impl Planning {
             out: Planner::default(),
             target: 0,
             micro_field: framework.field_for(Concept::Micro),
+            calibration: Vec::new(),
             layers: 0,
             recomputes: if plans.recompute.is_empty() {
                 CURRENT
@@ -220,6 +227,7 @@ impl Planning {
             return p;
         }
         p.target = target;
+        p.calibration = calibration(&base, raw);
         p.layers = (base.plan.settings.model.as_ref()).map_or(0, |m| m.model.num_hidden_layers);
         let current_micro = base.plan.micro_batch.unwrap_or(1);
         let mut micros: Vec<u64> = MICRO_BATCHES.to_vec();
@@ -267,7 +275,8 @@ impl Planning {
         let Some(micro_field) = self.micro_field else {
             return;
         };
-        let mut sets: Vec<(Field, String)> = vec![(micro_field, micro.to_string())];
+        let mut sets = self.calibration.clone();
+        sets.push((micro_field, micro.to_string()));
         if let Some((per_rank, other)) = plans.virtual_stages {
             let text = if v > 1 { v.to_string() } else { String::new() };
             sets.push((per_rank, text));
@@ -463,10 +472,30 @@ impl Planning {
             total_seconds: None,
             gpu_hours: None,
             total_cost: None,
+            compute_factor: None,
             assignments,
         };
         verified(&report, plan, self.target)
     }
+}
+
+/// What every plan's link sets for a measured speed of the current inputs (`tokens_per_second_per_gpu`
+/// or `seconds_per_step`, which is the current layout's): the speed cleared, and the compute
+/// factor it fits (`calibration_compute_factor`), so that every plan is ranked, and its link
+/// computed, with the calibration (the scaling view's sizes too). A typed factor is in the inputs
+/// already.
+pub fn calibration(base: &Report, raw: &RawInputs) -> Vec<(Field, String)> {
+    let measured = [Field::TokensPerSecondPerGpu, Field::SecondsPerStep];
+    if !measured.iter().any(|&f| raw.is_given(f)) {
+        return Vec::new();
+    }
+    let mut sets: Vec<(Field, String)> = measured.iter().map(|&f| (f, String::new())).collect();
+    if let Some(k) = base.estimated.compute_factor {
+        if !raw.is_given(Field::CalibrationComputeFactor) {
+            sets.push((Field::CalibrationComputeFactor, super::num::float_repr(k)));
+        }
+    }
+    sets
 }
 
 /// A candidate's figures from its own full computation (the model stage's typed estimate),
@@ -491,6 +520,7 @@ fn verified(report: &Report, plan: PlanRow, target: u64) -> Option<PlanRow> {
         tokens_per_second_per_gpu: e.tokens_per_second_per_gpu?,
         mfu: e.mfu,
         memory_bytes: memory,
+        compute_factor: e.compute_factor,
         ..plan
     })
 }

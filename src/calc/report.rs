@@ -278,6 +278,9 @@ outputs! {
     StepEpCommSeconds => "step_ep_comm_seconds", "Expert-parallel communication";
     StepPpBubbleSeconds => "step_pp_bubble_seconds", "Pipeline bubble and sends";
     StepDpCommSeconds => "step_dp_comm_seconds", "Data-parallel communication";
+    StepTimeUncalibratedSeconds => "step_time_uncalibrated_seconds", "Estimated step time, uncalibrated (s)";
+    CalibrationComputeFactor => "calibration_compute_factor", "Calibration compute factor";
+    StepTimeUncalibratedError => "step_time_uncalibrated_error", "Uncalibrated estimate against the measured step";
     // (model: add outputs above this line)
 
     // ---- tokens and time (dpcalc's own arithmetic, calc/schedule.rs) ---------------------

@@ -137,6 +137,10 @@ impl Scaling {
             }
         };
         s.gpus_per_node = shape.gpus_per_node;
+        // a measured speed is the link's own size's: every size takes the factor it fits
+        for (f, v) in planner::calibration(&link, raw) {
+            s.raw.set(f, &v);
+        }
         s.todo = sizes(max).into_iter();
         s.link = link;
         s.done = false;

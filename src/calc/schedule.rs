@@ -365,8 +365,11 @@ pub fn human(output: Output, value: Num) -> String {
         | Output::StepCpCommSeconds
         | Output::StepEpCommSeconds
         | Output::StepPpBubbleSeconds
-        | Output::StepDpCommSeconds => human_duration(x),
+        | Output::StepDpCommSeconds
+        | Output::StepTimeUncalibratedSeconds => human_duration(x),
         Output::MfuEstimate => format!("{} %", sig3(x * 100.0)),
+        Output::StepTimeUncalibratedError => format!("{:+.1} %", x * 100.0),
+        Output::CalibrationComputeFactor => format!("× {}", crate::calc::num::float_repr(x)),
         Output::GpuHours => format!("{} GPU-hours", human_count(x)),
         _ => human_count(x),
     }

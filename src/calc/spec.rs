@@ -277,9 +277,28 @@ pub enum Reads {
     TrainingArguments,
 }
 
+/// The training log a framework prints, whose measured speed calibrates the step time (the
+/// reader is `import/log.rs`; each format named by the lines it reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrainingLog {
+    /// `iteration N/ M | … | elapsed time per iteration (ms): … | global batch size: … |`
+    /// (Megatron-LM's `training_log`).
+    ElapsedPerIteration,
+    /// `step: N  loss: …  tps: 1,234  tflops: …  mfu: …%` (torchtitan's `MetricsProcessor`).
+    StepTps,
+    /// `{'train_runtime': …, 'train_samples_per_second': …, 'train_steps_per_second': …}` and
+    /// `TrainOutput(global_step=N, …)` (the Hugging Face Trainer's `speed_metrics`).
+    TrainMetrics,
+    /// `iteration: N / M | … | tokens_per_sec_per_gpu: 11.4K | global_batch_size: 64 |`, numbers
+    /// in `human_format` (nanotron's `train_step_logs`).
+    TokensPerSecPerGpu,
+}
+
 /// Config import of a framework.
 pub struct Import {
     pub reads: Reads,
+    /// The training log the framework prints (`None`: dpcalc reads none of its logs).
+    pub log: Option<TrainingLog>,
     /// The field for a key the framework accepts besides its own form keys (deprecated aliases,
     /// launcher flags, a nested key's dotted path such as `parallelism.tp`), if any.
     pub alias: fn(key: &str) -> Option<Field>,

@@ -385,6 +385,7 @@ fn apply_files(
         };
         let read_as = match (t.model, t.format) {
             (true, _) => "a model's config.json".to_string(),
+            (false, Format::Log(_)) => "a training log (the measured speed)".into(),
             (false, Format::Cluster) => {
                 "the cluster (an accelerate config or a launcher line)".into()
             }
@@ -410,13 +411,14 @@ fn apply_files(
         } else {
             &t.name
         };
-        for e in &imported.errors {
-            errors.push(format!("{shown}: {e}"));
-        }
         if imported.scope == Scope::Config {
             named = imported.release;
         }
+        // (settling holds a training log against the link's layout, which may refuse it)
         settle(&mut imported, &state_link.inputs, cluster_flags);
+        for e in &imported.errors {
+            errors.push(format!("{shown}: {e}"));
+        }
         let mut next = imported.merged_into(&state_link.inputs);
         if imported.scope == Scope::Config {
             crate::state::keep_cluster(&state_link.inputs, &mut next);

@@ -35,6 +35,9 @@ pub struct LayoutEstimator {
     /// layout's groups sit, for its step time.
     order: &'static [Axis],
     gpus_per_node: u64,
+    /// The report's compute factor (fitted from its measured speed, or typed): every layout's
+    /// step time is calibrated as the report's is.
+    compute_factor: f64,
 }
 
 impl LayoutEstimator {
@@ -67,6 +70,9 @@ impl LayoutEstimator {
             global_batch: base.plan.global_batch,
             order,
             gpus_per_node: base.plan.node_shape?.gpus_per_node,
+            compute_factor: (base.estimated.compute_factor)
+                .or(base.plan.settings.calibration_compute_factor)
+                .unwrap_or(1.0),
         })
     }
 
@@ -145,6 +151,7 @@ impl LayoutEstimator {
                 &plan,
                 grid,
                 self.gpus_per_node,
+                self.compute_factor,
             )
         } else {
             None

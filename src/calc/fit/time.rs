@@ -9,9 +9,11 @@ use crate::calc::estimated::StepTime;
 use crate::calc::gpu::HARDWARE_SOURCES;
 use crate::calc::model::Model;
 use crate::calc::num::float_repr as fmt_f;
-use crate::calc::plan::{GpuSettings, Overlap, Settings, Sharding};
+use crate::calc::plan::{
+    GpuSettings, Overlap, Settings, Sharding, CALIBRATION_BOUNDS, CALIBRATION_PLAUSIBLE,
+};
 use crate::calc::spec::{Axis, Spec};
-use crate::calc::{Grid, Num, Output, Report};
+use crate::calc::{Field, Grid, Level, Num, Output, Param, Report};
 
 /// The latency of one ring step inside a node: the 8-GPU H200 all-reduce curve of
 /// stas00/ml-engineering (network/benchmarks, nccl-tests: 1, 16 and 64 MiB) less its bandwidth
@@ -108,8 +110,24 @@ pub(super) fn grad_ranks(g: Grid) -> u64 {
     g.dp.saturating_mul(g.cp).saturating_mul(g.sp)
 }
 
+/// The hardware with its compute rates (matrix products, attention, memory-bound kernels)
+/// divided by the compute factor `k`: the estimate's compute is `k` times as long, its
+/// communication keeps the network model's rates, and what follows from the compute follows it
+/// (the pipeline's bubble is (p − 1)/v micro batches of the calibrated compute and communication;
+/// the communication hidden behind a longer backward is hidden more).
+fn calibrated(hw: Hardware, k: f64) -> Hardware {
+    Hardware {
+        matmul_ceiling: hw.matmul_ceiling / k,
+        attention_flops_per_s: hw.attention_flops_per_s / k,
+        memory_bytes_per_s: hw.memory_bytes_per_s / k,
+        ..hw
+    }
+}
+
 /// The step time of the estimate's plan `plan` on grid `g` (the report's own, and the
-/// explorer's and the planner's rows).
+/// explorer's and the planner's rows), its compute multiplied by `compute_factor` (1:
+/// uncalibrated).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn of_plan(
     order: &[Axis],
     s: &Settings,
@@ -118,10 +136,127 @@ pub(super) fn of_plan(
     plan: &estimate::Setup,
     g: Grid,
     gpus_per_node: u64,
+    compute_factor: f64,
 ) -> Option<StepTime> {
-    let hw = hardware(&s.gpu, s.fused_attention)?;
+    let hw = calibrated(hardware(&s.gpu, s.fused_attention)?, compute_factor);
     let place = placement(order, g, gpus_per_node);
     time::step_time(model, params, plan, grad_ranks(g), &hw, &place, overlap(s))
+}
+
+/// The measured step of the link's own layout, seconds: `seconds_per_step`, or the step's
+/// tokens at `tokens_per_second_per_gpu` on every GPU. `None` when neither is given (or usable).
+fn measured(s: &Settings, tokens: f64, world: u64) -> Option<(f64, Field)> {
+    match (s.seconds_per_step, s.tokens_per_second_per_gpu) {
+        (Param::Given(x), Param::Absent) if x > 0.0 => Some((x, Field::SecondsPerStep)),
+        (Param::Absent, Param::Given(x)) if x > 0.0 => {
+            let t = tokens / (x * world.max(1) as f64);
+            (t.is_finite() && t > 0.0).then_some((t, Field::TokensPerSecondPerGpu))
+        }
+        _ => None,
+    }
+}
+
+/// The compute factor within [`CALIBRATION_BOUNDS`] at which `total(k)` (the estimate's step
+/// time, which grows with `k`) takes `measured` seconds: bisection on log k, rounded to three
+/// decimals. `Err` with the
+/// totals at the two bounds when the measured time lies outside them.
+fn fit_factor(total: impl Fn(f64) -> Option<f64>, measured: f64) -> Result<f64, (f64, f64)> {
+    let (lo, hi) = CALIBRATION_BOUNDS;
+    let (t_lo, t_hi) = (total(lo).ok_or((0.0, 0.0))?, total(hi).ok_or((0.0, 0.0))?);
+    if !(t_lo..=t_hi).contains(&measured) {
+        return Err((t_lo, t_hi));
+    }
+    let (mut a, mut b) = (lo.ln(), hi.ln());
+    for _ in 0..48 {
+        let mid = (a + b) / 2.0;
+        match total(mid.exp()) {
+            Some(t) if t < measured => a = mid,
+            Some(_) => b = mid,
+            None => return Err((t_lo, t_hi)),
+        }
+    }
+    // three decimals: a link's factor reads as typed, within 0.05 % of the measured step
+    let k = ((a + b) / 2.0).exp();
+    Ok(((k * 1000.0).round() / 1000.0).clamp(lo, hi))
+}
+
+/// What calibration decided for the report's step time.
+struct Calibration {
+    /// The factor used (typed, else fitted); 1 when uncalibrated.
+    k: f64,
+    /// The measured step, seconds, and the field it came from.
+    measured: Option<(f64, Field)>,
+    /// Where the factor came from: typed, or fitted from the measured field.
+    typed: bool,
+}
+
+/// The compute factor of the report's step time: the typed `calibration_compute_factor`, else
+/// the one that makes the estimate take the measured step of the link's own layout; with the
+/// messages at the fields (a factor beyond ±25 %, a measurement no factor reproduces, a typed
+/// factor the measurement does not fit).
+fn calibration(
+    report: &mut Report,
+    total: impl Fn(f64) -> Option<f64>,
+    measured: Option<(f64, Field)>,
+) -> Calibration {
+    let typed = report.plan.settings.calibration_compute_factor;
+    let fitted = measured.map(|(m, field)| (fit_factor(&total, m), m, field));
+    let k = match (typed, fitted) {
+        (Some(k), Some((Ok(f), _, _))) => {
+            if (f / k - 1.0).abs() > 0.005 {
+                report.diag(
+                    Field::CalibrationComputeFactor,
+                    Level::Hint,
+                    format!("the measured speed of this layout fits a compute factor of {}; the typed {} is used", fmt_sig(f), fmt_f(k)),
+                );
+            }
+            k
+        }
+        (Some(k), _) => k,
+        (None, Some((Ok(f), _, _))) => f,
+        (None, Some((Err((lo, hi)), m, field))) => {
+            report.diag(
+                field,
+                Level::Warning,
+                format!(
+                    "No calibration: the measured step ({} s) is outside what a compute factor from {} to {} gives this layout ({} to {} s, the communication kept from the network model). The measured run is likely not this link's layout, GPU or network; the step time stays uncalibrated.",
+                    fmt_sig(m), CALIBRATION_BOUNDS.0, CALIBRATION_BOUNDS.1, fmt_sig(lo), fmt_sig(hi)
+                ),
+            );
+            1.0
+        }
+        (None, None) => 1.0,
+    };
+    if (k - 1.0).abs() > CALIBRATION_PLAUSIBLE {
+        let at = match (typed, measured) {
+            (None, Some((_, field))) => field,
+            _ => Field::CalibrationComputeFactor,
+        };
+        report.diag(
+            at,
+            Level::Warning,
+            format!(
+                "The compute factor {} is beyond ±25 %: that points to a setup the link misdescribes (another GPU variant, a power cap, another attention kernel or fusion) more than to the cluster's efficiency.",
+                fmt_sig(k)
+            ),
+        );
+    }
+    Calibration {
+        k,
+        measured,
+        typed: typed.is_some(),
+    }
+}
+
+/// Three significant figures, for messages.
+fn fmt_sig(x: f64) -> String {
+    let d = match x.abs() {
+        a if a < 1.0 => 3,
+        a if a < 10.0 => 2,
+        a if a < 100.0 => 1,
+        _ => 0,
+    };
+    format!("{x:.d$}")
 }
 
 /// The step-time outputs of the report; returns the tokens per second per GPU they imply.
@@ -145,12 +280,39 @@ pub(super) fn step(
     let gpn = report.plan.node_shape?.gpus_per_node;
     let params = Params::of(m)?;
     let (plan, _) = setup(&s, &shape, trainable, seq, g, micro, current_shard(&s));
-    let t = of_plan(spec.mesh.order, &s, m, &params, &plan, g, gpn)?;
-    let total = t.total();
+    let at = |k: f64| of_plan(spec.mesh.order, &s, m, &params, &plan, g, gpn, k);
+    let uncalibrated = at(1.0)?;
+    let total = uncalibrated.total();
     if !total.is_finite() || total <= 0.0 {
         return None;
     }
+    let tokens = global as f64 * seq as f64;
+    let measured = measured(&s, tokens, g.world);
+    let c = calibration(report, |k| at(k).map(|t| t.total()), measured);
+    let t = if c.k == 1.0 { uncalibrated } else { at(c.k)? };
+    let total = t.total();
     let hw = hardware(&s.gpu, s.fused_attention)?;
+    step_outputs(report, t, (gpn, &hw));
+    calibration_outputs(report, &c, uncalibrated.total());
+    let tps = tokens / total / g.world.max(1) as f64;
+    if let Some((fpt, convention)) = per_token {
+        let mfu = fpt * tps / hw.peak_flops;
+        if mfu.is_finite() {
+            report.set(Output::MfuEstimate, Num::Float(mfu));
+            report.estimated.mfu = Some(mfu);
+            report.explain_with(
+                Output::MfuEstimate,
+                format!("mfu_estimate = FLOPs per token ({convention}) × estimated tokens per second per GPU ÷ peak"),
+                || format!("{} × {} ÷ {}e12 = {}", fmt_f(fpt), fmt_f(tps), hw.peak_flops / 1e12, fmt_f(mfu)),
+            );
+        }
+    }
+    (tps.is_finite() && tps > 0.0).then_some(tps)
+}
+
+/// The step time and its parts as outputs, with the worked step.
+fn step_outputs(report: &mut Report, t: StepTime, (gpn, hw): (u64, &Hardware)) {
+    let total = t.total();
     for (o, v) in [
         (Output::StepTimeSeconds, total),
         (Output::StepComputeSeconds, t.compute),
@@ -185,19 +347,47 @@ pub(super) fn step(
             )
         },
     );
-    let tokens = global as f64 * seq as f64;
-    let tps = tokens / total / g.world.max(1) as f64;
-    if let Some((fpt, convention)) = per_token {
-        let mfu = fpt * tps / hw.peak_flops;
-        if mfu.is_finite() {
-            report.set(Output::MfuEstimate, Num::Float(mfu));
-            report.estimated.mfu = Some(mfu);
-            report.explain_with(
-                Output::MfuEstimate,
-                format!("mfu_estimate = FLOPs per token ({convention}) × estimated tokens per second per GPU ÷ peak"),
-                || format!("{} × {} ÷ {}e12 = {}", fmt_f(fpt), fmt_f(tps), hw.peak_flops / 1e12, fmt_f(mfu)),
-            );
-        }
+}
+
+/// The calibration's outputs: the factor, the uncalibrated step time beside the calibrated one,
+/// and how far the uncalibrated estimate was from the measured step.
+fn calibration_outputs(report: &mut Report, c: &Calibration, uncalibrated: f64) {
+    if c.k == 1.0 && !c.typed && c.measured.is_none() {
+        return;
     }
-    (tps.is_finite() && tps > 0.0).then_some(tps)
+    report.estimated.compute_factor = (c.k != 1.0 || c.typed).then_some(c.k);
+    report.set(
+        Output::StepTimeUncalibratedSeconds,
+        Num::Float(uncalibrated),
+    );
+    report.set(Output::CalibrationComputeFactor, Num::Float(c.k));
+    let from = match (c.typed, c.measured) {
+        (true, _) => "as typed".to_string(),
+        (false, Some((m, field))) => format!(
+            "fitted: the factor at which this layout's estimate takes the measured {} s ({})",
+            fmt_f(m),
+            field.key()
+        ),
+        (false, None) => "uncalibrated".to_string(),
+    };
+    report.explain(
+        Output::CalibrationComputeFactor,
+        "calibration_compute_factor multiplies the estimate's compute (matrix products, attention, memory-bound kernels, the optimizer step); communication keeps the network model's rates, and the pipeline's bubble follows the calibrated micro batch",
+        format!("calibration_compute_factor = {} ({from})", fmt_f(c.k)),
+    );
+    if let Some((m, _)) = c.measured {
+        let error = (uncalibrated - m) / m;
+        report.set(Output::StepTimeUncalibratedError, Num::Float(error));
+        report.explain(
+            Output::StepTimeUncalibratedError,
+            "step_time_uncalibrated_error = (uncalibrated step time − measured step) ÷ measured step",
+            format!(
+                "({} − {}) ÷ {} = {}",
+                fmt_f(uncalibrated),
+                fmt_f(m),
+                fmt_f(m),
+                fmt_f(error)
+            ),
+        );
+    }
 }

@@ -6,7 +6,7 @@ use super::launcher::split_command;
 use super::shell;
 use super::words::flags;
 use super::{config_field, importable, reading, MAX_INPUT};
-use crate::calc::spec::Reads;
+use crate::calc::spec::{Reads, TrainingLog};
 use crate::calc::Framework;
 
 /// What a pasted text is.
@@ -17,6 +17,8 @@ pub enum Format {
     /// Only a cluster shape: an accelerate config YAML, or a launcher line (`torchrun --nnodes 2
     /// --nproc_per_node 8 train.py`) whose script arguments no framework here reads.
     Cluster,
+    /// An excerpt of a training log (its measured speed, `import/log.rs`).
+    Log(TrainingLog),
     /// No config dpcalc reads ([`NOT_A_CONFIG`]).
     Unknown,
 }
@@ -83,6 +85,9 @@ pub fn detect_format(text: &str) -> Format {
     let text = text.trim_start_matches('\u{feff}');
     if text.len() > MAX_INPUT {
         return Format::Config(importable().next().unwrap_or_default());
+    }
+    if let Some(kind) = super::log::kind(text) {
+        return Format::Log(kind);
     }
     if text.trim_start().starts_with('{') {
         return json_format(text);

@@ -47,6 +47,7 @@ mod detect;
 mod json;
 mod launcher;
 mod leaves;
+mod log;
 mod model_config;
 pub mod shell;
 mod toml;
@@ -55,6 +56,7 @@ mod words;
 mod yaml;
 
 pub use detect::{detect, detect_format, looks_yaml, Format};
+pub use log::LogFacts;
 pub use model_config::model_config;
 
 use super::field::{CLUSTER, THROUGHPUT};
@@ -85,6 +87,11 @@ pub enum Scope {
     /// per node, world size), and the `parallelism_config` sizes an accelerate config gives
     /// where the form leaves them unset; the rest is kept.
     Cluster,
+    /// A training log excerpt: the measured speed it prints (`seconds_per_step` or
+    /// `tokens_per_second_per_gpu`, the other cleared, and a typed `calibration_compute_factor`
+    /// cleared so the measurement calibrates); the rest is kept. Applied only when what the log
+    /// says of its layout matches the link's ([`Imported::settle`]).
+    Measured,
 }
 
 /// The one sentence for a text that is no config dpcalc reads.
@@ -122,6 +129,8 @@ pub struct Imported {
     /// it (`NNODES=${SLURM_NNODES:-1}`), with the variables' names: the page's own cluster wins
     /// over them ([`Imported::settle`]).
     pub defaulted: Vec<(Field, String)>,
+    /// A training log's facts ([`Scope::Measured`]), held against the link's layout.
+    pub log: Option<LogFacts>,
     more_unknown: usize,
     more_errors: usize,
 }
@@ -143,7 +152,9 @@ impl Imported {
     pub fn summary(&self) -> String {
         let (n, name) = (self.inputs.len(), self.framework.name());
         if !self.applicable() {
-            let said = if self.malformed {
+            let said = if self.scope == Scope::Measured {
+                "Nothing was applied: the log is not this link's run, or its speed could not be read (see the error); the form and the results are unchanged."
+            } else if self.malformed {
                 "Nothing was applied: the text is not well-formed (see the error); the form and the results are unchanged."
             } else {
                 "Nothing was applied: no setting could be read; the form and the results are unchanged."
@@ -179,6 +190,10 @@ impl Imported {
             ),
             Scope::Cluster => format!(
                 "Read the cluster: {n} setting(s) filled in for {name}; the other inputs are kept.{unread}"
+            ),
+            Scope::Measured => format!(
+                "Read a {name} training log: {}; the other inputs are kept. With the model and the GPU it calibrates the step time (calibration_compute_factor).",
+                self.log.as_ref().map_or("", |l| l.read.as_str())
             ),
         };
         std::iter::once(said)
@@ -296,6 +311,7 @@ impl Imported {
     /// stays, as the note [`Imported::notes`] on the default says. The page's Import and
     /// `dpcalc check` call it before [`Imported::merged_into`].
     pub fn settle(&mut self, current: &RawInputs) {
+        self.check_log(current);
         for (field, names) in std::mem::take(&mut self.defaulted) {
             let page = current.get(field).trim();
             if page.is_empty() || current.conflict(field).is_some() {
@@ -315,6 +331,45 @@ impl Imported {
                 names
             ));
             *value = page.to_string();
+        }
+    }
+
+    /// A training log whose global batch or last step is not the link's is another run: it is
+    /// said, and nothing is applied (a measured speed calibrates only its own layout).
+    fn check_log(&mut self, current: &RawInputs) {
+        let Some(facts) = self.log.clone() else {
+            return;
+        };
+        let fw = self.framework;
+        let report = fw.compute_rules(fw.default_release().id, current);
+        let mut differs = Vec::new();
+        if let (Some((lo, hi)), Some(link)) = (
+            facts.global_batch,
+            report.positive(super::Output::GlobalBatchSize),
+        ) {
+            if !(lo..=hi).contains(&link) {
+                let b = if lo == hi {
+                    lo.to_string()
+                } else {
+                    format!("{lo}–{hi}")
+                };
+                differs.push(format!("its global batch is {b}, the link's {link}"));
+            }
+        }
+        if let (Some(step), Some(max)) = (facts.last_step, report.positive(super::Output::MaxSteps))
+        {
+            if step > max {
+                differs.push(format!(
+                    "it shows step {step}, beyond the link's {max} steps"
+                ));
+            }
+        }
+        if !differs.is_empty() {
+            self.inputs.clear();
+            self.error(format!(
+                "This log is of another run than the link's: {}. A measured speed calibrates only its own layout; give the link that run's settings, then paste the log.",
+                differs.join("; ")
+            ));
         }
     }
 
@@ -349,6 +404,19 @@ impl Imported {
                     }
                 }
                 return page_wins(raw);
+            }
+            Scope::Measured => {
+                for f in [
+                    Field::SecondsPerStep,
+                    Field::TokensPerSecondPerGpu,
+                    Field::CalibrationComputeFactor,
+                ] {
+                    raw.set(f, "");
+                }
+                for (f, v) in &self.inputs {
+                    raw.set(*f, v.as_str());
+                }
+                return raw;
             }
             Scope::Model => {}
         }
@@ -430,12 +498,16 @@ pub fn read(current: Framework, forced: Option<Framework>, text: &str) -> Import
     if let Some(m) = model_config(forced.unwrap_or(current), text) {
         return m;
     }
+    // a training log is the current link's run, whatever "Read as" says
+    if let Format::Log(_) = detect_format(text) {
+        return import_as(current, text);
+    }
     if let Some(fw) = forced {
         return import_as(fw, text);
     }
     let got = match detect_format(text) {
         Format::Config(fw) => import_as(fw, text),
-        Format::Cluster => import_as(current, text),
+        Format::Cluster | Format::Log(_) => import_as(current, text),
         Format::Unknown => Imported::new(current),
     };
     // nothing read, nothing listed, nothing wrong: not a config (and the form is kept)
@@ -466,6 +538,23 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     out.release = named_release(framework, text);
     let reads = framework.spec().import.as_ref().map(|i| i.reads);
+    if let Some(kind) = log::kind(text) {
+        out.scope = Scope::Measured;
+        if framework.spec().import.as_ref().and_then(|i| i.log) == Some(kind) {
+            log::read(kind, text, &mut out);
+        } else {
+            let whose: Vec<&str> = importable()
+                .filter(|f| f.spec().import.as_ref().and_then(|i| i.log) == Some(kind))
+                .map(|f| f.name())
+                .collect();
+            out.error(format!(
+                "This is a training log of {}; the link is {}'s. A measured speed calibrates only the run it comes from.",
+                whose.join(" or "),
+                framework.name()
+            ));
+        }
+        return out.finish();
+    }
     if reads.is_some() && detect_format(text) == Format::Cluster {
         out.scope = Scope::Cluster;
         if detect::looks_yaml(text) {

@@ -7,7 +7,7 @@
 use super::{Param, Reader};
 use crate::calc::field::Field;
 use crate::calc::gpu::{gpu as find_gpu, GPUS};
-use crate::calc::plan::{GpuSettings, Recompute, Settings, Zero};
+use crate::calc::plan::{GpuSettings, Recompute, Settings, Zero, CALIBRATION_BOUNDS};
 use crate::calc::report::{Diag, Level};
 use crate::calc::spec::{PlannerChoices, Spec};
 use crate::calc::{RawInputs, Report};
@@ -239,6 +239,21 @@ pub fn publish(
     };
     settings.tokens_per_second_per_gpu = rd.real(Field::TokensPerSecondPerGpu);
     settings.seconds_per_step = rd.real(Field::SecondsPerStep);
+    settings.calibration_compute_factor = match rd.real(Field::CalibrationComputeFactor) {
+        Param::Given(k) if (CALIBRATION_BOUNDS.0..=CALIBRATION_BOUNDS.1).contains(&k) => Some(k),
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::CalibrationComputeFactor,
+                Level::Error,
+                format!(
+                    "calibration_compute_factor multiplies the estimate's compute: from {} to {} (1 is uncalibrated); beyond, the measured run is another setup than the link's",
+                    CALIBRATION_BOUNDS.0, CALIBRATION_BOUNDS.1
+                ),
+            ));
+            None
+        }
+        _ => None,
+    };
     settings.gpu_hour_price = rd.real(Field::GpuHourPrice);
     settings.deadline_hours = match rd.real(Field::DeadlineHours) {
         Param::Given(h) if h <= 0.0 => {

@@ -92,6 +92,8 @@ pub struct PlanRowView {
     pub memory_bytes: u128,
     /// The run's cost (`total_cost`, with `gpu_hour_price`).
     pub total_cost: Option<f64>,
+    /// The compute factor of a calibrated step time (`calibration_compute_factor`).
+    pub compute_factor: Option<f64>,
     /// What the cells show.
     pub step_text: String,
     pub tokens_text: String,
@@ -156,6 +158,7 @@ fn row(rank: usize, p: &PlanRow, scale: f64) -> PlanRowView {
         mfu: p.mfu,
         memory_bytes: p.memory_bytes,
         total_cost: p.total_cost,
+        compute_factor: p.compute_factor,
         step_text: seconds(p.step_seconds),
         tokens_text: human(
             Output::TokensPerSecondPerGpu,
@@ -173,7 +176,8 @@ fn row(rank: usize, p: &PlanRow, scale: f64) -> PlanRowView {
 impl PlanRowView {
     /// The row's `data-plan-row` attributes (besides `data-plan-row` itself), by their names in
     /// the DOM contract (docs/outputs.md), in its order.
-    /// `data-total-cost` only with a price (`gpu_hour_price`).
+    /// `data-total-cost` only with a price (`gpu_hour_price`), `data-calibration-compute-factor`
+    /// only with a calibration.
     pub fn attributes(&self) -> Vec<(&'static str, PlanAttr)> {
         let int = |n: u64| PlanAttr::Int(u128::from(n));
         let mut out = vec![
@@ -200,6 +204,9 @@ impl PlanRowView {
         ];
         if let Some(cost) = self.total_cost {
             out.push(("data-total-cost", PlanAttr::Float(cost)));
+        }
+        if let Some(k) = self.compute_factor {
+            out.push(("data-calibration-compute-factor", PlanAttr::Float(k)));
         }
         out
     }

@@ -24,6 +24,8 @@ pub fn shown_value(output: Output, v: Num) -> String {
                         | Output::StepEpCommSeconds
                         | Output::StepPpBubbleSeconds
                         | Output::StepDpCommSeconds
+                        | Output::StepTimeUncalibratedSeconds
+                        | Output::StepTimeUncalibratedError
                         | Output::MfuEstimate
                 ) =>
         {

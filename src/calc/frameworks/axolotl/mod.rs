@@ -65,6 +65,7 @@ pub(super) const SPEC: Spec = Spec {
     },
     import: Some(Import {
         reads: Reads::Yaml,
+        log: Some(spec::TrainingLog::TrainMetrics),
         alias: import_alias,
         renamed: import_renamed,
         words: spec::all_words,

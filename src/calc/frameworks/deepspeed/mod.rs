@@ -73,6 +73,7 @@ pub(super) const SPEC: Spec = Spec {
     },
     import: Some(Import {
         reads: Reads::Json,
+        log: None,
         alias: import_alias,
         renamed: spec::no_renamed,
         words: spec::all_words,

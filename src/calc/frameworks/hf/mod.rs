@@ -88,6 +88,7 @@ pub(super) const SPEC: Spec = Spec {
     // TrainingArguments as HfArgumentParser's flags, its JSON, or the exported Python call
     import: Some(Import {
         reads: Reads::TrainingArguments,
+        log: Some(spec::TrainingLog::TrainMetrics),
         alias: spec::no_alias,
         renamed: import_renamed,
         words: spec::all_words,

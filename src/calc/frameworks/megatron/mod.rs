@@ -114,6 +114,7 @@ pub(super) const SPEC: Spec = Spec {
     },
     import: Some(Import {
         reads: Reads::CommandLine,
+        log: Some(spec::TrainingLog::ElapsedPerIteration),
         alias: import_alias,
         renamed: spec::no_renamed,
         words: import_words,

@@ -87,6 +87,7 @@ pub(super) const SPEC: Spec = Spec {
     },
     import: Some(Import {
         reads: Reads::YamlNested,
+        log: Some(spec::TrainingLog::TokensPerSecPerGpu),
         alias: import_alias,
         renamed: spec::no_renamed,
         words: spec::all_words,

@@ -97,6 +97,7 @@ pub(super) const SPEC: Spec = Spec {
     },
     import: Some(Import {
         reads: Reads::Toml,
+        log: Some(spec::TrainingLog::StepTps),
         alias: import_alias,
         renamed: import_renamed,
         words: spec::all_words,

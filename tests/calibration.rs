@@ -1,0 +1,311 @@
+//! Calibration to one measured run (`calibration_compute_factor`, `fit/time.rs`): the factor
+//! fitted from a measured speed of the link's own layout, and what it predicts for the other runs
+//! of the same source on the same GPU, framework and precision.
+//!
+//! The leave-one-out table of docs/estimates.md ("Calibrated to your cluster") is this test's
+//! table: for every group of three or more records of `tests/fixtures/measured_throughput.txt`
+//! that share their source (the document), GPU (and its variant), framework and precision, each
+//! record in turn gives the factor (its link with its measured `tokens_per_second_per_gpu`), and
+//! every other record of the group is estimated with that factor (its link with
+//! `calibration_compute_factor`) and compared with its own measurement.
+
+use crate::measured_throughput::{float, measured, median, not_modelled, records, Record};
+use dpcalc::calc::{Field, Level, Output, Report};
+use dpcalc::query;
+
+/// The goal of issue 35: median |error| at most 6 %, 90 % of the predictions within ±15 %. One
+/// compute factor corrects what is constant across a group's runs (the GPU variant, the
+/// framework's kernels); what the step-time model misses by model size (Megatron-LM's table from
+/// 1.7B to 462B) it cannot, so the test is a ratchet on the figures reached so far
+/// ([`MEDIAN`], [`WITHIN_15`]), which a better step-time model may improve and must not worsen.
+const MEDIAN_GOAL: f64 = 6.0;
+const WITHIN_15_GOAL: f64 = 0.90;
+/// The median |error| of all predictions so far, percent, and the share within ±15 %.
+const MEDIAN: f64 = 5.8;
+const WITHIN_15: f64 = 0.85;
+
+fn report(link: &str) -> Report {
+    let l = query::decode(link);
+    assert!(l.unknown.is_empty(), "{link}: unknown keys {:?}", l.unknown);
+    l.report()
+}
+
+/// The record `id` of the fixture.
+fn record(id: &str) -> Record {
+    records()
+        .into_iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("{id}: no such record"))
+}
+
+/// The group a record calibrates: its source document, GPU and variant, framework and precision.
+fn group(r: &Record) -> String {
+    let full = r.get("source").unwrap_or_default();
+    let doc = match full.rsplit_once(':') {
+        Some((doc, _)) if full.contains('@') => {
+            doc.split('@').next().unwrap_or(doc).to_string()
+                + ":"
+                + doc.rsplit(':').next().unwrap_or("")
+        }
+        _ => r.source.clone(),
+    };
+    format!(
+        "{doc} · {}{} · {} · {}",
+        r.gpu,
+        r.get("gpu_variant")
+            .map(|v| format!(" ({v})"))
+            .unwrap_or_default(),
+        r.get("framework").unwrap_or_default(),
+        r.get("precision").unwrap_or_default()
+    )
+}
+
+/// A record the step time estimates, with its measured tokens per second per GPU.
+fn estimable(r: &Record) -> Option<f64> {
+    if not_modelled(r).is_some() {
+        return None;
+    }
+    let rep = report(&r.link);
+    if rep.diags.iter().any(|d| d.level == Level::Error) {
+        return None;
+    }
+    float(&rep, Output::TokensPerSecondPerGpu)?;
+    measured(r, &rep).ok()
+}
+
+/// The factor a record's measured speed fits (`None`: no factor within the bounds does).
+fn factor(r: &Record, measured: f64) -> Option<f64> {
+    let rep = report(&format!("{}&tokens_per_second_per_gpu={measured}", r.link));
+    float(&rep, Output::CalibrationComputeFactor)
+}
+
+/// The error of the estimate of `r` calibrated with `k`, percent.
+fn predicted_error(r: &Record, measured: f64, k: f64) -> f64 {
+    let rep = report(&format!("{}&calibration_compute_factor={k}", r.link));
+    let estimated = float(&rep, Output::TokensPerSecondPerGpu).expect("an estimate");
+    (estimated - measured) * 100.0 / measured
+}
+
+struct Group {
+    name: String,
+    records: usize,
+    factors: Vec<f64>,
+    /// |error| of every prediction, percent.
+    errors: Vec<f64>,
+    /// Records whose measurement no factor within the bounds reproduces.
+    unfitted: Vec<String>,
+}
+
+fn groups() -> Vec<Group> {
+    let mut by: Vec<(String, Vec<(Record, f64)>)> = Vec::new();
+    for r in records() {
+        let Some(m) = estimable(&r) else { continue };
+        let g = group(&r);
+        match by.iter_mut().find(|(n, _)| *n == g) {
+            Some((_, v)) => v.push((r, m)),
+            None => by.push((g, vec![(r, m)])),
+        }
+    }
+    by.into_iter()
+        .filter(|(_, v)| v.len() >= 3)
+        .map(|(name, v)| {
+            let mut g = Group {
+                name,
+                records: v.len(),
+                factors: Vec::new(),
+                errors: Vec::new(),
+                unfitted: Vec::new(),
+            };
+            for (i, (r, m)) in v.iter().enumerate() {
+                let Some(k) = factor(r, *m) else {
+                    g.unfitted.push(r.id.clone());
+                    continue;
+                };
+                g.factors.push(k);
+                for (j, (o, om)) in v.iter().enumerate() {
+                    if i != j {
+                        g.errors.push(predicted_error(o, *om, k).abs());
+                    }
+                }
+            }
+            g
+        })
+        .collect()
+}
+
+fn within(errors: &[f64], limit: f64) -> f64 {
+    errors.iter().filter(|e| **e <= limit).count() as f64 / errors.len().max(1) as f64
+}
+
+/// The table of docs/estimates.md.
+fn table(groups: &[Group]) -> String {
+    let mut t = String::from(
+        "| source · GPU · framework · precision | records | factors | predictions | median \\|error\\| | within ±15 % | worst |\n|---|---|---|---|---|---|---|\n",
+    );
+    let mut all = Vec::new();
+    for g in groups {
+        let lo = g.factors.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = g.factors.iter().copied().fold(0.0, f64::max);
+        t.push_str(&format!(
+            "| {} | {} | {:.2}–{:.2} | {} | {:.1} % | {:.0} % | {:.1} % |\n",
+            g.name,
+            g.records,
+            lo,
+            hi,
+            g.errors.len(),
+            median(g.errors.clone()),
+            within(&g.errors, 15.0) * 100.0,
+            g.errors.iter().copied().fold(0.0, f64::max)
+        ));
+        all.extend(g.errors.iter().copied());
+    }
+    t.push_str(&format!(
+        "\nAll {} predictions: median |error| {:.1} %, {:.0} % within ±15 %.\n",
+        all.len(),
+        median(all.clone()),
+        within(&all, 15.0) * 100.0
+    ));
+    t
+}
+
+#[test]
+fn calibrating_on_one_run_predicts_the_others() {
+    let groups = groups();
+    let t = table(&groups);
+    println!("{t}");
+    assert!(groups.len() >= 3, "{} groups\n{t}", groups.len());
+    let unfitted: Vec<&String> = groups.iter().flat_map(|g| &g.unfitted).collect();
+    assert!(unfitted.is_empty(), "no factor fits {unfitted:?}\n{t}");
+    let all: Vec<f64> = groups.iter().flat_map(|g| g.errors.clone()).collect();
+    let med = median(all.clone());
+    let share = within(&all, 15.0);
+    assert!(
+        med <= MEDIAN.max(MEDIAN_GOAL) + 0.05 && share >= WITHIN_15.min(WITHIN_15_GOAL) - 0.005,
+        "worse than the ratchet: median {med:.1} % (so far {MEDIAN}, goal {MEDIAN_GOAL}), {:.0} % within ±15 % (so far {:.0} %, goal {:.0} %)\n{t}",
+        share * 100.0,
+        WITHIN_15 * 100.0,
+        WITHIN_15_GOAL * 100.0
+    );
+    let doc = crate::common::files::read("docs/estimates.md");
+    assert!(
+        doc.contains(&t),
+        "docs/estimates.md's leave-one-out table differs from the test's; it should read:\n{t}"
+    );
+}
+
+/// Calibrated on its own measurement, a record's estimate is that measurement (to the three
+/// decimals of the factor), and its uncalibrated step time and error are shown beside it.
+#[test]
+fn a_record_calibrated_on_itself_takes_its_measured_time() {
+    let r = record("tt-a100-llama3-70b-fsdp64-full");
+    let m = estimable(&r).expect("estimated");
+    let rep = report(&format!("{}&tokens_per_second_per_gpu={m}", r.link));
+    let k = float(&rep, Output::CalibrationComputeFactor).expect("a factor");
+    let step = float(&rep, Output::StepTimeSeconds).unwrap();
+    let uncalibrated = float(&rep, Output::StepTimeUncalibratedSeconds).unwrap();
+    let error = float(&rep, Output::StepTimeUncalibratedError).unwrap();
+    let measured_step = float(&rep, Output::TimePerStepSeconds).unwrap();
+    assert!(k != 1.0 && (0.25..=4.0).contains(&k), "{k}");
+    assert!(
+        (step / measured_step - 1.0).abs() < 0.001,
+        "{step} vs {measured_step}"
+    );
+    assert!(
+        ((uncalibrated - measured_step) / measured_step - error).abs() < 1e-9,
+        "{error}"
+    );
+    // the factor multiplies the compute only: the communication parts stay the network model's
+    let plain = report(&r.link);
+    for o in [Output::StepTpCommSeconds, Output::StepPpBubbleSeconds] {
+        assert_eq!(float(&rep, o), float(&plain, o), "{o:?}");
+    }
+    let compute = float(&rep, Output::StepComputeSeconds).unwrap();
+    let compute0 = float(&plain, Output::StepComputeSeconds).unwrap();
+    assert!(
+        (compute / compute0 - k).abs() < 0.02,
+        "{compute} / {compute0} vs {k}"
+    );
+}
+
+/// A measured speed is the link's own layout's: the planner ranks every plan with the factor it
+/// fits, each row says so, and each row's link carries the factor instead of the speed and
+/// shows the row's step time; `dpcalc check --json` prints the factor.
+#[test]
+fn the_planner_ranks_and_links_with_the_factor() {
+    let r = record("tt-a100-llama3-8b-fsdp64-sel-layer");
+    let m = estimable(&r).expect("estimated");
+    let q = format!("{}&tokens_per_second_per_gpu={m}", r.link);
+    let l = query::decode(&q);
+    let base = l.report();
+    let k = float(&base, Output::CalibrationComputeFactor).expect("a factor");
+    let plans = dpcalc::calc::planner::rank(l.framework, l.release().id, &l.inputs);
+    assert!(plans.rows.len() >= 3, "{:?}", plans.note);
+    for row in &plans.rows {
+        assert_eq!(row.compute_factor, Some(k));
+        let mut inputs = l.inputs.clone();
+        for (f, v) in &row.assignments {
+            inputs.set(*f, v);
+        }
+        assert!(inputs.get(Field::TokensPerSecondPerGpu).is_empty());
+        assert_eq!(
+            inputs.get(Field::CalibrationComputeFactor),
+            dpcalc::calc::num::float_repr(k)
+        );
+        let rep = l.framework.compute(l.release().id, &inputs);
+        assert_eq!(
+            float(&rep, Output::StepTimeSeconds),
+            Some(row.step_seconds),
+            "{}",
+            row.query()
+        );
+    }
+    // an uncalibrated ranking is another one: the factor moves the step times
+    let plain =
+        dpcalc::calc::planner::rank(l.framework, l.release().id, &query::decode(&r.link).inputs);
+    assert!(plain.rows.iter().all(|p| p.compute_factor.is_none()));
+    assert_ne!(plain.rows[0].step_seconds, plans.rows[0].step_seconds);
+    // the scaling view: every size is planned with the link's factor, not refitted at its size
+    let scale = dpcalc::calc::scaling::scale(l.framework, l.release().id, &l.inputs);
+    let planned: Vec<_> = scale.rows.iter().filter_map(|r| r.plan_inputs()).collect();
+    assert!(planned.len() >= 2, "{:?}", scale.note);
+    for inputs in &planned {
+        assert!(inputs.get(Field::TokensPerSecondPerGpu).is_empty());
+        assert_eq!(
+            inputs.get(Field::CalibrationComputeFactor),
+            dpcalc::calc::num::float_repr(k)
+        );
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dpcalc"))
+        .args(["check", "--json", &q])
+        .output()
+        .expect("dpcalc runs");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        json["outputs"]["calibration_compute_factor"].as_f64(),
+        Some(k),
+        "{json}"
+    );
+}
+
+/// A factor outside 0.25–4 is refused at its field; one beyond ±25 % is applied with a warning.
+#[test]
+fn the_factor_is_bounded_and_warned_beyond_25_percent() {
+    let r = record("tt-a100-llama3-8b-fsdp64-sel-layer");
+    let refused = report(&format!("{}&calibration_compute_factor=5", r.link));
+    assert!(refused
+        .diags_for(Field::CalibrationComputeFactor)
+        .any(|d| d.level == Level::Error));
+    let warned = report(&format!("{}&calibration_compute_factor=1.5", r.link));
+    assert!(warned
+        .diags_for(Field::CalibrationComputeFactor)
+        .any(|d| d.level == Level::Warning && d.message.contains("±25 %")));
+    assert_eq!(float(&warned, Output::CalibrationComputeFactor), Some(1.5));
+    let fine = report(&format!("{}&calibration_compute_factor=1.1", r.link));
+    assert_eq!(fine.diags_for(Field::CalibrationComputeFactor).count(), 0);
+    // a measured speed no factor reproduces: said, and uncalibrated
+    let far = report(&format!("{}&tokens_per_second_per_gpu=1", r.link));
+    assert!(far
+        .diags_for(Field::TokensPerSecondPerGpu)
+        .any(|d| d.message.starts_with("No calibration")));
+    assert_eq!(float(&far, Output::CalibrationComputeFactor), Some(1.0));
+}
