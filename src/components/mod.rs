@@ -17,6 +17,7 @@ mod results;
 mod run;
 mod scale;
 mod share;
+mod sliced;
 mod summary;
 mod timeline;
 

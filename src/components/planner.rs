@@ -3,7 +3,7 @@
 //!
 //! The planning runs in slices (`calc::planner::Planning::step`, one explorer pass, one choice
 //! over up to 48 of a pass's layouts, or four full computations each), on zero-delay timers, at most
-//! [`SLICE_MS`] of work per task, so typing stays responsive while it runs; a newer edit drops
+//! [`super::sliced::SLICE_MS`] of work per task, so typing stays responsive while it runs; a newer edit drops
 //! the planning under way and starts another. It starts when the section is opened (or the link
 //! says `view=plan`, where the app puts the section at the top of the page, under the summary
 //! bar). The rows come first, the step parts' legend and the sentence on the count after them.
@@ -15,18 +15,14 @@
 //! `data-step-seconds`, `data-tokens-per-second-per-gpu`, `data-mfu`, `data-memory-bytes`,
 //! `data-total-cost` (with `gpu_hour_price`), `data-calibration-compute-factor` (calibrated), an `a[href]` to the plan's link and an Apply button.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
-use gloo::timers::callback::Timeout;
 use yew::prelude::*;
 
+use super::sliced::use_sliced;
 use crate::calc::planner::{Planner, Planning};
 use crate::calc::view::{self, PLAN_COLUMNS, STEP_PARTS};
 use crate::calc::{Field, Framework, RawInputs};
-
-/// The most work one task does before it yields to the page.
-pub const SLICE_MS: f64 = 4.0;
 
 #[derive(Properties, PartialEq)]
 pub struct PlannerProps {
@@ -41,98 +37,28 @@ pub struct PlannerProps {
     pub href: Callback<Vec<(Field, String)>, String>,
 }
 
-/// A finished planning: the plans, the work's milliseconds, the slices and the longest.
-type Done = (Rc<Planner>, f64, usize, f64);
-
-fn now() -> f64 {
-    gloo::utils::window().performance().map_or(0.0, |p| p.now())
-}
-
-/// The planning under way and its timer (dropping the timer cancels the next slice).
-#[derive(Default)]
-struct Running {
-    /// What to plan, until the first slice starts the planning (off the edit's own task).
-    start: Option<(Framework, &'static str, Rc<RawInputs>)>,
-    planning: Option<Planning>,
-    timer: Option<Timeout>,
-    spent: f64,
-    slices: usize,
-    longest: f64,
-}
-
-/// Runs slices of `running`'s planning for up to [`SLICE_MS`], then yields; sets `done` at the
-/// end.
-fn tick(running: Rc<RefCell<Running>>, done: UseStateHandle<Option<Done>>) {
-    let t0 = now();
-    let mut r = running.borrow_mut();
-    if let Some((fw, release, inputs)) = r.start.take() {
-        r.planning = Some(Planning::new(fw, release, &inputs));
-    }
-    let Some(planning) = r.planning.as_mut() else {
-        return;
-    };
-    let mut finished = false;
-    while now() - t0 < SLICE_MS {
-        if planning.step() {
-            finished = true;
-            break;
-        }
-    }
-    let took = now() - t0;
-    r.spent += took;
-    r.slices += 1;
-    r.longest = r.longest.max(took);
-    if finished {
-        let planner = r.planning.take().map(Planning::finish).unwrap_or_default();
-        done.set(Some((Rc::new(planner), r.spent, r.slices, r.longest)));
-        r.timer = None;
-    } else {
-        let (running2, done2) = (running.clone(), done.clone());
-        r.timer = Some(Timeout::new(0, move || tick(running2, done2)));
-    }
-}
-
 #[function_component(PlanView)]
 pub fn plan_view(props: &PlannerProps) -> Html {
     let open = use_state(|| props.open);
-    let done = use_state(|| None::<Done>);
-    let running = use_mut_ref(Running::default);
-    {
-        let (done, running) = (done.clone(), running.clone());
-        let deps = (props.framework, props.release, props.inputs.clone(), *open);
-        use_effect_with(deps, move |(fw, release, inputs, open)| {
-            {
-                let mut r = running.borrow_mut();
-                *r = Running::default();
-                if *open {
-                    r.start = Some((*fw, *release, inputs.clone()));
-                }
-            }
-            done.set(None);
-            if *open {
-                let (r, d) = (running.clone(), done.clone());
-                running.borrow_mut().timer = Some(Timeout::new(0, move || tick(r, d)));
-            }
-        });
-    }
+    let done = use_sliced::<Planning>(props.framework, props.release, props.inputs.clone(), *open);
     let on_toggle = {
         let open = open.clone();
         Callback::from(move |_: MouseEvent| open.set(!*open))
     };
-    let body = match (&*done, *open) {
+    let body = match (&done, *open) {
         (_, false) => html! {
             <p class="hint">{ "Every layout, micro batch, recompute and sharding the framework accepts that fits the GPU, ranked by estimated step time." }</p>
         },
         (None, true) => {
             html! { <p class="note" data-plan-state="running">{ "Ranking the plans…" }</p> }
         }
-        (Some((planner, _, _, _)), true) => table(planner, props),
+        (Some(done), true) => table(&done.out, props),
     };
-    let (compute, slices, longest) = match &*done {
-        Some((_, ms, n, longest)) => (
-            Some(format!("{ms:.3}")),
-            Some(n.to_string()),
-            Some(format!("{longest:.3}")),
+    let (compute, slices, longest) = match &done {
+        Some(d) => (
+            Some(format!("{:.3}", d.ms)),
+            Some(d.slices.to_string()),
+            Some(format!("{:.3}", d.longest)),
         ),
         None => (None, None, None),
     };

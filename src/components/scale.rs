@@ -3,7 +3,7 @@
 //! it in slices and renders `calc::view::scale_rows` and `scale_chart`).
 //!
 //! The work runs in slices like the planner's (`calc::scaling::Scaling::step`, one planner slice
-//! each), at most [`super::planner::SLICE_MS`] per task; it starts when the section is opened
+//! each), at most [`super::sliced::SLICE_MS`] per task; it starts when the section is opened
 //! (or the link says `view=scale`, where the app puts the section at the top of the page).
 //!
 //! DOM contract: a container `[data-scale]` (with `data-compute-ms` once done); rows
@@ -13,13 +13,11 @@
 //! `data-cheapest="true"` on the cheapest size within the deadline, and an `a[href]` to the
 //! size's plan. The chart is inline SVG drawn with classes only (no inline style or script).
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
-use gloo::timers::callback::Timeout;
 use yew::prelude::*;
 
-use super::planner::SLICE_MS;
+use super::sliced::use_sliced;
 use crate::calc::scaling::{Scale, ScaleRow, Scaling};
 use crate::calc::view::{self, ScaleChart, CHART_HEIGHT, CHART_PLOT, CHART_WIDTH, SCALE_COLUMNS};
 use crate::calc::{Framework, RawInputs};
@@ -35,81 +33,24 @@ pub struct ScaleProps {
     pub href: Callback<ScaleRow, Option<String>>,
 }
 
-fn now() -> f64 {
-    gloo::utils::window().performance().map_or(0.0, |p| p.now())
-}
-
-/// The scaling under way and its timer (dropping the timer cancels the next slice).
-#[derive(Default)]
-struct Running {
-    start: Option<(Framework, &'static str, Rc<RawInputs>)>,
-    scaling: Option<Scaling>,
-    timer: Option<Timeout>,
-    spent: f64,
-}
-
-/// Runs slices for up to [`SLICE_MS`], then yields; sets `done` at the end.
-fn tick(running: Rc<RefCell<Running>>, done: UseStateHandle<Option<(Rc<Scale>, f64)>>) {
-    let t0 = now();
-    let mut r = running.borrow_mut();
-    if let Some((fw, release, inputs)) = r.start.take() {
-        r.scaling = Some(Scaling::new(fw, release, &inputs));
-    }
-    let Some(scaling) = r.scaling.as_mut() else {
-        return;
-    };
-    let mut finished = false;
-    while now() - t0 < SLICE_MS {
-        if scaling.step() {
-            finished = true;
-            break;
-        }
-    }
-    r.spent += now() - t0;
-    if finished {
-        let scale = r.scaling.take().map(Scaling::finish).unwrap_or_default();
-        done.set(Some((Rc::new(scale), r.spent)));
-        r.timer = None;
-    } else {
-        let (running2, done2) = (running.clone(), done.clone());
-        r.timer = Some(Timeout::new(0, move || tick(running2, done2)));
-    }
-}
-
 #[function_component(ScaleView)]
 pub fn scale_view(props: &ScaleProps) -> Html {
     let open = use_state(|| props.open);
-    let done = use_state(|| None::<(Rc<Scale>, f64)>);
-    let running = use_mut_ref(Running::default);
-    {
-        let (done, running) = (done.clone(), running.clone());
-        let deps = (props.framework, props.release, props.inputs.clone(), *open);
-        use_effect_with(deps, move |(fw, release, inputs, open)| {
-            *running.borrow_mut() = Running::default();
-            if *open {
-                running.borrow_mut().start = Some((*fw, *release, inputs.clone()));
-            }
-            done.set(None);
-            if *open {
-                let (r, d) = (running.clone(), done.clone());
-                running.borrow_mut().timer = Some(Timeout::new(0, move || tick(r, d)));
-            }
-        });
-    }
+    let done = use_sliced::<Scaling>(props.framework, props.release, props.inputs.clone(), *open);
     let on_toggle = {
         let open = open.clone();
         Callback::from(move |_: MouseEvent| open.set(!*open))
     };
-    let body = match (&*done, *open) {
+    let body = match (&done, *open) {
         (_, false) => html! {
             <p class="hint">{ "The best plan at 1, 2, 4, … nodes for the same model, global batch and sequence length: how many GPUs to rent, and what the run costs (gpu_hour_price, deadline_hours, max_nodes)." }</p>
         },
         (None, true) => {
             html! { <p class="note" data-scale-state="running">{ "Planning each size…" }</p> }
         }
-        (Some((scale, _)), true) => table(scale, props),
+        (Some(done), true) => table(&done.out, props),
     };
-    let compute = (*done).as_ref().map(|(_, ms)| format!("{ms:.3}"));
+    let compute = done.as_ref().map(|d| format!("{:.3}", d.ms));
     html! {
         <section class="planner scaling" id="scale" aria-label="Scaling" data-scale="" data-compute-ms={compute}>
             <h2>{ "How many GPUs to rent" }</h2>
