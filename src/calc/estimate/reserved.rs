@@ -35,9 +35,15 @@ pub const MIN_LARGE_ALLOC: u128 = 10 << 20;
 /// `kRoundLarge`: a segment of its own is rounded up to it.
 pub const ROUND_LARGE: u128 = 2 << 20;
 
-/// `x` rounded up to a multiple of `to`.
+/// `x` rounded up to a multiple of `to` (inlined: for the powers of two among the allocator's
+/// constants, a mask rather than a 128-bit division).
+#[inline]
 fn round_up(x: u128, to: u128) -> Option<u128> {
-    x.div_ceil(to).checked_mul(to)
+    if to.is_power_of_two() {
+        x.checked_add(to - 1).map(|y| y & !(to - 1))
+    } else {
+        x.div_ceil(to).checked_mul(to)
+    }
 }
 
 /// The bytes the allocator reserves for `tensors`, each `(bytes of one, how many)`, alive at
@@ -86,7 +92,7 @@ fn matrices(
     let t = u128::from(plan.tp.max(1));
     let h = u128::from(model.hidden_size);
     let gate = if plan.gated_mlp { 3 } else { 2 };
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(8);
     for (n, kind) in [(dense, false), (moe, true)] {
         if n == 0 {
             continue;
@@ -129,23 +135,26 @@ fn matrices(
 }
 
 /// `bytes` over tensors in the proportion of `shape`'s elements, each of them `per` times (the
-/// optimizer's states of one parameter); one flat buffer when `flat`.
-fn spread(bytes: u128, shape: &[(u128, u128)], per: u128, flat: bool) -> Option<Vec<(u128, u128)>> {
+/// optimizer's states of one parameter), added to `out`; one flat buffer when `flat`.
+fn spread(
+    out: &mut Vec<(u128, u128)>,
+    bytes: u128,
+    shape: &[(u128, u128)],
+    per: u128,
+    flat: bool,
+) -> Option<()> {
     let total = shape
         .iter()
         .try_fold(0u128, |a, &(e, c)| a.checked_add(e.checked_mul(c)?))?;
     if flat || total == 0 || bytes == 0 {
-        return Some(vec![(bytes, 1)]);
+        out.push((bytes, 1));
+        return Some(());
     }
-    shape
-        .iter()
-        .map(|&(e, c)| {
-            Some((
-                cdiv(bytes.checked_mul(e)?, total.checked_mul(per)?)?,
-                c.checked_mul(per)?,
-            ))
-        })
-        .collect()
+    let share = total.checked_mul(per)?;
+    for &(e, c) in shape {
+        out.push((cdiv(bytes.checked_mul(e)?, share)?, c.checked_mul(per)?));
+    }
+    Some(())
 }
 
 /// The tensors of one stage at its peak, `(bytes of one, how many)`: the model states as the
@@ -176,7 +185,8 @@ fn tensors_of(
 ) -> Option<Vec<(u128, u128)>> {
     use Partition::*;
     let shape = matrices(model, params, plan, (rank, layers))?;
-    let mut out = spread(e.weights, &shape, 1, plan.sharding == Zero3)?;
+    let mut out = Vec::with_capacity(3 * shape.len() + 2);
+    spread(&mut out, e.weights, &shape, 1, plan.sharding == Zero3)?;
     let layers = u128::from(layers.0.checked_add(layers.1)?.max(1));
     let adapters = [(1, layers.checked_mul(2)?)];
     let trained: &[(u128, u128)] = if plan.trainable.is_some() {
@@ -185,15 +195,16 @@ fn tensors_of(
         &shape
     };
     let grads_flat = matches!(plan.sharding, Zero2 | Zero3 | DistributedOptimizer);
-    out.extend(spread(e.gradients, trained, 1, grads_flat)?);
+    spread(&mut out, e.gradients, trained, 1, grads_flat)?;
     let k = plan.optimizer_bytes_per_param;
     let states = if k >= 12 || k == 6 { 3 } else { 2 };
-    out.extend(spread(
+    spread(
+        &mut out,
         e.optimizer,
         trained,
         states,
         plan.sharding != Replicated,
-    )?);
+    )?;
     let rep = if plan.sequence_parallel {
         u128::from(plan.tp.max(1))
     } else {
