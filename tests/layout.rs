@@ -391,6 +391,13 @@ fn explore_for_65536_gpus() {
     let ex = layout::explore(Framework::Axolotl, "0.19.0", &r);
     assert_eq!(ex.rows.len(), 153);
     assert!(ex.computes <= 17 * 4, "{}", ex.computes);
+    // HF 5.x: the 680 rows with CP and SP both above 1 are refused for (cp, sp) alone, one
+    // compute for each of their 120 pairs; the other 289 rows key on tp and sp with dp
+    let hf = layout::explore(Framework::Hf, Framework::Hf.default_release().id, &r);
+    assert_eq!(hf.rows.len(), 969);
+    let refused = hf.rows.iter().filter(|r| r.sizes[1] > 1 && r.sizes[2] > 1);
+    assert_eq!(refused.count(), 680);
+    assert!(hf.computes <= 120 + 289, "{}", hf.computes);
     for &fw in Framework::ALL {
         let t = Instant::now();
         let n = layout::bench(fw, 65_536);

@@ -260,3 +260,36 @@ async fn missing_values_say_what_they_need() {
         assert_ne!(text.trim(), "\u{2014}");
     }
 }
+
+/// A long table is cut to its first rows plus the current layout's, with a note and a button
+/// that draws them all (65,536 GPUs: axolotl has 153 layouts of tensor and context sizes).
+#[wasm_bindgen_test]
+async fn a_long_explorer_is_cut_and_shows_all_on_demand() {
+    let m = mount(&[
+        (Field::WorldSize, "65536"),
+        (Field::TensorParallelSize, "32768"),
+        (Field::NumSamples, "100000"),
+    ])
+    .await;
+    let shown = dpcalc::components::EXPLORER_ROWS as u32;
+    // the first rows, then the current layout (late in the order) after them
+    assert_eq!(m.count("tr[data-layout]"), shown + 1);
+    let current = m
+        .q("tr[aria-current=\"true\"]")
+        .expect("the current row is drawn");
+    assert_eq!(
+        current.get_attribute("data-layout").as_deref(),
+        Some("tensor_parallel_size=32768&context_parallel_size=1")
+    );
+    let note = m.q(".explorer-cut").unwrap().text_content().unwrap();
+    assert!(note.contains(&format!("first {shown} of 153")), "{note}");
+    let button: HtmlElement = m.q("button[data-show-all]").unwrap().dyn_into().unwrap();
+    assert_eq!(
+        button.text_content().as_deref(),
+        Some("Show all 153 layouts")
+    );
+    button.click();
+    yew::scheduler::flush().await;
+    assert_eq!(m.count("tr[data-layout]"), 153);
+    assert!(m.q(".explorer-cut").is_none());
+}

@@ -37,7 +37,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::fit::LayoutEstimator;
 use super::frameworks::{Concept, Framework};
-use super::spec::MemoKey;
+use super::spec::{MemoKey, RowKey};
 use super::{Field, Grid, Level, Num, Output, RawInputs, Report};
 
 pub use super::spec::Dim;
@@ -455,7 +455,6 @@ pub fn accumulation_for(target: u64, micro: u64, dp: u64) -> Option<u64> {
 /// The computed part of a row (shared by rows with the same key).
 #[derive(Clone)]
 struct Computed {
-    ga: Option<u64>,
     batch_match: BatchMatch,
     dp_world_size: Option<Num>,
     gradient_accumulation_steps: Option<Num>,
@@ -608,7 +607,6 @@ impl Context<'_> {
             .map(|d| d.message.clone())
             .or_else(|| launch_refusal(self.framework, sizes));
         Computed {
-            ga,
             batch_match: fit,
             dp_world_size: report.value(Output::DpWorldSize),
             gradient_accumulation_steps: report.value(Output::GradientAccumulationSteps),
@@ -653,13 +651,16 @@ impl Hasher for KeyHasher {
 /// rule is the one place to widen if a framework gains a rule on a dimension's value
 /// (`memoised_rows_equal_direct_compute` in `tests/layout.rs` checks every framework against the
 /// direct compute).
-fn memo_key(extra: &MemoKey, sizes: &[u64], dp: u64) -> MemoKeyValue {
+fn memo_key(extra: &MemoKey, sizes: &[u64], dp: u64) -> (MemoKeyValue, bool) {
     let mask = sizes
         .iter()
         .enumerate()
         .fold(0u32, |m, (i, &s)| if s > 1 { m | (1 << i) } else { m });
-    let (a, b) = extra(sizes);
-    (dp, mask, a, b)
+    match extra(sizes) {
+        RowKey::Sizes(a, b) => ((dp, mask, a, b), false),
+        // no row has a data-parallel size of 0: these keys are apart from every other
+        RowKey::Refused(a, b) => ((0, 0, a, b), true),
+    }
 }
 
 /// A row's grid: the current grid (`template`, for what the rows keep, such as Megatron's expert
@@ -757,7 +758,8 @@ fn build(
     }
     let ctx = context(&ex, release, raw, world);
     let all = layouts(&mut ex, world, &divs);
-    fill_rows(&mut ex, &ctx, all, &base, memo, with_memory);
+    // the rows keep values and messages, never worked steps
+    super::report::quietly(|| fill_rows(&mut ex, &ctx, all, &base, memo, with_memory));
     ex.base = base;
     ex
 }
@@ -899,14 +901,20 @@ fn fill_rows(
     for sizes in all {
         let product: u64 = sizes.iter().product();
         let dp = world / product;
+        let ga = ctx.ga(batch_dp(dims, &sizes, dp));
         let c = if memo {
-            let i = *cache
-                .entry(memo_key(&extra, &sizes, dp))
-                .or_insert_with(|| {
-                    computed.push(ctx.compute(Some(&mut scratch), &sizes));
-                    computed.len() - 1
-                });
-            computed[i].clone()
+            let (key, refused) = memo_key(&extra, &sizes, dp);
+            let i = *cache.entry(key).or_insert_with(|| {
+                computed.push(ctx.compute(Some(&mut scratch), &sizes));
+                computed.len() - 1
+            });
+            let mut c = computed[i].clone();
+            // a refused row's entry is another row's: of its values, only the accumulation it
+            // sets is its own (the framework echoes it)
+            if let (true, Some(g), Some(_)) = (refused, ga, ctx.accum_field) {
+                c.gradient_accumulation_steps = Some(Num::Int(g.into()));
+            }
+            c
         } else {
             ex.computes += 1;
             ctx.compute(None, &sizes)
@@ -920,7 +928,7 @@ fn fill_rows(
         ex.rows.push(Row {
             sizes,
             dp,
-            ga: c.ga,
+            ga,
             batch_match: c.batch_match,
             dp_world_size: c.dp_world_size,
             gradient_accumulation_steps: c.gradient_accumulation_steps,
@@ -1023,7 +1031,18 @@ mod tests {
                 &[1, 4, 1],
                 2
             ),
-            (2, 0b010, 1, 1)
+            ((2, 0b010, 1, 1), false)
         );
+        // a row refused for two sizes alone: one key whatever its other sizes and dp
+        let refused: MemoKey = Box::new(|s| match *s {
+            [_, a, b] if a > 1 && b > 1 => RowKey::Refused(a, b),
+            _ => RowKey::Sizes(1, 1),
+        });
+        assert_eq!(memo_key(&refused, &[4, 2, 8], 2), ((0, 0, 2, 8), true));
+        assert_eq!(
+            memo_key(&refused, &[1, 2, 8], 8).0,
+            memo_key(&refused, &[4, 2, 8], 2).0
+        );
+        assert_eq!(memo_key(&refused, &[4, 1, 8], 2), ((2, 0b101, 1, 1), false));
     }
 }

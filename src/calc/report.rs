@@ -3,8 +3,34 @@
 //! worked steps, the stage each came from ([`Stage`]) and the parallel layout the framework
 //! resolved ([`Grid`]).
 
+use std::cell::Cell;
+
 use super::field::Field;
 use super::num::Num;
+
+thread_local! {
+    /// Set while [`quietly`] runs: the rules record no worked steps.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+fn quiet() -> bool {
+    QUIET.with(Cell::get)
+}
+
+/// Runs `f` with worked steps off: every [`Report`] computed inside records none
+/// ([`Report::explain`], [`Report::explain_with`] return at once). For the many computations
+/// whose steps nobody reads: the explorer's rows and the planner's candidates, which keep only
+/// values and messages. The flag is restored afterwards, also when `f` panics.
+pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            QUIET.with(|q| q.set(self.0));
+        }
+    }
+    let _restore = Restore(QUIET.with(|q| q.replace(true)));
+    f()
+}
 
 /// How serious a message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -444,7 +470,7 @@ impl Report {
         rule: impl Into<String>,
         worked: impl FnOnce() -> String,
     ) {
-        if cfg!(feature = "first") {
+        if cfg!(feature = "first") || quiet() {
             return;
         }
         self.explain(output, rule, worked());
@@ -458,7 +484,7 @@ impl Report {
     ) {
         // a first view shows no worked steps (the app's explanation panel): it records none,
         // and its build leaves out the rules' words for them
-        if cfg!(feature = "first") {
+        if cfg!(feature = "first") || quiet() {
             return;
         }
         self.steps.push(Step {

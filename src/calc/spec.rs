@@ -145,10 +145,21 @@ pub enum Axis {
     Tp,
 }
 
-/// What a layout row's computed numbers and messages depend on beyond its data-parallel size
-/// and which dimensions are above 1 (the explorer's memo key, see `layout.rs`): two sizes, or
-/// `(1, 1)` when nothing else matters.
-pub type MemoKey = Box<dyn Fn(&[u64]) -> (u64, u64)>;
+/// What a layout row's computed numbers and messages depend on (the explorer's memo key, see
+/// `layout.rs`), given its sizes.
+pub type MemoKey = Box<dyn Fn(&[u64]) -> RowKey>;
+
+/// What a layout row's computation depends on besides the inputs every row shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowKey {
+    /// Its data-parallel size, which dimensions are above 1, and these two sizes (`(1, 1)` when
+    /// nothing else matters).
+    Sizes(u64, u64),
+    /// The framework refuses the row for these two sizes alone, before anything of its batch
+    /// is counted: every such row has no values and the same message, whatever its other sizes
+    /// and data-parallel size (HF's CP and SP together).
+    Refused(u64, u64),
+}
 
 /// What a layout sets beyond its sizes, given its data-parallel size and its sizes.
 pub type Fills = fn(dp: u64, sizes: &[u64]) -> Vec<(Field, String)>;
@@ -495,7 +506,7 @@ pub struct Spec {
 
 /// No memo (a first view has no explorer: see `first_view.rs`).
 pub fn no_memo(_: &str, _: &RawInputs) -> MemoKey {
-    Box::new(|_| (1, 1))
+    Box::new(|_| RowKey::Sizes(1, 1))
 }
 
 /// No launcher line (a first view has no export).
@@ -563,7 +574,7 @@ pub fn no_refusal(_: &[u64]) -> Option<String> {
 /// The memo key when the first two sizes matter one by one.
 pub fn memo_first_two(_: &str, _: &RawInputs) -> MemoKey {
     Box::new(|sizes| {
-        (
+        RowKey::Sizes(
             sizes.first().copied().unwrap_or(1),
             sizes.get(1).copied().unwrap_or(1),
         )

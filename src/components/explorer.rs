@@ -70,8 +70,9 @@ fn breakable(key: &'static str) -> Html {
     html! { <>{ for key.split_inclusive('_').map(|part| html! { <>{ part }<wbr /></> }) }</> }
 }
 
-/// The most rows drawn (in the chosen order); 65,536 GPUs have 969 layouts of three dimensions.
-pub const SHOWN: usize = 1_000;
+/// The most rows drawn (in the chosen order) until "Show all" is pressed
+/// ([`view::shown_rows`]).
+pub const SHOWN: usize = 100;
 
 /// The explorer table. See the module documentation for the DOM contract.
 #[function_component(LayoutExplorer)]
@@ -93,7 +94,8 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
         Some((key, desc)) => layout::order(ex, key, desc),
         None => (0..ex.rows.len()).collect(),
     };
-    let mut order = view::keep_fitting(ex, order, *only_fit);
+    let order = view::keep_fitting(ex, order, *only_fit);
+    let show_all = use_state(|| false);
     let has_memory = ex.rows.iter().any(|r| r.memory_bytes.is_some());
     let show_filter = has_memory && ex.capacity.is_some();
     let on_fit_filter = {
@@ -104,7 +106,12 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
         })
     };
     let all = order.len();
-    order.truncate(SHOWN);
+    let limit = if *show_all { usize::MAX } else { SHOWN };
+    let order = view::shown_rows(&order, ex.current, limit);
+    let on_show_all = {
+        let show_all = show_all.clone();
+        Callback::from(move |_: MouseEvent| show_all.set(true))
+    };
     let header = |label: String, key: SortKey, code: Option<&'static str>| {
         sort_header(&sort, label, key, code)
     };
@@ -124,9 +131,7 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                         <label for="explorer-fits">{ "only layouts that fit" }</label>
                     </p>
                 }
-                if let Some(note) = view::explorer_truncated(SHOWN, all) {
-                    <p class="note">{ note }</p>
-                }
+                { cut_note(limit, all, on_show_all) }
                 <div class="table-scroll">
                 <table class="layouts">
                     <thead><tr>
@@ -146,6 +151,21 @@ pub fn layout_explorer(props: &ExplorerProps) -> Html {
                 </div>
             }
         </section>
+    }
+}
+
+/// When the table is cut ([`SHOWN`]), the note that says so and the button that draws all.
+fn cut_note(limit: usize, all: usize, on_show_all: Callback<MouseEvent>) -> Html {
+    let Some(note) = view::explorer_truncated(limit, all) else {
+        return Html::default();
+    };
+    html! {
+        <p class="note explorer-cut">
+            { note }{ " " }
+            <button type="button" class="secondary" data-show-all="" onclick={on_show_all}>
+                { view::show_all_label(all) }
+            </button>
+        </p>
     }
 }
 

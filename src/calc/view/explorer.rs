@@ -35,9 +35,26 @@ pub fn explorer_summary(ex: &Explorer) -> String {
 pub fn explorer_truncated(shown: usize, all: usize) -> Option<String> {
     (all > shown).then(|| {
         format!(
-            "The first {shown} of {all} in this order are shown; sort by a column to see others."
+            "The first {shown} of {all} in this order are shown, and the current layout; sort by a column to see others, or show all."
         )
     })
+}
+
+/// The button that draws every row of a cut table.
+pub fn show_all_label(all: usize) -> String {
+    format!("Show all {all} layouts")
+}
+
+/// The rows drawn, as indices in `order`: the first `limit`, then the current layout's row when
+/// the order puts it later (the layout the inputs have is always on the page). A long table is
+/// cut: 65,536 GPUs have 969 layouts of three dimensions, about 18,000 elements to lay out on
+/// every edit.
+pub fn shown_rows(order: &[usize], current: Option<usize>, limit: usize) -> Vec<usize> {
+    let mut shown: Vec<usize> = order.iter().copied().take(limit).collect();
+    if let Some(c) = current.filter(|c| order.contains(c) && !shown.contains(c)) {
+        shown.push(c);
+    }
+    shown
 }
 
 /// A row's miss in samples, signed: `+1,024 samples`, `-8 samples`, `0 samples`.
@@ -155,8 +172,15 @@ mod tests {
         assert_eq!(explorer_truncated(1000, 1000), None);
         assert_eq!(
             explorer_truncated(1000, 1200).as_deref(),
-            Some("The first 1000 of 1200 in this order are shown; sort by a column to see others.")
+            Some("The first 1000 of 1200 in this order are shown, and the current layout; sort by a column to see others, or show all.")
         );
+        // the first rows, and the current one after them when the order puts it later
+        let order = [4, 3, 2, 1, 0];
+        assert_eq!(shown_rows(&order, Some(0), 2), vec![4, 3, 0]);
+        assert_eq!(shown_rows(&order, Some(3), 2), vec![4, 3]);
+        assert_eq!(shown_rows(&order, None, 9), vec![4, 3, 2, 1, 0]);
+        // a current row the filter hid stays hidden
+        assert_eq!(shown_rows(&[4, 3, 2], Some(0), 2), vec![4, 3]);
     }
 
     #[test]

@@ -32,7 +32,7 @@ mod timeline;
 pub use config::importable;
 pub use explorer::{
     apply_label, explorer_memory_summary, explorer_summary, explorer_truncated, fit_mark,
-    keep_fitting, miss, row_fits, row_memory,
+    keep_fitting, miss, row_fits, row_memory, show_all_label, shown_rows,
 };
 pub use form::{checked, folded, invalid, shown, suggestions};
 pub use gpumap::{

@@ -198,7 +198,7 @@ fn memo(release: &str, raw: &crate::calc::RawInputs) -> spec::MemoKey {
         if one_by_one || sizes.get(2).is_some_and(|&ep| ep > 1) {
             two(sizes)
         } else {
-            (1, 1)
+            spec::RowKey::Sizes(1, 1)
         }
     })
 }

@@ -12,8 +12,8 @@ use model::settings;
 pub use rules::*;
 
 use crate::calc::spec::{
-    self, Axis, Dim, Export, Gathered, Guide, Import, Layout, MemoKey, Mesh, Reads, Spec, Syntax,
-    Written,
+    self, Axis, Dim, Export, Gathered, Guide, Import, Layout, MemoKey, Mesh, Reads, RowKey, Spec,
+    Syntax, Written,
 };
 use crate::calc::{Field, Kind, RawInputs};
 
@@ -156,13 +156,16 @@ fn launch_refusal(sizes: &[u64]) -> Option<String> {
 }
 
 /// With SP the Trainer shards over world // tp and multiplies by sp, so tp and sp matter one by
-/// one (and accelerate's CP+SP refusal quotes cp and sp). batch_rebalance needs nothing more: its
-/// batch is per-device × GA × world // sp and its steps global batches × sp (the world is the
-/// same for every row), and its warning and note use dp, sp and the world only.
+/// one. batch_rebalance needs nothing more: its batch is per-device × GA × world // sp and its
+/// steps global batches × sp (the world is the same for every row), and its warning and note
+/// use dp, sp and the world only. CP and SP together: accelerate's refusal (`Calc::sizes`,
+/// before the grid, so before any batch) quotes cp and sp, and nothing else of the row is
+/// counted.
 fn memo(_: &str, _: &RawInputs) -> MemoKey {
-    Box::new(|sizes| match sizes {
-        &[tp, cp, sp] if sp > 1 => (tp | (cp << 32), sp),
-        _ => (1, 1),
+    Box::new(|sizes| match *sizes {
+        [_, cp, sp] if cp > 1 && sp > 1 => RowKey::Refused(cp, sp),
+        [tp, cp, sp] if sp > 1 => RowKey::Sizes(tp | (cp << 32), sp),
+        _ => RowKey::Sizes(1, 1),
     })
 }
 

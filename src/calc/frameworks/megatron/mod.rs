@@ -195,12 +195,12 @@ fn memo(release: &str, raw: &RawInputs) -> MemoKey {
                 || on(Field::SeqLength, &[])));
     Box::new(move |sizes| {
         if expert {
-            (
+            spec::RowKey::Sizes(
                 sizes.first().copied().unwrap_or(1),
                 sizes.get(2).copied().unwrap_or(1),
             )
         } else {
-            (1, 1)
+            spec::RowKey::Sizes(1, 1)
         }
     })
 }

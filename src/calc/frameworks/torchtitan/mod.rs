@@ -140,9 +140,9 @@ fn memo(release: &str, raw: &RawInputs) -> MemoKey {
             sizes.get(1).copied().unwrap_or(1),
         );
         if check.products_only(tp, cp) {
-            (1, 1)
+            spec::RowKey::Sizes(1, 1)
         } else {
-            (tp, cp)
+            spec::RowKey::Sizes(tp, cp)
         }
     })
 }

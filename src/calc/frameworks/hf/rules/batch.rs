@@ -103,28 +103,28 @@ impl Calc<'_> {
         };
         self.report.set(Output::GlobalBatchSize, g);
         if !rebalance {
-            self.report.explain(
+            self.report.explain_with(
                 Output::GlobalBatchSize,
                 "global batch = per_device_train_batch_size × gradient_accumulation_steps × dp",
-                format!("global batch = {b} × {ga} × {} = {global}", d.dp),
+                || format!("global batch = {b} × {ga} × {} = {global}", d.dp),
             );
         } else if d.sp > 1 {
-            self.report.explain(
+            self.report.explain_with(
                 Output::GlobalBatchSize,
                 "batch_rebalance: global batch = effective_batch_size / sp_size, effective_batch_size = per_device × GA × \
                  world_size (every rank its own rows; the SP adapter spreads each rank's batch over sp_size steps)",
-                format!(
+                || format!(
                     "global batch = {b} × {ga} × {} / {} = {global}",
                     d.ws, d.sp
                 ),
-            );
+);
         } else {
-            self.report.explain(
+            self.report.explain_with(
                 Output::GlobalBatchSize,
                 "batch_rebalance: global batch = effective_batch_size = per_device × GA × world_size (BatchRebalanceSampler; \
                  every rank, tensor- and context-parallel ranks included, gets its own rows)",
-                format!("global batch = {b} × {ga} × {} = {global}", d.ws),
-            );
+                || format!("global batch = {b} × {ga} × {} = {global}", d.ws),
+);
         }
         self.report.set(Output::TotalTrainBatchSize, l);
         Some((global, logged, logged_dp))
@@ -145,10 +145,10 @@ impl Calc<'_> {
             Version::V457 => ("world_size // tp_size", "world_size // tp"),
             _ => ("world_size", "world_size"),
         };
-        self.report.explain(
+        self.report.explain_with(
             Output::TotalTrainBatchSize,
             format!("total_train_batch_size (logged) = per_device × GA × {rule}"),
-            format!("total_train_batch_size = {b} × {ga} × {logged_dp} = {logged}"),
+            || format!("total_train_batch_size = {b} × {ga} × {logged_dp} = {logged}"),
         );
         if rebalance && logged != global {
             let per_step = if d.sp > 1 {

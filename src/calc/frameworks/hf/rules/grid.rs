@@ -145,7 +145,7 @@ impl Calc<'_> {
     /// The data-parallel size, set, explained and published in the grid.
     fn publish_dims(&mut self, ws: u64, (tp, cp, sp): (u64, u64, u64), dp: u64) -> Dims {
         self.report.set(Output::DpWorldSize, Num::Int(dp.into()));
-        self.report.explain(
+        self.report.explain_with(
             Output::DpWorldSize,
             if self.sampling == Sampling::BatchRebalance {
                 "dp = world_size // tp_size // cp_size // sp_size (the Trainer's dp_world_size; batch_rebalance still \
@@ -153,8 +153,8 @@ impl Calc<'_> {
             } else {
                 "dp = world_size // tp_size // cp_size // sp_size (TP, CP and SP ranks share a batch)"
             },
-            format!("dp = {ws} // {tp} // {cp} // {sp} = {dp}"),
-        );
+            || format!("dp = {ws} // {tp} // {cp} // {sp} = {dp}"),
+);
         self.report.publish_grid(crate::calc::Grid {
             tp,
             cp,

@@ -386,10 +386,10 @@ impl Calc<'_> {
             match g.checked_mul(len.into()).and_then(int) {
                 Some(t) => {
                     self.report.set(Output::TokensPerStep, t);
-                    self.report.explain(
+                    self.report.explain_with(
                         Output::TokensPerStep,
                         "token slots per step = global batch × max_length",
-                        format!("tokens = {g} × {len} = {}", t.raw()),
+                        || format!("tokens = {g} × {len} = {}", t.raw()),
                     );
                 }
                 None => self.report.diag(

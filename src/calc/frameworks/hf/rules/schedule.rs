@@ -12,66 +12,74 @@ impl Calc<'_> {
 
     pub(super) fn warmup(&mut self, m: Num) {
         let w = self.inputs.warmup_steps;
-        let value =
-            match self.version {
-                Version::V5 => {
-                    let Some(w) = w.or(0.0) else { return };
-                    if w >= 1.0 {
-                        let Ok(n) = num::int_of(w) else { return };
-                        self.report.explain(
+        let value = match self.version {
+            Version::V5 => {
+                let Some(w) = w.or(0.0) else { return };
+                if w >= 1.0 {
+                    let Ok(n) = num::int_of(w) else { return };
+                    self.report.explain_with(
                         Output::WarmupSteps,
                         "warmup = int(warmup_steps) when ≥ 1, else ceil(max_steps × warmup_steps)",
-                        format!("warmup = int({}) = {}", float_repr(w), n.raw()),
+                        || format!("warmup = int({}) = {}", float_repr(w), n.raw()),
                     );
-                        n
-                    } else {
-                        let Some(n) = Self::ratio_of(m, w) else {
-                            return;
-                        };
-                        self.report.explain(
+                    n
+                } else {
+                    let Some(n) = Self::ratio_of(m, w) else {
+                        return;
+                    };
+                    self.report.explain_with(
                         Output::WarmupSteps,
                         "warmup = int(warmup_steps) when ≥ 1, else ceil(max_steps × warmup_steps)",
-                        format!("warmup = ceil({} × {}) = {}", m.raw(), float_repr(w), n.raw()),
+                        || {
+                            format!(
+                                "warmup = ceil({} × {}) = {}",
+                                m.raw(),
+                                float_repr(w),
+                                n.raw()
+                            )
+                        },
                     );
-                        n
-                    }
+                    n
                 }
-                _ => {
-                    let Some(w) = w.or(0.0) else { return };
-                    if w.fract() != 0.0 || w >= 9.2e18 {
+            }
+            _ => {
+                let Some(w) = w.or(0.0) else { return };
+                if w.fract() != 0.0 || w >= 9.2e18 {
+                    return;
+                }
+                if w > 0.0 {
+                    self.report.explain_with(
+                        Output::WarmupSteps,
+                        "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
+                        || format!("warmup = {}", w as u64),
+                    );
+                    Num::Int(i128::from(w as u64))
+                } else {
+                    let Some(r) = self.inputs.warmup_ratio.or(0.0) else {
+                        return;
+                    };
+                    if r > 1.0 {
                         return;
                     }
-                    if w > 0.0 {
-                        self.report.explain(
-                            Output::WarmupSteps,
-                            "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
-                            format!("warmup = {}", w as u64),
-                        );
-                        Num::Int(i128::from(w as u64))
-                    } else {
-                        let Some(r) = self.inputs.warmup_ratio.or(0.0) else {
-                            return;
-                        };
-                        if r > 1.0 {
-                            return;
-                        }
-                        let Some(n) = Self::ratio_of(m, r) else {
-                            return;
-                        };
-                        self.report.explain(
-                            Output::WarmupSteps,
-                            "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
+                    let Some(n) = Self::ratio_of(m, r) else {
+                        return;
+                    };
+                    self.report.explain_with(
+                        Output::WarmupSteps,
+                        "warmup = warmup_steps if > 0 else ceil(max_steps × warmup_ratio)",
+                        || {
                             format!(
                                 "warmup = ceil({} × {}) = {}",
                                 m.raw(),
                                 float_repr(r),
                                 n.raw()
-                            ),
-                        );
-                        n
-                    }
+                            )
+                        },
+                    );
+                    n
                 }
-            };
+            }
+        };
         self.report.set(Output::WarmupSteps, value);
     }
 

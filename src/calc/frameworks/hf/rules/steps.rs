@@ -40,11 +40,11 @@ impl Calc<'_> {
         } else {
             String::new()
         };
-        self.report.explain(
+        self.report.explain_with(
             Output::StepsPerEpoch,
             "per-rank batches = shard of the torch DataLoader over the data-parallel processes (accelerate BatchSamplerShard)",
-            format!("torch batches = {how}; per rank = {shard}{sp_part}"),
-        );
+            || format!("torch batches = {how}; per rank = {shard}{sp_part}"),
+);
         out
     }
 
@@ -104,17 +104,17 @@ impl Calc<'_> {
         } else {
             String::new()
         };
-        self.report.explain(
+        self.report.explain_with(
             Output::StepsPerEpoch,
             "batch_rebalance: global batches = N // effective_batch_size (+1 for the tail unless drop_last), \
              effective_batch_size = per_device × GA × world_size; each rank's dataloader = global batches × GA \
              (the Trainer switches accelerate's shard off)",
-            format!(
+            || format!(
                 "effective_batch_size = {b} × {ga} × {} = {e}; global batches = {how}; per rank = {g} × {ga} = {}{sp_part}",
                 d.ws,
                 g * u128::from(ga)
             ),
-        );
+);
         out
     }
 
@@ -241,14 +241,14 @@ impl Calc<'_> {
         } else {
             format!("max({len} // {ga} + int({len} % {ga} > 0), 1)")
         };
-        self.report.explain(
+        self.report.explain_with(
             Output::StepsPerEpoch,
             if self.version == Version::V451 {
                 "num_update_steps_per_epoch = max(batches // GA, 1) (4.51 rounds down)"
             } else {
                 "num_update_steps_per_epoch = max(ceil(batches / GA), 1)"
             },
-            format!("num_update_steps_per_epoch = {rule} = {steps}"),
+            || format!("num_update_steps_per_epoch = {rule} = {steps}"),
         );
         steps
     }
@@ -272,10 +272,10 @@ impl Calc<'_> {
                         "The Trainer logs \u{201c}max_steps is given, it will override any value given in num_train_epochs\u{201d}",
                     );
                 }
-                self.report.explain(
+                self.report.explain_with(
                     Output::MaxSteps,
                     "max_steps (as given; it overrides num_train_epochs)",
-                    format!("max_steps = {m}"),
+                    || format!("max_steps = {m}"),
                 );
                 Num::Int(m.into())
             }
@@ -292,14 +292,16 @@ impl Calc<'_> {
                     );
                     return None;
                 };
-                self.report.explain(
+                self.report.explain_with(
                     Output::MaxSteps,
                     "max_steps = ceil(num_train_epochs × num_update_steps_per_epoch)",
-                    format!(
-                        "max_steps = ceil({} × {steps}) = {}",
-                        float_repr(e),
-                        m.raw()
-                    ),
+                    || {
+                        format!(
+                            "max_steps = ceil({} × {steps}) = {}",
+                            float_repr(e),
+                            m.raw()
+                        )
+                    },
                 );
                 m
             }

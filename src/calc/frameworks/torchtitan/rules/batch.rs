@@ -29,10 +29,10 @@ impl Calc<'_> {
         };
         self.report.set(Output::GlobalBatchSize, g);
         self.report.set(Output::GradientAccumulationSteps, a);
-        self.report.explain(
+        self.report.explain_with(
             Output::GradientAccumulationSteps,
             "gradient_accumulation_steps = global_batch_size // (local_batch_size × dp)",
-            format!("gradient_accumulation_steps = {gbs} // ({lbs} × {deg}) = {ga}"),
+            || format!("gradient_accumulation_steps = {gbs} // ({lbs} × {deg}) = {ga}"),
         );
         self.pp_microbatches(d, lbs, ga, gbs);
         self.tokens_per_step(gbs, seq);
@@ -43,17 +43,17 @@ impl Calc<'_> {
     fn global_batch(&mut self, lbs: u64, gbs_in: i64, deg: u128) -> Option<(u128, u128)> {
         let per_step = u128::from(lbs) * deg; // u64 × u64 fits u128
         let gbs = if gbs_in < 0 {
-            self.report.explain(
+            self.report.explain_with(
                 Output::GlobalBatchSize,
                 "global_batch_size -1 = local_batch_size × dp (one micro batch per step)",
-                format!("global_batch_size = {lbs} × {deg} = {per_step}"),
+                || format!("global_batch_size = {lbs} × {deg} = {per_step}"),
             );
             per_step
         } else {
-            self.report.explain(
+            self.report.explain_with(
                 Output::GlobalBatchSize,
                 "training.global_batch_size (as given)",
-                format!("global_batch_size = {gbs_in}"),
+                || format!("global_batch_size = {gbs_in}"),
             );
             gbs_in as u128
         };
@@ -120,10 +120,10 @@ impl Calc<'_> {
                 pp_microbatches = Some(n);
                 self.report
                     .set(Output::NumPpMicrobatches, Num::Int(n.into()));
-                self.report.explain(
+                self.report.explain_with(
                     Output::NumPpMicrobatches,
                     "pipeline microbatches = local_batch_size // pipeline_parallel_microbatch_size",
-                    format!("microbatches = {lbs} // {mbs} = {n}"),
+                    || format!("microbatches = {lbs} // {mbs} = {n}"),
                 );
             }
         } else {
@@ -143,10 +143,10 @@ impl Calc<'_> {
         match gbs.checked_mul(seq.into()).and_then(int) {
             Some(t) => {
                 self.report.set(Output::TokensPerStep, t);
-                self.report.explain(
+                self.report.explain_with(
                     Output::TokensPerStep,
                     "tokens per step = global_batch_size × seq_len",
-                    format!("tokens = {gbs} × {seq} = {}", t.raw()),
+                    || format!("tokens = {gbs} × {seq} = {}", t.raw()),
                 );
             }
             None => self.report.diag(
@@ -191,11 +191,11 @@ impl Calc<'_> {
             self.report.set(Output::TokensPerStep, t);
             self.report.set(Output::GradientAccumulationSteps, a);
         }
-        self.report.explain(
+        self.report.explain_with(
             Output::GradientAccumulationSteps,
             "gradient_accumulation_steps = num_tokens_per_train_step // (tokens per microbatch × num_pp_microbatches × dp)",
-            format!("gradient_accumulation_steps = {step} // ({per_mb} × {npp} × {deg}) = {ga}"),
-        );
+            || format!("gradient_accumulation_steps = {step} // ({per_mb} × {npp} × {deg}) = {ga}"),
+);
         if let Some(ctx) = self.inputs.max_context_length.given() {
             if ctx == 0 {
                 self.report.diag(
@@ -226,11 +226,11 @@ impl Calc<'_> {
             return None;
         };
         let step = if step_in < 0 {
-            self.report.explain(
+            self.report.explain_with(
                 Output::TokensPerStep,
                 "num_tokens_per_train_step -1 = num_tokens_per_microbatch_per_dp_rank × num_pp_microbatches (PP only) × dp",
-                format!("num_tokens_per_train_step = {per_mb} × {npp} × {deg} = {per_iter}"),
-            );
+                || format!("num_tokens_per_train_step = {per_mb} × {npp} × {deg} = {per_iter}"),
+);
             per_iter
         } else {
             step_in as u128

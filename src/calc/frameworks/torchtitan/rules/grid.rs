@@ -112,11 +112,11 @@ impl Calc<'_> {
         Some(if shard < 0 {
             // parallel_dims.py: dp_shard = world_size // (dp_replicate * cp * tp * pp)  (floor)
             let fill = u128::from(ws) / others;
-            self.report.explain(
+            self.report.explain_with(
                 Output::DataParallelShardDegree,
                 "data_parallel_shard_degree -1 = world_size // (dp_replicate × cp × tp × pp)",
-                format!("dp_shard = {ws} // ({dp_replicate} × {cp} × {tp} × {pp}) = {ws} // {others} = {fill}"),
-            );
+                || format!("dp_shard = {ws} // ({dp_replicate} × {cp} × {tp} × {pp}) = {ws} // {others} = {fill}"),
+);
             if fill == 0 {
                 let fix = cluster::nearest_valid(ws, others as u64, others_name);
                 self.report.refuse(
@@ -133,10 +133,10 @@ impl Calc<'_> {
             }
             fill as u64
         } else {
-            self.report.explain(
+            self.report.explain_with(
                 Output::DataParallelShardDegree,
                 "data_parallel_shard_degree (as given)",
-                format!("dp_shard = {shard}"),
+                || format!("dp_shard = {shard}"),
             );
             shard as u64
         })
@@ -208,11 +208,11 @@ impl Calc<'_> {
                 ep: self.inputs.ep.given().unwrap_or(1),
             });
         }
-        self.report.explain(
+        self.report.explain_with(
             Output::DpWorldSize,
             "data-parallel (batch mesh) degree = dp_replicate × dp_shard; cp, tp and pp ranks share a batch",
-            format!("dp = {dp_replicate} × {dp_shard} = {deg}"),
-        );
+            || format!("dp = {dp_replicate} × {dp_shard} = {deg}"),
+);
     }
 
     /// EP borrows ranks from dp_shard × cp × tp. HEAD checks it in `_validate`; 0.3.0 fails when

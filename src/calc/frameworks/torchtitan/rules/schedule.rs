@@ -10,10 +10,10 @@ impl Calc<'_> {
         let steps = self.inputs.steps.or(DEFAULT_STEPS);
         if let Some(s) = steps {
             self.report.set(Output::MaxSteps, Num::Int(s.into()));
-            self.report.explain(
+            self.report.explain_with(
                 Output::MaxSteps,
                 "training.steps (optimizer steps; default 10000; torchtitan has no epochs)",
-                format!("steps = {s}"),
+                || format!("steps = {s}"),
             );
         }
         let warmup = match self.inputs.warmup_steps {
@@ -54,10 +54,10 @@ impl Calc<'_> {
             );
         }
         self.report.set(Output::WarmupSteps, Num::Int(used.into()));
-        self.report.explain(
+        self.report.explain_with(
             Output::WarmupSteps,
             "warmup = min(lr_scheduler.warmup_steps (default 200), training.steps)",
-            format!("warmup = min({w}, {s}) = {used}"),
+            || format!("warmup = min({w}, {s}) = {used}"),
         );
     }
 }
