@@ -46,13 +46,13 @@ impl Counter {
     }
 }
 
-struct Record {
-    id: String,
+pub(crate) struct Record {
+    pub(crate) id: String,
     source: String,
     counter: Counter,
     measured: u128,
     /// The record's settings as a dpcalc link.
-    link: String,
+    pub(crate) link: String,
 }
 
 /// The Megatron-LM arguments read as they are: each is a key of Megatron's form (`None`: unset).
@@ -170,7 +170,7 @@ fn gpu(hardware: &str) -> &'static str {
 }
 
 /// Each record: its fields by key; `Err(reason)` for a record the estimate does not model.
-fn records() -> Vec<Result<Record, (String, String)>> {
+pub(crate) fn records() -> Vec<Result<Record, (String, String)>> {
     let mut out = Vec::new();
     for line in FIXTURE.lines() {
         let line = line.trim();
