@@ -747,3 +747,40 @@ fn the_largest_stage_from_three_ranks_is_the_largest_of_all() {
     }
     assert!(checked > 500, "{checked}");
 }
+
+/// torchtitan's per-op selective checkpointing (`_save_list`, every odd `mm` kept) on a Llama
+/// block: one more layer adds its input, `wq`'s, `wv`'s and the attention's outputs, the fp32
+/// log-sum-exp, `w1`'s and `w2`'s outputs; `w2`'s is the partial sum before TP's reduction, the
+/// whole hidden state on each TP rank. Megatron-style selective (no per-op policy) keeps more.
+#[test]
+fn per_op_selective_checkpointing_keeps_what_torchtitan_saves() {
+    let m = llama("meta-llama/Llama-3.1-8B");
+    let (h, f, a, kv_d) = (4096u128, 14336u128, 32u128, 1024u128);
+    for tp in [1u64, 2] {
+        let plan = Setup {
+            tp,
+            micro_batch: 2,
+            seq_len: 8192,
+            recompute: Recompute::Selective,
+            flash_attention: true,
+            selective_half_matmuls: true,
+            ..Setup::default()
+        };
+        let acts = |layers: u64, plan: &Setup| {
+            let m = Model {
+                num_hidden_layers: layers,
+                ..m.clone()
+            };
+            estimate(&m, plan).unwrap().activations
+        };
+        let per_layer = acts(3, &plan) - acts(2, &plan);
+        let (t, tokens) = (u128::from(tp), 2 * 8192u128);
+        let kept = tokens * (2 * h + (2 * h + 2 * kv_d + 2 * h + 4 * a + 2 * f) / t + 2 * h);
+        assert_eq!(per_layer, kept, "TP {tp}");
+        let megatron = Setup {
+            selective_half_matmuls: false,
+            ..plan.clone()
+        };
+        assert!(acts(3, &megatron) - acts(2, &megatron) > per_layer);
+    }
+}

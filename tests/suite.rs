@@ -21,6 +21,7 @@ mod explorer_memory;
 mod export;
 mod first;
 mod fit;
+mod fits_measured;
 mod fixes;
 mod fuzz;
 mod guide;

@@ -133,6 +133,16 @@ pub struct Conventions {
     /// Bytes per logit alive only while the loss is computed (the 16-bit logits, 2, plus a
     /// framework's fp32 copy of them before `cross_entropy`, 4).
     pub logit_transient_bytes: u64,
+    /// Bytes per logit the caching allocator keeps reserved beside the allocated peak: a block
+    /// freed before the loss's backward that its larger requests cannot reuse (torchtitan: the
+    /// 16-bit logits, 2; the allocator serves a request only from a cached block at least its
+    /// size, `get_free_block` in `c10/cuda/CUDACachingAllocator.cpp`).
+    pub logit_reserved_bytes: u64,
+    /// FSDP2 gathers each unit's 16-bit parameters into one buffer on its own stream
+    /// (`foreach_all_gather`, `all_gather_copy_in` on `all_gather_copy_in_stream`,
+    /// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py); the allocator caches blocks per
+    /// stream, so the largest unit's buffer stays reserved beside the compute stream's.
+    pub fsdp_gather_stream: bool,
 }
 
 impl Default for Conventions {
@@ -145,6 +155,8 @@ impl Default for Conventions {
             dropout: false,
             logit_saved_bytes: 4,
             logit_transient_bytes: 6,
+            logit_reserved_bytes: 0,
+            fsdp_gather_stream: false,
         }
     }
 }

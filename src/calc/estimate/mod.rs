@@ -107,6 +107,10 @@ pub struct Setup {
     pub dropout: bool,
     pub logit_saved_bytes: u64,
     pub logit_transient_bytes: u64,
+    /// See [`Conventions::logit_reserved_bytes`].
+    pub logit_reserved_bytes: u64,
+    /// See [`Conventions::fsdp_gather_stream`].
+    pub fsdp_gather_stream: bool,
     /// Selective recompute also runs every other matrix product's forward again (the step
     /// time's; see `plan::Settings::selective_half_matmuls`).
     pub selective_half_matmuls: bool,
@@ -143,6 +147,8 @@ impl Default for Setup {
             dropout: false,
             logit_saved_bytes: 4,
             logit_transient_bytes: 6,
+            logit_reserved_bytes: 0,
+            fsdp_gather_stream: false,
             selective_half_matmuls: false,
         }
     }
@@ -156,6 +162,8 @@ impl Setup {
         self.dropout = c.dropout;
         self.logit_saved_bytes = c.logit_saved_bytes;
         self.logit_transient_bytes = c.logit_transient_bytes;
+        self.logit_reserved_bytes = c.logit_reserved_bytes;
+        self.fsdp_gather_stream = c.fsdp_gather_stream;
         self
     }
 }

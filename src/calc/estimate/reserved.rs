@@ -187,6 +187,7 @@ fn tensors_of(
     let shape = matrices(model, params, plan, (rank, layers))?;
     let mut out = Vec::with_capacity(3 * shape.len() + 2);
     spread(&mut out, e.weights, &shape, 1, plan.sharding == Zero3)?;
+    let kinds = layers;
     let layers = u128::from(layers.0.checked_add(layers.1)?.max(1));
     let adapters = [(1, layers.checked_mul(2)?)];
     let trained: &[(u128, u128)] = if plan.trainable.is_some() {
@@ -219,6 +220,60 @@ fn tensors_of(
     .max(1);
     out.push((hidden, e.activations / hidden));
     out.push((e.activations % hidden, 1));
+    out.extend(kept_beside(model, params, plan, (rank, kinds))?);
+    Some(out)
+}
+
+/// The blocks the allocator keeps reserved beside the stage's peak tensors, by the framework's
+/// conventions: on the last stage the loss's freed block that its backward cannot reuse
+/// ([`Setup::logit_reserved_bytes`] per logit), and FSDP2's gather buffer of its largest unit,
+/// cached on its own stream ([`Setup::fsdp_gather_stream`]): the 16-bit parameters of one layer
+/// or of the root unit (what no layer holds: the embedding on the first stage, the final norm
+/// and the output layer on the last), over TP.
+fn kept_beside(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    (rank, (dense, moe)): (u64, (u64, u64)),
+) -> Option<Vec<(u128, u128)>> {
+    let mut out = Vec::new();
+    let last = rank + 1 == plan.pp.max(1);
+    let t = u128::from(plan.tp.max(1));
+    if last && plan.logit_reserved_bytes > 0 {
+        let logits = cdiv(
+            local_tokens(plan)?.checked_mul(u128::from(model.vocab_size))?,
+            t,
+        )?;
+        out.push((
+            logits.checked_mul(u128::from(plan.logit_reserved_bytes))?,
+            1,
+        ));
+    }
+    if plan.fsdp_gather_stream && plan.sharding == Partition::Zero3 && plan.shard > 1 {
+        let mut root = 0u128;
+        if rank == 0 {
+            root = model.embedding_params()?;
+        }
+        if last {
+            root = root.checked_add(model.final_norm_params()?)?;
+            if !model.tie_word_embeddings || plan.pp > 1 {
+                root = root.checked_add(model.output_layer_params()?)?;
+            }
+        }
+        let mut unit = cdiv(root, t)?;
+        for (kind, n) in [(false, dense), (true, moe)] {
+            if n == 0 {
+                continue;
+            }
+            let (all, experts) = params.kind(kind)?;
+            let routed = cdiv(
+                experts,
+                u128::from(plan.expert_tp()).checked_mul(u128::from(plan.ep.max(1)))?,
+            )?;
+            unit = unit.max(cdiv(all.checked_sub(experts)?, t)?.checked_add(routed)?);
+        }
+        out.push((unit.checked_mul(2)?, 1));
+    }
     Some(out)
 }
 

@@ -170,6 +170,53 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
     Some((full, input))
 }
 
+/// What layer `i` keeps under torchtitan's per-op selective checkpointing (`selective_ac_option
+/// = "op"`), or `None` where that rule does not apply (other recompute, an MoE or MLA layer).
+///
+/// torchtitan's policy (`_save_list` and `_custom_policy` in
+/// `torchtitan/parallelisms/parallelize_llama.py` at 9dec370, the same rule in
+/// `torchtitan/distributed/activation_checkpoint.py` at HEAD) keeps the outputs of the ops in its
+/// save list and recomputes every other op; of the matrix products it keeps the odd ones in
+/// forward order (`mm_count % 2 == 0` recomputes the even). A Llama block runs `wq`, `wk`, `wv`,
+/// `wo`, then `w2(silu(w1(x)) * w3(x))`: `w1`, `w3`, `w2`. So it keeps the block's input (the
+/// checkpoint's argument), `wq`'s and `wv`'s outputs, the attention op's output and fp32
+/// log-sum-exp (`_scaled_dot_product_flash_attention` is in the list), `w1`'s and `w2`'s outputs;
+/// `w2`'s output is the partial sum before TP's reduction (the full hidden state on each TP rank)
+/// and, with sequence parallelism, the reduce-scatter's output (`reduce_scatter_tensor` is in the
+/// list) is kept as well. Without a gate the MLP's two products are `w1` (kept) and `w2`.
+pub fn per_op_kept(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<Option<u128>> {
+    if plan.recompute != Recompute::Selective
+        || !plan.selective_half_matmuls
+        || model.is_mla()
+        || model.is_moe_layer(i)
+    {
+        return Some(None);
+    }
+    let t = u128::from(plan.tp.max(1));
+    let h = u128::from(model.hidden_size);
+    let a = u128::from(model.num_attention_heads);
+    let d = u128::from(model.resolved_head_dim()?);
+    let kv = u128::from(model.num_key_value_heads);
+    let f = u128::from(model.intermediate_size);
+    let per_t =
+        |elements: u128, bytes: u128| cdiv(tokens.checked_mul(elements)?.checked_mul(bytes)?, t);
+    let th2 = tokens.checked_mul(h)?.checked_mul(2)?;
+    let rep = if plan.sequence_parallel { t } else { 1 };
+    let input = cdiv(th2, rep)?;
+    // wq, wv and the attention's output (16-bit), its log-sum-exp (fp32)
+    let attention = per_t(a.checked_mul(d)?.checked_mul(2)?.checked_add(kv * d)?, 2)?
+        .checked_add(per_t(a, 4)?)?;
+    // w1's output, and w2's: the seventh product with a gate, the sixth (recomputed) without
+    let mut mlp = per_t(f, 2)?;
+    if plan.gated_mlp {
+        mlp = mlp.checked_add(th2)?;
+        if plan.sequence_parallel && t > 1 {
+            mlp = mlp.checked_add(cdiv(th2, t)?)?;
+        }
+    }
+    Some(Some(input.checked_add(attention)?.checked_add(mlp)?))
+}
+
 /// The bytes one in-flight pass of `layers` consecutive layers (from `first`) keeps, and what its
 /// backward adds at most on top while it recomputes a checkpoint group.
 fn chunk_bytes(
@@ -181,13 +228,25 @@ fn chunk_bytes(
     alike: bool,
 ) -> Option<(u128, u128)> {
     if alike && layers > 0 {
-        return alike_chunk_bytes(layer_bytes(model, first, plan, tokens)?, plan, layers);
+        let full = layer_bytes(model, first, plan, tokens)?;
+        if let Some(kept) = per_op_kept(model, first, plan, tokens)? {
+            let l = u128::from(layers);
+            return Some((kept.checked_mul(l)?, full.0.saturating_sub(kept)));
+        }
+        return alike_chunk_bytes(full, plan, layers);
     }
     let mut kept = 0u128;
     let mut recomputed = 0u128;
     let mut group = 0u128;
     for j in 0..layers {
         let (full, input) = layer_bytes(model, first + j, plan, tokens)?;
+        // per-op checkpointing: the layer keeps its saved ops' outputs; its backward rebuilds
+        // the rest of what it saves, one layer at a time
+        if let Some(k) = per_op_kept(model, first + j, plan, tokens)? {
+            kept = kept.checked_add(k)?;
+            recomputed = recomputed.max(full.saturating_sub(k));
+            continue;
+        }
         let checkpointed = plan.recompute == Recompute::Full
             && match plan.recompute_layers {
                 RecomputeLayers::Every => true,

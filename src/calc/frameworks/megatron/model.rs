@@ -118,6 +118,8 @@ const CONVENTIONS: Conventions = Conventions {
     dropout: true,
     logit_saved_bytes: 4,
     logit_transient_bytes: 2,
+    logit_reserved_bytes: 0,
+    fsdp_gather_stream: false,
 };
 
 /// The pipeline Megatron runs: 1F1B over PP ranks, interleaved over the virtual stages

@@ -7,14 +7,22 @@ use crate::calc::{Field, RawInputs};
 /// torchtitan's memory conventions: FSDP2's mixed precision (`mixed_precision_param = bfloat16`,
 /// `mixed_precision_reduce = float32`) keeps the sharded parameters and their gradients in fp32
 /// and gathers 16-bit copies for compute, so the fp32 parameters are the optimizer's master
-/// weights; the loss upcasts the logits to fp32 before `cross_entropy` (the transformers default
-/// otherwise).
+/// weights. The loss (`loss_fn` in train.py at 9dec370; `cross_entropy_loss` in
+/// torchtitan/components/loss.py at HEAD) is `cross_entropy(pred.flatten(0, 1).float(), labels)`:
+/// `log_softmax` keeps its fp32 output (4 bytes per logit); the training step deletes the 16-bit
+/// logits (`del pred`) before `loss.backward()`, whose first two nodes allocate fp32 tensors of
+/// the logits' shape beside that output: `nll_loss`'s input gradient and `log_softmax`'s (8 bytes
+/// per logit; the forward's fp32 copy, freed by then, is the smaller 6 of the 16-bit logits and
+/// the copy). The 16-bit logits' freed block is smaller than those fp32 requests, so the allocator
+/// keeps it reserved (2 bytes per logit). FSDP2 gathers on its own stream.
 const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventions {
     fp32_grads: true,
     fp32_params: true,
     dropout: false,
     logit_saved_bytes: 4,
-    logit_transient_bytes: 6,
+    logit_transient_bytes: 8,
+    logit_reserved_bytes: 2,
+    fsdp_gather_stream: true,
 };
 
 /// The model stage's settings (`Spec::fit.settings`): `activation_checkpoint.mode`; FSDP2 over the data-parallel shard ranks.
