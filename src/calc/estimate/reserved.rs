@@ -285,13 +285,15 @@ pub fn reserved_stages(
     plan: &Setup,
     few: bool,
 ) -> Option<Vec<(u128, MemoryParts)>> {
-    ranked(model, params, plan, few)?
-        .into_iter()
-        .map(|s| {
-            let t = tensors_of(model, params, plan, (s.rank, s.layers), &s.parts)?;
-            Some((reserve(&t, EXPANDABLE_SEGMENTS)?, s.parts))
-        })
-        .collect()
+    let stages = ranked(model, params, plan, few)?;
+    // a new vector, not `collect` over `into_iter`: that reuses the stages' larger allocation
+    // and shrinks it after, a copy in wasm's allocator on every explorer and planner row
+    let mut out = Vec::with_capacity(stages.len());
+    for s in stages {
+        let t = tensors_of(model, params, plan, (s.rank, s.layers), &s.parts)?;
+        out.push((reserve(&t, EXPANDABLE_SEGMENTS)?, s.parts));
+    }
+    Some(out)
 }
 
 /// The largest stage's reserved bytes (what [`super::estimate_with`] is to the allocated
