@@ -237,6 +237,15 @@ fn parse(field: Field, raw: &RawInputs, diags: &mut Vec<super::Diag>) -> Option<
         Kind::Int => r.int(field).given().map(|v| Value::Int(v.into())),
         Kind::Flag => r.flag(field).given().map(Value::Bool),
         Kind::Text => match r.text(field) {
+            // a key that is a boolean or a word (axolotl's `bf16`: true, false or auto) writes
+            // its booleans as booleans
+            Param::Given(t) if field.choices().is_some_and(|(_, c)| c.contains(&"true")) => {
+                Some(match t.to_ascii_lowercase().as_str() {
+                    "true" => Value::Bool(true),
+                    "false" => Value::Bool(false),
+                    _ => Value::Text(t),
+                })
+            }
             Param::Given(t) => Some(Value::Text(t)),
             _ => None,
         },

@@ -402,6 +402,8 @@ fields! {
             "lora_target_linear: every linear layer but lm_head.";
         Optimizer => "optimizer", Text, "Optimizer", "adamw_torch_fused",
             "optimizer: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
+        Bf16 => "bf16", Text, "bf16", "unset (fp32 master weights)",
+            "bf16: true or auto loads the model in bf16, so without DeepSpeed or FSDP AdamW's states are bf16 too (4 bytes per parameter, no fp32 master); false trains in fp32.";
     }
     ["first-hf"] {
         Optim => "optim", Text, "Optimizer", "adamw_torch_fused",
@@ -632,6 +634,7 @@ impl Field {
     pub fn choices(self) -> Option<(&'static str, &'static [&'static str])> {
         Some(match self {
             Field::Adapter => ("list-adapters", &["lora", "qlora"]),
+            Field::Bf16 => ("list-bf16", &["true", "auto", "false"]),
             Field::OffloadOptimizerDevice | Field::OffloadParamDevice => {
                 ("list-devices", &["none", "cpu", "nvme"])
             }
