@@ -95,6 +95,9 @@ pub struct Setup {
     pub trainable: Option<u128>,
     /// 12 for mixed-precision AdamW (fp32 master weights, m, v).
     pub optimizer_bytes_per_param: u64,
+    /// A bitsandbytes 8-bit optimizer: block-wise states with two fp32 absmax per 256
+    /// parameters (`Optimizer2State.init_state`, `block_wise`), 1/32 byte per parameter.
+    pub optimizer_8bit: bool,
     /// The pipeline's schedule and split (`None`: 1F1B, layers split evenly).
     pub pipeline: Option<Pipeline>,
     /// Micro batches per optimizer step on each pipeline (the accumulation).
@@ -136,6 +139,7 @@ impl Default for Setup {
             weight_bits: 16,
             trainable: None,
             optimizer_bytes_per_param: 12,
+            optimizer_8bit: false,
             pipeline: None,
             micro_batches: 1,
             recompute_layers: RecomputeLayers::Every,

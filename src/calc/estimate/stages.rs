@@ -550,6 +550,13 @@ fn states(p: &Setup, (dense, plain): (u128, u128), routed: u128) -> Option<Memor
         p.optimizer_bytes_per_param
     };
     let mut optimizer = both(trains, k.checked_mul(8)?, p.sharding != Replicated)?;
+    if p.optimizer_8bit {
+        // bitsandbytes' block-wise 8-bit states: `absmax1` and `absmax2`, one fp32 each per
+        // 256 parameters (optim/optimizer.py `Optimizer2State.init_state`), 1/32 byte each
+        let n = u128::from(if p.sharding != Replicated { p.shard } else { 1 });
+        let params = trains[0].checked_add(trains[1])?;
+        optimizer = optimizer.checked_add(cdiv(cdiv(params, 32)?, n)?)?;
+    }
     if p.offload_optimizer {
         (gradients, optimizer) = (0, 0);
     }

@@ -196,6 +196,12 @@ pub fn states_in_param_dtype(k: u64) -> u64 {
     }
 }
 
+/// Whether the optimizer named at `field` is one of bitsandbytes' 8-bit ones (`adamw_bnb_8bit`,
+/// `adamw_8bit`, `paged_adamw_8bit`, …: the names the Trainer's `OptimizerNames` gives them).
+pub fn optimizer_8bit(field: Field, raw: &RawInputs) -> bool {
+    raw.get(field).to_ascii_lowercase().contains("8bit")
+}
+
 /// The optimizer named at `field` (axolotl's `optimizer`, the Trainer's `optim`): its state bytes
 /// per trained parameter, AdamW's 12 when absent or unknown (a note says so).
 pub fn optimizer(field: Field, raw: &RawInputs, diags: &mut Vec<Diag>) -> u64 {

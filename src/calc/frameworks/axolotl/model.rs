@@ -65,6 +65,7 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         flash_attention,
         lora,
         optimizer_bytes_per_param,
+        optimizer_8bit: settings::optimizer_8bit(Field::Optimizer, raw),
         sharding,
         ..Settings::default()
     };
