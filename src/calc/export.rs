@@ -459,12 +459,22 @@ fn by_section<'a>(
 /// Nested YAML: each section (a dotted path is nested mappings) with its keys.
 fn yaml_nested(entries: &[Entry], written: &Written) -> String {
     let mut out = String::new();
+    let mut previous: Vec<&str> = Vec::new();
     for (title, rows) in by_section(entries, written) {
-        let mut indent = String::new();
-        for part in title.split('.') {
+        let parts: Vec<&str> = title.split('.').collect();
+        // a section inside the one just written (`optimizer`, then
+        // `optimizer.learning_rate_scheduler`) continues its mapping: a key twice is no YAML
+        let shared = if previous.len() < parts.len() && parts.starts_with(&previous) {
+            previous.len()
+        } else {
+            0
+        };
+        let mut indent = "  ".repeat(shared);
+        for part in &parts[shared..] {
             out.push_str(&format!("{indent}{part}:\n"));
             indent.push_str("  ");
         }
+        previous = parts;
         for (key, e) in rows {
             out.push_str(&format!("{indent}{key}: {}\n", plain_lit(&e.value)));
         }
