@@ -871,3 +871,66 @@ fn memory_by_pipeline_stage() {
     ));
     assert!(one.memory_by_stage.is_empty());
 }
+
+/// axolotl's `bf16`: `true` or `auto` loads the model in bf16 (`resolve_dtype`), so a full
+/// fine-tune without DeepSpeed or FSDP runs torch's AdamW on bf16 parameters, whose `m` and `v`
+/// are `zeros_like(p)`: 4 bytes per parameter and no fp32 master, against 12 without the key.
+/// LoRA's adapters (fp32 in PEFT) and DeepSpeed's bf16 optimizer keep their 12; `false` counts
+/// fp32 weights and gradients; `full`, which axolotl's schema refuses, is an error at the key.
+#[test]
+fn axolotl_bf16_puts_a_full_fine_tunes_optimizer_states_in_bf16() {
+    let base = "framework=axolotl&base_model=meta-llama/Llama-3.2-3B&micro_batch_size=4&sequence_len=768&num_samples=1000&nodes=1&gpus_per_node=1";
+    let params = int(&report(base), Output::NumParameters);
+    let (w, g, o) = (
+        |r: &Report| int(r, Output::WeightsBytes),
+        |r: &Report| int(r, Output::GradientsBytes),
+        |r: &Report| int(r, Output::OptimizerBytes),
+    );
+    let mixed = report(base);
+    assert_eq!(o(&mixed), 12 * params);
+    for v in ["true", "auto", "True"] {
+        let r = report(&format!("{base}&bf16={v}"));
+        assert_eq!(
+            (w(&r), g(&r), o(&r)),
+            (2 * params, 2 * params, 4 * params),
+            "{v}"
+        );
+    }
+    // an 8-bit AdamW keeps its 1-byte states (2 bytes per parameter) and bitsandbytes' two fp32
+    // absmax per 256 parameters; with mixed precision the fp32 master too
+    let r = report(&format!("{base}&bf16=true&optimizer=adamw_bnb_8bit"));
+    assert_eq!(o(&r), 2 * params + (params + 31) / 32);
+    let r = report(&format!("{base}&optimizer=paged_adamw_8bit"));
+    assert_eq!(o(&r), 6 * params + (params + 31) / 32);
+    // fp32: the weights are the optimizer's own, m and v fp32
+    let r = query::decode(&format!("{base}&bf16=false")).report();
+    assert_eq!((w(&r), g(&r), o(&r)), (4 * params, 4 * params, 8 * params));
+    assert!(r
+        .diags
+        .iter()
+        .any(|d| d.field.key() == "bf16" && d.level == Level::Note));
+    // DeepSpeed's bf16 optimizer keeps fp32 master weights; LoRA's adapters are fp32
+    let ds = report(&format!("{base}&bf16=true&zero_optimization.stage=1"));
+    assert_eq!(
+        o(&ds),
+        o(&report(&format!("{base}&zero_optimization.stage=1")))
+    );
+    let lora = "&adapter=lora&lora_r=16&lora_target_linear=true";
+    assert_eq!(
+        o(&report(&format!("{base}{lora}&bf16=true"))),
+        o(&report(&format!("{base}{lora}")))
+    );
+    // read from a pasted config, written back by the export
+    let r = pasted("base_model: meta-llama/Llama-3.2-3B\nbf16: auto\nmicro_batch_size: 4\n");
+    assert_eq!(o(&r), 4 * params);
+    let link = query::decode(&format!("{base}&bf16=true"));
+    let rel = link.framework.default_release().id;
+    let x = dpcalc::calc::export::export(link.framework, rel, &link.inputs, &link.report());
+    assert!(x.text.contains("bf16: true"), "{}", x.text);
+    for bad in ["full", "bf16", "2"] {
+        let r = query::decode(&format!("{base}&bf16={bad}")).report();
+        let e = error_at(&r, "bf16");
+        assert!(e.contains("true, false or auto"), "{bad}: {e}");
+        assert!(r.value(Output::OptimizerBytes).is_none() || o(&r) == 12 * params);
+    }
+}

@@ -654,13 +654,7 @@ fn nanotron_yaml_fills_its_fields() {
     assert_eq!(got.get(Field::RecomputeLayer), Some("false"));
     assert_eq!(
         got.unknown,
-        [
-            "general",
-            "checkpoints",
-            "parallelism.pp_engine",
-            "model.init_method",
-            "data_stages"
-        ]
+        ["general", "checkpoints", "model.init_method", "data_stages"]
     );
     // axolotl's YAML with a `tokens:` list stays axolotl's
     assert_eq!(

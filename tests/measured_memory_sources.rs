@@ -50,6 +50,9 @@ fn estimate(counter: &str, link: &str) -> Option<u128> {
                 + bytes(&r, Output::OptimizerBytes)
         }
         "device_used_after_train" => bytes(&r, Output::MemoryOnDeviceBytes),
+        // the Trainer's zero_grad() has freed the gradients when train() returns
+        "alloc_after_train" => bytes(&r, Output::WeightsBytes) + bytes(&r, Output::OptimizerBytes),
+        "peak_alloc_train" => bytes(&r, Output::MemoryPerGpuBytes),
         other => panic!("unknown counter {other}"),
     })
 }
@@ -105,7 +108,7 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
 #[test]
 fn each_record_against_the_estimate_of_its_own_counter() {
     let rows = rows();
-    assert!(rows.len() >= 31, "{}", rows.len());
+    assert!(rows.len() >= 37, "{}", rows.len());
     let gib = |b: u128| b as f64 / (1u128 << 30) as f64;
     let mut sources: Vec<&str> = rows.iter().map(|r| r.source.as_str()).collect();
     sources.dedup();
@@ -142,6 +145,19 @@ fn each_record_against_the_estimate_of_its_own_counter() {
             "docs/estimates.md lacks: {line}"
         );
     }
+    // the ratchet: records within ±10 % of their own counter never fall below this (20 of 29
+    // before the pure-bf16 input; 25 of 29 with it in the PEFT full fine-tunes' links; 30 of 35
+    // with fms-acceleration's pure-bf16, LoRA and QLoRA runs)
+    let within = rows
+        .iter()
+        .filter_map(error)
+        .filter(|e| e.abs() <= 10.0)
+        .count();
+    println!(
+        "\nwithin ±10 %: {within} of {}",
+        rows.iter().filter_map(error).count()
+    );
+    assert!(within >= 30, "{within} records within ±10 %");
     // like with like: the reserved estimate is never below the allocated tensors of the same run
     for r in rows
         .iter()

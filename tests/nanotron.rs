@@ -238,3 +238,184 @@ fn head_needs_the_sequence_to_split_evenly_over_cp() {
     // the layout itself launches
     assert!(r.grid.is_some());
 }
+
+// ---- the model stage's keys, each with its memory effect from nanotron's code ----------------
+// (huggingface/nanotron@2411b022a75fb7f7561a1bb4166706da5e1b76de; src/calc/frameworks/nanotron/model.rs
+// cites each function)
+
+const LLAMA: &str = "model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&micro_batch_size=1&sequence_length=2048&train_steps=10";
+
+fn bytes(r: &Report, o: Output) -> i128 {
+    match r.value(o) {
+        Some(Num::Int(v)) => v,
+        other => panic!("{}: {other:?} {:?}", o.name(), r.diags),
+    }
+}
+
+fn states(q: &str) -> (i128, i128, i128) {
+    let r = report(&format!("{LLAMA}&{q}"));
+    assert!(
+        r.diags.iter().all(|d| d.level != Level::Error),
+        "{q}: {:?}",
+        r.diags
+    );
+    (
+        bytes(&r, Output::WeightsBytes),
+        bytes(&r, Output::GradientsBytes),
+        bytes(&r, Output::OptimizerBytes),
+    )
+}
+
+/// helpers.py `init_optimizer_and_grad_accumulator` and optim/gradient_accumulator.py
+/// `FP32GradientAccumulator`: fp32 accumulation keeps an fp32 gradient buffer for every
+/// parameter (ZeRO-1 or not) and fp32 master weights with fp32 AdamW states (sharded by
+/// ZeRO-1); without it AdamW runs on the bf16 parameters (bf16 states, no master, bf16
+/// gradients). Any zero_stage above 0 is the same ZeroDistributedOptimizer.
+#[test]
+fn zero_stage_and_fp32_accumulation_follow_nanotrons_optimizer() {
+    let psi = bytes(&report(LLAMA_DP4), Output::NumParameters);
+    let g = |q: &str| {
+        states(&format!(
+            "world_size=4&dp=4&tp=1&pp=1&batch_accumulation_per_replica=1&{q}"
+        ))
+    };
+    assert_eq!(
+        g("zero_stage=0&accumulate_grad_in_fp32=true"),
+        (2 * psi, 4 * psi, 12 * psi)
+    );
+    assert_eq!(
+        g("zero_stage=1&accumulate_grad_in_fp32=true"),
+        (2 * psi, 4 * psi, 3 * psi)
+    );
+    assert_eq!(
+        g("zero_stage=0&accumulate_grad_in_fp32=false"),
+        (2 * psi, 2 * psi, 4 * psi)
+    );
+    assert_eq!(
+        g("zero_stage=1&accumulate_grad_in_fp32=false"),
+        (2 * psi, 2 * psi, psi)
+    );
+    // absent (both are required in nanotron's config): dpcalc's count from before
+    assert_eq!(g(""), (2 * psi, 2 * psi, 12 * psi));
+    // a stage above 1 is ZeRO-1, said at the key
+    assert_eq!(
+        g("zero_stage=3&accumulate_grad_in_fp32=true"),
+        g("zero_stage=1&accumulate_grad_in_fp32=true")
+    );
+    let r = report(&format!("{LLAMA_DP4}&zero_stage=3"));
+    assert!(messages_at(&r, Field::NanotronZeroStage, Level::Warning)
+        .iter()
+        .any(|m| m.contains("ZeRO-1 only")));
+    assert!(!errors_at(
+        &report(&format!("{LLAMA_DP4}&accumulate_grad_in_fp32=maybe")),
+        Field::AccumulateGradInFp32
+    )
+    .is_empty());
+}
+
+const LLAMA_DP4: &str = "world_size=4&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&micro_batch_size=1&sequence_length=2048&train_steps=10&dp=4&tp=1&pp=1&batch_accumulation_per_replica=1";
+
+/// `tp_mode: REDUCE_SCATTER` is sequence parallelism (the column linears save their TP-sharded
+/// input); `tp_linear_async_communication` saves the same tensors (`_ColumnLinearAsyncCommunication`
+/// saves `(tensor, weight)` as the synchronous path does).
+#[test]
+fn tp_mode_shards_the_activations_and_async_communication_does_not_change_them() {
+    let act = |q: &str| {
+        bytes(
+            &report(&format!(
+                "{LLAMA}&dp=2&tp=4&pp=1&batch_accumulation_per_replica=1&{q}"
+            )),
+            Output::ActivationBytes,
+        )
+    };
+    let all_reduce = act("tp_mode=ALL_REDUCE");
+    assert_eq!(act(""), all_reduce);
+    let reduce_scatter = act("tp_mode=reduce_scatter");
+    assert!(reduce_scatter < all_reduce, "{reduce_scatter} {all_reduce}");
+    // what sequence parallelism shards: the two norms' inputs and outputs (8 bytes per token
+    // and hidden unit in each of the 32 layers) and the output layer's fp32 input (4), 3/4 of
+    // them gone at tp 4 (2,048 tokens, 4,096 wide)
+    assert_eq!(
+        all_reduce - reduce_scatter,
+        (32 * 8 + 4) * 2048 * 4096 * 3 / 4
+    );
+    for mode in ["ALL_REDUCE", "REDUCE_SCATTER"] {
+        assert_eq!(
+            act(&format!(
+                "tp_mode={mode}&tp_linear_async_communication=true"
+            )),
+            act(&format!(
+                "tp_mode={mode}&tp_linear_async_communication=false"
+            )),
+        );
+    }
+    let r = report(&format!("{LLAMA_DP4}&tp_mode=SEQUENCE"));
+    assert!(errors_at(&r, Field::TpMode)
+        .iter()
+        .any(|m| m.contains("KeyError: 'SEQUENCE'")));
+}
+
+/// engine.py: `afab` (the default) registers every micro batch's loss before any backward, so
+/// all `batch_accumulation_per_replica` micro batches are held, also at pp 1; `1f1b` holds at
+/// most pp − rank and asserts at least pp − 1 micro batches.
+#[test]
+fn pp_engine_decides_the_micro_batches_in_flight() {
+    let act = |q: &str| {
+        bytes(
+            &report(&format!("{LLAMA}&dp=8&tp=1&pp=1&{q}")),
+            Output::ActivationBytes,
+        )
+    };
+    let one = act("batch_accumulation_per_replica=1&pp_engine=afab");
+    assert_eq!(act("batch_accumulation_per_replica=1&pp_engine=1f1b"), one);
+    assert_eq!(act("batch_accumulation_per_replica=4&pp_engine=1f1b"), one);
+    let four = act("batch_accumulation_per_replica=4&pp_engine=afab");
+    assert_eq!(act("batch_accumulation_per_replica=4"), four);
+    // the output layer's transient logits are counted once; everything else four times
+    assert!(four > 3 * one && four < 4 * one, "{one} {four}");
+    // pp 4, 1f1b, 2 micro batches: fewer than pp − 1
+    let r = report(&format!(
+        "{LLAMA}&dp=2&tp=1&pp=4&batch_accumulation_per_replica=2&pp_engine=1f1b"
+    ));
+    assert!(errors_at(&r, Field::PpEngine)
+        .iter()
+        .any(|m| m.contains("must be at least PP_SIZE-1=3")));
+    let r = report(&format!("{LLAMA_DP4}&pp_engine=AFAB"));
+    assert!(errors_at(&r, Field::PpEngine)
+        .iter()
+        .any(|m| m.contains("['afab', '1f1b'] and not AFAB")));
+}
+
+/// The keys are read from a pasted config under their sections and written back there.
+#[test]
+fn the_memory_keys_import_and_export_in_their_sections() {
+    use dpcalc::calc::{export::export, import::import, Framework};
+    let yaml = "parallelism:\n  dp: 2\n  tp: 2\n  pp: 1\n  pp_engine: 1f1b\n  tp_mode: REDUCE_SCATTER\n  tp_linear_async_communication: true\noptimizer:\n  zero_stage: 1\n  accumulate_grad_in_fp32: true\n  learning_rate_scheduler:\n    lr_warmup_steps: 5\ntokens:\n  micro_batch_size: 1\n  batch_accumulation_per_replica: 2\n  sequence_length: 2048\n  train_steps: 10\n";
+    let got = import(yaml);
+    assert!(got.errors.is_empty(), "{:?}", got.errors);
+    for (f, v) in [
+        (Field::PpEngine, "1f1b"),
+        (Field::TpMode, "REDUCE_SCATTER"),
+        (Field::TpLinearAsyncCommunication, "true"),
+        (Field::NanotronZeroStage, "1"),
+        (Field::AccumulateGradInFp32, "true"),
+    ] {
+        assert_eq!(got.get(f), Some(v), "{f:?}");
+    }
+    let raw = got.raw();
+    let fw = Framework::from_id("nanotron").unwrap();
+    let rel = fw.default_release().id;
+    let e = export(fw, rel, &raw, &fw.compute(rel, &raw));
+    assert_eq!(e.text.matches("\noptimizer:\n").count(), 1, "{}", e.text);
+    assert!(e.text.contains("optimizer:\n  zero_stage: 1\n  accumulate_grad_in_fp32: true\n  learning_rate_scheduler:\n    lr_warmup_steps: 5\n"), "{}", e.text);
+    let back = import(&e.text);
+    for f in [
+        Field::PpEngine,
+        Field::TpMode,
+        Field::NanotronZeroStage,
+        Field::AccumulateGradInFp32,
+        Field::LrSchedulerWarmupSteps,
+    ] {
+        assert_eq!(back.get(f), got.get(f), "{f:?}: {}", e.text);
+    }
+}

@@ -124,7 +124,9 @@ fn a_size_that_cannot_keep_the_batch_says_so() {
 /// figures are printed for docs/estimates.md).
 #[test]
 fn per_gpu_throughput_falls_on_the_playbook_sweep() {
-    let q = "?framework=nanotron&nodes=64&gpus_per_node=8&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&micro_batch_size=1&batch_accumulation_per_replica=1&sequence_length=4096&train_steps=100&dp=256&tp=2&pp=1";
+    // pp_engine 1f1b, as every example config of nanotron sets it (the playbook does not state
+    // its engine; afab, the default, holds all 32 micro batches of the global batch at one node)
+    let q = "?framework=nanotron&nodes=64&gpus_per_node=8&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&micro_batch_size=1&batch_accumulation_per_replica=1&sequence_length=4096&train_steps=100&dp=256&tp=2&pp=1&pp_engine=1f1b";
     let (_, _, s) = scale(q);
     assert_eq!(s.global_batch, Some(256));
     assert_eq!(s.rows.len(), 7);

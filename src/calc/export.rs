@@ -237,6 +237,15 @@ fn parse(field: Field, raw: &RawInputs, diags: &mut Vec<super::Diag>) -> Option<
         Kind::Int => r.int(field).given().map(|v| Value::Int(v.into())),
         Kind::Flag => r.flag(field).given().map(Value::Bool),
         Kind::Text => match r.text(field) {
+            // a key that is a boolean or a word (axolotl's `bf16`: true, false or auto) writes
+            // its booleans as booleans
+            Param::Given(t) if field.choices().is_some_and(|(_, c)| c.contains(&"true")) => {
+                Some(match t.to_ascii_lowercase().as_str() {
+                    "true" => Value::Bool(true),
+                    "false" => Value::Bool(false),
+                    _ => Value::Text(t),
+                })
+            }
             Param::Given(t) => Some(Value::Text(t)),
             _ => None,
         },
@@ -450,12 +459,22 @@ fn by_section<'a>(
 /// Nested YAML: each section (a dotted path is nested mappings) with its keys.
 fn yaml_nested(entries: &[Entry], written: &Written) -> String {
     let mut out = String::new();
+    let mut previous: Vec<&str> = Vec::new();
     for (title, rows) in by_section(entries, written) {
-        let mut indent = String::new();
-        for part in title.split('.') {
+        let parts: Vec<&str> = title.split('.').collect();
+        // a section inside the one just written (`optimizer`, then
+        // `optimizer.learning_rate_scheduler`) continues its mapping: a key twice is no YAML
+        let shared = if previous.len() < parts.len() && parts.starts_with(&previous) {
+            previous.len()
+        } else {
+            0
+        };
+        let mut indent = "  ".repeat(shared);
+        for part in &parts[shared..] {
             out.push_str(&format!("{indent}{part}:\n"));
             indent.push_str("  ");
         }
+        previous = parts;
         for (key, e) in rows {
             out.push_str(&format!("{indent}{key}: {}\n", plain_lit(&e.value)));
         }

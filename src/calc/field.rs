@@ -402,6 +402,8 @@ fields! {
             "lora_target_linear: every linear layer but lm_head.";
         Optimizer => "optimizer", Text, "Optimizer", "adamw_torch_fused",
             "optimizer: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
+        Bf16 => "bf16", Text, "bf16", "unset (fp32 master weights)",
+            "bf16: true or auto loads the model in bf16, so without DeepSpeed or FSDP AdamW's states are bf16 too (4 bytes per parameter, no fp32 master); false trains in fp32.";
     }
     ["first-hf"] {
         Optim => "optim", Text, "Optimizer", "adamw_torch_fused",
@@ -420,6 +422,16 @@ fields! {
     ["first-nanotron"] {
         RecomputeLayer => "recompute_layer", Flag, "Recompute layers", "false",
             "parallelism.recompute_layer: recompute each decoder layer in the backward pass.";
+        NanotronZeroStage => "zero_stage", Count, "ZeRO stage", "0",
+            "optimizer.zero_stage: 1 shards the optimizer states (and their fp32 master weights) over dp; the gradients stay whole.";
+        AccumulateGradInFp32 => "accumulate_grad_in_fp32", Flag, "Accumulate gradients in fp32", "unset (fp32 master weights)",
+            "optimizer.accumulate_grad_in_fp32: true keeps fp32 gradients and fp32 master weights; false runs AdamW on the bf16 parameters (states in bf16).";
+        TpMode => "tp_mode", Text, "TP mode", "ALL_REDUCE",
+            "parallelism.tp_mode: ALL_REDUCE, or REDUCE_SCATTER (sequence parallelism: norms and the layer input sharded over TP).";
+        TpLinearAsyncCommunication => "tp_linear_async_communication", Flag, "Async TP communication", "false",
+            "parallelism.tp_linear_async_communication: overlaps the TP all-gather with the matmul; saves the same tensors.";
+        PpEngine => "pp_engine", Text, "Pipeline engine", "afab",
+            "parallelism.pp_engine: afab holds every micro batch's activations until the backward (even at pp 1); 1f1b at most pp − rank.";
     }
     ["first-torchtitan"] {
         ActivationCheckpointMode => "activation_checkpoint.mode", Text, "Activation checkpointing", "selective",
@@ -632,6 +644,9 @@ impl Field {
     pub fn choices(self) -> Option<(&'static str, &'static [&'static str])> {
         Some(match self {
             Field::Adapter => ("list-adapters", &["lora", "qlora"]),
+            Field::Bf16 => ("list-bf16", &["true", "auto", "false"]),
+            Field::TpMode => ("list-tp-mode", &["ALL_REDUCE", "REDUCE_SCATTER"]),
+            Field::PpEngine => ("list-pp-engine", &["afab", "1f1b"]),
             Field::OffloadOptimizerDevice | Field::OffloadParamDevice => {
                 ("list-devices", &["none", "cpu", "nvme"])
             }

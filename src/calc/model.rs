@@ -518,6 +518,28 @@ impl Model {
         Some((sum(&layer.modules)?, layer.routed_experts))
     }
 
+    /// A decoder layer's norm weights (and biases): the two (Gemma 2 and 3: four) hidden-size
+    /// norms, Q and K norms, MLA's low-rank norms. What bitsandbytes leaves unquantized in a
+    /// layer: transformers' `replace_with_bnb_linear` converts only `nn.Linear` modules.
+    pub fn layer_norm_params(&self) -> Option<u128> {
+        let h = self.hidden_size;
+        let norms: u128 = if matches!(self.model_type, ModelType::Gemma2 | ModelType::Gemma3Text) {
+            4
+        } else {
+            2
+        };
+        let mut total = self.norm(h)?.checked_mul(norms)?;
+        if self.is_mla() {
+            total = total.checked_add(self.norm(self.kv_lora_rank)?)?;
+            if let Some(r) = self.q_lora_rank {
+                total = total.checked_add(self.norm(r)?)?;
+            }
+        } else if self.qk_norm {
+            total = total.checked_add(self.norm(self.resolved_head_dim()?)?.checked_mul(2)?)?;
+        }
+        Some(total)
+    }
+
     /// The input embeddings: the token embedding's weight (`vocab_size × hidden_size`) and a
     /// learned position embedding's (`position_embeddings × hidden_size`).
     pub fn embedding_params(&self) -> Option<u128> {

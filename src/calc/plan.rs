@@ -286,6 +286,9 @@ pub struct Settings {
     pub lora: Option<Lora>,
     /// Optimizer state bytes per trained parameter (fp32 master weights and the states).
     pub optimizer_bytes_per_param: u64,
+    /// A bitsandbytes 8-bit optimizer: its block-wise states add two fp32 absmax per 256
+    /// parameters.
+    pub optimizer_8bit: bool,
     /// Megatron-style sequence parallelism (with TP > 1).
     pub sequence_parallel: bool,
     /// Megatron's `--expert-tensor-parallel-size` (`None`: the TP size).
@@ -332,6 +335,7 @@ impl Default for Settings {
             selective_half_matmuls: false,
             lora: None,
             optimizer_bytes_per_param: 12,
+            optimizer_8bit: false,
             sequence_parallel: false,
             expert_tp: None,
             vocab_divisible: 128,

@@ -14,8 +14,10 @@
 //!   fp32 grads). Ψ is the parameters one GPU holds: its pipeline stage's layers (the embedding
 //!   on the first, the final norm and the output layer on the last) less the routed experts,
 //!   / TP, plus the routed experts / (TP·EP), whose states are sharded over N/EP (expert
-//!   parallelism carved out of the sharding group). Weights take [`Setup::weight_bits`] (4 for QLoRA's NF4 base, quantisation
-//!   constants not counted). LoRA ([`Setup::trainable`] = n): only the n/(TP·PP) adapter parameters
+//!   parallelism carved out of the sharding group). Weights take [`Setup::weight_bits`]; a QLoRA base (4) holds its linear
+//!   layers in NF4 with bitsandbytes' double-quantized block constants
+//!   ([`nf4_bytes`], 4.127 bits per weight) and its embedding, output layer and norms
+//!   in 16 bits. LoRA ([`Setup::trainable`] = n): only the n/(TP·PP) adapter parameters
 //!   have gradients and optimizer states, and they add 2 B each to the weights. Offload (Ren et al.
 //!   2021, "ZeRO-Offload", arXiv 2101.06840): offloading the optimizer moves the gradients and the
 //!   optimizer states to the CPU (0 on the GPU, as DeepSpeed's own estimator counts it); offloading
@@ -49,7 +51,7 @@ use super::plan::Pipeline;
 pub use super::plan::Conventions;
 
 pub use super::plan::{Recompute, RecomputeLayers};
-pub use stages::{in_flight, layer_bytes, layer_split, stages};
+pub use stages::{in_flight, layer_bytes, layer_split, nf4_bytes, stages};
 
 /// How the model states are sharded over [`Setup::shard`] GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,12 +89,15 @@ pub struct Setup {
     pub flash_attention: bool,
     /// Megatron-style sequence parallelism with TP.
     pub sequence_parallel: bool,
-    /// 16 for bf16, 4 for QLoRA's NF4 base.
+    /// 16 for bf16, 4 for QLoRA's NF4 base (its linear layers; the rest stays 16-bit).
     pub weight_bits: u64,
     /// `None`: every parameter trains; `Some(n)`: LoRA with n trainable parameters.
     pub trainable: Option<u128>,
     /// 12 for mixed-precision AdamW (fp32 master weights, m, v).
     pub optimizer_bytes_per_param: u64,
+    /// A bitsandbytes 8-bit optimizer: block-wise states with two fp32 absmax per 256
+    /// parameters (`Optimizer2State.init_state`, `block_wise`), 1/32 byte per parameter.
+    pub optimizer_8bit: bool,
     /// The pipeline's schedule and split (`None`: 1F1B, layers split evenly).
     pub pipeline: Option<Pipeline>,
     /// Micro batches per optimizer step on each pipeline (the accumulation).
@@ -138,6 +143,7 @@ impl Default for Setup {
             weight_bits: 16,
             trainable: None,
             optimizer_bytes_per_param: 12,
+            optimizer_8bit: false,
             pipeline: None,
             micro_batches: 1,
             recompute_layers: RecomputeLayers::Every,

@@ -419,9 +419,14 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
         // the rank's parameters: its layers, the embedding on the first, the output on the last
         let layers = rank_kinds(model, (&split, &starts), (p, v, r))?;
         let (dense, routed) = rank_params(model, params, layers, (p, r))?;
+        let plain = if plan.weight_bits == 4 {
+            cdiv(unquantized(model, layers, (p, r))?, t)?
+        } else {
+            0
+        };
         let mut e = states(
             plan,
-            cdiv(dense, t)?,
+            (cdiv(dense, t)?, plain),
             cdiv(
                 routed,
                 u128::from(plan.expert_tp()).checked_mul(u128::from(plan.ep.max(1)))?,
@@ -496,6 +501,41 @@ fn rank_params(
     Some((dense, routed))
 }
 
+/// The parameters of pipeline rank `r` of `p` that a 4-bit base leaves in 16 bits: the
+/// embedding (first rank), the final norm and the output layer (last rank; transformers'
+/// `get_keys_to_not_convert` keeps the output embedding unquantized) and each layer's norms.
+fn unquantized(
+    model: &Model,
+    (dense_layers, moe_layers): (u64, u64),
+    (p, r): (u64, u64),
+) -> Option<u128> {
+    let layers = u128::from(dense_layers.checked_add(moe_layers)?);
+    let mut plain = model.layer_norm_params()?.checked_mul(layers)?;
+    if r == 0 {
+        plain = plain.checked_add(model.embedding_params()?)?;
+    }
+    if r == p - 1 {
+        plain = plain.checked_add(model.final_norm_params()?)?;
+        if !model.tie_word_embeddings || p > 1 {
+            plain = plain.checked_add(model.output_layer_params()?)?;
+        }
+    }
+    Some(plain)
+}
+
+/// The bytes of `n` weights in bitsandbytes' NF4 with double quantization, as axolotl loads a
+/// QLoRA base (`loaders/model.py`: `bnb_4bit_quant_type: nf4`, `bnb_4bit_use_double_quant:
+/// True`): bitsandbytes `functional.quantize_4bit` packs two 4-bit codes per byte in blocks of
+/// `blocksize=64`, each block with an absmax; `compress_statistics` quantizes those absmax to
+/// 8 bits (`quantize_blockwise(absmax - offset, blocksize=256)`), each 256 of them with an fp32
+/// absmax of its own (the one fp32 offset per tensor is not counted). 4.127 bits per weight.
+pub fn nf4_bytes(n: u128) -> Option<u128> {
+    let blocks = cdiv(n, 64)?;
+    cdiv(n, 2)?
+        .checked_add(blocks)?
+        .checked_add(cdiv(blocks, 256)?.checked_mul(4)?)
+}
+
 /// The activations with the output layer's on the last stage: the saved final hidden state and
 /// logits of the `last_in_flight` passes in flight, and one pass's transient logits.
 fn with_output_layer(
@@ -519,7 +559,7 @@ fn with_output_layer(
 /// The model states of `dense` and `routed` parameters on one GPU (already divided by TP, PP
 /// and EP), as [`Setup::sharding`] shards them over [`Setup::shard`] GPUs (the routed experts over
 /// `shard ÷ ep`).
-fn states(p: &Setup, dense: u128, routed: u128) -> Option<MemoryParts> {
+fn states(p: &Setup, (dense, plain): (u128, u128), routed: u128) -> Option<MemoryParts> {
     use Partition::*;
     if p.shard == 0 {
         return None;
@@ -538,7 +578,14 @@ fn states(p: &Setup, dense: u128, routed: u128) -> Option<MemoryParts> {
     // fp32 parameters (FSDP2's sharded parameters) are the master weights: the optimizer
     // keeps only its states then
     let weight_bits = if p.fp32_params { 32 } else { p.weight_bits };
-    let mut weights = both([dense, routed], weight_bits, zero3)?;
+    let mut weights = if weight_bits == 4 {
+        // a 4-bit base: its linear layers in NF4 with their constants, `plain` in 16 bits
+        let n = u128::from(if zero3 { p.shard } else { 1 });
+        let nf4 = nf4_bytes(dense.checked_sub(plain)?.checked_add(routed)?)?;
+        cdiv(nf4, n)?.checked_add(part(plain, 16, p.shard, zero3)?)?
+    } else {
+        both([dense, routed], weight_bits, zero3)?
+    };
     let trains = match p.trainable {
         None => [dense, routed],
         Some(n) => {
@@ -562,6 +609,13 @@ fn states(p: &Setup, dense: u128, routed: u128) -> Option<MemoryParts> {
         p.optimizer_bytes_per_param
     };
     let mut optimizer = both(trains, k.checked_mul(8)?, p.sharding != Replicated)?;
+    if p.optimizer_8bit {
+        // bitsandbytes' block-wise 8-bit states: `absmax1` and `absmax2`, one fp32 each per
+        // 256 parameters (optim/optimizer.py `Optimizer2State.init_state`), 1/32 byte each
+        let n = u128::from(if p.sharding != Replicated { p.shard } else { 1 });
+        let params = trains[0].checked_add(trains[1])?;
+        optimizer = optimizer.checked_add(cdiv(cdiv(params, 32)?, n)?)?;
+    }
     if p.offload_optimizer {
         (gradients, optimizer) = (0, 0);
     }

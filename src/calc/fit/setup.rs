@@ -93,6 +93,7 @@ pub(super) fn setup(
         },
         trainable,
         optimizer_bytes_per_param: s.optimizer_bytes_per_param,
+        optimizer_8bit: s.optimizer_8bit,
         // the framework's pipeline holds for its own PP size; another layout's splits evenly
         pipeline: shape
             .pipeline

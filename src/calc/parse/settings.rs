@@ -183,6 +183,25 @@ fn optimizer_bytes(name: &str) -> Option<u64> {
     })
 }
 
+/// The optimizer's bytes per trained parameter when it runs on 16-bit parameters with no fp32
+/// master copy (`k`: [`optimizer`]'s count with one): torch's AdamW, Lion and SGD allocate their
+/// states `torch.zeros_like(p)` (torch/optim/adamw.py `_init_group`, adam.py, sgd.py: the
+/// parameter's dtype), so the 4-byte master goes and each 4-byte state becomes 2; the 8-bit
+/// optimizers keep their 1-byte states whatever the parameter's dtype (bitsandbytes
+/// `Optimizer8bit.init_state`: `torch.uint8`), and Adafactor's factored states are left at 0.
+pub fn states_in_param_dtype(k: u64) -> u64 {
+    match k {
+        6 => 2,
+        _ => k.saturating_sub(4) / 2,
+    }
+}
+
+/// Whether the optimizer named at `field` is one of bitsandbytes' 8-bit ones (`adamw_bnb_8bit`,
+/// `adamw_8bit`, `paged_adamw_8bit`, …: the names the Trainer's `OptimizerNames` gives them).
+pub fn optimizer_8bit(field: Field, raw: &RawInputs) -> bool {
+    raw.get(field).to_ascii_lowercase().contains("8bit")
+}
+
 /// The optimizer named at `field` (axolotl's `optimizer`, the Trainer's `optim`): its state bytes
 /// per trained parameter, AdamW's 12 when absent or unknown (a note says so).
 pub fn optimizer(field: Field, raw: &RawInputs, diags: &mut Vec<Diag>) -> u64 {

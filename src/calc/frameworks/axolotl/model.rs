@@ -47,16 +47,83 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
             words: "replicated (DDP)",
         },
     };
-    let s = Settings {
+    let precision = bf16(raw, &mut diags);
+    // a full fine-tune of the bf16-loaded model without DeepSpeed (whose bf16 optimizer keeps
+    // fp32 master weights) or FSDP (accelerate upcasts the sharded parameters to fp32); PEFT
+    // upcasts LoRA's adapters to fp32 (`autocast_adapter_dtype=True`), so their states stay fp32
+    let pure = precision == Some(Precision::Bf16)
+        && lora.is_none()
+        && matches!(sharding, Sharding::Replicated { .. });
+    let optimizer_bytes_per_param = if pure {
+        settings::states_in_param_dtype(optimizer_bytes_per_param)
+    } else {
+        optimizer_bytes_per_param
+    };
+    let mut s = Settings {
         gpu,
         recompute,
         flash_attention,
         lora,
         optimizer_bytes_per_param,
+        optimizer_8bit: settings::optimizer_8bit(Field::Optimizer, raw),
         sharding,
         ..Settings::default()
     };
+    if precision == Some(Precision::Fp32) {
+        // fp32 weights are the optimizer's own (no master copy), fp32 gradients
+        s.memory.fp32_params = true;
+        s.memory.fp32_grads = true;
+    }
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
+}
+
+/// The precision axolotl loads the model in (`resolve_dtype` in `utils/config/__init__.py`:
+/// `cfg.torch_dtype = torch.bfloat16` when `bf16` or `bfloat16`, else float32 without fp16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Precision {
+    /// `bf16: true`, or `auto` (bf16 on every GPU dpcalc knows: Ampere and later, MI300X).
+    Bf16,
+    /// `bf16: false`: the model in fp32.
+    Fp32,
+}
+
+/// `bf16` as axolotl's schema reads it (`Literal["auto"] | bool | None`); `None` when absent
+/// (dpcalc then keeps its mixed-precision count, fp32 master weights, as before the key was an
+/// input) or invalid (said at the field). `full` is refused as the schema refuses it, although
+/// the description and the trainer builder (`bf16_full_eval`) still name it: checked at
+/// axolotl-ai-cloud/axolotl@067b021c8b87a9e5e380b9173c704cf7340e30f5
+/// (`utils/schemas/config.py`, `core/builders/base.py`) with pydantic 2.13's validation.
+fn bf16(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Precision> {
+    let mut rd = Reader { raw, diags };
+    let text = match rd.text(Field::Bf16) {
+        Param::Given(t) => t,
+        _ => return None,
+    };
+    if text.eq_ignore_ascii_case("auto") {
+        return Some(Precision::Bf16);
+    }
+    match parse::flag(Field::Bf16, &text, &mut Vec::new()) {
+        Param::Given(true) => Some(Precision::Bf16),
+        Param::Given(false) => {
+            rd.diags.push(Diag::new(
+                Field::Bf16,
+                Level::Note,
+                "bf16: false trains in fp32: the model states are counted in fp32, the activations still in 16 bits (dpcalc has no fp32 activations), so the memory estimate is low",
+            ));
+            Some(Precision::Fp32)
+        }
+        _ => {
+            rd.diags.push(Diag::new(
+                Field::Bf16,
+                Level::Error,
+                format!(
+                    "bf16 is true, false or auto (axolotl's schema refuses {}: Input should be 'auto')",
+                    parse::shorten(&text)
+                ),
+            ));
+            None
+        }
+    }
 }
 
 /// `Some(reshard_after_forward)` when FSDP shards the model: axolotl's

@@ -22,6 +22,7 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         gpu,
         recompute,
         optimizer_bytes_per_param,
+        optimizer_8bit: settings::optimizer_8bit(Field::Optim, raw),
         sharding,
         ..Settings::default()
     };

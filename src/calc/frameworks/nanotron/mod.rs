@@ -108,6 +108,7 @@ pub(super) const SPEC: Spec = Spec {
         sections: &[
             "parallelism",
             "tokens",
+            "optimizer",
             "optimizer.learning_rate_scheduler",
             "model.model_config",
         ],
@@ -158,9 +159,14 @@ fn derive(raw: &RawInputs, report: &Report, entries: &mut Vec<Entry>, _: &mut Ve
 /// A pasted YAML key, as its dotted path: `parallelism.dp`, `tokens.micro_batch_size`,
 /// `model.model_config.hidden_size` (the two head keys are form keys with that path).
 fn import_alias(path: &str) -> Option<Field> {
-    let key = ["parallelism.", "tokens.", "model.model_config."]
-        .iter()
-        .find_map(|p| path.strip_prefix(p))?;
+    let key = [
+        "parallelism.",
+        "tokens.",
+        "optimizer.",
+        "model.model_config.",
+    ]
+    .iter()
+    .find_map(|p| path.strip_prefix(p))?;
     <This as AsBuilt>::SPEC
         .fields()
         .filter(|f| !crate::calc::field::CLUSTER.contains(f))
@@ -192,7 +198,8 @@ fn in_file(f: Field) -> bool {
 
 /// The section of nanotron's config YAML a key is written in (`Spec::written`,
 /// `src/nanotron/config/config.py`): `parallelism` for the parallel sizes and
-/// `recompute_layer`, `model.model_config` for the architecture (its LlamaConfig reads
+/// `recompute_layer` and the pipeline engine and TP mode, `optimizer` for `zero_stage` and
+/// `accumulate_grad_in_fp32`, `model.model_config` for the architecture (its LlamaConfig reads
 /// config.json's names), the section a dotted key names (`model.model_config.num_attention_heads`),
 /// `tokens` for the batch and steps.
 fn place(field: Field) -> (&'static str, &'static str) {
@@ -203,11 +210,21 @@ fn place(field: Field) -> (&'static str, &'static str) {
         Field::ExpertParallelSize,
         Field::ContextParallelSize,
         Field::RecomputeLayer,
+        Field::TpMode,
+        Field::TpLinearAsyncCommunication,
+        Field::PpEngine,
     ];
     let key = field.key();
     match key.rsplit_once('.') {
         Some(section_and_key) => section_and_key,
         None if PARALLELISM.contains(&field) => ("parallelism", key),
+        None if matches!(
+            field,
+            Field::NanotronZeroStage | Field::AccumulateGradInFp32
+        ) =>
+        {
+            ("optimizer", key)
+        }
         None if spec::architecture(field) => ("model.model_config", key),
         None => ("tokens", key),
     }

@@ -353,6 +353,7 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::LoraTargetModules,
             Field::LoraTargetLinear,
             Field::Optimizer,
+            Field::Bf16,
             Field::ZeroStage,
             Field::OffloadOptimizerDevice,
             Field::OffloadParamDevice,

@@ -98,7 +98,18 @@ pub const GROUPS: &[(&str, &[Field])] = &[
         ],
     ),
     ("Learning rate", &[Field::LrSchedulerWarmupSteps]),
-    ("Model & memory", &[Field::ModelId, Field::RecomputeLayer]),
+    (
+        "Model & memory",
+        &[
+            Field::ModelId,
+            Field::RecomputeLayer,
+            Field::NanotronZeroStage,
+            Field::AccumulateGradInFp32,
+            Field::TpMode,
+            Field::TpLinearAsyncCommunication,
+            Field::PpEngine,
+        ],
+    ),
     (
         crate::calc::field::ARCHITECTURE_TITLE,
         &[
