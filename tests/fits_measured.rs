@@ -15,10 +15,7 @@ const FIXTURE: &str = include_str!("fixtures/fits_measured.txt");
 const DOCS: &str = include_str!("../docs/estimates.md");
 
 /// Runs dpcalc judges wrong, each with what the estimate does not count.
-const KNOWN_WRONG: &[(&str, &str)] = &[(
-    "peft:full-finetuning",
-    "pure bf16 training (AdamW's states in bf16, no fp32 master weights): dpcalc counts 12 bytes of mixed-precision AdamW per parameter where the run kept 4",
-)];
+const KNOWN_WRONG: &[(&str, &str)] = &[];
 
 struct Run {
     id: String,
