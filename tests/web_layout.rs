@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use dpcalc::calc::{Field, Framework, RawInputs};
-use dpcalc::components::{GpuMap, LayoutExplorer, TokensTime};
+use dpcalc::components::{explored, GpuMap, LayoutExplorer, TokensTime};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlElement};
@@ -38,9 +38,11 @@ fn harness(props: &HarnessProps) -> Html {
             raw.set(Rc::new(r));
         })
     };
+    // the run section computes the explorer in its own task; here, in the render
+    let explored = explored(fw, "0.19.0", &raw);
     html! {
         <>
-            <LayoutExplorer framework={fw} release="0.19.0" inputs={(*raw).clone()} {on_apply} />
+            <LayoutExplorer framework={fw} release="0.19.0" inputs={(*raw).clone()} {explored} {on_apply} />
             <GpuMap framework={fw} inputs={(*raw).clone()} report={report.clone()} />
             <TokensTime framework={fw} inputs={(*raw).clone()} {report} />
         </>

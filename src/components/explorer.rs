@@ -23,8 +23,10 @@ pub struct ExplorerProps {
     pub framework: Framework,
     /// The release id (`version=`), e.g. `"0.19.0"`.
     pub release: AttrValue,
-    /// The current inputs (the explorer recomputes only when they change).
+    /// The current inputs (for the cells that say what a value needs).
     pub inputs: Rc<RawInputs>,
+    /// The explorer computed on those inputs ([`explored`]), outside the render.
+    pub explored: Explored,
     /// Called with every `(field, value)` a row sets when the user applies it.
     pub on_apply: Callback<Vec<(Field, String)>>,
 }
@@ -74,20 +76,32 @@ fn breakable(key: &'static str) -> Html {
 /// ([`view::shown_rows`]).
 pub const SHOWN: usize = 100;
 
+/// An explorer and the milliseconds its computation took (`data-compute-ms`, for `make bench`);
+/// equal when it is the same computation.
+#[derive(Clone)]
+pub struct Explored(Rc<(Explorer, f64)>);
+
+impl PartialEq for Explored {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Computes the explorer, timed. The run section calls it in its own task, before Yew renders:
+/// at 65,536 GPUs with a model it is a few milliseconds natively and several times that in the
+/// browser, and a render that long makes Yew's scheduler yield, which would queue the next
+/// edit's render behind the page's other tasks.
+pub fn explored(framework: Framework, release: &str, inputs: &RawInputs) -> Explored {
+    let now = || gloo::utils::window().performance().map_or(0.0, |p| p.now());
+    let t0 = now();
+    let ex = layout::explore(framework, release, inputs);
+    Explored(Rc::new((ex, now() - t0)))
+}
+
 /// The explorer table. See the module documentation for the DOM contract.
 #[function_component(LayoutExplorer)]
 pub fn layout_explorer(props: &ExplorerProps) -> Html {
-    // The computation time is kept on the element (`data-compute-ms`) for `make bench`.
-    let memo = use_memo(
-        (props.framework, props.release.clone(), props.inputs.clone()),
-        |(fw, rel, raw)| {
-            let now = || gloo::utils::window().performance().map_or(0.0, |p| p.now());
-            let t0 = now();
-            let ex = layout::explore(*fw, rel, raw);
-            (ex, now() - t0)
-        },
-    );
-    let (ex, compute_ms) = (&memo.0, memo.1);
+    let (ex, compute_ms) = (&props.explored.0 .0, props.explored.0 .1);
     let sort = use_state(|| None::<(SortKey, bool)>);
     let only_fit = use_state(|| false);
     let order: Vec<usize> = match *sort {

@@ -24,7 +24,7 @@ mod timeline;
 pub use compare::Compare;
 pub use config::Config;
 pub use explain::{Explain, Legacy};
-pub use explorer::{ExplorerProps, LayoutExplorer, SHOWN as EXPLORER_ROWS};
+pub use explorer::{explored, Explored, ExplorerProps, LayoutExplorer, SHOWN as EXPLORER_ROWS};
 pub use form::Form;
 pub use gpumap::{GpuMap, GpuMapProps};
 pub use later::Later;

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use gloo::timers::callback::Timeout;
 use yew::prelude::*;
 
-use super::{GpuMap, LayoutExplorer, TokensTime};
+use super::{explored, Explored, GpuMap, LayoutExplorer, TokensTime};
 use crate::calc::{Field, Framework, RawInputs, Report};
 
 #[derive(Properties, PartialEq)]
@@ -23,16 +23,17 @@ pub struct RunProps {
 
 type Snapshot = (Framework, &'static str, Rc<RawInputs>, Rc<Report>);
 
-/// The three parts, each drawn in its own task, in this order.
-const PARTS: usize = 3;
+/// The two smaller parts (tokens and time, the GPU map), each drawn in its own task, in this
+/// order; the explorer follows in a third.
+const PARTS: usize = 2;
 
 #[function_component(Run)]
 pub fn run(props: &RunProps) -> Html {
-    let shown: [UseStateHandle<Option<Snapshot>>; PARTS] =
-        [use_state(|| None), use_state(|| None), use_state(|| None)];
+    let shown: [UseStateHandle<Option<Snapshot>>; PARTS] = [use_state(|| None), use_state(|| None)];
+    let explorer = use_state(|| None::<(Snapshot, Explored)>);
     let pending = use_mut_ref(Vec::<Timeout>::new);
     {
-        let (shown, pending) = (shown.clone(), pending.clone());
+        let (shown, explorer, pending) = (shown.clone(), explorer.clone(), pending.clone());
         let snapshot: Snapshot = (
             props.framework,
             props.release,
@@ -42,7 +43,7 @@ pub fn run(props: &RunProps) -> Html {
         use_effect_with(snapshot, move |snap| {
             // replacing the handles drops (cancels) redraws that have not run yet; timers of
             // equal delay run in the order they were set, one task each
-            *pending.borrow_mut() = shown
+            let mut timers: Vec<Timeout> = shown
                 .iter()
                 .cloned()
                 .map(|part| {
@@ -50,6 +51,13 @@ pub fn run(props: &RunProps) -> Html {
                     Timeout::new(0, move || part.set(Some(snap)))
                 })
                 .collect();
+            // the explorer is computed in its task before the render (see `explored`)
+            let snap = snap.clone();
+            timers.push(Timeout::new(0, move || {
+                let ex = explored(snap.0, snap.1, &snap.2);
+                explorer.set(Some((snap, ex)));
+            }));
+            *pending.borrow_mut() = timers;
         });
     }
     let part = |n: usize| (*shown[n]).clone();
@@ -61,8 +69,8 @@ pub fn run(props: &RunProps) -> Html {
             if let Some((framework, _, inputs, report)) = part(1) {
                 <GpuMap {framework} {inputs} {report} />
             }
-            if let Some((framework, release, inputs, _)) = part(2) {
-                <LayoutExplorer {framework} {release} {inputs} on_apply={props.on_apply.clone()} />
+            if let Some(((framework, release, inputs, _), explored)) = (*explorer).clone() {
+                <LayoutExplorer {framework} {release} {inputs} {explored} on_apply={props.on_apply.clone()} />
             }
         </section>
     }
