@@ -240,7 +240,66 @@ fn every_gpu_has_its_figures() {
                 && f.nic_gbps > 0
         );
         assert!(f.fa2_permille > 0 && f.fused_attention_permille >= f.fa2_permille);
+        // a peak not known is a range holding the figure taken, and the note says so
+        if let Some((lo, hi)) = f.peak_range_tflops {
+            assert!(lo < g.peak_tflops && g.peak_tflops < hi, "{}", g.id);
+            assert!(f.note.contains("not known"), "{}", g.id);
+        }
+        // FP8 doubles the dense BF16 peak where it is known; where it is not, the note says why
+        match f.fp8_peak_tflops {
+            Some(p) => assert!(p >= 2 * g.peak_tflops - 2, "{}: {p}", g.id),
+            None => assert!(
+                f.note.contains("No FP8")
+                    || f.note.contains("FP8 peak") && f.note.contains("not known"),
+                "{}",
+                g.id
+            ),
+        }
+        let stream = f.stream_fraction();
+        assert!(stream > 0.5 && stream <= 1.0, "{}", g.id);
+        if f.stream_permille.is_none() {
+            assert!(f.note.contains("no STREAM measurement"), "{}", g.id);
+        }
+        if f.sm_count.is_none() {
+            assert!(f.note.contains("SM count"), "{}", g.id);
+        }
     }
+}
+
+/// Meta's 500 W HBM2e H100 (torchtitan's published H100 runs) is a GPU of its own: 96 GB, its
+/// peak between the NVL's and the SXM's, 2.4 TB/s; the same link is slower on it than on an H100
+/// SXM, and its step time says what of it is not known.
+#[test]
+fn the_500w_hbm2e_h100_is_its_own_gpu() {
+    let g = dpcalc::calc::gpu::gpu("h100-96gb-500w").expect("known");
+    let sxm = dpcalc::calc::gpu::gpu("h100-sxm").unwrap();
+    let f = dpcalc::calc::gpu::figures(g).unwrap();
+    assert_eq!((g.memory_gb, f.memory_gbps), (96, 2400));
+    assert_eq!(f.peak_range_tflops, Some((835, 989)));
+    assert!(g.peak_tflops < sxm.peak_tflops);
+    let link = |gpu: &str| {
+        format!("?framework=torchtitan&version=0.3.0&nodes=1&gpus_per_node=8&data_parallel_shard_degree=8&local_batch_size=2&global_batch_size=16&seq_len=8192&model=llama3/8B&gpu={gpu}")
+    };
+    let step = |gpu: &str| {
+        let r = dpcalc::query::decode(&link(gpu)).report();
+        match r.value(dpcalc::calc::Output::StepTimeSeconds) {
+            Some(dpcalc::calc::Num::Float(x)) => (x, r),
+            other => panic!("{gpu}: {other:?}"),
+        }
+    };
+    let (slow, r) = step("h100-96gb-500w");
+    let (fast, _) = step("h100-sxm");
+    assert!(slow > fast * 1.05, "{slow} vs {fast}");
+    let worked = r
+        .steps
+        .iter()
+        .find(|s| s.output == dpcalc::calc::Output::StepTimeSeconds)
+        .expect("a worked step");
+    assert!(
+        worked.worked.contains("the midpoint 912 is taken"),
+        "{}",
+        worked.worked
+    );
 }
 
 /// LoRA: the frozen weights take no weight gradient (the linear layers' backward is one product,

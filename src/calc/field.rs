@@ -428,7 +428,7 @@ fields! {
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- hardware ----------------------------------------------------------------------------
         Gpu => "gpu", Text, "GPU", "none",
-            "a100-40gb, a100-80gb, h100-sxm, h100-pcie, h100-nvl, h200, b200, gb200, mi300x.";
+            "a100-40gb, a100-80gb, h100-sxm, h100-96gb-500w, h100-pcie, h100-nvl, h200, b200, gb200, mi300x.";
         GpuMemoryGib => "gpu_memory_gib", Real, "Usable GPU memory (GiB)", "the GPU's",
             "Overrides the GPU's memory (what the driver leaves usable).";
         Mfu => "mfu", Real, "MFU (0–1)", "unset",

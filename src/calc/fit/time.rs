@@ -292,7 +292,12 @@ pub(super) fn step(
     let t = if c.k == 1.0 { uncalibrated } else { at(c.k)? };
     let total = t.total();
     let hw = hardware(&s.gpu, s.fused_attention)?;
-    step_outputs(report, t, (gpn, &hw));
+    let note = s
+        .gpu
+        .gpu
+        .and_then(crate::calc::gpu::figures)
+        .map_or("", |f| f.note);
+    step_outputs(report, t, (gpn, &hw), note);
     calibration_outputs(report, &c, uncalibrated.total());
     let tps = tokens / total / g.world.max(1) as f64;
     if let Some((fpt, convention)) = per_token {
@@ -311,7 +316,7 @@ pub(super) fn step(
 }
 
 /// The step time and its parts as outputs, with the worked step.
-fn step_outputs(report: &mut Report, t: StepTime, (gpn, hw): (u64, &Hardware)) {
+fn step_outputs(report: &mut Report, t: StepTime, (gpn, hw): (u64, &Hardware), note: &str) {
     let total = t.total();
     for (o, v) in [
         (Output::StepTimeSeconds, total),
@@ -330,7 +335,7 @@ fn step_outputs(report: &mut Report, t: StepTime, (gpn, hw): (u64, &Hardware)) {
         "step_time = compute + exposed TP, CP, EP and DP communication + the pipeline's bubble and sends, for the slowest pipeline rank: a mechanism estimate (estimate/time.rs), not a measurement",
         || {
             format!(
-                "{} = {} + {} + {} + {} + {} + {} s ({} GPUs per node; {} GB/s in a node, {} GB/s between nodes per GPU; {:.0} TFLOP/s peak × {} best matmul × {} fitted kernel efficiency). Hardware: {HARDWARE_SOURCES}",
+                "{} = {} + {} + {} + {} + {} + {} s ({} GPUs per node; {} GB/s in a node, {} GB/s between nodes per GPU; {:.0} TFLOP/s peak × {} best matmul × {} fitted kernel efficiency). This GPU: {note} Hardware: {HARDWARE_SOURCES}",
                 fmt_f(total),
                 fmt_f(t.compute),
                 fmt_f(t.tp),
