@@ -325,3 +325,78 @@ fn lora_skips_the_frozen_weights_gradients() {
     assert!(ratio > 0.66 && ratio < 0.8, "{ratio}");
     assert!(b.dp < a.dp / 100.0, "{} vs {}", b.dp, a.dp);
 }
+
+/// The memory-bound kernels' bytes follow the framework's fusion level (`per_token_bytes`,
+/// `LOSS_BYTES_PER_LOGIT`): for Llama 3.1 8B (h 4096, 32 query and 8 key heads of 128, SwiGLU
+/// 14,336, RMSNorm, rotary, vocabulary 128,256) a layer's forward moves per token, eager:
+/// 2·36·h + 20·(q + kv) + 4·q + 2·6·h + 10·F = 606,208 bytes; compiled: 2·8·h + 4·(q + kv) +
+/// 4·q + 6·F = 188,416; fused: 2·4·h + 2·6·h + 6·F = 167,936; the backward twice that; the loss
+/// 40, 6 and 56 bytes per logit. Everything else being equal, the compute differs by exactly
+/// those bytes at the memory bandwidth.
+#[test]
+fn the_memory_bound_bytes_follow_the_fusion_level() {
+    use dpcalc::calc::plan::Fusion;
+    let hw = free_network();
+    let at = |fusion: Fusion| {
+        let plan = Setup {
+            fusion,
+            dropout: false,
+            flash_attention: true,
+            ..Setup::default()
+        };
+        run(&plan, 1, &hw, &place(8, 1, 1, 1), Overlap::default()).compute
+    };
+    let (eager, compiled, fused) = (at(Fusion::Eager), at(Fusion::Compiled), at(Fusion::Fused));
+    let (tokens, layers, vocab) = (2048.0, 32.0, 128_256.0);
+    let expect = |layer: f64, loss: f64| {
+        (3.0 * layers * tokens * layer + loss * vocab * tokens) / hw.memory_bytes_per_s
+    };
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b.abs().max(1e-12);
+    assert!(
+        close(eager - fused, expect(606_208.0 - 167_936.0, 40.0 - 56.0)),
+        "{eager} {fused}"
+    );
+    assert!(
+        close(compiled - fused, expect(188_416.0 - 167_936.0, 6.0 - 56.0)),
+        "{compiled} {fused}"
+    );
+    assert!(eager > compiled);
+}
+
+/// torchtitan's `compile.enable` is read (a flag: another value is an error at its field) and the
+/// step time follows it: the compiled run is faster, by its memory-bound kernels only.
+#[test]
+fn torchtitan_compile_enable_fuses_the_memory_bound_kernels() {
+    use dpcalc::calc::{Field, Level, Num, Output};
+    let link = "?framework=torchtitan&version=0.3.0&nodes=1&gpus_per_node=8&data_parallel_shard_degree=8&local_batch_size=2&global_batch_size=16&seq_len=8192&model=llama3/8B&gpu=h100-sxm";
+    let value = |q: &str, o: Output| match dpcalc::query::decode(q).report().value(o) {
+        Some(Num::Float(x)) => x,
+        other => panic!("{q}: {other:?}"),
+    };
+    let eager = value(link, Output::StepComputeSeconds);
+    let unset = value(
+        &format!("{link}&compile.enable=false"),
+        Output::StepComputeSeconds,
+    );
+    let compiled = value(
+        &format!("{link}&compile.enable=true"),
+        Output::StepComputeSeconds,
+    );
+    assert_eq!(eager, unset);
+    assert!(
+        compiled < eager * 0.92 && compiled > eager * 0.7,
+        "{compiled} vs {eager}"
+    );
+    // the communication is the network model's either way
+    assert_eq!(
+        value(link, Output::StepDpCommSeconds),
+        value(
+            &format!("{link}&compile.enable=true"),
+            Output::StepDpCommSeconds
+        )
+    );
+    let bad = dpcalc::query::decode(&format!("{link}&compile.enable=maybe")).report();
+    assert!(bad
+        .diags_for(Field::CompileEnable)
+        .any(|d| d.level == Level::Error));
+}

@@ -424,6 +424,8 @@ fields! {
     ["first-torchtitan"] {
         ActivationCheckpointMode => "activation_checkpoint.mode", Text, "Activation checkpointing", "selective",
             "activation_checkpoint.mode: none, selective or full.";
+        CompileEnable => "compile.enable", Flag, "torch.compile", "false",
+            "compile.enable: compile the model and loss (fused element-wise kernels; the step time follows).";
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- hardware ----------------------------------------------------------------------------

@@ -61,6 +61,22 @@ pub struct NodeShape {
     pub assumed: bool,
 }
 
+/// How far the framework fuses the memory-bound kernels between its matrix products: what the
+/// step time counts of their bytes per layer (`estimate/time.rs`, `layer_traffic`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fusion {
+    /// Eager PyTorch: each operation its own kernel, norms and the loss upcast to fp32
+    /// (torchtitan without `compile.enable`, the HF Trainer and its kin, llm-foundry).
+    Eager,
+    /// `torch.compile` (Inductor): each chain of element-wise operations and norms between two
+    /// matrix products one kernel (torchtitan's `compile.enable`).
+    Compiled,
+    /// Fused kernels written for it: Megatron-LM's (Transformer Engine's, or Apex's and its own
+    /// fused bias-GeLU and bias-dropout-add with the local implementation), and nanotron's.
+    #[default]
+    Fused,
+}
+
 /// Activation recomputation, from the most memory to the least.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Recompute {
@@ -267,6 +283,8 @@ pub struct Settings {
     pub flash_attention: bool,
     /// The fused attention of cuDNN (Transformer Engine's) rather than FlashAttention-2.
     pub fused_attention: bool,
+    /// How far the memory-bound kernels are fused.
+    pub fusion: Fusion,
     /// Selective recompute also runs every other matrix product's forward again (torchtitan's
     /// per-op checkpointing, which saves every other `mm`); `false`: Korthikanti et al.'s, which
     /// recomputes the attention only.
@@ -317,6 +335,7 @@ impl Default for Settings {
             memory: Conventions::default(),
             flash_attention: true,
             fused_attention: false,
+            fusion: Fusion::Fused,
             selective_half_matmuls: false,
             lora: None,
             optimizer_bytes_per_param: 12,

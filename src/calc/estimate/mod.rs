@@ -85,6 +85,8 @@ pub struct Setup {
     pub seq_len: u64,
     pub recompute: Recompute,
     pub flash_attention: bool,
+    /// How far the memory-bound kernels are fused (the step time's bytes).
+    pub fusion: crate::calc::plan::Fusion,
     /// Megatron-style sequence parallelism with TP.
     pub sequence_parallel: bool,
     /// 16 for bf16, 4 for QLoRA's NF4 base.
@@ -130,6 +132,7 @@ impl Default for Setup {
             seq_len: 2048,
             recompute: Recompute::None,
             flash_attention: false,
+            fusion: crate::calc::plan::Fusion::Fused,
             sequence_parallel: false,
             weight_bits: 16,
             trainable: None,

@@ -41,14 +41,16 @@
 use super::{cdiv, Params, Partition, Setup};
 use crate::calc::estimated::StepTime;
 use crate::calc::model::Model;
-use crate::calc::plan::{Recompute, RecomputeLayers};
+use crate::calc::plan::{Fusion, Recompute, RecomputeLayers};
 
 pub use crate::calc::plan::Overlap;
 
 /// Fitted constant 1 of 2: the fraction of the GPU's best matmul rate (its MAMF) a wide
 /// transformer layer's matrix products run at. Fitted with [`HALF_RATE_WIDTH`] on the
 /// calibration tables only (Narayanan et al. 2021 Table 1, Korthikanti et al. 2022 Table 5: a
-/// grid over 0.7–1.0 × 100–600, the least median error, 3.9 %; tests/measured_throughput.rs).
+/// grid over 0.7–1.0 × 100–600, the least median error, 3.9 %; tests/measured_throughput.rs),
+/// before the memory-bound bytes by fusion level and the STREAM share, which took the two
+/// tables to 2.6 % and 3.6 % without fitting again.
 pub const KERNEL_EFFICIENCY: f64 = 0.90;
 
 /// The share of the SMs an overlapped collective takes from the compute it runs beside
@@ -185,6 +187,8 @@ struct Rank {
     /// MLP's activation, eager attention's scores), and those of the attention scores alone.
     bytes: f64,
     score_bytes: f64,
+    /// Bytes the loss over the vocabulary moves, forward and backward (the last rank's).
+    loss_bytes: f64,
     /// Transformer layers and MoE layers on the rank (all chunks).
     layers: u64,
     moe_layers: u64,
@@ -255,14 +259,87 @@ fn layer_flops(
     Some((linear + attention, attention))
 }
 
+/// The bytes per value an eager RMSNorm moves in the forward: the 16-bit input upcast to fp32
+/// (read 2, write 4), squared (4 + 4), its mean read (4), multiplied by the reciprocal root
+/// (4 + 4), cast back (4 + 2), times the weight (2 + 2): torchtitan's and transformers'
+/// `RMSNorm.forward` (`x.float()`, `pow(2).mean(-1)`, `rsqrt`, `type_as`, `* weight`), one
+/// kernel per operation. A LayerNorm is one native kernel (`F.layer_norm`: 2 + 2).
+pub const EAGER_RMSNORM_BYTES: f64 = 36.0;
+
+/// The bytes per query or key value eager rotary embeddings move in the forward: upcast (2 + 4),
+/// the complex product (4 + 4), cast back (4 + 2): torchtitan's `apply_rotary_emb`
+/// (`view_as_complex(x.float())`, `* freqs_cis`, `view_as_real`, `type_as`).
+pub const EAGER_ROTARY_BYTES: f64 = 20.0;
+
+/// The bytes per logit the loss over the vocabulary moves, forward and backward together, by
+/// fusion level. Eager (`cross_entropy(logits.float(), labels)`, torchtitan's loss and the
+/// Trainer's): upcast 2 + 4, log-softmax two reads and a write of fp32 (12); backward the
+/// NLL's gradient written (4), the log-softmax's backward (4 + 4 + 4), cast back (4 + 2): 40.
+/// Compiled (Inductor's one reduction kernel on the 16-bit logits): read 2 forward, read 2 and
+/// write 2 backward: 6. Fused level, Megatron-LM's `vocab_parallel_cross_entropy` on the fp32
+/// upcast (its `--cross-entropy-loss-fusion` off, the default): upcast 2 + 4, max 4, subtract
+/// 4 + 4, exp 4 + 4, sum 4, divide 4 + 4; backward scale 4 + 4, cast back 4 + 2: 56.
+pub const LOSS_BYTES_PER_LOGIT: [f64; 3] = [40.0, 6.0, 56.0];
+
+/// The loss's bytes per logit at `fusion` ([`LOSS_BYTES_PER_LOGIT`]).
+fn loss_bytes(fusion: Fusion) -> f64 {
+    LOSS_BYTES_PER_LOGIT[match fusion {
+        Fusion::Eager => 0,
+        Fusion::Compiled => 1,
+        Fusion::Fused => 2,
+    }]
+}
+
+/// The bytes per token the memory-bound kernels of one layer move in one forward, by the
+/// framework's fusion level (`h`: hidden size, `q`, `kv`: the query and key widths on this GPU,
+/// `mlp`: the MLP's width on this GPU, `rep`: the TP ranks the norms and adds are split over with
+/// sequence parallelism, `mask`: 1 with dropout).
+///
+/// - Fused (Megatron-LM): each norm reads and writes the hidden state (2 + 2), each residual
+///   add with its dropout reads two, writes one and a 1-byte mask, the MLP's activation reads its
+///   input(s) and writes its output; rotary embeddings fused into the attention's kernels.
+/// - Compiled (Inductor): each residual add fused with the norm after it (read two, write two:
+///   8), rotary one kernel on the queries and keys (2 + 2), the attention's output made
+///   contiguous (2 + 2), the gated activation one kernel (read 4, write 2).
+/// - Eager: each norm [`EAGER_RMSNORM_BYTES`] (a LayerNorm 4), rotary [`EAGER_ROTARY_BYTES`]
+///   per query and key value, the attention's output made contiguous (2 + 2), each residual add
+///   6 (dropout another 2 + 2 and its mask), the gated activation as SiLU (2 + 2) and the product
+///   (4 + 2).
+fn per_token_bytes(model: &Model, plan: &Setup, widths: (f64, f64, f64, f64), mask: f64) -> f64 {
+    let (h, q, kv, mlp) = widths;
+    let gated = if plan.gated_mlp { 1.0 } else { 0.0 };
+    let rotary = if model.position_embeddings == 0 {
+        1.0
+    } else {
+        0.0
+    };
+    match plan.fusion {
+        Fusion::Fused => 2.0 * 4.0 * h + 2.0 * (6.0 + mask) * h + (4.0 + 2.0 * gated) * mlp,
+        Fusion::Compiled => {
+            2.0 * 8.0 * h + 4.0 * rotary * (q + kv) + 4.0 * q + (4.0 + 2.0 * gated) * mlp
+        }
+        Fusion::Eager => {
+            let norm = if model.layer_norm {
+                4.0
+            } else {
+                EAGER_RMSNORM_BYTES
+            };
+            2.0 * norm * h
+                + EAGER_ROTARY_BYTES * rotary * (q + kv)
+                + 4.0 * q
+                + 2.0 * (6.0 + 5.0 * mask) * h
+                + (4.0 + 6.0 * gated) * mlp
+        }
+    }
+}
+
 /// The bytes the memory-bound kernels of layer `i` read and write for `tokens` tokens on one
-/// GPU in one forward, and the attention scores' share: each norm reads and writes the hidden
-/// state (2 + 2 bytes per value), each residual add with its dropout reads two, writes one and
-/// a 1-byte mask, the MLP's activation reads its input(s) and writes its output (÷ TP); the
-/// norms and adds are ÷ TP with sequence parallelism. Eager attention materialises its
-/// scores (b·a/t·s_local·s values): written by the first product, read and written by the
-/// softmax and by dropout (with its mask), read by the second, 13 bytes per score with dropout;
-/// flash attention keeps them on chip. The backward moves twice a forward's bytes.
+/// GPU in one forward ([`per_token_bytes`] at the framework's fusion level; the norms and adds
+/// ÷ TP with sequence parallelism, the rest ÷ TP), and the attention scores' share. Eager
+/// attention materialises its scores (b·a/t·s_local·s values): written by the first product,
+/// read and written by the softmax and by dropout (with its mask), read by the second, 13 bytes
+/// per score with dropout; flash attention keeps them on chip. The backward moves twice a
+/// forward's bytes.
 fn layer_traffic(model: &Model, plan: &Setup, i: u64, tokens: f64, seq: f64) -> (f64, f64) {
     let h = model.hidden_size as f64;
     let tp = plan.tp.max(1) as f64;
@@ -273,8 +350,11 @@ fn layer_traffic(model: &Model, plan: &Setup, i: u64, tokens: f64, seq: f64) -> 
     } else {
         model.intermediate_size as f64
     };
-    let activation = if plan.gated_mlp { 6.0 } else { 4.0 } * width / tp;
-    let per_token = (2.0 * 4.0 * h + 2.0 * (6.0 + mask) * h) / rep + activation;
+    let d = model.resolved_head_dim().unwrap_or(0) as f64;
+    let q = model.num_attention_heads as f64 * d / tp;
+    let kv = model.num_key_value_heads as f64 * d / tp;
+    // the norms and adds split by SP, the attention's and the MLP's values by TP
+    let per_token = per_token_bytes(model, plan, (h / rep, q, kv, width / tp), mask);
     let scores = if plan.flash_attention {
         0.0
     } else {
@@ -454,6 +534,7 @@ impl Ctx<'_> {
         // the output layer on the last rank, the embedding on the first
         let last = &mut ranks[p as usize - 1];
         last.flops += 2.0 * h * vocab / tp * tokens;
+        last.loss_bytes += loss_bytes(plan.fusion) * vocab / tp * tokens;
         last.dense_params += model.output_layer_params()? as f64 / tp;
         ranks[0].dense_params += model.embedding_params()? as f64 / tp;
         Some(ranks)
@@ -608,7 +689,7 @@ impl Ctx<'_> {
         let passes_linear = if plan.trainable.is_some() { 2.0 } else { 3.0 };
         (passes_linear * (rank.flops - attention) + recompute_flops - attention_again) / rate
             + (3.0 * attention + attention_again) / attention_rate
-            + (3.0 * rank.bytes + recompute_bytes) / hw.memory_bytes_per_s
+            + (3.0 * rank.bytes + recompute_bytes + rank.loss_bytes) / hw.memory_bytes_per_s
     }
 
     /// Only trained parameters have gradients (and optimizer states): LoRA's adapters.

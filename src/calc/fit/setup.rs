@@ -85,6 +85,7 @@ pub(super) fn setup(
         seq_len: seq,
         recompute: s.recompute,
         flash_attention: s.flash_attention,
+        fusion: s.fusion,
         sequence_parallel: s.sequence_parallel && g.tp > 1,
         weight_bits: if s.lora.as_ref().is_some_and(|l| l.qlora) {
             4

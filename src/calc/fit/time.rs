@@ -34,7 +34,8 @@ pub(super) fn hardware(gpu: &GpuSettings, fused_attention: bool) -> Option<Hardw
     Some(Hardware {
         peak_flops: g.peak_tflops as f64 * 1e12,
         matmul_ceiling: f.mamf_permille as f64 / 1000.0,
-        memory_bytes_per_s: f.memory_gbps as f64 * 1e9,
+        // the share a STREAM-like kernel reaches (the memory-bound kernels and the optimizer)
+        memory_bytes_per_s: f.memory_gbps as f64 * 1e9 * f.stream_fraction(),
         attention_flops_per_s: g.peak_tflops as f64
             * 1e9
             * if fused_attention {

@@ -21,6 +21,8 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         gpu,
         recompute,
         sharding,
+        // the Trainer runs the model eagerly unless `torch_compile` (not read here) is set
+        fusion: crate::calc::plan::Fusion::Eager,
         ..Settings::default()
     };
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);

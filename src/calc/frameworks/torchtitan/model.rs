@@ -23,7 +23,7 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
     use crate::calc::plan::{Settings, Sharding};
     let mut diags = Vec::new();
     let gpu = settings::gpu(raw, &mut diags);
-    use crate::calc::plan::{FsdpRows, Recompute};
+    use crate::calc::plan::{FsdpRows, Fusion, Recompute};
     use crate::calc::{Diag, Level, Param};
     let mut rd = crate::calc::parse::Reader {
         raw,
@@ -43,9 +43,16 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         }
         _ => Recompute::Selective,
     };
+    // `[compile] enable` (torchtitan 0.2.2 `job_config.py` `Compile.enable`, default false;
+    // `components` default ["model", "loss"]): Inductor fuses the element-wise kernels
+    let fusion = match rd.flag(Field::CompileEnable) {
+        Param::Given(true) => Fusion::Compiled,
+        _ => Fusion::Eager,
+    };
     let s = Settings {
         gpu,
         recompute,
+        fusion,
         // FSDP2 over the data-parallel shard ranks as the rules resolved them
         sharding: Sharding::Fsdp {
             name: "FSDP2",

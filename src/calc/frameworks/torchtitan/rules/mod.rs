@@ -90,7 +90,11 @@ pub const GROUPS: &[(&str, &[Field])] = &[
     ),
     (
         "Model & memory",
-        &[Field::ModelId, Field::ActivationCheckpointMode],
+        &[
+            Field::ModelId,
+            Field::ActivationCheckpointMode,
+            Field::CompileEnable,
+        ],
     ),
     crate::calc::field::ARCHITECTURE,
 ];
