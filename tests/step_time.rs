@@ -239,7 +239,9 @@ fn every_gpu_has_its_figures() {
                 && f.link_gbps > 0
                 && f.nic_gbps > 0
         );
-        assert!(f.fa2_permille > 0 && f.fused_attention_permille >= f.fa2_permille);
+        for i in 0..3 {
+            assert!(f.fa2_permille[i] > 0 && f.fused_attention_permille[i] >= f.fa2_permille[i]);
+        }
         // a peak not known is a range holding the figure taken, and the note says so
         if let Some((lo, hi)) = f.peak_range_tflops {
             assert!(lo < g.peak_tflops && g.peak_tflops < hi, "{}", g.id);
@@ -399,4 +401,30 @@ fn torchtitan_compile_enable_fuses_the_memory_bound_kernels() {
     assert!(bad
         .diags_for(Field::CompileEnable)
         .any(|d| d.level == Level::Error));
+}
+
+/// The attention kernel's rate follows the sequence between the measured points (cudnn-frontend's
+/// 4k, 8k and 16k on H100: FlashAttention-2 264, 290, 311 TFLOP/s, cuDNN 468, 490, 520),
+/// interpolated on log₂ s and held beyond them.
+#[test]
+fn the_attention_rate_follows_the_sequence() {
+    let g = dpcalc::calc::gpu::gpu("h100-sxm").unwrap();
+    let f = dpcalc::calc::gpu::figures(g).unwrap();
+    let tf =
+        |fused: bool, seq: u64| f.attention_permille(fused, seq) * g.peak_tflops as f64 / 1000.0;
+    assert!((tf(false, 8192) - 290.0).abs() < 1.0, "{}", tf(false, 8192));
+    assert!((tf(true, 16384) - 520.0).abs() < 1.0, "{}", tf(true, 16384));
+    assert_eq!(tf(false, 1024), tf(false, 4096));
+    assert_eq!(tf(true, 131_072), tf(true, 16384));
+    let mid = f.attention_permille(false, 5793);
+    assert!(
+        mid > 267.0 && mid < 293.0 && (mid - 280.0).abs() < 0.5,
+        "{mid}"
+    );
+    // an A100 has one rate
+    let a = dpcalc::calc::gpu::figures(dpcalc::calc::gpu::gpu("a100-80gb").unwrap()).unwrap();
+    assert_eq!(
+        a.attention_permille(false, 2048),
+        a.attention_permille(false, 32768)
+    );
 }

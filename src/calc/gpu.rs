@@ -34,11 +34,13 @@ pub struct Figures {
     pub link_gbps: u64,
     /// A GPU's network to other nodes, GB/s (its NIC's line rate in the vendor's reference system).
     pub nic_gbps: u64,
-    /// Causal attention's forward and backward rate, per mille of the peak: FlashAttention-2's,
-    /// and the fused kernels of cuDNN (FlashAttention-3's class on Hopper) that Transformer
-    /// Engine calls.
-    pub fa2_permille: u64,
-    pub fused_attention_permille: u64,
+    /// Causal attention's forward and backward rate at head dimension 128, per mille of the
+    /// peak, at sequences of 4,096, 8,192 and 16,384 tokens ([`ATTENTION_SEQS`]; between them
+    /// interpolated on log₂ s, beyond them the nearest): FlashAttention-2's (PyTorch SDPA's flash
+    /// backend), and the fused kernels of cuDNN (FlashAttention-3's class on Hopper) that
+    /// Transformer Engine calls.
+    pub fa2_permille: [u64; 3],
+    pub fused_attention_permille: [u64; 3],
     /// What of this GPU is not known or taken from another, for the page.
     pub note: &'static str,
 }
@@ -48,7 +50,32 @@ pub struct Figures {
 /// `Azure_Results/ND_H100_v5_results.md`, "HBM Bandwidth"; Copy 2.90, Dot 3.18).
 pub const STREAM_PERMILLE_DEFAULT: u64 = 887;
 
+/// The sequence lengths of [`Figures::fa2_permille`]'s points.
+pub const ATTENTION_SEQS: [u64; 3] = [4096, 8192, 16384];
+
 impl Figures {
+    /// Causal attention's rate at sequence `seq`, per mille of the peak: FlashAttention-2's, or
+    /// cuDNN's fused attention (`fused`).
+    pub fn attention_permille(&self, fused: bool, seq: u64) -> f64 {
+        let pts = if fused {
+            self.fused_attention_permille
+        } else {
+            self.fa2_permille
+        };
+        let x = (seq.max(1) as f64).log2();
+        let xs = ATTENTION_SEQS.map(|s| (s as f64).log2());
+        if x <= xs[0] {
+            return pts[0] as f64;
+        }
+        for i in 0..2 {
+            if x <= xs[i + 1] {
+                let t = (x - xs[i]) / (xs[i + 1] - xs[i]);
+                return pts[i] as f64 + t * (pts[i + 1] as f64 - pts[i] as f64);
+            }
+        }
+        pts[2] as f64
+    }
+
     /// The share of the memory bandwidth the memory-bound kernels reach, as a fraction.
     pub fn stream_fraction(&self) -> f64 {
         self.stream_permille.unwrap_or(STREAM_PERMILLE_DEFAULT) as f64 / 1000.0
@@ -56,7 +83,7 @@ impl Figures {
 }
 
 /// Where the [`Figures`] come from.
-pub const HARDWARE_SOURCES: &str = "MAMF: stas00/ml-engineering compute/accelerator \"Maximum Achievable Matmul FLOPS\" (A100 SXM 85.9 %, A100 PCIe 82.2 %, H100 SXM 80.1 % — also taken for H100 PCIe/NVL and the 96 GB 500 W H100 —, H200 80.3 %, B200 77.6 % — also GB200 —, MI300X 60.1 %); dense BF16 and FP8 peaks, memory bandwidth, SM counts and links: the vendors' datasheets and whitepapers (A100: 312 TFLOP/s, no FP8, 108 SMs; H100 SXM: 989 / 1,979, 132 SMs; H100 PCIe: 756 / 1,513, 114 SMs; H100 NVL: 835 / 1,671; H200: 989 / 1,979; B200: 2,250 / 4,500; GB200: 2,500 / 5,000; MI300X: 1,307 / 2,615, 304 CUs; NVLink 3: 300 GB/s per direction, NVLink 4: 450, NVLink 5: 900, PCIe 5 x16: 64, MI300X Infinity Fabric 7 × 64); the 96 GB HBM2e H100 at 500 W (Meta's Grand Teton): pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (\"96GB HBM2e with 2.4 TB/sec\", \"the default 500W power limit\", 400 Gb/s RDMA per GPU; footnote 2: \"the actual peak TFLOPs number is between SXM and NVL, and we don't know its exact value\"); reachable memory bandwidth: H100 SXM's STREAM Triad 2.97 of 3.35 TB/s (samuel-bohman/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md), taken for the GPUs not measured; NICs: the reference systems (DGX A100: one 200 Gb/s HDR port per GPU, Narayanan et al. 2021 §5; DGX H100/H200/B200 and GB200 NVL72: one 400 Gb/s ConnectX-7 per GPU; MI300X platforms: 400 Gb/s per GPU); attention: FlashAttention-2's forward and backward at head dimension 128, causal, long sequences, about 190 TFLOP/s on A100 (Dao 2023, Figure 6) and 330 on H100 (Shah et al. 2024, FlashAttention-3, Figure 5), FlashAttention-3's class (cuDNN) about 550 on H100, read off the papers' figures; H200, B200, GB200 and MI300X take H100's fractions (not measured)";
+pub const HARDWARE_SOURCES: &str = "MAMF: stas00/ml-engineering compute/accelerator \"Maximum Achievable Matmul FLOPS\" (A100 SXM 85.9 %, A100 PCIe 82.2 %, H100 SXM 80.1 % — also taken for H100 PCIe/NVL and the 96 GB 500 W H100 —, H200 80.3 %, B200 77.6 % — also GB200 —, MI300X 60.1 %); dense BF16 and FP8 peaks, memory bandwidth, SM counts and links: the vendors' datasheets and whitepapers (A100: 312 TFLOP/s, no FP8, 108 SMs; H100 SXM: 989 / 1,979, 132 SMs; H100 PCIe: 756 / 1,513, 114 SMs; H100 NVL: 835 / 1,671; H200: 989 / 1,979; B200: 2,250 / 4,500; GB200: 2,500 / 5,000; MI300X: 1,307 / 2,615, 304 CUs; NVLink 3: 300 GB/s per direction, NVLink 4: 450, NVLink 5: 900, PCIe 5 x16: 64, MI300X Infinity Fabric 7 × 64); the 96 GB HBM2e H100 at 500 W (Meta's Grand Teton): pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (\"96GB HBM2e with 2.4 TB/sec\", \"the default 500W power limit\", 400 Gb/s RDMA per GPU; footnote 2: \"the actual peak TFLOPs number is between SXM and NVL, and we don't know its exact value\"); reachable memory bandwidth: H100 SXM's STREAM Triad 2.97 of 3.35 TB/s (samuel-bohman/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md), taken for the GPUs not measured; NICs: the reference systems (DGX A100: one 200 Gb/s HDR port per GPU, Narayanan et al. 2021 §5; DGX H100/H200/B200 and GB200 NVL72: one 400 Gb/s ConnectX-7 per GPU; MI300X platforms: 400 Gb/s per GPU); attention: on A100 FlashAttention-2's forward and backward at head dimension 128, causal, long sequences, about 190 TFLOP/s (Dao 2023, Figure 6); on Hopper the forward and backward of causal attention at head dimension 128 measured by NVIDIA/cudnn-frontend benchmark/benchmark_results.csv (clocks locked at 1,980 MHz, 700 W; benchmark/README.md): PyTorch SDPA's flash backend (FlashAttention-2) 264, 290 and 311 TFLOP/s at 4k, 8k and 16k tokens, cuDNN's SDPA 468, 490 and 520, as fractions of 989; H200, B200, GB200, the 96 GB 500 W H100 and MI300X take H100's fractions (not measured)";
 
 /// Each GPU's [`Figures`], by its `gpu=` id.
 pub const FIGURES: &[(&str, Figures)] = &[
@@ -71,8 +98,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: Some(108),
             link_gbps: 300,
             nic_gbps: 25,
-            fa2_permille: 600,
-            fused_attention_permille: 600,
+            fa2_permille: [600, 600, 600],
+            fused_attention_permille: [600, 600, 600],
             note: "No FP8 tensor cores; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),
@@ -87,8 +114,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: Some(108),
             link_gbps: 300,
             nic_gbps: 25,
-            fa2_permille: 600,
-            fused_attention_permille: 600,
+            fa2_permille: [600, 600, 600],
+            fused_attention_permille: [600, 600, 600],
             note: "No FP8 tensor cores; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),
@@ -103,8 +130,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: Some(132),
             link_gbps: 450,
             nic_gbps: 50,
-            fa2_permille: 330,
-            fused_attention_permille: 550,
+            fa2_permille: [267, 293, 314],
+            fused_attention_permille: [473, 495, 526],
             note: "Reachable memory bandwidth measured (STREAM Triad 2.97 of 3.35 TB/s); the sustained clock under load is not published.",
         },
     ),
@@ -119,8 +146,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: None,
             link_gbps: 450,
             nic_gbps: 50,
-            fa2_permille: 330,
-            fused_attention_permille: 550,
+            fa2_permille: [267, 293, 314],
+            fused_attention_permille: [473, 495, 526],
             note: "Meta's Grand Teton H100 (96 GB HBM2e, 2.4 TB/s, 500 W limit): its dense BF16 peak is not known (torchtitan: between the NVL's 835 and the SXM's 989 TFLOP/s), the midpoint 912 is taken; its FP8 peak and SM count are not known; its MAMF is H100 SXM's (not measured at 500 W), its NVLink H100 SXM's; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),
@@ -135,8 +162,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: Some(114),
             link_gbps: 64,
             nic_gbps: 50,
-            fa2_permille: 330,
-            fused_attention_permille: 550,
+            fa2_permille: [267, 293, 314],
+            fused_attention_permille: [473, 495, 526],
             note: "MAMF and attention rates H100 SXM's; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),
@@ -151,8 +178,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: Some(132),
             link_gbps: 64,
             nic_gbps: 50,
-            fa2_permille: 330,
-            fused_attention_permille: 550,
+            fa2_permille: [267, 293, 314],
+            fused_attention_permille: [473, 495, 526],
             note: "MAMF and attention rates H100 SXM's; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),
@@ -167,8 +194,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: Some(132),
             link_gbps: 450,
             nic_gbps: 50,
-            fa2_permille: 330,
-            fused_attention_permille: 550,
+            fa2_permille: [267, 293, 314],
+            fused_attention_permille: [473, 495, 526],
             note: "Attention rates H100's; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),
@@ -183,8 +210,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: None,
             link_gbps: 900,
             nic_gbps: 50,
-            fa2_permille: 330,
-            fused_attention_permille: 550,
+            fa2_permille: [267, 293, 314],
+            fused_attention_permille: [473, 495, 526],
             note: "SM count not known here; attention rates H100's fractions; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),
@@ -199,8 +226,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: None,
             link_gbps: 900,
             nic_gbps: 50,
-            fa2_permille: 330,
-            fused_attention_permille: 550,
+            fa2_permille: [267, 293, 314],
+            fused_attention_permille: [473, 495, 526],
             note: "SM count not known here; MAMF B200's; attention rates H100's fractions; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),
@@ -215,8 +242,8 @@ pub const FIGURES: &[(&str, Figures)] = &[
             sm_count: Some(304),
             link_gbps: 448,
             nic_gbps: 50,
-            fa2_permille: 330,
-            fused_attention_permille: 330,
+            fa2_permille: [267, 293, 314],
+            fused_attention_permille: [267, 293, 314],
             note: "304 compute units; attention rates H100's FlashAttention-2 fraction; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),

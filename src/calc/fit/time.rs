@@ -27,8 +27,10 @@ const INTER_LATENCY: f64 = 20e-6;
 const INTRA_SHARE: f64 = 0.82;
 const INTER_SHARE: f64 = 0.95;
 
-/// What the estimate takes from the GPU, with the typed bandwidths over the GPU's defaults.
-pub(super) fn hardware(gpu: &GpuSettings, fused_attention: bool) -> Option<Hardware> {
+/// What the estimate takes from the GPU, with the typed bandwidths over the GPU's defaults; the
+/// attention kernel's rate at `seq`, the tokens of each of its calls (a context-parallel rank's
+/// chunk).
+pub(super) fn hardware(gpu: &GpuSettings, fused_attention: bool, seq: u64) -> Option<Hardware> {
     let g = gpu.gpu?;
     let f = crate::calc::gpu::figures(g)?;
     Some(Hardware {
@@ -38,11 +40,7 @@ pub(super) fn hardware(gpu: &GpuSettings, fused_attention: bool) -> Option<Hardw
         memory_bytes_per_s: f.memory_gbps as f64 * 1e9 * f.stream_fraction(),
         attention_flops_per_s: g.peak_tflops as f64
             * 1e9
-            * if fused_attention {
-                f.fused_attention_permille
-            } else {
-                f.fa2_permille
-            } as f64,
+            * f.attention_permille(fused_attention, seq),
         intra_bytes_per_s: gpu.intra_gbps.unwrap_or(f.link_gbps as f64 * INTRA_SHARE) * 1e9,
         inter_bytes_per_s: gpu.inter_gbps.unwrap_or(f.nic_gbps as f64 * INTER_SHARE) * 1e9,
         intra_latency: INTRA_LATENCY,
@@ -139,7 +137,10 @@ pub(super) fn of_plan(
     gpus_per_node: u64,
     compute_factor: f64,
 ) -> Option<StepTime> {
-    let hw = calibrated(hardware(&s.gpu, s.fused_attention)?, compute_factor);
+    let hw = calibrated(
+        hardware(&s.gpu, s.fused_attention, plan.seq_len / plan.cp.max(1))?,
+        compute_factor,
+    );
     let place = placement(order, g, gpus_per_node);
     time::step_time(model, params, plan, grad_ranks(g), &hw, &place, overlap(s))
 }
@@ -292,7 +293,7 @@ pub(super) fn step(
     let c = calibration(report, |k| at(k).map(|t| t.total()), measured);
     let t = if c.k == 1.0 { uncalibrated } else { at(c.k)? };
     let total = t.total();
-    let hw = hardware(&s.gpu, s.fused_attention)?;
+    let hw = hardware(&s.gpu, s.fused_attention, seq / g.cp.max(1))?;
     let note = s
         .gpu
         .gpu
