@@ -428,3 +428,38 @@ fn the_attention_rate_follows_the_sequence() {
         a.attention_permille(false, 32768)
     );
 }
+
+/// An eager layer takes at least its kernels' launches (`EAGER_KERNELS_PER_LAYER` = 33 forward,
+/// twice that backward, 11 µs each): at 16 tokens Llama 3.1 8B's 32 eager layers are
+/// launch-bound (a faster GPU changes nothing), a fused framework's are not.
+#[test]
+fn an_eager_layer_takes_at_least_its_launches() {
+    use dpcalc::calc::plan::Fusion;
+    let at = |fusion: Fusion, ceiling: f64| {
+        let hw = Hardware {
+            matmul_ceiling: ceiling,
+            ..free_network()
+        };
+        let plan = Setup {
+            fusion,
+            seq_len: 16,
+            flash_attention: true,
+            ..Setup::default()
+        };
+        // the optimizer step (at the memory bandwidth) is the same either way
+        run(&plan, 1, &hw, &place(8, 1, 1, 1), Overlap::default()).compute
+    };
+    let floor = 32.0 * 33.0 * 3.0 * 11e-6;
+    let optimizer = {
+        let m = llama();
+        Params::of(&m).unwrap().total as f64 * 30.0 / free_network().memory_bytes_per_s
+    };
+    let eager = at(Fusion::Eager, 0.8);
+    assert!(
+        (eager - optimizer - floor).abs() < 1e-3 * floor,
+        "{eager} {optimizer} {floor}"
+    );
+    assert_eq!(eager, at(Fusion::Eager, 0.4));
+    assert!(at(Fusion::Fused, 0.4) > at(Fusion::Fused, 0.8));
+    assert!(at(Fusion::Fused, 0.8) - optimizer < floor / 2.0);
+}

@@ -281,6 +281,18 @@ pub const EAGER_ROTARY_BYTES: f64 = 20.0;
 /// 4 + 4, exp 4 + 4, sum 4, divide 4 + 4; backward scale 4 + 4, cast back 4 + 2: 56.
 pub const LOSS_BYTES_PER_LOGIT: [f64; 3] = [40.0, 6.0, 56.0];
 
+/// Kernels an eager Llama-style layer launches in one forward, counted from the operations of
+/// [`per_token_bytes`]'s eager level: two RMSNorms of six kernels each, rotary on the queries
+/// and keys (four each), seven matrix products, the attention, the contiguous copy, two residual
+/// adds, SiLU and the product: 33. The backward launches about twice as many.
+pub const EAGER_KERNELS_PER_LAYER: f64 = 33.0;
+
+/// The CPU's time to launch one PyTorch kernel: NVIDIA/dgxc-benchmarking
+/// `microbenchmarks/cpu_overhead/README.md`, whose sample output prints 11–18 µs per tiny
+/// PyTorch GEMM launch (the platform not stated); the lower end. An eager layer takes at least
+/// its kernels' launches: the GPU waits for the CPU when its kernels are shorter.
+pub const LAUNCH_SECONDS: f64 = 11e-6;
+
 /// The loss's bytes per logit at `fusion` ([`LOSS_BYTES_PER_LOGIT`]).
 fn loss_bytes(fusion: Fusion) -> f64 {
     LOSS_BYTES_PER_LOGIT[match fusion {
@@ -687,9 +699,25 @@ impl Ctx<'_> {
         // LoRA: the frozen weights take no weight gradient, so their backward is one product,
         // not two (Hu et al. 2021, §4.2); the attention's backward is the same either way
         let passes_linear = if plan.trainable.is_some() { 2.0 } else { 3.0 };
-        (passes_linear * (rank.flops - attention) + recompute_flops - attention_again) / rate
+        let gpu = (passes_linear * (rank.flops - attention) + recompute_flops - attention_again)
+            / rate
             + (3.0 * attention + attention_again) / attention_rate
-            + (3.0 * rank.bytes + recompute_bytes + rank.loss_bytes) / hw.memory_bytes_per_s
+            + (3.0 * rank.bytes + recompute_bytes + rank.loss_bytes) / hw.memory_bytes_per_s;
+        gpu.max(self.launch_floor(rank))
+    }
+
+    /// The eager framework's launch floor per micro batch: [`EAGER_KERNELS_PER_LAYER`] forward,
+    /// twice that backward, and a fully recomputed forward again, at [`LAUNCH_SECONDS`] each
+    /// (compiled and fused frameworks: none).
+    fn launch_floor(&self, rank: &Rank) -> f64 {
+        if self.plan.fusion != Fusion::Eager {
+            return 0.0;
+        }
+        let again = match self.plan.recompute {
+            Recompute::Full => rank.recomputed as f64 / rank.layers.max(1) as f64,
+            _ => 0.0,
+        };
+        rank.layers as f64 * EAGER_KERNELS_PER_LAYER * (3.0 + again) * LAUNCH_SECONDS
     }
 
     /// Only trained parameters have gradients (and optimizer states): LoRA's adapters.
