@@ -17,6 +17,7 @@ fn free_network() -> Hardware {
         matmul_ceiling: 0.8,
         memory_bytes_per_s: 3.35e12,
         attention_flops_per_s: 330e12,
+        fp8_flops_per_s: 0.0,
         intra_bytes_per_s: 1e30,
         inter_bytes_per_s: 1e30,
         intra_latency: 0.0,
@@ -462,4 +463,96 @@ fn an_eager_layer_takes_at_least_its_launches() {
     assert_eq!(eager, at(Fusion::Eager, 0.4));
     assert!(at(Fusion::Fused, 0.4) > at(Fusion::Fused, 0.8));
     assert!(at(Fusion::Fused, 0.8) - optimizer < floor / 2.0);
+}
+
+/// FP8 (`Setup::fp8`): the layers' linear products at the FP8 rate and the casts' bytes
+/// (`FP8_CAST_BYTES`, 7 per value tensorwise, 5 delayed) of each linear layer's input and output
+/// gradient and of the weights once per micro batch. For Llama 3.1 8B per token and layer the
+/// casts are the inputs 2·h + q + F = 26,624 values and the output gradients q + 2·kv + h + 2·F +
+/// h = 43,008, and each layer's 218,112,000 weights: at an FP8 rate equal to the 16-bit one the
+/// step differs by exactly those bytes; at twice the rate the products take less time.
+#[test]
+fn fp8_runs_the_linear_layers_at_its_rate_and_pays_the_casts() {
+    use dpcalc::calc::plan::Fp8;
+    let base = free_network();
+    let same_rate = Hardware {
+        fp8_flops_per_s: base.peak_flops * base.matmul_ceiling,
+        ..base
+    };
+    let at = |hw: &Hardware, fp8: Option<Fp8>| {
+        let plan = Setup {
+            fp8,
+            flash_attention: true,
+            ..Setup::default()
+        };
+        run(&plan, 1, hw, &place(8, 1, 1, 1), Overlap::default()).compute
+    };
+    let bf16 = at(&same_rate, None);
+    let (tokens, layers) = (2048.0, 32.0);
+    let values = (26_624.0 + 43_008.0) * tokens * layers + 218_112_000.0 * layers;
+    for (recipe, per_value) in [(Fp8::Tensorwise, 7.0), (Fp8::Delayed, 5.0)] {
+        let fp8 = at(&same_rate, Some(recipe));
+        let expect = per_value * values / base.memory_bytes_per_s;
+        assert!(
+            ((fp8 - bf16) - expect).abs() < 1e-9 * expect,
+            "{recipe:?}: {fp8} - {bf16} vs {expect}"
+        );
+    }
+    let twice = Hardware {
+        fp8_flops_per_s: 2.0 * base.peak_flops * base.matmul_ceiling,
+        ..base
+    };
+    let fast = at(&twice, Some(Fp8::Delayed));
+    // the output layer, the attention, the memory-bound kernels and the optimizer stay as they were
+    assert!(fast < bf16 * 0.85, "{fast} vs {bf16}");
+    // no FP8 on the GPU: the products stay at the 16-bit rate
+    assert_eq!(
+        at(&base, Some(Fp8::Delayed)),
+        at(&same_rate, Some(Fp8::Delayed))
+    );
+}
+
+/// The frameworks' FP8 switches are read: torchtitan's `model.converters` (float8, or its 0.2.2
+/// name quantize.linear.float8; another converter is said not to be modelled) and Megatron-LM's
+/// `--fp8-format` (e4m3 or hybrid, which needs Transformer Engine); each makes the step faster.
+#[test]
+fn the_fp8_switches_are_read() {
+    use dpcalc::calc::{Field, Level, Num, Output};
+    let step = |q: &str| match dpcalc::query::decode(q)
+        .report()
+        .value(Output::StepTimeSeconds)
+    {
+        Some(Num::Float(x)) => x,
+        other => panic!("{q}: {other:?}"),
+    };
+    let tt = "?framework=torchtitan&version=0.3.0&nodes=1&gpus_per_node=8&data_parallel_shard_degree=8&local_batch_size=2&global_batch_size=16&seq_len=8192&model=llama3/8B&compile.enable=true&gpu=h100-sxm";
+    let plain = step(tt);
+    for name in ["float8", "quantize.linear.float8", "[\"float8\"]"] {
+        let t = step(&format!("{tt}&model.converters={name}"));
+        assert!(
+            t < plain * 0.95 && t > plain * 0.6,
+            "{name}: {t} vs {plain}"
+        );
+    }
+    let other = dpcalc::query::decode(&format!("{tt}&model.converters=float8,mx")).report();
+    assert!(other
+        .diags_for(Field::ModelConverters)
+        .any(|d| d.level == Level::Warning && d.message.contains("mx")));
+    let mlm = "?framework=megatron&version=0.19.2&world_size=8&tensor_model_parallel_size=1&pipeline_model_parallel_size=1&micro_batch_size=1&global_batch_size=128&seq_length=4096&model=meta-llama/Llama-2-7b-hf&gpu=h100-sxm&train_iters=100";
+    let plain = step(mlm);
+    for f in ["e4m3", "hybrid"] {
+        let t = step(&format!("{mlm}&fp8_format={f}"));
+        assert!(t < plain * 0.9 && t > plain * 0.5, "{f}: {t} vs {plain}");
+    }
+    for bad in [
+        "fp8_format=e5m2",
+        "fp8_format=hybrid&transformer_impl=local",
+    ] {
+        let r = dpcalc::query::decode(&format!("{mlm}&{bad}")).report();
+        assert!(
+            r.diags_for(Field::Fp8Format)
+                .any(|d| d.level == Level::Error),
+            "{bad}"
+        );
+    }
 }

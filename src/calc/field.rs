@@ -379,6 +379,8 @@ fields! {
         HiddenDropout => "hidden_dropout", Real, "Hidden dropout", "0.1", "--hidden-dropout.";
         TransformerImpl => "transformer_impl", Text, "Transformer implementation", "transformer_engine",
             "--transformer-impl.";
+        Fp8Format => "fp8_format", Text, "FP8 format", "unset (bf16)",
+            "--fp8-format: e4m3 or hybrid runs the linear layers in FP8 (Transformer Engine).";
         AttentionBackend => "attention_backend", Text, "Attention backend", "auto",
             "--attention-backend.";
         OverlapGradReduce => "overlap_grad_reduce", Flag, "Overlap grad reduce", "false",
@@ -426,6 +428,8 @@ fields! {
             "activation_checkpoint.mode: none, selective or full.";
         CompileEnable => "compile.enable", Flag, "torch.compile", "false",
             "compile.enable: compile the model and loss (fused element-wise kernels; the step time follows).";
+        ModelConverters => "model.converters", Text, "Model converters", "none",
+            "model.converters, comma-separated: float8 (or quantize.linear.float8) runs the linear layers in FP8.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- hardware ----------------------------------------------------------------------------

@@ -76,6 +76,14 @@ impl Figures {
         pts[2] as f64
     }
 
+    /// The dense FP8 peak the estimate takes, TFLOP/s: the known one; for a GPU whose BF16 peak
+    /// is itself a range (the 96 GB 500 W H100) twice the BF16 figure taken, the ratio of every
+    /// Hopper part (the note says so); `None` without FP8.
+    pub fn fp8_peak(&self, gpu: &Gpu) -> Option<u64> {
+        self.fp8_peak_tflops
+            .or(self.peak_range_tflops.map(|_| 2 * gpu.peak_tflops))
+    }
+
     /// The share of the memory bandwidth the memory-bound kernels reach, as a fraction.
     pub fn stream_fraction(&self) -> f64 {
         self.stream_permille.unwrap_or(STREAM_PERMILLE_DEFAULT) as f64 / 1000.0
@@ -148,7 +156,7 @@ pub const FIGURES: &[(&str, Figures)] = &[
             nic_gbps: 50,
             fa2_permille: [267, 293, 314],
             fused_attention_permille: [473, 495, 526],
-            note: "Meta's Grand Teton H100 (96 GB HBM2e, 2.4 TB/s, 500 W limit): its dense BF16 peak is not known (torchtitan: between the NVL's 835 and the SXM's 989 TFLOP/s), the midpoint 912 is taken; its FP8 peak and SM count are not known; its MAMF is H100 SXM's (not measured at 500 W), its NVLink H100 SXM's; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
+            note: "Meta's Grand Teton H100 (96 GB HBM2e, 2.4 TB/s, 500 W limit): its dense BF16 peak is not known (torchtitan: between the NVL's 835 and the SXM's 989 TFLOP/s), the midpoint 912 is taken; its FP8 peak (twice the BF16 figure taken, as on every Hopper part) and SM count are not known; its MAMF is H100 SXM's (not measured at 500 W), its NVLink H100 SXM's; no STREAM measurement: H100 SXM's 88.7 % of the bandwidth is taken.",
         },
     ),
     (

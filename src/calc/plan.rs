@@ -77,6 +77,19 @@ pub enum Fusion {
     Fused,
 }
 
+/// FP8 matrix products: the linear layers of the transformer layers (not the attention, not the
+/// output layer, which the frameworks keep in 16 bits) at the GPU's FP8 rate, their inputs and
+/// output gradients cast to FP8 with their scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fp8 {
+    /// Dynamic tensorwise scaling (torchao's `Float8Linear`, torchtitan's float8 converter):
+    /// each cast reads its tensor for the amax first.
+    Tensorwise,
+    /// Delayed scaling from an amax history (Transformer Engine's default recipe, Megatron-LM's
+    /// `--fp8-format`): no separate amax read.
+    Delayed,
+}
+
 /// Activation recomputation, from the most memory to the least.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Recompute {
@@ -285,6 +298,8 @@ pub struct Settings {
     pub fused_attention: bool,
     /// How far the memory-bound kernels are fused.
     pub fusion: Fusion,
+    /// FP8 matrix products (`None`: 16-bit).
+    pub fp8: Option<Fp8>,
     /// Selective recompute also runs every other matrix product's forward again (torchtitan's
     /// per-op checkpointing, which saves every other `mm`); `false`: Korthikanti et al.'s, which
     /// recomputes the attention only.
@@ -336,6 +351,7 @@ impl Default for Settings {
             flash_attention: true,
             fused_attention: false,
             fusion: Fusion::Fused,
+            fp8: None,
             selective_half_matmuls: false,
             lora: None,
             optimizer_bytes_per_param: 12,

@@ -87,6 +87,8 @@ pub struct Setup {
     pub flash_attention: bool,
     /// How far the memory-bound kernels are fused (the step time's bytes).
     pub fusion: crate::calc::plan::Fusion,
+    /// FP8 matrix products (the step time's).
+    pub fp8: Option<crate::calc::plan::Fp8>,
     /// Megatron-style sequence parallelism with TP.
     pub sequence_parallel: bool,
     /// 16 for bf16, 4 for QLoRA's NF4 base.
@@ -133,6 +135,7 @@ impl Default for Setup {
             recompute: Recompute::None,
             flash_attention: false,
             fusion: crate::calc::plan::Fusion::Fused,
+            fp8: None,
             sequence_parallel: false,
             weight_bits: 16,
             trainable: None,
@@ -458,6 +461,7 @@ mod alike_layers {
             matmul_ceiling: 0.8,
             memory_bytes_per_s: 3.35e12,
             attention_flops_per_s: 330e12,
+            fp8_flops_per_s: 0.0,
             intra_bytes_per_s: 450e9,
             inter_bytes_per_s: 50e9,
             intra_latency: 5e-6,

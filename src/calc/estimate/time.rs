@@ -41,7 +41,7 @@
 use super::{cdiv, Params, Partition, Setup};
 use crate::calc::estimated::StepTime;
 use crate::calc::model::Model;
-use crate::calc::plan::{Fusion, Recompute, RecomputeLayers};
+use crate::calc::plan::{Fp8, Fusion, Recompute, RecomputeLayers};
 
 pub use crate::calc::plan::Overlap;
 
@@ -62,6 +62,20 @@ pub const COMM_SM_SHARE: f64 = 0.15;
 /// rate of a wide one (fitted with [`KERNEL_EFFICIENCY`]).
 pub const HALF_RATE_WIDTH: f64 = 100.0;
 
+/// The best FP8 matmul rate as a fraction of the dense FP8 peak: cuBLASLt FP8 at 8192³ on an
+/// H100 SXM, 1,290 of 1,979 TFLOP/s (samuel-bohman/AI-benchmarking-guide
+/// `Azure_Results/ND_H100_v5_results.md`; 1,217 at 4096³, 1,377 at 16384³), against BF16's
+/// 80 % (MAMF); taken for every GPU with FP8.
+pub const FP8_MATMUL_CEILING: f64 = 0.652;
+
+/// Bytes an FP8 recipe moves per value it casts (an input of a linear layer in the forward, an
+/// output gradient in the backward): read 2 and write 1 for the cast, read 1 and write 1 for the
+/// transposed copy Hopper's FP8 products need for the other gradient, and for dynamic
+/// tensorwise scaling a read of 2 for the amax first (torchao `float8/README.md`: the overhead is
+/// "bounded by memory bandwidth"): tensorwise 7, delayed (Transformer Engine's amax history) 5.
+/// The weights are cast once per micro batch the same way.
+pub const FP8_CAST_BYTES: [f64; 2] = [7.0, 5.0];
+
 /// Bytes an AdamW step reads and writes per parameter it updates: fp32 master weight, m and v
 /// read and written, the gradient read, the 16-bit weight written.
 pub const OPTIMIZER_BYTES_PER_PARAM: f64 = 30.0;
@@ -77,6 +91,9 @@ pub struct Hardware {
     pub memory_bytes_per_s: f64,
     /// Flash attention's forward and backward rate, FLOP/s (the kernel the framework calls).
     pub attention_flops_per_s: f64,
+    /// The best FP8 matmul rate, FLOP/s: the dense FP8 peak × [`FP8_MATMUL_CEILING`] (0: no FP8,
+    /// FP8 products run at the 16-bit rate).
+    pub fp8_flops_per_s: f64,
     /// A GPU's bus bandwidth inside its node, bytes/s (one direction, as nccl-tests' busbw).
     pub intra_bytes_per_s: f64,
     /// A GPU's network bandwidth to other nodes (its NIC), bytes/s.
@@ -189,6 +206,10 @@ struct Rank {
     score_bytes: f64,
     /// Bytes the loss over the vocabulary moves, forward and backward (the last rank's).
     loss_bytes: f64,
+    /// The output layer's FLOPs (the last rank's; kept in 16 bits under FP8).
+    output_flops: f64,
+    /// Bytes FP8's casts move per micro batch (inputs, output gradients, weights).
+    cast_bytes: f64,
     /// Transformer layers and MoE layers on the rank (all chunks).
     layers: u64,
     moe_layers: u64,
@@ -205,6 +226,8 @@ struct Rank {
 #[derive(Clone, Copy)]
 struct LayerWork {
     flops: (f64, f64),
+    /// FP8's cast bytes of the layer per micro batch (0 in 16 bits).
+    cast: f64,
     traffic: (f64, f64),
     moe: bool,
     params: (u128, u128),
@@ -218,6 +241,7 @@ impl Rank {
         self.flops += f * s.tokens * n;
         self.attention_flops += a * s.tokens * n;
         self.bytes += bytes * n;
+        self.cast_bytes += work.cast * n;
         self.score_bytes += scores * n;
         self.layers += count;
         if work.moe {
@@ -343,6 +367,34 @@ fn per_token_bytes(model: &Model, plan: &Setup, widths: (f64, f64, f64, f64), ma
                 + (4.0 + 6.0 * gated) * mlp
         }
     }
+}
+
+/// FP8's cast bytes of layer `i` per micro batch of `tokens` on one GPU ([`FP8_CAST_BYTES`] per
+/// value): the inputs of its linear layers (the attention's and the MLP's normed input, h each,
+/// the attention's output, the MLP's hidden values) and their output gradients (the queries,
+/// keys and values, the attention's projection, the MLP's two (gated) or one up projection, its
+/// down projection), and its weights once; 0 in 16 bits.
+fn fp8_cast_bytes(model: &Model, plan: &Setup, i: u64, tokens: f64, params: (u128, u128)) -> f64 {
+    let per_value = match plan.fp8 {
+        None => return 0.0,
+        Some(Fp8::Tensorwise) => FP8_CAST_BYTES[0],
+        Some(Fp8::Delayed) => FP8_CAST_BYTES[1],
+    };
+    let h = model.hidden_size as f64;
+    let tp = plan.tp.max(1) as f64;
+    let d = model.resolved_head_dim().unwrap_or(0) as f64;
+    let q = model.num_attention_heads as f64 * d / tp;
+    let kv = model.num_key_value_heads as f64 * d / tp;
+    let width = if model.is_moe_layer(i) {
+        (model.expert_intermediate_size() * model.num_experts_per_tok.max(1)) as f64
+    } else {
+        model.intermediate_size as f64
+    } / tp;
+    let ups = if plan.gated_mlp { 2.0 } else { 1.0 };
+    let inputs = 2.0 * h + q + width;
+    let grads = q + 2.0 * kv + h + ups * width + h;
+    let weights = params.0.saturating_sub(params.1) as f64 / tp;
+    per_value * ((inputs + grads) * tokens + weights)
 }
 
 /// The bytes the memory-bound kernels of layer `i` read and write for `tokens` tokens on one
@@ -490,6 +542,8 @@ fn shape(model: &Model, plan: &Setup) -> Option<(Vec<u64>, Shape)> {
 struct Unit {
     /// FLOP/s of the matrix products, for this size.
     rate: f64,
+    /// FLOP/s of FP8 matrix products of this size (the 16-bit rate without FP8).
+    rate8: f64,
     /// One TP all-reduce of the activation.
     tp_one: f64,
     /// One CP ring step of the K/V chunks.
@@ -546,6 +600,7 @@ impl Ctx<'_> {
         // the output layer on the last rank, the embedding on the first
         let last = &mut ranks[p as usize - 1];
         last.flops += 2.0 * h * vocab / tp * tokens;
+        last.output_flops += 2.0 * h * vocab / tp * tokens;
         last.loss_bytes += loss_bytes(plan.fusion) * vocab / tp * tokens;
         last.dense_params += model.output_layer_params()? as f64 / tp;
         ranks[0].dense_params += model.embedding_params()? as f64 / tp;
@@ -555,11 +610,13 @@ impl Ctx<'_> {
     /// What layer `i` adds to its rank per micro batch.
     fn layer_work(&self, i: u64, s: &Shape) -> Option<LayerWork> {
         let (model, plan) = (self.model, self.plan);
+        let params = self.params.layer(model, i)?;
         Some(LayerWork {
             flops: layer_flops(model, self.params, plan, i, s.seq)?,
+            cast: fp8_cast_bytes(model, plan, i, s.tokens, params),
             traffic: layer_traffic(model, plan, i, s.tokens, s.seq),
             moe: model.is_moe_layer(i),
-            params: self.params.layer(model, i)?,
+            params,
         })
     }
 
@@ -570,10 +627,16 @@ impl Ctx<'_> {
         let rate = hw.peak_flops * hw.matmul_ceiling * KERNEL_EFFICIENCY;
         // the products' narrowest side: the hidden size's TP shard, or the micro batch's tokens on
         // this GPU when fewer (short sequences split by CP)
-        let rate = rate * size_factor((h / tp).min(tokens));
+        let size = size_factor((h / tp).min(tokens));
+        let rate = rate * size;
         if rate.is_nan() || rate <= 0.0 {
             return None;
         }
+        let rate8 = if plan.fp8.is_some() && hw.fp8_flops_per_s > 0.0 {
+            hw.fp8_flops_per_s * KERNEL_EFFICIENCY * size
+        } else {
+            rate
+        };
         let act_bytes = 2.0 * tokens * h;
         let tp_one = net.time(Coll::AllReduce, act_bytes, plan.tp, place.tp_stride);
         let kv_heads = if model.is_mla() {
@@ -603,6 +666,7 @@ impl Ctx<'_> {
         };
         Some(Unit {
             rate,
+            rate8,
             tp_one,
             cp_step,
             ep_one,
@@ -627,7 +691,7 @@ impl Ctx<'_> {
     fn per_micro_batch(&self, rank: &Rank, u: &Unit, s: &Shape) -> (f64, StepTime) {
         let (plan, overlap) = (self.plan, self.overlap);
         let (p, v) = (s.p, s.v);
-        let compute = self.compute(rank, u.rate);
+        let compute = self.compute(rank, u);
         let passes = 4.0
             + if plan.recompute == Recompute::Full {
                 2.0 * rank.recomputed as f64 / rank.layers.max(1) as f64
@@ -666,8 +730,8 @@ impl Ctx<'_> {
 
     /// One rank's compute per micro batch: its products forward, backward and recomputed, the
     /// attention's at its kernel's rate, and the memory-bound kernels' bytes.
-    fn compute(&self, rank: &Rank, rate: f64) -> f64 {
-        let (plan, hw) = (self.plan, self.hw);
+    fn compute(&self, rank: &Rank, u: &Unit) -> f64 {
+        let (plan, hw, rate) = (self.plan, self.hw, u.rate);
         let recompute_flops = match plan.recompute {
             Recompute::Full => rank.flops * rank.recomputed as f64 / rank.layers.max(1) as f64,
             Recompute::Selective if plan.selective_half_matmuls => {
@@ -699,10 +763,14 @@ impl Ctx<'_> {
         // LoRA: the frozen weights take no weight gradient, so their backward is one product,
         // not two (Hu et al. 2021, §4.2); the attention's backward is the same either way
         let passes_linear = if plan.trainable.is_some() { 2.0 } else { 3.0 };
-        let gpu = (passes_linear * (rank.flops - attention) + recompute_flops - attention_again)
-            / rate
+        // under FP8 the layers' linear products run at the FP8 rate, the output layer's in 16 bits
+        let products = passes_linear * (rank.flops - attention) + recompute_flops - attention_again;
+        let output = passes_linear * rank.output_flops;
+        let gpu = (products - output) / u.rate8
+            + output / rate
             + (3.0 * attention + attention_again) / attention_rate
-            + (3.0 * rank.bytes + recompute_bytes + rank.loss_bytes) / hw.memory_bytes_per_s;
+            + (3.0 * rank.bytes + recompute_bytes + rank.loss_bytes + rank.cast_bytes)
+                / hw.memory_bytes_per_s;
         gpu.max(self.launch_floor(rank))
     }
 

@@ -41,6 +41,9 @@ pub(super) fn hardware(gpu: &GpuSettings, fused_attention: bool, seq: u64) -> Op
         attention_flops_per_s: g.peak_tflops as f64
             * 1e9
             * f.attention_permille(fused_attention, seq),
+        fp8_flops_per_s: f
+            .fp8_peak(g)
+            .map_or(0.0, |p| p as f64 * 1e12 * time::FP8_MATMUL_CEILING),
         intra_bytes_per_s: gpu.intra_gbps.unwrap_or(f.link_gbps as f64 * INTRA_SHARE) * 1e9,
         inter_bytes_per_s: gpu.inter_gbps.unwrap_or(f.nic_gbps as f64 * INTER_SHARE) * 1e9,
         intra_latency: INTRA_LATENCY,
@@ -118,6 +121,7 @@ fn calibrated(hw: Hardware, k: f64) -> Hardware {
     Hardware {
         matmul_ceiling: hw.matmul_ceiling / k,
         attention_flops_per_s: hw.attention_flops_per_s / k,
+        fp8_flops_per_s: hw.fp8_flops_per_s / k,
         memory_bytes_per_s: hw.memory_bytes_per_s / k,
         ..hw
     }

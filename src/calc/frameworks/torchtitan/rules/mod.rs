@@ -94,6 +94,7 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::ModelId,
             Field::ActivationCheckpointMode,
             Field::CompileEnable,
+            Field::ModelConverters,
         ],
     ),
     crate::calc::field::ARCHITECTURE,
