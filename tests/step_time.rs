@@ -556,3 +556,27 @@ fn the_fp8_switches_are_read() {
         );
     }
 }
+
+/// The HF Trainer's `torch_compile` (default false) is read like torchtitan's `compile.enable`:
+/// the compiled model's memory-bound kernels are fused, so its step is shorter; another value is
+/// an error at the field.
+#[test]
+fn hf_torch_compile_fuses_the_memory_bound_kernels() {
+    use dpcalc::calc::{Field, Level, Num, Output};
+    let link = "?framework=hf&world_size=16&model_name_or_path=meta-llama/Llama-3.1-8B&gpu=h100-sxm&per_device_train_batch_size=1&gradient_accumulation_steps=4&max_length=4096&num_samples=100000";
+    let compute = |q: &str| match dpcalc::query::decode(q)
+        .report()
+        .value(Output::StepComputeSeconds)
+    {
+        Some(Num::Float(x)) => x,
+        other => panic!("{q}: {other:?}"),
+    };
+    let eager = compute(link);
+    assert_eq!(eager, compute(&format!("{link}&torch_compile=false")));
+    let compiled = compute(&format!("{link}&torch_compile=true"));
+    assert!(compiled < eager * 0.95, "{compiled} vs {eager}");
+    let bad = dpcalc::query::decode(&format!("{link}&torch_compile=yes please")).report();
+    assert!(bad
+        .diags_for(Field::TorchCompile)
+        .any(|d| d.level == Level::Error));
+}

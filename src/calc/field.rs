@@ -156,6 +156,8 @@ fields! {
         EvalSteps => "eval_steps", Real, "Evaluate every", "unset", "eval_steps; below 1 it is a fraction of max_steps.";
         SaveSteps => "save_steps", Real, "Save every", "500", "save_steps; below 1 it is a fraction of max_steps.";
         LoggingSteps => "logging_steps", Real, "Log every", "500", "logging_steps; below 1 it is a fraction of max_steps.";
+        TorchCompile => "torch_compile", Flag, "torch.compile", "false",
+            "torch_compile: compile the model (fused element-wise kernels; the step time follows).";
     }
     ["first-hf", "first-deepspeed"] {
         MaxLength => "max_length", Count, "Sequence length", "1024",

@@ -54,7 +54,8 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         lora,
         optimizer_bytes_per_param,
         sharding,
-        // the Trainer runs the model eagerly unless `torch_compile` (not read here) is set
+        // the Trainer runs the model eagerly unless `torch_compile` (not read for axolotl, whose
+        // "auto" depends on the torch release) is set
         fusion: crate::calc::plan::Fusion::Eager,
         ..Settings::default()
     };

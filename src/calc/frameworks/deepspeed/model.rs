@@ -21,7 +21,7 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         gpu,
         recompute,
         sharding,
-        // the Trainer runs the model eagerly unless `torch_compile` (not read here) is set
+        // an HF model run eagerly (a ds_config says nothing of torch.compile)
         fusion: crate::calc::plan::Fusion::Eager,
         ..Settings::default()
     };

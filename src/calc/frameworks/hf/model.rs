@@ -23,8 +23,8 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         recompute,
         optimizer_bytes_per_param,
         sharding,
-        // the Trainer runs the model eagerly unless `torch_compile` (not read here) is set
-        fusion: crate::calc::plan::Fusion::Eager,
+        // `TrainingArguments.torch_compile` (default false) wraps the model in `torch.compile`
+        fusion: settings::compiled(Field::TorchCompile, raw, &mut diags),
         ..Settings::default()
     };
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);

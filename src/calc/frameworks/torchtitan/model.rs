@@ -23,7 +23,7 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
     use crate::calc::plan::{Settings, Sharding};
     let mut diags = Vec::new();
     let gpu = settings::gpu(raw, &mut diags);
-    use crate::calc::plan::{FsdpRows, Fusion, Recompute};
+    use crate::calc::plan::{FsdpRows, Recompute};
     use crate::calc::{Diag, Level, Param};
     let mut rd = crate::calc::parse::Reader {
         raw,
@@ -45,10 +45,7 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
     };
     // `[compile] enable` (torchtitan 0.2.2 `job_config.py` `Compile.enable`, default false;
     // `components` default ["model", "loss"]): Inductor fuses the element-wise kernels
-    let fusion = match rd.flag(Field::CompileEnable) {
-        Param::Given(true) => Fusion::Compiled,
-        _ => Fusion::Eager,
-    };
+    let fusion = settings::compiled(Field::CompileEnable, raw, rd.diags);
     let fp8 = converters(&mut rd);
     let s = Settings {
         gpu,
