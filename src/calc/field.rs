@@ -156,6 +156,8 @@ fields! {
         EvalSteps => "eval_steps", Real, "Evaluate every", "unset", "eval_steps; below 1 it is a fraction of max_steps.";
         SaveSteps => "save_steps", Real, "Save every", "500", "save_steps; below 1 it is a fraction of max_steps.";
         LoggingSteps => "logging_steps", Real, "Log every", "500", "logging_steps; below 1 it is a fraction of max_steps.";
+        TorchCompile => "torch_compile", Flag, "torch.compile", "false",
+            "torch_compile: compile the model (fused element-wise kernels; the step time follows).";
     }
     ["first-hf", "first-deepspeed"] {
         MaxLength => "max_length", Count, "Sequence length", "1024",
@@ -379,6 +381,8 @@ fields! {
         HiddenDropout => "hidden_dropout", Real, "Hidden dropout", "0.1", "--hidden-dropout.";
         TransformerImpl => "transformer_impl", Text, "Transformer implementation", "transformer_engine",
             "--transformer-impl.";
+        Fp8Format => "fp8_format", Text, "FP8 format", "unset (bf16)",
+            "--fp8-format: e4m3 or hybrid runs the linear layers in FP8 (Transformer Engine).";
         AttentionBackend => "attention_backend", Text, "Attention backend", "auto",
             "--attention-backend.";
         OverlapGradReduce => "overlap_grad_reduce", Flag, "Overlap grad reduce", "false",
@@ -436,11 +440,15 @@ fields! {
     ["first-torchtitan"] {
         ActivationCheckpointMode => "activation_checkpoint.mode", Text, "Activation checkpointing", "selective",
             "activation_checkpoint.mode: none, selective or full.";
+        CompileEnable => "compile.enable", Flag, "torch.compile", "false",
+            "compile.enable: compile the model and loss (fused element-wise kernels; the step time follows).";
+        ModelConverters => "model.converters", Text, "Model converters", "none",
+            "model.converters, comma-separated: float8 (or quantize.linear.float8) runs the linear layers in FP8.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- hardware ----------------------------------------------------------------------------
         Gpu => "gpu", Text, "GPU", "none",
-            "a100-40gb, a100-80gb, h100-sxm, h100-pcie, h100-nvl, h200, b200, gb200, mi300x.";
+            "a100-40gb, a100-80gb, h100-sxm, h100-96gb-500w, h100-pcie, h100-nvl, h200, b200, gb200, mi300x.";
         GpuMemoryGib => "gpu_memory_gib", Real, "Usable GPU memory (GiB)", "the GPU's",
             "Overrides the GPU's memory (what the driver leaves usable).";
         Mfu => "mfu", Real, "MFU (0–1)", "unset",

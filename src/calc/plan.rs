@@ -61,6 +61,35 @@ pub struct NodeShape {
     pub assumed: bool,
 }
 
+/// How far the framework fuses the memory-bound kernels between its matrix products: what the
+/// step time counts of their bytes per layer (`estimate/time.rs`, `layer_traffic`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fusion {
+    /// Eager PyTorch: each operation its own kernel, norms and the loss upcast to fp32
+    /// (torchtitan without `compile.enable`, the HF Trainer and its kin, llm-foundry).
+    Eager,
+    /// `torch.compile` (Inductor): each chain of element-wise operations and norms between two
+    /// matrix products one kernel (torchtitan's `compile.enable`).
+    Compiled,
+    /// Fused kernels written for it: Megatron-LM's (Transformer Engine's, or Apex's and its own
+    /// fused bias-GeLU and bias-dropout-add with the local implementation), and nanotron's.
+    #[default]
+    Fused,
+}
+
+/// FP8 matrix products: the linear layers of the transformer layers (not the attention, not the
+/// output layer, which the frameworks keep in 16 bits) at the GPU's FP8 rate, their inputs and
+/// output gradients cast to FP8 with their scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fp8 {
+    /// Dynamic tensorwise scaling (torchao's `Float8Linear`, torchtitan's float8 converter):
+    /// each cast reads its tensor for the amax first.
+    Tensorwise,
+    /// Delayed scaling from an amax history (Transformer Engine's default recipe, Megatron-LM's
+    /// `--fp8-format`): no separate amax read.
+    Delayed,
+}
+
 /// Activation recomputation, from the most memory to the least.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Recompute {
@@ -279,6 +308,10 @@ pub struct Settings {
     pub flash_attention: bool,
     /// The fused attention of cuDNN (Transformer Engine's) rather than FlashAttention-2.
     pub fused_attention: bool,
+    /// How far the memory-bound kernels are fused.
+    pub fusion: Fusion,
+    /// FP8 matrix products (`None`: 16-bit).
+    pub fp8: Option<Fp8>,
     /// Selective recompute also runs every other matrix product's forward again (torchtitan's
     /// per-op checkpointing, which saves every other `mm`); `false`: Korthikanti et al.'s, which
     /// recomputes the attention only.
@@ -332,6 +365,8 @@ impl Default for Settings {
             memory: Conventions::default(),
             flash_attention: true,
             fused_attention: false,
+            fusion: Fusion::Fused,
+            fp8: None,
             selective_half_matmuls: false,
             lora: None,
             optimizer_bytes_per_param: 12,

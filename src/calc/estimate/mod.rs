@@ -87,6 +87,10 @@ pub struct Setup {
     pub seq_len: u64,
     pub recompute: Recompute,
     pub flash_attention: bool,
+    /// How far the memory-bound kernels are fused (the step time's bytes).
+    pub fusion: crate::calc::plan::Fusion,
+    /// FP8 matrix products (the step time's).
+    pub fp8: Option<crate::calc::plan::Fp8>,
     /// Megatron-style sequence parallelism with TP.
     pub sequence_parallel: bool,
     /// 16 for bf16, 4 for QLoRA's NF4 base (its linear layers; the rest stays 16-bit).
@@ -139,6 +143,8 @@ impl Default for Setup {
             seq_len: 2048,
             recompute: Recompute::None,
             flash_attention: false,
+            fusion: crate::calc::plan::Fusion::Fused,
+            fp8: None,
             sequence_parallel: false,
             weight_bits: 16,
             trainable: None,
@@ -469,6 +475,7 @@ mod alike_layers {
             matmul_ceiling: 0.8,
             memory_bytes_per_s: 3.35e12,
             attention_flops_per_s: 330e12,
+            fp8_flops_per_s: 0.0,
             intra_bytes_per_s: 450e9,
             inter_bytes_per_s: 50e9,
             intra_latency: 5e-6,

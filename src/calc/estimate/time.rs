@@ -41,14 +41,16 @@
 use super::{cdiv, Params, Partition, Setup};
 use crate::calc::estimated::StepTime;
 use crate::calc::model::Model;
-use crate::calc::plan::{Recompute, RecomputeLayers};
+use crate::calc::plan::{Fp8, Fusion, Recompute, RecomputeLayers};
 
 pub use crate::calc::plan::Overlap;
 
 /// Fitted constant 1 of 2: the fraction of the GPU's best matmul rate (its MAMF) a wide
 /// transformer layer's matrix products run at. Fitted with [`HALF_RATE_WIDTH`] on the
 /// calibration tables only (Narayanan et al. 2021 Table 1, Korthikanti et al. 2022 Table 5: a
-/// grid over 0.7–1.0 × 100–600, the least median error, 3.9 %; tests/measured_throughput.rs).
+/// grid over 0.7–1.0 × 100–600, the least median error, 3.9 %; tests/measured_throughput.rs),
+/// before the memory-bound bytes by fusion level and the STREAM share, which took the two
+/// tables to 2.6 % and 3.6 % without fitting again.
 pub const KERNEL_EFFICIENCY: f64 = 0.90;
 
 /// The share of the SMs an overlapped collective takes from the compute it runs beside
@@ -59,6 +61,20 @@ pub const COMM_SM_SHARE: f64 = 0.15;
 /// TP shard, or the micro batch's tokens on the GPU when fewer) at which it runs at half the
 /// rate of a wide one (fitted with [`KERNEL_EFFICIENCY`]).
 pub const HALF_RATE_WIDTH: f64 = 100.0;
+
+/// The best FP8 matmul rate as a fraction of the dense FP8 peak: cuBLASLt FP8 at 8192³ on an
+/// H100 SXM, 1,290 of 1,979 TFLOP/s (samuel-bohman/AI-benchmarking-guide
+/// `Azure_Results/ND_H100_v5_results.md`; 1,217 at 4096³, 1,377 at 16384³), against BF16's
+/// 80 % (MAMF); taken for every GPU with FP8.
+pub const FP8_MATMUL_CEILING: f64 = 0.652;
+
+/// Bytes an FP8 recipe moves per value it casts (an input of a linear layer in the forward, an
+/// output gradient in the backward): read 2 and write 1 for the cast, read 1 and write 1 for the
+/// transposed copy Hopper's FP8 products need for the other gradient, and for dynamic
+/// tensorwise scaling a read of 2 for the amax first (torchao `float8/README.md`: the overhead is
+/// "bounded by memory bandwidth"): tensorwise 7, delayed (Transformer Engine's amax history) 5.
+/// The weights are cast once per micro batch the same way.
+pub const FP8_CAST_BYTES: [f64; 2] = [7.0, 5.0];
 
 /// Bytes an AdamW step reads and writes per parameter it updates: fp32 master weight, m and v
 /// read and written, the gradient read, the 16-bit weight written.
@@ -75,6 +91,9 @@ pub struct Hardware {
     pub memory_bytes_per_s: f64,
     /// Flash attention's forward and backward rate, FLOP/s (the kernel the framework calls).
     pub attention_flops_per_s: f64,
+    /// The best FP8 matmul rate, FLOP/s: the dense FP8 peak × [`FP8_MATMUL_CEILING`] (0: no FP8,
+    /// FP8 products run at the 16-bit rate).
+    pub fp8_flops_per_s: f64,
     /// A GPU's bus bandwidth inside its node, bytes/s (one direction, as nccl-tests' busbw).
     pub intra_bytes_per_s: f64,
     /// A GPU's network bandwidth to other nodes (its NIC), bytes/s.
@@ -185,6 +204,12 @@ struct Rank {
     /// MLP's activation, eager attention's scores), and those of the attention scores alone.
     bytes: f64,
     score_bytes: f64,
+    /// Bytes the loss over the vocabulary moves, forward and backward (the last rank's).
+    loss_bytes: f64,
+    /// The output layer's FLOPs (the last rank's; kept in 16 bits under FP8).
+    output_flops: f64,
+    /// Bytes FP8's casts move per micro batch (inputs, output gradients, weights).
+    cast_bytes: f64,
     /// Transformer layers and MoE layers on the rank (all chunks).
     layers: u64,
     moe_layers: u64,
@@ -201,6 +226,8 @@ struct Rank {
 #[derive(Clone, Copy)]
 struct LayerWork {
     flops: (f64, f64),
+    /// FP8's cast bytes of the layer per micro batch (0 in 16 bits).
+    cast: f64,
     traffic: (f64, f64),
     moe: bool,
     params: (u128, u128),
@@ -214,6 +241,7 @@ impl Rank {
         self.flops += f * s.tokens * n;
         self.attention_flops += a * s.tokens * n;
         self.bytes += bytes * n;
+        self.cast_bytes += work.cast * n;
         self.score_bytes += scores * n;
         self.layers += count;
         if work.moe {
@@ -255,14 +283,127 @@ fn layer_flops(
     Some((linear + attention, attention))
 }
 
+/// The bytes per value an eager RMSNorm moves in the forward: the 16-bit input upcast to fp32
+/// (read 2, write 4), squared (4 + 4), its mean read (4), multiplied by the reciprocal root
+/// (4 + 4), cast back (4 + 2), times the weight (2 + 2): torchtitan's and transformers'
+/// `RMSNorm.forward` (`x.float()`, `pow(2).mean(-1)`, `rsqrt`, `type_as`, `* weight`), one
+/// kernel per operation. A LayerNorm is one native kernel (`F.layer_norm`: 2 + 2).
+pub const EAGER_RMSNORM_BYTES: f64 = 36.0;
+
+/// The bytes per query or key value eager rotary embeddings move in the forward: upcast (2 + 4),
+/// the complex product (4 + 4), cast back (4 + 2): torchtitan's `apply_rotary_emb`
+/// (`view_as_complex(x.float())`, `* freqs_cis`, `view_as_real`, `type_as`).
+pub const EAGER_ROTARY_BYTES: f64 = 20.0;
+
+/// The bytes per logit the loss over the vocabulary moves, forward and backward together, by
+/// fusion level. Eager (`cross_entropy(logits.float(), labels)`, torchtitan's loss and the
+/// Trainer's): upcast 2 + 4, log-softmax two reads and a write of fp32 (12); backward the
+/// NLL's gradient written (4), the log-softmax's backward (4 + 4 + 4), cast back (4 + 2): 40.
+/// Compiled (Inductor's one reduction kernel on the 16-bit logits): read 2 forward, read 2 and
+/// write 2 backward: 6. Fused level, Megatron-LM's `vocab_parallel_cross_entropy` on the fp32
+/// upcast (its `--cross-entropy-loss-fusion` off, the default): upcast 2 + 4, max 4, subtract
+/// 4 + 4, exp 4 + 4, sum 4, divide 4 + 4; backward scale 4 + 4, cast back 4 + 2: 56.
+pub const LOSS_BYTES_PER_LOGIT: [f64; 3] = [40.0, 6.0, 56.0];
+
+/// Kernels an eager Llama-style layer launches in one forward, counted from the operations of
+/// [`per_token_bytes`]'s eager level: two RMSNorms of six kernels each, rotary on the queries
+/// and keys (four each), seven matrix products, the attention, the contiguous copy, two residual
+/// adds, SiLU and the product: 33. The backward launches about twice as many.
+pub const EAGER_KERNELS_PER_LAYER: f64 = 33.0;
+
+/// The CPU's time to launch one PyTorch kernel: NVIDIA/dgxc-benchmarking
+/// `microbenchmarks/cpu_overhead/README.md`, whose sample output prints 11–18 µs per tiny
+/// PyTorch GEMM launch (the platform not stated); the lower end. An eager layer takes at least
+/// its kernels' launches: the GPU waits for the CPU when its kernels are shorter.
+pub const LAUNCH_SECONDS: f64 = 11e-6;
+
+/// The loss's bytes per logit at `fusion` ([`LOSS_BYTES_PER_LOGIT`]).
+fn loss_bytes(fusion: Fusion) -> f64 {
+    LOSS_BYTES_PER_LOGIT[match fusion {
+        Fusion::Eager => 0,
+        Fusion::Compiled => 1,
+        Fusion::Fused => 2,
+    }]
+}
+
+/// The bytes per token the memory-bound kernels of one layer move in one forward, by the
+/// framework's fusion level (`h`: hidden size, `q`, `kv`: the query and key widths on this GPU,
+/// `mlp`: the MLP's width on this GPU, `rep`: the TP ranks the norms and adds are split over with
+/// sequence parallelism, `mask`: 1 with dropout).
+///
+/// - Fused (Megatron-LM): each norm reads and writes the hidden state (2 + 2), each residual
+///   add with its dropout reads two, writes one and a 1-byte mask, the MLP's activation reads its
+///   input(s) and writes its output; rotary embeddings fused into the attention's kernels.
+/// - Compiled (Inductor): each residual add fused with the norm after it (read two, write two:
+///   8), rotary one kernel on the queries and keys (2 + 2), the attention's output made
+///   contiguous (2 + 2), the gated activation one kernel (read 4, write 2).
+/// - Eager: each norm [`EAGER_RMSNORM_BYTES`] (a LayerNorm 4), rotary [`EAGER_ROTARY_BYTES`]
+///   per query and key value, the attention's output made contiguous (2 + 2), each residual add
+///   6 (dropout another 2 + 2 and its mask), the gated activation as SiLU (2 + 2) and the product
+///   (4 + 2).
+fn per_token_bytes(model: &Model, plan: &Setup, widths: (f64, f64, f64, f64), mask: f64) -> f64 {
+    let (h, q, kv, mlp) = widths;
+    let gated = if plan.gated_mlp { 1.0 } else { 0.0 };
+    let rotary = if model.position_embeddings == 0 {
+        1.0
+    } else {
+        0.0
+    };
+    match plan.fusion {
+        Fusion::Fused => 2.0 * 4.0 * h + 2.0 * (6.0 + mask) * h + (4.0 + 2.0 * gated) * mlp,
+        Fusion::Compiled => {
+            2.0 * 8.0 * h + 4.0 * rotary * (q + kv) + 4.0 * q + (4.0 + 2.0 * gated) * mlp
+        }
+        Fusion::Eager => {
+            let norm = if model.layer_norm {
+                4.0
+            } else {
+                EAGER_RMSNORM_BYTES
+            };
+            2.0 * norm * h
+                + EAGER_ROTARY_BYTES * rotary * (q + kv)
+                + 4.0 * q
+                + 2.0 * (6.0 + 5.0 * mask) * h
+                + (4.0 + 6.0 * gated) * mlp
+        }
+    }
+}
+
+/// FP8's cast bytes of layer `i` per micro batch of `tokens` on one GPU ([`FP8_CAST_BYTES`] per
+/// value): the inputs of its linear layers (the attention's and the MLP's normed input, h each,
+/// the attention's output, the MLP's hidden values) and their output gradients (the queries,
+/// keys and values, the attention's projection, the MLP's two (gated) or one up projection, its
+/// down projection), and its weights once; 0 in 16 bits.
+fn fp8_cast_bytes(model: &Model, plan: &Setup, i: u64, tokens: f64, params: (u128, u128)) -> f64 {
+    let per_value = match plan.fp8 {
+        None => return 0.0,
+        Some(Fp8::Tensorwise) => FP8_CAST_BYTES[0],
+        Some(Fp8::Delayed) => FP8_CAST_BYTES[1],
+    };
+    let h = model.hidden_size as f64;
+    let tp = plan.tp.max(1) as f64;
+    let d = model.resolved_head_dim().unwrap_or(0) as f64;
+    let q = model.num_attention_heads as f64 * d / tp;
+    let kv = model.num_key_value_heads as f64 * d / tp;
+    let width = if model.is_moe_layer(i) {
+        (model.expert_intermediate_size() * model.num_experts_per_tok.max(1)) as f64
+    } else {
+        model.intermediate_size as f64
+    } / tp;
+    let ups = if plan.gated_mlp { 2.0 } else { 1.0 };
+    let inputs = 2.0 * h + q + width;
+    let grads = q + 2.0 * kv + h + ups * width + h;
+    let weights = params.0.saturating_sub(params.1) as f64 / tp;
+    per_value * ((inputs + grads) * tokens + weights)
+}
+
 /// The bytes the memory-bound kernels of layer `i` read and write for `tokens` tokens on one
-/// GPU in one forward, and the attention scores' share: each norm reads and writes the hidden
-/// state (2 + 2 bytes per value), each residual add with its dropout reads two, writes one and
-/// a 1-byte mask, the MLP's activation reads its input(s) and writes its output (÷ TP); the
-/// norms and adds are ÷ TP with sequence parallelism. Eager attention materialises its
-/// scores (b·a/t·s_local·s values): written by the first product, read and written by the
-/// softmax and by dropout (with its mask), read by the second, 13 bytes per score with dropout;
-/// flash attention keeps them on chip. The backward moves twice a forward's bytes.
+/// GPU in one forward ([`per_token_bytes`] at the framework's fusion level; the norms and adds
+/// ÷ TP with sequence parallelism, the rest ÷ TP), and the attention scores' share. Eager
+/// attention materialises its scores (b·a/t·s_local·s values): written by the first product,
+/// read and written by the softmax and by dropout (with its mask), read by the second, 13 bytes
+/// per score with dropout; flash attention keeps them on chip. The backward moves twice a
+/// forward's bytes.
 fn layer_traffic(model: &Model, plan: &Setup, i: u64, tokens: f64, seq: f64) -> (f64, f64) {
     let h = model.hidden_size as f64;
     let tp = plan.tp.max(1) as f64;
@@ -273,8 +414,11 @@ fn layer_traffic(model: &Model, plan: &Setup, i: u64, tokens: f64, seq: f64) -> 
     } else {
         model.intermediate_size as f64
     };
-    let activation = if plan.gated_mlp { 6.0 } else { 4.0 } * width / tp;
-    let per_token = (2.0 * 4.0 * h + 2.0 * (6.0 + mask) * h) / rep + activation;
+    let d = model.resolved_head_dim().unwrap_or(0) as f64;
+    let q = model.num_attention_heads as f64 * d / tp;
+    let kv = model.num_key_value_heads as f64 * d / tp;
+    // the norms and adds split by SP, the attention's and the MLP's values by TP
+    let per_token = per_token_bytes(model, plan, (h / rep, q, kv, width / tp), mask);
     let scores = if plan.flash_attention {
         0.0
     } else {
@@ -398,6 +542,8 @@ fn shape(model: &Model, plan: &Setup) -> Option<(Vec<u64>, Shape)> {
 struct Unit {
     /// FLOP/s of the matrix products, for this size.
     rate: f64,
+    /// FLOP/s of FP8 matrix products of this size (the 16-bit rate without FP8).
+    rate8: f64,
     /// One TP all-reduce of the activation.
     tp_one: f64,
     /// One CP ring step of the K/V chunks.
@@ -454,6 +600,8 @@ impl Ctx<'_> {
         // the output layer on the last rank, the embedding on the first
         let last = &mut ranks[p as usize - 1];
         last.flops += 2.0 * h * vocab / tp * tokens;
+        last.output_flops += 2.0 * h * vocab / tp * tokens;
+        last.loss_bytes += loss_bytes(plan.fusion) * vocab / tp * tokens;
         last.dense_params += model.output_layer_params()? as f64 / tp;
         ranks[0].dense_params += model.embedding_params()? as f64 / tp;
         Some(ranks)
@@ -462,11 +610,13 @@ impl Ctx<'_> {
     /// What layer `i` adds to its rank per micro batch.
     fn layer_work(&self, i: u64, s: &Shape) -> Option<LayerWork> {
         let (model, plan) = (self.model, self.plan);
+        let params = self.params.layer(model, i)?;
         Some(LayerWork {
             flops: layer_flops(model, self.params, plan, i, s.seq)?,
+            cast: fp8_cast_bytes(model, plan, i, s.tokens, params),
             traffic: layer_traffic(model, plan, i, s.tokens, s.seq),
             moe: model.is_moe_layer(i),
-            params: self.params.layer(model, i)?,
+            params,
         })
     }
 
@@ -477,10 +627,16 @@ impl Ctx<'_> {
         let rate = hw.peak_flops * hw.matmul_ceiling * KERNEL_EFFICIENCY;
         // the products' narrowest side: the hidden size's TP shard, or the micro batch's tokens on
         // this GPU when fewer (short sequences split by CP)
-        let rate = rate * size_factor((h / tp).min(tokens));
+        let size = size_factor((h / tp).min(tokens));
+        let rate = rate * size;
         if rate.is_nan() || rate <= 0.0 {
             return None;
         }
+        let rate8 = if plan.fp8.is_some() && hw.fp8_flops_per_s > 0.0 {
+            hw.fp8_flops_per_s * KERNEL_EFFICIENCY * size
+        } else {
+            rate
+        };
         let act_bytes = 2.0 * tokens * h;
         let tp_one = net.time(Coll::AllReduce, act_bytes, plan.tp, place.tp_stride);
         let kv_heads = if model.is_mla() {
@@ -510,6 +666,7 @@ impl Ctx<'_> {
         };
         Some(Unit {
             rate,
+            rate8,
             tp_one,
             cp_step,
             ep_one,
@@ -534,7 +691,7 @@ impl Ctx<'_> {
     fn per_micro_batch(&self, rank: &Rank, u: &Unit, s: &Shape) -> (f64, StepTime) {
         let (plan, overlap) = (self.plan, self.overlap);
         let (p, v) = (s.p, s.v);
-        let compute = self.compute(rank, u.rate);
+        let compute = self.compute(rank, u);
         let passes = 4.0
             + if plan.recompute == Recompute::Full {
                 2.0 * rank.recomputed as f64 / rank.layers.max(1) as f64
@@ -573,8 +730,8 @@ impl Ctx<'_> {
 
     /// One rank's compute per micro batch: its products forward, backward and recomputed, the
     /// attention's at its kernel's rate, and the memory-bound kernels' bytes.
-    fn compute(&self, rank: &Rank, rate: f64) -> f64 {
-        let (plan, hw) = (self.plan, self.hw);
+    fn compute(&self, rank: &Rank, u: &Unit) -> f64 {
+        let (plan, hw, rate) = (self.plan, self.hw, u.rate);
         let recompute_flops = match plan.recompute {
             Recompute::Full => rank.flops * rank.recomputed as f64 / rank.layers.max(1) as f64,
             Recompute::Selective if plan.selective_half_matmuls => {
@@ -606,9 +763,29 @@ impl Ctx<'_> {
         // LoRA: the frozen weights take no weight gradient, so their backward is one product,
         // not two (Hu et al. 2021, §4.2); the attention's backward is the same either way
         let passes_linear = if plan.trainable.is_some() { 2.0 } else { 3.0 };
-        (passes_linear * (rank.flops - attention) + recompute_flops - attention_again) / rate
+        // under FP8 the layers' linear products run at the FP8 rate, the output layer's in 16 bits
+        let products = passes_linear * (rank.flops - attention) + recompute_flops - attention_again;
+        let output = passes_linear * rank.output_flops;
+        let gpu = (products - output) / u.rate8
+            + output / rate
             + (3.0 * attention + attention_again) / attention_rate
-            + (3.0 * rank.bytes + recompute_bytes) / hw.memory_bytes_per_s
+            + (3.0 * rank.bytes + recompute_bytes + rank.loss_bytes + rank.cast_bytes)
+                / hw.memory_bytes_per_s;
+        gpu.max(self.launch_floor(rank))
+    }
+
+    /// The eager framework's launch floor per micro batch: [`EAGER_KERNELS_PER_LAYER`] forward,
+    /// twice that backward, and a fully recomputed forward again, at [`LAUNCH_SECONDS`] each
+    /// (compiled and fused frameworks: none).
+    fn launch_floor(&self, rank: &Rank) -> f64 {
+        if self.plan.fusion != Fusion::Eager {
+            return 0.0;
+        }
+        let again = match self.plan.recompute {
+            Recompute::Full => rank.recomputed as f64 / rank.layers.max(1) as f64,
+            _ => 0.0,
+        };
+        rank.layers as f64 * EAGER_KERNELS_PER_LAYER * (3.0 + again) * LAUNCH_SECONDS
     }
 
     /// Only trained parameters have gradients (and optimizer states): LoRA's adapters.

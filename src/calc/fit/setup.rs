@@ -85,6 +85,8 @@ pub(super) fn setup(
         seq_len: seq,
         recompute: s.recompute,
         flash_attention: s.flash_attention,
+        fusion: s.fusion,
+        fp8: s.fp8,
         sequence_parallel: s.sequence_parallel && g.tp > 1,
         weight_bits: if s.lora.as_ref().is_some_and(|l| l.qlora) {
             4

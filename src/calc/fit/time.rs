@@ -27,21 +27,23 @@ const INTER_LATENCY: f64 = 20e-6;
 const INTRA_SHARE: f64 = 0.82;
 const INTER_SHARE: f64 = 0.95;
 
-/// What the estimate takes from the GPU, with the typed bandwidths over the GPU's defaults.
-pub(super) fn hardware(gpu: &GpuSettings, fused_attention: bool) -> Option<Hardware> {
+/// What the estimate takes from the GPU, with the typed bandwidths over the GPU's defaults; the
+/// attention kernel's rate at `seq`, the tokens of each of its calls (a context-parallel rank's
+/// chunk).
+pub(super) fn hardware(gpu: &GpuSettings, fused_attention: bool, seq: u64) -> Option<Hardware> {
     let g = gpu.gpu?;
     let f = crate::calc::gpu::figures(g)?;
     Some(Hardware {
         peak_flops: g.peak_tflops as f64 * 1e12,
         matmul_ceiling: f.mamf_permille as f64 / 1000.0,
-        memory_bytes_per_s: f.memory_gbps as f64 * 1e9,
+        // the share a STREAM-like kernel reaches (the memory-bound kernels and the optimizer)
+        memory_bytes_per_s: f.memory_gbps as f64 * 1e9 * f.stream_fraction(),
         attention_flops_per_s: g.peak_tflops as f64
             * 1e9
-            * if fused_attention {
-                f.fused_attention_permille
-            } else {
-                f.fa2_permille
-            } as f64,
+            * f.attention_permille(fused_attention, seq),
+        fp8_flops_per_s: f
+            .fp8_peak(g)
+            .map_or(0.0, |p| p as f64 * 1e12 * time::FP8_MATMUL_CEILING),
         intra_bytes_per_s: gpu.intra_gbps.unwrap_or(f.link_gbps as f64 * INTRA_SHARE) * 1e9,
         inter_bytes_per_s: gpu.inter_gbps.unwrap_or(f.nic_gbps as f64 * INTER_SHARE) * 1e9,
         intra_latency: INTRA_LATENCY,
@@ -119,6 +121,7 @@ fn calibrated(hw: Hardware, k: f64) -> Hardware {
     Hardware {
         matmul_ceiling: hw.matmul_ceiling / k,
         attention_flops_per_s: hw.attention_flops_per_s / k,
+        fp8_flops_per_s: hw.fp8_flops_per_s / k,
         memory_bytes_per_s: hw.memory_bytes_per_s / k,
         ..hw
     }
@@ -138,7 +141,10 @@ pub(super) fn of_plan(
     gpus_per_node: u64,
     compute_factor: f64,
 ) -> Option<StepTime> {
-    let hw = calibrated(hardware(&s.gpu, s.fused_attention)?, compute_factor);
+    let hw = calibrated(
+        hardware(&s.gpu, s.fused_attention, plan.seq_len / plan.cp.max(1))?,
+        compute_factor,
+    );
     let place = placement(order, g, gpus_per_node);
     time::step_time(model, params, plan, grad_ranks(g), &hw, &place, overlap(s))
 }
@@ -291,8 +297,13 @@ pub(super) fn step(
     let c = calibration(report, |k| at(k).map(|t| t.total()), measured);
     let t = if c.k == 1.0 { uncalibrated } else { at(c.k)? };
     let total = t.total();
-    let hw = hardware(&s.gpu, s.fused_attention)?;
-    step_outputs(report, t, (gpn, &hw));
+    let hw = hardware(&s.gpu, s.fused_attention, seq / g.cp.max(1))?;
+    let note = s
+        .gpu
+        .gpu
+        .and_then(crate::calc::gpu::figures)
+        .map_or("", |f| f.note);
+    step_outputs(report, t, (gpn, &hw), note);
     calibration_outputs(report, &c, uncalibrated.total());
     let tps = tokens / total / g.world.max(1) as f64;
     if let Some((fpt, convention)) = per_token {
@@ -311,7 +322,7 @@ pub(super) fn step(
 }
 
 /// The step time and its parts as outputs, with the worked step.
-fn step_outputs(report: &mut Report, t: StepTime, (gpn, hw): (u64, &Hardware)) {
+fn step_outputs(report: &mut Report, t: StepTime, (gpn, hw): (u64, &Hardware), note: &str) {
     let total = t.total();
     for (o, v) in [
         (Output::StepTimeSeconds, total),
@@ -330,7 +341,7 @@ fn step_outputs(report: &mut Report, t: StepTime, (gpn, hw): (u64, &Hardware)) {
         "step_time = compute + exposed TP, CP, EP and DP communication + the pipeline's bubble and sends, for the slowest pipeline rank: a mechanism estimate (estimate/time.rs), not a measurement",
         || {
             format!(
-                "{} = {} + {} + {} + {} + {} + {} s ({} GPUs per node; {} GB/s in a node, {} GB/s between nodes per GPU; {:.0} TFLOP/s peak × {} best matmul × {} fitted kernel efficiency). Hardware: {HARDWARE_SOURCES}",
+                "{} = {} + {} + {} + {} + {} + {} s ({} GPUs per node; {} GB/s in a node, {} GB/s between nodes per GPU; {:.0} TFLOP/s peak × {} best matmul × {} fitted kernel efficiency). This GPU: {note} Hardware: {HARDWARE_SOURCES}",
                 fmt_f(total),
                 fmt_f(t.compute),
                 fmt_f(t.tp),

@@ -119,6 +119,18 @@ pub fn gradient_checkpointing(raw: &RawInputs, diags: &mut Vec<Diag>) -> Recompu
     }
 }
 
+/// A `torch.compile` flag (`field`, default false): the memory-bound kernels fused by Inductor,
+/// else eager.
+pub fn compiled(field: Field, raw: &RawInputs, diags: &mut Vec<Diag>) -> crate::calc::plan::Fusion {
+    use crate::calc::plan::Fusion;
+    let mut rd = Reader { raw, diags };
+    if rd.flag(field).or(false) == Some(true) {
+        Fusion::Compiled
+    } else {
+        Fusion::Eager
+    }
+}
+
 fn device(rd: &mut Reader, field: Field) -> Option<bool> {
     match rd.text(field) {
         Param::Given(d) => match d.to_ascii_lowercase().as_str() {

@@ -67,6 +67,9 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         optimizer_bytes_per_param,
         optimizer_8bit: settings::optimizer_8bit(Field::Optimizer, raw),
         sharding,
+        // the Trainer runs the model eagerly unless `torch_compile` (not read for axolotl, whose
+        // "auto" depends on the torch release) is set
+        fusion: crate::calc::plan::Fusion::Eager,
         ..Settings::default()
     };
     if precision == Some(Precision::Fp32) {

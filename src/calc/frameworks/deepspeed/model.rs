@@ -21,6 +21,8 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         gpu,
         recompute,
         sharding,
+        // an HF model run eagerly (a ds_config says nothing of torch.compile)
+        fusion: crate::calc::plan::Fusion::Eager,
         ..Settings::default()
     };
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);

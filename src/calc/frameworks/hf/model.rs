@@ -24,6 +24,8 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         optimizer_bytes_per_param,
         optimizer_8bit: settings::optimizer_8bit(Field::Optim, raw),
         sharding,
+        // `TrainingArguments.torch_compile` (default false) wraps the model in `torch.compile`
+        fusion: settings::compiled(Field::TorchCompile, raw, &mut diags),
         ..Settings::default()
     };
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);

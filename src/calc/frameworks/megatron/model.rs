@@ -6,7 +6,7 @@
 use crate::calc::model::Model;
 use crate::calc::parse::{self, settings, Reader};
 use crate::calc::plan::{
-    Conventions, NamedModel, Overlap, Pipeline, Plan, Recompute, RecomputeLayers, Schedule,
+    Conventions, Fp8, NamedModel, Overlap, Pipeline, Plan, Recompute, RecomputeLayers, Schedule,
     Settings, Sharding,
 };
 use crate::calc::spec::AsBuilt;
@@ -18,6 +18,8 @@ use crate::calc::{Diag, Field, Grid, Level, Num, Output, Param, RawInputs, Refus
 struct Typed {
     /// `--transformer-impl local`.
     local: bool,
+    /// `--fp8-format`.
+    fp8: Option<Fp8>,
     distributed_optimizer: bool,
     /// `--overlap-grad-reduce`, `--overlap-param-gather`, `--tp-comm-overlap` (all off by default).
     overlap: Overlap,
@@ -99,6 +101,7 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         s.flash_attention = t.flash;
         // Transformer Engine's DotProductAttention runs cuDNN's fused attention on Hopper
         s.fused_attention = t.flash && !t.local;
+        s.fp8 = t.fp8;
     }
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
     // the pipeline needs the model's layers, which a first view never resolves
@@ -203,6 +206,7 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
     let dropout = rd.real(Field::HiddenDropout).or(0.1).map(|d| d > 0.0);
     let (virtual_stages, group) = interleaving(&mut rd)?;
     let (local, flash) = kernels(&mut rd)?;
+    let fp8 = fp8(&mut rd, local)?;
     let expert_tp = parse::count(
         Field::ExpertTensorParallelSize,
         raw.get(Field::ExpertTensorParallelSize),
@@ -212,6 +216,7 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
     .filter(|&e| e > 0);
     Some(Typed {
         local,
+        fp8,
         overlap,
         expert_tp,
         distributed_optimizer: dist?,
@@ -309,6 +314,34 @@ fn interleaving(rd: &mut Reader) -> Option<(Option<VirtualStages>, Option<u64>)>
         p => p.given(),
     };
     Some((virtual_stages, group))
+}
+
+/// `--fp8-format` (e4m3 or hybrid; Transformer Engine's delayed scaling, Megatron-LM's default
+/// `--fp8-recipe delayed`), which needs Transformer Engine.
+fn fp8(rd: &mut Reader, local: bool) -> Option<Option<Fp8>> {
+    match rd.text(Field::Fp8Format) {
+        Param::Given(f) if f == "e4m3" || f == "hybrid" => {
+            if local {
+                rd.diags.push(Diag::new(
+                    Field::Fp8Format,
+                    Level::Error,
+                    "--fp8-format needs --transformer-impl transformer_engine",
+                ));
+                return None;
+            }
+            Some(Some(Fp8::Delayed))
+        }
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                Field::Fp8Format,
+                Level::Error,
+                "--fp8-format is e4m3 or hybrid",
+            ));
+            None
+        }
+        Param::Invalid => None,
+        Param::Absent => Some(None),
+    }
 }
 
 /// `--transformer-impl` and `--attention-backend`: `(local, flash attention)`.

@@ -51,9 +51,15 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         }
         _ => Recompute::Selective,
     };
+    // `[compile] enable` (torchtitan 0.2.2 `job_config.py` `Compile.enable`, default false;
+    // `components` default ["model", "loss"]): Inductor fuses the element-wise kernels
+    let fusion = settings::compiled(Field::CompileEnable, raw, rd.diags);
+    let fp8 = converters(&mut rd);
     let s = Settings {
         gpu,
         recompute,
+        fusion,
+        fp8,
         // FSDP2 over the data-parallel shard ranks as the rules resolved them
         sharding: Sharding::Fsdp {
             name: "FSDP2",
@@ -70,4 +76,33 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         ..Settings::default()
     };
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
+}
+
+/// `model.converters` (0.2.2 `Model.converters`): the float8 converter (registered as
+/// "quantize.linear.float8"; "float8" before) swaps the linear layers for torchao's
+/// `Float8Linear`, dynamic tensorwise scaling unless a recipe says otherwise; another converter
+/// is said not to be modelled.
+fn converters(rd: &mut crate::calc::parse::Reader) -> Option<crate::calc::plan::Fp8> {
+    use crate::calc::{Diag, Level, Param};
+    let float8 = |n: &str| matches!(n, "float8" | "quantize.linear.float8");
+    let Param::Given(c) = rd.text(Field::ModelConverters) else {
+        return None;
+    };
+    let names: Vec<&str> = c
+        .trim_matches(|ch| ch == '[' || ch == ']')
+        .split(',')
+        .map(|n| n.trim().trim_matches('"'))
+        .filter(|n| !n.is_empty())
+        .collect();
+    if let Some(n) = names.iter().find(|n| !float8(n)) {
+        rd.diags.push(Diag::new(
+            Field::ModelConverters,
+            Level::Warning,
+            format!("the converter {n} is not modelled: the step time leaves it out"),
+        ));
+    }
+    names
+        .iter()
+        .any(|n| float8(n))
+        .then_some(crate::calc::plan::Fp8::Tensorwise)
 }

@@ -115,6 +115,7 @@ pub const GROUPS: &[(&str, &[Field])] = &[
         &[
             Field::ModelNameOrPath,
             Field::GradientCheckpointing,
+            Field::TorchCompile,
             Field::Optim,
             Field::ZeroStage,
             Field::OffloadOptimizerDevice,

@@ -170,6 +170,7 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::HiddenDropout,
             Field::TransformerImpl,
             Field::AttentionBackend,
+            Field::Fp8Format,
             Field::OverlapGradReduce,
             Field::OverlapParamGather,
             Field::TpCommOverlap,

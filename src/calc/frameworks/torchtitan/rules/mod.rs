@@ -90,7 +90,12 @@ pub const GROUPS: &[(&str, &[Field])] = &[
     ),
     (
         "Model & memory",
-        &[Field::ModelId, Field::ActivationCheckpointMode],
+        &[
+            Field::ModelId,
+            Field::ActivationCheckpointMode,
+            Field::CompileEnable,
+            Field::ModelConverters,
+        ],
     ),
     crate::calc::field::ARCHITECTURE,
 ];
