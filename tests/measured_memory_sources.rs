@@ -31,10 +31,12 @@ fn bytes(r: &Report, o: Output) -> u128 {
     }
 }
 
-/// The estimate of a record's own counter.
-fn estimate(counter: &str, link: &str) -> Option<u128> {
+/// The estimate of a record's own counter. A CUDA context measured on a runtime that loads its
+/// modules eagerly (before CUDA 11.7 and driver r515, or with `CUDA_MODULE_LOADING=EAGER`) is not
+/// the lazy-loading context `device.rs` stands for, and is not estimated.
+fn estimate(counter: &str, link: &str, loading: Option<&str>) -> Option<u128> {
     if counter == "device_context_only" {
-        return Some(CUDA_CONTEXT_BYTES);
+        return (loading == Some("LAZY")).then_some(CUDA_CONTEXT_BYTES);
     }
     if link == "-" {
         return None;
@@ -78,8 +80,21 @@ fn rows() -> Vec<Row> {
             "{id}"
         );
         let counter = get("counter").to_string();
+        // a CUDA context record says how its runtime loads modules: only a lazy one is estimated
+        if counter == "device_context_only" {
+            assert!(
+                line.split(' ').any(|kv| kv == "cuda_module_loading=LAZY"
+                    || kv.starts_with("cuda_module_loading=EAGER")),
+                "{id}: cuda_module_loading=LAZY|EAGER missing"
+            );
+        }
         out.push(Row {
-            estimated: estimate(&counter, get("link")),
+            estimated: estimate(
+                &counter,
+                get("link"),
+                line.split(' ')
+                    .find_map(|kv| kv.strip_prefix("cuda_module_loading=")),
+            ),
             measured: get("measured_bytes").parse().unwrap(),
             source: id.split(':').next().unwrap().to_string(),
             counter,

@@ -40,6 +40,7 @@ mod mesh;
 mod model;
 mod nanotron;
 mod node_shape;
+mod pipeline_split;
 mod planner;
 mod properties;
 mod readme;

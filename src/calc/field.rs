@@ -391,6 +391,14 @@ fields! {
             "--overlap-param-gather.";
         TpCommOverlap => "tp_comm_overlap", Flag, "Overlap TP communication", "false",
             "--tp-comm-overlap.";
+        DecoderFirstPipelineNumLayers => "decoder_first_pipeline_num_layers", Count, "Layers on the first stage", "even split",
+            "--decoder-first-pipeline-num-layers: the first pipeline stage's transformer layers (the others split the rest evenly).";
+        DecoderLastPipelineNumLayers => "decoder_last_pipeline_num_layers", Count, "Layers on the last stage", "even split",
+            "--decoder-last-pipeline-num-layers: the last pipeline stage's transformer layers.";
+        AccountForEmbeddingInPipelineSplit => "account_for_embedding_in_pipeline_split", Flag, "Embedding as a pipeline layer", "false",
+            "--account-for-embedding-in-pipeline-split: the embedding takes one layer's place on the first stage.";
+        AccountForLossInPipelineSplit => "account_for_loss_in_pipeline_split", Flag, "Loss as a pipeline layer", "false",
+            "--account-for-loss-in-pipeline-split: the output layer and loss take one layer's place on the last stage.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------

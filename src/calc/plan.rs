@@ -143,6 +143,19 @@ pub enum RecomputeLayers {
     Block(u64),
 }
 
+/// How Megatron-LM places transformer layers on pipeline stages beyond the even split:
+/// `--decoder-first-pipeline-num-layers`, `--decoder-last-pipeline-num-layers`,
+/// `--account-for-embedding-in-pipeline-split` and `--account-for-loss-in-pipeline-split`
+/// (`get_num_layers_to_build` in megatron/core/transformer/transformer_block.py). The default is
+/// the even split.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PipelineSplit {
+    pub first: Option<u64>,
+    pub last: Option<u64>,
+    pub embedding: bool,
+    pub loss: bool,
+}
+
 /// What differs between frameworks' memory at the same layout: the precision of the gradients
 /// and the parameters, dropout, and what the loss keeps per logit. Each framework sets its own
 /// (`Spec::fit.settings`, in its folder); the model stage's memory estimate reads them.
@@ -330,6 +343,8 @@ pub struct Settings {
     pub vocab_divisible: u64,
     /// Megatron's full recompute without its `--recompute-method` (refused at model build).
     pub recompute_method_missing: bool,
+    /// Megatron's uneven or accounted pipeline split (the even split by default).
+    pub pipeline_split: PipelineSplit,
     pub gpu: GpuSettings,
     /// What the framework overlaps with compute (by default: the gradient reduction of DDP and
     /// FSDP, FSDP's and ZeRO-3's parameter prefetch).
@@ -375,6 +390,7 @@ impl Default for Settings {
             expert_tp: None,
             vocab_divisible: 128,
             recompute_method_missing: false,
+            pipeline_split: PipelineSplit::default(),
             gpu: GpuSettings::default(),
             overlap: Overlap {
                 grad_reduce: true,

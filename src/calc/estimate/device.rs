@@ -4,9 +4,13 @@
 //! fitted to any run.
 //!
 //! - **The CUDA context** ([`CUDA_CONTEXT_BYTES`]): the driver's per-process state and the
-//!   kernels it has loaded (lazy loading, the default since CUDA 12.2, loads only those a run
-//!   calls: NVIDIA CUDA Programming Guide, "Lazy Loading"). Reported sizes range from 0.3 to
-//!   2 GiB; 0.5 GiB is taken.
+//!   kernels it has loaded. Lazy loading loads only those a run calls (NVIDIA CUDA Programming
+//!   Guide, "Lazy Loading": a CUDA 11.7+ runtime and an r515+ driver; the CUDA default since
+//!   12.2, and PyTorch's since 1.13, which sets `CUDA_MODULE_LOADING=LAZY` when unset:
+//!   pytorch/pytorch#86509, 287,047,680 B lazy against 666,632,192 B eager in its test). The
+//!   figure is a lazy-loading runtime's: an older runtime loads every module at start (the
+//!   transformers guide measured 1,343 MiB on CUDA 11.2, a V100). Reported sizes range from 0.3
+//!   to 2 GiB; 0.5 GiB is taken.
 //! - **The communicators** ([`COMMUNICATOR_BYTES`] each): NCCL keeps a buffer of
 //!   `NCCL_BUFFSIZE` (4 MiB by default, NCCL's environment-variable documentation) per channel
 //!   for each of its protocols' connections; with 16 channels (NCCL picks 2 to 32 by topology)

@@ -6,8 +6,8 @@
 use crate::calc::model::Model;
 use crate::calc::parse::{self, settings, Reader};
 use crate::calc::plan::{
-    Conventions, Fp8, NamedModel, Overlap, Pipeline, Plan, Recompute, RecomputeLayers, Schedule,
-    Settings, Sharding,
+    Conventions, Fp8, NamedModel, Overlap, Pipeline, PipelineSplit, Plan, Recompute,
+    RecomputeLayers, Schedule, Settings, Sharding,
 };
 use crate::calc::spec::AsBuilt;
 use crate::calc::{flops, memory, num};
@@ -43,6 +43,8 @@ struct Typed {
     /// Flash or fused attention (`--attention-backend auto`, `flash` or `fused` with Transformer
     /// Engine): only the softmax statistics are kept, not the scores.
     flash: bool,
+    /// The uneven or accounted pipeline split.
+    split: PipelineSplit,
 }
 
 /// How interleaving is asked for.
@@ -99,6 +101,7 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         s.vocab_divisible = t.divisible;
         s.memory.dropout = t.dropout;
         s.flash_attention = t.flash;
+        s.pipeline_split = t.split;
         // Transformer Engine's DotProductAttention runs cuDNN's fused attention on Hopper
         s.fused_attention = t.flash && !t.local;
         s.fp8 = t.fp8;
@@ -106,7 +109,7 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
     // the pipeline needs the model's layers, which a first view never resolves
     if let (Some(t), true) = (typed, crate::calc::first_view::FULL) {
-        report.plan.pipeline = pipeline(report, t.virtual_stages, t.group);
+        report.plan.pipeline = pipeline(report, t.virtual_stages, t.group, t.split);
     }
 }
 
@@ -128,22 +131,38 @@ const CONVENTIONS: Conventions = Conventions {
 /// The pipeline Megatron runs: 1F1B over PP ranks, interleaved over the virtual stages
 /// (`virtual_pipeline_model_parallel_size = num_layers ÷ PP ÷ layers per virtual stage`, or the
 /// virtual stages per rank as given), in groups of `--microbatch-group-size-per-virtual-pipeline-stage`
-/// micro batches (the PP size by default). `None` without pipeline parallelism or a model.
+/// micro batches (the PP size by default), each virtual stage holding the layers
+/// [`megatron_split`] gives it (empty: the even split). `None` without pipeline parallelism or a
+/// model.
 fn pipeline(
     report: &mut Report,
     virtual_stages: Option<VirtualStages>,
     group: Option<u64>,
+    split: PipelineSplit,
 ) -> Option<Pipeline> {
     let pp = report.grid?.pp;
     if pp < 2 {
         return None;
     }
     let layers = report.plan.settings.model.as_ref()?.model.num_hidden_layers;
+    let uneven = split.first.is_some() || split.last.is_some();
     let v = match virtual_stages {
         None => 1,
         Some(VirtualStages::PerRank(v)) => v,
+        Some(VirtualStages::LayersPer(_)) if uneven => {
+            report.refuse(
+                Field::NumLayersPerVirtualPipelineStage,
+                Refusal::new(
+                    "Megatron-LM refuses this in validate_args",
+                    "AssertionError: please use --num-virtual-stages-per-pipeline-rank to specify virtual pipeline parallel degree when enable uneven pipeline parallelism",
+                )
+                .fix("Give --num-virtual-stages-per-pipeline-rank instead."),
+            );
+            return None;
+        }
         Some(VirtualStages::LayersPer(n)) => {
-            let per_rank = layers / pp;
+            // the embedding and the loss count as layers when accounted for (validate_args)
+            let per_rank = (layers + u64::from(split.embedding) + u64::from(split.loss)) / pp;
             if n == 0 || per_rank % n != 0 {
                 report.diag(
                     Field::NumLayersPerVirtualPipelineStage,
@@ -165,8 +184,138 @@ fn pipeline(
             Schedule::OneFOneB
         },
         virtual_stages: v.max(1),
-        layers: Vec::new(),
+        layers: if split == PipelineSplit::default() {
+            Vec::new()
+        } else {
+            // refused at the model's build (`builds`) when Megatron refuses it
+            megatron_split(layers, pp, v.max(1), split).unwrap_or_default()
+        },
     })
+}
+
+/// Python's `a % b` (the sign of b) and `a // b`, for Megatron's checks on counts that can go
+/// below zero.
+fn py_divmod(a: i128, b: i128) -> (i128, i128) {
+    (
+        a.div_euclid(b) - i128::from(b < 0 && a.rem_euclid(b) != 0),
+        {
+            let r = a.rem_euclid(b);
+            if b < 0 && r != 0 {
+                r + b
+            } else {
+                r
+            }
+        },
+    )
+}
+
+/// Megatron's transformer layers per pipeline rank for an uneven split (`TransformerConfig`'s
+/// "Uneven PP" checks, `get_num_layers_to_build`'s middle ranks), or its words refusing it.
+fn uneven_ranks(
+    layers: u64,
+    pp: u64,
+    vp: u64,
+    s: PipelineSplit,
+) -> Result<Vec<u64>, (Field, String)> {
+    let (mut rest, mut left) = (i128::from(layers), i128::from(pp));
+    for (n, field, which) in [
+        (s.first, Field::DecoderFirstPipelineNumLayers, "first"),
+        (s.last, Field::DecoderLastPipelineNumLayers, "last"),
+    ] {
+        let Some(n) = n else { continue };
+        if n == 0 {
+            return Err((
+                field,
+                format!("ValueError: num_layers_in_{which}_pipeline_stage must be larger than 0"),
+            ));
+        }
+        if vp > 1 && n % vp != 0 {
+            return Err((field, format!("ValueError: number of layers at {which} stage: {n}must be divisible by virtual pipelineparallel degree {vp}")));
+        }
+        rest -= i128::from(n);
+        left -= 1;
+    }
+    if (rest != 0) != (left != 0) {
+        return Err((Field::NumLayers, format!("ValueError: Mismatch: {rest} middle layers remaining but {left} middle PP stages available.")));
+    }
+    if left != 0 && py_divmod(rest, left).1 != 0 {
+        return Err((Field::NumLayers, format!("ValueError: number of layers at middle stage: {rest} must be divisible bythe middle pipeline model parallel size {left}")));
+    }
+    let middle = if left > 0 { py_divmod(rest, left).0 } else { 0 };
+    if left != 0 && vp > 1 && py_divmod(middle, i128::from(vp)).1 != 0 {
+        return Err((Field::NumLayers, format!("ValueError: number of layers on each middle pipeline rank:{middle} must be divisible by virtualpipeline parallel degree {vp}")));
+    }
+    let middle = u64::try_from(middle).map_err(|_| {
+        (
+            Field::NumLayers,
+            "ValueError: no layers left for the middle stages".to_string(),
+        )
+    })?;
+    let mut ranks = vec![middle; pp as usize];
+    if let Some(n) = s.first {
+        ranks[0] = n;
+    }
+    if let Some(n) = s.last {
+        ranks[pp as usize - 1] = n;
+    }
+    Ok(ranks)
+}
+
+/// The transformer layers of each virtual stage (entry `c·p + r`) as Megatron-LM builds them
+/// with an uneven or accounted split (`get_num_layers_to_build`, megatron/core/transformer/
+/// transformer_block.py at d98e8a6): the first and last ranks hold the layers given and the
+/// middle ranks split the rest evenly; or the embedding and the loss count as one layer each,
+/// the embedding's place taken from the first rank's first chunk and the loss's from the last
+/// rank's last chunk. Each rank's layers split evenly over its `vp` chunks. `Err`: Megatron's
+/// words refusing it (`TransformerConfig.__post_init__`, `validate_args`), at the key to change.
+fn megatron_split(
+    layers: u64,
+    pp: u64,
+    vp: u64,
+    s: PipelineSplit,
+) -> Result<Vec<u64>, (Field, String)> {
+    if pp == 0 || pp > crate::calc::estimate::MAX_LAYERS || vp == 0 {
+        return Err((Field::PipelineModelParallelSize, "no pipeline split".into()));
+    }
+    let ranks = if s.first.is_some() || s.last.is_some() {
+        if s.embedding || s.loss {
+            return Err((Field::AccountForEmbeddingInPipelineSplit, "ValueError: num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage cannot beset at the same time with account_for_embedding_in_pipeline_splitand account_for_loss_in_pipeline_split".into()));
+        }
+        uneven_ranks(layers, pp, vp, s)?
+    } else {
+        let total = layers + u64::from(s.embedding) + u64::from(s.loss);
+        if total % pp != 0 {
+            return Err((
+                Field::NumLayers,
+                if vp == 1 {
+                    "AssertionError: Number of layers should be divisible by the pipeline-model-parallel size".to_string()
+                } else {
+                    format!("ValueError: num_layers: {total} after enableaccount_for_embedding_in_pipeline_split or account_for_loss_in_pipeline_split must be divisibleby pipeline_model_parallel_size {pp}")
+                },
+            ));
+        }
+        let n = total / pp;
+        if vp > 1 && n % vp != 0 {
+            return Err((Field::NumVirtualStagesPerPipelineRank, format!("ValueError: number of layers on each pipeline rank: {n}(after enable account_for_embedding_in_pipeline_split or account_for_loss_in_pipeline_split) must be divisible byvirtual_pipeline_model_parallel_size{vp}")));
+        }
+        vec![n; pp as usize]
+    };
+    let p = pp as usize;
+    let mut out: Vec<u64> = (0..p * vp as usize).map(|k| ranks[k % p] / vp).collect();
+    let not_enough = |which: &str| {
+        (
+            Field::NumLayers,
+            format!("AssertionError: Not enough layers in the {which} virtual pipeline stage"),
+        )
+    };
+    if s.embedding {
+        out[0] = out[0].checked_sub(1).ok_or_else(|| not_enough("first"))?;
+    }
+    if s.loss {
+        let last = out.len() - 1;
+        out[last] = out[last].checked_sub(1).ok_or_else(|| not_enough("last"))?;
+    }
+    Ok(out)
 }
 
 fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
@@ -205,6 +354,14 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
     };
     let dropout = rd.real(Field::HiddenDropout).or(0.1).map(|d| d > 0.0);
     let (virtual_stages, group) = interleaving(&mut rd)?;
+    let split = PipelineSplit {
+        first: optional(rd.count(Field::DecoderFirstPipelineNumLayers))?,
+        last: optional(rd.count(Field::DecoderLastPipelineNumLayers))?,
+        embedding: rd
+            .flag(Field::AccountForEmbeddingInPipelineSplit)
+            .or(false)?,
+        loss: rd.flag(Field::AccountForLossInPipelineSplit).or(false)?,
+    };
     let (local, flash) = kernels(&mut rd)?;
     let fp8 = fp8(&mut rd, local)?;
     let expert_tp = parse::count(
@@ -235,7 +392,17 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         virtual_stages,
         group,
         flash,
+        split,
     })
+}
+
+/// An optional count: `Some(None)` when absent, `None` when unreadable.
+fn optional(p: Param<u64>) -> Option<Option<u64>> {
+    match p {
+        Param::Absent => Some(None),
+        Param::Given(v) => Some(Some(v)),
+        Param::Invalid => None,
+    }
 }
 
 /// `--recompute-granularity` and `--recompute-method` checked: `(selective, full, a method given)`.
@@ -468,16 +635,36 @@ fn builds(
         );
         return None;
     }
-    if m.num_hidden_layers % grid.pp != 0 {
-        report.refuse(
-            Field::NumLayers,
-            Refusal::new(
-                "Megatron-LM refuses this in validate_args",
-                "AssertionError: Number of layers should be divisible by the pipeline-model-parallel size",
-            )
-            .fix("Pick a pipeline parallel size that divides the layers."),
-        );
-        return None;
+    let split = report.plan.settings.pipeline_split;
+    if split == PipelineSplit::default() {
+        if m.num_hidden_layers % grid.pp != 0 {
+            report.refuse(
+                Field::NumLayers,
+                Refusal::new(
+                    "Megatron-LM refuses this in validate_args",
+                    "AssertionError: Number of layers should be divisible by the pipeline-model-parallel size",
+                )
+                .fix("Pick a pipeline parallel size that divides the layers."),
+            );
+            return None;
+        }
+    } else {
+        let vp = report
+            .plan
+            .pipeline
+            .as_ref()
+            .map_or(1, |p| p.virtual_stages);
+        if let Err((field, says)) = megatron_split(m.num_hidden_layers, grid.pp, vp, split) {
+            report.refuse(
+                field,
+                Refusal::new(
+                    "Megatron-LM refuses this when it builds the model (TransformerConfig, validate_args)",
+                    says,
+                )
+                .fix("Give a split whose stages hold whole layers: the middle stages the same number, each rank's layers a multiple of its virtual stages."),
+            );
+            return None;
+        }
     }
     Some(grid)
 }
