@@ -241,3 +241,28 @@ fn a_pass_at_another_micro_batch_keeps_the_links_global_batch() {
         }
     }
 }
+
+/// While the planning runs, the rows verified so far are shown in step-time order (the page
+/// streams them); they are a prefix of the finished ranking's plans, and there is no partial
+/// result before the first is verified or once it is done.
+#[test]
+fn partial_rows_stream_in_order_before_the_ranking_is_done() {
+    let (fw, release, raw) = decode(LINKS[0]);
+    let mut p = planner::Planning::new(fw, release, &raw);
+    let mut seen = Vec::new();
+    while !p.step() {
+        if let Some(part) = p.partial() {
+            assert!(!part.rows.is_empty());
+            for w in part.rows.windows(2) {
+                assert!(w[0].step_seconds <= w[1].step_seconds);
+            }
+            seen.push(part.rows.len());
+        }
+    }
+    assert!(p.partial().is_none(), "no partial result once done");
+    assert!(!seen.is_empty(), "rows are verified over several slices");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    let done = p.finish();
+    assert!(seen.iter().all(|&n| n <= done.rows.len()));
+    assert_eq!(done, plans(LINKS[0]));
+}

@@ -230,3 +230,25 @@ fn the_view_models_rows_and_chart() {
     assert!(last.cells()[2].starts_with("The global batch of 1 cannot be kept"));
     assert!(last.cells().iter().all(|c| c != "—" && !c.is_empty()));
 }
+
+/// While the sizes are planned, the ones done so far are shown (smallest first), each as the
+/// finished view has it; nothing partial before the first size or once all are done.
+#[test]
+fn sizes_planned_so_far_stream_before_the_view_is_done() {
+    let link = query::decode(MEGATRON_8B);
+    let release = link.release().id;
+    let mut s = scaling::Scaling::new(link.framework, release, &link.inputs);
+    let mut counts = Vec::new();
+    while !s.step() {
+        if let Some(p) = s.partial() {
+            counts.push(p.rows.len());
+        }
+    }
+    assert!(s.partial().is_none());
+    let done = s.finish();
+    assert!(counts.first() == Some(&1), "{counts:?}");
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+    assert!(counts.iter().all(|&n| n <= done.rows.len()));
+    let (_, _, whole) = scale(MEGATRON_8B);
+    assert_eq!(done, whole);
+}

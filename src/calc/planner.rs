@@ -264,6 +264,18 @@ impl Planning {
         self.done
     }
 
+    /// The plans verified so far, fastest first, while the planning runs (`None` before the
+    /// first is verified): what the page streams before the ranking is done.
+    pub fn partial(&self) -> Option<Planner> {
+        if self.done || self.out.rows.is_empty() {
+            return None;
+        }
+        let mut out = self.out.clone();
+        out.rows
+            .sort_by(|a, b| a.step_seconds.total_cmp(&b.step_seconds));
+        Some(out)
+    }
+
     /// The plans found (complete once [`Planning::step`] returned `true`).
     pub fn finish(self) -> Planner {
         self.out

@@ -173,6 +173,11 @@ impl Scaling {
         self.done
     }
 
+    /// The sizes planned so far, smallest first, while the scaling runs (`None` before the first).
+    pub fn partial(&self) -> Option<Scale> {
+        (!self.done && !self.out.rows.is_empty()).then(|| self.out.clone())
+    }
+
     /// The scaling view (complete once [`Scaling::step`] returned `true`).
     pub fn finish(self) -> Scale {
         self.out

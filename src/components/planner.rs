@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use super::sliced::use_sliced;
+use super::sliced::{use_sliced, Interim};
 use crate::calc::planner::{Planner, Planning};
 use crate::calc::view::{self, PLAN_COLUMNS, STEP_PARTS};
 use crate::calc::{Field, Framework, RawInputs};
@@ -40,21 +40,30 @@ pub struct PlannerProps {
 #[function_component(PlanView)]
 pub fn plan_view(props: &PlannerProps) -> Html {
     let open = use_state(|| props.open);
-    let done = use_sliced::<Planning>(props.framework, props.release, props.inputs.clone(), *open);
+    let progress =
+        use_sliced::<Planning>(props.framework, props.release, props.inputs.clone(), *open);
     let on_toggle = {
         let open = open.clone();
         Callback::from(move |_: MouseEvent| open.set(!*open))
     };
-    let body = match (&done, *open) {
-        (_, false) => html! {
+    let (done, interim) = (&progress.done, &progress.interim);
+    let state = interim.as_ref().map(|(_, i)| i.name());
+    let body = match (done, interim, *open) {
+        (_, _, false) => html! {
             <p class="hint">{ "Every layout, micro batch, recompute and sharding the framework accepts that fits the GPU, ranked by estimated step time." }</p>
         },
-        (None, true) => {
-            html! { <p class="note" data-plan-state="running">{ "Ranking the plans…" }</p> }
+        (Some(done), _, true) => table(&done.out, props),
+        (None, Some((out, how)), true) => html! {
+            <>
+                <p class="note" role="status">{ view::plan_interim(*how == Interim::Stale) }</p>
+                { table(out, props) }
+            </>
+        },
+        (None, None, true) => {
+            html! { <p class="note" role="status">{ "Ranking the plans…" }</p> }
         }
-        (Some(done), true) => table(&done.out, props),
     };
-    let (compute, slices, longest) = match &done {
+    let (compute, slices, longest) = match done {
         Some(d) => (
             Some(format!("{:.3}", d.ms)),
             Some(d.slices.to_string()),
@@ -64,7 +73,8 @@ pub fn plan_view(props: &PlannerProps) -> Html {
     };
     html! {
         <section class="planner" id="plan" aria-label="Planner" data-plan="" data-compute-ms={compute}
-            data-slices={slices} data-longest-slice-ms={longest}>
+            data-slices={slices} data-longest-slice-ms={longest} data-plan-state={state}
+            aria-busy={(done.is_none() && *open).then_some("true")}>
             <h2>{ "Which plan to run" }</h2>
             <button type="button" class="plan-toggle" aria-expanded={(*open).to_string()} onclick={on_toggle}>
                 { if *open { "Hide the plans" } else { "Rank the plans" } }

@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use super::sliced::use_sliced;
+use super::sliced::{use_sliced, Interim};
 use crate::calc::scaling::{Scale, ScaleRow, Scaling};
 use crate::calc::view::{self, ScaleChart, CHART_HEIGHT, CHART_PLOT, CHART_WIDTH, SCALE_COLUMNS};
 use crate::calc::{Framework, RawInputs};
@@ -36,23 +36,33 @@ pub struct ScaleProps {
 #[function_component(ScaleView)]
 pub fn scale_view(props: &ScaleProps) -> Html {
     let open = use_state(|| props.open);
-    let done = use_sliced::<Scaling>(props.framework, props.release, props.inputs.clone(), *open);
+    let progress =
+        use_sliced::<Scaling>(props.framework, props.release, props.inputs.clone(), *open);
     let on_toggle = {
         let open = open.clone();
         Callback::from(move |_: MouseEvent| open.set(!*open))
     };
-    let body = match (&done, *open) {
-        (_, false) => html! {
+    let (done, interim) = (&progress.done, &progress.interim);
+    let state = interim.as_ref().map(|(_, i)| i.name());
+    let body = match (done, interim, *open) {
+        (_, _, false) => html! {
             <p class="hint">{ "The best plan at 1, 2, 4, … nodes for the same model, global batch and sequence length: how many GPUs to rent, and what the run costs (gpu_hour_price, deadline_hours, max_nodes)." }</p>
         },
-        (None, true) => {
-            html! { <p class="note" data-scale-state="running">{ "Planning each size…" }</p> }
+        (Some(done), _, true) => table(&done.out, props),
+        (None, Some((out, how)), true) => html! {
+            <>
+                <p class="note" role="status">{ view::scale_interim(*how == Interim::Stale) }</p>
+                { table(out, props) }
+            </>
+        },
+        (None, None, true) => {
+            html! { <p class="note" role="status">{ "Planning each size…" }</p> }
         }
-        (Some(done), true) => table(&done.out, props),
     };
     let compute = done.as_ref().map(|d| format!("{:.3}", d.ms));
     html! {
-        <section class="planner scaling" id="scale" aria-label="Scaling" data-scale="" data-compute-ms={compute}>
+        <section class="planner scaling" id="scale" aria-label="Scaling" data-scale="" data-compute-ms={compute}
+            data-scale-state={state} aria-busy={(done.is_none() && *open).then_some("true")}>
             <h2>{ "How many GPUs to rent" }</h2>
             <button type="button" class="plan-toggle" aria-expanded={(*open).to_string()} onclick={on_toggle}>
                 { if *open { "Hide the sizes" } else { "Compare cluster sizes" } }

@@ -44,11 +44,13 @@ pub use memory::{
     MEMORY_ESTIMATE, MODEL_GROUPS, PARAMETERS, STEP_TIME, ZERO_MODEL_STATES,
 };
 pub use messages::unlisted;
-pub use plan::{plan_rows, plan_summary, PlanAttr, PlanRowView, PLAN_COLUMNS, STEP_PARTS};
+pub use plan::{
+    plan_interim, plan_rows, plan_summary, PlanAttr, PlanRowView, PLAN_COLUMNS, STEP_PARTS,
+};
 pub use results::{legacy, shown_value, steps, Legacy};
 pub use scale::{
-    scale_chart, scale_rows, scale_summary, ChartPoint, ChartSeries, ScaleChart, ScaleRowView,
-    CHART_HEIGHT, CHART_PLOT, CHART_WIDTH, SCALE_COLUMNS,
+    scale_chart, scale_interim, scale_rows, scale_summary, ChartPoint, ChartSeries, ScaleChart,
+    ScaleRowView, CHART_HEIGHT, CHART_PLOT, CHART_WIDTH, SCALE_COLUMNS,
 };
 pub use timeline::{timeline_text, TimelineText, TOKENS_TIME};
 

@@ -232,6 +232,16 @@ impl PlanRowView {
     }
 }
 
+/// The note above the rows while the planner ranks the plans again: the rows so far, or the
+/// previous inputs' (`stale`).
+pub fn plan_interim(stale: bool) -> &'static str {
+    if stale {
+        "Ranking the plans for the new inputs; until then, the rows below are the previous inputs'."
+    } else {
+        "Ranking the plans: the fastest found so far; the list is not complete yet."
+    }
+}
+
 /// The sentence above the table.
 pub fn plan_summary(planner: &Planner) -> Option<String> {
     if planner.rows.is_empty() {

@@ -43,6 +43,16 @@ pub struct ScaleRowView {
     pub has_plan: bool,
 }
 
+/// The note above the rows while the sizes are planned again: the sizes so far, or the previous
+/// inputs' (`stale`).
+pub fn scale_interim(stale: bool) -> &'static str {
+    if stale {
+        "Planning each size for the new inputs; until then, the rows below are the previous inputs'."
+    } else {
+        "Planning each size: the sizes planned so far."
+    }
+}
+
 /// The rows, smallest size first.
 pub fn scale_rows(scale: &Scale) -> Vec<ScaleRowView> {
     (scale.rows.iter().enumerate())
