@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use super::sliced::{use_sliced, Interim};
+use super::sliced::{use_sliced, ByPtr, Interim};
 use crate::calc::planner::{Planner, Planning};
 use crate::calc::view::{self, PLAN_COLUMNS, STEP_PARTS};
 use crate::calc::{Field, Framework, RawInputs};
@@ -48,15 +48,29 @@ pub fn plan_view(props: &PlannerProps) -> Html {
     };
     let (done, interim) = (&progress.done, &progress.interim);
     let state = interim.as_ref().map(|(_, i)| i.name());
+    // the rows shown and their links, made once per result: an edit that leaves the previous
+    // rows on the page (stale) redraws none of them, and their links stay those rows' own
+    let shown =
+        (done.as_ref().map(|d| d.out.clone())).or_else(|| interim.as_ref().map(|(o, _)| o.clone()));
+    let hrefs = use_memo(ByPtr(shown.clone()), |shown| {
+        let rows = shown.0.iter().flat_map(|p| p.rows.iter());
+        Rc::new(
+            rows.map(|r| props.href.emit(r.assignments.clone()))
+                .collect::<Vec<_>>(),
+        )
+    });
+    let table = |planner: &Rc<Planner>| {
+        html! { <PlanTable planner={ByPtr(Some(planner.clone()))} hrefs={(*hrefs).clone()} on_apply={props.on_apply.clone()} /> }
+    };
     let body = match (done, interim, *open) {
         (_, _, false) => html! {
             <p class="hint">{ "Every layout, micro batch, recompute and sharding the framework accepts that fits the GPU, ranked by estimated step time." }</p>
         },
-        (Some(done), _, true) => table(&done.out, props),
+        (Some(done), _, true) => table(&done.out),
         (None, Some((out, how)), true) => html! {
             <>
                 <p class="note" role="status">{ view::plan_interim(*how == Interim::Stale) }</p>
-                { table(out, props) }
+                { table(out) }
             </>
         },
         (None, None, true) => {
@@ -84,7 +98,24 @@ pub fn plan_view(props: &PlannerProps) -> Html {
     }
 }
 
-fn table(planner: &Planner, props: &PlannerProps) -> Html {
+#[derive(Properties, PartialEq)]
+struct PlanTableProps {
+    planner: ByPtr<Planner>,
+    /// Each row's link, in row order.
+    hrefs: Rc<Vec<String>>,
+    on_apply: Callback<Vec<(Field, String)>>,
+}
+
+/// The rows, the legend and the sentence on the count; redrawn only for another result.
+#[function_component(PlanTable)]
+fn plan_table(props: &PlanTableProps) -> Html {
+    match &props.planner.0 {
+        Some(p) => table(p, &props.hrefs, &props.on_apply),
+        None => Html::default(),
+    }
+}
+
+fn table(planner: &Planner, hrefs: &[String], on_apply: &Callback<Vec<(Field, String)>>) -> Html {
     let rows = view::plan_rows(planner);
     html! {
         <>
@@ -99,11 +130,11 @@ fn table(planner: &Planner, props: &PlannerProps) -> Html {
                         <th scope="col"><span class="sr-only">{ "Link and apply" }</span></th>
                     </tr></thead>
                     <tbody>
-                    { for rows.iter().zip(&planner.rows).map(|(r, plan)| {
+                    { for rows.iter().zip(&planner.rows).zip(hrefs).map(|((r, plan), href)| {
                         let assignments = plan.assignments.clone();
-                        let href = props.href.emit(assignments.clone());
+                        let href = href.clone();
                         let apply = {
-                            let cb = props.on_apply.clone();
+                            let cb = on_apply.clone();
                             Callback::from(move |_: MouseEvent| cb.emit(assignments.clone()))
                         };
                         let mut tr = html! {

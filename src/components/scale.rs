@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use super::sliced::{use_sliced, Interim};
+use super::sliced::{use_sliced, ByPtr, Interim};
 use crate::calc::scaling::{Scale, ScaleRow, Scaling};
 use crate::calc::view::{self, ScaleChart, CHART_HEIGHT, CHART_PLOT, CHART_WIDTH, SCALE_COLUMNS};
 use crate::calc::{Framework, RawInputs};
@@ -44,15 +44,25 @@ pub fn scale_view(props: &ScaleProps) -> Html {
     };
     let (done, interim) = (&progress.done, &progress.interim);
     let state = interim.as_ref().map(|(_, i)| i.name());
+    // the rows shown and their links, made once per result (see the planner's view)
+    let shown =
+        (done.as_ref().map(|d| d.out.clone())).or_else(|| interim.as_ref().map(|(o, _)| o.clone()));
+    let hrefs = use_memo(ByPtr(shown), |shown| {
+        let rows = shown.0.iter().flat_map(|s| s.rows.iter());
+        Rc::new(rows.map(|r| props.href.emit(r.clone())).collect::<Vec<_>>())
+    });
+    let table = |scale: &Rc<Scale>| {
+        html! { <ScaleTable scale={ByPtr(Some(scale.clone()))} hrefs={(*hrefs).clone()} /> }
+    };
     let body = match (done, interim, *open) {
         (_, _, false) => html! {
             <p class="hint">{ "The best plan at 1, 2, 4, … nodes for the same model, global batch and sequence length: how many GPUs to rent, and what the run costs (gpu_hour_price, deadline_hours, max_nodes)." }</p>
         },
-        (Some(done), _, true) => table(&done.out, props),
+        (Some(done), _, true) => table(&done.out),
         (None, Some((out, how)), true) => html! {
             <>
                 <p class="note" role="status">{ view::scale_interim(*how == Interim::Stale) }</p>
-                { table(out, props) }
+                { table(out) }
             </>
         },
         (None, None, true) => {
@@ -72,13 +82,24 @@ pub fn scale_view(props: &ScaleProps) -> Html {
     }
 }
 
-fn table(scale: &Scale, props: &ScaleProps) -> Html {
+#[derive(Properties, PartialEq)]
+struct ScaleTableProps {
+    scale: ByPtr<Scale>,
+    /// Each size's plan link, in row order.
+    hrefs: Rc<Vec<Option<String>>>,
+}
+
+/// The rows, the chart and the sentence; redrawn only for another result.
+#[function_component(ScaleTable)]
+fn scale_table(props: &ScaleTableProps) -> Html {
+    match &props.scale.0 {
+        Some(s) => table(s, &props.hrefs),
+        None => Html::default(),
+    }
+}
+
+fn table(scale: &Scale, hrefs: &[Option<String>]) -> Html {
     let rows = view::scale_rows(scale);
-    let hrefs: Vec<Option<String>> = scale
-        .rows
-        .iter()
-        .map(|r| props.href.emit(r.clone()))
-        .collect();
     html! {
         <>
             if let Some(note) = &scale.note { <p class="note" data-scale-note="">{ note }</p> }
@@ -90,7 +111,7 @@ fn table(scale: &Scale, props: &ScaleProps) -> Html {
                         <th scope="col"><span class="sr-only">{ "Link" }</span></th>
                     </tr></thead>
                     <tbody>
-                    { for rows.iter().zip(&hrefs).map(|(r, href)| {
+                    { for rows.iter().zip(hrefs).map(|(r, href)| {
                         let mut tr = html! {
                             <tr data-scale-row="" class={classes!(r.cheapest.then_some("cheapest"))}>
                                 { for r.cells().into_iter().map(|c| html! { <td>{ c }</td> }) }
@@ -117,7 +138,7 @@ fn table(scale: &Scale, props: &ScaleProps) -> Html {
             }
             // the rows first (in the first screen under `view=scale`), then the chart and the
             // sentence
-            if let Some(chart) = view::scale_chart(scale) { { chart_svg(&chart, &hrefs) } }
+            if let Some(chart) = view::scale_chart(scale) { { chart_svg(&chart, hrefs) } }
             if let Some(s) = view::scale_summary(scale) { <p class="plan-summary">{ s }</p> }
         </>
     }

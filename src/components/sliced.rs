@@ -85,6 +85,20 @@ impl<O> PartialEq for Finished<O> {
     }
 }
 
+/// An `Rc` compared by identity (a result is the same result only if it is the same value).
+#[derive(Clone)]
+pub struct ByPtr<T>(pub Option<Rc<T>>);
+
+impl<T> PartialEq for ByPtr<T> {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
 /// What a view shows while its work runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Interim {
