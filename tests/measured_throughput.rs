@@ -19,13 +19,13 @@ use dpcalc::query;
 const FIXTURE: &str = include_str!("fixtures/measured_throughput.txt");
 
 /// The 16-bit check records within ±20 % so far (the goal: 80 % of them).
-const WITHIN_20: usize = 29;
+const WITHIN_20: usize = 32;
 /// The median |error| of the 16-bit check records so far, percent (the goal: 12).
-const MEDIAN: f64 = 8.2;
+const MEDIAN: f64 = 7.7;
 /// The FP8 check records within ±20 % so far (the goal: 70 % of them), and their median |error|,
 /// percent: a ratchet of their own since they were first estimated.
-const FP8_WITHIN_20: usize = 15;
-const FP8_MEDIAN: f64 = 13.6;
+const FP8_WITHIN_20: usize = 18;
+const FP8_MEDIAN: f64 = 12.4;
 
 pub(crate) struct Record {
     pub(crate) id: String,
