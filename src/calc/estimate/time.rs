@@ -76,6 +76,15 @@ pub const FP8_MATMUL_CEILING: f64 = 0.652;
 /// The weights are cast once per micro batch the same way.
 pub const FP8_CAST_BYTES: [f64; 2] = [7.0, 5.0];
 
+/// Flash attention's backward as a multiple of its forward's FLOPs, in the convention of the
+/// kernel measurements the attention rates come from: FlashAttention's benchmark `flops`
+/// (Dao-AILab/flash-attention `benchmarks/benchmark_flash_attention.py`, copied by
+/// NVIDIA/cudnn-frontend `benchmark/benchmark_flash_attention.py`) counts the backward as 2.5
+/// forwards (its five products to the forward's two: S and P recomputed), so a forward and
+/// backward "at R TFLOP/s" takes 3.5 forwards' FLOPs ÷ R. Eager attention's backward is two
+/// forwards (its four products).
+pub const FLASH_BACKWARD_PASSES: f64 = 2.5;
+
 /// Bytes an AdamW step reads and writes per parameter it updates: fp32 master weight, m and v
 /// read and written, the gradient read, the 16-bit weight written.
 pub const OPTIMIZER_BYTES_PER_PARAM: f64 = 30.0;
@@ -704,8 +713,9 @@ impl Ctx<'_> {
             passes * rank.layers as f64 * u.tp_one
         };
         // the ring: (cp − 1) sends forward, twice backward, behind the attention products
+        let (attention_rate, backward) = self.attention_kernel(u);
         let cp_comm = (3.0 * (plan.cp as f64 - 1.0) * u.cp_step * rank.layers as f64
-            - 3.0 * rank.attention_flops / u.rate)
+            - (1.0 + backward) * rank.attention_flops / attention_rate)
             .max(0.0);
         let a2a = if plan.recompute == Recompute::Full {
             6.0
@@ -755,11 +765,7 @@ impl Ctx<'_> {
             Recompute::Selective => (rank.attention_flops, rank.attention_flops),
             Recompute::None => (rank.attention_flops, 0.0),
         };
-        let attention_rate = if plan.flash_attention && hw.attention_flops_per_s > 0.0 {
-            hw.attention_flops_per_s
-        } else {
-            rate
-        };
+        let (attention_rate, backward) = self.attention_kernel(u);
         // LoRA: the frozen weights take no weight gradient, so their backward is one product,
         // not two (Hu et al. 2021, §4.2); the attention's backward is the same either way
         let passes_linear = if plan.trainable.is_some() { 2.0 } else { 3.0 };
@@ -768,10 +774,20 @@ impl Ctx<'_> {
         let output = passes_linear * rank.output_flops;
         let gpu = (products - output) / u.rate8
             + output / rate
-            + (3.0 * attention + attention_again) / attention_rate
+            + ((1.0 + backward) * attention + attention_again) / attention_rate
             + (3.0 * rank.bytes + recompute_bytes + rank.loss_bytes + rank.cast_bytes)
                 / hw.memory_bytes_per_s;
         gpu.max(self.launch_floor(rank))
+    }
+
+    /// The attention products' rate and their backward in forwards: flash attention's kernel
+    /// rate with [`FLASH_BACKWARD_PASSES`], eager attention's as matrix products with two.
+    fn attention_kernel(&self, u: &Unit) -> (f64, f64) {
+        if self.plan.flash_attention && self.hw.attention_flops_per_s > 0.0 {
+            (self.hw.attention_flops_per_s, FLASH_BACKWARD_PASSES)
+        } else {
+            (u.rate, 2.0)
+        }
     }
 
     /// The eager framework's launch floor per micro batch: [`EAGER_KERNELS_PER_LAYER`] forward,
