@@ -54,7 +54,7 @@ pub(super) fn read_leaves(
             (None, _) => unknown.push(leaf.path),
         }
     }
-    let mut listed: Vec<String> = Vec::new();
+    let mut listed: std::collections::HashSet<String> = std::collections::HashSet::new();
     for path in unknown {
         // the shortest section of the path that holds no key dpcalc read
         let mut end = 0;
@@ -72,8 +72,7 @@ pub(super) fn read_leaves(
             }
             end += 1;
         };
-        if !listed.iter().any(|l| l == section) {
-            listed.push(section.to_string());
+        if listed.insert(section.to_string()) {
             out.unknown(section);
         }
     }

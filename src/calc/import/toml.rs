@@ -108,7 +108,14 @@ pub(super) fn read(text: &str, out: &mut Imported) {
     };
     // where each dotted key is: its table header and its `key =` line (the parser keeps none)
     let lines = key_lines(text);
-    let line_of = |p: &str| lines.iter().find(|(k, _)| k == p).map(|(_, n)| *n);
+    // each key's first line, looked up once per leaf (a scan per leaf was quadratic: 20,000
+    // keys took most of a second)
+    let mut first_line: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(lines.len());
+    for (k, n) in &lines {
+        first_line.entry(k.as_str()).or_insert(*n);
+    }
+    let line_of = |p: &str| first_line.get(p).copied();
     let mut leaves: Vec<(usize, Leaf)> = Vec::new();
     // (`None`: the top table; an empty key is a key: `[""] a = 1` is `.a`, never the top's `a`)
     let mut stack: Vec<(Option<String>, &Value, usize)> = vec![(None, &top, 0)];
