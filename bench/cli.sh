@@ -9,7 +9,14 @@ RUNS="${RUNS:-100}"
 cargo build --release --quiet --bin dpcalc
 BIN="$PWD/target/release/dpcalc"
 C=tests/fixtures/configs
+# the largest pastes the import reads: 20,001 keys (it reads 20,000 and names the rest)
+H=$(mktemp -d)
+trap 'rm -rf "$H"' EXIT
+{ echo 'parallelism:'; echo '  dp: 2'; for i in $(seq 0 20000); do echo "k$i: 1"; done; } >"$H/nanotron-20001-keys.yaml"
+{ echo "[training]"; echo "steps = 10"; for i in $(seq 0 20000); do echo "k$i = 1"; done; } >"$H/torchtitan-20001-keys.toml"
 cases=(
+  "a YAML of 20,001 keys (nanotron)|$BIN check --framework nanotron $H/nanotron-20001-keys.yaml"
+  "a TOML of 20,001 keys (torchtitan)|$BIN check --framework torchtitan $H/torchtitan-20001-keys.toml"
   "axolotl YAML|$BIN check $C/axolotl.yml"
   "DeepSpeed JSON|$BIN check $C/deepspeed.json"
   "Megatron script|$BIN check $C/megatron.sh"
