@@ -1,4 +1,4 @@
-// The README's screenshots (docs/screenshots/): the bare address and a link, at 1280 px and
+// The screenshots of docs/page.md (docs/screenshots/): the bare address and a link, at 1280 px and
 // 375 px, from the release build in dist/. Run after `make dist`: node tests/e2e/screenshots.mjs
 import { createRequire } from 'node:module';
 import { serve, BASE } from './server.mjs';
