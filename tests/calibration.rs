@@ -10,7 +10,8 @@
 //! `calibration_compute_factor`) and compared with its own measurement.
 
 use crate::measured_throughput::{float, measured, median, not_modelled, records, Record};
-use dpcalc::calc::{Field, Level, Output, Report};
+use dpcalc::calc::planner::PlanRow;
+use dpcalc::calc::{Field, Level, Output, RawInputs, Report};
 use dpcalc::query;
 
 /// The goal of issue 35: median |error| at most 6 %, 90 % of the predictions within ±15 %. One
@@ -225,6 +226,18 @@ fn calibrating_on_one_run_predicts_the_others() {
     );
 }
 
+/// A planner row's link (`inputs`: the link's with the row's assignments) computes the row's
+/// step time exactly.
+fn shows_the_rows_step_time(l: &query::Link, inputs: &RawInputs, row: &PlanRow) {
+    let rep = l.framework.compute(l.release().id, inputs);
+    assert_eq!(
+        float(&rep, Output::StepTimeSeconds),
+        Some(row.step_seconds),
+        "{}",
+        row.query()
+    );
+}
+
 /// Calibrated on its own measurement, a record's estimate is that measurement (to the three
 /// decimals of the factor), and its uncalibrated step time and error are shown beside it.
 #[test]
@@ -285,13 +298,7 @@ fn the_planner_ranks_and_links_with_the_factor() {
             inputs.get(Field::CalibrationComputeFactor),
             dpcalc::calc::num::float_repr(k)
         );
-        let rep = l.framework.compute(l.release().id, &inputs);
-        assert_eq!(
-            float(&rep, Output::StepTimeSeconds),
-            Some(row.step_seconds),
-            "{}",
-            row.query()
-        );
+        shows_the_rows_step_time(&l, &inputs, row);
     }
     // an uncalibrated ranking is another one: the factor moves the step times
     let plain =
@@ -429,13 +436,7 @@ fn two_runs_at_two_node_counts_recover_both_factors() {
             assert!(inputs.get(f).is_empty(), "{f:?}");
         }
         assert_eq!(inputs.get(Field::CalibrationCommFactor), "1.5");
-        let rep = l.framework.compute(l.release().id, &inputs);
-        assert_eq!(
-            float(&rep, Output::StepTimeSeconds),
-            Some(row.step_seconds),
-            "{}",
-            row.query()
-        );
+        shows_the_rows_step_time(&l, &inputs, row);
     }
 }
 

@@ -41,6 +41,7 @@ mod model;
 mod nanotron;
 mod node_shape;
 mod planner;
+mod profiler_trace;
 mod properties;
 mod readme;
 mod real_configs;
