@@ -10,7 +10,8 @@
 //! `calibration_compute_factor`) and compared with its own measurement.
 
 use crate::measured_throughput::{float, measured, median, not_modelled, records, Record};
-use dpcalc::calc::{Field, Level, Output, Report};
+use dpcalc::calc::planner::PlanRow;
+use dpcalc::calc::{Field, Level, Output, RawInputs, Report};
 use dpcalc::query;
 
 /// The goal of issue 35: median |error| at most 6 %, 90 % of the predictions within ±15 %. One
@@ -225,6 +226,18 @@ fn calibrating_on_one_run_predicts_the_others() {
     );
 }
 
+/// A planner row's link (`inputs`: the link's with the row's assignments) computes the row's
+/// step time exactly.
+fn shows_the_rows_step_time(l: &query::Link, inputs: &RawInputs, row: &PlanRow) {
+    let rep = l.framework.compute(l.release().id, inputs);
+    assert_eq!(
+        float(&rep, Output::StepTimeSeconds),
+        Some(row.step_seconds),
+        "{}",
+        row.query()
+    );
+}
+
 /// Calibrated on its own measurement, a record's estimate is that measurement (to the three
 /// decimals of the factor), and its uncalibrated step time and error are shown beside it.
 #[test]
@@ -274,6 +287,8 @@ fn the_planner_ranks_and_links_with_the_factor() {
     assert!(plans.rows.len() >= 3, "{:?}", plans.note);
     for row in &plans.rows {
         assert_eq!(row.compute_factor, Some(k));
+        // one measured run: the communication keeps the network model's rates
+        assert_eq!(row.comm_factor, None);
         let mut inputs = l.inputs.clone();
         for (f, v) in &row.assignments {
             inputs.set(*f, v);
@@ -283,13 +298,7 @@ fn the_planner_ranks_and_links_with_the_factor() {
             inputs.get(Field::CalibrationComputeFactor),
             dpcalc::calc::num::float_repr(k)
         );
-        let rep = l.framework.compute(l.release().id, &inputs);
-        assert_eq!(
-            float(&rep, Output::StepTimeSeconds),
-            Some(row.step_seconds),
-            "{}",
-            row.query()
-        );
+        shows_the_rows_step_time(&l, &inputs, row);
     }
     // an uncalibrated ranking is another one: the factor moves the step times
     let plain =
@@ -340,4 +349,146 @@ fn the_factor_is_bounded_and_warned_beyond_25_percent() {
         .diags_for(Field::TokensPerSecondPerGpu)
         .any(|d| d.message.starts_with("No calibration")));
     assert_eq!(float(&far, Output::CalibrationComputeFactor), Some(1.0));
+}
+
+/// A Megatron-LM link on 4 nodes of H100 whose step exposes tensor- and data-parallel
+/// communication (no gradient-reduce overlap by default), the same inputs measured on 8 nodes
+/// too.
+const TWO_RUNS: &str = "?framework=megatron&version=0.19.2&nodes=4&gpus_per_node=8&tensor_model_parallel_size=8&pipeline_model_parallel_size=1&micro_batch_size=1&global_batch_size=128&seq_length=4096&model=meta-llama/Llama-2-13b-hf&gpu=h100-sxm&train_iters=100";
+
+/// Two "measured" runs synthesized by dpcalc's own model with known factors (1.2 on the compute,
+/// 1.5 on the communication) at 4 and 8 nodes: given as the link's `seconds_per_step` and the
+/// second run's `second_run_tokens_per_second_per_gpu` (its own global batch's tokens over its
+/// 64 GPUs), both factors are recovered, both runs reproduced, and the planner ranks and links
+/// with both; one run alone leaves the communication factor at 1 with a note.
+#[test]
+fn two_runs_at_two_node_counts_recover_both_factors() {
+    let (k, c) = (1.2, 1.5);
+    let typed = format!("&calibration_compute_factor={k}&calibration_comm_factor={c}");
+    let on = |nodes: u64| TWO_RUNS.replace("nodes=4", &format!("nodes={nodes}"));
+    let run1 = report(&format!("{}{typed}", on(4)));
+    let run2 = report(&format!("{}{typed}", on(8)));
+    let s1 = float(&run1, Output::StepTimeSeconds).unwrap();
+    let tps2 = float(&run2, Output::TokensPerSecondPerGpu).unwrap();
+    // the communication is a part of both steps that the factor moves, more on 8 nodes
+    let share = |r: &Report| {
+        let comm = [Output::StepTpCommSeconds, Output::StepDpCommSeconds]
+            .map(|o| float(r, o).unwrap())
+            .iter()
+            .sum::<f64>();
+        comm / float(r, Output::StepTimeSeconds).unwrap()
+    };
+    assert!(share(&run1) > 0.2 && share(&run2) > share(&run1) + 0.02);
+    let q = format!(
+        "{TWO_RUNS}&seconds_per_step={s1}&second_run_nodes=8&second_run_tokens_per_second_per_gpu={tps2}"
+    );
+    let fitted = report(&q);
+    assert_eq!(float(&fitted, Output::CalibrationComputeFactor), Some(k));
+    assert_eq!(float(&fitted, Output::CalibrationCommFactor), Some(c));
+    assert!((float(&fitted, Output::StepTimeSeconds).unwrap() / s1 - 1.0).abs() < 1e-9);
+    // fitted, so warned at the second run beyond ±25 % (and only that)
+    let said: Vec<_> = fitted.diags_for(Field::SecondRunNodes).collect();
+    assert!(
+        said.len() == 1
+            && said[0]
+                .message
+                .starts_with("The communication factor 1.50 is beyond ±25 %"),
+        "{said:?}"
+    );
+    // the uncalibrated communication is the network model's: the calibrated parts are c times it
+    let plain = report(TWO_RUNS);
+    let tp = |r: &Report| float(r, Output::StepTpCommSeconds).unwrap();
+    assert!(
+        (tp(&fitted) / tp(&plain) - c).abs() < 1e-9,
+        "{} vs {}",
+        tp(&fitted),
+        tp(&plain)
+    );
+
+    // one run: the compute factor alone, the communication factor 1 with a note
+    let one = report(&format!("{TWO_RUNS}&seconds_per_step={s1}"));
+    assert_eq!(float(&one, Output::CalibrationCommFactor), Some(1.0));
+    let k1 = float(&one, Output::CalibrationComputeFactor).unwrap();
+    assert!(
+        k1 > k,
+        "one factor takes the communication's share too: {k1}"
+    );
+    assert!(one
+        .diags_for(Field::SecondRunNodes)
+        .any(|d| d.level == Level::Note && d.message.contains("communication factor stays 1")));
+
+    // the planner: every row ranked with both factors, its link carries them instead of the
+    // measurements and shows the row's step time
+    let l = query::decode(&q);
+    let plans = dpcalc::calc::planner::rank(l.framework, l.release().id, &l.inputs);
+    assert!(plans.rows.len() >= 3, "{:?}", plans.note);
+    for row in &plans.rows {
+        assert_eq!((row.compute_factor, row.comm_factor), (Some(k), Some(c)));
+        let mut inputs = l.inputs.clone();
+        for (f, v) in &row.assignments {
+            inputs.set(*f, v);
+        }
+        for f in [
+            Field::SecondsPerStep,
+            Field::SecondRunNodes,
+            Field::SecondRunTokensPerSecondPerGpu,
+        ] {
+            assert!(inputs.get(f).is_empty(), "{f:?}");
+        }
+        assert_eq!(inputs.get(Field::CalibrationCommFactor), "1.5");
+        shows_the_rows_step_time(&l, &inputs, row);
+    }
+}
+
+/// A second run that cannot calibrate says why at `second_run_nodes` and leaves the
+/// communication factor at 1: the link's node count again, no speed, no node count, a speed no
+/// pair of factors reproduces, and a communication factor typed out of bounds is refused.
+#[test]
+fn a_second_run_that_cannot_calibrate_says_why() {
+    let warned = |q: &str, field: Field, text: &str| {
+        let r = report(&format!("{TWO_RUNS}{q}"));
+        assert!(
+            r.diags_for(field).any(|d| d.message.contains(text)),
+            "{q}: {:?}",
+            r.diags
+        );
+        r
+    };
+    let r = warned(
+        "&seconds_per_step=6&second_run_nodes=4&second_run_seconds_per_step=6",
+        Field::SecondRunNodes,
+        "needs another node count",
+    );
+    assert_eq!(float(&r, Output::CalibrationCommFactor), Some(1.0));
+    warned(
+        "&seconds_per_step=6&second_run_nodes=8",
+        Field::SecondRunNodes,
+        "needs its measured speed",
+    );
+    warned(
+        "&seconds_per_step=6&second_run_seconds_per_step=3",
+        Field::SecondRunSecondsPerStep,
+        "give second_run_nodes too",
+    );
+    warned(
+        "&second_run_nodes=8&second_run_seconds_per_step=3",
+        Field::SecondRunNodes,
+        "the link's own measured run",
+    );
+    // 8 nodes faster than 4 by 10x: no factors reproduce both
+    let r = warned(
+        "&seconds_per_step=6&second_run_nodes=8&second_run_seconds_per_step=0.3",
+        Field::SecondRunNodes,
+        "No communication factor",
+    );
+    assert_eq!(float(&r, Output::CalibrationCommFactor), Some(1.0));
+    assert!(float(&r, Output::CalibrationComputeFactor).is_some());
+    let refused = report(&format!("{TWO_RUNS}&calibration_comm_factor=5"));
+    assert!(refused
+        .diags_for(Field::CalibrationCommFactor)
+        .any(|d| d.level == Level::Error));
+    let wide = report(&format!("{TWO_RUNS}&calibration_comm_factor=2"));
+    assert!(wide
+        .diags_for(Field::CalibrationCommFactor)
+        .any(|d| d.level == Level::Warning && d.message.contains("±25 %")));
 }

@@ -42,6 +42,7 @@ mod nanotron;
 mod node_shape;
 mod pipeline_split;
 mod planner;
+mod profiler_trace;
 mod properties;
 mod readme;
 mod real_configs;

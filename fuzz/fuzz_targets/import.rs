@@ -1,7 +1,7 @@
 //! Any text pasted into the page's Import box, as the page reads it: `calc::import::read` with
 //! the current framework and "Read as" picked by the first byte (every format: YAML, JSON, TOML,
 //! command lines and bash scripts, TrainingArguments, launcher lines, accelerate configs, a
-//! model's config.json). Checked on every input:
+//! model's config.json, training logs, a profiler trace's Chrome-trace JSON). Checked on every input:
 //! - the import and the page it leads to compute within 100 ms (`checks::in_time`);
 //! - no message, listed key or note holds a control character (`checks::one_line`);
 //! - the page after the import holds no markup from the text (`checks::no_markup`);

@@ -41,4 +41,7 @@ pub struct Estimated {
     /// The compute factor the step time used (`calibration_compute_factor`): typed, or fitted
     /// from the measured speed of the link's own layout. `None`: uncalibrated.
     pub compute_factor: Option<f64>,
+    /// The communication factor the step time used (`calibration_comm_factor`): typed, or
+    /// fitted from two measured runs at two node counts. `None`: uncalibrated.
+    pub comm_factor: Option<f64>,
 }

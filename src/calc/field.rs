@@ -474,6 +474,14 @@ fields! {
             "Measured time of one optimizer step (instead of tokens per second).";
         CalibrationComputeFactor => "calibration_compute_factor", Real, "Calibration compute factor", "1 (uncalibrated)",
             "Multiplies the step-time estimate's compute (0.25–4); fitted from a measured speed of this layout.";
+        CalibrationCommFactor => "calibration_comm_factor", Real, "Calibration communication factor", "1 (uncalibrated)",
+            "Multiplies the step-time estimate's communication (0.25–4); fitted from two measured runs at two node counts.";
+        SecondRunNodes => "second_run_nodes", Count, "Second measured run: nodes", "unset",
+            "The same inputs measured on this many nodes too: with its speed, calibrates the communication.";
+        SecondRunTokensPerSecondPerGpu => "second_run_tokens_per_second_per_gpu", Real, "Second run: tokens per second per GPU", "unset",
+            "The measured throughput of the run on second_run_nodes nodes.";
+        SecondRunSecondsPerStep => "second_run_seconds_per_step", Real, "Second run: seconds per step", "unset",
+            "The measured time of one optimizer step on second_run_nodes nodes (instead of tokens per second).";
         // ---- cost and the scaling view (dpcalc's own) -----------------------------------------
         GpuHourPrice => "gpu_hour_price", Real, "Price per GPU-hour", "unset",
             "What one GPU costs per hour, in your currency; gives the run's cost (total_cost).";
@@ -509,6 +517,10 @@ pub const THROUGHPUT: (&str, &[Field]) = (
         Field::TokensPerSecondPerGpu,
         Field::SecondsPerStep,
         Field::CalibrationComputeFactor,
+        Field::CalibrationCommFactor,
+        Field::SecondRunNodes,
+        Field::SecondRunTokensPerSecondPerGpu,
+        Field::SecondRunSecondsPerStep,
         Field::GpuHourPrice,
         Field::DeadlineHours,
         Field::MaxNodes,

@@ -297,7 +297,8 @@ pub struct GpuSettings {
     pub mfu: Option<f64>,
 }
 
-/// The compute factors the step time accepts (`calibration_compute_factor`): beyond 4× slower or
+/// The compute and communication factors the step time accepts (`calibration_compute_factor`,
+/// `calibration_comm_factor`): beyond 4× slower or
 /// faster than the mechanism estimate, the measured run is not the link's setup, and no factor on
 /// the compute can say what differs.
 pub const CALIBRATION_BOUNDS: (f64, f64) = (0.25, 4.0);
@@ -357,6 +358,13 @@ pub struct Settings {
     /// The step time's compute factor as typed (`calibration_compute_factor`, within
     /// [`CALIBRATION_BOUNDS`]; `None`: not typed, or refused at its field).
     pub calibration_compute_factor: Option<f64>,
+    /// The step time's communication factor as typed (`calibration_comm_factor`, within
+    /// [`CALIBRATION_BOUNDS`]; `None`: not typed, or refused at its field).
+    pub calibration_comm_factor: Option<f64>,
+    /// The node count of a second measured run of the same inputs (`second_run_nodes`), whose
+    /// speed (`second_run_tokens_per_second_per_gpu` or `second_run_seconds_per_step`) is that
+    /// run's report's `tokens_per_second_per_gpu` / `seconds_per_step` (`Framework::compute`).
+    pub second_run_nodes: Param<u64>,
     /// What one GPU-hour costs (`gpu_hour_price`: the run's `total_cost`).
     pub gpu_hour_price: Param<f64>,
     /// The scaling view's deadline in hours (more than 0) and its largest size in nodes (1 to
@@ -401,6 +409,8 @@ impl Default for Settings {
             tokens_per_second_per_gpu: Param::Absent,
             seconds_per_step: Param::Absent,
             calibration_compute_factor: None,
+            calibration_comm_factor: None,
+            second_run_nodes: Param::Absent,
             gpu_hour_price: Param::Absent,
             deadline_hours: Param::Absent,
             max_nodes: Param::Absent,

@@ -67,6 +67,8 @@ pub struct PlanRow {
     /// The compute factor its step time was calibrated with (`calibration_compute_factor`, which
     /// its link carries); `None`: uncalibrated.
     pub compute_factor: Option<f64>,
+    /// The communication factor, likewise (`calibration_comm_factor`).
+    pub comm_factor: Option<f64>,
     /// What applying the plan sets, in the framework's own keys.
     pub assignments: Vec<(Field, String)>,
 }
@@ -485,6 +487,7 @@ impl Planning {
             gpu_hours: None,
             total_cost: None,
             compute_factor: None,
+            comm_factor: None,
             assignments,
         };
         verified(&report, plan, self.target)
@@ -492,19 +495,31 @@ impl Planning {
 }
 
 /// What every plan's link sets for a measured speed of the current inputs (`tokens_per_second_per_gpu`
-/// or `seconds_per_step`, which is the current layout's): the speed cleared, and the compute
-/// factor it fits (`calibration_compute_factor`), so that every plan is ranked, and its link
-/// computed, with the calibration (the scaling view's sizes too). A typed factor is in the inputs
-/// already.
+/// or `seconds_per_step`, which is the current layout's, and a second run's at another node
+/// count): the speeds cleared, and the factors they fit (`calibration_compute_factor`,
+/// `calibration_comm_factor`), so that every plan is ranked, and its link computed, with the
+/// calibration (the scaling view's sizes too). A typed factor is in the inputs already.
 pub fn calibration(base: &Report, raw: &RawInputs) -> Vec<(Field, String)> {
-    let measured = [Field::TokensPerSecondPerGpu, Field::SecondsPerStep];
+    let measured = [
+        Field::TokensPerSecondPerGpu,
+        Field::SecondsPerStep,
+        Field::SecondRunNodes,
+        Field::SecondRunTokensPerSecondPerGpu,
+        Field::SecondRunSecondsPerStep,
+    ];
     if !measured.iter().any(|&f| raw.is_given(f)) {
         return Vec::new();
     }
     let mut sets: Vec<(Field, String)> = measured.iter().map(|&f| (f, String::new())).collect();
-    if let Some(k) = base.estimated.compute_factor {
-        if !raw.is_given(Field::CalibrationComputeFactor) {
-            sets.push((Field::CalibrationComputeFactor, super::num::float_repr(k)));
+    for (factor, field) in [
+        (
+            base.estimated.compute_factor,
+            Field::CalibrationComputeFactor,
+        ),
+        (base.estimated.comm_factor, Field::CalibrationCommFactor),
+    ] {
+        if let Some(k) = factor.filter(|_| !raw.is_given(field)) {
+            sets.push((field, super::num::float_repr(k)));
         }
     }
     sets
@@ -533,6 +548,7 @@ fn verified(report: &Report, plan: PlanRow, target: u64) -> Option<PlanRow> {
         mfu: e.mfu,
         memory_bytes: memory,
         compute_factor: e.compute_factor,
+        comm_factor: e.comm_factor,
         ..plan
     })
 }

@@ -306,6 +306,7 @@ outputs! {
     StepDpCommSeconds => "step_dp_comm_seconds", "Data-parallel communication";
     StepTimeUncalibratedSeconds => "step_time_uncalibrated_seconds", "Estimated step time, uncalibrated (s)";
     CalibrationComputeFactor => "calibration_compute_factor", "Calibration compute factor";
+    CalibrationCommFactor => "calibration_comm_factor", "Calibration communication factor";
     StepTimeUncalibratedError => "step_time_uncalibrated_error", "Uncalibrated estimate against the measured step";
     // (model: add outputs above this line)
 

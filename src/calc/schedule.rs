@@ -369,7 +369,9 @@ pub fn human(output: Output, value: Num) -> String {
         | Output::StepTimeUncalibratedSeconds => human_duration(x),
         Output::MfuEstimate => format!("{} %", sig3(x * 100.0)),
         Output::StepTimeUncalibratedError => format!("{:+.1} %", x * 100.0),
-        Output::CalibrationComputeFactor => format!("× {}", crate::calc::num::float_repr(x)),
+        Output::CalibrationComputeFactor | Output::CalibrationCommFactor => {
+            format!("× {}", crate::calc::num::float_repr(x))
+        }
         Output::GpuHours => format!("{} GPU-hours", human_count(x)),
         _ => human_count(x),
     }

@@ -13,7 +13,7 @@
 //! `[data-plan-row]` in rank order with `data-rank`, `data-tp`, `data-cp`, `data-pp`, `data-ep`,
 //! `data-dp`, `data-micro-batch`, `data-recompute`, `data-sharding`, `data-virtual-stages`,
 //! `data-step-seconds`, `data-tokens-per-second-per-gpu`, `data-mfu`, `data-memory-bytes`,
-//! `data-total-cost` (with `gpu_hour_price`), `data-calibration-compute-factor` (calibrated), an `a[href]` to the plan's link and an Apply button.
+//! `data-total-cost` (with `gpu_hour_price`), `data-calibration-compute-factor` and `data-calibration-comm-factor` (calibrated), an `a[href]` to the plan's link and an Apply button.
 
 use std::rc::Rc;
 

@@ -3,6 +3,7 @@
 //! are arithmetic on its grid alone, built by the same [`setup`](super::setup::setup).
 
 use super::setup::{groups, setup, Shape};
+use super::time::Factors;
 use crate::calc::estimate;
 use crate::calc::estimate::device::Runtime;
 use crate::calc::estimated::StepTime;
@@ -35,9 +36,9 @@ pub struct LayoutEstimator {
     /// layout's groups sit, for its step time.
     order: &'static [Axis],
     gpus_per_node: u64,
-    /// The report's compute factor (fitted from its measured speed, or typed): every layout's
-    /// step time is calibrated as the report's is.
-    compute_factor: f64,
+    /// The report's compute and communication factors (fitted from its measured speeds, or
+    /// typed): every layout's step time is calibrated as the report's is.
+    factors: Factors,
 }
 
 impl LayoutEstimator {
@@ -70,9 +71,14 @@ impl LayoutEstimator {
             global_batch: base.plan.global_batch,
             order,
             gpus_per_node: base.plan.node_shape?.gpus_per_node,
-            compute_factor: (base.estimated.compute_factor)
-                .or(base.plan.settings.calibration_compute_factor)
-                .unwrap_or(1.0),
+            factors: Factors {
+                compute: (base.estimated.compute_factor)
+                    .or(base.plan.settings.calibration_compute_factor)
+                    .unwrap_or(1.0),
+                comm: (base.estimated.comm_factor)
+                    .or(base.plan.settings.calibration_comm_factor)
+                    .unwrap_or(1.0),
+            },
         })
     }
 
@@ -151,7 +157,7 @@ impl LayoutEstimator {
                 &plan,
                 grid,
                 self.gpus_per_node,
-                self.compute_factor,
+                self.factors,
             )
         } else {
             None

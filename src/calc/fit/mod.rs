@@ -39,7 +39,13 @@ use super::{Field, Report};
 
 /// See the module documentation. Returns the estimated tokens per second per GPU (from `mfu`,
 /// else from the step-time estimate) and the time rule that says where it comes from.
-pub(crate) fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'static str)> {
+/// `second`: the plan of a second measured run at another node count
+/// (`Framework::compute`), which calibrates the communication.
+pub(crate) fn run(
+    spec: &'static Spec,
+    report: &mut Report,
+    second: Option<&Report>,
+) -> Option<(f64, &'static str)> {
     let peak = throughput::gpu_outputs(report);
     let named = report.plan.settings.model.clone()?;
     let Some(counts) = model::counts(report, &named) else {
@@ -56,7 +62,7 @@ pub(crate) fn run(spec: &'static Spec, report: &mut Report) -> Option<(f64, &'st
     }
     unwalked_layers(spec, report, m);
     let per_token = model::flops_stage(spec, report, &named);
-    let stepped = time::step(spec, report, m, per_token);
+    let stepped = time::step(spec, report, m, per_token, second);
     if stepped.is_none() {
         beyond_counting(spec, report, m);
     }

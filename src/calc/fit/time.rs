@@ -112,23 +112,44 @@ pub(super) fn grad_ranks(g: Grid) -> u64 {
     g.dp.saturating_mul(g.cp).saturating_mul(g.sp)
 }
 
+/// The step time's calibration factors (1: uncalibrated): `compute` multiplies the compute
+/// (`calibration_compute_factor`), `comm` the communication (`calibration_comm_factor`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Factors {
+    pub compute: f64,
+    pub comm: f64,
+}
+
+impl Factors {
+    pub const ONE: Factors = Factors {
+        compute: 1.0,
+        comm: 1.0,
+    };
+}
+
 /// The hardware with its compute rates (matrix products, attention, memory-bound kernels)
-/// divided by the compute factor `k`: the estimate's compute is `k` times as long, its
-/// communication keeps the network model's rates, and what follows from the compute follows it
-/// (the pipeline's bubble is (p − 1)/v micro batches of the calibrated compute and communication;
-/// the communication hidden behind a longer backward is hidden more).
-fn calibrated(hw: Hardware, k: f64) -> Hardware {
+/// divided by the compute factor and its links' bandwidths divided (their latencies multiplied)
+/// by the communication factor: the estimate's compute and its communication are that many
+/// times as long, and what follows from them follows (the pipeline's bubble is (p − 1)/v micro
+/// batches of the calibrated compute and communication; the communication hidden behind a longer
+/// backward is hidden more).
+fn calibrated(hw: Hardware, f: Factors) -> Hardware {
+    let (k, c) = (f.compute, f.comm);
     Hardware {
         matmul_ceiling: hw.matmul_ceiling / k,
         attention_flops_per_s: hw.attention_flops_per_s / k,
         fp8_flops_per_s: hw.fp8_flops_per_s / k,
         memory_bytes_per_s: hw.memory_bytes_per_s / k,
+        intra_bytes_per_s: hw.intra_bytes_per_s / c,
+        inter_bytes_per_s: hw.inter_bytes_per_s / c,
+        intra_latency: hw.intra_latency * c,
+        inter_latency: hw.inter_latency * c,
         ..hw
     }
 }
 
 /// The step time of the estimate's plan `plan` on grid `g` (the report's own, and the
-/// explorer's and the planner's rows), its compute multiplied by `compute_factor` (1:
+/// explorer's and the planner's rows), calibrated by `factors` ([`Factors::ONE`]:
 /// uncalibrated).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn of_plan(
@@ -139,11 +160,11 @@ pub(super) fn of_plan(
     plan: &estimate::Setup,
     g: Grid,
     gpus_per_node: u64,
-    compute_factor: f64,
+    factors: Factors,
 ) -> Option<StepTime> {
     let hw = calibrated(
         hardware(&s.gpu, s.fused_attention, plan.seq_len / plan.cp.max(1))?,
-        compute_factor,
+        factors,
     );
     let place = placement(order, g, gpus_per_node);
     time::step_time(model, params, plan, grad_ranks(g), &hw, &place, overlap(s))
@@ -162,11 +183,10 @@ fn measured(s: &Settings, tokens: f64, world: u64) -> Option<(f64, Field)> {
     }
 }
 
-/// The compute factor within [`CALIBRATION_BOUNDS`] at which `total(k)` (the estimate's step
-/// time, which grows with `k`) takes `measured` seconds: bisection on log k, rounded to three
-/// decimals. `Err` with the
-/// totals at the two bounds when the measured time lies outside them.
-fn fit_factor(total: impl Fn(f64) -> Option<f64>, measured: f64) -> Result<f64, (f64, f64)> {
+/// The factor within [`CALIBRATION_BOUNDS`] at which `total(k)` (a step time that grows with
+/// `k`) takes `measured` seconds, by bisection on log k. `Err` with the totals at the two bounds
+/// when the measured time lies outside them.
+fn solve(total: impl Fn(f64) -> Option<f64>, measured: f64) -> Result<f64, (f64, f64)> {
     let (lo, hi) = CALIBRATION_BOUNDS;
     let (t_lo, t_hi) = (total(lo).ok_or((0.0, 0.0))?, total(hi).ok_or((0.0, 0.0))?);
     if !(t_lo..=t_hi).contains(&measured) {
@@ -181,33 +201,223 @@ fn fit_factor(total: impl Fn(f64) -> Option<f64>, measured: f64) -> Result<f64, 
             None => return Err((t_lo, t_hi)),
         }
     }
-    // three decimals: a link's factor reads as typed, within 0.05 % of the measured step
-    let k = ((a + b) / 2.0).exp();
-    Ok(((k * 1000.0).round() / 1000.0).clamp(lo, hi))
+    Ok(((a + b) / 2.0).exp())
+}
+
+/// Three decimals within the bounds: a link's factor reads as typed, within 0.05 % of the
+/// measured step.
+fn rounded(k: f64) -> f64 {
+    ((k * 1000.0).round() / 1000.0).clamp(CALIBRATION_BOUNDS.0, CALIBRATION_BOUNDS.1)
+}
+
+/// The compute factor at which `total(k)` takes `measured` seconds ([`solve`]), rounded.
+fn fit_factor(total: impl Fn(f64) -> Option<f64>, measured: f64) -> Result<f64, (f64, f64)> {
+    solve(total, measured).map(rounded)
+}
+
+/// A second measured run of the link's inputs at another node count, for the communication
+/// factor: its step time at given factors, its measured step, its nodes.
+struct SecondRun<'a> {
+    total: Box<dyn Fn(Factors) -> Option<f64> + 'a>,
+    measured: f64,
+    nodes: u64,
+}
+
+/// Both factors from two runs at two node counts: the communication factor `c` by bisection
+/// on log c, each `c` with the compute factor at which the link's own run takes its measured
+/// `m1` seconds, until the second run takes its own. The second run's share of communication
+/// differs from the first's (more nodes: more of it, exposed), so its error at the first run's
+/// compute factor grows with `c` when it has more nodes and falls when it has fewer. `Err` with
+/// the second run's estimates at the two bounds of `c` when no pair within the bounds
+/// reproduces both runs (the two runs do not tell the communication apart, or are not the
+/// link's setup).
+fn fit_two(
+    t1: &dyn Fn(Factors) -> Option<f64>,
+    m1: f64,
+    second: &SecondRun,
+    more_nodes: bool,
+) -> Result<Factors, (f64, f64)> {
+    let at = |comm: f64| -> Option<(f64, f64)> {
+        match solve(|compute| t1(Factors { compute, comm }), m1) {
+            Ok(compute) => {
+                let t2 = (second.total)(Factors { compute, comm })?;
+                let miss = t2 - second.measured;
+                Some((if more_nodes { miss } else { -miss }, t2))
+            }
+            // even the fastest compute is too slow: the communication is slower than the run's
+            Err((t_lo, _)) if m1 < t_lo && t_lo > 0.0 => Some((f64::INFINITY, f64::NAN)),
+            Err((_, t_hi)) if t_hi > 0.0 => Some((f64::NEG_INFINITY, f64::NAN)),
+            Err(_) => None,
+        }
+    };
+    let (lo, hi) = CALIBRATION_BOUNDS;
+    let ((h_lo, t_lo), (h_hi, t_hi)) = (at(lo).ok_or((0.0, 0.0))?, at(hi).ok_or((0.0, 0.0))?);
+    if !(h_lo <= 0.0 && h_hi >= 0.0) {
+        return Err((t_lo, t_hi));
+    }
+    let (mut a, mut b) = (lo.ln(), hi.ln());
+    for _ in 0..40 {
+        let mid = (a + b) / 2.0;
+        match at(mid.exp()) {
+            Some((h, _)) if h < 0.0 => a = mid,
+            Some(_) => b = mid,
+            None => return Err((t_lo, t_hi)),
+        }
+    }
+    let comm = rounded(((a + b) / 2.0).exp());
+    let compute =
+        fit_factor(|compute| t1(Factors { compute, comm }), m1).map_err(|_| (t_lo, t_hi))?;
+    Ok(Factors { compute, comm })
+}
+
+/// Where the communication factor came from.
+#[derive(Clone, Copy, PartialEq)]
+enum Comm {
+    /// 1: the network model's rates (no second run, or one that could not be used).
+    Kept,
+    Typed,
+    /// Fitted with the compute factor from the link's run and a second one: its measured
+    /// step, seconds, and its nodes.
+    Fitted {
+        measured: f64,
+        nodes: u64,
+    },
 }
 
 /// What calibration decided for the report's step time.
 struct Calibration {
-    /// The factor used (typed, else fitted); 1 when uncalibrated.
-    k: f64,
+    /// The factors used (typed, else fitted); 1 when uncalibrated.
+    f: Factors,
     /// The measured step, seconds, and the field it came from.
     measured: Option<(f64, Field)>,
-    /// Where the factor came from: typed, or fitted from the measured field.
+    /// Where the compute factor came from: typed, or fitted from the measured field.
     typed: bool,
+    comm: Comm,
 }
 
-/// The compute factor of the report's step time: the typed `calibration_compute_factor`, else
-/// the one that makes the estimate take the measured step of the link's own layout; with the
-/// messages at the fields (a factor beyond ±25 %, a measurement no factor reproduces, a typed
-/// factor the measurement does not fit).
+/// The factors of the report's step time: the typed `calibration_compute_factor` and
+/// `calibration_comm_factor`, else those that make the estimate take the measured step of the
+/// link's own layout (and of the second run's, for the communication factor); with the messages
+/// at the fields (a factor beyond ±25 %, a measurement no factor reproduces, a typed factor the
+/// measurement does not fit).
 fn calibration(
+    report: &mut Report,
+    total: impl Fn(Factors) -> Option<f64>,
+    measured: Option<(f64, Field)>,
+    second: Option<SecondRun>,
+) -> Calibration {
+    let typed = report.plan.settings.calibration_compute_factor;
+    let (mut comm, mut c) = match report.plan.settings.calibration_comm_factor {
+        Some(c) => (Comm::Typed, c),
+        None => (Comm::Kept, 1.0),
+    };
+    let two = match (comm, &second) {
+        (Comm::Kept, Some(run)) => two_runs(report, &total, typed, measured, run),
+        _ => None,
+    };
+    if let (Some(f), Some(run)) = (two, &second) {
+        comm = Comm::Fitted {
+            measured: run.measured,
+            nodes: run.nodes,
+        };
+        c = f.comm;
+    }
+    let k = match two {
+        Some(f) => f.compute,
+        None => compute_factor(
+            report,
+            |k| {
+                total(Factors {
+                    compute: k,
+                    comm: c,
+                })
+            },
+            measured,
+        ),
+    };
+    if measured.is_some() && typed.is_none() && comm == Comm::Kept && second.is_none() {
+        report.diag(
+            Field::SecondRunNodes,
+            Level::Note,
+            "One measured run fits the compute factor only: the communication factor stays 1 (the network model's). A second run of these inputs at another node count (second_run_nodes with its speed) fits it too.",
+        );
+    }
+    plausible(
+        report,
+        k,
+        "compute",
+        match (typed, measured) {
+            (None, Some((_, field))) => field,
+            _ => Field::CalibrationComputeFactor,
+        },
+    );
+    plausible(
+        report,
+        c,
+        "communication",
+        match comm {
+            Comm::Fitted { .. } => Field::SecondRunNodes,
+            _ => Field::CalibrationCommFactor,
+        },
+    );
+    Calibration {
+        f: Factors {
+            compute: k,
+            comm: c,
+        },
+        measured,
+        typed: typed.is_some(),
+        comm,
+    }
+}
+
+/// Both factors from the link's measured run and a second one ([`fit_two`]); `None` (said at
+/// `second_run_nodes`) when the compute factor is typed, the link's own run is not measured, or
+/// no pair reproduces both.
+fn two_runs(
+    report: &mut Report,
+    total: &dyn Fn(Factors) -> Option<f64>,
+    typed: Option<f64>,
+    measured: Option<(f64, Field)>,
+    run: &SecondRun,
+) -> Option<Factors> {
+    let shape = report.plan.node_shape?;
+    let say =
+        |report: &mut Report, level, text: String| report.diag(Field::SecondRunNodes, level, text);
+    let Some((m1, field)) = measured else {
+        say(report, Level::Warning, "A second run calibrates the communication beside the link's own measured run: give this layout's speed too (tokens_per_second_per_gpu or seconds_per_step).".into());
+        return None;
+    };
+    if typed.is_some() {
+        say(report, Level::Note, "With calibration_compute_factor typed the second run is not used: both factors are fitted together, or typed together.".into());
+        return None;
+    }
+    if run.nodes == shape.nodes {
+        say(report, Level::Warning, format!("The second run is on {} nodes, as the link's: the communication factor needs another node count.", run.nodes));
+        return None;
+    }
+    match fit_two(total, m1, run, run.nodes > shape.nodes) {
+        Ok(f) => Some(f),
+        Err((lo, hi)) => {
+            say(report, Level::Warning, format!(
+                "No communication factor: no factor from {} to {} with the compute factor of this layout's measured {} s ({}) makes the run on {} nodes take its measured {} s (it takes {} to {} s). The two runs do not tell the communication apart or are not these inputs' setup; the communication stays uncalibrated.",
+                CALIBRATION_BOUNDS.0, CALIBRATION_BOUNDS.1, fmt_sig(m1), field.key(), run.nodes, fmt_sig(run.measured), fmt_sig(lo), fmt_sig(hi)
+            ));
+            None
+        }
+    }
+}
+
+/// The compute factor with the communication's fixed (`total(k)`): typed, else fitted from the
+/// measured step, with a hint when the two differ and a warning when none fits.
+fn compute_factor(
     report: &mut Report,
     total: impl Fn(f64) -> Option<f64>,
     measured: Option<(f64, Field)>,
-) -> Calibration {
+) -> f64 {
     let typed = report.plan.settings.calibration_compute_factor;
     let fitted = measured.map(|(m, field)| (fit_factor(&total, m), m, field));
-    let k = match (typed, fitted) {
+    match (typed, fitted) {
         (Some(k), Some((Ok(f), _, _))) => {
             if (f / k - 1.0).abs() > 0.005 {
                 report.diag(
@@ -232,25 +442,20 @@ fn calibration(
             1.0
         }
         (None, None) => 1.0,
-    };
+    }
+}
+
+/// A factor beyond ±25 %, warned at `at`.
+fn plausible(report: &mut Report, k: f64, what: &str, at: Field) {
     if (k - 1.0).abs() > CALIBRATION_PLAUSIBLE {
-        let at = match (typed, measured) {
-            (None, Some((_, field))) => field,
-            _ => Field::CalibrationComputeFactor,
-        };
         report.diag(
             at,
             Level::Warning,
             format!(
-                "The compute factor {} is beyond ±25 %: that points to a setup the link misdescribes (another GPU variant, a power cap, another attention kernel or fusion) more than to the cluster's efficiency.",
+                "The {what} factor {} is beyond ±25 %: that points to a setup the link misdescribes (another GPU variant, a power cap, another attention kernel or fusion, another network) more than to the cluster's efficiency.",
                 fmt_sig(k)
             ),
         );
-    }
-    Calibration {
-        k,
-        measured,
-        typed: typed.is_some(),
     }
 }
 
@@ -265,13 +470,14 @@ fn fmt_sig(x: f64) -> String {
     format!("{x:.d$}")
 }
 
-/// The step-time outputs of the report; returns the tokens per second per GPU they imply.
-pub(super) fn step(
-    spec: &'static Spec,
-    report: &mut Report,
-    m: &Model,
-    per_token: Option<(f64, &'static str)>,
-) -> Option<f64> {
+/// The step time of a report's own plan at given factors, with the tokens of its step; `None`
+/// when the rules did not get that far.
+fn plan_time<'a>(
+    order: &'static [Axis],
+    report: &Report,
+    m: &'a Model,
+    params: &'a Params,
+) -> Option<(impl Fn(Factors) -> Option<StepTime> + 'a, f64)> {
     let g = report.grid?;
     let seq = report.plan.seq_len?;
     let micro = report.plan.micro_batch?;
@@ -284,18 +490,80 @@ pub(super) fn step(
         gated: m.gated_mlp,
     };
     let gpn = report.plan.node_shape?.gpus_per_node;
-    let params = Params::of(m)?;
     let (plan, _) = setup(&s, &shape, trainable, seq, g, micro, current_shard(&s));
-    let at = |k: f64| of_plan(spec.mesh.order, &s, m, &params, &plan, g, gpn, k);
-    let uncalibrated = at(1.0)?;
+    let tokens = global as f64 * seq as f64;
+    Some((
+        move |f: Factors| of_plan(order, &s, m, params, &plan, g, gpn, f),
+        tokens,
+    ))
+}
+
+/// The second measured run (`Framework::compute` resolved its plan): its step time at given
+/// factors and its measured step; `None`, said at `second_run_nodes`, when its rules refuse it
+/// or it has no measured speed.
+fn second_run<'a>(
+    order: &'static [Axis],
+    report: &mut Report,
+    second: &Report,
+    m: &'a Model,
+    params: &'a Params,
+) -> Option<SecondRun<'a>> {
+    let nodes = second.plan.node_shape?.nodes;
+    if let Some(d) = second.diags.iter().find(|d| d.level == Level::Error) {
+        let text = format!(
+            "The second run: these inputs on {nodes} nodes are refused at {}: {}",
+            d.field.key(),
+            d.message
+        );
+        report.diag(Field::SecondRunNodes, Level::Warning, text);
+        return None;
+    }
+    let (at, tokens) = plan_time(order, second, m, params)?;
+    let world = second.grid?.world;
+    let Some((measured, _)) = measured(&second.plan.settings, tokens, world) else {
+        report.diag(
+            Field::SecondRunNodes,
+            Level::Warning,
+            "The second run needs its measured speed: second_run_tokens_per_second_per_gpu or second_run_seconds_per_step (one of them).",
+        );
+        return None;
+    };
+    Some(SecondRun {
+        total: Box::new(move |f| at(f).map(|t| t.total())),
+        measured,
+        nodes,
+    })
+}
+
+/// The step-time outputs of the report; returns the tokens per second per GPU they imply.
+/// `second`: the plan of a second measured run at another node count.
+pub(super) fn step(
+    spec: &'static Spec,
+    report: &mut Report,
+    m: &Model,
+    per_token: Option<(f64, &'static str)>,
+    second: Option<&Report>,
+) -> Option<f64> {
+    let g = report.grid?;
+    let seq = report.plan.seq_len?;
+    let gpn = report.plan.node_shape?.gpus_per_node;
+    let params = Params::of(m)?;
+    let order = spec.mesh.order;
+    let (at, tokens) = plan_time(order, report, m, &params)?;
+    let uncalibrated = at(Factors::ONE)?;
     let total = uncalibrated.total();
     if !total.is_finite() || total <= 0.0 {
         return None;
     }
-    let tokens = global as f64 * seq as f64;
+    let s = report.plan.settings.clone();
     let measured = measured(&s, tokens, g.world);
-    let c = calibration(report, |k| at(k).map(|t| t.total()), measured);
-    let t = if c.k == 1.0 { uncalibrated } else { at(c.k)? };
+    let second = second.and_then(|r| second_run(order, report, r, m, &params));
+    let c = calibration(report, |f| at(f).map(|t| t.total()), measured, second);
+    let t = if c.f == Factors::ONE {
+        uncalibrated
+    } else {
+        at(c.f)?
+    };
     let total = t.total();
     let hw = hardware(&s.gpu, s.fused_attention, seq / g.cp.max(1))?;
     let note = s
@@ -360,31 +628,50 @@ fn step_outputs(report: &mut Report, t: StepTime, (gpn, hw): (u64, &Hardware), n
     );
 }
 
-/// The calibration's outputs: the factor, the uncalibrated step time beside the calibrated one,
+/// The calibration's outputs: the factors, the uncalibrated step time beside the calibrated one,
 /// and how far the uncalibrated estimate was from the measured step.
 fn calibration_outputs(report: &mut Report, c: &Calibration, uncalibrated: f64) {
-    if c.k == 1.0 && !c.typed && c.measured.is_none() {
+    if c.f == Factors::ONE && !c.typed && c.comm == Comm::Kept && c.measured.is_none() {
         return;
     }
-    report.estimated.compute_factor = (c.k != 1.0 || c.typed).then_some(c.k);
+    let (k, comm) = (c.f.compute, c.f.comm);
+    report.estimated.compute_factor = (k != 1.0 || c.typed).then_some(k);
+    report.estimated.comm_factor = (comm != 1.0 || c.comm != Comm::Kept).then_some(comm);
     report.set(
         Output::StepTimeUncalibratedSeconds,
         Num::Float(uncalibrated),
     );
-    report.set(Output::CalibrationComputeFactor, Num::Float(c.k));
-    let from = match (c.typed, c.measured) {
-        (true, _) => "as typed".to_string(),
-        (false, Some((m, field))) => format!(
+    report.set(Output::CalibrationComputeFactor, Num::Float(k));
+    report.set(Output::CalibrationCommFactor, Num::Float(comm));
+    let from = match (c.typed, c.measured, c.comm) {
+        (true, _, _) => "as typed".to_string(),
+        (false, Some((m, field)), Comm::Fitted { measured, nodes }) => format!(
+            "fitted with calibration_comm_factor: the factors at which this layout's estimate takes the measured {} s ({}) and the same inputs on {nodes} nodes the measured {} s",
+            fmt_f(m),
+            field.key(),
+            fmt_f(measured)
+        ),
+        (false, Some((m, field)), _) => format!(
             "fitted: the factor at which this layout's estimate takes the measured {} s ({})",
             fmt_f(m),
             field.key()
         ),
-        (false, None) => "uncalibrated".to_string(),
+        (false, None, _) => "uncalibrated".to_string(),
     };
     report.explain(
         Output::CalibrationComputeFactor,
-        "calibration_compute_factor multiplies the estimate's compute (matrix products, attention, memory-bound kernels, the optimizer step); communication keeps the network model's rates, and the pipeline's bubble follows the calibrated micro batch",
-        format!("calibration_compute_factor = {} ({from})", fmt_f(c.k)),
+        "calibration_compute_factor multiplies the estimate's compute (matrix products, attention, memory-bound kernels, the optimizer step); the pipeline's bubble follows the calibrated micro batch",
+        format!("calibration_compute_factor = {} ({from})", fmt_f(k)),
+    );
+    let comm_from = match c.comm {
+        Comm::Typed => "as typed",
+        Comm::Fitted { .. } => "fitted with the compute factor from two runs at two node counts",
+        Comm::Kept => "the network model's: it needs a second measured run at another node count",
+    };
+    report.explain(
+        Output::CalibrationCommFactor,
+        "calibration_comm_factor multiplies the estimate's communication (its links' bandwidths ÷ the factor, their latencies × the factor): what overlaps the compute is hidden as before, what is exposed is that many times as long",
+        format!("calibration_comm_factor = {} ({comm_from})", fmt_f(comm)),
     );
     if let Some((m, _)) = c.measured {
         let error = (uncalibrated - m) / m;

@@ -130,11 +130,38 @@ impl Framework {
         // a first view resolves no model (it leaves a link that names one to the full app) and
         // shows none of this stage's values: left out of its build
         let estimated = if first_view::FULL {
-            super::fit::run(self.spec(), &mut report)
+            let second = self.second_run(release, raw, &report);
+            super::fit::run(self.spec(), &mut report, second.as_ref())
         } else {
             None
         };
         super::schedule::finish(report, estimated)
+    }
+
+    /// The second measured run of a link (`second_run_nodes` with its speed): the link's inputs
+    /// on that many nodes of the link's GPUs per node, its speed as that run's own
+    /// `tokens_per_second_per_gpu` or `seconds_per_step`, resolved by the framework's rules (its
+    /// batch, its layout) as the plan the model stage calibrates the communication with. `None`
+    /// without a second node count or a node shape.
+    fn second_run(self, release: &str, raw: &RawInputs, report: &Report) -> Option<Report> {
+        let nodes = report.plan.settings.second_run_nodes.given()?;
+        let shape = report.plan.node_shape?;
+        let mut second = raw.clone();
+        second.set(Field::Nodes, nodes.to_string());
+        second.set(Field::GpusPerNode, shape.gpus_per_node.to_string());
+        second.set(Field::WorldSize, "");
+        for (own, of_second) in [
+            (
+                Field::TokensPerSecondPerGpu,
+                Field::SecondRunTokensPerSecondPerGpu,
+            ),
+            (Field::SecondsPerStep, Field::SecondRunSecondsPerStep),
+        ] {
+            second.set(own, raw.get(of_second));
+            second.set(of_second, "");
+        }
+        second.set(Field::SecondRunNodes, "");
+        Some(self.compute_plan(release, &second))
     }
 
     /// The framework's rules and its model-stage settings: the resolved plan, without the

@@ -28,6 +28,8 @@
 //! - `training_arguments.rs`: the Hugging Face Trainer's `TrainingArguments`: its JSON dict, a
 //!   `TrainingArguments(...)` call, or its flags (read by `command_line.rs`);
 //! - `model_config.rs`: a model's `config.json` ([`model_config`], [`Scope::Model`]);
+//! - `trace.rs`: a PyTorch profiler trace of one step (Chrome-trace JSON, [`Scope::Measured`]):
+//!   its kernel time by bucket, the measured step and the compute factor;
 //! - `leaves.rs`: a nested config's values by their dotted paths (nested YAML, TOML, accelerate's
 //!   config), each filled or listed.
 //!
@@ -51,6 +53,7 @@ mod log;
 mod model_config;
 pub mod shell;
 mod toml;
+mod trace;
 mod training_arguments;
 mod words;
 mod yaml;
@@ -58,8 +61,10 @@ mod yaml;
 pub use detect::{detect, detect_format, looks_yaml, Format};
 pub use log::LogFacts;
 pub use model_config::model_config;
+pub use trace::{bucket, Bucket, TraceBuckets, MAX_TRACE};
 
 use super::field::{CLUSTER, THROUGHPUT};
+use super::num::float_repr;
 use super::spec::{Reads, Release};
 use super::{parse, Field, Framework, RawInputs};
 use launcher::{launcher_flags, split_command};
@@ -100,7 +105,7 @@ pub const NOT_A_CONFIG: &str = "This does not look like a config: paste an axolo
      an accelerate config, a torchrun line or a model's config.json.";
 
 /// What a pasted config gave.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Imported {
     /// The framework the text is for (detected, or the one forced).
     pub framework: Framework,
@@ -131,6 +136,9 @@ pub struct Imported {
     pub defaulted: Vec<(Field, String)>,
     /// A training log's facts ([`Scope::Measured`]), held against the link's layout.
     pub log: Option<LogFacts>,
+    /// A profiler trace's kernel time by bucket ([`Scope::Measured`]); its compute factor is
+    /// set against the link's estimate in [`Imported::settle`].
+    pub trace: Option<TraceBuckets>,
     more_unknown: usize,
     more_errors: usize,
 }
@@ -190,6 +198,10 @@ impl Imported {
             ),
             Scope::Cluster => format!(
                 "Read the cluster: {n} setting(s) filled in for {name}; the other inputs are kept.{unread}"
+            ),
+            Scope::Measured if self.trace.is_some() => format!(
+                "Read {}; the other inputs are kept. It calibrates the step time (seconds_per_step; calibration_compute_factor from its compute kernels).",
+                self.log.as_ref().map_or("", |l| l.read.as_str())
             ),
             Scope::Measured => format!(
                 "Read a {name} training log: {}; the other inputs are kept. With the model and the GPU it calibrates the step time (calibration_compute_factor).",
@@ -312,6 +324,7 @@ impl Imported {
     /// `dpcalc check` call it before [`Imported::merged_into`].
     pub fn settle(&mut self, current: &RawInputs) {
         self.check_log(current);
+        self.trace_factor(current);
         for (field, names) in std::mem::take(&mut self.defaulted) {
             let page = current.get(field).trim();
             if page.is_empty() || current.conflict(field).is_some() {
@@ -373,6 +386,45 @@ impl Imported {
         }
     }
 
+    /// A profiler trace's compute factor: its compute kernels' time (matrix products, attention,
+    /// other) over the link's own uncalibrated estimate of the step's compute, as a typed
+    /// `calibration_compute_factor` beside the trace's measured step (whose own fit the page then
+    /// shows as a hint when it differs: the exposed communication and the idle time). Without
+    /// the model or the GPU only the measured step is applied, and a note says so.
+    fn trace_factor(&mut self, current: &RawInputs) {
+        let Some(t) = self.trace else {
+            return;
+        };
+        let fw = self.framework;
+        let mut plain = current.clone();
+        for f in MEASURED {
+            plain.set(f, "");
+        }
+        let report = fw.compute(fw.default_release().id, &plain);
+        let Some(compute) = report
+            .estimated
+            .step
+            .map(|s| s.compute)
+            .filter(|c| *c > 0.0)
+        else {
+            self.notes.push("The trace's compute factor needs the link's step-time estimate (a model, the GPU, a sequence length): only its measured step (seconds_per_step) is applied.".into());
+            return;
+        };
+        let k = t.compute() / compute;
+        let (lo, hi) = super::plan::CALIBRATION_BOUNDS;
+        if (lo..=hi).contains(&k) {
+            let k = (k * 1000.0).round() / 1000.0;
+            self.inputs
+                .push((Field::CalibrationComputeFactor, super::num::float_repr(k)));
+        } else {
+            self.notes.push(format!(
+                "The trace's compute kernels take {:.1} ms, {k:.2} × the link's estimate of {:.1} ms: beyond {lo}–{hi}, the trace is not this link's step (another model, layout or GPU); only its measured step is applied.",
+                t.compute() * 1e3,
+                compute * 1e3
+            ));
+        }
+    }
+
     /// The inputs after an import: a config replaces them; a model config replaces only the
     /// model (its preset key and every architecture key), a cluster import only the cluster
     /// shape, and both keep the rest.
@@ -406,11 +458,7 @@ impl Imported {
                 return page_wins(raw);
             }
             Scope::Measured => {
-                for f in [
-                    Field::SecondsPerStep,
-                    Field::TokensPerSecondPerGpu,
-                    Field::CalibrationComputeFactor,
-                ] {
+                for f in MEASURED {
                     raw.set(f, "");
                 }
                 for (f, v) in &self.inputs {
@@ -436,6 +484,15 @@ impl Imported {
         raw
     }
 }
+
+/// What a measured import replaces: the measured speed of the link's layout and the typed
+/// factors (so that the measurement calibrates).
+const MEASURED: [Field; 4] = [
+    Field::SecondsPerStep,
+    Field::TokensPerSecondPerGpu,
+    Field::CalibrationComputeFactor,
+    Field::CalibrationCommFactor,
+];
 
 /// A key or message quoting the text, with each control character (NUL, ESC, a line break
 /// inside a quoted key) as U+FFFD: it is shown on one line, on a terminal too (`dpcalc check`).
@@ -498,6 +555,10 @@ pub fn read(current: Framework, forced: Option<Framework>, text: &str) -> Import
     if let Some(m) = model_config(forced.unwrap_or(current), text) {
         return m;
     }
+    // a profiler trace, like a training log, is the current link's run
+    if trace::looks(text) {
+        return import_as(current, text);
+    }
     // a training log is the current link's run, whatever "Read as" says
     if let Format::Log(_) = detect_format(text) {
         return import_as(current, text);
@@ -524,6 +585,9 @@ pub fn read(current: Framework, forced: Option<Framework>, text: &str) -> Import
 /// whose configs are not read gives an error saying which formats are.
 pub fn import_as(framework: Framework, text: &str) -> Imported {
     let mut out = Imported::new(framework);
+    if trace::looks(text) && binary(framework, text).is_none() {
+        return import_trace(out, text);
+    }
     if text.len() > MAX_INPUT {
         out.error(format!(
             "the text is {} KB; at most {} KB is read (a config is a few KB)",
@@ -591,6 +655,24 @@ pub fn import_as(framework: Framework, text: &str) -> Imported {
     }
     if out.errors.is_empty() && !matches!(reads, Some(Reads::Json) | None) {
         dpcalc_comments(text, &mut out);
+    }
+    out.finish()
+}
+
+/// A profiler trace ([`Scope::Measured`]): its step as `seconds_per_step`, its buckets for the
+/// summary; the compute factor follows in [`Imported::settle`].
+fn import_trace(mut out: Imported, text: &str) -> Imported {
+    out.scope = Scope::Measured;
+    match trace::read(text) {
+        Ok(t) => {
+            out.inputs.push((Field::SecondsPerStep, float_repr(t.wall)));
+            out.log = Some(LogFacts {
+                read: t.sentence(),
+                ..LogFacts::default()
+            });
+            out.trace = Some(t);
+        }
+        Err(why) => out.malformed(why),
     }
     out.finish()
 }

@@ -270,21 +270,35 @@ pub fn publish(
     };
     settings.tokens_per_second_per_gpu = rd.real(Field::TokensPerSecondPerGpu);
     settings.seconds_per_step = rd.real(Field::SecondsPerStep);
-    settings.calibration_compute_factor = match rd.real(Field::CalibrationComputeFactor) {
-        Param::Given(k) if (CALIBRATION_BOUNDS.0..=CALIBRATION_BOUNDS.1).contains(&k) => Some(k),
-        Param::Given(_) => {
+    settings.calibration_compute_factor =
+        factor(&mut rd, Field::CalibrationComputeFactor, "compute");
+    settings.calibration_comm_factor =
+        factor(&mut rd, Field::CalibrationCommFactor, "communication");
+    settings.second_run_nodes = match rd.count(Field::SecondRunNodes) {
+        Param::Given(0) => {
             rd.diags.push(Diag::new(
-                Field::CalibrationComputeFactor,
+                Field::SecondRunNodes,
                 Level::Error,
-                format!(
-                    "calibration_compute_factor multiplies the estimate's compute: from {} to {} (1 is uncalibrated); beyond, the measured run is another setup than the link's",
-                    CALIBRATION_BOUNDS.0, CALIBRATION_BOUNDS.1
-                ),
+                "second_run_nodes must be at least 1",
             ));
-            None
+            Param::Invalid
         }
-        _ => None,
+        n => n,
     };
+    // the second run's speeds are its own report's (`Framework::compute`): read here for their
+    // messages at their own fields
+    for f in [
+        Field::SecondRunTokensPerSecondPerGpu,
+        Field::SecondRunSecondsPerStep,
+    ] {
+        if rd.real(f).is_given() && !settings.second_run_nodes.is_given() {
+            rd.diags.push(Diag::new(
+                f,
+                Level::Warning,
+                "A second run's speed calibrates the communication with its node count: give second_run_nodes too.",
+            ));
+        }
+    }
     settings.gpu_hour_price = rd.real(Field::GpuHourPrice);
     settings.deadline_hours = match rd.real(Field::DeadlineHours) {
         Param::Given(h) if h <= 0.0 => {
@@ -310,4 +324,24 @@ pub fn publish(
     };
     merge(report, diags);
     report.plan.settings = settings;
+}
+
+/// A calibration factor as typed (`calibration_compute_factor`, `calibration_comm_factor`):
+/// within [`CALIBRATION_BOUNDS`], else an error at its field.
+fn factor(rd: &mut Reader, field: Field, what: &str) -> Option<f64> {
+    match rd.real(field) {
+        Param::Given(k) if (CALIBRATION_BOUNDS.0..=CALIBRATION_BOUNDS.1).contains(&k) => Some(k),
+        Param::Given(_) => {
+            rd.diags.push(Diag::new(
+                field,
+                Level::Error,
+                format!(
+                    "{} multiplies the estimate's {what}: from {} to {} (1 is uncalibrated); beyond, the measured run is another setup than the link's",
+                    field.key(), CALIBRATION_BOUNDS.0, CALIBRATION_BOUNDS.1
+                ),
+            ));
+            None
+        }
+        _ => None,
+    }
 }

@@ -67,7 +67,7 @@ pub const FLOPS: ValueGroup = ValueGroup {
 
 pub const STEP_TIME: ValueGroup = ValueGroup {
     title: "Estimated step time",
-    source: "A mechanism estimate, not a measurement (estimate/time.rs): the framework's FLOPs at the GPU's measured matmul and attention rates, the memory-bound kernels at its memory bandwidth, and the communication its layout does not hide, by NCCL's bus-bandwidth convention over NVLink or the NICs; the pipeline's bubble; with a calibration, its compute × calibration_compute_factor beside the uncalibrated step time. Two constants fitted on Narayanan et al. 2021 and Korthikanti et al. 2022 (A100); docs/estimates.md lists its error against published runs.",
+    source: "A mechanism estimate, not a measurement (estimate/time.rs): the framework's FLOPs at the GPU's measured matmul and attention rates, the memory-bound kernels at its memory bandwidth, and the communication its layout does not hide, by NCCL's bus-bandwidth convention over NVLink or the NICs; the pipeline's bubble; with a calibration, its compute × calibration_compute_factor and its communication × calibration_comm_factor beside the uncalibrated step time. Two constants fitted on Narayanan et al. 2021 and Korthikanti et al. 2022 (A100); docs/estimates.md lists its error against published runs.",
     outputs: &[
         Output::StepTimeSeconds,
         Output::MfuEstimate,
@@ -79,6 +79,7 @@ pub const STEP_TIME: ValueGroup = ValueGroup {
         Output::StepDpCommSeconds,
         Output::StepTimeUncalibratedSeconds,
         Output::CalibrationComputeFactor,
+        Output::CalibrationCommFactor,
         Output::StepTimeUncalibratedError,
     ],
 };

@@ -94,6 +94,8 @@ pub struct PlanRowView {
     pub total_cost: Option<f64>,
     /// The compute factor of a calibrated step time (`calibration_compute_factor`).
     pub compute_factor: Option<f64>,
+    /// Its communication factor (`calibration_comm_factor`).
+    pub comm_factor: Option<f64>,
     /// What the cells show.
     pub step_text: String,
     pub tokens_text: String,
@@ -159,6 +161,7 @@ fn row(rank: usize, p: &PlanRow, scale: f64) -> PlanRowView {
         memory_bytes: p.memory_bytes,
         total_cost: p.total_cost,
         compute_factor: p.compute_factor,
+        comm_factor: p.comm_factor,
         step_text: seconds(p.step_seconds),
         tokens_text: human(
             Output::TokensPerSecondPerGpu,
@@ -177,7 +180,7 @@ impl PlanRowView {
     /// The row's `data-plan-row` attributes (besides `data-plan-row` itself), by their names in
     /// the DOM contract (docs/outputs.md), in its order.
     /// `data-total-cost` only with a price (`gpu_hour_price`), `data-calibration-compute-factor`
-    /// only with a calibration.
+    /// and `data-calibration-comm-factor` only with a calibration.
     pub fn attributes(&self) -> Vec<(&'static str, PlanAttr)> {
         let int = |n: u64| PlanAttr::Int(u128::from(n));
         let mut out = vec![
@@ -207,6 +210,9 @@ impl PlanRowView {
         }
         if let Some(k) = self.compute_factor {
             out.push(("data-calibration-compute-factor", PlanAttr::Float(k)));
+        }
+        if let Some(c) = self.comm_factor {
+            out.push(("data-calibration-comm-factor", PlanAttr::Float(c)));
         }
         out
     }
