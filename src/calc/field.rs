@@ -157,7 +157,7 @@ fields! {
         SaveSteps => "save_steps", Real, "Save every", "500", "save_steps; below 1 it is a fraction of max_steps.";
         LoggingSteps => "logging_steps", Real, "Log every", "500", "logging_steps; below 1 it is a fraction of max_steps.";
         TorchCompile => "torch_compile", Flag, "torch.compile", "false",
-            "torch_compile: compile the model (fused element-wise kernels; the step time follows).";
+            "torch_compile.";
     }
     ["first-hf", "first-deepspeed"] {
         MaxLength => "max_length", Count, "Sequence length", "1024",
@@ -382,7 +382,7 @@ fields! {
         TransformerImpl => "transformer_impl", Text, "Transformer implementation", "transformer_engine",
             "--transformer-impl.";
         Fp8Format => "fp8_format", Text, "FP8 format", "unset (bf16)",
-            "--fp8-format: e4m3 or hybrid runs the linear layers in FP8 (Transformer Engine).";
+            "--fp8-format: e4m3 or hybrid.";
         AttentionBackend => "attention_backend", Text, "Attention backend", "auto",
             "--attention-backend.";
         OverlapGradReduce => "overlap_grad_reduce", Flag, "Overlap grad reduce", "false",
@@ -392,13 +392,13 @@ fields! {
         TpCommOverlap => "tp_comm_overlap", Flag, "Overlap TP communication", "false",
             "--tp-comm-overlap.";
         DecoderFirstPipelineNumLayers => "decoder_first_pipeline_num_layers", Count, "Layers on the first stage", "even split",
-            "--decoder-first-pipeline-num-layers: the first pipeline stage's transformer layers (the others split the rest evenly).";
+            "--decoder-first-pipeline-num-layers.";
         DecoderLastPipelineNumLayers => "decoder_last_pipeline_num_layers", Count, "Layers on the last stage", "even split",
-            "--decoder-last-pipeline-num-layers: the last pipeline stage's transformer layers.";
+            "--decoder-last-pipeline-num-layers.";
         AccountForEmbeddingInPipelineSplit => "account_for_embedding_in_pipeline_split", Flag, "Embedding as a pipeline layer", "false",
-            "--account-for-embedding-in-pipeline-split: the embedding takes one layer's place on the first stage.";
+            "--account-for-embedding-in-pipeline-split.";
         AccountForLossInPipelineSplit => "account_for_loss_in_pipeline_split", Flag, "Loss as a pipeline layer", "false",
-            "--account-for-loss-in-pipeline-split: the output layer and loss take one layer's place on the last stage.";
+            "--account-for-loss-in-pipeline-split.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------
@@ -415,7 +415,7 @@ fields! {
         Optimizer => "optimizer", Text, "Optimizer", "adamw_torch_fused",
             "optimizer: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
         Bf16 => "bf16", Text, "bf16", "unset (fp32 master weights)",
-            "bf16: true or auto loads the model in bf16, so without DeepSpeed or FSDP AdamW's states are bf16 too (4 bytes per parameter, no fp32 master); false trains in fp32.";
+            "bf16: true, auto or false.";
     }
     ["first-hf"] {
         Optim => "optim", Text, "Optimizer", "adamw_torch_fused",
@@ -435,23 +435,23 @@ fields! {
         RecomputeLayer => "recompute_layer", Flag, "Recompute layers", "false",
             "parallelism.recompute_layer: recompute each decoder layer in the backward pass.";
         NanotronZeroStage => "zero_stage", Count, "ZeRO stage", "0",
-            "optimizer.zero_stage: 1 shards the optimizer states (and their fp32 master weights) over dp; the gradients stay whole.";
+            "optimizer.zero_stage: 0 or 1.";
         AccumulateGradInFp32 => "accumulate_grad_in_fp32", Flag, "Accumulate gradients in fp32", "unset (fp32 master weights)",
-            "optimizer.accumulate_grad_in_fp32: true keeps fp32 gradients and fp32 master weights; false runs AdamW on the bf16 parameters (states in bf16).";
+            "optimizer.accumulate_grad_in_fp32.";
         TpMode => "tp_mode", Text, "TP mode", "ALL_REDUCE",
-            "parallelism.tp_mode: ALL_REDUCE, or REDUCE_SCATTER (sequence parallelism: norms and the layer input sharded over TP).";
+            "parallelism.tp_mode.";
         TpLinearAsyncCommunication => "tp_linear_async_communication", Flag, "Async TP communication", "false",
-            "parallelism.tp_linear_async_communication: overlaps the TP all-gather with the matmul; saves the same tensors.";
+            "parallelism.tp_linear_async_communication.";
         PpEngine => "pp_engine", Text, "Pipeline engine", "afab",
-            "parallelism.pp_engine: afab holds every micro batch's activations until the backward (even at pp 1); 1f1b at most pp − rank.";
+            "parallelism.pp_engine.";
     }
     ["first-torchtitan"] {
         ActivationCheckpointMode => "activation_checkpoint.mode", Text, "Activation checkpointing", "selective",
             "activation_checkpoint.mode: none, selective or full.";
         CompileEnable => "compile.enable", Flag, "torch.compile", "false",
-            "compile.enable: compile the model and loss (fused element-wise kernels; the step time follows).";
+            "compile.enable.";
         ModelConverters => "model.converters", Text, "Model converters", "none",
-            "model.converters, comma-separated: float8 (or quantize.linear.float8) runs the linear layers in FP8.";
+            "model.converters: float8 runs the linear layers in FP8.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- hardware ----------------------------------------------------------------------------
@@ -474,14 +474,14 @@ fields! {
             "Measured time of one optimizer step (instead of tokens per second).";
         CalibrationComputeFactor => "calibration_compute_factor", Real, "Calibration compute factor", "1 (uncalibrated)",
             "Multiplies the step-time estimate's compute (0.25–4); fitted from a measured speed of this layout.";
-        CalibrationCommFactor => "calibration_comm_factor", Real, "Calibration communication factor", "1 (uncalibrated)",
-            "Multiplies the step-time estimate's communication (0.25–4); fitted from two measured runs at two node counts.";
-        SecondRunNodes => "second_run_nodes", Count, "Second measured run: nodes", "unset",
-            "The same inputs measured on this many nodes too: with its speed, calibrates the communication.";
-        SecondRunTokensPerSecondPerGpu => "second_run_tokens_per_second_per_gpu", Real, "Second run: tokens per second per GPU", "unset",
-            "The measured throughput of the run on second_run_nodes nodes.";
+        CalibrationCommFactor => "calibration_comm_factor", Real, "Communication factor", "1",
+            "0.25–4; fitted from a second run.";
+        SecondRunNodes => "second_run_nodes", Count, "Second run: nodes", "unset",
+            "Nodes of a second measured run.";
+        SecondRunTokensPerSecondPerGpu => "second_run_tokens_per_second_per_gpu", Real, "Second run: tokens/s per GPU", "unset",
+            "Measured on second_run_nodes.";
         SecondRunSecondsPerStep => "second_run_seconds_per_step", Real, "Second run: seconds per step", "unset",
-            "The measured time of one optimizer step on second_run_nodes nodes (instead of tokens per second).";
+            "Measured on second_run_nodes.";
         // ---- cost and the scaling view (dpcalc's own) -----------------------------------------
         GpuHourPrice => "gpu_hour_price", Real, "Price per GPU-hour", "unset",
             "What one GPU costs per hour, in your currency; gives the run's cost (total_cost).";
