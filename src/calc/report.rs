@@ -190,8 +190,13 @@ impl Refusal {
     /// `BY: “SAYS”. FIX`: the framework's words quoted, then dpcalc's (no second full stop when
     /// the quote ends a sentence; context that starts with a bracket or a comma follows the quote).
     pub fn message(&self) -> String {
-        let mut m = format!("{}: \u{201c}{}\u{201d}", self.by, self.says);
+        // built in one allocation (the explorer makes one for each refused layout)
         let fix = self.fix.trim();
+        let mut m = String::with_capacity(self.by.len() + self.says.len() + fix.len() + 12);
+        m.push_str(&self.by);
+        m.push_str(": \u{201c}");
+        m.push_str(&self.says);
+        m.push('\u{201d}');
         let continues = fix.starts_with(['(', ',', ';', ':']);
         if !continues && !self.says.trim_end().ends_with(['.', '!', '?']) {
             m.push('.');
