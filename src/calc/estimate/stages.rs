@@ -167,7 +167,81 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
         .checked_add(attention)?
         .checked_add(mlp)?
         .checked_add(masks)?;
+    let full = match float8_saved(model, i, plan, tokens)? {
+        Some(f) => full.checked_sub(f.bf16_dropped)?.checked_add(f.fp8)?,
+        None => full,
+    };
     Some((full, input))
+}
+
+/// What torchao's float8 linear layers change in what a layer saves (`Fp8::Tensorwise`, as
+/// torchtitan's float8 converter configures them: dynamic tensorwise scaling; torchao at
+/// eab345c, the commit of torchtitan's 2024-12 benchmark).
+struct Float8Saved {
+    /// The 16-bit linear inputs no longer saved: the two norms' outputs and the MLP's product
+    /// `silu(w1 x) · w3 x` (each read only by its linear layers).
+    bf16_dropped: u128,
+    /// The 8-bit tensors saved instead, 1 byte per value.
+    fp8: u128,
+    /// The 16-bit `abs` of each cast input and weight (per-op checkpointing caches it).
+    abs: u128,
+}
+
+/// Float8 linear layers (torchao eab345c, `float8/float8_linear.py`): `Float8Linear.forward`
+/// casts its input and its weight to float8 and calls `manual_float8_matmul_with_args_in_float8`,
+/// whose `forward` keeps `ctx.save_for_backward(input_fp8, weight_fp8_t)`: each linear layer
+/// saves its input in fp8 (not its 16-bit input) and its weight's fp8 transpose (1 byte per
+/// weight of the layer after TP; `force_recompute_fp8_weight_in_bwd` is off by default and not
+/// a torchtitan option at 9dec370). Each layer casts its own input, so eager PyTorch keeps
+/// three fp8 copies of the first norm's output (`wq`, `wk`, `wv`) and one per MLP input
+/// projection of the second's; torch.compile's common-subexpression pass
+/// (`functorch.config.cse`) keeps one of each. The attention output stays saved in 16 bits for
+/// the attention's backward and in fp8 for `wo`. Each cast computes its scale as
+/// `torch.max(torch.abs(x))` (`float8_utils.tensor_to_amax`): [`Float8Saved::abs`] is those
+/// 16-bit `abs` outputs. `None`: not float8 (or an MLA layer); an MoE layer's experts are not
+/// converted (their grouped products are no `nn.Linear`), only its attention.
+fn float8_saved(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<Option<Float8Saved>> {
+    if plan.fp8 != Some(crate::calc::plan::Fp8::Tensorwise) || model.is_mla() {
+        return Some(None);
+    }
+    let t = u128::from(plan.tp.max(1));
+    let rep = if plan.sequence_parallel { t } else { 1 };
+    let h = u128::from(model.hidden_size);
+    let ad = u128::from(model.num_attention_heads)
+        .checked_mul(u128::from(model.resolved_head_dim()?))?;
+    let kvd = u128::from(model.num_key_value_heads)
+        .checked_mul(u128::from(model.resolved_head_dim()?))?;
+    let f = u128::from(model.intermediate_size);
+    let gate = if plan.gated_mlp { 2 } else { 1 };
+    let compiled = plan.fusion == crate::calc::plan::Fusion::Compiled;
+    let per_rep = |bytes: u128| cdiv(tokens.checked_mul(h)?.checked_mul(bytes)?, rep);
+    let per_t =
+        |elements: u128, bytes: u128| cdiv(tokens.checked_mul(elements)?.checked_mul(bytes)?, t);
+    let dense = !model.is_moe_layer(i);
+    // the linear layers' inputs (per cast) and weights, of the attention and a dense MLP
+    let (qkv_casts, mlp_casts) = if compiled { (1, 1) } else { (3, gate) };
+    let mut casts = per_rep(qkv_casts)?.checked_add(per_t(ad, 1)?)?;
+    let mut weights = h.checked_mul(ad.checked_mul(2)?.checked_add(kvd.checked_mul(2)?)?)?;
+    let mut bf16_dropped = per_rep(2)?;
+    let mut abs = per_rep(6)?.checked_add(per_t(ad, 2)?)?;
+    if dense {
+        casts = casts
+            .checked_add(per_rep(mlp_casts)?)?
+            .checked_add(per_t(f, 1)?)?;
+        weights = weights.checked_add(h.checked_mul(f)?.checked_mul(gate + 1)?)?;
+        bf16_dropped = bf16_dropped
+            .checked_add(per_rep(2)?)?
+            .checked_add(per_t(f, 2)?)?;
+        abs = abs
+            .checked_add(per_rep(2 * gate)?)?
+            .checked_add(per_t(f, 2)?)?;
+    }
+    let weights = cdiv(weights, t)?;
+    Some(Some(Float8Saved {
+        bf16_dropped,
+        fp8: casts.checked_add(weights)?,
+        abs: abs.checked_add(weights.checked_mul(2)?)?,
+    }))
 }
 
 /// What layer `i` keeps under torchtitan's per-op selective checkpointing (`selective_ac_option
@@ -214,7 +288,19 @@ pub fn per_op_kept(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
             mlp = mlp.checked_add(cdiv(th2, t)?)?;
         }
     }
-    Some(Some(input.checked_add(attention)?.checked_add(mlp)?))
+    let kept = input.checked_add(attention)?.checked_add(mlp)?;
+    // float8 (see [`float8_saved`]): the policy sees a `Float8Tensor`'s product as
+    // `aten.mm.default` (torchao's `float8_ops.py` implements it, `float8_mm`), so it keeps the
+    // same 16-bit outputs; `abs` is in `_save_list` too ("for low precision training"), so
+    // eager caches each cast's 16-bit `abs` output. Compiled, the partitioner bans their
+    // recomputation (MUST_SAVE) but the backward needs only the scale `max` reduces them to,
+    // so the min cut saves that scalar and no `abs` output (`solve_min_cut`,
+    // torch/_functorch/partitioners.py)
+    let abs = match float8_saved(model, i, plan, tokens)? {
+        Some(f) if plan.fusion != crate::calc::plan::Fusion::Compiled => f.abs,
+        _ => 0,
+    };
+    Some(Some(kept.checked_add(abs)?))
 }
 
 /// The bytes one in-flight pass of `layers` consecutive layers (from `first`) keeps, and what its
