@@ -162,7 +162,7 @@ fn a_malformed_or_huge_trace_is_a_message() {
         (r#"{"traceEvents": 5}"#.into(), "not well-formed JSON"),
         (r#"{"traceEvents": [1, "x", null]}"#.into(), "not well-formed JSON"),
         (r#"{"traceEvents": [{"ph":"X","cat":"kernel","name":{"a":[[[[]]]]},"pid":"x","ts":1e308,"dur":1e308}]}"#.into(), "no duration"),
-        (format!(r#"{{"traceEvents": [{}]}}"#, " ".repeat(MAX_TRACE)), "at most 64 MB"),
+        (format!(r#"{{"traceEvents": [{}]}}"#, " ".repeat(MAX_TRACE)), "at most 16 MB"),
     ];
     for (text, says) in cases {
         let got = import::read(Framework::Torchtitan, None, &text);

@@ -24,8 +24,11 @@
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
-/// The largest trace read, bytes: a one-step trace of a large model is tens of MB.
-pub const MAX_TRACE: usize = 64 * 1024 * 1024;
+/// The largest trace read, bytes: a one-step trace without Python stacks or shapes is a few MB
+/// to tens of MB. Reading runs at about 2 ms per MB natively (release) and a few times that in
+/// the browser, so 16 MB keeps a paste within the page's 100 ms budget; a larger trace gets the
+/// message saying how to export one step.
+pub const MAX_TRACE: usize = 16 * 1024 * 1024;
 
 /// At most this many kernels are read (a step of a large model launches some 10⁵).
 const MAX_KERNELS: usize = 2_000_000;
@@ -139,7 +142,7 @@ struct Acc {
 pub fn read(text: &str) -> Result<TraceBuckets, String> {
     if text.len() > MAX_TRACE {
         return Err(format!(
-            "the trace is {} MB; at most {} MB is read: export one step (torch.profiler.schedule(wait=…, warmup=…, active=1))",
+            "the trace is {} MB; at most {} MB is read: export one step (torch.profiler.schedule(wait=…, warmup=…, active=1)) without with_stack or record_shapes",
             text.len() / (1024 * 1024),
             MAX_TRACE / (1024 * 1024)
         ));
