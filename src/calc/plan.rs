@@ -185,6 +185,14 @@ pub struct Conventions {
     /// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py); the allocator caches blocks per
     /// stream, so the largest unit's buffer stays reserved beside the compute stream's.
     pub fsdp_gather_stream: bool,
+    /// Tensor parallelism by DTensor plans (torchtitan's `apply_tp`: `ColwiseParallel`,
+    /// `RowwiseParallel`, `SequenceParallel`): with sequence parallelism each column-parallel
+    /// linear layer saves the all-gathered (whole) input it multiplies, and each collective over
+    /// the sequence dimension copies its whole tensor (see [`Setup::dtensor_tp`]).
+    pub dtensor_tp: bool,
+    /// Bytes per logit alive while the loss's backward runs under loss parallelism (TP > 1;
+    /// 0: the loss is not parallel, [`Conventions::logit_transient_bytes`] holds).
+    pub loss_parallel_transient_bytes: u64,
 }
 
 impl Default for Conventions {
@@ -199,6 +207,8 @@ impl Default for Conventions {
             logit_transient_bytes: 6,
             logit_reserved_bytes: 0,
             fsdp_gather_stream: false,
+            dtensor_tp: false,
+            loss_parallel_transient_bytes: 0,
         }
     }
 }

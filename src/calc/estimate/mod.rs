@@ -120,6 +120,14 @@ pub struct Setup {
     pub logit_reserved_bytes: u64,
     /// See [`Conventions::fsdp_gather_stream`].
     pub fsdp_gather_stream: bool,
+    /// See [`Conventions::dtensor_tp`]: under sequence parallelism (torch
+    /// `distributed/_functional_collectives.py`: `all_gather_tensor` with `gather_dim != 0`
+    /// runs `torch.cat(torch.chunk(res, group_size, dim=0), dim=gather_dim)`, and
+    /// `reduce_scatter_tensor` with `scatter_dim != 0` `torch.cat`s its chunks first) the
+    /// step time moves each `Shard(1)` collective's whole tensor once more.
+    pub dtensor_tp: bool,
+    /// See [`Conventions::loss_parallel_transient_bytes`].
+    pub loss_parallel_transient_bytes: u64,
     /// Selective recompute also runs every other matrix product's forward again (the step
     /// time's; see `plan::Settings::selective_half_matmuls`).
     pub selective_half_matmuls: bool,
@@ -161,6 +169,8 @@ impl Default for Setup {
             logit_transient_bytes: 6,
             logit_reserved_bytes: 0,
             fsdp_gather_stream: false,
+            dtensor_tp: false,
+            loss_parallel_transient_bytes: 0,
             selective_half_matmuls: false,
         }
     }
@@ -176,6 +186,8 @@ impl Setup {
         self.logit_transient_bytes = c.logit_transient_bytes;
         self.logit_reserved_bytes = c.logit_reserved_bytes;
         self.fsdp_gather_stream = c.fsdp_gather_stream;
+        self.dtensor_tp = c.dtensor_tp;
+        self.loss_parallel_transient_bytes = c.loss_parallel_transient_bytes;
         self
     }
 }

@@ -169,9 +169,19 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
         .checked_add(masks)?;
     let full = match float8_saved(model, i, plan, tokens)? {
         Some(f) => full.checked_sub(f.bf16_dropped)?.checked_add(f.fp8)?,
+        // DTensor's sequence parallelism: `attention` and `feed_forward` all-gather their
+        // `Shard(1)` input (`PrepareModuleInput` to `Replicate()`), and the column-parallel
+        // products save that whole 16-bit input for their weight gradients
+        None if gathers_whole(plan) => full.checked_add(th.checked_mul(4)?)?,
         None => full,
     };
     Some((full, input))
+}
+
+/// Whether each column-parallel linear layer saves its whole all-gathered input: DTensor's
+/// tensor parallelism ([`Setup::dtensor_tp`]) with sequence parallelism.
+fn gathers_whole(plan: &Setup) -> bool {
+    plan.dtensor_tp && plan.sequence_parallel && plan.tp > 1
 }
 
 /// What torchao's float8 linear layers change in what a layer saves (`Fp8::Tensorwise`, as
@@ -220,13 +230,23 @@ fn float8_saved(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<Opt
     let dense = !model.is_moe_layer(i);
     // the linear layers' inputs (per cast) and weights, of the attention and a dense MLP
     let (qkv_casts, mlp_casts) = if compiled { (1, 1) } else { (3, gate) };
-    let mut casts = per_rep(qkv_casts)?.checked_add(per_t(ad, 1)?)?;
+    // DTensor's sequence parallelism: `PrepareFloat8ModuleInput` casts the module's `Shard(1)`
+    // input once and all-gathers it in fp8; its products save that whole fp8 input
+    let whole = gathers_whole(plan);
+    let norm_cast = |casts: u128| {
+        if whole {
+            tokens.checked_mul(h)
+        } else {
+            per_rep(casts)
+        }
+    };
+    let mut casts = norm_cast(qkv_casts)?.checked_add(per_t(ad, 1)?)?;
     let mut weights = h.checked_mul(ad.checked_mul(2)?.checked_add(kvd.checked_mul(2)?)?)?;
     let mut bf16_dropped = per_rep(2)?;
     let mut abs = per_rep(6)?.checked_add(per_t(ad, 2)?)?;
     if dense {
         casts = casts
-            .checked_add(per_rep(mlp_casts)?)?
+            .checked_add(norm_cast(mlp_casts)?)?
             .checked_add(per_t(f, 1)?)?;
         weights = weights.checked_add(h.checked_mul(f)?.checked_mul(gate + 1)?)?;
         bf16_dropped = bf16_dropped
@@ -635,11 +655,24 @@ fn with_output_layer(
     let rep = if plan.sequence_parallel { t } else { 1 };
     let h = u128::from(model.hidden_size);
     let logits = cdiv(tokens.checked_mul(u128::from(model.vocab_size))?, t)?;
+    // DTensor's sequence parallelism: the output layer (`ColwiseParallel(input_layouts=
+    // Shard(1))`) saves its whole all-gathered 16-bit input
+    let gathered = if gathers_whole(plan) {
+        tokens.checked_mul(h)?.checked_mul(2)?
+    } else {
+        0
+    };
     let saved = cdiv(tokens.checked_mul(h)?.checked_mul(4)?, rep)?
+        .checked_add(gathered)?
         .checked_add(logits.checked_mul(u128::from(plan.logit_saved_bytes))?)?;
+    let transient = if plan.tp > 1 && plan.loss_parallel_transient_bytes > 0 {
+        plan.loss_parallel_transient_bytes
+    } else {
+        plan.logit_transient_bytes
+    };
     activations
         .checked_add(saved.checked_mul(last_in_flight)?)?
-        .checked_add(logits.checked_mul(u128::from(plan.logit_transient_bytes))?)
+        .checked_add(logits.checked_mul(u128::from(transient))?)
 }
 
 /// The model states of `dense` and `routed` parameters on one GPU (already divided by TP, PP
@@ -714,4 +747,81 @@ fn states(p: &Setup, (dense, plain): (u128, u128), routed: u128) -> Option<Memor
         optimizer,
         activations: 0,
     })
+}
+
+#[cfg(test)]
+mod float8 {
+    //! [`float8_saved`] in exact bytes for one Llama 3.1 8B layer (h 4096, 32 heads of 128, 8 KV
+    //! heads, SwiGLU 14336) on 1,000 tokens at TP 1: eager casts each linear layer's input
+    //! itself, compiled keeps one cast per shared input; per-op checkpointing adds the `abs`
+    //! outputs eager only.
+    use super::{float8_saved, layer_bytes, per_op_kept, Setup};
+    use crate::calc::model::preset;
+    use crate::calc::plan::{Fp8, Fusion, Recompute};
+
+    const TOKENS: u128 = 1000;
+    /// Every linear weight once in fp8: h·(2·a·d + 2·kv·d) + 3·h·f.
+    const WEIGHTS: u128 = 4096 * (2 * 4096 + 2 * 1024) + 3 * 4096 * 14336;
+
+    fn setup(fusion: Fusion, fp8: bool, recompute: Recompute) -> Setup {
+        Setup {
+            fusion,
+            fp8: fp8.then_some(Fp8::Tensorwise),
+            recompute,
+            selective_half_matmuls: true,
+            gated_mlp: true,
+            ..Setup::default()
+        }
+    }
+
+    #[test]
+    fn eager_and_compiled_casts_in_exact_bytes() {
+        let m = preset("meta-llama/Llama-3.1-8B").expect("preset");
+        let eager = setup(Fusion::Eager, true, Recompute::None);
+        let f = float8_saved(&m, 0, &eager, TOKENS).unwrap().unwrap();
+        // wq, wk, wv and w1, w3 cast the normed inputs (5 × h), wo the attention output, w2 f
+        assert_eq!(f.fp8, TOKENS * (5 * 4096 + 4096 + 14336) + WEIGHTS);
+        assert_eq!(f.fp8, 257_015_808);
+        // the two norms' outputs and the MLP's product, 16-bit
+        assert_eq!(f.bf16_dropped, TOKENS * (2 * 2 * 4096 + 2 * 14336));
+        // abs: 5 normed inputs, the attention output and the MLP's product in 16 bits, weights
+        assert_eq!(f.abs, TOKENS * 2 * (5 * 4096 + 4096 + 14336) + 2 * WEIGHTS);
+        let compiled = setup(Fusion::Compiled, true, Recompute::None);
+        let c = float8_saved(&m, 0, &compiled, TOKENS).unwrap().unwrap();
+        assert_eq!(c.fp8, TOKENS * (2 * 4096 + 4096 + 14336) + WEIGHTS);
+        assert_eq!(c.fp8, 244_727_808);
+        assert_eq!(c.bf16_dropped, f.bf16_dropped);
+        // not float8: nothing changes
+        let bf16 = setup(Fusion::Eager, false, Recompute::None);
+        assert!(float8_saved(&m, 0, &bf16, TOKENS).unwrap().is_none());
+        // without checkpointing a layer saves the fp8 copies instead of the 16-bit inputs
+        let with = layer_bytes(&m, 0, &eager, TOKENS).unwrap().0;
+        let without = layer_bytes(&m, 0, &bf16, TOKENS).unwrap().0;
+        assert_eq!(with + f.bf16_dropped, without + f.fp8);
+    }
+
+    #[test]
+    fn per_op_checkpointing_keeps_abs_eager_only() {
+        let m = preset("meta-llama/Llama-3.1-8B").expect("preset");
+        let kept = |fusion, fp8| {
+            per_op_kept(&m, 0, &setup(fusion, fp8, Recompute::Selective), TOKENS)
+                .unwrap()
+                .unwrap()
+        };
+        let abs = float8_saved(
+            &m,
+            0,
+            &setup(Fusion::Eager, true, Recompute::Selective),
+            TOKENS,
+        )
+        .unwrap()
+        .unwrap()
+        .abs;
+        assert_eq!(abs, 514_031_616);
+        assert_eq!(kept(Fusion::Eager, true), kept(Fusion::Eager, false) + abs);
+        assert_eq!(kept(Fusion::Compiled, true), kept(Fusion::Compiled, false));
+        // no per-op checkpointing: `per_op_kept` does not apply
+        let full = setup(Fusion::Eager, true, Recompute::Full);
+        assert!(per_op_kept(&m, 0, &full, TOKENS).unwrap().is_none());
+    }
 }

@@ -406,6 +406,25 @@ fn fp8_cast_bytes(model: &Model, plan: &Setup, i: u64, tokens: f64, params: (u12
     per_value * ((inputs + grads) * tokens + weights)
 }
 
+/// The bytes DTensor's sequence parallelism copies in one layer per micro batch of `tokens`
+/// ([`Setup::dtensor_tp`]; 0 otherwise): each collective over the sequence dimension reads and
+/// writes its whole tensor once more (`torch.cat` of its chunks). Forward: the attention's and
+/// the MLP's input all-gathers (in fp8 under tensorwise Float8: `PrepareFloat8ModuleInput` casts
+/// before gathering) and the reduce-scatters of `wo` and `w2`; backward: the reduce-scatters and
+/// all-gathers of their 16-bit gradients. A full recompute's forward copies are not counted.
+fn sp_copy_bytes(model: &Model, plan: &Setup, tokens: f64) -> f64 {
+    if !(plan.dtensor_tp && plan.sequence_parallel && plan.tp > 1) {
+        return 0.0;
+    }
+    let gathered = if plan.fp8 == Some(Fp8::Tensorwise) {
+        1.0
+    } else {
+        2.0
+    };
+    // read and write: 2 × bytes per value, over h values per token
+    2.0 * (2.0 * gathered + 2.0 * 2.0 + 4.0 * 2.0) * model.hidden_size as f64 * tokens
+}
+
 /// The bytes the memory-bound kernels of layer `i` read and write for `tokens` tokens on one
 /// GPU in one forward ([`per_token_bytes`] at the framework's fusion level; the norms and adds
 /// ÷ TP with sequence parallelism, the rest ÷ TP), and the attention scores' share. Eager
@@ -622,7 +641,8 @@ impl Ctx<'_> {
         let params = self.params.layer(model, i)?;
         Some(LayerWork {
             flops: layer_flops(model, self.params, plan, i, s.seq)?,
-            cast: fp8_cast_bytes(model, plan, i, s.tokens, params),
+            cast: fp8_cast_bytes(model, plan, i, s.tokens, params)
+                + sp_copy_bytes(model, plan, s.tokens),
             traffic: layer_traffic(model, plan, i, s.tokens, s.seq),
             moe: model.is_moe_layer(i),
             params,

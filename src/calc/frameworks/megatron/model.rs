@@ -126,6 +126,8 @@ const CONVENTIONS: Conventions = Conventions {
     logit_transient_bytes: 2,
     logit_reserved_bytes: 0,
     fsdp_gather_stream: false,
+    dtensor_tp: false,
+    loss_parallel_transient_bytes: 0,
 };
 
 /// The pipeline Megatron runs: 1F1B over PP ranks, interleaved over the virtual stages

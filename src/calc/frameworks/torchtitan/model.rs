@@ -14,7 +14,13 @@ use crate::calc::{Field, RawInputs};
 /// the logits' shape beside that output: `nll_loss`'s input gradient and `log_softmax`'s (8 bytes
 /// per logit; the forward's fp32 copy, freed by then, is the smaller 6 of the 16-bit logits and
 /// the copy). The 16-bit logits' freed block is smaller than those fp32 requests, so the allocator
-/// keeps it reserved (2 bytes per logit). FSDP2 gathers on its own stream.
+/// keeps it reserved (2 bytes per logit). FSDP2 gathers on its own stream. Tensor parallelism is
+/// DTensor's (`apply_tp`, `parallelize_llama.py` at 9dec370) with loss parallelism on
+/// (`loss_parallel_enabled`: TP > 1 and no `disable_loss_parallel`, whose default is false):
+/// the loss's backward (`_nll_loss_and_log_softmax_backward`,
+/// torch/distributed/tensor/parallel/loss.py) allocates `zeros_like(x)`, `torch.exp(x)` and
+/// their sum, then the product with the output gradient once `exp` is freed: 12 bytes per local
+/// logit beside the saved fp32 `log_softmax` output.
 const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventions {
     fp32_grads: true,
     fp32_params: true,
@@ -23,6 +29,8 @@ const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventio
     logit_transient_bytes: 8,
     logit_reserved_bytes: 2,
     fsdp_gather_stream: true,
+    dtensor_tp: true,
+    loss_parallel_transient_bytes: 12,
 };
 
 /// The model stage's settings (`Spec::fit.settings`): `activation_checkpoint.mode`; FSDP2 over the data-parallel shard ranks.
@@ -55,6 +63,15 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
     // `components` default ["model", "loss"]): Inductor fuses the element-wise kernels
     let fusion = settings::compiled(Field::CompileEnable, raw, rd.diags);
     let fp8 = converters(&mut rd);
+    // `parallelism.enable_sequence_parallel` (0.2.2 `Parallelism`, default true; always on in
+    // `apply_tp` at 9dec370): the norms run `SequenceParallel()` and each block's input, the
+    // residual adds and the final norm's input stay `Shard(1)` over the TP ranks (an invalid
+    // value is said by the rules, which read the same field)
+    let sp = Field::EnableSequenceParallel;
+    let sequence_parallel = !matches!(
+        crate::calc::parse::flag(sp, raw.get(sp), &mut Vec::new()),
+        Param::Given(false)
+    );
     let s = Settings {
         gpu,
         recompute,
@@ -69,6 +86,7 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
             rows: FsdpRows::KeepReplicas,
         },
         memory: CONVENTIONS,
+        sequence_parallel,
         // 0.3.0's `selective` is per-op (`selective_ac_option = "op"`): `_save_list` keeps the
         // attention and every other `mm` (models/llama3/infra/parallelize.py), so half the
         // matrix products' forward runs again
