@@ -27,6 +27,10 @@ const WITHIN_15: f64 = 0.91;
 /// The same for the FP8 groups, estimated since the FP8 products were modelled.
 const FP8_MEDIAN: f64 = 21.3;
 const FP8_WITHIN_15: f64 = 0.36;
+/// The 16-bit figures with the H100 BF16 records added for issue 35 (`added=` in the fixture;
+/// [`MEDIAN`] and [`WITHIN_15`] stay on the records they were set on).
+const ALL_MEDIAN: f64 = 6.0;
+const ALL_WITHIN_15: f64 = 0.86;
 
 fn report(link: &str) -> Report {
     let l = query::decode(link);
@@ -101,8 +105,13 @@ struct Group {
 }
 
 fn groups() -> Vec<Group> {
+    groups_of(|_| true)
+}
+
+/// The groups of the records `keep` takes.
+fn groups_of(keep: impl Fn(&Record) -> bool) -> Vec<Group> {
     let mut by: Vec<(String, Vec<(Record, f64)>)> = Vec::new();
-    for r in records() {
+    for r in records().into_iter().filter(|r| keep(r)) {
         let Some(m) = estimable(&r) else { continue };
         let g = group(&r);
         match by.iter_mut().find(|(n, _)| *n == g) {
@@ -201,7 +210,12 @@ fn calibrating_on_one_run_predicts_the_others() {
     let unfitted: Vec<&String> = groups.iter().flat_map(|g| &g.unfitted).collect();
     assert!(unfitted.is_empty(), "no factor fits {unfitted:?}\n{t}");
     // the ratchet holds the 16-bit groups; the FP8 groups, estimated since, have their own
-    let all = errors(&groups, false);
+    let every = errors(&groups, false);
+    assert!(
+        median(every.clone()) <= ALL_MEDIAN + 0.05 && within(&every, 15.0) >= ALL_WITHIN_15 - 0.005,
+        "worse than the ratchet with the added records (median {ALL_MEDIAN} %, {ALL_WITHIN_15} within ±15 %)\n{t}"
+    );
+    let all = errors(&groups_of(|r| r.get("added").is_none()), false);
     let med = median(all.clone());
     let share = within(&all, 15.0);
     let fp8 = errors(&groups, true);
