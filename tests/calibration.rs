@@ -25,8 +25,10 @@ const WITHIN_15_GOAL: f64 = 0.90;
 const MEDIAN: f64 = 4.6;
 const WITHIN_15: f64 = 0.91;
 /// The same for the FP8 groups, estimated since the FP8 products were modelled.
-const FP8_MEDIAN: f64 = 21.3;
-const FP8_WITHIN_15: f64 = 0.36;
+/// (21.3 % and 0.36 until the torchtitan 405B interleaved run's link said its schedule: an input
+/// corrected, not a model made worse.)
+const FP8_MEDIAN: f64 = 20.5;
+const FP8_WITHIN_15: f64 = 0.35;
 /// The 16-bit figures with the H100 BF16 records added for issue 35 (`added=` in the fixture;
 /// [`MEDIAN`] and [`WITHIN_15`] stay on the records they were set on).
 const ALL_MEDIAN: f64 = 6.0;

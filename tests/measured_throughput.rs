@@ -25,7 +25,10 @@ const MEDIAN: f64 = 7.7;
 /// The FP8 check records within ±20 % so far (the goal: 70 % of them), and their median |error|,
 /// percent: a ratchet of their own since they were first estimated.
 const FP8_WITHIN_20: usize = 25;
-const FP8_MEDIAN: f64 = 11.0;
+/// 11.0 until the torchtitan 405B interleaved run's link said its schedule
+/// (`pipeline_parallel_schedule=Interleaved1F1B`): estimated as 1F1B it was +7.1 %, with its
+/// own schedule +15.9 % (an input corrected, not a model made worse).
+const FP8_MEDIAN: f64 = 12.0;
 /// The H100 BF16 check records (issue 35: at least 30), and the ratchet on all 16-bit check
 /// records including those added with `added=issue35-h100-bf16` (the two above stay on the
 /// records they were set on).

@@ -452,6 +452,8 @@ fields! {
             "compile.enable: compile the model and loss (fused element-wise kernels; the step time follows).";
         ModelConverters => "model.converters", Text, "Model converters", "none",
             "model.converters, comma-separated: float8 (or quantize.linear.float8) runs the linear layers in FP8.";
+        PipelineParallelSchedule => "pipeline_parallel_schedule", Text, "PP schedule", "1F1B",
+            "parallelism.pipeline_parallel_schedule (any case): 1F1B or GPipe, one stage per rank; Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, ZBVZeroBubble or DualPipeV, two.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- hardware ----------------------------------------------------------------------------
@@ -663,6 +665,18 @@ impl Field {
             Field::Bf16 => ("list-bf16", &["true", "auto", "false"]),
             Field::TpMode => ("list-tp-mode", &["ALL_REDUCE", "REDUCE_SCATTER"]),
             Field::PpEngine => ("list-pp-engine", &["afab", "1f1b"]),
+            Field::PipelineParallelSchedule => (
+                "list-pp-schedule",
+                &[
+                    "1F1B",
+                    "GPipe",
+                    "Interleaved1F1B",
+                    "LoopedBFS",
+                    "InterleavedZeroBubble",
+                    "ZBVZeroBubble",
+                    "DualPipeV",
+                ],
+            ),
             Field::OffloadOptimizerDevice | Field::OffloadParamDevice => {
                 ("list-devices", &["none", "cpu", "nvme"])
             }
