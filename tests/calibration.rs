@@ -26,8 +26,14 @@ const WITHIN_15_GOAL: f64 = 0.90;
 const MEDIAN: f64 = 4.6;
 const WITHIN_15: f64 = 0.91;
 /// The same for the FP8 groups, estimated since the FP8 products were modelled.
-const FP8_MEDIAN: f64 = 21.3;
-const FP8_WITHIN_15: f64 = 0.36;
+/// (21.3 % and 0.36 until the torchtitan 405B interleaved run's link said its schedule: an input
+/// corrected, not a model made worse.)
+const FP8_MEDIAN: f64 = 18.8;
+const FP8_WITHIN_15: f64 = 0.37;
+/// The 16-bit figures with the H100 BF16 records added for issue 35 (`added=` in the fixture;
+/// [`MEDIAN`] and [`WITHIN_15`] stay on the records they were set on).
+const ALL_MEDIAN: f64 = 6.0;
+const ALL_WITHIN_15: f64 = 0.86;
 
 fn report(link: &str) -> Report {
     let l = query::decode(link);
@@ -102,8 +108,13 @@ struct Group {
 }
 
 fn groups() -> Vec<Group> {
+    groups_of(|_| true)
+}
+
+/// The groups of the records `keep` takes.
+fn groups_of(keep: impl Fn(&Record) -> bool) -> Vec<Group> {
     let mut by: Vec<(String, Vec<(Record, f64)>)> = Vec::new();
-    for r in records() {
+    for r in records().into_iter().filter(|r| keep(r)) {
         let Some(m) = estimable(&r) else { continue };
         let g = group(&r);
         match by.iter_mut().find(|(n, _)| *n == g) {
@@ -202,7 +213,12 @@ fn calibrating_on_one_run_predicts_the_others() {
     let unfitted: Vec<&String> = groups.iter().flat_map(|g| &g.unfitted).collect();
     assert!(unfitted.is_empty(), "no factor fits {unfitted:?}\n{t}");
     // the ratchet holds the 16-bit groups; the FP8 groups, estimated since, have their own
-    let all = errors(&groups, false);
+    let every = errors(&groups, false);
+    assert!(
+        median(every.clone()) <= ALL_MEDIAN + 0.05 && within(&every, 15.0) >= ALL_WITHIN_15 - 0.005,
+        "worse than the ratchet with the added records (median {ALL_MEDIAN} %, {ALL_WITHIN_15} within ±15 %)\n{t}"
+    );
+    let all = errors(&groups_of(|r| r.get("added").is_none()), false);
     let med = median(all.clone());
     let share = within(&all, 15.0);
     let fp8 = errors(&groups, true);

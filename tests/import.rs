@@ -631,6 +631,15 @@ fn torchtitan_toml_fills_its_fields() {
     );
     let got = import("[training]\nsteps = 1\nsteps = 2\n");
     assert!(!got.errors.is_empty());
+    // the pipeline schedule is read from [parallelism], as torchtitan's job config has it
+    let got = import(
+        "[parallelism]\npipeline_parallel_degree = 4\npipeline_parallel_schedule = \"Interleaved1F1B\"\n",
+    );
+    assert!(got.errors.is_empty() && got.unknown.is_empty(), "{got:?}");
+    assert_eq!(
+        got.get(Field::PipelineParallelSchedule),
+        Some("Interleaved1F1B")
+    );
 }
 
 // ---- nanotron YAML -----------------------------------------------------------------------

@@ -24,8 +24,19 @@ const WITHIN_20: usize = 32;
 const MEDIAN: f64 = 7.7;
 /// The FP8 check records within ±20 % so far (the goal: 70 % of them), and their median |error|,
 /// percent: a ratchet of their own since they were first estimated.
-const FP8_WITHIN_20: usize = 25;
-const FP8_MEDIAN: f64 = 11.0;
+/// 25 until the torchtitan 405B interleaved run's link said its schedule
+/// (`pipeline_parallel_schedule=Interleaved1F1B`): estimated as 1F1B it was +7.1 %, with its own
+/// schedule +15.9 %, and with torchtitan's sequence parallelism's copies (`sp_copy_bytes`)
+/// +23.5 % (inputs corrected and a cost modelled, not a model made worse; the same two changes
+/// brought the median from 12.0 to 10.6).
+const FP8_WITHIN_20: usize = 24;
+const FP8_MEDIAN: f64 = 10.6;
+/// The H100 BF16 check records (issue 35: at least 30), and the ratchet on all 16-bit check
+/// records including those added with `added=issue35-h100-bf16` (the two above stay on the
+/// records they were set on).
+const H100_BF16_GOAL: usize = 30;
+const ALL_WITHIN_20: usize = 43;
+const ALL_MEDIAN: f64 = 8.1;
 
 pub(crate) struct Record {
     pub(crate) id: String,
@@ -161,6 +172,8 @@ pub(crate) fn measured(r: &Record, report: &Report) -> Result<f64, String> {
 struct Row {
     /// FP8 matrix products (the record's precision).
     fp8: bool,
+    /// Added after the first ratchets were set (`added=` in the fixture).
+    added: bool,
     id: String,
     role: String,
     source: String,
@@ -190,6 +203,7 @@ fn estimate(r: &Record) -> Result<Row, String> {
     let estimated = float(&report, Output::TokensPerSecondPerGpu).ok_or("no estimate")?;
     Ok(Row {
         fp8: r.get("precision") == Some("fp8"),
+        added: r.get("added").is_some(),
         id: r.id.clone(),
         role: r.role.clone(),
         source: r.source.clone(),
@@ -275,6 +289,16 @@ fn tables(rows: &[Row], left_out: &[(String, String)]) -> String {
             within as f64 * 100.0 / n.max(1) as f64
         ));
     }
+    let h100: Vec<&Row> = check
+        .iter()
+        .copied()
+        .filter(|r| !r.fp8 && r.gpu.starts_with("h100"))
+        .collect();
+    let (_, within, med) = summary(&h100, false);
+    t.push_str(&format!(
+        "H100 16-bit check records: {within} of {} within ±20 %, median |error| {med:.1} %.\n\n",
+        h100.len()
+    ));
     t.push_str(&crate::common::report::left_out(
         left_out.iter().map(|(id, why)| (id.as_str(), why.as_str())),
     ));
@@ -310,10 +334,24 @@ fn estimates_hold_against_published_runs() {
         gpus.contains("a100-80gb") && gpus.contains("h100-sxm"),
         "{gpus:?}"
     );
-    let (n, within, med) = summary(&check, false);
+    let earlier: Vec<&Row> = check.iter().copied().filter(|r| !r.added).collect();
+    let (n, within, med) = summary(&earlier, false);
     assert!(
         within >= WITHIN_20 && med <= MEDIAN + 0.05,
-        "worse than the ratchet ({WITHIN_20} within ±20 %, median {MEDIAN} %): {within} of {n} 16-bit records within ±20 %, median {med:.1} %\n{t}"
+        "worse than the ratchet ({WITHIN_20} within ±20 %, median {MEDIAN} %): {within} of {n} earlier 16-bit records within ±20 %, median {med:.1} %\n{t}"
+    );
+    let (n, within, med) = summary(&check, false);
+    assert!(
+        within >= ALL_WITHIN_20 && med <= ALL_MEDIAN + 0.05,
+        "worse than the ratchet ({ALL_WITHIN_20} within ±20 %, median {ALL_MEDIAN} %): {within} of {n} 16-bit records within ±20 %, median {med:.1} %\n{t}"
+    );
+    let h100_bf16 = check
+        .iter()
+        .filter(|r| !r.fp8 && r.gpu.starts_with("h100"))
+        .count();
+    assert!(
+        h100_bf16 >= H100_BF16_GOAL,
+        "{h100_bf16} H100 BF16 check records"
     );
     let (n8, within8, med8) = summary(&check, true);
     assert!(

@@ -385,3 +385,75 @@ fn huge_values_do_not_wrap() {
     );
     assert!(r.has_errors());
 }
+
+/// `parallelism.pipeline_parallel_schedule` (0.3.0, default "1F1B"; torch's
+/// `get_schedule_class` compares it lowercased): the bubble follows the schedule's stages per
+/// rank (1F1B and GPipe (p − 1) micro batches, Interleaved1F1B and LoopedBFS over two stages
+/// per rank (p − 1)/2, the zero-bubble schedules none), and the memory its micro batches in
+/// flight (GPipe and LoopedBFS all of them); an unknown name is refused at the field.
+#[test]
+fn the_pipeline_schedule_sets_the_bubble_and_the_micro_batches_in_flight() {
+    use crate::measured_throughput::float;
+    let base = [
+        ("nodes", "8"),
+        ("gpus_per_node", "8"),
+        ("data_parallel_shard_degree", "2"),
+        ("tensor_parallel_degree", "4"),
+        ("pipeline_parallel_degree", "8"),
+        ("disable_cuda_graphs", "true"),
+        ("local_batch_size", "16"),
+        ("global_batch_size", "32"),
+        ("seq_len", "4096"),
+        ("model", "llama3/70B"),
+        ("activation_checkpoint.mode", "full"),
+        ("gpu", "h100-sxm"),
+    ];
+    let with = |schedule: Option<&str>| {
+        let mut pairs = base.to_vec();
+        if let Some(s) = schedule {
+            pairs.push(("pipeline_parallel_schedule", s));
+        }
+        let r = run("0.3.0", &pairs);
+        assert!(errors(&r).is_empty(), "{schedule:?}: {:?}", errors(&r));
+        let step = float(&r, Output::StepTimeSeconds).expect("a step time");
+        let bytes = float(&r, Output::MemoryPerGpuBytes).expect("a memory estimate");
+        (step, bytes)
+    };
+    let default = with(None);
+    let one = with(Some("1F1B"));
+    assert_eq!(default, one, "1F1B is the default");
+    // any case, as torch reads it
+    assert_eq!(with(Some("1f1b")), one);
+    let gpipe = with(Some("GPipe"));
+    let interleaved = with(Some("Interleaved1F1B"));
+    let bfs = with(Some("LoopedBFS"));
+    let zbv = with(Some("ZBVZeroBubble"));
+    // the bubble: GPipe's is 1F1B's; two stages per rank halve it; zero bubble has none
+    assert!((gpipe.0 - one.0).abs() < 1e-9 * one.0, "{gpipe:?} {one:?}");
+    assert!(
+        interleaved.0 < one.0 && zbv.0 < interleaved.0,
+        "{one:?} {interleaved:?} {zbv:?}"
+    );
+    assert!(
+        (bfs.0 - interleaved.0).abs() < 1e-9 * one.0,
+        "{bfs:?} {interleaved:?}"
+    );
+    // m = 16 micro batches of one sequence, p = 8: 1F1B's bubble is 7 of them, interleaved's
+    // 3.5 (interleaved − zero bubble, both two stages per rank with the same sends), so 1F1B −
+    // zero bubble is twice that, less the second stage's extra point-to-point sends
+    let ratio = (one.0 - zbv.0) / (interleaved.0 - zbv.0);
+    assert!((1.8..=2.0).contains(&ratio), "{ratio}");
+    // the memory: GPipe and LoopedBFS keep every micro batch, 1F1B at most p on the first rank
+    assert!(gpipe.1 > one.1 && bfs.1 > interleaved.1 && interleaved.1 > one.1);
+    let r = run(
+        "0.3.0",
+        &[base.as_slice(), &[("pipeline_parallel_schedule", "1F2B")]].concat(),
+    );
+    assert!(
+        errors_at(&r, Field::PipelineParallelSchedule)
+            .iter()
+            .any(|e| e.contains("Unknown pipeline schedule")),
+        "{:?}",
+        errors(&r)
+    );
+}

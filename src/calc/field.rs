@@ -452,6 +452,8 @@ fields! {
             "compile.enable.";
         ModelConverters => "model.converters", Text, "Model converters", "none",
             "model.converters: float8 runs the linear layers in FP8.";
+        PipelineParallelSchedule => "pipeline_parallel_schedule", Text, "PP schedule", "1F1B",
+            "parallelism.pipeline_parallel_schedule.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- hardware ----------------------------------------------------------------------------
@@ -675,6 +677,18 @@ impl Field {
             Field::Bf16 => ("list-bf16", &["true", "auto", "false"]),
             Field::TpMode => ("list-tp-mode", &["ALL_REDUCE", "REDUCE_SCATTER"]),
             Field::PpEngine => ("list-pp-engine", &["afab", "1f1b"]),
+            Field::PipelineParallelSchedule => (
+                "list-pp-schedule",
+                &[
+                    "1F1B",
+                    "GPipe",
+                    "Interleaved1F1B",
+                    "LoopedBFS",
+                    "InterleavedZeroBubble",
+                    "ZBVZeroBubble",
+                    "DualPipeV",
+                ],
+            ),
             Field::OffloadOptimizerDevice | Field::OffloadParamDevice => {
                 ("list-devices", &["none", "cpu", "nvme"])
             }

@@ -114,8 +114,16 @@ pub enum Schedule {
     /// unless set): the micro batches each chunk runs before the next chunk starts.
     Interleaved { group: u64 },
     /// Every forward, then every backward (GPipe; nanotron's `afab`, torchtitan's `GPipe`):
-    /// every stage holds all its micro batches.
+    /// every stage holds all its micro batches. Over several model chunks per rank, each chunk
+    /// runs all its micro batches before the next (torchtitan's `LoopedBFS`).
     AllForwardAllBackward,
+    /// The zero-bubble schedules, whose backward is split into the input's and the weights'
+    /// gradients so that the weights' fill the pipeline's idle slots (Qi et al. 2024, "Zero
+    /// Bubble Pipeline Parallelism", arXiv 2401.10241: ZB-V, and the interleaved and DualPipe-V
+    /// variants of torch.distributed.pipelining): no bubble in the step time (planner notes
+    /// §4.3, unverified per framework); in memory, the micro batches of interleaved 1F1B (ZB-V's
+    /// peak equals 1F1B's, the paper's Table 1).
+    ZeroBubble,
 }
 
 /// The pipeline as the framework resolved it.

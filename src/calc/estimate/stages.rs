@@ -66,7 +66,7 @@ pub fn in_flight(pipeline: Option<&Pipeline>, pp: u64, micro_batches: u64, rank:
     match schedule {
         Schedule::OneFOneB if v == 1 => vec![(later + 1).min(m)],
         Schedule::AllForwardAllBackward => vec![m; v as usize],
-        Schedule::OneFOneB | Schedule::Interleaved { .. } => {
+        Schedule::OneFOneB | Schedule::Interleaved { .. } | Schedule::ZeroBubble => {
             let group = match schedule {
                 Schedule::Interleaved { group } if group > 0 => group,
                 _ => pp.max(1),

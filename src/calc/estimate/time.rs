@@ -21,8 +21,9 @@
 //!   forward, the same in the backward (and again for a recomputed forward), each of the routed
 //!   tokens' b·s·k·h.
 //! - **Pipeline**: the bubble of (p − 1)/v micro batches of the slowest rank (Narayanan et al.
-//!   2021 §2.2: 1F1B and GPipe (p − 1), interleaved (p − 1)/v), and the point-to-point sends of
-//!   each micro batch's activation between ranks.
+//!   2021 §2.2: 1F1B and GPipe (p − 1), interleaved (p − 1)/v; a breadth-first loop over v
+//!   chunks the same (p − 1)/v), none for the zero-bubble schedules ([`Schedule::ZeroBubble`]),
+//!   and the point-to-point sends of each micro batch's activation between ranks.
 //! - **Data parallelism**: the gradients reduced over the data-parallel ranks (all-reduce, or a
 //!   reduce-scatter and an all-gather of the parameters when the optimizer is sharded), once a
 //!   step; ZeRO-3 and FSDP gather the parameters in the forward and the backward and
@@ -41,7 +42,7 @@
 use super::{cdiv, Params, Partition, Setup};
 use crate::calc::estimated::StepTime;
 use crate::calc::model::Model;
-use crate::calc::plan::{Fp8, Fusion, Recompute, RecomputeLayers};
+use crate::calc::plan::{Fp8, Fusion, Recompute, RecomputeLayers, Schedule};
 
 pub use crate::calc::plan::Overlap;
 
@@ -508,7 +509,10 @@ pub fn step_time(
     let m = plan.micro_batches.max(1) as f64;
     let (per_mb, parts, r) = c.slowest(&ranks, &u, &s);
     let (p, v) = (s.p, s.v);
-    let bubble = (p as f64 - 1.0) / v as f64 * per_mb;
+    let bubble = match plan.pipeline.as_ref().map(|x| x.schedule) {
+        Some(Schedule::ZeroBubble) => 0.0,
+        _ => (p as f64 - 1.0) / v as f64 * per_mb,
+    };
     let mut step = StepTime {
         compute: parts.compute * m,
         tp: parts.tp * m,

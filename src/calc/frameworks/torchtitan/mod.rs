@@ -229,6 +229,7 @@ fn place(field: Field) -> (&'static str, &'static str) {
         Field::PipelineParallelMicrobatchSize,
         Field::NumPpMicrobatches,
         Field::EnableSequenceParallel,
+        Field::PipelineParallelSchedule,
     ];
     let key = field.key();
     match key.split_once('.') {

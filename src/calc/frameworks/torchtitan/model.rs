@@ -1,6 +1,7 @@
 //! torchtitan's part of the model stage: its settings as typed (`activation_checkpoint.mode`,
 //! FSDP2 over the data-parallel shard ranks) and its memory conventions, published in the plan.
 
+use crate::calc::plan::{Pipeline, Schedule};
 use crate::calc::spec::AsBuilt;
 use crate::calc::{Field, RawInputs};
 
@@ -63,6 +64,7 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
     // `components` default ["model", "loss"]): Inductor fuses the element-wise kernels
     let fusion = settings::compiled(Field::CompileEnable, raw, rd.diags);
     let fp8 = converters(&mut rd);
+    let schedule = pp_schedule(&mut rd);
     // `parallelism.enable_sequence_parallel` (0.2.2 `Parallelism`, default true; always on in
     // `apply_tp` at 9dec370): the norms run `SequenceParallel()` and each block's input, the
     // residual adds and the final norm's input stay `Shard(1)` over the TP ranks (an invalid
@@ -94,6 +96,87 @@ pub fn settings(raw: &RawInputs, report: &mut crate::calc::Report) {
         ..Settings::default()
     };
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
+    if let Some(schedule) = schedule {
+        publish_pipeline(report, schedule);
+    }
+}
+
+/// `parallelism.pipeline_parallel_schedule` as torch's `get_schedule_class` reads it (0.3.0
+/// `config/configs.py`, default "1F1B"; the name compared lowercased,
+/// torch/distributed/pipelining/schedules.py): the schedule and its stages per rank, 1 for a
+/// `PipelineScheduleSingle`, else 2 (`_get_pipeline_metadata` in
+/// torchtitan/distributed/pipeline_parallel.py without `pipeline_parallel_layers_per_stage`;
+/// the same two at the 2024-12 benchmarks' 9dec370, `generate_split_points`). `None` when
+/// refused. torchtitan's own split (`_generate_llm_fqn_per_model_part`: the embedding and the
+/// output layer each weigh one layer) is not modelled: the layers split evenly.
+fn pp_schedule(rd: &mut crate::calc::parse::Reader) -> Option<(Schedule, u64)> {
+    use crate::calc::{Diag, Level, Param};
+    let name = match rd.text(Field::PipelineParallelSchedule) {
+        Param::Given(t) => t,
+        Param::Absent => return Some((Schedule::OneFOneB, 1)),
+        Param::Invalid => return None,
+    };
+    let stages = match name.to_ascii_lowercase().as_str() {
+        "1f1b" => (Schedule::OneFOneB, 1),
+        "gpipe" => (Schedule::AllForwardAllBackward, 1),
+        // torch's ScheduleInterleaved1F1B: rounds of pp micro batches through each chunk
+        "interleaved1f1b" => (Schedule::Interleaved { group: 0 }, 2),
+        "loopedbfs" => (Schedule::AllForwardAllBackward, 2),
+        "interleavedzerobubble" | "zbvzerobubble" | "dualpipev" => (Schedule::ZeroBubble, 2),
+        _ => {
+            rd.diags.push(Diag::new(
+                Field::PipelineParallelSchedule,
+                Level::Error,
+                format!(
+                    "ValueError: Unknown pipeline schedule: {} (torch's get_schedule_class: 1F1B, GPipe, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, ZBVZeroBubble, DualPipeV)",
+                    crate::calc::parse::shorten(&name)
+                ),
+            ));
+            return None;
+        }
+    };
+    if stages.0 == Schedule::ZeroBubble {
+        rd.diags.push(Diag::new(
+            Field::PipelineParallelSchedule,
+            Level::Warning,
+            format!(
+                "{name}: the step time counts no bubble (the schedule's design, not checked against torch's implementation), and the memory the micro batches of interleaved 1F1B{}",
+                if schedule_is_v(&name) {
+                    "; the V placement (the output layer on the first rank) is not modelled"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    Some(stages)
+}
+
+/// ZB-V and DualPipe-V place a rank's two stages as a V (stages r and 2p − 1 − r).
+fn schedule_is_v(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "zbvzerobubble" | "dualpipev"
+    )
+}
+
+/// The schedule in the plan, for a pipeline of more than one rank (with one, torchtitan builds
+/// no schedule).
+fn publish_pipeline(report: &mut crate::calc::Report, (schedule, stages): (Schedule, u64)) {
+    let Some(grid) = report.grid else {
+        return;
+    };
+    if grid.pp < 2 {
+        return;
+    }
+    report.plan.pipeline = Some(Pipeline {
+        schedule: match schedule {
+            Schedule::Interleaved { .. } => Schedule::Interleaved { group: grid.pp },
+            s => s,
+        },
+        virtual_stages: stages,
+        layers: Vec::new(),
+    });
 }
 
 /// `model.converters` (0.2.2 `Model.converters`): the float8 converter (registered as

@@ -78,6 +78,7 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::TensorParallelDegree,
             Field::ContextParallelDegree,
             Field::PipelineParallelDegree,
+            Field::PipelineParallelSchedule,
             Field::ExpertParallelDegree,
             Field::EnableSequenceParallel,
         ],
