@@ -28,9 +28,11 @@ const MEDIAN: f64 = 7.7;
 /// (`pipeline_parallel_schedule=Interleaved1F1B`): estimated as 1F1B it was +7.1 %, with its own
 /// schedule +15.9 %, and with torchtitan's sequence parallelism's copies (`sp_copy_bytes`)
 /// +23.5 % (inputs corrected and a cost modelled, not a model made worse; the same two changes
-/// brought the median from 12.0 to 10.6).
-const FP8_WITHIN_20: usize = 24;
-const FP8_MEDIAN: f64 = 10.6;
+/// brought the median from 12.0 to 10.6). 25 and 9.2 % since the NeMo 24.07 links carry the
+/// sequence parallelism, TP-communication overlap and distributed optimizer of NeMo's launcher
+/// recipes at that release (Llama 2 70B −36.8 % -> −1.1 %; inputs corrected).
+const FP8_WITHIN_20: usize = 25;
+const FP8_MEDIAN: f64 = 9.2;
 /// The H100 BF16 check records (issue 35: at least 30), and the ratchet on all 16-bit check
 /// records including those added with `added=issue35-h100-bf16` (the two above stay on the
 /// records they were set on).
