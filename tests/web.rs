@@ -1014,3 +1014,75 @@ async fn the_planner_renders_the_view_models_rows() {
         );
     }
 }
+
+/// A file chosen in `input#import-file` or dropped on the text area is read in the browser and
+/// imported at once, the text area left as it was.
+#[wasm_bindgen_test]
+async fn a_chosen_or_dropped_file_is_imported() {
+    let page = mount("nodes=2").await;
+    open_details(&page, "details.config").await;
+    let file = |text: &str, name: &str| {
+        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+        web_sys::File::new_with_str_sequence(&parts, name).unwrap()
+    };
+    // chosen
+    let transfer = web_sys::DataTransfer::new().unwrap();
+    transfer
+        .items()
+        .add_with_file(&file(
+            r#"{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2}"#,
+            "ds_config.json",
+        ))
+        .unwrap();
+    let input: HtmlInputElement = page.q("#import-file").unwrap().dyn_into().unwrap();
+    input.set_files(transfer.files().as_ref());
+    input
+        .dispatch_event(&web_sys::Event::new("change").unwrap())
+        .unwrap();
+    for _ in 0..50 {
+        if search().contains("train_micro_batch_size_per_gpu=4") {
+            break;
+        }
+        settle().await;
+    }
+    assert_eq!(page.input("train_micro_batch_size_per_gpu").value(), "4");
+    assert!(
+        search().starts_with("?framework=deepspeed&"),
+        "{}",
+        search()
+    );
+    let area: web_sys::HtmlTextAreaElement = page.q("#import-text").unwrap().dyn_into().unwrap();
+    assert_eq!(area.value(), "");
+    // dropped on the text area
+    let transfer = web_sys::DataTransfer::new().unwrap();
+    transfer
+        .items()
+        .add_with_file(&file(
+            "micro_batch_size: 3\ngradient_accumulation_steps: 5\n",
+            "train.yml",
+        ))
+        .unwrap();
+    let init = web_sys::DragEventInit::new();
+    init.set_bubbles(true);
+    init.set_cancelable(true);
+    init.set_data_transfer(Some(&transfer));
+    let drop = web_sys::DragEvent::new_with_event_init_dict("drop", &init).unwrap();
+    area.dispatch_event(&drop).unwrap();
+    assert!(
+        drop.default_prevented(),
+        "the browser does not open the file"
+    );
+    for _ in 0..50 {
+        if search().contains("micro_batch_size=3") {
+            break;
+        }
+        settle().await;
+    }
+    // axolotl's YAML: the default framework, which the link does not name
+    assert!(!search().contains("framework="), "{}", search());
+    assert!(
+        search().contains("&micro_batch_size=3&gradient_accumulation_steps=5"),
+        "{}",
+        search()
+    );
+}

@@ -1,11 +1,13 @@
 //! Export (the selected framework's config fragment, from `calc::export`, with a Copy button)
 //! and import (paste a config; `calc::import` reads it, the form fills in, ignored keys are
 //! listed). Both are computed only while the panel is open. The "Read as" choices are
-//! `calc::view::importable`.
+//! `calc::view::importable`. A file (a config, a training log, a profiler trace of one step)
+//! can be chosen (`input#import-file`) or dropped on the text area instead: it is read in the
+//! browser, nothing is uploaded, and imported at once without filling the text area.
 
 use std::rc::Rc;
 
-use web_sys::{HtmlSelectElement, HtmlTextAreaElement};
+use web_sys::{HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
 use super::share::copy;
@@ -28,9 +30,6 @@ pub struct ConfigProps {
 pub fn config(props: &ConfigProps) -> Html {
     let open = use_state(|| false);
     let copied = use_state(|| None::<bool>);
-    let result = use_state(|| None::<Rc<Imported>>);
-    let pasted = use_state(String::new);
-    let as_ref = use_node_ref();
     let ontoggle = {
         let open = open.clone();
         Callback::from(move |e: Event| {
@@ -58,16 +57,7 @@ pub fn config(props: &ConfigProps) -> Html {
             });
         })
     };
-    let on_paste = {
-        let pasted = pasted.clone();
-        Callback::from(move |e: InputEvent| {
-            let area: HtmlTextAreaElement = e.target_unchecked_into();
-            pasted.set(area.value());
-        })
-    };
-    let on_import = import_on_click(props, as_ref.clone(), (*pasted).clone(), result.clone());
     let status = copy_status(*copied);
-    let import_result = (*result).as_ref().map(|r| import_outcome(r));
     html! {
         <details class="config" {ontoggle} open={*open}>
             <summary>{ "Export or import a config" }</summary>
@@ -81,41 +71,110 @@ pub fn config(props: &ConfigProps) -> Html {
                 { status }
             }
             if !props.readonly {
-                <h3><label for="import-text">{ "Import" }</label></h3>
-                <p class="help">
-                    { "Paste what you have: an axolotl or nanotron YAML, a DeepSpeed JSON, Hugging Face TrainingArguments \
-                       (JSON, --flags or the Python call), a torchtitan TOML, a Megatron command line, an accelerate config \
-                       or a torchrun line (the cluster), or a model's config.json (the model); the form fills in. \
-                       Keys dpcalc does not read are listed and ignored." }
-                </p>
-                <textarea id="import-text" rows="6" spellcheck="false" value={(*pasted).clone()} oninput={on_paste} />
-                <div class="import-row">
-                    <label for="import-as">{ "Read as" }</label>
-                    <select id="import-as" ref={as_ref}>
-                        <option value="" selected=true>{ "detect" }</option>
-                        { for view::importable().iter().map(|f| html! {
-                            <option value={f.id()}>{ f.name() }</option>
-                        }) }
-                    </select>
-                    <button type="button" onclick={on_import}>{ "Import" }</button>
-                </div>
-                { for import_result }
+                <ImportPanel framework={props.framework} inputs={props.inputs.clone()} on_import={props.on_import.clone()} />
             }
         </details>
     }
 }
 
-/// The Import button: reads the pasted text (as the "Read as" choice says) and applies what
-/// was read.
-fn import_on_click(
-    props: &ConfigProps,
+#[derive(Properties, PartialEq)]
+struct ImportProps {
+    framework: Framework,
+    inputs: RawInputs,
+    on_import: Callback<(Framework, Option<&'static Release>, RawInputs)>,
+}
+
+/// The import: a text area to paste into or drop a file on, a file chooser, "Read as" and the
+/// outcome of the last import.
+#[function_component(ImportPanel)]
+fn import_panel(props: &ImportProps) -> Html {
+    let result = use_state(|| None::<Rc<Imported>>);
+    let pasted = use_state(String::new);
+    let as_ref = use_node_ref();
+    let on_paste = {
+        let pasted = pasted.clone();
+        Callback::from(move |e: InputEvent| {
+            let area: HtmlTextAreaElement = e.target_unchecked_into();
+            pasted.set(area.value());
+        })
+    };
+    let on_import = {
+        let run = importer(props, as_ref.clone(), result.clone());
+        let text = (*pasted).clone();
+        Callback::from(move |_: MouseEvent| run.emit(text.clone()))
+    };
+    let run = importer(props, as_ref.clone(), result.clone());
+    let on_file = {
+        let run = run.clone();
+        Callback::from(move |e: Event| {
+            let input: HtmlInputElement = e.target_unchecked_into();
+            read_file(input.files().and_then(|f| f.get(0)), run.clone());
+        })
+    };
+    let on_drop = Callback::from(move |e: DragEvent| {
+        e.prevent_default();
+        let file = e
+            .data_transfer()
+            .and_then(|d| d.files())
+            .and_then(|f| f.get(0));
+        read_file(file, run.clone());
+    });
+    let on_drag_over = Callback::from(|e: DragEvent| e.prevent_default());
+    let import_result = (*result).as_ref().map(|r| import_outcome(r));
+    html! {
+        <>
+            <h3><label for="import-text">{ "Import" }</label></h3>
+            <p class="help">
+                { "Paste what you have: an axolotl or nanotron YAML, a DeepSpeed JSON, Hugging Face TrainingArguments \
+                   (JSON, --flags or the Python call), a torchtitan TOML, a Megatron command line, an accelerate config \
+                   or a torchrun line (the cluster), or a model's config.json (the model); the form fills in. \
+                   Keys dpcalc does not read are listed and ignored." }
+            </p>
+            <textarea id="import-text" rows="6" spellcheck="false" value={(*pasted).clone()} oninput={on_paste}
+                ondrop={on_drop} ondragover={on_drag_over} />
+            <p class="help">
+                <label for="import-file">{ "Or a file (read here, not uploaded): " }</label>
+                <input type="file" id="import-file" onchange={on_file} />
+            </p>
+            <div class="import-row">
+                <label for="import-as">{ "Read as" }</label>
+                <select id="import-as" ref={as_ref}>
+                    <option value="" selected=true>{ "detect" }</option>
+                    { for view::importable().iter().map(|f| html! {
+                        <option value={f.id()}>{ f.name() }</option>
+                    }) }
+                </select>
+                <button type="button" onclick={on_import}>{ "Import" }</button>
+            </div>
+            { for import_result }
+        </>
+    }
+}
+
+/// Reads a chosen or dropped file's text in the browser and imports it; a file that cannot be
+/// read as text is said as an import error.
+fn read_file(file: Option<web_sys::File>, run: Callback<String>) {
+    let Some(file) = file else { return };
+    wasm_bindgen_futures::spawn_local(async move {
+        let text = wasm_bindgen_futures::JsFuture::from(file.text()).await;
+        match text.ok().and_then(|t| t.as_string()) {
+            Some(t) => run.emit(t),
+            // unreadable as text: read as a binary file's (a NUL), which the import refuses
+            // with its own message
+            None => run.emit(String::from("\0")),
+        }
+    });
+}
+
+/// The import: reads a text (as the "Read as" choice says) and applies what was read.
+fn importer(
+    props: &ImportProps,
     as_ref: NodeRef,
-    text: String,
     result: UseStateHandle<Option<Rc<Imported>>>,
-) -> Callback<MouseEvent> {
+) -> Callback<String> {
     let apply = props.on_import.clone();
     let (current, inputs) = (props.framework, props.inputs.clone());
-    Callback::from(move |_: MouseEvent| {
+    Callback::from(move |text: String| {
         let forced = as_ref
             .cast::<HtmlSelectElement>()
             .and_then(|s| Framework::from_id(&s.value()));
