@@ -29,9 +29,11 @@ const WITHIN_15: f64 = 0.91;
 /// (21.3 % and 0.36 until the torchtitan 405B interleaved run's link said its schedule: an input
 /// corrected, not a model made worse; 18.8 % and 0.37 until the NeMo 24.07 links took the
 /// settings of NeMo's own launcher recipes at that release: the Llama 2 70B run's factor went
-/// from 0.63 to 0.99, its group's median from 28.8 % to 5.5 %.)
-const FP8_MEDIAN: f64 = 16.8;
-const FP8_WITHIN_15: f64 = 0.43;
+/// from 0.63 to 0.99, its group's median from 28.8 % to 5.5 %; 16.8 % and 0.43 until the NeMo
+/// group gained the four GPT-3 rows linked from the launcher's `gpt3/*.yaml`: its own median
+/// went from 5.5 % to 7.8 %, the FP8 predictions' as a whole to 16.4 %.)
+const FP8_MEDIAN: f64 = 16.4;
+const FP8_WITHIN_15: f64 = 0.45;
 /// The 16-bit figures with the H100 BF16 records added for issue 35 (`added=` in the fixture;
 /// [`MEDIAN`] and [`WITHIN_15`] stay on the records they were set on).
 const ALL_MEDIAN: f64 = 6.0;

@@ -30,9 +30,12 @@ const MEDIAN: f64 = 7.7;
 /// +23.5 % (inputs corrected and a cost modelled, not a model made worse; the same two changes
 /// brought the median from 12.0 to 10.6). 25 and 9.2 % since the NeMo 24.07 links carry the
 /// sequence parallelism, TP-communication overlap and distributed optimizer of NeMo's launcher
-/// recipes at that release (Llama 2 70B −36.8 % -> −1.1 %; inputs corrected).
-const FP8_WITHIN_20: usize = 25;
-const FP8_MEDIAN: f64 = 9.2;
+/// recipes at that release (Llama 2 70B −36.8 % -> −1.1 %; inputs corrected). 29 of 36 and
+/// 10.4 % since four more records are estimated (NeMo 24.07's GPT-3 5B/20B/175B rows, linked
+/// with the architecture and settings of the launcher's `gpt3/*.yaml` at that tag: +9.7, +11.1,
+/// −11.7, −16.6 %): more records, not a model made worse; the 32 earlier ones are unchanged.
+const FP8_WITHIN_20: usize = 29;
+const FP8_MEDIAN: f64 = 10.4;
 /// The H100 BF16 check records (issue 35: at least 30), and the ratchet on all 16-bit check
 /// records including those added with `added=issue35-h100-bf16` (the two above stay on the
 /// records they were set on).
