@@ -105,7 +105,7 @@ const NOT_MODELLED: &[(&str, &str, &str)] = &[
     (
         "fp8",
         "None",
-        "FP8 training (Transformer Engine): the two dense runs (`--fp8-recipe tensorwise`, `--fp8-param-gather`) counted with 16-bit activations are 22-24 % under, and their memory allocated after the step (0.48 and 0.30 GB) is 0.22 and 0.11 GB above their weights (the linear ones at 1 byte), fp32 gradients and sharded optimizer states: a lasting excess in proportion to layers × tokens ÷ TP (about 70·h bytes per token per layer in both) that neither TE's FP8 weight copies (the same per rank in both runs) nor the saved activations (FP8 at 1 byte per value, freed by the step's end) explain; the third also has multi-latent attention and multi-token prediction",
+        "FP8 training (Transformer Engine, `--fp8-recipe tensorwise`, `--fp8-param-gather`): 22-24 % under, and not for FP8: 0.22 and 0.11 GB stay allocated after the step above the model states, where the 16-bit records keep 0.07-0.16 GB uncounted (among it TE's cuBLAS workspace) and the first run 0.10 GB more for `--tp-comm-overlap`'s workspaces; a quarter of these small runs' peak (see above). The third also has multi-latent attention and multi-token prediction",
     ),
     (
         "multi_latent_attention",
