@@ -105,7 +105,7 @@ const NOT_MODELLED: &[(&str, &str, &str)] = &[
     (
         "fp8",
         "None",
-        "FP8 training (8-bit copies of weights and activations)",
+        "FP8 training (Transformer Engine, `--fp8-recipe tensorwise`, `--fp8-param-gather`): 22-24 % under, and not for FP8: 0.22 and 0.11 GB stay allocated after the step above the model states, where the 16-bit records keep 0.07-0.16 GB uncounted (among it TE's cuBLAS workspace) and the first run 0.10 GB more for `--tp-comm-overlap`'s workspaces; a quarter of these small runs' peak (see above). The third also has multi-latent attention and multi-token prediction",
     ),
     (
         "multi_latent_attention",
