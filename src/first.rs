@@ -314,15 +314,20 @@ mod exports {
 
     /// The first screen of the page at `base` (its URL without the query) for `search`, with
     /// the architecture group `opened` by the user; empty when a link that arrives naming a
-    /// model (its counts, memory and FLOPs are the full app's) was not `edited` here. A model
-    /// typed into the first view keeps it: everything but the model stage is computed until the
-    /// app takes over.
+    /// model (its counts, memory and FLOPs are the full app's) was not `edited` here, or gives
+    /// one of the app's own inputs (`field::APP_ONLY`: calibration, cost, the scaling view). A
+    /// model typed into the first view keeps it: everything but the model stage is computed
+    /// until the app takes over.
     #[wasm_bindgen]
     pub fn render(search: &str, base: &str, opened: bool, edited: bool) -> String {
         let state = State::from_query(search);
         let fw = state.link.framework;
+        let inputs = &state.link.inputs;
         if !fw.compiled()
-            || (!edited && crate::calc::parse::model::names_model(fw.spec(), &state.link.inputs))
+            || (!edited && crate::calc::parse::model::names_model(fw.spec(), inputs))
+            || crate::calc::field::APP_ONLY
+                .iter()
+                .any(|&f| inputs.is_given(f) || inputs.conflict(f).is_some())
         {
             return String::new();
         }

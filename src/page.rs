@@ -311,6 +311,11 @@ pub fn groups(
                     fields
                         .iter()
                         .copied()
+                        // a first view has none of the app's own inputs (`field::APP_ONLY`)
+                        .filter(|f| {
+                            crate::calc::first_view::FULL
+                                || !crate::calc::field::APP_ONLY.contains(f)
+                        })
                         .filter(|&f| view::shown(framework, inputs, report, f, compact))
                         .collect()
                 },

@@ -188,7 +188,7 @@ fields! {
         PipelineModelParallelSize => "pipeline_model_parallel_size", Count, "Pipeline model parallel size", "1",
             "--pipeline-model-parallel-size.";
         ExpertModelParallelSize => "expert_model_parallel_size", Count, "Expert model parallel size", "1",
-            "--expert-model-parallel-size (not in the data-parallel size).";
+            "--expert-model-parallel-size.";
     }
     [] {
         GlobalBatchSize => "global_batch_size", Int, "Global batch size", "mbs × dp",
@@ -196,35 +196,35 @@ fields! {
     }
     ["first-megatron"] {
         RampupBatchSize => "rampup_batch_size", Text, "Batch-size ramp-up", "unset",
-            "--rampup-batch-size <start> <increment> <samples>.";
+            "--rampup-batch-size.";
         StepBatchSizeSchedule => "step_batch_size_schedule", Text, "Step batch-size schedule", "unset",
-            "--step-batch-size-schedule \"THRESHOLD:BS ...\".";
+            "--step-batch-size-schedule.";
         DecreaseBatchSizeIfNeeded => "decrease_batch_size_if_needed", Flag, "Decrease batch size if needed", "",
             "--decrease-batch-size-if-needed.";
         TrainIters => "train_iters", Count, "Train iterations", "unset", "--train-iters.";
         TrainSamples => "train_samples", Count, "Train samples", "unset", "--train-samples.";
         SeqLength => "seq_length", Count, "Sequence length", "unset", "--seq-length.";
         LrDecayIters => "lr_decay_iters", Count, "Decay iterations", "train_iters",
-            "--lr-decay-iters: the learning-rate decay length (iteration-based); a warmup fraction is of it.";
+            "--lr-decay-iters.";
         LrDecaySamples => "lr_decay_samples", Count, "Decay samples", "train_samples",
-            "--lr-decay-samples: the learning-rate decay length (sample-based); a warmup fraction is of it.";
+            "--lr-decay-samples.";
         LrWarmupIters => "lr_warmup_iters", Count, "Warmup iterations", "0", "--lr-warmup-iters.";
         LrWarmupFraction => "lr_warmup_fraction", Real, "Warmup fraction", "unset", "--lr-warmup-fraction.";
         LrWarmupSamples => "lr_warmup_samples", Count, "Warmup samples", "0", "--lr-warmup-samples.";
         EvalGlobalBatchSize => "eval_global_batch_size", Int, "Eval global batch size", "global batch",
-            "--eval-global-batch-size (0.19.2); must divide by eval micro batch × dp.";
+            "--eval-global-batch-size (0.19.2).";
         EvalMicroBatchSize => "eval_micro_batch_size", Int, "Eval micro batch size", "micro batch",
             "--eval-micro-batch-size (0.19.2).";
     }
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan"] {
         NumExperts => "num_experts", Count, "Number of experts", "unset",
-            "--num-experts: required with expert parallelism, a multiple of it (a model preset's own unless typed).";
+            "--num-experts.";
     }
     ["first-megatron"] {
         ExpertTensorParallelSize => "expert_tensor_parallel_size", Count, "Expert tensor parallel size", "TP",
-            "--expert-tensor-parallel-size (0.19.2): the expert grid is this × expert × pipeline.";
+            "--expert-tensor-parallel-size.";
         TensorParallelNumWeightShards => "tensor_parallel_num_weight_shards", Count, "TP weight shards", "TP",
-            "--tensor-parallel-num-weight-shards (0.19.2): shards ÷ TP is a weight-shard (GTP) axis in the model size.";
+            "--tensor-parallel-num-weight-shards.";
     }
     ["first-torchtitan"] {
         // (megatron: add fields above this line)
@@ -343,11 +343,11 @@ fields! {
         GroupQueryAttention => "group_query_attention", Flag, "Group query attention", "preset's",
             "--group-query-attention.";
         NumQueryGroups => "num_query_groups", Count, "Query groups", "preset's", "--num-query-groups.";
-        KvChannels => "kv_channels", Count, "KV channels", "hidden ÷ heads", "--kv-channels (the head dimension).";
+        KvChannels => "kv_channels", Count, "KV channels", "hidden ÷ heads", "--kv-channels.";
         MakeVocabSizeDivisibleBy => "make_vocab_size_divisible_by", Count, "Pad vocabulary to a multiple of", "128",
-            "--make-vocab-size-divisible-by; Megatron pads to this × TP.";
+            "--make-vocab-size-divisible-by.";
         Swiglu => "swiglu", Flag, "SwiGLU", "preset's, else false",
-            "--swiglu: a gated MLP (gate, up, down); without it Megatron's GeLU MLP (up, down).";
+            "--swiglu.";
         UntieEmbeddingsAndOutputWeights => "untie_embeddings_and_output_weights", Flag, "Untie embeddings", "preset's, else false",
             "--untie-embeddings-and-output-weights.";
         DisableBiasLinear => "disable_bias_linear", Flag, "Disable linear biases", "preset's, else false",
@@ -363,12 +363,12 @@ fields! {
         MoeRouterTopk => "moe_router_topk", Count, "Router top-k", "preset's", "--moe-router-topk.";
         MoeFfnHiddenSize => "moe_ffn_hidden_size", Count, "Expert FFN size", "preset's", "--moe-ffn-hidden-size.";
         UseDistributedOptimizer => "use_distributed_optimizer", Flag, "Distributed optimizer", "false",
-            "--use-distributed-optimizer: optimizer states sharded over the data-parallel ranks.";
+            "--use-distributed-optimizer.";
         SequenceParallel => "sequence_parallel", Flag, "Sequence parallel", "false",
             "--sequence-parallel (with TP > 1).";
-        RecomputeGranularity => "recompute_granularity", Text, "Recompute", "none", "--recompute-granularity: full or selective.";
+        RecomputeGranularity => "recompute_granularity", Text, "Recompute", "none", "--recompute-granularity.";
         RecomputeMethod => "recompute_method", Text, "Recompute method", "none",
-            "--recompute-method: uniform or block (full recompute needs one).";
+            "--recompute-method.";
         RecomputeNumLayers => "recompute_num_layers", Count, "Recompute layers", "1",
             "--recompute-num-layers.";
         NumLayersPerVirtualPipelineStage => "num_layers_per_virtual_pipeline_stage", Count, "Layers per virtual stage", "unset",
@@ -460,9 +460,9 @@ fields! {
         Gpu => "gpu", Text, "GPU", "none",
             "a100-40gb, a100-80gb, h100-sxm, h100-96gb-500w, h100-pcie, h100-nvl, h200, b200, gb200, mi300x.";
         GpuMemoryGib => "gpu_memory_gib", Real, "Usable GPU memory (GiB)", "the GPU's",
-            "Overrides the GPU's memory (what the driver leaves usable).";
+            "Overrides the GPU's usable memory.";
         Mfu => "mfu", Real, "MFU (0–1)", "unset",
-            "Model FLOPs utilisation: estimates tokens per second from the FLOPs and the GPU's peak.";
+            "Model FLOPs utilisation (0–1).";
         IntraNodeGbps => "intra_node_gbps", Real, "Bandwidth in a node (GB/s per GPU)", "the GPU's",
             "One direction (nccl-tests busbw).";
         InterNodeGbps => "inter_node_gbps", Real, "Bandwidth between nodes (GB/s per GPU)", "the GPU's",
@@ -471,28 +471,45 @@ fields! {
     ["first-axolotl", "first-hf", "first-deepspeed", "first-megatron", "first-torchtitan", "first-nanotron"] {
         // ---- throughput (dpcalc's own, for time estimates) -----------------------------------
         TokensPerSecondPerGpu => "tokens_per_second_per_gpu", Real, "Tokens per second per GPU", "unset",
-            "Measured throughput of this layout; gives time per step and GPU-hours, and calibrates the estimate.";
+            "Measured on this layout.";
         SecondsPerStep => "seconds_per_step", Real, "Seconds per step", "unset",
-            "Measured time of one optimizer step (instead of tokens per second).";
+            "Measured on this layout.";
+    }
+    [] {
+        // ---- the full app's alone ([`APP_ONLY`]): calibration, cost, the scaling view ----------
         CalibrationComputeFactor => "calibration_compute_factor", Real, "Calibration compute factor", "1 (uncalibrated)",
-            "Multiplies the step-time estimate's compute (0.25–4); fitted from a measured speed of this layout.";
+            "0.25–4.";
         CalibrationCommFactor => "calibration_comm_factor", Real, "Communication factor", "1",
-            "0.25–4; fitted from a second run.";
+            "0.25–4.";
         SecondRunNodes => "second_run_nodes", Count, "Second run: nodes", "unset",
-            "Nodes of a second measured run.";
+            "For a second measured speed.";
         SecondRunTokensPerSecondPerGpu => "second_run_tokens_per_second_per_gpu", Real, "Second run: tokens/s per GPU", "unset",
             "Measured on second_run_nodes.";
         SecondRunSecondsPerStep => "second_run_seconds_per_step", Real, "Second run: seconds per step", "unset",
             "Measured on second_run_nodes.";
         // ---- cost and the scaling view (dpcalc's own) -----------------------------------------
         GpuHourPrice => "gpu_hour_price", Real, "Price per GPU-hour", "unset",
-            "What one GPU costs per hour, in your currency; gives the run's cost (total_cost).";
+            "Gives total_cost.";
         DeadlineHours => "deadline_hours", Real, "Deadline (hours)", "unset",
-            "The scaling view marks the cheapest cluster whose run ends within this many hours.";
+            "For the scaling view.";
         MaxNodes => "max_nodes", Count, "Largest cluster (nodes)", "the link's nodes",
-            "The scaling view's largest size: 1, 2, 4, … nodes up to this (at most 1024).";
+            "For the scaling view (at most 1024).";
     }
 }
+
+/// The inputs only the full app reads: the step time's calibration, the cost and the scaling
+/// view. A first view neither shows nor reads them (its build holds none of their words), and
+/// leaves a link that gives one to the app (`src/first.rs`).
+pub const APP_ONLY: &[Field] = &[
+    Field::CalibrationComputeFactor,
+    Field::CalibrationCommFactor,
+    Field::SecondRunNodes,
+    Field::SecondRunTokensPerSecondPerGpu,
+    Field::SecondRunSecondsPerStep,
+    Field::GpuHourPrice,
+    Field::DeadlineHours,
+    Field::MaxNodes,
+];
 
 impl Field {
     pub const COUNT: usize = Field::ALL.len();

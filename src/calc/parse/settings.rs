@@ -270,6 +270,12 @@ pub fn publish(
     };
     settings.tokens_per_second_per_gpu = rd.real(Field::TokensPerSecondPerGpu);
     settings.seconds_per_step = rd.real(Field::SecondsPerStep);
+    // the app's own inputs (`field::APP_ONLY`): a first view reads none of them
+    if cfg!(feature = "first") {
+        merge(report, diags);
+        report.plan.settings = settings;
+        return;
+    }
     settings.calibration_compute_factor =
         factor(&mut rd, Field::CalibrationComputeFactor, "compute");
     settings.calibration_comm_factor =
