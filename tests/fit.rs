@@ -3,16 +3,10 @@
 //! (tests/fixtures/model_*.json, see tests/fixtures/README.md for the commands).
 
 use crate::common::files::fixture_json;
+use crate::common::report::accepted as report;
 use dpcalc::calc::{Level, Num, Output, Report};
 use dpcalc::query;
 use serde_json::Value;
-
-fn report(q: &str) -> Report {
-    let r = query::decode(q).report();
-    let errors: Vec<_> = r.diags.iter().filter(|d| d.level == Level::Error).collect();
-    assert!(errors.is_empty(), "{q}: {errors:?}");
-    r
-}
 
 fn int(r: &Report, o: Output) -> i128 {
     match r.value(o) {

@@ -8,7 +8,8 @@
 //! be a known miss with its reason, and a known miss judged right fails until it is taken off
 //! the list. Nothing is tuned to these runs.
 
-use dpcalc::calc::{Field, Level, Num, Output, Report};
+use crate::common::report::bytes;
+use dpcalc::calc::{Field, Level, Output};
 use dpcalc::query;
 
 const FIXTURE: &str = include_str!("fixtures/fits_measured.txt");
@@ -62,13 +63,6 @@ fn runs() -> Vec<Run> {
         });
     }
     out
-}
-
-fn bytes(r: &Report, o: Output) -> u128 {
-    match r.value(o) {
-        Some(Num::Int(v)) => u128::try_from(v).unwrap(),
-        other => panic!("{}: {other:?}", o.name()),
-    }
 }
 
 /// dpcalc's verdict on a run: `(fits, on the device, usable)`.

@@ -8,8 +8,9 @@
 //! prints the table per source with the median error and checks that docs/estimates.md states the
 //! same medians; it does not tune anything to them.
 
+use crate::common::report::bytes;
 use dpcalc::calc::estimate::device::CUDA_CONTEXT_BYTES;
-use dpcalc::calc::{Level, Num, Output, Report};
+use dpcalc::calc::{Level, Output};
 use dpcalc::query;
 
 const FIXTURE: &str = include_str!("fixtures/measured_memory_sources.txt");
@@ -22,13 +23,6 @@ struct Row {
     measured: u128,
     /// `None`: not estimated (no link: a model dpcalc does not have).
     estimated: Option<u128>,
-}
-
-fn bytes(r: &Report, o: Output) -> u128 {
-    match r.value(o) {
-        Some(Num::Int(v)) => u128::try_from(v).unwrap(),
-        other => panic!("{}: {other:?}", o.name()),
-    }
 }
 
 /// The estimate of a record's own counter. A CUDA context measured on a runtime that loads its

@@ -2,6 +2,7 @@
 //! `c10/cuda/CUDACachingAllocator.cpp` on hand-picked sizes, the stage figures against the
 //! allocated ones, and `memory_on_device_bytes` = reserved + the CUDA context + NCCL's buffers.
 
+use crate::common::report::{accepted as report, bytes};
 use dpcalc::calc::estimate::device::{COMMUNICATOR_BYTES, CUDA_CONTEXT_BYTES};
 use dpcalc::calc::estimate::reserved::{
     reserve, reserved_stages, stage_tensors, LARGE_BUFFER, MIN_LARGE_ALLOC, ROUND_LARGE,
@@ -9,8 +10,7 @@ use dpcalc::calc::estimate::reserved::{
 };
 use dpcalc::calc::estimate::{stages, Params, Partition, Setup};
 use dpcalc::calc::model::preset;
-use dpcalc::calc::{Level, Num, Output, Report};
-use dpcalc::query;
+use dpcalc::calc::Output;
 
 const MIB: u128 = 1 << 20;
 
@@ -88,20 +88,6 @@ fn stage_tensors_add_up_to_the_allocated_estimate() {
                 "{id} stage {r}"
             );
         }
-    }
-}
-
-fn report(q: &str) -> Report {
-    let r = query::decode(q).report();
-    let errors: Vec<_> = r.diags.iter().filter(|d| d.level == Level::Error).collect();
-    assert!(errors.is_empty(), "{q}: {errors:?}");
-    r
-}
-
-fn bytes(r: &Report, o: Output) -> u128 {
-    match r.value(o) {
-        Some(Num::Int(v)) => u128::try_from(v).unwrap(),
-        other => panic!("{}: {other:?}", o.name()),
     }
 }
 

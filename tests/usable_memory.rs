@@ -2,23 +2,9 @@
 //! (`gpu_usable_memory_bytes`, `torch.cuda.get_device_properties(i).total_memory` by GPU variant,
 //! with its source), not the vendor's nominal GB (`gpu_memory_bytes`, unchanged for old links).
 
+use crate::common::report::{accepted as report, bytes};
 use dpcalc::calc::gpu::{self, GPUS};
-use dpcalc::calc::{view, Field, Level, Num, Output, Report};
-use dpcalc::query;
-
-fn report(q: &str) -> Report {
-    let r = query::decode(q).report();
-    let errors: Vec<_> = r.diags.iter().filter(|d| d.level == Level::Error).collect();
-    assert!(errors.is_empty(), "{q}: {errors:?}");
-    r
-}
-
-fn bytes(r: &Report, o: Output) -> u128 {
-    match r.value(o) {
-        Some(Num::Int(v)) => u128::try_from(v).unwrap(),
-        other => panic!("{}: {other:?}", o.name()),
-    }
-}
+use dpcalc::calc::{view, Field, Level, Output, Report};
 
 fn fit_warning(r: &Report) -> Option<&str> {
     r.diags

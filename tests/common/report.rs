@@ -9,6 +9,22 @@ pub fn report_of(q: &str) -> Report {
     query::decode(q).report()
 }
 
+/// The report of the link `q`, which the framework must accept: the test fails on any error.
+pub fn accepted(q: &str) -> Report {
+    let r = report_of(q);
+    let errors: Vec<_> = r.diags.iter().filter(|d| d.level == Level::Error).collect();
+    assert!(errors.is_empty(), "{q}: {errors:?}");
+    r
+}
+
+/// The value of `o` as a count of bytes (an integer), or the test fails.
+pub fn bytes(r: &Report, o: Output) -> u128 {
+    match r.value(o) {
+        Some(Num::Int(v)) => u128::try_from(v).unwrap(),
+        other => panic!("{}: {other:?}", o.name()),
+    }
+}
+
 /// Inputs of the given fields and values.
 pub fn inputs(pairs: &[(Field, &str)]) -> RawInputs {
     RawInputs::from_pairs(pairs.iter().copied())
