@@ -196,6 +196,14 @@ fn memoised_rows_equal_direct_compute() {
             (Field::SeqLen, "6"),
             (Field::NumTokensPerMicrobatchPerDpRank, "1000"),
         ],
+        // torchtitan: pipelined rows are refused first for CUDA graphs, unless they are off or
+        // the current inputs pipeline already (then the divisor's message can come first)
+        &[
+            (Field::PipelineParallelDegree, "2"),
+            (Field::SeqLen, "6"),
+            (Field::LocalBatchSize, "2"),
+        ],
+        &[(Field::DisableCudaGraphs, "false"), (Field::SeqLen, "1000")],
         &[
             (Field::PerDeviceTrainBatchSize, "3"),
             (Field::NumSamples, "1001"),
@@ -398,6 +406,27 @@ fn explore_for_65536_gpus() {
     let refused = hf.rows.iter().filter(|r| r.sizes[1] > 1 && r.sizes[2] > 1);
     assert_eq!(refused.count(), 680);
     assert!(hf.computes <= 120 + 289, "{}", hf.computes);
+    // torchtitan (the bench's link): the 816 pipelined rows are refused first for CUDA graphs,
+    // so only the unpipelined ones that fail the sequence divisor key on their tp and cp
+    let tt = inputs(&[
+        (Field::WorldSize, "65536"),
+        (Field::LocalBatchSize, "2"),
+        (Field::GlobalBatchSize, "131072"),
+        (Field::Steps, "1000"),
+    ]);
+    let rel = Framework::Torchtitan.default_release().id;
+    let memo = layout::explore(Framework::Torchtitan, rel, &tt);
+    let pipelined = memo.rows.iter().filter(|r| r.sizes[2] > 1);
+    assert!(pipelined.clone().all(|r| r
+        .problem
+        .as_deref()
+        .is_some_and(|p| p.contains("CUDA graphs"))));
+    assert_eq!(pipelined.count(), 816);
+    assert!(memo.computes <= 177, "{}", memo.computes);
+    assert_eq!(
+        memo.rows,
+        layout::explore_direct(Framework::Torchtitan, rel, &tt).rows
+    );
     for &fw in Framework::ALL {
         let t = Instant::now();
         let n = layout::bench(fw, 65_536);

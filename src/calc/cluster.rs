@@ -33,20 +33,20 @@ pub fn world_size(
         }
         Param::Given(ws) => {
             shape_agrees(ws, nodes_given, gpus_given, product, report);
-            report.explain(
+            report.explain_with(
                 Output::WorldSize,
                 "world_size (WORLD_SIZE, as given)",
-                format!("world_size = {ws}"),
+                || format!("world_size = {ws}"),
             );
             ws
         }
         Param::Invalid => return None,
         Param::Absent => {
             let (n, g, p) = product?;
-            report.explain(
+            report.explain_with(
                 Output::WorldSize,
                 "world_size = nodes × gpus_per_node",
-                format!("world_size = {n} × {g} = {p}"),
+                || format!("world_size = {n} × {g} = {p}"),
             );
             p
         }
@@ -54,9 +54,7 @@ pub fn world_size(
     report.set(Output::WorldSize, Num::Int(world_size.into()));
     let shape = node_shape(world_size, typed_nodes, typed_gpus, world_given);
     if shape.assumed {
-        report.diag(
-            Field::WorldSize,
-            Level::Note,
+        report.diag_with(Field::WorldSize, Level::Note, || {
             format!(
                 "Node shape assumed: {} {} × {} GPUs (world_size gives none; dpcalc takes nodes \
                  of {DEFAULT_GPUS_PER_NODE} when they divide it, else one node). Give nodes or \
@@ -65,8 +63,8 @@ pub fn world_size(
                 shape.nodes,
                 if shape.nodes == 1 { "node" } else { "nodes" },
                 shape.gpus_per_node
-            ),
-        );
+            )
+        });
     }
     report.plan.node_shape = Some(shape);
     Some(world_size)

@@ -34,6 +34,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
 
 use super::fit::LayoutEstimator;
 use super::frameworks::{Concept, Framework};
@@ -107,7 +108,7 @@ pub struct Row {
     pub max_steps: Option<Num>,
     /// The framework's first error for this layout (one the current inputs without model
     /// parallelism do not have), if any.
-    pub problem: Option<String>,
+    pub problem: Option<Rc<str>>,
     /// The memory on the device per GPU by published formulas (`fit::LayoutEstimator::row_memory`):
     /// the estimate the report makes for the current inputs (`memory_on_device_bytes`), on this row's grid at the current micro batch
     /// per GPU. `None` without a model (or what the estimate needs).
@@ -460,7 +461,8 @@ struct Computed {
     gradient_accumulation_steps: Option<Num>,
     global_batch_size: Option<Num>,
     max_steps: Option<Num>,
-    problem: Option<String>,
+    /// Shared: every row of one memo entry (up to hundreds) holds the same message.
+    problem: Option<Rc<str>>,
 }
 
 /// A row's inputs, built in place: the current inputs with what the row sets
@@ -600,18 +602,25 @@ impl Context<'_> {
             },
             _ => BatchMatch::Unknown,
         };
+        let (dp_world_size, gradient_accumulation_steps, max_steps) = (
+            report.value(Output::DpWorldSize),
+            report.value(Output::GradientAccumulationSteps),
+            report.value(Output::MaxSteps),
+        );
+        // the first new error's message, taken from the report rather than copied
         let problem = report
             .diags
-            .iter()
+            .into_iter()
             .find(|d| d.level == Level::Error && !self.baseline.contains(&d.message))
-            .map(|d| d.message.clone())
-            .or_else(|| launch_refusal(self.framework, sizes));
+            .map(|d| d.message)
+            .or_else(|| launch_refusal(self.framework, sizes))
+            .map(Rc::from);
         Computed {
             batch_match: fit,
-            dp_world_size: report.value(Output::DpWorldSize),
-            gradient_accumulation_steps: report.value(Output::GradientAccumulationSteps),
+            dp_world_size,
+            gradient_accumulation_steps,
             global_batch_size: global,
-            max_steps: report.value(Output::MaxSteps),
+            max_steps,
             problem,
         }
     }

@@ -18,7 +18,8 @@ fn quiet() -> bool {
 }
 
 /// Runs `f` with worked steps off: every [`Report`] computed inside records none
-/// ([`Report::explain`], [`Report::explain_with`] return at once). For the many computations
+/// ([`Report::explain`], [`Report::explain_with`] return at once), nor the warnings and notes
+/// made with [`Report::diag_with`]. For the many computations
 /// whose steps nobody reads: the explorer's rows and the planner's candidates, which keep only
 /// values and messages. The flag is restored afterwards, also when `f` panics.
 pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
@@ -430,6 +431,21 @@ impl Report {
     #[inline(never)]
     pub(crate) fn diag(&mut self, field: Field, level: Level, message: impl Into<String>) {
         self.push(Diag::new(field, level, message));
+    }
+
+    /// [`Report::diag`] with the message made only where it is kept: a computation run
+    /// [`quietly`] keeps its errors alone (the explorer's rows read their first error), so a
+    /// warning's or a note's words are not formatted there.
+    pub(crate) fn diag_with(
+        &mut self,
+        field: Field,
+        level: Level,
+        message: impl FnOnce() -> String,
+    ) {
+        if level != Level::Error && quiet() {
+            return;
+        }
+        self.diag(field, level, message());
     }
 
     /// Adds a message of the running stage. An error in the grid stage means the layout does

@@ -239,7 +239,7 @@ fn layout_row(ex: &Explorer, i: usize, props: &ExplorerProps, has_memory: bool) 
             if has_memory { <td class="memory">{ memory(row, ex.capacity, || cell(row, Output::MemoryPerGpuBytes)) }</td> }
             <td>
                 if current { <span class="badge">{ "current" }</span> }
-                if let Some(p) = &row.problem { <span class="problem" data-error="layout" title={p.clone()}>{ "refused: " }{ p.clone() }</span> }
+                if let Some(p) = &row.problem { <span class="problem" data-error="layout" title={p.clone()}>{ "refused: " }{ &**p }</span> }
                 <button type="button" class="apply" aria-label={label}>{ "Apply" }</button>
             </td>
         </tr>

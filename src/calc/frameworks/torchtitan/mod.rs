@@ -131,15 +131,13 @@ fn fills(_: u64, _: &[u64]) -> Vec<(Field, String)> {
 
 /// torchtitan checks the sequence length against `tp × 2·cp` (its sequence/context divisor), so
 /// the tensor and context sizes themselves matter when that check (or expert parallelism) makes
-/// them ([`SizeCheck`]).
+/// them, unless the row is refused earlier ([`SizeCheck`]).
 fn memo(release: &str, raw: &RawInputs) -> MemoKey {
     let check = SizeCheck::new(release, raw);
     Box::new(move |sizes| {
-        let (tp, cp) = (
-            sizes.first().copied().unwrap_or(1),
-            sizes.get(1).copied().unwrap_or(1),
-        );
-        if check.products_only(tp, cp) {
+        let size = |i: usize| sizes.get(i).copied().unwrap_or(1);
+        let (tp, cp) = (size(0), size(1));
+        if check.products_only(tp, cp, size(2)) {
             spec::RowKey::Sizes(1, 1)
         } else {
             spec::RowKey::Sizes(tp, cp)

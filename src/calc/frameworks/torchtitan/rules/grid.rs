@@ -2,6 +2,7 @@
 //! parallelism (HEAD's check, 0.3.0's `build_mesh`) and the sequence divisor for SP and CP.
 
 use super::*;
+use std::fmt::Write as _;
 
 /// The product `data_parallel_shard_degree = -1` fills the world around.
 const OTHERS_NAME: &str = "data_parallel_replicate_degree × context_parallel_degree × tensor_parallel_degree × pipeline_parallel_degree";
@@ -286,7 +287,6 @@ impl Calc<'_> {
         if u128::from(n) % divisor == 0 {
             return;
         }
-        let near = join(&multiples_around(n.into(), divisor));
         let text = match self.version {
             Version::Batch => format!(
                 "Training sequence length ({n}) must be divisible by {divisor} for the configured sequence/context parallelism."
@@ -296,26 +296,30 @@ impl Calc<'_> {
                  sequence/context parallelism."
             ),
         };
-        let why = if sp && d.tp > 1 {
-            format!(
-                " The divisor is tensor_parallel_degree {} (sequence parallel on)",
+        // one string for dpcalc's part (the explorer makes one for each layout refused here)
+        let mut fix = String::with_capacity(160);
+        if sp && d.tp > 1 {
+            let _ = write!(
+                fix,
+                "The divisor is tensor_parallel_degree {} (sequence parallel on)",
                 d.tp
-            )
+            );
         } else {
-            " The divisor is".to_string()
-        };
-        let cp = if d.cp > 1 {
-            format!(" × 2 × context_parallel_degree {}", d.cp)
-        } else {
-            String::new()
-        };
-        self.report.refuse(
-            field,
-            Refusal::new("torchtitan refuses", text).fix(format!(
-                "{}{cp} = {divisor}. Nearest valid: {} {near}.",
-                why.trim_start(),
-                field.key()
-            )),
-        );
+            fix.push_str("The divisor is");
+        }
+        if d.cp > 1 {
+            let _ = write!(fix, " × 2 × context_parallel_degree {}", d.cp);
+        }
+        let _ = write!(fix, " = {divisor}. Nearest valid: {}", field.key());
+        // `multiples_around` without its vector: the multiple below (when above 0) and above
+        let below = u128::from(n) / divisor * divisor;
+        match (below > 0, below.checked_add(divisor)) {
+            (true, Some(above)) => write!(fix, " {below} or {above}."),
+            (true, None) => write!(fix, " {below}."),
+            (false, above) => write!(fix, " {}.", above.unwrap_or(divisor)),
+        }
+        .ok();
+        self.report
+            .refuse(field, Refusal::new("torchtitan refuses", text).fix(fix));
     }
 }

@@ -243,11 +243,14 @@ fn seq_divisor(sequence_parallel: bool, tp: u64, cp: u64) -> u128 {
 /// For the layout explorer's memo: which layouts' tensor and context sizes matter only through
 /// their products (as they do for the batch, accumulation and steps). They do unless expert
 /// parallelism is on or the sequence (0.3.0) or token (HEAD) count fails the divisor check,
-/// whose refusal quotes the sizes themselves.
+/// whose refusal quotes the sizes themselves, and is the layout's first new error: a pipelined
+/// layout is refused before it, in the checks stage, for CUDA graphs (the same message for
+/// every such layout) unless they are disabled or the current inputs have that error already.
 pub struct SizeCheck {
     n: Option<u64>,
     sequence_parallel: Option<bool>,
     ep_off: bool,
+    pipelines_refused_first: bool,
 }
 
 impl SizeCheck {
@@ -261,11 +264,18 @@ impl SizeCheck {
             },
             sequence_parallel: i.sequence_parallel.or(true),
             ep_off: i.ep.or(1) == Some(1),
+            // `config_checks`: CUDA graphs on (the default) refuse every pipelined layout;
+            // with the current inputs pipelined, that refusal is theirs too and not a row's
+            pipelines_refused_first: matches!(
+                i.disable_cuda_graphs,
+                Param::Absent | Param::Given(false)
+            ) && matches!(i.pp, Param::Absent | Param::Given(0 | 1)),
         }
     }
 
-    pub fn products_only(&self, tp: u64, cp: u64) -> bool {
+    pub fn products_only(&self, tp: u64, cp: u64, pp: u64) -> bool {
         match (self.ep_off, self.sequence_parallel, self.n) {
+            (true, _, _) if pp > 1 && self.pipelines_refused_first => true,
             (true, Some(sp), Some(n)) => u128::from(n) % seq_divisor(sp, tp, cp) == 0,
             _ => false,
         }
