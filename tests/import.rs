@@ -1109,6 +1109,23 @@ fn keys_the_framework_no_longer_reads_are_named_with_what_the_page_uses() {
         got.warnings
     );
     assert!(!got.unknown.contains(&"training.batch_size".to_string()));
+    // torchao's FSDP float8 settings, which torchtitan removed before 0.3.0: each named, none
+    // left unknown, and no input taken from them
+    let got = import(
+        "[training]\nlocal_batch_size = 2\n[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\n\
+         precompute_float8_dynamic_scale_for_fsdp = true\nforce_recompute_fp8_weight_in_bwd = true\n",
+    );
+    assert_eq!(got.framework, Framework::Torchtitan);
+    assert_eq!(got.warnings.len(), 3, "{:?}", got.warnings);
+    assert!(got.warnings[0].starts_with(
+        "quantize.linear.float8.enable_fsdp_float8_all_gather: torchtitan's releases dpcalc models have no FSDP float8 all-gather"
+    ));
+    assert!(
+        got.warnings[2].contains("pytorch/ao#2356"),
+        "{:?}",
+        got.warnings
+    );
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
     // HF's renamed argument, as a flag and in JSON
     for text in [
         "torchrun train.py --per_device_train_batch_size 2 --evaluation_strategy steps",

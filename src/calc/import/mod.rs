@@ -222,16 +222,20 @@ impl Imported {
             .map(|(_, v)| v.as_str())
     }
 
-    fn unknown(&mut self, key: impl Into<String>) {
-        let key = printable(key.into());
+    /// What happens to `key`, a key the framework no longer reads (`Spec::import`'s `renamed`;
+    /// a flag's dashes read as underscores).
+    fn renamed(&self, key: &str) -> Option<&'static str> {
         let name = key.trim_start_matches('-').replace('-', "_");
-        let renamed = self
-            .framework
+        self.framework
             .spec()
             .import
             .as_ref()
-            .and_then(|i| (i.renamed)(&name));
-        if let Some(what) = renamed {
+            .and_then(|i| (i.renamed)(&name))
+    }
+
+    fn unknown(&mut self, key: impl Into<String>) {
+        let key = printable(key.into());
+        if let Some(what) = self.renamed(&key) {
             if self.warnings.len() < MAX_LISTED {
                 self.warnings.push(format!("{key}: {what}"));
             }

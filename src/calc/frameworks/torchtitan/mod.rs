@@ -200,6 +200,9 @@ fn in_file(f: Field) -> bool {
 
 /// Keys its configs carry that it does not read (`Spec::import`'s `renamed`).
 fn import_renamed(path: &str) -> Option<&'static str> {
+    if let Some(what) = float8_fsdp_key(path) {
+        return Some(what);
+    }
     match path {
         // torchtitan split `training.batch_size` into local_batch_size and global_batch_size in
         // June 2025 (before 0.3.0)
@@ -210,6 +213,30 @@ fn import_renamed(path: &str) -> Option<&'static str> {
         ),
         _ => None,
     }
+}
+
+/// torchao's FSDP settings of the float8 converter, in `[float8]` (the 2024-12 benchmarks'
+/// 9dec370, `config_manager.py`) or `[quantize.linear.float8]` (from May 2025, #1198): keys of
+/// neither release dpcalc models. torchtitan removed `force_recompute_fp8_weight_in_bwd` in
+/// #1452 (July 2025) once torchao had made it a no-op (pytorch/ao#2356, June 2025), and the FSDP
+/// float8 all-gather with its precomputed scales and the tensorwise recipe in #3127 (April 2026):
+/// 0.3.0's `Float8LinearConverter.Config` has `recipe_name` (rowwise), `filter_fqns` and
+/// `emulate` only, and FSDP gathers the 16-bit weights.
+fn float8_fsdp_key(path: &str) -> Option<&'static str> {
+    let key = path
+        .strip_prefix("quantize.linear.float8.")
+        .or_else(|| path.strip_prefix("float8."))?;
+    Some(match key {
+        "enable_fsdp_float8_all_gather" | "precompute_float8_dynamic_scale_for_fsdp" => {
+            "torchtitan's releases dpcalc models have no FSDP float8 all-gather: it went with the \
+             tensorwise recipe in #3127 (April 2026). FSDP gathers the 16-bit weights; the page counts those."
+        }
+        "force_recompute_fp8_weight_in_bwd" => {
+            "torchtitan removed it in #1452 (July 2025), torchao having made it a no-op (pytorch/ao#2356, \
+             June 2025): it changes nothing the page counts."
+        }
+        _ => return None,
+    })
 }
 
 /// The table of torchtitan's job TOML a key is written in (`Spec::written`,
@@ -240,6 +267,30 @@ fn place(field: Field) -> (&'static str, &'static str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fsdp_float8_keys_are_named_as_keys_the_releases_do_not_have() {
+        for table in ["float8", "quantize.linear.float8"] {
+            for key in [
+                "enable_fsdp_float8_all_gather",
+                "precompute_float8_dynamic_scale_for_fsdp",
+            ] {
+                let what = super::import_renamed(&format!("{table}.{key}")).expect(key);
+                assert!(what.contains("#3127"), "{what}");
+            }
+            let what = super::import_renamed(&format!("{table}.force_recompute_fp8_weight_in_bwd"));
+            assert!(what.is_some_and(|w| w.contains("pytorch/ao#2356")));
+        }
+        // the converter's own keys, and other tables' keys of the same name, are not these
+        assert_eq!(
+            super::import_renamed("quantize.linear.float8.recipe_name"),
+            None
+        );
+        assert_eq!(
+            super::import_renamed("training.enable_fsdp_float8_all_gather"),
+            None
+        );
+    }
+
     #[test]
     fn default_sequence_len_is_the_rules_default() {
         assert_eq!(
