@@ -22,9 +22,10 @@ use dpcalc::query;
 const MEDIAN_GOAL: f64 = 6.0;
 const WITHIN_15_GOAL: f64 = 0.90;
 /// The median |error| of the 16-bit groups' predictions so far, percent, and the share within
-/// ±15 %.
-const MEDIAN: f64 = 4.6;
-const WITHIN_15: f64 = 0.91;
+/// ±15 %. 4.6 % and 0.91 until Megatron-LM's H100 table was converted with the FLOPs formula of
+/// its own release (see [`ALL_MEDIAN`]): 4.9 % and 0.89, a measurement corrected.
+const MEDIAN: f64 = 4.9;
+const WITHIN_15: f64 = 0.89;
 /// The same for the FP8 groups, estimated since the FP8 products were modelled.
 /// (21.3 % and 0.36 until the torchtitan 405B interleaved run's link said its schedule: an input
 /// corrected, not a model made worse; 18.8 % and 0.37 until the NeMo 24.07 links took the
@@ -35,9 +36,13 @@ const WITHIN_15: f64 = 0.91;
 const FP8_MEDIAN: f64 = 16.4;
 const FP8_WITHIN_15: f64 = 0.45;
 /// The 16-bit figures with the H100 BF16 records added for issue 35 (`added=` in the fixture;
-/// [`MEDIAN`] and [`WITHIN_15`] stay on the records they were set on).
-const ALL_MEDIAN: f64 = 6.0;
-const ALL_WITHIN_15: f64 = 0.86;
+/// [`MEDIAN`] and [`WITHIN_15`] stay on the records they were set on). 6.0 % and 0.86 until
+/// Megatron-LM's H100 table was converted with the FLOPs formula of its own release
+/// (measured_throughput.rs `megatron_r080_per_token`): its measured throughputs fell by 2 % (462B)
+/// to 12 % (1.7B), which widened the group's factors from 0.70–1.22 to 0.77–1.34 and its median
+/// from 8.6 to 12.9 % — a measurement corrected, not a model made worse.
+const ALL_MEDIAN: f64 = 6.1;
+const ALL_WITHIN_15: f64 = 0.85;
 
 fn report(link: &str) -> Report {
     let l = query::decode(link);
