@@ -400,6 +400,14 @@ fields! {
         AccountForLossInPipelineSplit => "account_for_loss_in_pipeline_split", Flag, "Loss as a pipeline layer", "false",
             "--account-for-loss-in-pipeline-split.";
     }
+    [] {
+        // ---- Megatron's multi-latent attention (the full app's alone: [`APP_ONLY`]) ---------
+        MultiLatentAttention => "multi_latent_attention", Flag, "Multi-latent attention", "false",
+            "--multi-latent-attention.";
+        QkHeadDim => "qk_head_dim", Count, "QK head dim (MLA)", "128", "--qk-head-dim.";
+        QkPosEmbHeadDim => "qk_pos_emb_head_dim", Count, "QK position head dim (MLA)", "64",
+            "--qk-pos-emb-head-dim.";
+    }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------
         GradientCheckpointing => "gradient_checkpointing", Flag, "Gradient checkpointing", "false",
@@ -497,8 +505,8 @@ fields! {
     }
 }
 
-/// The inputs only the full app reads: the step time's calibration, the cost and the scaling
-/// view. A first view neither shows nor reads them (its build holds none of their words), and
+/// The inputs only the full app reads: the step time's calibration, the cost, the scaling
+/// view and multi-latent attention's sizes. A first view neither shows nor reads them (its build holds none of their words), and
 /// leaves a link that gives one to the app (`src/first.rs`).
 pub const APP_ONLY: &[Field] = &[
     Field::CalibrationComputeFactor,
@@ -509,6 +517,13 @@ pub const APP_ONLY: &[Field] = &[
     Field::GpuHourPrice,
     Field::DeadlineHours,
     Field::MaxNodes,
+    // the model's multi-latent attention: its counts and memory are the app's
+    Field::MultiLatentAttention,
+    Field::QLoraRank,
+    Field::KvLoraRank,
+    Field::QkHeadDim,
+    Field::QkPosEmbHeadDim,
+    Field::VHeadDim,
 ];
 
 impl Field {

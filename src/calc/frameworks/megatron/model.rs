@@ -110,6 +110,23 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
     // the pipeline needs the model's layers, which a first view never resolves
     if let (Some(t), true) = (typed, crate::calc::first_view::FULL) {
         report.plan.pipeline = pipeline(report, t.virtual_stages, t.group, t.split);
+        mla_refusal(raw, report);
+    }
+}
+
+/// `validate_args` refuses grouped-query attention with multi-latent attention (the same
+/// assertion at 0.16.1, 0.19.2 and d98e8a6, megatron/training/arguments.py).
+fn mla_refusal(raw: &RawInputs, report: &mut Report) {
+    let on = |f: Field| parse::flag(f, raw.get(f), &mut Vec::new()) == Param::Given(true);
+    if on(Field::MultiLatentAttention) && on(Field::GroupQueryAttention) {
+        report.refuse(
+            Field::GroupQueryAttention,
+            Refusal::new(
+                "Megatron-LM refuses this in validate_args",
+                "AssertionError: Group query attention is mutually exclusive with multi latent attention.",
+            )
+            .fix("Leave out --group-query-attention: multi-latent attention has no key/value heads of its own."),
+        );
     }
 }
 
@@ -583,7 +600,7 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         report.diag(
             Field::ModelId,
             Level::Note,
-            "Megatron's theoretical memory is not computed for multi-latent attention (DeepSeek-V3) here: no recorded run covers it",
+            "Megatron's theoretical memory is not computed for multi-latent attention here: no recorded run covers it",
         );
         return;
     }

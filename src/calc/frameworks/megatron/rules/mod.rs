@@ -201,6 +201,12 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::UntieEmbeddingsAndOutputWeights,
             Field::MoeRouterTopk,
             Field::MoeFfnHiddenSize,
+            Field::MultiLatentAttention,
+            Field::QLoraRank,
+            Field::KvLoraRank,
+            Field::QkHeadDim,
+            Field::QkPosEmbHeadDim,
+            Field::VHeadDim,
         ],
     ),
 ];
