@@ -103,6 +103,7 @@ const MEGATRON_KEYS: &[&str] = &[
     "qk_head_dim",
     "qk_pos_emb_head_dim",
     "v_head_dim",
+    "num_distributed_optimizer_instances",
 ];
 
 /// Settings of a Megatron-LM record the estimate does not model: such a record is listed in the
@@ -138,11 +139,6 @@ const NOT_MODELLED: &[(&str, &str, &str)] = &[
         "cross_entropy_loss_fusion",
         "False",
         "the fused cross entropy: its functions run under torch.compile (`jit_fuser`), whose buffers for the in-place steps on the fp32 logits the code does not fix (counted as the unfused path's tensors it is 29 % under)",
-    ),
-    (
-        "num_distributed_optimizer_instances",
-        "1",
-        "several distributed-optimizer instances",
     ),
 ];
 
@@ -246,16 +242,11 @@ pub(crate) fn records() -> Vec<Result<Record, (String, String)>> {
                 link.push_str(&format!(
                     "&microbatch_group_size_per_virtual_pipeline_stage={n}"
                 ));
-            } else if a.starts_with("defer-embedding-wgrad-compute") {
-                link.clear();
+            } else if a == "defer-embedding-wgrad-compute" {
+                link.push_str("&defer_embedding_wgrad_compute=true");
+            } else if let Some(n) = a.strip_prefix("wgrad-deferral-limit:") {
+                link.push_str(&format!("&wgrad_deferral_limit={n}"));
             }
-        }
-        if link.is_empty() {
-            out.push(Err((
-                id,
-                "the embedding's deferred weight gradients".into(),
-            )));
-            continue;
         }
         for &k in MEGATRON_KEYS {
             match get(k) {
@@ -478,10 +469,12 @@ fn every_record_is_within_its_tolerance() {
     }
     // the ratchets: estimated records never fewer (30 before torchtitan's compiled runs under
     // per-op selective checkpointing, 32 with them, 36 with its Float8 runs and compiled full
-    // checkpointing, 38 with its TP runs), records left out never more (71 before, 69, 63, 61)
-    assert!(rows.len() >= 38, "{} records", rows.len());
+    // checkpointing, 38 with its TP runs, 40 with Megatron's distributed-optimizer instances and
+    // deferred embedding weight gradients), records left out never more (71 before, 69, 63,
+    // 61, 59)
+    assert!(rows.len() >= 40, "{} records", rows.len());
     let left_out = all.iter().filter(|r| r.is_err()).count();
-    assert!(left_out <= 61, "{left_out} records not estimated");
+    assert!(left_out <= 59, "{left_out} records not estimated");
     let sources: std::collections::BTreeSet<&str> = rows
         .iter()
         .map(|(r, _)| r.source.split(['@', ':']).next().unwrap())

@@ -6,10 +6,10 @@
 //! its words.
 
 use dpcalc::calc::import;
-use dpcalc::calc::{Field, Level, Output, Report};
+use dpcalc::calc::{Field, Output, Report};
 use dpcalc::query;
 
-use crate::common::report::int;
+use crate::common::report::{first_error, int};
 
 /// The functional test `gpt3_mcore_te_tp2_pp2_mla`'s arguments without its MLA sizes.
 const BASE: &str = "framework=megatron&version=0.19.2&world_size=8&gpu=h100-sxm&train_iters=100&num_layers=4&hidden_size=512&num_attention_heads=8&seq_length=1024&max_position_embeddings=1024&micro_batch_size=4&global_batch_size=32&tensor_model_parallel_size=2&pipeline_model_parallel_size=2&sequence_parallel=true&untie_embeddings_and_output_weights=true&vocab_size=50257&attention_backend=unfused";
@@ -22,13 +22,6 @@ fn params(r: &Report) -> i128 {
     int(r, Output::NumParameters).expect("a parameter count")
 }
 
-fn error(r: &Report) -> Option<(Field, String)> {
-    r.diags
-        .iter()
-        .find(|d| d.level == Level::Error)
-        .map(|d| (d.field, d.message.clone()))
-}
-
 /// Embeddings (50,257 + 1,024 positions) × 512, the output layer 50,257 × 512, the final norm.
 const OUTSIDE_LAYERS: i128 = 50_257 * 512 + 1024 * 512 + 50_257 * 512 + 1024;
 
@@ -37,7 +30,7 @@ fn the_record_s_sizes_give_mla_self_attention_s_parameters() {
     let r = report(
         "multi_latent_attention=true&q_lora_rank=192&kv_lora_rank=64&qk_head_dim=16&qk_pos_emb_head_dim=8&v_head_dim=16",
     );
-    assert_eq!(error(&r), None);
+    assert_eq!(first_error(&r), None);
     // per layer: norms 2 × 1,024, q_down 98,304, q_up 36,864, kv_down 36,864, kv_up 16,384,
     // linear_proj 66,048, fc1 1,050,624, fc2 1,049,088
     assert_eq!(params(&r), OUTSIDE_LAYERS + 4 * 2_356_224);
@@ -56,7 +49,7 @@ fn absent_sizes_take_megatron_s_defaults() {
     // --q-lora-rank None (a full query projection h × 8·(128 + 64)), --kv-lora-rank 32,
     // --qk-head-dim 128, --qk-pos-emb-head-dim 64, --v-head-dim 128
     let r = report("multi_latent_attention=true");
-    assert_eq!(error(&r), None);
+    assert_eq!(first_error(&r), None);
     let layer = 2 * 1024
         + 512 * 8 * 192
         + 512 * (32 + 64)
@@ -74,11 +67,14 @@ fn absent_sizes_take_megatron_s_defaults() {
 #[test]
 fn invalid_values_and_megatron_s_refusal_are_said_at_their_field() {
     let r = report("multi_latent_attention=maybe");
-    assert_eq!(error(&r).map(|e| e.0), Some(Field::MultiLatentAttention));
+    assert_eq!(
+        first_error(&r).map(|e| e.0),
+        Some(Field::MultiLatentAttention)
+    );
     let r = report("multi_latent_attention=true&qk_head_dim=-3");
-    assert_eq!(error(&r).map(|e| e.0), Some(Field::QkHeadDim));
+    assert_eq!(first_error(&r).map(|e| e.0), Some(Field::QkHeadDim));
     let r = report("multi_latent_attention=true&group_query_attention=true&num_query_groups=2");
-    let (field, says) = error(&r).expect("refused");
+    let (field, says) = first_error(&r).expect("refused");
     assert_eq!(field, Field::GroupQueryAttention);
     assert!(
         says.contains(
@@ -89,7 +85,7 @@ fn invalid_values_and_megatron_s_refusal_are_said_at_their_field() {
     assert!(r.has_errors());
     // grouped-query attention alone is accepted
     let r = report("group_query_attention=true&num_query_groups=2");
-    assert_eq!(error(&r), None);
+    assert_eq!(first_error(&r), None);
 }
 
 #[test]

@@ -407,6 +407,12 @@ fields! {
         QkHeadDim => "qk_head_dim", Count, "QK head dim (MLA)", "128", "--qk-head-dim.";
         QkPosEmbHeadDim => "qk_pos_emb_head_dim", Count, "QK position head dim (MLA)", "64",
             "--qk-pos-emb-head-dim.";
+        NumDistributedOptimizerInstances => "num_distributed_optimizer_instances", Count,
+            "Distributed optimizer instances", "1", "--num-distributed-optimizer-instances.";
+        DeferEmbeddingWgradCompute => "defer_embedding_wgrad_compute", Flag,
+            "Defer the output layer's weight gradients", "false", "--defer-embedding-wgrad-compute.";
+        WgradDeferralLimit => "wgrad_deferral_limit", Int, "Micro batches deferred", "0 (all)",
+            "--wgrad-deferral-limit.";
     }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------
@@ -506,7 +512,8 @@ fields! {
 }
 
 /// The inputs only the full app reads: the step time's calibration, the cost, the scaling
-/// view and multi-latent attention's sizes. A first view neither shows nor reads them (its build holds none of their words), and
+/// view, multi-latent attention's sizes, Megatron's distributed-optimizer instances and its
+/// deferred output-layer weight gradients. A first view neither shows nor reads them (its build holds none of their words), and
 /// leaves a link that gives one to the app (`src/first.rs`).
 pub const APP_ONLY: &[Field] = &[
     Field::CalibrationComputeFactor,
@@ -524,6 +531,9 @@ pub const APP_ONLY: &[Field] = &[
     Field::QkHeadDim,
     Field::QkPosEmbHeadDim,
     Field::VHeadDim,
+    Field::NumDistributedOptimizerInstances,
+    Field::DeferEmbeddingWgradCompute,
+    Field::WgradDeferralLimit,
 ];
 
 impl Field {

@@ -702,7 +702,36 @@ fn with_output_layer(
     };
     activations
         .checked_add(saved.checked_mul(last_in_flight)?)?
-        .checked_add(logits.checked_mul(u128::from(transient))?)
+        .checked_add(logits.checked_mul(u128::from(transient))?)?
+        .checked_add(deferred_wgrad(plan, tokens, h, logits)?)
+}
+
+/// What Megatron's deferred embedding weight gradients keep on the last stage
+/// ([`Setup::deferred_output_wgrad`]; megatron/core/tensor_parallel/layers.py at cb12e3d, the
+/// functional test's config commit): `ColumnParallelLinear.forward` appends the output layer's
+/// input (`input_parallel`, 16-bit, the sequence shard under sequence parallelism) to
+/// `embedding_activation_buffer`, and `LinearWithGradAccumulationAndAsyncCommunication.backward`
+/// appends its `grad_output` (the 16-bit logits' gradient, vocabulary ÷ TP) to
+/// `grad_output_buffer` instead of computing the weight gradient, each while the buffer holds
+/// fewer than `wgrad_deferral_limit` (0: always); `drain_embedding_wgrad_compute`
+/// (megatron/core/utils.py) empties both after the step's last backward. At a micro batch's
+/// peak the earlier ones' entries are held: min(limit, m − 1) pairs.
+fn deferred_wgrad(plan: &Setup, tokens: u128, h: u128, logits: u128) -> Option<u128> {
+    let Some(limit) = plan.deferred_output_wgrad else {
+        return Some(0);
+    };
+    let earlier = plan.micro_batches.saturating_sub(1);
+    let held = if limit == 0 {
+        earlier
+    } else {
+        limit.min(earlier)
+    };
+    let t = u128::from(plan.tp.max(1));
+    let rep = if plan.sequence_parallel { t } else { 1 };
+    let input = cdiv(tokens.checked_mul(h)?.checked_mul(2)?, rep)?;
+    input
+        .checked_add(logits.checked_mul(2)?)?
+        .checked_mul(u128::from(held))
 }
 
 /// The model states of `dense` and `routed` parameters on one GPU (already divided by TP, PP
@@ -941,5 +970,47 @@ mod mla {
         let mut normed = m.clone();
         normed.qk_norm = true;
         assert_eq!(mla_latents(&normed, TOKENS, 2), Some(2 * 1_048_576));
+    }
+}
+
+#[cfg(test)]
+mod deferred {
+    //! [`deferred_wgrad`] in exact bytes for the last stage of Megatron's functional test
+    //! `gpt3_mcore_te_tp2_pp2_defer_embedding_wgrad_compute` (h 512, padded vocabulary 50,432,
+    //! TP 2, a micro batch of 4 × 1024 tokens, 4 micro batches, limit 2).
+    use super::{deferred_wgrad, Setup};
+
+    const TOKENS: u128 = 4 * 1024;
+    const LOGITS: u128 = TOKENS * 50_432 / 2;
+
+    fn setup(limit: Option<u64>, micro_batches: u64, sequence_parallel: bool) -> Setup {
+        Setup {
+            tp: 2,
+            sequence_parallel,
+            micro_batches,
+            deferred_output_wgrad: limit,
+            ..Setup::default()
+        }
+    }
+
+    #[test]
+    fn the_earlier_micro_batches_inputs_and_logit_gradients_are_held() {
+        let pair = TOKENS * 512 * 2 + LOGITS * 2;
+        assert_eq!(pair, 210_763_776);
+        let held = |s: &Setup| deferred_wgrad(s, TOKENS, 512, LOGITS).unwrap();
+        // limit 2 of 4 micro batches: two pairs
+        assert_eq!(held(&setup(Some(2), 4, false)), 421_527_552);
+        // limit 0 defers every micro batch: the three before the last one's peak
+        assert_eq!(held(&setup(Some(0), 4, false)), 3 * pair);
+        // a limit above the micro batches, or one micro batch
+        assert_eq!(held(&setup(Some(9), 4, false)), 3 * pair);
+        assert_eq!(held(&setup(Some(2), 1, false)), 0);
+        // not deferred
+        assert_eq!(held(&setup(None, 4, false)), 0);
+        // sequence parallelism: the output layer's input is the sequence shard
+        assert_eq!(
+            held(&setup(Some(2), 4, true)),
+            2 * (TOKENS * 512 + LOGITS * 2)
+        );
     }
 }

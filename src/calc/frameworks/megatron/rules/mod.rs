@@ -160,6 +160,9 @@ pub const GROUPS: &[(&str, &[Field])] = &[
         &[
             Field::ModelId,
             Field::UseDistributedOptimizer,
+            Field::NumDistributedOptimizerInstances,
+            Field::DeferEmbeddingWgradCompute,
+            Field::WgradDeferralLimit,
             Field::SequenceParallel,
             Field::RecomputeGranularity,
             Field::RecomputeMethod,
