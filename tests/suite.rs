@@ -36,6 +36,8 @@ mod measured_memory;
 mod measured_memory_sources;
 mod measured_throughput;
 mod megatron;
+mod megatron_memory_keys;
+mod megatron_mla;
 mod mesh;
 mod model;
 mod nanotron;

@@ -400,6 +400,20 @@ fields! {
         AccountForLossInPipelineSplit => "account_for_loss_in_pipeline_split", Flag, "Loss as a pipeline layer", "false",
             "--account-for-loss-in-pipeline-split.";
     }
+    [] {
+        // ---- Megatron's multi-latent attention (the full app's alone: [`APP_ONLY`]) ---------
+        MultiLatentAttention => "multi_latent_attention", Flag, "Multi-latent attention", "false",
+            "--multi-latent-attention.";
+        QkHeadDim => "qk_head_dim", Count, "QK head dim (MLA)", "128", "--qk-head-dim.";
+        QkPosEmbHeadDim => "qk_pos_emb_head_dim", Count, "QK position head dim (MLA)", "64",
+            "--qk-pos-emb-head-dim.";
+        NumDistributedOptimizerInstances => "num_distributed_optimizer_instances", Count,
+            "Distributed optimizer instances", "1", "--num-distributed-optimizer-instances.";
+        DeferEmbeddingWgradCompute => "defer_embedding_wgrad_compute", Flag,
+            "Defer the output layer's weight gradients", "false", "--defer-embedding-wgrad-compute.";
+        WgradDeferralLimit => "wgrad_deferral_limit", Int, "Micro batches deferred", "0 (all)",
+            "--wgrad-deferral-limit.";
+    }
     ["first-axolotl", "first-hf", "first-deepspeed"] {
         // ---- training memory -------------------------------------------------------------------
         GradientCheckpointing => "gradient_checkpointing", Flag, "Gradient checkpointing", "false",
@@ -497,8 +511,9 @@ fields! {
     }
 }
 
-/// The inputs only the full app reads: the step time's calibration, the cost and the scaling
-/// view. A first view neither shows nor reads them (its build holds none of their words), and
+/// The inputs only the full app reads: the step time's calibration, the cost, the scaling
+/// view, multi-latent attention's sizes, Megatron's distributed-optimizer instances and its
+/// deferred output-layer weight gradients. A first view neither shows nor reads them (its build holds none of their words), and
 /// leaves a link that gives one to the app (`src/first.rs`).
 pub const APP_ONLY: &[Field] = &[
     Field::CalibrationComputeFactor,
@@ -509,6 +524,16 @@ pub const APP_ONLY: &[Field] = &[
     Field::GpuHourPrice,
     Field::DeadlineHours,
     Field::MaxNodes,
+    // the model's multi-latent attention: its counts and memory are the app's
+    Field::MultiLatentAttention,
+    Field::QLoraRank,
+    Field::KvLoraRank,
+    Field::QkHeadDim,
+    Field::QkPosEmbHeadDim,
+    Field::VHeadDim,
+    Field::NumDistributedOptimizerInstances,
+    Field::DeferEmbeddingWgradCompute,
+    Field::WgradDeferralLimit,
 ];
 
 impl Field {

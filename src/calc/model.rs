@@ -176,6 +176,12 @@ pub struct Model {
     /// `--position-embedding-type learned_absolute`: `--max-position-embeddings` rows of
     /// `hidden_size`); 0 for rotary embeddings or none, which have no parameters.
     pub position_embeddings: u64,
+    /// Megatron's `--multi-latent-attention` on its own GPT: `MLASelfAttention`
+    /// (megatron/core/transformer/multi_latent_attention.py) with the sizes of
+    /// [`Model::q_lora_rank`], [`Model::kv_lora_rank`], `--qk-head-dim`
+    /// ([`Model::qk_nope_head_dim`]), `--qk-pos-emb-head-dim` ([`Model::qk_rope_head_dim`]) and
+    /// [`Model::v_head_dim`]. DeepSeek's families are MLA by their type.
+    pub multi_latent_attention: bool,
 }
 
 fn mul(xs: &[u64]) -> Option<u128> {
@@ -229,6 +235,7 @@ impl Model {
             layer_norm: false,
             qk_norm: model_type.has_qk_norm(),
             position_embeddings: 0,
+            multi_latent_attention: false,
         }
     }
 
@@ -279,7 +286,17 @@ impl Model {
     }
 
     pub fn is_mla(&self) -> bool {
-        self.model_type.is_deepseek()
+        self.model_type.is_deepseek() || self.multi_latent_attention
+    }
+
+    /// Whether MLA normalizes its latent query and key/value (`q_a_layernorm`,
+    /// `kv_a_layernorm`): DeepSeek's families always; Megatron's `MLASelfAttention` only with
+    /// `--qk-layernorm`, where the TE spec fuses each into its up projection
+    /// (`TELayerNormColumnParallelLinear`; else `q_layernorm` and `kv_layernorm` are
+    /// `IdentityOp`: `get_gpt_layer_with_transformer_engine_submodules`,
+    /// megatron/core/models/gpt/gpt_layer_specs.py at 5fe3f06).
+    pub fn mla_latent_norms(&self) -> bool {
+        self.model_type.is_deepseek() || self.qk_norm
     }
 
     /// Whether decoder layer `i` (0-based) has routed experts, as the family's decoder layer decides.
@@ -402,22 +419,33 @@ impl Model {
         let h = self.hidden_size;
         let n = self.num_attention_heads;
         if self.is_mla() {
+            // DeepSeek's q_a, kv_a and o biases; Megatron's MLA builds its down and up
+            // projections with `bias=False` and `linear_proj` with `--add-bias-linear`
+            // (`MLASelfAttention.__init__`, `MultiLatentAttention.__init__`)
             let bias = u64::from(self.attention_bias);
+            let o_bias = bias.max(u64::from(self.linear_bias));
+            let latent_norm = |r: u64| {
+                if self.mla_latent_norms() {
+                    self.norm(r)
+                } else {
+                    Some(0)
+                }
+            };
             let qk = self.qk_nope_head_dim.checked_add(self.qk_rope_head_dim)?;
             let mut m = match self.q_lora_rank {
                 Some(r) => vec![
-                    sum(&[mul(&[h, r]), mul(&[bias, r])]), // q_a_proj
-                    self.norm(r),                          // q_a_layernorm
-                    mul(&[r, n, qk]),                      // q_b_proj
+                    sum(&[mul(&[h, r]), mul(&[bias, r])]), // q_a_proj (linear_q_down_proj)
+                    latent_norm(r),                        // q_a_layernorm
+                    mul(&[r, n, qk]),                      // q_b_proj (linear_q_up_proj)
                 ],
                 None => vec![mul(&[h, n, qk])], // q_proj
             };
             let kv_a = self.kv_lora_rank.checked_add(self.qk_rope_head_dim)?;
             m.push(sum(&[mul(&[h, kv_a]), mul(&[bias, kv_a])])); // kv_a_proj_with_mqa
-            m.push(self.norm(self.kv_lora_rank)); // kv_a_layernorm
+            m.push(latent_norm(self.kv_lora_rank)); // kv_a_layernorm
             let kv_b = self.qk_nope_head_dim.checked_add(self.v_head_dim)?;
-            m.push(mul(&[self.kv_lora_rank, n, kv_b])); // kv_b_proj
-            m.push(sum(&[mul(&[n, self.v_head_dim, h]), mul(&[bias, h])])); // o_proj
+            m.push(mul(&[self.kv_lora_rank, n, kv_b])); // kv_b_proj (linear_kv_up_proj)
+            m.push(sum(&[mul(&[n, self.v_head_dim, h]), mul(&[o_bias, h])])); // o_proj
             return Some(m);
         }
         let d = self.resolved_head_dim()?;
@@ -530,6 +558,9 @@ impl Model {
         };
         let mut total = self.norm(h)?.checked_mul(norms)?;
         if self.is_mla() {
+            if !self.mla_latent_norms() {
+                return Some(total);
+            }
             total = total.checked_add(self.norm(self.kv_lora_rank)?)?;
             if let Some(r) = self.q_lora_rank {
                 total = total.checked_add(self.norm(r)?)?;

@@ -274,8 +274,12 @@ pub enum Sharding {
         offload: bool,
         rows: FsdpRows,
     },
-    /// Megatron's distributed optimizer: optimizer states over dp × cp.
-    DistributedOptimizer,
+    /// Megatron's distributed optimizer: optimizer states over dp × cp, or over its share of
+    /// them with several instances (`--num-distributed-optimizer-instances`: each instance
+    /// shards over `intra_partial_data_parallel_size = dp × cp ÷ instances`,
+    /// `initialize_model_parallel` in megatron/core/parallel_state.py at 0.19.2, whose group the
+    /// DDP buffers and the optimizer use: `intra_dp_cp_group`, distributed_data_parallel.py).
+    DistributedOptimizer { instances: u64 },
 }
 
 /// LoRA's settings (axolotl).
@@ -344,6 +348,9 @@ pub struct Settings {
     pub fusion: Fusion,
     /// FP8 matrix products (`None`: 16-bit).
     pub fp8: Option<Fp8>,
+    /// Megatron's `--defer-embedding-wgrad-compute` with `--wgrad-deferral-limit` (0: every
+    /// micro batch): see [`crate::calc::estimate::Setup::deferred_output_wgrad`].
+    pub deferred_output_wgrad: Option<u64>,
     /// Selective recompute also runs every other matrix product's forward again (torchtitan's
     /// per-op checkpointing, which saves every other `mm`); `false`: Korthikanti et al.'s, which
     /// recomputes the attention only.
@@ -408,6 +415,7 @@ impl Default for Settings {
             fused_attention: false,
             fusion: Fusion::Fused,
             fp8: None,
+            deferred_output_wgrad: None,
             selective_half_matmuls: false,
             lora: None,
             optimizer_bytes_per_param: 12,

@@ -79,6 +79,14 @@ pub fn messages_at(r: &Report, f: Field, level: Level) -> Vec<String> {
 }
 
 /// The texts of the errors at the field `f`.
+/// The first error and its field (a refusal or an unreadable value), if any.
+pub fn first_error(r: &Report) -> Option<(Field, String)> {
+    r.diags
+        .iter()
+        .find(|d| d.level == Level::Error)
+        .map(|d| (d.field, d.message.clone()))
+}
+
 pub fn errors_at(r: &Report, f: Field) -> Vec<String> {
     messages_at(r, f, Level::Error)
 }

@@ -11,7 +11,9 @@ import { cases } from './cases.mjs';
 // The app's own inputs (src/calc/field.rs APP_ONLY): no first view shows them, and a link that
 // gives one is left to the app.
 const APP_ONLY = ['calibration_compute_factor', 'calibration_comm_factor', 'second_run_nodes',
-  'second_run_tokens_per_second_per_gpu', 'second_run_seconds_per_step', 'gpu_hour_price', 'deadline_hours', 'max_nodes'];
+  'second_run_tokens_per_second_per_gpu', 'second_run_seconds_per_step', 'gpu_hour_price', 'deadline_hours', 'max_nodes',
+  'multi_latent_attention', 'q_lora_rank', 'kv_lora_rank', 'qk_head_dim', 'qk_pos_emb_head_dim', 'v_head_dim',
+  'num_distributed_optimizer_instances', 'defer_embedding_wgrad_compute', 'wgrad_deferral_limit'];
 const SNAPSHOT = ({ root, appOnly }) => {
   const r = document.querySelector(root);
   if (!r) return null;

@@ -128,6 +128,11 @@ pub struct Setup {
     pub dtensor_tp: bool,
     /// See [`Conventions::loss_parallel_transient_bytes`].
     pub loss_parallel_transient_bytes: u64,
+    /// Megatron's `--defer-embedding-wgrad-compute` with its `--wgrad-deferral-limit` (0: every
+    /// micro batch): the last stage's output layer keeps the input and the logits' gradient of
+    /// the first `limit` micro batches of a step until the pipeline's flush computes their
+    /// weight gradients ([`stages`]).
+    pub deferred_output_wgrad: Option<u64>,
     /// Selective recompute also runs every other matrix product's forward again (the step
     /// time's; see `plan::Settings::selective_half_matmuls`).
     pub selective_half_matmuls: bool,
@@ -171,6 +176,7 @@ impl Default for Setup {
             fsdp_gather_stream: false,
             dtensor_tp: false,
             loss_parallel_transient_bytes: 0,
+            deferred_output_wgrad: None,
             selective_half_matmuls: false,
         }
     }

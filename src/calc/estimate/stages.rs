@@ -110,17 +110,9 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
     let masks = if plan.dropout { per_rep(2)? } else { 0 };
     // the two norms: input and output each, 16-bit
     let norms = per_rep(8)?;
-    // Q, K, V and the attention output
-    let (q, k, vv, o) = if model.is_mla() {
-        let qk = u128::from(model.qk_nope_head_dim + model.qk_rope_head_dim);
-        let v = u128::from(model.v_head_dim);
-        (a * qk, a * qk, a * v, a * v)
-    } else {
-        let d = u128::from(model.resolved_head_dim()?);
-        let kv = u128::from(model.num_key_value_heads);
-        (a * d, kv * d, kv * d, a * d)
-    };
-    let mut attention = per_t(q.checked_add(k)?.checked_add(vv)?.checked_add(o)?, 2)?;
+    // Q, K, V and the attention output, and MLA's latents
+    let mut attention =
+        per_t(head_elements(model)?, 2)?.checked_add(mla_latents(model, tokens, rep)?)?;
     // selective recompute reruns the attention core; under full recompute the layer recomputed
     // in backward holds everything again
     let core_kept = plan.recompute != Recompute::Selective;
@@ -176,6 +168,44 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
         None => full,
     };
     Some((full, input))
+}
+
+/// The elements per token of Q, K, V and the attention output (over all heads).
+fn head_elements(model: &Model) -> Option<u128> {
+    let a = u128::from(model.num_attention_heads);
+    let (qk, v, kv) = if model.is_mla() {
+        let qk = u128::from(model.qk_nope_head_dim) + u128::from(model.qk_rope_head_dim);
+        (qk, u128::from(model.v_head_dim), a)
+    } else {
+        let d = u128::from(model.resolved_head_dim()?);
+        (d, d, u128::from(model.num_key_value_heads))
+    };
+    // Q (a heads) and K (kv heads) of qk, V (kv heads) and the output (a heads) of v
+    mul(&[a.checked_add(kv)?, qk])?.checked_add(mul(&[a.checked_add(kv)?, v])?)
+}
+
+/// What multi-latent attention saves beside Q, K, V and its output: the 16-bit latent inputs
+/// of its up projections, the query's `q_lora_rank` (with a low-rank query) and the key/value's
+/// `kv_lora_rank`, and with latent norms ([`Model::mla_latent_norms`]) each norm's input as
+/// well. Megatron's `MLASelfAttention.get_query_key_value_tensors`
+/// (megatron/core/transformer/multi_latent_attention.py at 5fe3f06) runs the down projections
+/// as `TELinear(parallel_mode="duplicated")` on the sequence-parallel shard, so the latents are
+/// `[s/TP, b, rank]` under sequence parallelism and whole on each TP rank without it; the up
+/// projections are column-parallel TE linears, which save their local (not all-gathered) input
+/// (`_Linear.forward`: `saved_inputmat = inputmat`, transformer_engine/pytorch/module/linear.py),
+/// made contiguous first (`prepare_forward`), so the key/value latent, a split view of the down
+/// projection's output, is saved as its own `kv_lora_rank` copy. The rotary position parts keep
+/// only their cos/sin tables (`ApplyMLARotaryEmbQ/KV` save `cos, sin`; unfused, the products with
+/// them save the tables), and `query`, `key` and `value` are new contiguous tensors (`torch.cat`,
+/// `.contiguous()`), counted with the attention.
+fn mla_latents(model: &Model, tokens: u128, rep: u128) -> Option<u128> {
+    if !model.is_mla() {
+        return Some(0);
+    }
+    let ranks =
+        u128::from(model.q_lora_rank.unwrap_or(0)).checked_add(u128::from(model.kv_lora_rank))?;
+    let copies = if model.mla_latent_norms() { 2 } else { 1 };
+    cdiv(mul(&[tokens, ranks, 2, copies])?, rep)
 }
 
 /// Whether each column-parallel linear layer saves its whole all-gathered input: DTensor's
@@ -672,7 +702,36 @@ fn with_output_layer(
     };
     activations
         .checked_add(saved.checked_mul(last_in_flight)?)?
-        .checked_add(logits.checked_mul(u128::from(transient))?)
+        .checked_add(logits.checked_mul(u128::from(transient))?)?
+        .checked_add(deferred_wgrad(plan, tokens, h, logits)?)
+}
+
+/// What Megatron's deferred embedding weight gradients keep on the last stage
+/// ([`Setup::deferred_output_wgrad`]; megatron/core/tensor_parallel/layers.py at cb12e3d, the
+/// functional test's config commit): `ColumnParallelLinear.forward` appends the output layer's
+/// input (`input_parallel`, 16-bit, the sequence shard under sequence parallelism) to
+/// `embedding_activation_buffer`, and `LinearWithGradAccumulationAndAsyncCommunication.backward`
+/// appends its `grad_output` (the 16-bit logits' gradient, vocabulary ÷ TP) to
+/// `grad_output_buffer` instead of computing the weight gradient, each while the buffer holds
+/// fewer than `wgrad_deferral_limit` (0: always); `drain_embedding_wgrad_compute`
+/// (megatron/core/utils.py) empties both after the step's last backward. At a micro batch's
+/// peak the earlier ones' entries are held: min(limit, m − 1) pairs.
+fn deferred_wgrad(plan: &Setup, tokens: u128, h: u128, logits: u128) -> Option<u128> {
+    let Some(limit) = plan.deferred_output_wgrad else {
+        return Some(0);
+    };
+    let earlier = plan.micro_batches.saturating_sub(1);
+    let held = if limit == 0 {
+        earlier
+    } else {
+        limit.min(earlier)
+    };
+    let t = u128::from(plan.tp.max(1));
+    let rep = if plan.sequence_parallel { t } else { 1 };
+    let input = cdiv(tokens.checked_mul(h)?.checked_mul(2)?, rep)?;
+    input
+        .checked_add(logits.checked_mul(2)?)?
+        .checked_mul(u128::from(held))
 }
 
 /// The model states of `dense` and `routed` parameters on one GPU (already divided by TP, PP
@@ -823,5 +882,135 @@ mod float8 {
         // no per-op checkpointing: `per_op_kept` does not apply
         let full = setup(Fusion::Eager, true, Recompute::Full);
         assert!(per_op_kept(&m, 0, &full, TOKENS).unwrap().is_none());
+    }
+}
+
+#[cfg(test)]
+mod mla {
+    //! Megatron's multi-latent attention in exact bytes, for the layer of its functional test
+    //! `gpt3_mcore_te_tp2_pp2_mla` (h 512, 8 heads, q_lora_rank 192, kv_lora_rank 64,
+    //! qk_head_dim 16, qk_pos_emb_head_dim 8, v_head_dim 16, GeLU MLP of 2048, LayerNorm,
+    //! linear biases) on a micro batch of 4 × 1024 tokens at TP 2 with sequence parallelism,
+    //! unfused attention and dropout.
+    use super::{layer_bytes, mla_latents, Setup};
+    use crate::calc::estimate::Params;
+    use crate::calc::model::{Model, ModelType};
+
+    const TOKENS: u128 = 4 * 1024;
+
+    fn model() -> Model {
+        let mut m = Model::blank(ModelType::MegatronGpt);
+        (m.hidden_size, m.num_hidden_layers, m.num_attention_heads) = (512, 4, 8);
+        (m.num_key_value_heads, m.intermediate_size, m.vocab_size) = (8, 2048, 50257);
+        (m.gated_mlp, m.linear_bias, m.layer_norm) = (false, true, true);
+        m.multi_latent_attention = true;
+        (m.q_lora_rank, m.kv_lora_rank) = (Some(192), 64);
+        (m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim) = (16, 8, 16);
+        m
+    }
+
+    fn setup(sequence_parallel: bool) -> Setup {
+        Setup {
+            tp: 2,
+            sequence_parallel,
+            micro_batch: 4,
+            seq_len: 1024,
+            dropout: true,
+            gated_mlp: false,
+            ..Setup::default()
+        }
+    }
+
+    #[test]
+    fn a_layers_parameters_are_mla_self_attentions() {
+        // input norm 2h; q_down h·192, q_up 192·8·24, kv_down h·72, kv_up 64·8·32 (no biases,
+        // no latent norms without --qk-layernorm); linear_proj 8·16·h + h; fc1's fused norm
+        // 2h, fc1 h·4h + 4h, fc2 4h·h + h
+        let layer = 1024
+            + 512 * 192
+            + 192 * 8 * 24
+            + 512 * 72
+            + 64 * 8 * 32
+            + (8 * 16 * 512 + 512)
+            + 1024
+            + (512 * 2048 + 2048)
+            + (2048 * 512 + 512);
+        assert_eq!(layer, 2_356_224);
+        let p = Params::of(&model()).unwrap();
+        assert_eq!(p.kind(false).unwrap().0, layer);
+        // --qk-layernorm fuses a LayerNorm (weight and bias) into each up projection
+        let mut normed = model();
+        normed.qk_norm = true;
+        let q = Params::of(&normed).unwrap().kind(false).unwrap().0;
+        assert_eq!(q, layer + 2 * 192 + 2 * 64);
+    }
+
+    #[test]
+    fn a_layer_saves_its_latents_and_heads_in_exact_bytes() {
+        let m = model();
+        // q_compressed and kv_compressed, 16-bit, on the sequence shard
+        assert_eq!(mla_latents(&m, TOKENS, 2), Some(TOKENS * 256 * 2 / 2));
+        assert_eq!(mla_latents(&m, TOKENS, 2), Some(1_048_576));
+        let (full, input) = layer_bytes(&m, 0, &setup(true), TOKENS).unwrap();
+        assert_eq!(input, TOKENS * 512 * 2 / 2);
+        let norms = TOKENS * 512 * 8 / 2;
+        let masks = TOKENS * 512 * 2 / 2;
+        // Q and K of 16 + 8, V and the output of 16, per head, ÷ TP
+        let heads = TOKENS * 8 * (24 + 24 + 16 + 16) * 2 / 2;
+        // the unfused softmax output, its dropout mask and output: 5 bytes per score
+        let scores = 5 * 8 * 1024 * 1024 * 4 / 2;
+        let mlp = TOKENS * 2048 * 4 / 2;
+        assert_eq!(full, norms + masks + heads + scores + mlp + 1_048_576);
+        assert_eq!(full, 114_819_072);
+        // without sequence parallelism each TP rank holds the whole latents
+        let (whole, _) = layer_bytes(&m, 0, &setup(false), TOKENS).unwrap();
+        let (n, k) = (TOKENS * 512 * 10, 1_048_576);
+        assert_eq!(whole, full + n - n / 2 + k);
+        // latent norms save their inputs too
+        let mut normed = m.clone();
+        normed.qk_norm = true;
+        assert_eq!(mla_latents(&normed, TOKENS, 2), Some(2 * 1_048_576));
+    }
+}
+
+#[cfg(test)]
+mod deferred {
+    //! [`deferred_wgrad`] in exact bytes for the last stage of Megatron's functional test
+    //! `gpt3_mcore_te_tp2_pp2_defer_embedding_wgrad_compute` (h 512, padded vocabulary 50,432,
+    //! TP 2, a micro batch of 4 × 1024 tokens, 4 micro batches, limit 2).
+    use super::{deferred_wgrad, Setup};
+
+    const TOKENS: u128 = 4 * 1024;
+    const LOGITS: u128 = TOKENS * 50_432 / 2;
+
+    fn setup(limit: Option<u64>, micro_batches: u64, sequence_parallel: bool) -> Setup {
+        Setup {
+            tp: 2,
+            sequence_parallel,
+            micro_batches,
+            deferred_output_wgrad: limit,
+            ..Setup::default()
+        }
+    }
+
+    #[test]
+    fn the_earlier_micro_batches_inputs_and_logit_gradients_are_held() {
+        let pair = TOKENS * 512 * 2 + LOGITS * 2;
+        assert_eq!(pair, 210_763_776);
+        let held = |s: &Setup| deferred_wgrad(s, TOKENS, 512, LOGITS).unwrap();
+        // limit 2 of 4 micro batches: two pairs
+        assert_eq!(held(&setup(Some(2), 4, false)), 421_527_552);
+        // limit 0 defers every micro batch: the three before the last one's peak
+        assert_eq!(held(&setup(Some(0), 4, false)), 3 * pair);
+        // a limit above the micro batches, or one micro batch
+        assert_eq!(held(&setup(Some(9), 4, false)), 3 * pair);
+        assert_eq!(held(&setup(Some(2), 1, false)), 0);
+        // not deferred
+        assert_eq!(held(&setup(None, 4, false)), 0);
+        // sequence parallelism: the output layer's input is the sequence shard
+        assert_eq!(
+            held(&setup(Some(2), 4, true)),
+            2 * (TOKENS * 512 + LOGITS * 2)
+        );
     }
 }

@@ -108,6 +108,7 @@ pub(super) fn setup(
         recompute_layers: s.recompute_layers,
         gated_mlp: shape.gated,
         selective_half_matmuls: s.selective_half_matmuls,
+        deferred_output_wgrad: s.deferred_output_wgrad,
         ..estimate::Setup::default()
     }
     .with(s.memory);
@@ -161,12 +162,20 @@ fn sharded(s: &Settings, g: Grid, dp_shard: Option<u64>) -> Sharded {
                 Cow::Owned(format!("{name} over dp_shard × cp"))
             },
         ),
-        Sharding::DistributedOptimizer => (
+        Sharding::DistributedOptimizer { instances: 1 } => (
             estimate::Partition::DistributedOptimizer,
             g.dp.saturating_mul(g.cp),
             false,
             false,
             Cow::Borrowed("distributed optimizer over dp × cp"),
+        ),
+        // (dp × cp not a multiple of the instances is refused: the model stage's `builds`)
+        Sharding::DistributedOptimizer { instances } => (
+            estimate::Partition::DistributedOptimizer,
+            g.dp.saturating_mul(g.cp) / instances.max(1),
+            false,
+            false,
+            Cow::Borrowed("distributed optimizer over dp × cp ÷ its instances"),
         ),
         Sharding::Replicated { words } => (
             estimate::Partition::Replicated,

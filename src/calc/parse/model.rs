@@ -41,6 +41,8 @@ const HF_KEYS: &[(&str, Setter)] = &[
     ("kv_channels", |m, v| m.head_dim = Some(v)),
     ("moe_router_topk", |m, v| m.num_experts_per_tok = v),
     ("moe_ffn_hidden_size", |m, v| m.moe_intermediate_size = v),
+    ("qk_head_dim", |m, v| m.qk_nope_head_dim = v),
+    ("qk_pos_emb_head_dim", |m, v| m.qk_rope_head_dim = v),
 ];
 
 /// The architecture's switches (read after the sizes).
@@ -52,6 +54,7 @@ const FLAG_KEYS: &[&str] = &[
     "group_query_attention",
     "disable_bias_linear",
     "qk_layernorm",
+    "multi_latent_attention",
 ];
 
 /// Megatron's arguments that choose a module (read after the switches): the norm, the position
@@ -128,7 +131,8 @@ fn resolve_into(
         m.layer_norm = true;
     }
     let counts_ok = typed_counts(spec, &mut rd, &mut m);
-    let flags_ok = typed_flags(spec, &mut rd, &mut m, megatron_defaults);
+    let flags_ok =
+        typed_flags(spec, &mut rd, &mut m, megatron_defaults) && typed_mla(spec, &mut rd, &mut m);
     let (choices_ok, positions_missing) =
         typed_choices(spec, &mut rd, report, &mut m, megatron_defaults);
     let ok = counts_ok && flags_ok && choices_ok;
@@ -377,6 +381,35 @@ fn typed_flags(
         }
     }
     ok
+}
+
+/// Megatron's `--multi-latent-attention`: its GPT's attention becomes `MLASelfAttention`, each
+/// size not given at Megatron's default (`_add_mla_args`, megatron/training/arguments.py at
+/// 0.19.2: `--q-lora-rank` None, a full query projection; `--kv-lora-rank` 32, `--qk-head-dim`
+/// 128, `--qk-pos-emb-head-dim` 64, `--v-head-dim` 128). A model that is MLA already (DeepSeek's
+/// presets) keeps its sizes. Whether the flag was readable.
+fn typed_mla(spec: &'static Spec, rd: &mut Reader, m: &mut Model) -> bool {
+    let Some(f) = field_of(spec, "multi_latent_attention") else {
+        return true;
+    };
+    match rd.flag(f) {
+        Param::Given(true) if !m.is_mla() => {
+            m.multi_latent_attention = true;
+            for (k, set, default) in [
+                ("kv_lora_rank", (|m, v| m.kv_lora_rank = v) as Setter, 32),
+                ("qk_head_dim", |m, v| m.qk_nope_head_dim = v, 128),
+                ("qk_pos_emb_head_dim", |m, v| m.qk_rope_head_dim = v, 64),
+                ("v_head_dim", |m, v| m.v_head_dim = v, 128),
+            ] {
+                if !field_of(spec, k).is_some_and(|f| given(rd.raw, f)) {
+                    set(m, default);
+                }
+            }
+            true
+        }
+        Param::Invalid => false,
+        _ => true,
+    }
 }
 
 /// The model's last checks: Megatron's position rows, sizes of at least 1, the heads against the

@@ -21,6 +21,10 @@ struct Typed {
     /// `--fp8-format`.
     fp8: Option<Fp8>,
     distributed_optimizer: bool,
+    /// `--num-distributed-optimizer-instances` (default 1).
+    instances: u64,
+    /// `--defer-embedding-wgrad-compute` with `--wgrad-deferral-limit` as typed (default 0).
+    deferred: Option<i64>,
     /// `--overlap-grad-reduce`, `--overlap-param-gather`, `--tp-comm-overlap` (all off by default).
     overlap: Overlap,
     sequence_parallel: bool,
@@ -81,7 +85,9 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
     };
     if let Some(t) = &typed {
         if t.distributed_optimizer {
-            s.sharding = Sharding::DistributedOptimizer;
+            s.sharding = Sharding::DistributedOptimizer {
+                instances: t.instances,
+            };
         }
         s.sequence_parallel = t.sequence_parallel;
         s.overlap = t.overlap;
@@ -105,11 +111,31 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         // Transformer Engine's DotProductAttention runs cuDNN's fused attention on Hopper
         s.fused_attention = t.flash && !t.local;
         s.fp8 = t.fp8;
+        s.deferred_output_wgrad = t.deferred.and_then(|l| u64::try_from(l).ok());
     }
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
     // the pipeline needs the model's layers, which a first view never resolves
     if let (Some(t), true) = (typed, crate::calc::first_view::FULL) {
         report.plan.pipeline = pipeline(report, t.virtual_stages, t.group, t.split);
+        mla_refusal(raw, report);
+        instances_divide(report, t.instances);
+        deferral_refusals(report, t.deferred);
+    }
+}
+
+/// `validate_args` refuses grouped-query attention with multi-latent attention (the same
+/// assertion at 0.16.1, 0.19.2 and d98e8a6, megatron/training/arguments.py).
+fn mla_refusal(raw: &RawInputs, report: &mut Report) {
+    let on = |f: Field| parse::flag(f, raw.get(f), &mut Vec::new()) == Param::Given(true);
+    if on(Field::MultiLatentAttention) && on(Field::GroupQueryAttention) {
+        report.refuse(
+            Field::GroupQueryAttention,
+            Refusal::new(
+                "Megatron-LM refuses this in validate_args",
+                "AssertionError: Group query attention is mutually exclusive with multi latent attention.",
+            )
+            .fix("Leave out --group-query-attention: multi-latent attention has no key/value heads of its own."),
+        );
     }
 }
 
@@ -379,6 +405,8 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         overlap,
         expert_tp,
         distributed_optimizer: dist?,
+        instances: instances(&mut rd)?,
+        deferred: deferred(&mut rd)?,
         sequence_parallel: sp?,
         selective,
         full,
@@ -440,6 +468,65 @@ fn recompute_choice(
         _ => false,
     };
     Some((selective, full, method_ok))
+}
+
+/// `--num-distributed-optimizer-instances` (default 1), an input of the app alone
+/// ([`crate::calc::field::APP_ONLY`]: a first view reads 1).
+fn instances(rd: &mut Reader) -> Option<u64> {
+    if !crate::calc::first_view::FULL {
+        return Some(1);
+    }
+    match rd.count(Field::NumDistributedOptimizerInstances) {
+        Param::Given(0) => {
+            rd.diags.push(Diag::new(
+                Field::NumDistributedOptimizerInstances,
+                Level::Error,
+                "--num-distributed-optimizer-instances must be at least 1",
+            ));
+            None
+        }
+        p => p.or(1),
+    }
+}
+
+/// `--defer-embedding-wgrad-compute` (off by default) and its `--wgrad-deferral-limit`
+/// (default 0: every micro batch), inputs of the app alone (a first view reads them off).
+fn deferred(rd: &mut Reader) -> Option<Option<i64>> {
+    if !crate::calc::first_view::FULL {
+        return Some(None);
+    }
+    let on = rd.flag(Field::DeferEmbeddingWgradCompute).or(false)?;
+    let limit = rd.int(Field::WgradDeferralLimit).or(0)?;
+    Some(on.then_some(limit))
+}
+
+/// `TransformerConfig`'s refusals of deferred embedding weight gradients
+/// (`ModelParallelConfig.__post_init__`, megatron/core/model_parallel_config.py at 0.16.1 and
+/// 0.19.2). Not checked: it also needs `--gradient-accumulation-fusion` (on by default), which
+/// is no dpcalc key.
+fn deferral_refusals(report: &mut Report, deferred: Option<i64>) {
+    let Some(limit) = deferred else { return };
+    let (field, says) = if report.grid.is_some_and(|g| g.pp == 1) {
+        (
+            Field::DeferEmbeddingWgradCompute,
+            "ValueError: Cannot defer embedding wgrad compute when pipeline model parallel is not used",
+        )
+    } else if limit < 0 {
+        (
+            Field::WgradDeferralLimit,
+            "ValueError: Wgrad deferral limit should be greater than or equal to 0 when it is enabled!",
+        )
+    } else {
+        return;
+    };
+    report.refuse(
+        field,
+        Refusal::new(
+            "Megatron-LM refuses this when it builds the model (TransformerConfig)",
+            says,
+        )
+        .fix("Defer the weight gradients only with pipeline parallelism, with a limit of 0 (every micro batch) or more."),
+    );
 }
 
 /// The interleaved schedule: the virtual stages (by layers per stage or stages per rank) and the
@@ -555,7 +642,7 @@ pub fn own(named: &NamedModel, report: &mut Report) {
     let (m, seq, grid) = (&named.model, report.plan.seq_len, report.grid);
     let (method_missing, dist, sp, selective, divisible, expert_tp) = (
         s.recompute_method_missing,
-        s.sharding == Sharding::DistributedOptimizer,
+        matches!(s.sharding, Sharding::DistributedOptimizer { .. }),
         s.sequence_parallel,
         s.recompute == Recompute::Selective,
         s.vocab_divisible,
@@ -564,6 +651,7 @@ pub fn own(named: &NamedModel, report: &mut Report) {
     let Some(grid) = builds(report, m, method_missing, grid) else {
         return;
     };
+
     if sp && grid.tp == 1 {
         report.diag(
             Field::SequenceParallel,
@@ -583,7 +671,7 @@ pub fn own(named: &NamedModel, report: &mut Report) {
         report.diag(
             Field::ModelId,
             Level::Note,
-            "Megatron's theoretical memory is not computed for multi-latent attention (DeepSeek-V3) here: no recorded run covers it",
+            "Megatron's theoretical memory is not computed for multi-latent attention here: no recorded run covers it",
         );
         return;
     }
@@ -669,6 +757,32 @@ fn builds(
         }
     }
     Some(grid)
+}
+
+/// The distributed optimizer's instances must divide the data-parallel ranks (dp × cp, and
+/// the expert data-parallel ranks): else Megatron's refusal (`initialize_model_parallel`,
+/// megatron/core/parallel_state.py at 0.19.2 and d98e8a6).
+fn instances_divide(report: &mut Report, instances: u64) {
+    let Some(grid) = report.grid else { return };
+    let dense = grid.dp.saturating_mul(grid.cp);
+    // the expert data-parallel size: the dense ranks of a stage over EP × ETP
+    let etp = report.plan.settings.expert_tp.unwrap_or(grid.tp).max(1);
+    let experts = (grid.tp.saturating_mul(dense)) / grid.ep.max(1).saturating_mul(etp);
+    let says = if dense % instances != 0 {
+        "AssertionError: Data parallel size should be divisible by partial DistOpt shard factor"
+    } else if grid.ep > 1 && experts % instances != 0 {
+        "AssertionError: Expert data parallel size should be divisible by partial DistOpt shard factor"
+    } else {
+        return;
+    };
+    report.refuse(
+        Field::NumDistributedOptimizerInstances,
+        Refusal::new(
+            "Megatron-LM refuses this when it builds its process groups (initialize_model_parallel)",
+            says,
+        )
+        .fix("Pick a number of instances that divides the data-parallel size × CP."),
+    );
 }
 
 /// `_vocab_size_with_padding`: the padded vocabulary, set and explained.

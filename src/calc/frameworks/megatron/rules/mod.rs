@@ -160,6 +160,9 @@ pub const GROUPS: &[(&str, &[Field])] = &[
         &[
             Field::ModelId,
             Field::UseDistributedOptimizer,
+            Field::NumDistributedOptimizerInstances,
+            Field::DeferEmbeddingWgradCompute,
+            Field::WgradDeferralLimit,
             Field::SequenceParallel,
             Field::RecomputeGranularity,
             Field::RecomputeMethod,
@@ -201,6 +204,12 @@ pub const GROUPS: &[(&str, &[Field])] = &[
             Field::UntieEmbeddingsAndOutputWeights,
             Field::MoeRouterTopk,
             Field::MoeFfnHiddenSize,
+            Field::MultiLatentAttention,
+            Field::QLoraRank,
+            Field::KvLoraRank,
+            Field::QkHeadDim,
+            Field::QkPosEmbHeadDim,
+            Field::VHeadDim,
         ],
     ),
 ];
