@@ -32,9 +32,11 @@ const WITHIN_15: f64 = 0.89;
 /// settings of NeMo's own launcher recipes at that release: the Llama 2 70B run's factor went
 /// from 0.63 to 0.99, its group's median from 28.8 % to 5.5 %; 16.8 % and 0.43 until the NeMo
 /// group gained the four GPT-3 rows linked from the launcher's `gpt3/*.yaml`: its own median
-/// went from 5.5 % to 7.8 %, the FP8 predictions' as a whole to 16.4 %.)
-const FP8_MEDIAN: f64 = 16.4;
-const FP8_WITHIN_15: f64 = 0.45;
+/// went from 5.5 % to 7.8 %, the FP8 predictions' as a whole to 16.4 %; 16.4 % and 0.45 until
+/// torchtitan's 405B Table 5 pipeline runs were linked with the 8 micro batches the code at
+/// 9dec370 runs: inputs corrected.)
+const FP8_MEDIAN: f64 = 15.8;
+const FP8_WITHIN_15: f64 = 0.48;
 /// The 16-bit figures with the H100 BF16 records added for issue 35 (`added=` in the fixture;
 /// [`MEDIAN`] and [`WITHIN_15`] stay on the records they were set on). 6.0 % and 0.86 until
 /// Megatron-LM's H100 table was converted with the FLOPs formula of its own release

@@ -42,6 +42,8 @@ const LINKS: &[&str] = &[
     "framework=megatron&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&world_size=16&tensor_model_parallel_size=2&pipeline_model_parallel_size=2&micro_batch_size=1&global_batch_size=16&train_iters=10&seq_length=4096&use_distributed_optimizer=true&sequence_parallel=true",
     "framework=torchtitan&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&world_size=16&tensor_parallel_degree=2&data_parallel_replicate_degree=2&local_batch_size=2",
     "framework=torchtitan&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&local_batch_size=1",
+    // a pipeline with FSDP2: the stage's gathered parameters and unsharded gradients counted
+    "framework=torchtitan&version=0.3.0&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&world_size=8&local_batch_size=4&seq_len=4096&data_parallel_shard_degree=2&tensor_parallel_degree=2&pipeline_parallel_degree=2&pipeline_parallel_microbatch_size=1&disable_cuda_graphs=true",
     // 1f1b, as nanotron's examples set it: under afab, its default, every micro batch of the step
     // is held, and at the global batch kept a smaller dp means more of them (tests/nanotron.rs)
     "framework=nanotron&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&tp=2&pp=1&dp=4&micro_batch_size=2&batch_accumulation_per_replica=2&sequence_length=2048&train_steps=100&pp_engine=1f1b",

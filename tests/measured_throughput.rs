@@ -39,8 +39,12 @@ const MEDIAN: f64 = 8.0;
 /// 10.4 % since four more records are estimated (NeMo 24.07's GPT-3 5B/20B/175B rows, linked
 /// with the architecture and settings of the launcher's `gpt3/*.yaml` at that tag: +9.7, +11.1,
 /// −11.7, −16.6 %): more records, not a model made worse; the 32 earlier ones are unchanged.
-const FP8_WITHIN_20: usize = 29;
-const FP8_MEDIAN: f64 = 10.4;
+/// 31 and 9.2 % since torchtitan's two 405B Table 5 pipeline runs are linked with the 8 micro
+/// batches of 4 the code at 9dec370 runs (`pipeline_parallel_microbatches` unset: the PP
+/// degree), not 0.3.0's default micro batch of 1 (32 micro batches): 1F1B +44.3 % -> −3.3 %,
+/// interleaved +23.5 % -> −1.7 % (inputs corrected, the model unchanged).
+const FP8_WITHIN_20: usize = 31;
+const FP8_MEDIAN: f64 = 9.2;
 /// The H100 BF16 check records (issue 35: at least 30), and the ratchet on all 16-bit check
 /// records including those added with `added=issue35-h100-bf16` (the two above stay on the
 /// records they were set on). 43 and 8.1 % until the Megatron-LM table's conversion was corrected

@@ -2,7 +2,7 @@
 //! `c10/cuda/CUDACachingAllocator.cpp` on hand-picked sizes, the stage figures against the
 //! allocated ones, and `memory_on_device_bytes` = reserved + the CUDA context + NCCL's buffers.
 
-use crate::common::report::{accepted as report, bytes};
+use crate::common::report::{accepted as report, bytes, fsdp_pipeline_kept};
 use dpcalc::calc::estimate::device::{COMMUNICATOR_BYTES, CUDA_CONTEXT_BYTES};
 use dpcalc::calc::estimate::reserved::{
     reserve, reserved_stages, stage_tensors, LARGE_BUFFER, MIN_LARGE_ALLOC, ROUND_LARGE,
@@ -44,16 +44,25 @@ fn the_allocators_blocks_and_segments() {
 /// The tensors of a stage add up to its allocated bytes: the reserve only rounds them.
 #[test]
 fn stage_tensors_add_up_to_the_allocated_estimate() {
-    for (id, sharding, tp, pp) in [
-        ("meta-llama/Llama-3.1-8B", Partition::Replicated, 1, 1),
-        ("meta-llama/Llama-3.1-8B", Partition::Zero2, 2, 1),
+    for (id, sharding, tp, pp, keeps) in [
+        (
+            "meta-llama/Llama-3.1-8B",
+            Partition::Replicated,
+            1,
+            1,
+            false,
+        ),
+        ("meta-llama/Llama-3.1-8B", Partition::Zero2, 2, 1, false),
         (
             "meta-llama/Llama-3.1-8B",
             Partition::DistributedOptimizer,
             2,
             4,
+            false,
         ),
-        ("Qwen/Qwen3-30B-A3B", Partition::Zero3, 1, 2),
+        ("Qwen/Qwen3-30B-A3B", Partition::Zero3, 1, 2, false),
+        // FSDP2 under PP: its gathered parameters and unsharded gradients a tensor each
+        ("meta-llama/Llama-3.1-8B", Partition::Zero3, 2, 2, true),
     ] {
         let m = preset(id).unwrap();
         let plan = Setup {
@@ -63,6 +72,9 @@ fn stage_tensors_add_up_to_the_allocated_estimate() {
             sharding,
             micro_batches: 8,
             seq_len: 4096,
+            fp32_grads: keeps,
+            fp32_params: keeps,
+            fsdp_pipeline_keeps: keeps,
             ..Setup::default()
         };
         let params = Params::of(&m).unwrap();
@@ -195,4 +207,48 @@ fn the_memory_bar_shows_the_reserve_and_the_runtime() {
         bytes(&r, Output::MemoryReservedBytes) - bytes(&r, Output::MemoryPerGpuBytes)
     );
     assert_eq!(bar.fits, Some(false));
+}
+
+/// A torchtitan pipeline with FSDP2 over 2 GPUs (Llama 3.1 8B, TP 2, PP 2, 8 GPUs) counts what
+/// FSDP2 keeps under PP in the largest stage's weights and gradients, named in its worked step:
+/// beside the fp32 shards (4 B per parameter of the stage over TP × the sharding group), 2 B per
+/// parameter over TP gathered and 4 B of unsharded fp32 gradients; the reserved figure and the
+/// device's follow, and the same link without PP names nothing.
+#[test]
+fn a_torchtitan_pipeline_counts_what_fsdp_keeps() {
+    let q = "?framework=torchtitan&version=0.3.0&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&world_size=8&local_batch_size=4&seq_len=4096&data_parallel_shard_degree=2&tensor_parallel_degree=2&pipeline_parallel_degree=2&pipeline_parallel_microbatch_size=1&disable_cuda_graphs=true";
+    let r = report(q);
+    let (k, g, f) = fsdp_pipeline_kept(&r).expect("the worked step");
+    let flat = q
+        .replace("pipeline_parallel_degree=2", "pipeline_parallel_degree=1")
+        .replace("world_size=8", "world_size=4");
+    assert!(fsdp_pipeline_kept(&report(&flat)).is_none());
+    // Llama 3.1 8B: 16 layers a stage of 218,112,000 parameters (h 4096, 8 KV heads of 128,
+    // SwiGLU 14336, two norms), the 128,256 × 4096 embedding on the first, the final norm and
+    // the untied output layer on the last
+    let layer: u128 = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096;
+    assert_eq!(layer, 218_112_000);
+    let vocab: u128 = 128_256 * 4096;
+    let stage = if k == 1 {
+        16 * layer + vocab
+    } else {
+        16 * layer + 4096 + vocab
+    };
+    let on_gpu = stage.div_ceil(2);
+    assert_eq!((g, f), (2 * on_gpu, 4 * on_gpu));
+    // the largest stage's weights and gradients: the fp32 shards over the 2 FSDP ranks and
+    // what FSDP2 keeps
+    let shard = (4 * on_gpu).div_ceil(2);
+    assert_eq!(bytes(&r, Output::WeightsBytes), shard + g);
+    assert_eq!(bytes(&r, Output::GradientsBytes), shard + f);
+    let allocated = bytes(&r, Output::MemoryPerGpuBytes);
+    assert_eq!(r.memory_by_stage.iter().max(), Some(&allocated));
+    assert_eq!(r.memory_by_stage[k as usize - 1], allocated);
+    let reserved = bytes(&r, Output::MemoryReservedBytes);
+    assert!(reserved >= allocated);
+    assert!(bytes(&r, Output::MemoryOnDeviceBytes) > reserved);
+    assert_eq!(
+        r.estimated.memory_on_device,
+        Some(bytes(&r, Output::MemoryOnDeviceBytes))
+    );
 }

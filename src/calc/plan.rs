@@ -193,6 +193,13 @@ pub struct Conventions {
     /// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py); the allocator caches blocks per
     /// stream, so the largest unit's buffer stays reserved beside the compute stream's.
     pub fsdp_gather_stream: bool,
+    /// Under pipeline parallelism FSDP2 keeps each stage's parameters gathered and its
+    /// gradients unsharded over the micro batches (see [`Setup::fsdp_pipeline_keeps`]):
+    /// torchtitan applies FSDP2 with `reshard_after_forward=False` under PP, and
+    /// torch.distributed.pipelining turns gradient sync off for every backward but the last.
+    ///
+    /// [`Setup::fsdp_pipeline_keeps`]: crate::calc::estimate::Setup::fsdp_pipeline_keeps
+    pub fsdp_pipeline_keeps: bool,
     /// Tensor parallelism by DTensor plans (torchtitan's `apply_tp`: `ColwiseParallel`,
     /// `RowwiseParallel`, `SequenceParallel`): with sequence parallelism each column-parallel
     /// linear layer saves the all-gathered (whole) input it multiplies, and each collective over
@@ -215,6 +222,7 @@ impl Default for Conventions {
             logit_transient_bytes: 6,
             logit_reserved_bytes: 0,
             fsdp_gather_stream: false,
+            fsdp_pipeline_keeps: false,
             dtensor_tp: false,
             loss_parallel_transient_bytes: 0,
         }

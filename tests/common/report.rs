@@ -108,3 +108,17 @@ pub fn left_out<'a>(items: impl IntoIterator<Item = (&'a str, &'a str)>) -> Stri
     }
     t
 }
+
+/// The worked step of what FSDP2 keeps under pipeline parallelism, "stage k: G B gathered
+/// parameters + F B unsharded fp32 gradients", as `(k, G, F)`; `None` when the report has none.
+pub fn fsdp_pipeline_kept(r: &Report) -> Option<(u128, u128, u128)> {
+    let worked = &r
+        .steps
+        .iter()
+        .find(|s| s.output == Output::MemoryPerGpuBytes && s.rule.contains("FSDP2 keeps"))?
+        .worked;
+    assert!(worked.ends_with("unsharded fp32 gradients"), "{worked}");
+    let words: Vec<&str> = worked.split([' ', ':']).collect();
+    let n = |i: usize| -> u128 { words[i].parse().unwrap_or_else(|_| panic!("{worked}")) };
+    Some((n(1), n(3), n(8)))
+}

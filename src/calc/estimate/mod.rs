@@ -22,7 +22,10 @@
 //!   2021, "ZeRO-Offload", arXiv 2101.06840): offloading the optimizer moves the gradients and the
 //!   optimizer states to the CPU (0 on the GPU, as DeepSpeed's own estimator counts it); offloading
 //!   the parameters (ZeRO-3 only, ignored otherwise) moves the weights too. ZeRO-3's gathered
-//!   working set (a layer or two at a time) is not counted.
+//!   working set (a layer or two at a time) is not counted, except where FSDP2 keeps it under
+//!   pipeline parallelism ([`Setup::fsdp_pipeline_keeps`]): the stage's parameters gathered in
+//!   16 bits from the first forward to the gradient reduction, and their gradients unsharded in
+//!   the reduce dtype over the micro batches, added to the weights and the gradients.
 //! - **Activations and the pipeline** ([`stages`], `stages.rs`): each pipeline rank's layers,
 //!   the micro batches its schedule holds in flight and what each layer saves for its backward,
 //!   counted per tensor after Korthikanti et al. 2022 ("Reducing Activation Recomputation in
@@ -51,7 +54,7 @@ use super::plan::Pipeline;
 pub use super::plan::Conventions;
 
 pub use super::plan::{Recompute, RecomputeLayers};
-pub use stages::{in_flight, layer_bytes, layer_split, nf4_bytes, stages};
+pub use stages::{in_flight, layer_bytes, layer_split, nf4_bytes, pipeline_fsdp_kept_at, stages};
 
 /// How the model states are sharded over [`Setup::shard`] GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,6 +123,13 @@ pub struct Setup {
     pub logit_reserved_bytes: u64,
     /// See [`Conventions::fsdp_gather_stream`].
     pub fsdp_gather_stream: bool,
+    /// FSDP2 under pipeline parallelism (PP > 1, [`Partition::Zero3`] over more than one GPU)
+    /// keeps, beside the sharded states, each stage's parameters gathered in 16 bits from the
+    /// first forward to the gradient reduction after the last backward, and their gradients
+    /// unsharded, accumulated in the reduce dtype over the micro batches (fp32 with
+    /// [`Setup::fp32_grads`]): [`Conventions::fsdp_pipeline_keeps`], counted in `stages.rs`
+    /// (`pipeline_fsdp_kept`).
+    pub fsdp_pipeline_keeps: bool,
     /// See [`Conventions::dtensor_tp`]: under sequence parallelism (torch
     /// `distributed/_functional_collectives.py`: `all_gather_tensor` with `gather_dim != 0`
     /// runs `torch.cat(torch.chunk(res, group_size, dim=0), dim=gather_dim)`, and
@@ -174,6 +184,7 @@ impl Default for Setup {
             logit_transient_bytes: 6,
             logit_reserved_bytes: 0,
             fsdp_gather_stream: false,
+            fsdp_pipeline_keeps: false,
             dtensor_tp: false,
             loss_parallel_transient_bytes: 0,
             deferred_output_wgrad: None,
@@ -192,6 +203,7 @@ impl Setup {
         self.logit_transient_bytes = c.logit_transient_bytes;
         self.logit_reserved_bytes = c.logit_reserved_bytes;
         self.fsdp_gather_stream = c.fsdp_gather_stream;
+        self.fsdp_pipeline_keeps = c.fsdp_pipeline_keeps;
         self.dtensor_tp = c.dtensor_tp;
         self.loss_parallel_transient_bytes = c.loss_parallel_transient_bytes;
         self

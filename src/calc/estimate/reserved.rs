@@ -69,7 +69,7 @@ pub fn reserve(tensors: &[(u128, u128)], expandable: bool) -> Option<u128> {
         .checked_add(large)
 }
 
-use super::stages::{local_tokens, rank_layer_kinds, ranked};
+use super::stages::{local_tokens, pipeline_fsdp_kept, rank_layer_kinds, ranked};
 use super::{cdiv, MemoryParts, Params, Partition, Setup};
 use crate::calc::model::Model;
 
@@ -161,7 +161,9 @@ fn spread(
 /// framework allocates them (a sharded part is one flat buffer: ZeRO's and FSDP's flat
 /// partitions, Megatron-LM's contiguous gradient buffer under its distributed optimizer; else
 /// one tensor per parameter tensor, the optimizer's states per parameter 3 with fp32 master
-/// weights — 12 or 6 bytes per parameter — and 2 without; LoRA's adapters two per layer), and
+/// weights — 12 or 6 bytes per parameter — and 2 without; LoRA's adapters two per layer; what
+/// FSDP2 keeps gathered and unsharded under PP a tensor per parameter tensor, as FSDP2 gives each
+/// parameter its own unsharded storage and gradient), and
 /// the activations in tensors of one hidden state (tokens × hidden × 2 bytes, over TP with
 /// sequence parallelism): the size of most tensors a layer saves.
 pub fn stage_tensors(
@@ -185,8 +187,12 @@ fn tensors_of(
 ) -> Option<Vec<(u128, u128)>> {
     use Partition::*;
     let shape = matrices(model, params, plan, (rank, layers))?;
-    let mut out = Vec::with_capacity(3 * shape.len() + 2);
-    spread(&mut out, e.weights, &shape, 1, plan.sharding == Zero3)?;
+    let mut out = Vec::with_capacity(5 * shape.len() + 2);
+    // FSDP2's gathered parameters and unsharded gradients under PP: a tensor per parameter
+    let (gathered, unsharded) = pipeline_fsdp_kept(model, params, plan, (rank, layers))?;
+    let sharded = e.weights.checked_sub(gathered)?;
+    spread(&mut out, sharded, &shape, 1, plan.sharding == Zero3)?;
+    spread(&mut out, gathered, &shape, 1, false)?;
     let kinds = layers;
     let layers = u128::from(layers.0.checked_add(layers.1)?.max(1));
     let adapters = [(1, layers.checked_mul(2)?)];
@@ -196,7 +202,9 @@ fn tensors_of(
         &shape
     };
     let grads_flat = matches!(plan.sharding, Zero2 | Zero3 | DistributedOptimizer);
-    spread(&mut out, e.gradients, trained, 1, grads_flat)?;
+    let sharded = e.gradients.checked_sub(unsharded)?;
+    spread(&mut out, sharded, trained, 1, grads_flat)?;
+    spread(&mut out, unsharded, trained, 1, false)?;
     let k = plan.optimizer_bytes_per_param;
     let states = if k >= 12 || k == 6 { 3 } else { 2 };
     spread(

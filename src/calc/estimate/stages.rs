@@ -568,6 +568,9 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
                 u128::from(plan.expert_tp()).checked_mul(u128::from(plan.ep.max(1)))?,
             )?,
         )?;
+        let (gathered, unsharded) = pipeline_fsdp_kept(model, params, plan, (r, layers))?;
+        e.weights = e.weights.checked_add(gathered)?;
+        e.gradients = e.gradients.checked_add(unsharded)?;
         // activations of the passes in flight, and the largest recompute on top
         let mut activations = 0u128;
         let mut recompute_peak = 0u128;
@@ -602,6 +605,59 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
         });
     }
     Some(out)
+}
+
+/// What FSDP2 keeps beside the sharded model states under pipeline parallelism
+/// ([`Setup::fsdp_pipeline_keeps`]) on one GPU of pipeline rank `rank` holding `layers`
+/// (without and with an MoE block): `(gathered, unsharded)`, the stage's parameters gathered in
+/// 16 bits (FSDP2's `param_dtype`) at its first forward and kept until its gradients are
+/// reduced after the last backward (torchtitan's `reshard_after_forward=False` under PP), and
+/// their gradients, unsharded and accumulated over the micro batches in the reduce dtype (fp32
+/// with [`Setup::fp32_grads`], torchtitan's `mixed_precision_reduce`: torch.distributed.pipelining
+/// syncs them only after the last backward). Both are the stage's parameters over TP (the
+/// routed experts over their TP × EP), not over the sharding group; only trained parameters
+/// have gradients. `(0, 0)` where it does not apply: no pipeline, no FSDP over more than one
+/// GPU (torchtitan applies FSDP only when dp_shard × cp > 1), or the parameters offloaded.
+pub(super) fn pipeline_fsdp_kept(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    (rank, layers): (u64, (u64, u64)),
+) -> Option<(u128, u128)> {
+    if !plan.fsdp_pipeline_keeps
+        || plan.pp < 2
+        || plan.sharding != Partition::Zero3
+        || plan.shard < 2
+        || plan.offload_param
+    {
+        return Some((0, 0));
+    }
+    let (dense, routed) = rank_params(model, params, layers, (plan.pp, rank))?;
+    let t = u128::from(plan.tp.max(1));
+    let on_gpu = cdiv(dense, t)?.checked_add(cdiv(
+        routed,
+        u128::from(plan.expert_tp()).checked_mul(u128::from(plan.ep.max(1)))?,
+    )?)?;
+    let trained = match plan.trainable {
+        None => on_gpu,
+        Some(n) => cdiv(n, t.checked_mul(u128::from(plan.pp))?)?,
+    };
+    let grad_bits = if plan.fp32_grads { 32 } else { 16 };
+    Some((
+        part(on_gpu, 16, 1, false)?,
+        part(trained, grad_bits, 1, false)?,
+    ))
+}
+
+/// [`pipeline_fsdp_kept`] of pipeline rank `rank`: what the worked step names.
+pub fn pipeline_fsdp_kept_at(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    rank: u64,
+) -> Option<(u128, u128)> {
+    let layers = rank_layer_kinds(model, plan, rank)?;
+    pipeline_fsdp_kept(model, params, plan, (rank, layers))
 }
 
 /// The parameters of pipeline rank `r` of `p` holding `layers` (without and with an MoE
@@ -1012,5 +1068,101 @@ mod deferred {
             held(&setup(Some(2), 4, true)),
             2 * (TOKENS * 512 + LOGITS * 2)
         );
+    }
+}
+
+#[cfg(test)]
+mod pipeline_fsdp {
+    //! [`pipeline_fsdp_kept`] in exact bytes for Llama 3.2 1B (h 2048, 16 layers of 60,821,504
+    //! parameters: q and o 2048², k and v 2048 × 512, a SwiGLU MLP of 3 × 2048 × 8192, two norms;
+    //! a tied embedding of 128,256 × 2048, copied to the last stage under PP) at TP 2, PP 2,
+    //! FSDP2 over 4 GPUs: each stage's parameters over TP, 2 B gathered and 4 B of fp32
+    //! gradients each, on top of the sharded states.
+    use super::{stages, Params, Partition, Setup};
+    use crate::calc::model::preset;
+
+    const LAYER: u128 = 2 * 2048 * 2048 + 2 * 2048 * 512 + 3 * 2048 * 8192 + 2 * 2048;
+    const EMBEDDING: u128 = 128_256 * 2048;
+
+    fn setup(keeps: bool) -> Setup {
+        Setup {
+            tp: 2,
+            pp: 2,
+            shard: 4,
+            sharding: Partition::Zero3,
+            micro_batches: 4,
+            seq_len: 1024,
+            fp32_grads: true,
+            fp32_params: true,
+            fsdp_pipeline_keeps: keeps,
+            ..Setup::default()
+        }
+    }
+
+    #[test]
+    fn gathered_parameters_and_fp32_gradients_in_exact_bytes() {
+        let m = preset("meta-llama/Llama-3.2-1B").expect("preset");
+        let params = Params::of(&m).unwrap();
+        let with = stages(&m, &params, &setup(true)).unwrap();
+        let without = stages(&m, &params, &setup(false)).unwrap();
+        assert_eq!(LAYER, 60_821_504);
+        // the first stage: 8 layers and the embedding; the last: 8 layers, the final norm and
+        // the output layer (the tied embedding's copy)
+        let per_gpu = [
+            (8 * LAYER + EMBEDDING) / 2,
+            (8 * LAYER + 2048 + EMBEDDING) / 2,
+        ];
+        assert_eq!(per_gpu, [374_620_160, 374_621_184]);
+        for ((w, wo), n) in with.iter().zip(&without).zip(per_gpu) {
+            assert_eq!(w.weights - wo.weights, 2 * n);
+            assert_eq!(w.gradients - wo.gradients, 4 * n);
+            assert_eq!((w.optimizer, w.activations), (wo.optimizer, wo.activations));
+        }
+        assert_eq!(with[0].weights - without[0].weights, 749_240_320);
+        assert_eq!(with[1].gradients - without[1].gradients, 1_498_484_736);
+    }
+
+    #[test]
+    fn only_fsdp_over_several_gpus_under_a_pipeline() {
+        let m = preset("meta-llama/Llama-3.2-1B").expect("preset");
+        let params = Params::of(&m).unwrap();
+        let unchanged = |plan: Setup| {
+            let off = Setup {
+                fsdp_pipeline_keeps: false,
+                ..plan.clone()
+            };
+            stages(&m, &params, &plan) == stages(&m, &params, &off)
+        };
+        assert!(!unchanged(setup(true)));
+        assert!(unchanged(Setup {
+            pp: 1,
+            ..setup(true)
+        }));
+        assert!(unchanged(Setup {
+            shard: 1,
+            ..setup(true)
+        }));
+        assert!(unchanged(Setup {
+            sharding: Partition::Zero2,
+            ..setup(true)
+        }));
+        assert!(unchanged(Setup {
+            offload_param: true,
+            ..setup(true)
+        }));
+        // 16-bit gradients where the reduce dtype is the parameters'
+        let bf16 = Setup {
+            fp32_grads: false,
+            ..setup(true)
+        };
+        let off = Setup {
+            fsdp_pipeline_keeps: false,
+            ..bf16.clone()
+        };
+        let (a, b) = (
+            stages(&m, &params, &bf16).unwrap(),
+            stages(&m, &params, &off).unwrap(),
+        );
+        assert_eq!(a[0].gradients - b[0].gradients, 749_240_320);
     }
 }

@@ -102,6 +102,7 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
     if stage_outputs(report, &stages, largest, total, &plan, &how).is_none() {
         return;
     }
+    pipeline_fsdp_step(report, m, &plan, largest);
     let Some(most) = reserved_outputs(report, &reserved) else {
         return;
     };
@@ -209,6 +210,25 @@ fn stage_outputs(
         );
     }
     Some(())
+}
+
+/// The worked step of what FSDP2 keeps under pipeline parallelism on the largest stage
+/// (`rank`), when the framework's conventions say it does and it is not nothing.
+fn pipeline_fsdp_step(report: &mut Report, m: &Model, plan: &estimate::Setup, rank: usize) {
+    let kept = estimate::Params::of(m)
+        .and_then(|p| estimate::pipeline_fsdp_kept_at(m, &p, plan, rank as u64));
+    let Some((gathered, unsharded)) = kept.filter(|&(g, u)| g > 0 || u > 0) else {
+        return;
+    };
+    report.explain(
+        Output::MemoryPerGpuBytes,
+        "under pipeline parallelism FSDP2 keeps the stage's parameters gathered in 16 bits from its first forward until its gradients are reduced (torchtitan: reshard_after_forward=False when PP is on, parallelize_llama.py apply_fsdp at 9dec370, distributed/fsdp.py get_fsdp_reshard_after_forward_policy in 0.3.0) and their gradients unsharded, accumulated in the reduce dtype over the micro batches (torch.distributed.pipelining runs each backward but the last without gradient sync: stage.py backward_maybe_with_nosync, torch 2.15; pytorch/pytorch#125191); counted in the weights and the gradients, over TP and not over the sharding group",
+        format!(
+            "stage {}: {gathered} B gathered parameters + {unsharded} B unsharded {} gradients",
+            rank + 1,
+            if plan.fp32_grads { "fp32" } else { "16-bit" }
+        ),
+    );
 }
 
 /// The memory on the device: the largest stage's reserved bytes and what the runtime takes.

@@ -152,6 +152,7 @@ const CONVENTIONS: Conventions = Conventions {
     logit_transient_bytes: 2,
     logit_reserved_bytes: 0,
     fsdp_gather_stream: false,
+    fsdp_pipeline_keeps: false,
     dtensor_tp: false,
     loss_parallel_transient_bytes: 0,
 };

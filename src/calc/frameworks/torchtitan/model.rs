@@ -22,6 +22,23 @@ use crate::calc::{Field, RawInputs};
 /// torch/distributed/tensor/parallel/loss.py) allocates `zeros_like(x)`, `torch.exp(x)` and
 /// their sum, then the product with the output gradient once `exp` is freed: 12 bytes per local
 /// logit beside the saved fp32 `log_softmax` output.
+///
+/// Under pipeline parallelism FSDP2 keeps each stage's parameters gathered and its gradients
+/// unsharded (`fsdp_pipeline_keeps`). torchtitan shards every block and the root with
+/// `reshard_after_forward=False` when PP is on (`apply_fsdp`,
+/// torchtitan/parallelisms/parallelize_llama.py:326-339 at 9dec370; 0.3.0's
+/// `get_fsdp_reshard_after_forward_policy`, torchtitan/distributed/fsdp.py:54-75: "default" is
+/// `not pp_enabled`, and `[norm, lm_head]` reshard only under "always"), so the 16-bit
+/// parameters gathered at a stage's first forward stay until its gradients are reduced.
+/// torch.distributed.pipelining runs each backward of an FSDP stage with
+/// `set_reshard_after_backward(False)` and `set_requires_gradient_sync(False)`
+/// (`_PipelineStageBase.backward_maybe_with_nosync`, torch/distributed/pipelining/stage.py,
+/// torch 2.15) and reduces once after the last (`perform_reduce_grad`, the schedules'
+/// `REDUCE_GRAD`), so FSDP2 keeps each parameter's unsharded gradient, cast to its reduce
+/// dtype after the first backward and accumulated there (`_set_unsharded_grad_dtypes`,
+/// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, torch 2.15;
+/// `FSDPParam.to_accumulated_grad_if_needed` in the torch of 9dec370's time,
+/// pytorch/pytorch#125191): fp32, torchtitan's `mixed_precision_reduce = float32`.
 const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventions {
     fp32_grads: true,
     fp32_params: true,
@@ -30,6 +47,7 @@ const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventio
     logit_transient_bytes: 8,
     logit_reserved_bytes: 2,
     fsdp_gather_stream: true,
+    fsdp_pipeline_keeps: true,
     dtensor_tp: true,
     loss_parallel_transient_bytes: 12,
 };
