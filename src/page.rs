@@ -313,8 +313,7 @@ pub fn groups(
                         .copied()
                         // a first view has none of the app's own inputs (`field::APP_ONLY`)
                         .filter(|f| {
-                            crate::calc::first_view::FULL
-                                || !crate::calc::field::APP_ONLY.contains(f)
+                            crate::calc::first_view::FULL || !crate::calc::field::is_app_only(*f)
                         })
                         .filter(|&f| view::shown(framework, inputs, report, f, compact))
                         .collect()

@@ -156,6 +156,9 @@ fields! {
         EvalSteps => "eval_steps", Real, "Evaluate every", "unset", "eval_steps; below 1 it is a fraction of max_steps.";
         SaveSteps => "save_steps", Real, "Save every", "500", "save_steps; below 1 it is a fraction of max_steps.";
         LoggingSteps => "logging_steps", Real, "Log every", "500", "logging_steps; below 1 it is a fraction of max_steps.";
+    }
+    [] {
+        // the step time's (the app's alone: [`APP_ONLY`])
         TorchCompile => "torch_compile", Flag, "torch.compile", "false",
             "torch_compile.";
     }
@@ -330,6 +333,9 @@ fields! {
         NSharedExperts => "n_shared_experts", Count, "Shared experts", "preset's", "n_shared_experts (DeepSeek-V3).";
         FirstKDenseReplace => "first_k_dense_replace", Count, "Dense first layers", "preset's",
             "first_k_dense_replace (DeepSeek-V3).";
+    }
+    [] {
+        // multi-latent attention's sizes (the app's alone: [`APP_ONLY`])
         QLoraRank => "q_lora_rank", Count, "q LoRA rank (MLA)", "preset's", "q_lora_rank (DeepSeek-V3 MLA).";
         KvLoraRank => "kv_lora_rank", Count, "kv LoRA rank (MLA)", "preset's", "kv_lora_rank.";
         QkNopeHeadDim => "qk_nope_head_dim", Count, "qk nope head dim (MLA)", "preset's", "qk_nope_head_dim.";
@@ -381,8 +387,12 @@ fields! {
         HiddenDropout => "hidden_dropout", Real, "Hidden dropout", "0.1", "--hidden-dropout.";
         TransformerImpl => "transformer_impl", Text, "Transformer implementation", "transformer_engine",
             "--transformer-impl.";
+    }
+    [] {
         Fp8Format => "fp8_format", Text, "FP8 format", "unset (bf16)",
             "--fp8-format: e4m3 or hybrid.";
+    }
+    ["first-megatron"] {
         AttentionBackend => "attention_backend", Text, "Attention backend", "auto",
             "--attention-backend.";
         OverlapGradReduce => "overlap_grad_reduce", Flag, "Overlap grad reduce", "false",
@@ -391,6 +401,9 @@ fields! {
             "--overlap-param-gather.";
         TpCommOverlap => "tp_comm_overlap", Flag, "Overlap TP communication", "false",
             "--tp-comm-overlap.";
+    }
+    [] {
+        // the pipeline's split: the memory per stage (the app's alone: [`APP_ONLY`])
         DecoderFirstPipelineNumLayers => "decoder_first_pipeline_num_layers", Count, "Layers on the first stage", "even split",
             "--decoder-first-pipeline-num-layers.";
         DecoderLastPipelineNumLayers => "decoder_last_pipeline_num_layers", Count, "Layers on the last stage", "even split",
@@ -428,6 +441,8 @@ fields! {
             "lora_target_linear: every linear layer but lm_head.";
         Optimizer => "optimizer", Text, "Optimizer", "adamw_torch_fused",
             "optimizer: AdamW keeps 12 bytes per trained parameter (fp32 master, m, v); 8-bit variants 6.";
+    }
+    [] {
         Bf16 => "bf16", Text, "bf16", "unset (fp32 master weights)",
             "bf16: true, auto or false.";
     }
@@ -448,6 +463,9 @@ fields! {
     ["first-nanotron"] {
         RecomputeLayer => "recompute_layer", Flag, "Recompute layers", "false",
             "parallelism.recompute_layer: recompute each decoder layer in the backward pass.";
+    }
+    [] {
+        // nanotron's memory settings (the app's alone: [`APP_ONLY`])
         NanotronZeroStage => "zero_stage", Count, "ZeRO stage", "0",
             "optimizer.zero_stage: 0 or 1.";
         AccumulateGradInFp32 => "accumulate_grad_in_fp32", Flag, "Accumulate gradients in fp32", "unset (fp32 master weights)",
@@ -462,6 +480,9 @@ fields! {
     ["first-torchtitan"] {
         ActivationCheckpointMode => "activation_checkpoint.mode", Text, "Activation checkpointing", "selective",
             "activation_checkpoint.mode: none, selective or full.";
+    }
+    [] {
+        // the step time's and memory's (the app's alone: [`APP_ONLY`])
         CompileEnable => "compile.enable", Flag, "torch.compile", "false",
             "compile.enable.";
         ModelConverters => "model.converters", Text, "Model converters", "none",
@@ -512,9 +533,12 @@ fields! {
 }
 
 /// The inputs only the full app reads: the step time's calibration, the cost, the scaling
-/// view, multi-latent attention's sizes, Megatron's distributed-optimizer instances and its
-/// deferred output-layer weight gradients. A first view neither shows nor reads them (its build holds none of their words), and
-/// leaves a link that gives one to the app (`src/first.rs`).
+/// view, and the settings only the memory and the step time read (multi-latent attention's
+/// sizes, Megatron's distributed-optimizer instances, deferred output-layer weight gradients,
+/// FP8 and pipeline split, the compilers, axolotl's bf16, nanotron's optimizer and TP
+/// settings, torchtitan's converters and schedule). A first view neither shows nor reads them
+/// (its build holds none of their words, parsing or checks: [`is_app_only`]), and leaves a link
+/// that gives one to the app (`src/first.rs`).
 pub const APP_ONLY: &[Field] = &[
     Field::CalibrationComputeFactor,
     Field::CalibrationCommFactor,
@@ -528,13 +552,48 @@ pub const APP_ONLY: &[Field] = &[
     Field::MultiLatentAttention,
     Field::QLoraRank,
     Field::KvLoraRank,
+    Field::QkNopeHeadDim,
+    Field::QkRopeHeadDim,
     Field::QkHeadDim,
     Field::QkPosEmbHeadDim,
     Field::VHeadDim,
     Field::NumDistributedOptimizerInstances,
     Field::DeferEmbeddingWgradCompute,
     Field::WgradDeferralLimit,
+    // what only the memory and the step time read: the precision, the compiler, the pipeline's
+    // split and schedule, nanotron's optimizer and TP settings
+    Field::TorchCompile,
+    Field::Fp8Format,
+    Field::DecoderFirstPipelineNumLayers,
+    Field::DecoderLastPipelineNumLayers,
+    Field::AccountForEmbeddingInPipelineSplit,
+    Field::AccountForLossInPipelineSplit,
+    Field::Bf16,
+    Field::NanotronZeroStage,
+    Field::AccumulateGradInFp32,
+    Field::TpMode,
+    Field::TpLinearAsyncCommunication,
+    Field::PpEngine,
+    Field::CompileEnable,
+    Field::ModelConverters,
+    Field::PipelineParallelSchedule,
 ];
+
+/// [`APP_ONLY`] by field index: a lookup the compiler settles where the field is known.
+const APP_ONLY_BY_INDEX: [bool; Field::COUNT] = {
+    let mut t = [false; Field::COUNT];
+    let mut i = 0;
+    while i < APP_ONLY.len() {
+        t[APP_ONLY[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// Whether `f` is one of the inputs only the full app reads ([`APP_ONLY`]).
+pub const fn is_app_only(f: Field) -> bool {
+    APP_ONLY_BY_INDEX[f as usize]
+}
 
 impl Field {
     pub const COUNT: usize = Field::ALL.len();
@@ -712,13 +771,18 @@ impl Param<u64> {
 
 impl Field {
     /// The values a key takes from a fixed set, for the form's `<datalist>`: the list's id and
-    /// the values (the model presets, the GPUs and the optimizers are the form's own lists).
+    /// the values (the model presets, the GPUs and the optimizers are the form's own lists). A
+    /// first view's build holds no list of the app's own inputs ([`APP_ONLY`]).
     pub fn choices(self) -> Option<(&'static str, &'static [&'static str])> {
         Some(match self {
             Field::Adapter => ("list-adapters", &["lora", "qlora"]),
+            #[cfg(not(feature = "first"))]
             Field::Bf16 => ("list-bf16", &["true", "auto", "false"]),
+            #[cfg(not(feature = "first"))]
             Field::TpMode => ("list-tp-mode", &["ALL_REDUCE", "REDUCE_SCATTER"]),
+            #[cfg(not(feature = "first"))]
             Field::PpEngine => ("list-pp-engine", &["afab", "1f1b"]),
+            #[cfg(not(feature = "first"))]
             Field::PipelineParallelSchedule => (
                 "list-pp-schedule",
                 &[
@@ -760,5 +824,26 @@ impl Field {
             ),
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lookup by index says what the list says, field for field, and an app-only field has
+    /// no first view's words (its section is `[]`).
+    #[test]
+    fn app_only_lookup_is_the_list() {
+        for &f in Field::ALL {
+            assert_eq!(is_app_only(f), APP_ONLY.contains(&f), "{f:?}");
+        }
+        for &f in APP_ONLY {
+            let (views, _) = SECTIONS
+                .iter()
+                .find(|(_, fields)| fields.contains(&f))
+                .expect("declared");
+            assert!(views.is_empty(), "{f:?} has a first view's words");
+        }
     }
 }

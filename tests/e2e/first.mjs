@@ -12,8 +12,12 @@ import { cases } from './cases.mjs';
 // gives one is left to the app.
 const APP_ONLY = ['calibration_compute_factor', 'calibration_comm_factor', 'second_run_nodes',
   'second_run_tokens_per_second_per_gpu', 'second_run_seconds_per_step', 'gpu_hour_price', 'deadline_hours', 'max_nodes',
-  'multi_latent_attention', 'q_lora_rank', 'kv_lora_rank', 'qk_head_dim', 'qk_pos_emb_head_dim', 'v_head_dim',
-  'num_distributed_optimizer_instances', 'defer_embedding_wgrad_compute', 'wgrad_deferral_limit'];
+  'multi_latent_attention', 'q_lora_rank', 'kv_lora_rank', 'qk_nope_head_dim', 'qk_rope_head_dim', 'qk_head_dim', 'qk_pos_emb_head_dim', 'v_head_dim',
+  'num_distributed_optimizer_instances', 'defer_embedding_wgrad_compute', 'wgrad_deferral_limit',
+  'torch_compile', 'fp8_format', 'decoder_first_pipeline_num_layers', 'decoder_last_pipeline_num_layers',
+  'account_for_embedding_in_pipeline_split', 'account_for_loss_in_pipeline_split', 'bf16', 'zero_stage',
+  'accumulate_grad_in_fp32', 'tp_mode', 'tp_linear_async_communication', 'pp_engine', 'compile.enable',
+  'model.converters', 'pipeline_parallel_schedule'];
 const SNAPSHOT = ({ root, appOnly }) => {
   const r = document.querySelector(root);
   if (!r) return null;

@@ -48,6 +48,9 @@ pub fn number(text: &str) -> Option<f64> {
 /// character. Unicode-aware trimming showed in the explorer's profile, whose every row reads its
 /// inputs again.
 fn trimmed(text: &str) -> &str {
+    if cfg!(feature = "first") {
+        return text.trim();
+    }
     match text.as_bytes() {
         [] => text,
         [a, .., b] | [a @ b] if a.is_ascii_graphic() && b.is_ascii_graphic() => text,
@@ -163,6 +166,14 @@ pub fn int(field: Field, raw: &str, diags: &mut Vec<Diag>) -> Param<i64> {
     Param::Invalid
 }
 
+/// Whether a first view's build reads `field` as absent: an input only the full app reads
+/// ([`crate::calc::field::APP_ONLY`]; a link that gives one opens the app). With the field known
+/// where it is read, the build then holds neither its parsing nor what follows from its value.
+#[inline(always)]
+fn app_only(field: Field) -> bool {
+    cfg!(feature = "first") && crate::calc::field::is_app_only(field)
+}
+
 /// Reads the fields of one set of inputs, turning a field given several times (a hand-edited
 /// link) into an error that shows every value, so no framework module picks one silently.
 pub struct Reader<'a> {
@@ -190,28 +201,77 @@ impl Reader<'_> {
         Some(Param::Invalid)
     }
 
+    // Each read is a thin wrapper, inlined in a first view's build where its field is known, so
+    // an input only the app reads ([`app_only`]) is settled as absent there at compile time;
+    // the reading itself is one function, called as before.
+
+    #[cfg_attr(feature = "first", inline(always))]
     pub fn count(&mut self, field: Field) -> Param<u64> {
+        if app_only(field) {
+            return Param::Absent;
+        }
+        self.read_count(field)
+    }
+
+    #[cfg_attr(feature = "first", inline(always))]
+    pub fn real(&mut self, field: Field) -> Param<f64> {
+        if app_only(field) {
+            return Param::Absent;
+        }
+        self.read_real(field)
+    }
+
+    #[cfg_attr(feature = "first", inline(always))]
+    pub fn flag(&mut self, field: Field) -> Param<bool> {
+        if app_only(field) {
+            return Param::Absent;
+        }
+        self.read_flag(field)
+    }
+
+    #[cfg_attr(feature = "first", inline(always))]
+    pub fn int(&mut self, field: Field) -> Param<i64> {
+        if app_only(field) {
+            return Param::Absent;
+        }
+        self.read_int(field)
+    }
+
+    /// Free text, trimmed; its syntax is the caller's to check.
+    #[cfg_attr(feature = "first", inline(always))]
+    pub fn text(&mut self, field: Field) -> Param<String> {
+        if app_only(field) {
+            return Param::Absent;
+        }
+        self.read_text(field)
+    }
+
+    #[cfg_attr(feature = "first", inline(never))]
+    fn read_count(&mut self, field: Field) -> Param<u64> {
         self.conflict(field)
             .unwrap_or_else(|| count(field, self.raw.get(field), self.diags))
     }
 
-    pub fn real(&mut self, field: Field) -> Param<f64> {
+    #[cfg_attr(feature = "first", inline(never))]
+    fn read_real(&mut self, field: Field) -> Param<f64> {
         self.conflict(field)
             .unwrap_or_else(|| real(field, self.raw.get(field), self.diags))
     }
 
-    pub fn flag(&mut self, field: Field) -> Param<bool> {
+    #[cfg_attr(feature = "first", inline(never))]
+    fn read_flag(&mut self, field: Field) -> Param<bool> {
         self.conflict(field)
             .unwrap_or_else(|| flag(field, self.raw.get(field), self.diags))
     }
 
-    pub fn int(&mut self, field: Field) -> Param<i64> {
+    #[cfg_attr(feature = "first", inline(never))]
+    fn read_int(&mut self, field: Field) -> Param<i64> {
         self.conflict(field)
             .unwrap_or_else(|| int(field, self.raw.get(field), self.diags))
     }
 
-    /// Free text, trimmed; its syntax is the caller's to check.
-    pub fn text(&mut self, field: Field) -> Param<String> {
+    #[cfg_attr(feature = "first", inline(never))]
+    fn read_text(&mut self, field: Field) -> Param<String> {
         if let Some(p) = self.conflict(field) {
             return p;
         }
