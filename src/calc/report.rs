@@ -210,8 +210,23 @@ impl Refusal {
     }
 }
 
+/// An output's label; `app`: one a first view never shows (the model stage's and the app's own
+/// inputs' outputs), which a first view's build holds no words for.
+macro_rules! output_label {
+    ($label:literal) => {
+        $label
+    };
+    ($label:literal, app) => {
+        if cfg!(feature = "first") {
+            ""
+        } else {
+            $label
+        }
+    };
+}
+
 macro_rules! outputs {
-    ($($variant:ident => $name:literal, $label:literal;)*) => {
+    ($($variant:ident => $name:literal, $label:literal $(, $app:ident)?;)*) => {
         /// A computed value, named as in the page's `data-output` contract.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Output { $($variant),* }
@@ -227,7 +242,7 @@ macro_rules! outputs {
             /// What the results list calls it (a framework may say it its own way, see
             /// [`Framework::label`]).
             pub const fn label(self) -> &'static str {
-                match self { $(Output::$variant => $label),* }
+                match self { $(Output::$variant => output_label!($label $(, $app)?)),* }
             }
         }
     };
@@ -277,43 +292,43 @@ outputs! {
     // (nanotron: add outputs above this line)
 
     // ---- model, memory and compute (the frameworks' estimators and published formulas, fit/)
-    NumParameters => "num_parameters", "Parameters (transformers num_parameters())";
-    NumParametersExcludeEmbeddings => "num_parameters_exclude_embeddings", "Parameters without the embedding";
-    TrainableParameters => "trainable_parameters", "Trainable parameters";
-    ZeroModelStatesGpuBytes => "zero_model_states_gpu_bytes", "DeepSpeed ZeRO model states per GPU";
-    ZeroModelStatesCpuBytes => "zero_model_states_cpu_bytes", "DeepSpeed ZeRO model states in CPU memory per node";
-    WeightAndOptimizerMemoryMb => "weight_and_optimizer_memory_mb", "Megatron: weights and optimizer (MB)";
-    ActivationMemoryMb => "activation_memory_mb", "Megatron: activations (MB)";
-    TotalMemoryMb => "total_memory_mb", "Megatron: theoretical memory (MB)";
-    PaddedVocabSize => "padded_vocab_size", "Megatron's padded vocabulary";
-    MemoryPerGpuBytes => "memory_per_gpu_bytes", "Estimated memory per GPU";
-    MemoryReservedBytes => "memory_reserved_bytes", "Estimated memory the allocator reserves";
-    MemoryOnDeviceBytes => "memory_on_device_bytes", "Estimated memory on the device";
-    WeightsBytes => "weights_bytes", "Weights";
-    GradientsBytes => "gradients_bytes", "Gradients";
-    OptimizerBytes => "optimizer_bytes", "Optimizer states";
-    ActivationBytes => "activation_bytes", "Activations";
-    GpuMemoryBytes => "gpu_memory_bytes", "GPU memory";
-    GpuUsableMemoryBytes => "gpu_usable_memory_bytes", "GPU memory PyTorch can use";
-    FlopsPerToken => "flops_per_token", "Training FLOPs per token";
-    FlopsPerTokenHf => "flops_per_token_hf", "FLOPs per token, HF Trainer";
-    FlopsPerTokenMegatron => "flops_per_token_megatron", "FLOPs per token, Megatron-LM";
-    FlopsPerTokenTorchtitan => "flops_per_token_torchtitan", "FLOPs per token, torchtitan";
-    FlopsPerTokenNanotron => "flops_per_token_nanotron", "FLOPs per token, nanotron";
-    PeakTflops => "peak_tflops", "GPU peak dense BF16 (TFLOPS)";
-    TokensPerSecondPerGpu => "tokens_per_second_per_gpu", "Estimated tokens per second per GPU";
-    StepTimeSeconds => "step_time_seconds", "Estimated step time (s)";
-    MfuEstimate => "mfu_estimate", "Estimated MFU";
-    StepComputeSeconds => "step_compute_seconds", "Compute";
-    StepTpCommSeconds => "step_tp_comm_seconds", "Tensor-parallel communication";
-    StepCpCommSeconds => "step_cp_comm_seconds", "Context-parallel communication";
-    StepEpCommSeconds => "step_ep_comm_seconds", "Expert-parallel communication";
-    StepPpBubbleSeconds => "step_pp_bubble_seconds", "Pipeline bubble and sends";
-    StepDpCommSeconds => "step_dp_comm_seconds", "Data-parallel communication";
-    StepTimeUncalibratedSeconds => "step_time_uncalibrated_seconds", "Estimated step time, uncalibrated (s)";
-    CalibrationComputeFactor => "calibration_compute_factor", "Calibration compute factor";
-    CalibrationCommFactor => "calibration_comm_factor", "Calibration communication factor";
-    StepTimeUncalibratedError => "step_time_uncalibrated_error", "Uncalibrated estimate against the measured step";
+    NumParameters => "num_parameters", "Parameters (transformers num_parameters())", app;
+    NumParametersExcludeEmbeddings => "num_parameters_exclude_embeddings", "Parameters without the embedding", app;
+    TrainableParameters => "trainable_parameters", "Trainable parameters", app;
+    ZeroModelStatesGpuBytes => "zero_model_states_gpu_bytes", "DeepSpeed ZeRO model states per GPU", app;
+    ZeroModelStatesCpuBytes => "zero_model_states_cpu_bytes", "DeepSpeed ZeRO model states in CPU memory per node", app;
+    WeightAndOptimizerMemoryMb => "weight_and_optimizer_memory_mb", "Megatron: weights and optimizer (MB)", app;
+    ActivationMemoryMb => "activation_memory_mb", "Megatron: activations (MB)", app;
+    TotalMemoryMb => "total_memory_mb", "Megatron: theoretical memory (MB)", app;
+    PaddedVocabSize => "padded_vocab_size", "Megatron's padded vocabulary", app;
+    MemoryPerGpuBytes => "memory_per_gpu_bytes", "Estimated memory per GPU", app;
+    MemoryReservedBytes => "memory_reserved_bytes", "Estimated memory the allocator reserves", app;
+    MemoryOnDeviceBytes => "memory_on_device_bytes", "Estimated memory on the device", app;
+    WeightsBytes => "weights_bytes", "Weights", app;
+    GradientsBytes => "gradients_bytes", "Gradients", app;
+    OptimizerBytes => "optimizer_bytes", "Optimizer states", app;
+    ActivationBytes => "activation_bytes", "Activations", app;
+    GpuMemoryBytes => "gpu_memory_bytes", "GPU memory", app;
+    GpuUsableMemoryBytes => "gpu_usable_memory_bytes", "GPU memory PyTorch can use", app;
+    FlopsPerToken => "flops_per_token", "Training FLOPs per token", app;
+    FlopsPerTokenHf => "flops_per_token_hf", "FLOPs per token, HF Trainer", app;
+    FlopsPerTokenMegatron => "flops_per_token_megatron", "FLOPs per token, Megatron-LM", app;
+    FlopsPerTokenTorchtitan => "flops_per_token_torchtitan", "FLOPs per token, torchtitan", app;
+    FlopsPerTokenNanotron => "flops_per_token_nanotron", "FLOPs per token, nanotron", app;
+    PeakTflops => "peak_tflops", "GPU peak dense BF16 (TFLOPS)", app;
+    TokensPerSecondPerGpu => "tokens_per_second_per_gpu", "Estimated tokens per second per GPU", app;
+    StepTimeSeconds => "step_time_seconds", "Estimated step time (s)", app;
+    MfuEstimate => "mfu_estimate", "Estimated MFU", app;
+    StepComputeSeconds => "step_compute_seconds", "Compute", app;
+    StepTpCommSeconds => "step_tp_comm_seconds", "Tensor-parallel communication", app;
+    StepCpCommSeconds => "step_cp_comm_seconds", "Context-parallel communication", app;
+    StepEpCommSeconds => "step_ep_comm_seconds", "Expert-parallel communication", app;
+    StepPpBubbleSeconds => "step_pp_bubble_seconds", "Pipeline bubble and sends", app;
+    StepDpCommSeconds => "step_dp_comm_seconds", "Data-parallel communication", app;
+    StepTimeUncalibratedSeconds => "step_time_uncalibrated_seconds", "Estimated step time, uncalibrated (s)", app;
+    CalibrationComputeFactor => "calibration_compute_factor", "Calibration compute factor", app;
+    CalibrationCommFactor => "calibration_comm_factor", "Calibration communication factor", app;
+    StepTimeUncalibratedError => "step_time_uncalibrated_error", "Uncalibrated estimate against the measured step", app;
     // (model: add outputs above this line)
 
     // ---- tokens and time (dpcalc's own arithmetic, calc/schedule.rs) ---------------------
@@ -322,7 +337,7 @@ outputs! {
     TimePerStepSeconds => "time_per_step_seconds", "Time per optimizer step (s)";
     TotalTimeSeconds => "total_time_seconds", "Wall-clock time of the run (s)";
     GpuHours => "gpu_hours", "GPU-hours";
-    TotalCost => "total_cost", "Cost of the run";
+    TotalCost => "total_cost", "Cost of the run", app;
     // (time: add outputs above this line)
 }
 
