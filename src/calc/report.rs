@@ -242,7 +242,8 @@ macro_rules! outputs {
             /// What the results list calls it (a framework may say it its own way, see
             /// [`Framework::label`]).
             pub const fn label(self) -> &'static str {
-                match self { $(Output::$variant => output_label!($label $(, $app)?)),* }
+                const LABELS: &[&str] = &[$(output_label!($label $(, $app)?)),*];
+                LABELS[self as usize]
             }
         }
     };
