@@ -2,7 +2,7 @@
 //! `c10/cuda/CUDACachingAllocator.cpp` on hand-picked sizes, the stage figures against the
 //! allocated ones, and `memory_on_device_bytes` = reserved + the CUDA context + NCCL's buffers.
 
-use crate::common::report::{accepted as report, bytes, fsdp_pipeline_kept};
+use crate::common::report::{accepted as report, bytes, fsdp_output_kept, fsdp_pipeline_kept};
 use dpcalc::calc::estimate::device::{COMMUNICATOR_BYTES, CUDA_CONTEXT_BYTES};
 use dpcalc::calc::estimate::reserved::{
     reserve, reserved_stages, stage_tensors, LARGE_BUFFER, MIN_LARGE_ALLOC, ROUND_LARGE,
@@ -213,7 +213,8 @@ fn the_memory_bar_shows_the_reserve_and_the_runtime() {
 /// FSDP2 keeps under PP in the largest stage's weights and gradients, named in its worked step:
 /// beside the fp32 shards (4 B per parameter of the stage over TP × the sharding group), 2 B per
 /// parameter over TP gathered and 4 B of unsharded fp32 gradients; the reserved figure and the
-/// device's follow, and the same link without PP names nothing.
+/// device's follow, and the same link without PP names instead the final norm and the output
+/// layer FSDP2 keeps gathered there.
 #[test]
 fn a_torchtitan_pipeline_counts_what_fsdp_keeps() {
     let q = "?framework=torchtitan&version=0.3.0&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&world_size=8&local_batch_size=4&seq_len=4096&data_parallel_shard_degree=2&tensor_parallel_degree=2&pipeline_parallel_degree=2&pipeline_parallel_microbatch_size=1&disable_cuda_graphs=true";
@@ -222,7 +223,15 @@ fn a_torchtitan_pipeline_counts_what_fsdp_keeps() {
     let flat = q
         .replace("pipeline_parallel_degree=2", "pipeline_parallel_degree=1")
         .replace("world_size=8", "world_size=4");
-    assert!(fsdp_pipeline_kept(&report(&flat)).is_none());
+    let flat = report(&flat);
+    assert!(fsdp_pipeline_kept(&flat).is_none());
+    // without PP FSDP2 keeps the final norm (whole) and the output layer (over TP 2) gathered in
+    // 16 bits, and the pipeline names that step not
+    assert_eq!(
+        fsdp_output_kept(&flat),
+        Some((4096 * 2, 128_256 * 4096 / 2 * 2))
+    );
+    assert_eq!(fsdp_output_kept(&r), None);
     // Llama 3.1 8B: 16 layers a stage of 218,112,000 parameters (h 4096, 8 KV heads of 128,
     // SwiGLU 14336, two norms), the 128,256 × 4096 embedding on the first, the final norm and
     // the untied output layer on the last

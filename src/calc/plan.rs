@@ -200,6 +200,13 @@ pub struct Conventions {
     ///
     /// [`Setup::fsdp_pipeline_keeps`]: crate::calc::estimate::Setup::fsdp_pipeline_keeps
     pub fsdp_pipeline_keeps: bool,
+    /// Without pipeline parallelism FSDP2 keeps the final norm and the output layer gathered in
+    /// 16 bits from their forward through the loss to their backward (see
+    /// [`Setup::fsdp_output_kept`]): torchtitan 0.3.0 shards them as one unit with
+    /// `reshard_after_forward` only under the "always" policy.
+    ///
+    /// [`Setup::fsdp_output_kept`]: crate::calc::estimate::Setup::fsdp_output_kept
+    pub fsdp_output_kept: bool,
     /// Tensor parallelism by DTensor plans (torchtitan's `apply_tp`: `ColwiseParallel`,
     /// `RowwiseParallel`, `SequenceParallel`): with sequence parallelism each column-parallel
     /// linear layer saves the all-gathered (whole) input it multiplies, and each collective over
@@ -223,6 +230,7 @@ impl Default for Conventions {
             logit_reserved_bytes: 0,
             fsdp_gather_stream: false,
             fsdp_pipeline_keeps: false,
+            fsdp_output_kept: false,
             dtensor_tp: false,
             loss_parallel_transient_bytes: 0,
         }

@@ -115,10 +115,31 @@ pub fn fsdp_pipeline_kept(r: &Report) -> Option<(u128, u128, u128)> {
     let worked = &r
         .steps
         .iter()
-        .find(|s| s.output == Output::MemoryPerGpuBytes && s.rule.contains("FSDP2 keeps"))?
+        .find(|s| {
+            s.output == Output::MemoryPerGpuBytes
+                && s.rule.starts_with("under pipeline parallelism FSDP2 keeps")
+        })?
         .worked;
     assert!(worked.ends_with("unsharded fp32 gradients"), "{worked}");
     let words: Vec<&str> = worked.split([' ', ':']).collect();
     let n = |i: usize| -> u128 { words[i].parse().unwrap_or_else(|_| panic!("{worked}")) };
     Some((n(1), n(3), n(8)))
+}
+
+/// The worked step of what FSDP2 keeps gathered without pipeline parallelism, "N B final norm +
+/// O B output layer gathered", as `(N, O)`; `None` when the report has none.
+pub fn fsdp_output_kept(r: &Report) -> Option<(u128, u128)> {
+    let worked = &r
+        .steps
+        .iter()
+        .find(|s| {
+            s.output == Output::MemoryPerGpuBytes
+                && s.rule
+                    .starts_with("without pipeline parallelism FSDP2 keeps")
+        })?
+        .worked;
+    assert!(worked.ends_with("B output layer gathered"), "{worked}");
+    let words: Vec<&str> = worked.split(' ').collect();
+    let n = |i: usize| -> u128 { words[i].parse().unwrap_or_else(|_| panic!("{worked}")) };
+    Some((n(0), n(5)))
 }

@@ -25,7 +25,9 @@
 //!   working set (a layer or two at a time) is not counted, except where FSDP2 keeps it under
 //!   pipeline parallelism ([`Setup::fsdp_pipeline_keeps`]): the stage's parameters gathered in
 //!   16 bits from the first forward to the gradient reduction, and their gradients unsharded in
-//!   the reduce dtype over the micro batches, added to the weights and the gradients.
+//!   the reduce dtype over the micro batches, added to the weights and the gradients; and where
+//!   FSDP2 keeps the final norm and the output layer gathered without it
+//!   ([`Setup::fsdp_output_kept`]): 16 bits each, over TP, in the weights of the peak.
 //! - **Activations and the pipeline** ([`stages`], `stages.rs`): each pipeline rank's layers,
 //!   the micro batches its schedule holds in flight and what each layer saves for its backward,
 //!   counted per tensor after Korthikanti et al. 2022 ("Reducing Activation Recomputation in
@@ -54,7 +56,9 @@ use super::plan::Pipeline;
 pub use super::plan::Conventions;
 
 pub use super::plan::{Recompute, RecomputeLayers};
-pub use stages::{in_flight, layer_bytes, layer_split, nf4_bytes, pipeline_fsdp_kept_at, stages};
+pub use stages::{
+    fsdp_output_kept, in_flight, layer_bytes, layer_split, nf4_bytes, pipeline_fsdp_kept_at, stages,
+};
 
 /// How the model states are sharded over [`Setup::shard`] GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +134,12 @@ pub struct Setup {
     /// [`Setup::fp32_grads`]): [`Conventions::fsdp_pipeline_keeps`], counted in `stages.rs`
     /// (`pipeline_fsdp_kept`).
     pub fsdp_pipeline_keeps: bool,
+    /// FSDP2 without pipeline parallelism ([`Partition::Zero3`], PP 1) keeps the final norm and
+    /// the output layer (the tied embedding's weight when tied) gathered in 16 bits from their
+    /// forward to their backward, so beside the loss's logits at the peak:
+    /// [`Conventions::fsdp_output_kept`], counted in the weights in `stages.rs`
+    /// (`fsdp_output_kept`).
+    pub fsdp_output_kept: bool,
     /// See [`Conventions::dtensor_tp`]: under sequence parallelism (torch
     /// `distributed/_functional_collectives.py`: `all_gather_tensor` with `gather_dim != 0`
     /// runs `torch.cat(torch.chunk(res, group_size, dim=0), dim=gather_dim)`, and
@@ -185,6 +195,7 @@ impl Default for Setup {
             logit_reserved_bytes: 0,
             fsdp_gather_stream: false,
             fsdp_pipeline_keeps: false,
+            fsdp_output_kept: false,
             dtensor_tp: false,
             loss_parallel_transient_bytes: 0,
             deferred_output_wgrad: None,
@@ -204,6 +215,7 @@ impl Setup {
         self.logit_reserved_bytes = c.logit_reserved_bytes;
         self.fsdp_gather_stream = c.fsdp_gather_stream;
         self.fsdp_pipeline_keeps = c.fsdp_pipeline_keeps;
+        self.fsdp_output_kept = c.fsdp_output_kept;
         self.dtensor_tp = c.dtensor_tp;
         self.loss_parallel_transient_bytes = c.loss_parallel_transient_bytes;
         self

@@ -69,7 +69,7 @@ pub fn reserve(tensors: &[(u128, u128)], expandable: bool) -> Option<u128> {
         .checked_add(large)
 }
 
-use super::stages::{local_tokens, pipeline_fsdp_kept, rank_layer_kinds, ranked};
+use super::stages::{fsdp_output_kept, local_tokens, pipeline_fsdp_kept, rank_layer_kinds, ranked};
 use super::{cdiv, MemoryParts, Params, Partition, Setup};
 use crate::calc::model::Model;
 
@@ -163,7 +163,8 @@ fn spread(
 /// one tensor per parameter tensor, the optimizer's states per parameter 3 with fp32 master
 /// weights — 12 or 6 bytes per parameter — and 2 without; LoRA's adapters two per layer; what
 /// FSDP2 keeps gathered and unsharded under PP a tensor per parameter tensor, as FSDP2 gives each
-/// parameter its own unsharded storage and gradient), and
+/// parameter its own unsharded storage and gradient, and so the final norm and the output layer
+/// it keeps gathered without PP), and
 /// the activations in tensors of one hidden state (tokens × hidden × 2 bytes, over TP with
 /// sequence parallelism): the size of most tensors a layer saves.
 pub fn stage_tensors(
@@ -190,9 +191,16 @@ fn tensors_of(
     let mut out = Vec::with_capacity(5 * shape.len() + 2);
     // FSDP2's gathered parameters and unsharded gradients under PP: a tensor per parameter
     let (gathered, unsharded) = pipeline_fsdp_kept(model, params, plan, (rank, layers))?;
-    let sharded = e.weights.checked_sub(gathered)?;
+    // and without PP the final norm and the output layer, a tensor each
+    let kept = fsdp_output_kept(model, plan, rank)?;
+    let sharded = e
+        .weights
+        .checked_sub(gathered)?
+        .checked_sub(kept[0])?
+        .checked_sub(kept[1])?;
     spread(&mut out, sharded, &shape, 1, plan.sharding == Zero3)?;
     spread(&mut out, gathered, &shape, 1, false)?;
+    out.extend(kept.iter().filter(|&&b| b > 0).map(|&b| (b, 1)));
     let kinds = layers;
     let layers = u128::from(layers.0.checked_add(layers.1)?.max(1));
     let adapters = [(1, layers.checked_mul(2)?)];

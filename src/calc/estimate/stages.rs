@@ -569,7 +569,12 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
             )?,
         )?;
         let (gathered, unsharded) = pipeline_fsdp_kept(model, params, plan, (r, layers))?;
-        e.weights = e.weights.checked_add(gathered)?;
+        let [norm, output] = fsdp_output_kept(model, plan, r)?;
+        e.weights = e
+            .weights
+            .checked_add(gathered)?
+            .checked_add(norm)?
+            .checked_add(output)?;
         e.gradients = e.gradients.checked_add(unsharded)?;
         // activations of the passes in flight, and the largest recompute on top
         let mut activations = 0u128;
@@ -658,6 +663,40 @@ pub fn pipeline_fsdp_kept_at(
 ) -> Option<(u128, u128)> {
     let layers = rank_layer_kinds(model, plan, rank)?;
     pipeline_fsdp_kept(model, params, plan, (rank, layers))
+}
+
+/// What FSDP2 keeps gathered without pipeline parallelism ([`Setup::fsdp_output_kept`]) on one
+/// GPU of pipeline rank `rank`: `[norm, output]`, the final norm's and the output layer's 16-bit
+/// parameters (the tied embedding's weight when tied: the same tensor). torchtitan 0.3.0 shards
+/// them as one unit with `reshard_after_forward=reshard_after_forward_policy == "always"`
+/// (`apply_fsdp_to_decoder`, torchtitan/distributed/fsdp.py:180-207; with a tied embedding
+/// `[tok_embeddings, norm, lm_head]`), and the policy's default is "default"
+/// (`fsdp_reshard_after_forward`, config/configs.py:136), so the unit stays gathered from its
+/// forward through the loss to its backward (FSDP2's `FSDPParamGroup.reshard` keeps a unit
+/// without `reshard_after_forward` in forward; `post_backward` reshards it,
+/// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, torch 2.15): beside the logits at
+/// the stage's peak. The blocks and an untied embedding reshard after forward
+/// (`get_fsdp_reshard_after_forward_policy`: `not pp_enabled`). 0.3.0 applies FSDP2 to the
+/// model whatever the shard degree (models/llama3/parallelize.py:69-89: "with shard_degree=1
+/// it is a no-op for the all-gather"), and FSDP2 copies the 16-bit parameters into their own
+/// storage over one GPU too (`wait_for_unshard`, `world_size == 1`). Over TP the output layer
+/// (and a tied embedding) is split by vocabulary (`Shard(0)`) and the norm whole
+/// (models/common/decoder_sharding.py `set_decoder_sharding_config`). `[0, 0]` where it does not
+/// apply: not the last rank, FSDP that does not reshard after forward (nothing to keep apart)
+/// or pipeline parallelism, where [`pipeline_fsdp_kept`] counts the stage whole.
+pub fn fsdp_output_kept(model: &Model, plan: &Setup, rank: u64) -> Option<[u128; 2]> {
+    if !plan.fsdp_output_kept
+        || plan.pp > 1
+        || plan.sharding != Partition::Zero3
+        || rank + 1 != plan.pp.max(1)
+    {
+        return Some([0, 0]);
+    }
+    let output = cdiv(model.output_layer_params()?, u128::from(plan.tp.max(1)))?;
+    Some([
+        part(model.final_norm_params()?, 16, 1, false)?,
+        part(output, 16, 1, false)?,
+    ])
 }
 
 /// The parameters of pipeline rank `r` of `p` holding `layers` (without and with an MoE
@@ -1164,5 +1203,130 @@ mod pipeline_fsdp {
             stages(&m, &params, &off).unwrap(),
         );
         assert_eq!(a[0].gradients - b[0].gradients, 749_240_320);
+    }
+}
+
+#[cfg(test)]
+mod output_kept {
+    //! [`fsdp_output_kept`] in exact bytes: Llama 3.1 8B's final norm (4,096) and output layer
+    //! (128,256 × 4,096 = 525,336,576 parameters, split by TP), 2 B each, in the weights of the
+    //! one stage; Llama 3.2 1B's tied embedding (128,256 × 2,048) the same way.
+    use super::{stages, Params, Partition, Setup};
+    use crate::calc::estimate::reserved::stage_tensors;
+    use crate::calc::model::preset;
+
+    fn setup(keeps: bool) -> Setup {
+        Setup {
+            tp: 2,
+            shard: 8,
+            sharding: Partition::Zero3,
+            seq_len: 8192,
+            micro_batch: 2,
+            fp32_grads: true,
+            fp32_params: true,
+            fsdp_output_kept: keeps,
+            ..Setup::default()
+        }
+    }
+
+    /// The weights `plan` adds over the same plan without the term, the other parts unchanged.
+    fn added(name: &str, plan: Setup) -> u128 {
+        let m = preset(name).expect("preset");
+        let params = Params::of(&m).unwrap();
+        let off = Setup {
+            fsdp_output_kept: false,
+            ..plan.clone()
+        };
+        let (a, b) = (
+            stages(&m, &params, &plan).unwrap(),
+            stages(&m, &params, &off).unwrap(),
+        );
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(
+                (x.gradients, x.optimizer, x.activations),
+                (y.gradients, y.optimizer, y.activations)
+            );
+        }
+        a.iter().zip(&b).map(|(x, y)| x.weights - y.weights).sum()
+    }
+
+    #[test]
+    fn the_norm_and_the_output_layer_in_16_bits_over_tp() {
+        const NORM: u128 = 4096 * 2;
+        assert_eq!(
+            added("meta-llama/Llama-3.1-8B", setup(true)),
+            NORM + 128_256 * 4096 / 2 * 2
+        );
+        assert_eq!(added("meta-llama/Llama-3.1-8B", setup(true)), 525_344_768);
+        let tp1 = Setup {
+            tp: 1,
+            ..setup(true)
+        };
+        assert_eq!(added("meta-llama/Llama-3.1-8B", tp1), 1_050_681_344);
+        // a tied embedding is the output layer's one tensor
+        let tied = Setup {
+            tp: 1,
+            ..setup(true)
+        };
+        assert_eq!(
+            added("meta-llama/Llama-3.2-1B", tied),
+            2048 * 2 + 128_256 * 2048 * 2
+        );
+        // 0.3.0 applies FSDP2 over one GPU too, and FSDP2 still copies the 16-bit parameters
+        let one = Setup {
+            shard: 1,
+            ..setup(true)
+        };
+        assert_eq!(added("meta-llama/Llama-3.1-8B", one), 525_344_768);
+    }
+
+    #[test]
+    fn not_under_pp_nor_without_resharding_after_forward() {
+        let none = |plan: Setup| added("meta-llama/Llama-3.1-8B", plan);
+        assert_eq!(
+            none(Setup {
+                pp: 2,
+                micro_batches: 2,
+                ..setup(true)
+            }),
+            0
+        );
+        assert_eq!(
+            none(Setup {
+                sharding: Partition::Zero2,
+                ..setup(true)
+            }),
+            0
+        );
+        assert_eq!(
+            none(Setup {
+                sharding: Partition::Replicated,
+                ..setup(true)
+            }),
+            0
+        );
+        assert_eq!(none(setup(false)), 0);
+    }
+
+    #[test]
+    fn a_tensor_each_in_the_reserved_figure() {
+        let m = preset("meta-llama/Llama-3.1-8B").expect("preset");
+        let params = Params::of(&m).unwrap();
+        let tensors = |plan: &Setup| {
+            let parts = stages(&m, &params, plan).unwrap()[0];
+            stage_tensors(&m, &params, plan, 0, &parts).unwrap()
+        };
+        let (with, without) = (tensors(&setup(true)), tensors(&setup(false)));
+        for t in [(8192, 1), (525_336_576, 1)] {
+            assert_eq!(
+                with.iter().filter(|&&x| x == t).count(),
+                without.iter().filter(|&&x| x == t).count() + 1,
+                "{t:?}"
+            );
+        }
+        // the sharded weights' flat buffer is the same
+        let flat = |ts: &[(u128, u128)]| ts[0];
+        assert_eq!(flat(&with), flat(&without));
     }
 }

@@ -103,6 +103,7 @@ pub(super) fn published(report: &mut Report, m: &Model, g: Grid, seq: u64) {
         return;
     }
     pipeline_fsdp_step(report, m, &plan, largest);
+    output_kept_step(report, m, &plan, largest);
     let Some(most) = reserved_outputs(report, &reserved) else {
         return;
     };
@@ -228,6 +229,22 @@ fn pipeline_fsdp_step(report: &mut Report, m: &Model, plan: &estimate::Setup, ra
             rank + 1,
             if plan.fp32_grads { "fp32" } else { "16-bit" }
         ),
+    );
+}
+
+/// The worked step of what FSDP2 keeps gathered without pipeline parallelism on the largest
+/// stage (`rank`): the final norm and the output layer, when the framework's conventions say so.
+fn output_kept_step(report: &mut Report, m: &Model, plan: &estimate::Setup, rank: usize) {
+    let Some([norm, output]) = estimate::fsdp_output_kept(m, plan, rank as u64) else {
+        return;
+    };
+    if norm == 0 && output == 0 {
+        return;
+    }
+    report.explain(
+        Output::MemoryPerGpuBytes,
+        "without pipeline parallelism FSDP2 keeps the final norm and the output layer (a tied embedding's weight when tied) gathered in 16 bits from their forward through the loss to their backward, beside the logits at the peak: torchtitan 0.3.0 shards them as one unit that reshards after forward only under fsdp_reshard_after_forward = \"always\" (distributed/fsdp.py apply_fsdp_to_decoder; the default is \"default\"), the blocks and an untied embedding resharding; counted in the weights, the output layer over TP, the norm whole",
+        format!("{norm} B final norm + {output} B output layer gathered"),
     );
 }
 

@@ -153,6 +153,7 @@ const CONVENTIONS: Conventions = Conventions {
     logit_reserved_bytes: 0,
     fsdp_gather_stream: false,
     fsdp_pipeline_keeps: false,
+    fsdp_output_kept: false,
     dtensor_tp: false,
     loss_parallel_transient_bytes: 0,
 };

@@ -39,6 +39,16 @@ use crate::calc::{Field, RawInputs};
 /// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, torch 2.15;
 /// `FSDPParam.to_accumulated_grad_if_needed` in the torch of 9dec370's time,
 /// pytorch/pytorch#125191): fp32, torchtitan's `mixed_precision_reduce = float32`.
+///
+/// Without PP FSDP2 keeps the final norm and the output layer gathered from their forward to
+/// their backward (`fsdp_output_kept`): 0.3.0's `apply_fsdp_to_decoder` shards
+/// `[norm, lm_head]` (with a tied embedding `[tok_embeddings, norm, lm_head]`) with
+/// `reshard_after_forward` only under the "always" policy (distributed/fsdp.py:180-207), so
+/// their 16-bit parameters stay beside the loss's logits. (At 9dec370 the root unit, the
+/// embedding, the final norm and the output layer, stays gathered, torch's root FSDP state not
+/// resharding after forward, and so does the last block, `reshard_after_forward = int(layer_id)
+/// < len(model.layers) - 1`, parallelize_llama.py:330-333: its 2024-12 runs keep the embedding
+/// and a block more than 0.3.0's rule counts.)
 const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventions {
     fp32_grads: true,
     fp32_params: true,
@@ -48,6 +58,7 @@ const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventio
     logit_reserved_bytes: 2,
     fsdp_gather_stream: true,
     fsdp_pipeline_keeps: true,
+    fsdp_output_kept: true,
     dtensor_tp: true,
     loss_parallel_transient_bytes: 12,
 };
