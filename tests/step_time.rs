@@ -187,6 +187,7 @@ fn zero3_gathers_every_micro_batch() {
             param_gather: true,
             grad_reduce: true,
             tp: false,
+            per_chunk: false,
         },
     );
     assert!(hidden.dp < b.dp);
@@ -579,4 +580,64 @@ fn hf_torch_compile_fuses_the_memory_bound_kernels() {
     assert!(bad
         .diags_for(Field::TorchCompile)
         .any(|d| d.level == Level::Error));
+}
+
+/// Megatron-LM's interleaved schedule syncs each model chunk on its own
+/// ([`Overlap::per_chunk`]): a chunk's gradients reduce beside the backward of the chunks after
+/// it, so with a slow network less is exposed than behind the last micro batch's backward
+/// alone; but the first rank's first chunk reduces after the step's last backward and gathers
+/// before its first forward, so with a fast one that chunk is exposed where a single window
+/// would hide everything.
+#[test]
+fn interleaving_syncs_each_chunk_on_its_own() {
+    let plan = Setup {
+        pp: 4,
+        micro_batches: 8,
+        seq_len: 4096,
+        sharding: Partition::DistributedOptimizer,
+        shard: 8,
+        pipeline: Some(dpcalc::calc::plan::Pipeline {
+            schedule: dpcalc::calc::plan::Schedule::Interleaved { group: 4 },
+            virtual_stages: 2,
+            layers: Vec::new(),
+        }),
+        ..Setup::default()
+    };
+    let overlap = Overlap {
+        grad_reduce: true,
+        param_gather: true,
+        tp: false,
+        per_chunk: false,
+    };
+    let chunked = Overlap {
+        per_chunk: true,
+        ..overlap
+    };
+    let at = |bw: f64, o: Overlap| {
+        let hw = Hardware {
+            intra_bytes_per_s: bw,
+            ..free_network()
+        };
+        run(&plan, 8, &hw, &place(8, 1, 1, 8), o)
+    };
+    // fast: one window hides it all, the first chunk of the first rank stays exposed
+    let (one, each, none) = (
+        at(400e9, overlap),
+        at(400e9, chunked),
+        at(400e9, Overlap::default()),
+    );
+    assert_eq!(one.dp, 0.0, "{one:?}");
+    assert!(each.dp > 0.0 && each.dp < none.dp, "{each:?} vs {none:?}");
+    // hidden communication is charged its SM share either way: less hidden, less charged
+    assert!(each.compute < one.compute, "{each:?} vs {one:?}");
+    // slow: the chunks reduce beside the backward of those after them
+    let (one, each) = (at(1e9, overlap), at(1e9, chunked));
+    assert!(each.dp < one.dp, "{each:?} vs {one:?}");
+    // not overlapped: the same either way
+    let off = Overlap {
+        per_chunk: true,
+        ..Overlap::default()
+    };
+    let (a, b) = (at(5e9, Overlap::default()), at(5e9, off));
+    assert!((a.dp - b.dp).abs() < 1e-9 * a.dp, "{a:?} vs {b:?}");
 }

@@ -249,6 +249,17 @@ pub struct Overlap {
     /// Tensor-parallel communication overlapped with the matrix products (Megatron's
     /// `--tp-comm-overlap`, torchtitan's async TP).
     pub tp: bool,
+    /// Megatron-LM's interleaved schedule syncs each model chunk on its own, aligned across the
+    /// pipeline ranks (`--align-grad-reduce` and `--align-param-gather`, both on by default):
+    /// a chunk's gradient reduction starts after its last micro batch's backward and runs
+    /// beside the backward of the chunks after it; the first two chunks' parameters are
+    /// gathered at the start of the step and every later chunk's one chunk ahead of its first
+    /// forward (megatron-core `pipeline_parallel/schedules.py`,
+    /// `forward_backward_pipelining_with_interleaving`: `grad_sync_func` and `param_sync_func`
+    /// per chunk, l.621-623, 676-686 and 750-758 at f2e5db402c; the defaults from
+    /// `training/config/common_config.py` `align_grad_reduce` and `arguments.py`
+    /// `--no-align-param-gather` at d98e8a64dd, 2026).
+    pub per_chunk: bool,
 }
 
 /// DeepSpeed's `zero_optimization` settings.
@@ -446,6 +457,7 @@ impl Default for Settings {
                 grad_reduce: true,
                 param_gather: true,
                 tp: false,
+                per_chunk: false,
             },
             has_experts: false,
             tokens_per_second_per_gpu: Param::Absent,

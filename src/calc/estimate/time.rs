@@ -226,6 +226,10 @@ struct Rank {
     /// Parameters the rank holds, dense (÷ TP) and routed (÷ ETP·EP).
     dense_params: f64,
     routed_params: f64,
+    /// Of `dense_params`, the embedding's (the first rank's, in its first chunk) and the
+    /// output layer's (the last rank's, in its last chunk).
+    embedding_params: f64,
+    output_params: f64,
     /// Layers whose forward full recompute runs again.
     recomputed: u64,
 }
@@ -524,7 +528,11 @@ pub fn step_time(
 
     // data parallelism and the optimizer step, on the slowest rank's parameters
     let rank = &ranks[r];
-    let (dp_time, hidden) = c.data_parallel(rank, dp, &parts, m, p);
+    let (dp_time, hidden) = if c.overlap.per_chunk && v > 1 && plan.sharding != Partition::Zero3 {
+        c.per_chunk(&ranks, dp, parts.compute / v as f64, (p, v))
+    } else {
+        c.data_parallel(rank, dp, &parts, m, p)
+    };
     let optimizer = c.optimizer(rank);
     step.dp = dp_time;
     step.compute += optimizer + COMM_SM_SHARE * hidden;
@@ -634,8 +642,12 @@ impl Ctx<'_> {
         last.flops += 2.0 * h * vocab / tp * tokens;
         last.output_flops += 2.0 * h * vocab / tp * tokens;
         last.loss_bytes += loss_bytes(plan.fusion) * vocab / tp * tokens;
-        last.dense_params += model.output_layer_params()? as f64 / tp;
-        ranks[0].dense_params += model.embedding_params()? as f64 / tp;
+        let output = model.output_layer_params()? as f64 / tp;
+        last.dense_params += output;
+        last.output_params += output;
+        let embedding = model.embedding_params()? as f64 / tp;
+        ranks[0].dense_params += embedding;
+        ranks[0].embedding_params += embedding;
         Some(ranks)
     }
 
@@ -846,13 +858,7 @@ impl Ctx<'_> {
         let routed = rank.routed_params;
         let edp = (dp / plan.ep.max(1)).max(1);
         let group = |kind: Coll, per_param: f64| -> f64 {
-            net.time(kind, dense * per_param, dp, place.dp_stride)
-                + net.time(
-                    kind,
-                    routed * per_param,
-                    edp,
-                    place.dp_stride.saturating_mul(plan.ep),
-                )
+            self.dp_group(kind, dense, routed, per_param, dp)
         };
         let backward_one = 2.0 * parts.compute / 3.0;
         match plan.sharding {
@@ -912,6 +918,97 @@ impl Ctx<'_> {
                 (exposed * times, (once - exposed) * times)
             }
         }
+    }
+
+    /// One data-parallel collective of `per_param` bytes per parameter: the dense parameters
+    /// over the `dp` replicas, the routed experts' over the expert-data-parallel ones.
+    fn dp_group(&self, kind: Coll, dense: f64, routed: f64, per_param: f64, dp: u64) -> f64 {
+        let (plan, place, net) = (self.plan, self.place, &self.net);
+        let edp = (dp / plan.ep.max(1)).max(1);
+        net.time(kind, dense * per_param, dp, place.dp_stride)
+            + net.time(
+                kind,
+                routed * per_param,
+                edp,
+                place.dp_stride.saturating_mul(plan.ep),
+            )
+    }
+
+    /// The data-parallel communication of a step under Megatron-LM's interleaved schedule
+    /// ([`Overlap::per_chunk`]), chunk by chunk on each pipeline rank (`chunk`: the slowest
+    /// rank's compute of one chunk per micro batch, which paces the schedule; `(p, v)`: pipeline
+    /// ranks and chunks per rank): the most exposed rank's exposed and hidden time. Each chunk
+    /// holds its rank's layers ÷ v, the embedding in the first rank's first chunk and the output
+    /// layer in the last rank's last chunk; every chunk's collective after the first of the
+    /// rank's runs whole, as one bucket (`training.py` `disable_bucketing` for chunks > 0 and
+    /// pipeline ranks > 0), one after another on the data-parallel stream.
+    ///
+    /// - Gradients, backward order v − 1 … 0: chunk j ≥ 1 starts j·p chunk backwards before
+    ///   the step's last one (its last micro batch's backward, launched `pipeline_parallel_rank`
+    ///   iterations later so that every rank starts it at once: `grad_sync_virtual_microbatch_id
+    ///   = virtual_microbatch_id - pipeline_parallel_rank`); chunk 0 on rank r when rank r's
+    ///   backward ends, r chunk backwards before rank 0's (after the loop, "Launch any remaining
+    ///   grad reductions"), and on rank 0 the whole of it after its last backward (the
+    ///   gradients accumulate under `no_sync` until `grad_sync_func` starts them). What runs
+    ///   past the last backward is exposed.
+    /// - Parameters (the distributed optimizer): chunks 0 and 1 gathered at the step's start,
+    ///   chunk k ≥ 2 when the forward of chunk k − 1 starts, (k − 1)·p chunk forwards in; the
+    ///   first forward of chunk k on rank r starts (r + k·p) chunk forwards in, and how long it
+    ///   waits for its parameters is exposed (rank 0 waits for all of chunk 0's).
+    fn per_chunk(&self, ranks: &[Rank], dp: u64, chunk: f64, (p, v): (u64, u64)) -> (f64, f64) {
+        let (plan, overlap) = (self.plan, self.overlap);
+        let trained = self.trained();
+        let grad_bytes = if plan.fp32_grads { 4.0 } else { 2.0 } * trained;
+        let coll = |kind: Coll, dense: f64, routed: f64, per_param: f64| {
+            self.dp_group(kind, dense, routed, per_param, dp)
+        };
+        let (reduce_kind, gathers) = match plan.sharding {
+            Partition::Replicated => (Coll::AllReduce, false),
+            _ => (Coll::Gather, true),
+        };
+        let (forward, backward) = (chunk / 3.0, 2.0 * chunk / 3.0);
+        let (pf, vf) = (p as f64, v as f64);
+        let mut worst = (0.0f64, 0.0f64);
+        for (r, rank) in ranks.iter().enumerate() {
+            let layers = rank.dense_params - rank.embedding_params - rank.output_params;
+            let params = |j: u64| {
+                let edge = if j == 0 { rank.embedding_params } else { 0.0 }
+                    + if j + 1 == v { rank.output_params } else { 0.0 };
+                (layers / vf + edge, rank.routed_params / vf)
+            };
+            let (mut total, mut exposed) = (0.0, 0.0);
+            // the gradients, last chunk first, on one stream
+            let mut end = f64::NEG_INFINITY;
+            for j in (0..v).rev() {
+                let (d, e) = params(j);
+                let t = coll(reduce_kind, d, e, grad_bytes);
+                let start = if j == 0 { r as f64 } else { j as f64 * pf } * -backward;
+                end = end.max(start) + t;
+                total += t;
+            }
+            exposed += if overlap.grad_reduce {
+                end.max(0.0)
+            } else {
+                total
+            };
+            if gathers {
+                let (mut end, mut wait, mut all) = (0.0f64, 0.0f64, 0.0);
+                for k in 0..v {
+                    let (d, e) = params(k);
+                    let t = coll(Coll::Gather, d, e, 2.0 * trained);
+                    let start = k.saturating_sub(1) as f64 * pf * forward;
+                    end = end.max(start) + t;
+                    wait = wait.max(end - (r as f64 + k as f64 * pf) * forward);
+                    all += t;
+                }
+                exposed += if overlap.param_gather { wait } else { all };
+                total += all;
+            }
+            if r == 0 || exposed > worst.0 {
+                worst = (exposed, total - exposed);
+            }
+        }
+        worst
     }
 
     /// The optimizer step on the shards of `rank`'s parameters it updates, at the memory

@@ -101,6 +101,7 @@ fn overlap(s: &Settings) -> Overlap {
             grad_reduce: z.stage >= 3,
             param_gather: z.stage >= 3,
             tp: s.overlap.tp,
+            per_chunk: false,
         },
         _ => s.overlap,
     }

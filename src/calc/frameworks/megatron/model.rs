@@ -356,6 +356,7 @@ fn read(raw: &RawInputs, diags: &mut Vec<Diag>) -> Option<Typed> {
         grad_reduce: rd.flag(Field::OverlapGradReduce).or(false)?,
         param_gather: rd.flag(Field::OverlapParamGather).or(false)?,
         tp: rd.flag(Field::TpCommOverlap).or(false)?,
+        per_chunk: true,
     };
     let granularity = rd.text(Field::RecomputeGranularity);
     let method = rd.text(Field::RecomputeMethod);
