@@ -248,6 +248,10 @@ fn run_time(report: &mut Report, per_step: f64, throughput: bool, world: Option<
 
 /// The run's cost: `total_cost = gpu_hours × gpu_hour_price`, with a price given.
 fn cost(report: &mut Report, hours: f64) {
+    // the price is one of the app's own inputs (`field::APP_ONLY`): a first view has none
+    if cfg!(feature = "first") {
+        return;
+    }
     let Param::Given(price) = report.plan.settings.gpu_hour_price else {
         return;
     };

@@ -272,6 +272,8 @@ pub fn output_label(output: Output) -> Option<(&'static str, &'static str)> {
         ),
         Output::WarmupSteps => ("Warmup (optimizer steps)", "lr_warmup_steps ÷ batch"),
         Output::TokensPerStep => ("Token slots per step", "global batch × seq_length"),
+        // the model stage's (a first view computes none of it)
+        #[cfg(not(feature = "first"))]
         Output::NumParameters => (
             "Parameters (Megatron's GPTModel; a preset's: transformers num_parameters())",
             "num_parameters",
