@@ -362,10 +362,10 @@ fn torchtitan<'a>(
 /// them: `src/calc/frameworks/torchtitan/mod.rs`), and with `training.compile` e7c0cae compiles
 /// the loss (`torch.compile(loss_fn)`, torchtitan/components/loss.py:27-29; 9dec370 left it
 /// eager, train.py:137-138), whose saved tensors the compiler's min-cut decides: linked without
-/// the float8 settings the estimate is 38-39 % over, by less than the eager loss's 14 B per logit
+/// the float8 settings the estimate is 35-37 % over, by less than the eager loss's 14 B per logit
 /// it counts ([`h200_runs_are_over_by_less_than_the_eager_loss`]). Which rank's memory the source
 /// shows is not stated.
-const FSDP_FLOAT8: &str = "torchtitan at e7c0cae (2025-06) with FSDP's float8 all-gather and precomputed scales, which torchtitan removed before 0.3.0 (#3127; `force_recompute_fp8_weight_in_bwd`, removed in #1452, a no-op from torchao's #2356 on, the run's torchao unstated), and its loss compiled with the model (`torch.compile(loss_fn)`, components/loss.py:27-29; eager at 9dec370): the compiler's min-cut decides what the cross entropy saves: linked without these settings the estimate is 38-39 % (19-20 GB) over, less than the 29 GB the eager loss's 14 B per logit take; the counter's rank is not stated";
+const FSDP_FLOAT8: &str = "torchtitan at e7c0cae (2025-06) with FSDP's float8 all-gather and precomputed scales, which torchtitan removed before 0.3.0 (#3127; `force_recompute_fp8_weight_in_bwd`, removed in #1452, a no-op from torchao's #2356 on, the run's torchao unstated), and its loss compiled with the model (`torch.compile(loss_fn)`, components/loss.py:27-29; eager at 9dec370): the compiler's min-cut decides what the cross entropy saves: linked without these settings the estimate is 35-37 % (18-19 GB) over, less than the 29 GB the eager loss's 14 B per logit take; the counter's rank is not stated";
 
 /// Why the 2024-12 benchmark's 405B pipeline runs are not estimated. Their pipeline is stated by
 /// the code at 9dec370 (the fixture's comments cite it): 8 micro batches (the PP degree), the

@@ -127,7 +127,7 @@ pub struct Setup {
     pub logit_reserved_bytes: u64,
     /// See [`Conventions::fsdp_gather_stream`].
     pub fsdp_gather_stream: bool,
-    /// FSDP2 under pipeline parallelism (PP > 1, [`Partition::Zero3`] over more than one GPU)
+    /// FSDP2 under pipeline parallelism (PP > 1, [`Partition::Zero3`] over any number of GPUs)
     /// keeps, beside the sharded states, each stage's parameters gathered in 16 bits from the
     /// first forward to the gradient reduction after the last backward, and their gradients
     /// unsharded, accumulated in the reduce dtype over the micro batches (fp32 with

@@ -243,9 +243,7 @@ fn tensors_of(
 /// The blocks the allocator keeps reserved beside the stage's peak tensors, by the framework's
 /// conventions: on the last stage the loss's freed block that its backward cannot reuse
 /// ([`Setup::logit_reserved_bytes`] per logit), and FSDP2's gather buffer of its largest unit,
-/// cached on its own stream ([`Setup::fsdp_gather_stream`]): the 16-bit parameters of one layer
-/// or of the root unit (what no layer holds: the embedding on the first stage, the final norm
-/// and the output layer on the last), over TP.
+/// cached on its own stream ([`Setup::fsdp_gather_stream`], [`largest_fsdp_unit`]).
 fn kept_beside(
     model: &Model,
     params: &Params,
@@ -266,31 +264,60 @@ fn kept_beside(
         ));
     }
     if plan.fsdp_gather_stream && plan.sharding == Partition::Zero3 && plan.shard > 1 {
-        let mut root = 0u128;
-        if rank == 0 {
-            root = model.embedding_params()?;
-        }
-        if last {
-            root = root.checked_add(model.final_norm_params()?)?;
-            if !model.tie_word_embeddings || plan.pp > 1 {
-                root = root.checked_add(model.output_layer_params()?)?;
-            }
-        }
-        let mut unit = cdiv(root, t)?;
-        for (kind, n) in [(false, dense), (true, moe)] {
-            if n == 0 {
-                continue;
-            }
-            let (all, experts) = params.kind(kind)?;
-            let routed = cdiv(
-                experts,
-                u128::from(plan.expert_tp()).checked_mul(u128::from(plan.ep.max(1)))?,
-            )?;
-            unit = unit.max(cdiv(all.checked_sub(experts)?, t)?.checked_add(routed)?);
-        }
+        let unit = largest_fsdp_unit(model, params, plan, (rank, (dense, moe)))?;
         out.push((unit.checked_mul(2)?, 1));
     }
     Some(out)
+}
+
+/// The parameters on one GPU of the largest FSDP2 unit of pipeline rank `rank` holding `dense`
+/// and `moe` layers, as torchtitan 0.3.0 groups them (`apply_fsdp_to_decoder`,
+/// torchtitan/distributed/fsdp.py:180-207@0.3.0): each block a unit (its routed experts over
+/// their TP × EP); an untied embedding a unit of its own (fsdp.py:194-199, the first stage) and
+/// `[norm, lm_head]` one (fsdp.py:202-207, the last stage); a tied embedding one unit with them,
+/// `[tok_embeddings, norm, lm_head]` (fsdp.py:180-192), the shared weight once (0.3.0 refuses
+/// tying under PP, models/common/decoder.py:139-142@0.3.0, so a pipeline's output layer is its
+/// own weight). The root `fully_shard(model)` (fsdp.py:310) holds no parameter of these. Over
+/// TP the embedding and the output layer are split by vocabulary and the norm whole
+/// (models/common/decoder_sharding.py `set_decoder_sharding_config`). torchtitan at 9dec370
+/// grouped the embedding, the final norm and the output layer as one root unit
+/// (parallelisms/parallelize_llama.py `apply_fsdp`); no release key of dpcalc's means that
+/// release (its releases are 0.3.0 and HEAD b5bcd76), so 0.3.0's grouping is the one counted.
+pub(super) fn largest_fsdp_unit(
+    model: &Model,
+    params: &Params,
+    plan: &Setup,
+    (rank, (dense, moe)): (u64, (u64, u64)),
+) -> Option<u128> {
+    let t = u128::from(plan.tp.max(1));
+    let last = rank + 1 == plan.pp.max(1);
+    let embedding = cdiv(model.embedding_params()?, t)?;
+    let head = model
+        .final_norm_params()?
+        .checked_add(cdiv(model.output_layer_params()?, t)?)?;
+    let mut unit = 0u128;
+    if model.tie_word_embeddings && plan.pp.max(1) == 1 {
+        unit = embedding.checked_add(model.final_norm_params()?)?;
+    } else {
+        if rank == 0 {
+            unit = embedding;
+        }
+        if last {
+            unit = unit.max(head);
+        }
+    }
+    for (kind, n) in [(false, dense), (true, moe)] {
+        if n == 0 {
+            continue;
+        }
+        let (all, experts) = params.kind(kind)?;
+        let routed = cdiv(
+            experts,
+            u128::from(plan.expert_tp()).checked_mul(u128::from(plan.ep.max(1)))?,
+        )?;
+        unit = unit.max(cdiv(all.checked_sub(experts)?, t)?.checked_add(routed)?);
+    }
+    Some(unit)
 }
 
 /// Each pipeline stage's reserved bytes (all ranks with `few` false; else the candidates for the
@@ -319,4 +346,75 @@ pub fn largest_reserved(model: &Model, params: &Params, plan: &Setup) -> Option<
         .into_iter()
         .map(|(r, _)| r)
         .max()
+}
+
+#[cfg(test)]
+mod fsdp_units {
+    //! [`largest_fsdp_unit`] in exact parameters, torchtitan 0.3.0's grouping: Llama 3.1 8B's
+    //! untied embedding and output layer (128,256 × 4,096 = 525,336,576 each), final norm (4,096)
+    //! and blocks (218,112,000: q and o 4,096², k and v 4,096 × 1,024, a SwiGLU MLP of
+    //! 3 × 4,096 × 14,336, two norms); Llama 3.2 1B's tied embedding (128,256 × 2,048).
+    use super::{largest_fsdp_unit, Params, Partition, Setup};
+    use crate::calc::model::preset;
+
+    const EMBEDDING: u128 = 128_256 * 4096;
+    const NORM: u128 = 4096;
+
+    fn unit(name: &str, plan: &Setup, rank: u64, layers: u64) -> u128 {
+        let m = preset(name).expect("preset");
+        let params = Params::of(&m).unwrap();
+        largest_fsdp_unit(&m, &params, plan, (rank, (layers, 0))).unwrap()
+    }
+
+    fn plan(tp: u64, pp: u64) -> Setup {
+        Setup {
+            tp,
+            pp,
+            shard: 8,
+            sharding: Partition::Zero3,
+            fsdp_gather_stream: true,
+            ..Setup::default()
+        }
+    }
+
+    #[test]
+    fn an_untied_embedding_and_the_norm_with_the_output_layer_are_units_apart() {
+        let m = preset("meta-llama/Llama-3.1-8B").expect("preset");
+        let (block, _) = Params::of(&m).unwrap().kind(false).unwrap();
+        assert_eq!(block, 218_112_000);
+        // one stage: [norm, lm_head], not 9dec370's root of the embedding, norm and output
+        assert_eq!(
+            unit("meta-llama/Llama-3.1-8B", &plan(1, 1), 0, 32),
+            NORM + EMBEDDING
+        );
+        assert_eq!(NORM + EMBEDDING, 525_340_672);
+        // over TP 2 the embedding and the output layer by vocabulary, the norm whole
+        assert_eq!(
+            unit("meta-llama/Llama-3.1-8B", &plan(2, 1), 0, 32),
+            NORM + EMBEDDING / 2
+        );
+        // under PP: the embedding on the first stage, the norm and output on the last
+        let pp = plan(1, 2);
+        assert_eq!(unit("meta-llama/Llama-3.1-8B", &pp, 0, 16), EMBEDDING);
+        assert_eq!(
+            unit("meta-llama/Llama-3.1-8B", &pp, 1, 16),
+            NORM + EMBEDDING
+        );
+        // a middle stage: a block
+        let pp = plan(1, 4);
+        assert_eq!(unit("meta-llama/Llama-3.1-8B", &pp, 1, 8), block);
+    }
+
+    #[test]
+    fn a_tied_embedding_is_one_unit_with_the_norm_and_the_output_layer() {
+        // [tok_embeddings, norm, lm_head]: the shared weight once
+        assert_eq!(
+            unit("meta-llama/Llama-3.2-1B", &plan(1, 1), 0, 16),
+            128_256 * 2048 + 2048
+        );
+        assert_eq!(
+            unit("meta-llama/Llama-3.2-1B", &plan(2, 1), 0, 16),
+            128_256 * 2048 / 2 + 2048
+        );
+    }
 }

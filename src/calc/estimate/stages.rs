@@ -621,8 +621,17 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
 /// with [`Setup::fp32_grads`], torchtitan's `mixed_precision_reduce`: torch.distributed.pipelining
 /// syncs them only after the last backward). Both are the stage's parameters over TP (the
 /// routed experts over their TP × EP), not over the sharding group; only trained parameters
-/// have gradients. `(0, 0)` where it does not apply: no pipeline, no FSDP over more than one
-/// GPU (torchtitan applies FSDP only when dp_shard × cp > 1), or the parameters offloaded.
+/// have gradients. It applies over one GPU too: torchtitan 0.3.0 applies FSDP2 whatever the
+/// shard degree (models/llama3/parallelize.py:69-90@0.3.0, "with shard_degree=1 it is a no-op
+/// for the all-gather"; 9dec370 applied it only when dp_shard × cp > 1, a release no dpcalc key
+/// means), and a world-size-1 group keeps the same two (torch 2.15,
+/// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py): `wait_for_unshard`'s
+/// `world_size == 1` branch (l.523-552) copies each parameter's 16-bit `all_gather_inputs`
+/// into its own `all_gather_outputs` storage, which `reshard` (l.586-596) keeps without
+/// `reshard_after_forward`, and with gradient sync off `post_backward` (l.712-716) casts the
+/// unsharded gradient to its fp32 `unsharded_grad_dtype` (`_set_unsharded_grad_dtypes`,
+/// l.934-951) for the next backward to accumulate into. `(0, 0)` where it does not apply: no
+/// pipeline, parameters not sharded ([`Partition::Zero3`]), or the parameters offloaded.
 pub(super) fn pipeline_fsdp_kept(
     model: &Model,
     params: &Params,
@@ -632,7 +641,6 @@ pub(super) fn pipeline_fsdp_kept(
     if !plan.fsdp_pipeline_keeps
         || plan.pp < 2
         || plan.sharding != Partition::Zero3
-        || plan.shard < 2
         || plan.offload_param
     {
         return Some((0, 0));
@@ -1162,7 +1170,29 @@ mod pipeline_fsdp {
     }
 
     #[test]
-    fn only_fsdp_over_several_gpus_under_a_pipeline() {
+    fn a_world_size_1_group_keeps_the_same_in_exact_bytes() {
+        // torchtitan 0.3.0 applies FSDP2 at shard degree 1: the same gathered copy and fp32
+        // gradients, and the sharded states whole on the GPU
+        let m = preset("meta-llama/Llama-3.2-1B").expect("preset");
+        let params = Params::of(&m).unwrap();
+        let one = |keeps| Setup {
+            shard: 1,
+            ..setup(keeps)
+        };
+        let with = stages(&m, &params, &one(true)).unwrap();
+        let without = stages(&m, &params, &one(false)).unwrap();
+        let per_gpu = [374_620_160u128, 374_621_184];
+        for ((w, wo), n) in with.iter().zip(&without).zip(per_gpu) {
+            assert_eq!(w.weights - wo.weights, 2 * n);
+            assert_eq!(w.gradients - wo.gradients, 4 * n);
+            // fp32 parameters and sharded gradients, unsharded over one GPU: 4 B each
+            assert_eq!((wo.weights, wo.gradients), (4 * n, 4 * n));
+        }
+        assert_eq!(with[1].weights, 6 * 374_621_184);
+    }
+
+    #[test]
+    fn only_fsdp_under_a_pipeline() {
         let m = preset("meta-llama/Llama-3.2-1B").expect("preset");
         let params = Params::of(&m).unwrap();
         let unchanged = |plan: Setup| {
@@ -1177,7 +1207,7 @@ mod pipeline_fsdp {
             pp: 1,
             ..setup(true)
         }));
-        assert!(unchanged(Setup {
+        assert!(!unchanged(Setup {
             shard: 1,
             ..setup(true)
         }));
