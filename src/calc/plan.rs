@@ -215,6 +215,12 @@ pub struct Conventions {
     /// Bytes per logit alive while the loss's backward runs under loss parallelism (TP > 1;
     /// 0: the loss is not parallel, [`Conventions::logit_transient_bytes`] holds).
     pub loss_parallel_transient_bytes: u64,
+    /// An MoE layer's routed experts save what Megatron-LM's allgather token dispatcher and its
+    /// experts save (see [`Setup::moe_allgather`]); otherwise per routed token the dispatched
+    /// input, the combined output and the experts' projections.
+    ///
+    /// [`Setup::moe_allgather`]: crate::calc::estimate::Setup::moe_allgather
+    pub moe_allgather: bool,
 }
 
 impl Default for Conventions {
@@ -233,6 +239,7 @@ impl Default for Conventions {
             fsdp_output_kept: false,
             dtensor_tp: false,
             loss_parallel_transient_bytes: 0,
+            moe_allgather: false,
         }
     }
 }

@@ -148,6 +148,9 @@ pub struct Setup {
     pub dtensor_tp: bool,
     /// See [`Conventions::loss_parallel_transient_bytes`].
     pub loss_parallel_transient_bytes: u64,
+    /// Megatron-LM's allgather token dispatcher and experts: what an MoE layer's routed experts
+    /// save (`stages.rs`, `megatron_routed`).
+    pub moe_allgather: bool,
     /// Megatron's `--defer-embedding-wgrad-compute` with its `--wgrad-deferral-limit` (0: every
     /// micro batch): the last stage's output layer keeps the input and the logits' gradient of
     /// the first `limit` micro batches of a step until the pipeline's flush computes their
@@ -198,6 +201,7 @@ impl Default for Setup {
             fsdp_output_kept: false,
             dtensor_tp: false,
             loss_parallel_transient_bytes: 0,
+            moe_allgather: false,
             deferred_output_wgrad: None,
             selective_half_matmuls: false,
         }
@@ -218,6 +222,7 @@ impl Setup {
         self.fsdp_output_kept = c.fsdp_output_kept;
         self.dtensor_tp = c.dtensor_tp;
         self.loss_parallel_transient_bytes = c.loss_parallel_transient_bytes;
+        self.moe_allgather = c.moe_allgather;
         self
     }
 }

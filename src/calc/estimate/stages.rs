@@ -19,7 +19,8 @@
 //!   attention, dropout) this is its sbh(34 + 5as/h) and sbh(10 + 24/t + 5as/(ht)). Sequence
 //!   parallelism divides the norms' and masks' share by t, context and Ulysses parallelism divide
 //!   the tokens. An MoE layer saves its router's fp32 logits and, per routed token (top-k), the
-//!   dispatched input, the experts' projections and their output.
+//!   dispatched input, the experts' projections and their output; Megatron-LM's what its
+//!   allgather token dispatcher and experts save (`megatron_routed`), under balanced routing.
 //! - **Recompute**: a checkpointed layer keeps its input (2·tokens·h); in backward one checkpoint
 //!   group is recomputed whole, so its full activations are added once (Megatron's `uniform`
 //!   groups, `block`'s first n layers of a chunk, or every layer).
@@ -132,26 +133,7 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
     }
     let gate = if plan.gated_mlp { 2 } else { 1 };
     let mlp = if model.is_moe_layer(i) {
-        let e = u128::from(model.num_experts);
-        let k = u128::from(model.num_experts_per_tok.max(1));
-        let f = u128::from(model.expert_intermediate_size());
-        let routed_tokens = cdiv(tokens.checked_mul(k)?, rep)?;
-        let router = cdiv(tokens.checked_mul(e)?.checked_mul(4)?, rep)?;
-        // dispatched input and combined output (16-bit, h each), the experts' projections
-        let etp = u128::from(plan.expert_tp());
-        let experts = routed_tokens.checked_mul(
-            h.checked_mul(4)?
-                .checked_add(f.checked_mul(2 * (gate + 1))? / etp)?,
-        )?;
-        let shared = if model.model_type.is_deepseek() && model.n_shared_experts > 0 {
-            per_t(
-                f.checked_mul(u128::from(model.n_shared_experts))?,
-                2 * (gate + 1),
-            )?
-        } else {
-            0
-        };
-        router.checked_add(experts)?.checked_add(shared)?
+        moe_bytes(model, plan, tokens, rep)?
     } else {
         per_t(u128::from(model.intermediate_size), 2 * (gate + 1))?
     };
@@ -168,6 +150,89 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
         None => full,
     };
     Some((full, input))
+}
+
+/// What an MoE block saves for its backward, for `tokens` tokens on this GPU (`rep`: the
+/// sequence-parallel split of the layer's input): the router's fp32 logits, the routed experts'
+/// tensors ([`megatron_routed`] under [`Setup::moe_allgather`], else per routed token the
+/// dispatched input and the combined output, 16-bit, and the experts' projections) and
+/// DeepSeek's shared experts.
+fn moe_bytes(model: &Model, plan: &Setup, tokens: u128, rep: u128) -> Option<u128> {
+    let t = u128::from(plan.tp.max(1));
+    let gate = if plan.gated_mlp { 2 } else { 1 };
+    let e = u128::from(model.num_experts);
+    let k = u128::from(model.num_experts_per_tok.max(1));
+    let f = u128::from(model.expert_intermediate_size());
+    let h = u128::from(model.hidden_size);
+    let router = cdiv(mul(&[tokens, e, 4])?, rep)?;
+    let etp = u128::from(plan.expert_tp());
+    let experts = if plan.moe_allgather {
+        megatron_routed(model, plan, cdiv(tokens, rep)?)?
+    } else {
+        cdiv(tokens.checked_mul(k)?, rep)?.checked_mul(
+            h.checked_mul(4)?
+                .checked_add(f.checked_mul(2 * (gate + 1))? / etp)?,
+        )?
+    };
+    let shared = if model.model_type.is_deepseek() && model.n_shared_experts > 0 {
+        cdiv(
+            mul(&[
+                tokens,
+                f,
+                u128::from(model.n_shared_experts),
+                2 * (gate + 1),
+            ])?,
+            t,
+        )?
+    } else {
+        0
+    };
+    router.checked_add(experts)?.checked_add(shared)
+}
+
+/// What Megatron-LM's routed experts save for their backward under the allgather token
+/// dispatcher (`--moe-token-dispatcher-type allgather`, the default), for the `local` tokens of
+/// the layer's input on this GPU (the sequence-parallel shard). Megatron-LM at 6e091e1b68 (the
+/// same at core_v0.19.0), megatron/core/transformer/moe/:
+/// - `MoEAllGatherTokenDispatcher.token_dispatch` (token_dispatcher.py) all-gathers the hidden
+///   states, the routing map and the probabilities over the expert-TP × EP group: `local ·
+///   ETP · EP` tokens (the hidden states into the persistent global buffer, saved by nothing);
+/// - `dispatch_postprocess` keeps the tokens routed to this rank's `E ÷ EP` experts: `permute`
+///   (moe_utils.py, unfused: `--moe-permute-fusion` is off by default) copies them with
+///   `tokens.index_select(0, sorted_indices)`, whose backward saves the int64 indices; under
+///   balanced routing (the steady state the estimate is for) `local · k · ETP` tokens, each of
+///   the full hidden size (every rank of the expert-TP group runs all of them through its shard of
+///   the experts); their probabilities are `masked_select`ed by the local experts' routing map
+///   (`[E ÷ EP, local · ETP · EP]` booleans, saved) into 16-bit values (the router's dtype
+///   without `--moe-router-dtype`), saved by the product below;
+/// - each expert (`SequentialMLP` → `MLP.forward`, megatron/core/transformer/mlp.py; the same
+///   products in `TEGroupedMLP`, experts.py) saves its input (the permuted tokens), its first
+///   projection's output and the activation's output, and scales that by the token's
+///   probability (`per_token_scale`) into a new tensor, the second projection's saved input: a
+///   GeLU expert takes this unfused path (the fused bias-GeLU refuses a per-token scale), a gated
+///   one with `--bias-swiglu-fusion` (on by default) `weighted_bias_swiglu_impl`, which saves its
+///   input and the scale and whose output is the second projection's input, as a dense MLP's;
+/// - `unpermute` adds the experts' outputs back (`index_add_`, saving the same indices) and
+///   `token_combine` reduce-scatters them: nothing more is saved.
+fn megatron_routed(model: &Model, plan: &Setup, local: u128) -> Option<u128> {
+    let gate = if plan.gated_mlp { 2 } else { 1 };
+    let scaled_copy = if plan.gated_mlp { 0 } else { 1 };
+    let k = u128::from(model.num_experts_per_tok.max(1));
+    let f = u128::from(model.expert_intermediate_size());
+    let h = u128::from(model.hidden_size);
+    let etp = u128::from(plan.expert_tp());
+    let ep = u128::from(plan.ep.max(1));
+    let local_experts = (u128::from(model.num_experts) / ep).max(1);
+    let gathered = mul(&[local, etp, ep])?;
+    let routed = mul(&[local, k, etp])?;
+    // per routed token: the 16-bit input (h), the experts' 16-bit projections (f ÷ ETP each),
+    // the int64 index and the 16-bit probability
+    let per_token = mul(&[2, h])?
+        .checked_add(mul(&[2, gate + 1 + scaled_copy, f])? / etp)?
+        .checked_add(8 + 2)?;
+    routed
+        .checked_mul(per_token)?
+        .checked_add(gathered.checked_mul(local_experts)?)
 }
 
 /// The elements per token of Q, K, V and the attention output (over all heads).
@@ -1358,5 +1423,106 @@ mod output_kept {
         // the sharded weights' flat buffer is the same
         let flat = |ts: &[(u128, u128)]| ts[0];
         assert_eq!(flat(&with), flat(&without));
+    }
+}
+
+#[cfg(test)]
+mod megatron_moe {
+    //! Megatron's MoE layer under the allgather token dispatcher in exact bytes, for the layer of
+    //! its functional test `gpt3_mcore_tp2_pp2_ep2_etp2_te_4experts2parallel` (h 512, 8 heads,
+    //! 4 experts of a GeLU MLP of 2048, top-1, no linear biases, LayerNorm) on a micro batch of
+    //! 4 × 1024 tokens at TP 4 with sequence parallelism, EP 2, expert TP 2, unfused attention
+    //! and dropout.
+    use super::{layer_bytes, megatron_routed, Setup};
+    use crate::calc::model::{Model, ModelType};
+
+    const TOKENS: u128 = 4 * 1024;
+
+    fn model() -> Model {
+        let mut m = Model::blank(ModelType::MegatronGpt);
+        (m.hidden_size, m.num_hidden_layers, m.num_attention_heads) = (512, 12, 8);
+        (m.num_key_value_heads, m.intermediate_size, m.vocab_size) = (8, 2048, 50257);
+        (m.gated_mlp, m.linear_bias, m.layer_norm) = (false, false, true);
+        (m.num_experts, m.num_experts_per_tok) = (4, 1);
+        m
+    }
+
+    fn setup(moe_allgather: bool) -> Setup {
+        Setup {
+            tp: 4,
+            ep: 2,
+            etp: 2,
+            sequence_parallel: true,
+            micro_batch: 4,
+            seq_len: 1024,
+            dropout: true,
+            gated_mlp: false,
+            moe_allgather,
+            ..Setup::default()
+        }
+    }
+
+    #[test]
+    fn the_allgather_dispatchers_experts_save_exact_bytes() {
+        let (m, plan) = (model(), setup(true));
+        // 1024 tokens on the sequence shard, gathered over ETP 2 × EP 2 to 4096; balanced top-1
+        // routing sends 4096 ÷ EP 2 = 2048 of them to this rank's 2 experts
+        let routed = 2048u128;
+        // the permuted input (16-bit h), fc1's output, GeLU's output and its product with the
+        // probability (16-bit, 2048 ÷ ETP 2 each), the int64 index and the 16-bit probability
+        let per_token = 2 * 512 + 3 * 2 * 1024 + 8 + 2;
+        // the local experts' routing map over the gathered tokens, 1 byte each
+        let mask = 4096 * 2;
+        let experts = megatron_routed(&m, &plan, TOKENS / 4).unwrap();
+        assert_eq!(experts, routed * per_token + mask);
+        assert_eq!(experts, 14_708_736);
+        // the whole layer: the norms (8 B per element) and masks (2 B) on the sequence shard,
+        // Q, K, V and the output ÷ TP, the eager softmax (5 B per score, 2 of 8 heads), the
+        // router's fp32 logits on the shard, and the experts
+        let norms = TOKENS * 512 * 8 / 4;
+        let masks = TOKENS * 512 * 2 / 4;
+        let heads = TOKENS * 2048 * 2 / 4;
+        let scores = 5 * 8 * 1024 * 1024 * 4 / 4;
+        let router = TOKENS * 4 * 4 / 4;
+        let (full, input) = layer_bytes(&m, 0, &plan, TOKENS).unwrap();
+        assert_eq!(full, norms + masks + heads + scores + router + experts);
+        assert_eq!(full, 66_105_344);
+        assert_eq!(input, TOKENS * 512 * 2 / 4);
+        // the count without the dispatcher (1024 routed tokens of 4h + 2 · 2 · 2048 ÷ ETP bytes)
+        // is 8,417,280 bytes less: the gathered tokens each rank of the expert-TP group runs,
+        // the product's copy, the indices and the mask
+        let (generic, _) = layer_bytes(&m, 0, &setup(false), TOKENS).unwrap();
+        assert_eq!(full - generic, experts - 1024 * (4 * 512 + 4 * 2048 / 2));
+        assert_eq!(full - generic, 8_417_280);
+    }
+
+    #[test]
+    fn the_routed_tokens_follow_the_expert_tp_group() {
+        let m = model();
+        // expert TP = TP 4 (with EP 2 over two data-parallel replicas): the 1024 tokens of the
+        // shard gathered over 8 ranks, 8192, half of them routed here, so each rank runs as many
+        // tokens as a micro batch holds (4096) through its quarter of the experts; the 8192
+        // tokens' map of the 2 local experts
+        let wide = Setup {
+            etp: 4,
+            ..setup(true)
+        };
+        let per_token = 2 * 512 + 3 * 2 * 512 + 8 + 2;
+        assert_eq!(
+            megatron_routed(&m, &wide, TOKENS / 4),
+            Some(4096 * per_token + 8192 * 2)
+        );
+        // a gated expert with the fused weighted SwiGLU: fc1's 2f and its f output, no copy
+        let mut gated = model();
+        gated.gated_mlp = true;
+        let swiglu = Setup {
+            gated_mlp: true,
+            ..setup(true)
+        };
+        let per_token = 2 * 512 + 3 * 2 * 1024 + 8 + 2;
+        assert_eq!(
+            megatron_routed(&gated, &swiglu, TOKENS / 4),
+            Some(2048 * per_token + 4096 * 2)
+        );
     }
 }

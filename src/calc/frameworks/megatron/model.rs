@@ -143,7 +143,8 @@ fn mla_refusal(raw: &RawInputs, report: &mut Report) {
 /// the distributed optimizer: `DistributedDataParallel`'s grad buffer, `grad_reduce_in_fp32`
 /// off only changes the reduce), and its cross entropy (`vocab_parallel_cross_entropy`), which
 /// upcasts the 16-bit logits to fp32 and keeps that fp32 softmax for its backward: 4 bytes per
-/// logit saved, the 16-bit logits (2) alive while it runs.
+/// logit saved, the 16-bit logits (2) alive while it runs; its MoE layers dispatch tokens by
+/// all-gather (`--moe-token-dispatcher-type`'s default, the only one the estimate counts).
 const CONVENTIONS: Conventions = Conventions {
     fp32_grads: true,
     fp32_params: false,
@@ -156,6 +157,7 @@ const CONVENTIONS: Conventions = Conventions {
     fsdp_output_kept: false,
     dtensor_tp: false,
     loss_parallel_transient_bytes: 0,
+    moe_allgather: true,
 };
 
 /// The pipeline Megatron runs: 1F1B over PP ranks, interleaved over the virtual stages

@@ -61,6 +61,7 @@ const CONVENTIONS: crate::calc::plan::Conventions = crate::calc::plan::Conventio
     fsdp_output_kept: true,
     dtensor_tp: true,
     loss_parallel_transient_bytes: 12,
+    moe_allgather: false,
 };
 
 /// The model stage's settings (`Spec::fit.settings`): `activation_checkpoint.mode`; FSDP2 over the data-parallel shard ranks.
