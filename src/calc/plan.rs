@@ -328,6 +328,25 @@ pub struct Lora {
     pub modules: Vec<String>,
 }
 
+/// Which requests Megatron-LM's persistent global memory buffer serves
+/// (`parallel_state.get_global_memory_buffer()`, a `GlobalMemoryBuffer`, megatron/core/utils.py at
+/// 6e091e1b68: one tensor per name and dtype, kept for the run and replaced by a larger one when
+/// a request outgrows it, so it holds the largest request): see
+/// [`crate::calc::estimate::Setup::global_buffer`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GlobalBuffer {
+    /// Not Megatron-LM: no such buffer.
+    #[default]
+    None,
+    /// Transformer Engine's layers (`--transformer-impl transformer_engine`), which gather and
+    /// attend in their own buffers: only Megatron's own output layer (`tensor_parallel.
+    /// ColumnParallelLinear`) and the MoE allgather dispatcher request it.
+    TransformerEngine,
+    /// `--transformer-impl local`: also every layer's core attention (`DotProductAttention`) and
+    /// column-parallel linears.
+    Local,
+}
+
 /// The model the link names, as read (a preset overridden key by key, or typed).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedModel {
@@ -385,6 +404,9 @@ pub struct Settings {
     /// Megatron's `--defer-embedding-wgrad-compute` with `--wgrad-deferral-limit` (0: every
     /// micro batch): see [`crate::calc::estimate::Setup::deferred_output_wgrad`].
     pub deferred_output_wgrad: Option<u64>,
+    /// Megatron-LM's persistent global memory buffer: see
+    /// [`crate::calc::estimate::Setup::global_buffer`].
+    pub global_buffer: GlobalBuffer,
     /// Selective recompute also runs every other matrix product's forward again (torchtitan's
     /// per-op checkpointing, which saves every other `mm`); `false`: Korthikanti et al.'s, which
     /// recomputes the attention only.
@@ -450,6 +472,7 @@ impl Default for Settings {
             fusion: Fusion::Fused,
             fp8: None,
             deferred_output_wgrad: None,
+            global_buffer: GlobalBuffer::None,
             selective_half_matmuls: false,
             lora: None,
             optimizer_bytes_per_param: 12,

@@ -156,6 +156,10 @@ pub struct Setup {
     /// the first `limit` micro batches of a step until the pipeline's flush computes their
     /// weight gradients ([`stages`]).
     pub deferred_output_wgrad: Option<u64>,
+    /// Megatron-LM's persistent global memory buffer and which requests it serves: the largest
+    /// request on the stage, 16-bit, allocated beside the activations for the whole run
+    /// (`stages.rs`, `global_buffer_bytes`).
+    pub global_buffer: crate::calc::plan::GlobalBuffer,
     /// Selective recompute also runs every other matrix product's forward again (the step
     /// time's; see `plan::Settings::selective_half_matmuls`).
     pub selective_half_matmuls: bool,
@@ -203,6 +207,7 @@ impl Default for Setup {
             loss_parallel_transient_bytes: 0,
             moe_allgather: false,
             deferred_output_wgrad: None,
+            global_buffer: crate::calc::plan::GlobalBuffer::None,
             selective_half_matmuls: false,
         }
     }

@@ -69,7 +69,10 @@ pub fn reserve(tensors: &[(u128, u128)], expandable: bool) -> Option<u128> {
         .checked_add(large)
 }
 
-use super::stages::{fsdp_output_kept, local_tokens, pipeline_fsdp_kept, rank_layer_kinds, ranked};
+use super::stages::{
+    fsdp_output_kept, global_buffer_bytes, local_tokens, pipeline_fsdp_kept, rank_layer_kinds,
+    ranked,
+};
 use super::{cdiv, MemoryParts, Params, Partition, Setup};
 use crate::calc::model::Model;
 
@@ -234,8 +237,14 @@ fn tensors_of(
         rep,
     )?
     .max(1);
-    out.push((hidden, e.activations / hidden));
-    out.push((e.activations % hidden, 1));
+    // Megatron's global memory buffer: one tensor of its own
+    let buffer = global_buffer_bytes(model, plan, rank, kinds)?;
+    let activations = e.activations.checked_sub(buffer)?;
+    out.push((hidden, activations / hidden));
+    out.push((activations % hidden, 1));
+    if buffer > 0 {
+        out.push((buffer, 1));
+    }
     out.extend(kept_beside(model, params, plan, (rank, kinds))?);
     Some(out)
 }

@@ -667,7 +667,9 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
         if last_in_flight > 0 {
             activations = with_output_layer(model, plan, tokens, activations, last_in_flight)?;
         }
-        e.activations = activations.checked_add(recompute_peak)?;
+        e.activations = activations
+            .checked_add(recompute_peak)?
+            .checked_add(global_buffer_bytes(model, plan, r, layers)?)?;
         out.push(RankedStage {
             rank: r,
             layers,
@@ -675,6 +677,62 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
         });
     }
     Some(out)
+}
+
+/// Megatron-LM's persistent global memory buffer on one GPU of pipeline rank `rank` holding
+/// `(dense, moe)` layers ([`Setup::global_buffer`]), counted in the activations: 16-bit, the
+/// largest request of the stage, as `GlobalMemoryBuffer.get_tensor` (megatron/core/utils.py at
+/// 6e091e1b68, core_v0.19.0; the same at the local records' config commits 60166922, d36e75c and
+/// a53107c) keeps one tensor per name and dtype, `("mpu", bf16)` here, allocates a new one
+/// only when a request outgrows it and never frees it. Its requests, all under "mpu":
+/// - under `--transformer-impl local`, each layer's core attention (`DotProductAttention.forward`,
+///   megatron/core/transformer/dot_product_attention.py) takes `matmul_input_buffer`, `[b · a/t,
+///   s, s]`, as `baddbmm`'s input (`beta=0`, its contents unused);
+/// - with sequence parallelism, `LinearWithGradAccumulationAndAsyncCommunication` (megatron/core/
+///   tensor_parallel/layers.py) all-gathers a column-parallel linear's input, `[s, b, h]`, in
+///   forward and again for the weight gradient: every layer's under the local implementation,
+///   and under Transformer Engine (whose linears gather in their own buffers) only the output
+///   layer's, `tensor_parallel.ColumnParallelLinear` in `GPTModel` (the last stage);
+/// - the MoE allgather dispatcher (`MoEAllGatherTokenDispatcher.token_dispatch`, megatron/core/
+///   transformer/moe/token_dispatcher.py) gathers the hidden states over expert-TP × EP
+///   (`use_global_buffer=True`; no gather over one GPU).
+pub(super) fn global_buffer_bytes(
+    model: &Model,
+    plan: &Setup,
+    rank: u64,
+    (dense, moe): (u64, u64),
+) -> Option<u128> {
+    use crate::calc::plan::GlobalBuffer;
+    let local = match plan.global_buffer {
+        GlobalBuffer::None => return Some(0),
+        GlobalBuffer::TransformerEngine => false,
+        GlobalBuffer::Local => true,
+    };
+    let layers = dense.checked_add(moe)? > 0;
+    let t = u128::from(plan.tp.max(1));
+    let tokens = local_tokens(plan)?;
+    let h = u128::from(model.hidden_size);
+    let mut largest = 0u128;
+    if local && layers {
+        let s_cp = cdiv(u128::from(plan.seq_len), u128::from(plan.cp.max(1)))?;
+        let heads = mul(&[
+            u128::from(model.num_attention_heads),
+            s_cp,
+            s_cp,
+            u128::from(plan.micro_batch),
+        ])?;
+        largest = largest.max(cdiv(heads, t.checked_mul(u128::from(plan.sp.max(1)))?)?);
+    }
+    let last = rank.checked_add(1)? == plan.pp.max(1);
+    if plan.sequence_parallel && t > 1 && ((local && layers) || last) {
+        largest = largest.max(tokens.checked_mul(h)?);
+    }
+    let group = u128::from(plan.expert_tp()).checked_mul(u128::from(plan.ep.max(1)))?;
+    if plan.moe_allgather && moe > 0 && group > 1 {
+        let rep = if plan.sequence_parallel { t } else { 1 };
+        largest = largest.max(mul(&[cdiv(tokens, rep)?, group, h])?);
+    }
+    largest.checked_mul(2)
 }
 
 /// What FSDP2 keeps beside the sharded model states under pipeline parallelism
@@ -1524,5 +1582,97 @@ mod megatron_moe {
             megatron_routed(&gated, &swiglu, TOKENS / 4),
             Some(2048 * per_token + 4096 * 2)
         );
+    }
+}
+
+#[cfg(test)]
+mod global_buffer {
+    //! Megatron's persistent global memory buffer in exact bytes, for the GPT of its functional
+    //! tests `gpt3_mcore_tp1_pp2` (local implementation, h 512, 8 heads, GeLU MLP of 2048, a
+    //! micro batch of 4 × 1024 tokens, 8 micro batches) and `gpt3_mcore_tp2_pp2_ep2_etp2_te_
+    //! 4experts2parallel` (local, TP 4 with sequence parallelism, 4 experts over EP 2, ETP 2).
+    use super::{global_buffer_bytes, stages, Setup};
+    use crate::calc::estimate::Params;
+    use crate::calc::model::{Model, ModelType};
+    use crate::calc::plan::GlobalBuffer;
+
+    fn model(experts: u64) -> Model {
+        let mut m = Model::blank(ModelType::MegatronGpt);
+        (m.hidden_size, m.num_hidden_layers, m.num_attention_heads) = (512, 12, 8);
+        (m.num_key_value_heads, m.intermediate_size, m.vocab_size) = (8, 2048, 50257);
+        (m.gated_mlp, m.linear_bias, m.layer_norm) = (false, true, true);
+        if experts > 0 {
+            (m.num_experts, m.num_experts_per_tok) = (experts, 2);
+            m.moe_intermediate_size = 2048;
+        }
+        m
+    }
+
+    fn setup(buffer: GlobalBuffer, tp: u64, sequence_parallel: bool) -> Setup {
+        Setup {
+            tp,
+            pp: 2,
+            sequence_parallel,
+            micro_batch: 4,
+            seq_len: 1024,
+            micro_batches: 8,
+            dropout: true,
+            gated_mlp: false,
+            moe_allgather: true,
+            global_buffer: buffer,
+            ..Setup::default()
+        }
+    }
+
+    #[test]
+    fn local_attention_input_is_the_largest_request() {
+        let m = model(0);
+        let local = setup(GlobalBuffer::Local, 1, false);
+        // `matmul_input_buffer`: [b · a/t, s, s] = [4 · 8, 1024, 1024], 16-bit
+        let attention = 4 * 8 * 1024 * 1024 * 2;
+        assert_eq!(attention, 67_108_864);
+        for rank in [0, 1] {
+            assert_eq!(
+                global_buffer_bytes(&m, &local, rank, (6, 0)),
+                Some(attention)
+            );
+        }
+        // a stage without layers runs no attention
+        assert_eq!(global_buffer_bytes(&m, &local, 0, (0, 0)), Some(0));
+        // each stage's estimate holds it once, whatever its micro batches in flight
+        let params = Params::of(&m).unwrap();
+        let with = stages(&m, &params, &local).unwrap();
+        let none = setup(GlobalBuffer::None, 1, false);
+        let without = stages(&m, &params, &none).unwrap();
+        for (w, o) in with.iter().zip(&without) {
+            assert_eq!(w.activations, o.activations + attention);
+            assert_eq!(w.weights, o.weights);
+        }
+    }
+
+    #[test]
+    fn transformer_engine_uses_it_for_the_output_layer_gather_only() {
+        let m = model(0);
+        let te = setup(GlobalBuffer::TransformerEngine, 2, true);
+        // the output layer's all-gathered input, [s, b, h] = 1024 × 4 × 512, 16-bit
+        assert_eq!(global_buffer_bytes(&m, &te, 1, (6, 0)), Some(4_194_304));
+        // the first stage: TE's linears gather in their own buffers
+        assert_eq!(global_buffer_bytes(&m, &te, 0, (6, 0)), Some(0));
+        // no sequence parallelism: no gather
+        let plain = setup(GlobalBuffer::TransformerEngine, 2, false);
+        assert_eq!(global_buffer_bytes(&m, &plain, 1, (6, 0)), Some(0));
+    }
+
+    #[test]
+    fn moe_record_takes_the_attention_input_over_the_gathers() {
+        let m = model(4);
+        let mut s = setup(GlobalBuffer::Local, 4, true);
+        (s.ep, s.etp) = (2, 2);
+        // attention [4 · 8/4, 1024, 1024] = 8 Mi values; the sequence-parallel gather 2 Mi; the
+        // dispatcher's gather (4096/4 tokens × ETP 2 × EP 2) × 512 = 2 Mi
+        assert_eq!(global_buffer_bytes(&m, &s, 1, (0, 6)), Some(16_777_216));
+        // under Transformer Engine the dispatcher's gather is the largest on a middle stage
+        s.global_buffer = GlobalBuffer::TransformerEngine;
+        assert_eq!(global_buffer_bytes(&m, &s, 0, (0, 6)), Some(4_194_304));
     }
 }

@@ -109,6 +109,7 @@ pub(super) fn setup(
         gated_mlp: shape.gated,
         selective_half_matmuls: s.selective_half_matmuls,
         deferred_output_wgrad: s.deferred_output_wgrad,
+        global_buffer: s.global_buffer,
         ..estimate::Setup::default()
     }
     .with(s.memory);

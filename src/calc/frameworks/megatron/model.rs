@@ -6,7 +6,7 @@
 use crate::calc::model::Model;
 use crate::calc::parse::{self, settings, Reader};
 use crate::calc::plan::{
-    Conventions, Fp8, NamedModel, Overlap, Pipeline, PipelineSplit, Plan, Recompute,
+    Conventions, Fp8, GlobalBuffer, NamedModel, Overlap, Pipeline, PipelineSplit, Plan, Recompute,
     RecomputeLayers, Schedule, Settings, Sharding,
 };
 use crate::calc::spec::AsBuilt;
@@ -112,6 +112,11 @@ pub fn settings(raw: &RawInputs, report: &mut Report) {
         s.fused_attention = t.flash && !t.local;
         s.fp8 = t.fp8;
         s.deferred_output_wgrad = t.deferred.and_then(|l| u64::try_from(l).ok());
+        s.global_buffer = if t.local {
+            GlobalBuffer::Local
+        } else {
+            GlobalBuffer::TransformerEngine
+        };
     }
     settings::publish(<super::This as AsBuilt>::SPEC, raw, report, s, diags);
     // the pipeline needs the model's layers, which a first view never resolves
