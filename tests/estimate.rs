@@ -91,7 +91,10 @@ fn gpt3() -> Model {
 fn paper_plan() -> Setup {
     Setup {
         gated_mlp: false,
-        dropout: true,
+        memory: dpcalc::calc::plan::Conventions {
+            dropout: true,
+            ..dpcalc::calc::plan::Conventions::DEFAULT
+        },
         ..Setup::default()
     }
 }

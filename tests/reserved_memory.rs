@@ -72,9 +72,12 @@ fn stage_tensors_add_up_to_the_allocated_estimate() {
             sharding,
             micro_batches: 8,
             seq_len: 4096,
-            fp32_grads: keeps,
-            fp32_params: keeps,
-            fsdp_pipeline_keeps: keeps,
+            memory: dpcalc::calc::plan::Conventions {
+                fp32_grads: keeps,
+                fp32_params: keeps,
+                fsdp_pipeline_keeps: keeps,
+                ..dpcalc::calc::plan::Conventions::DEFAULT
+            },
             ..Setup::default()
         };
         let params = Params::of(&m).unwrap();

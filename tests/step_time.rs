@@ -344,7 +344,10 @@ fn the_memory_bound_bytes_follow_the_fusion_level() {
     let at = |fusion: Fusion| {
         let plan = Setup {
             fusion,
-            dropout: false,
+            memory: dpcalc::calc::plan::Conventions {
+                dropout: false,
+                ..dpcalc::calc::plan::Conventions::DEFAULT
+            },
             flash_attention: true,
             ..Setup::default()
         };

@@ -193,55 +193,61 @@ pub struct Conventions {
     /// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py); the allocator caches blocks per
     /// stream, so the largest unit's buffer stays reserved beside the compute stream's.
     pub fsdp_gather_stream: bool,
-    /// Under pipeline parallelism FSDP2 keeps each stage's parameters gathered and its
-    /// gradients unsharded over the micro batches (see [`Setup::fsdp_pipeline_keeps`]):
-    /// torchtitan applies FSDP2 with `reshard_after_forward=False` under PP, and
-    /// torch.distributed.pipelining turns gradient sync off for every backward but the last.
-    ///
-    /// [`Setup::fsdp_pipeline_keeps`]: crate::calc::estimate::Setup::fsdp_pipeline_keeps
+    /// Under pipeline parallelism (PP > 1, ZeRO-3-like sharding over any number of GPUs) FSDP2
+    /// keeps, beside the sharded states, each stage's parameters gathered in 16 bits from the
+    /// first forward to the gradient reduction after the last backward, and their gradients
+    /// unsharded, accumulated in the reduce dtype over the micro batches (fp32 with
+    /// [`Conventions::fp32_grads`]): torchtitan applies FSDP2 with `reshard_after_forward=False`
+    /// under PP, and torch.distributed.pipelining turns gradient sync off for every backward but
+    /// the last (counted in `estimate/stages.rs`, `pipeline_fsdp_kept`).
     pub fsdp_pipeline_keeps: bool,
-    /// Without pipeline parallelism FSDP2 keeps the final norm and the output layer gathered in
-    /// 16 bits from their forward through the loss to their backward (see
-    /// [`Setup::fsdp_output_kept`]): torchtitan 0.3.0 shards them as one unit with
-    /// `reshard_after_forward` only under the "always" policy.
-    ///
-    /// [`Setup::fsdp_output_kept`]: crate::calc::estimate::Setup::fsdp_output_kept
+    /// Without pipeline parallelism FSDP2 keeps the final norm and the output layer (the tied
+    /// embedding's weight when tied) gathered in 16 bits from their forward through the loss to
+    /// their backward, so beside the loss's logits at the peak: torchtitan 0.3.0 shards them as
+    /// one unit with `reshard_after_forward` only under the "always" policy (counted in the
+    /// weights in `estimate/stages.rs`, `fsdp_output_kept`).
     pub fsdp_output_kept: bool,
     /// Tensor parallelism by DTensor plans (torchtitan's `apply_tp`: `ColwiseParallel`,
     /// `RowwiseParallel`, `SequenceParallel`): with sequence parallelism each column-parallel
-    /// linear layer saves the all-gathered (whole) input it multiplies, and each collective over
-    /// the sequence dimension copies its whole tensor (see [`Setup::dtensor_tp`]).
+    /// linear layer saves the all-gathered (whole) input it multiplies, and the step time moves
+    /// each `Shard(1)` collective's whole tensor once more (torch
+    /// `distributed/_functional_collectives.py`: `all_gather_tensor` with `gather_dim != 0` runs
+    /// `torch.cat(torch.chunk(res, group_size, dim=0), dim=gather_dim)`, and
+    /// `reduce_scatter_tensor` with `scatter_dim != 0` `torch.cat`s its chunks first).
     pub dtensor_tp: bool,
     /// Bytes per logit alive while the loss's backward runs under loss parallelism (TP > 1;
     /// 0: the loss is not parallel, [`Conventions::logit_transient_bytes`] holds).
     pub loss_parallel_transient_bytes: u64,
     /// An MoE layer's routed experts save what Megatron-LM's allgather token dispatcher and its
-    /// experts save (see [`Setup::moe_allgather`]); otherwise per routed token the dispatched
-    /// input, the combined output and the experts' projections.
-    ///
-    /// [`Setup::moe_allgather`]: crate::calc::estimate::Setup::moe_allgather
+    /// experts save (`estimate/stages.rs`, `megatron_routed`); otherwise per routed token the
+    /// dispatched input, the combined output and the experts' projections.
     pub moe_allgather: bool,
 }
 
 impl Default for Conventions {
+    fn default() -> Conventions {
+        Conventions::DEFAULT
+    }
+}
+
+impl Conventions {
     /// Mixed precision as the ZeRO paper counts it (16-bit gradients), no dropout, and
     /// transformers' loss: 16-bit logits, their fp32 copy and the fp32 `log_softmax` it keeps.
-    fn default() -> Conventions {
-        Conventions {
-            fp32_grads: false,
-            fp32_params: false,
-            dropout: false,
-            logit_saved_bytes: 4,
-            logit_transient_bytes: 6,
-            logit_reserved_bytes: 0,
-            fsdp_gather_stream: false,
-            fsdp_pipeline_keeps: false,
-            fsdp_output_kept: false,
-            dtensor_tp: false,
-            loss_parallel_transient_bytes: 0,
-            moe_allgather: false,
-        }
-    }
+    /// A framework's constant names what it changes and takes the rest from here.
+    pub const DEFAULT: Conventions = Conventions {
+        fp32_grads: false,
+        fp32_params: false,
+        dropout: false,
+        logit_saved_bytes: 4,
+        logit_transient_bytes: 6,
+        logit_reserved_bytes: 0,
+        fsdp_gather_stream: false,
+        fsdp_pipeline_keeps: false,
+        fsdp_output_kept: false,
+        dtensor_tp: false,
+        loss_parallel_transient_bytes: 0,
+        moe_allgather: false,
+    };
 }
 
 /// What the framework overlaps with compute (the step-time estimate, `estimate/time.rs`).

@@ -23,11 +23,11 @@
 //!   optimizer states to the CPU (0 on the GPU, as DeepSpeed's own estimator counts it); offloading
 //!   the parameters (ZeRO-3 only, ignored otherwise) moves the weights too. ZeRO-3's gathered
 //!   working set (a layer or two at a time) is not counted, except where FSDP2 keeps it under
-//!   pipeline parallelism ([`Setup::fsdp_pipeline_keeps`]): the stage's parameters gathered in
+//!   pipeline parallelism ([`Conventions::fsdp_pipeline_keeps`]): the stage's parameters gathered in
 //!   16 bits from the first forward to the gradient reduction, and their gradients unsharded in
 //!   the reduce dtype over the micro batches, added to the weights and the gradients; and where
 //!   FSDP2 keeps the final norm and the output layer gathered without it
-//!   ([`Setup::fsdp_output_kept`]): 16 bits each, over TP, in the weights of the peak.
+//!   ([`Conventions::fsdp_output_kept`]): 16 bits each, over TP, in the weights of the peak.
 //! - **Activations and the pipeline** ([`stages`], `stages.rs`): each pipeline rank's layers,
 //!   the micro batches its schedule holds in flight and what each layer saves for its backward,
 //!   counted per tensor after Korthikanti et al. 2022 ("Reducing Activation Recomputation in
@@ -117,40 +117,8 @@ pub struct Setup {
     pub recompute_layers: RecomputeLayers,
     /// A gated MLP (SwiGLU: gate and up projections); `false`: one projection (GeLU).
     pub gated_mlp: bool,
-    /// The framework's own memory conventions (see [`Conventions`]).
-    pub fp32_grads: bool,
-    pub fp32_params: bool,
-    pub dropout: bool,
-    pub logit_saved_bytes: u64,
-    pub logit_transient_bytes: u64,
-    /// See [`Conventions::logit_reserved_bytes`].
-    pub logit_reserved_bytes: u64,
-    /// See [`Conventions::fsdp_gather_stream`].
-    pub fsdp_gather_stream: bool,
-    /// FSDP2 under pipeline parallelism (PP > 1, [`Partition::Zero3`] over any number of GPUs)
-    /// keeps, beside the sharded states, each stage's parameters gathered in 16 bits from the
-    /// first forward to the gradient reduction after the last backward, and their gradients
-    /// unsharded, accumulated in the reduce dtype over the micro batches (fp32 with
-    /// [`Setup::fp32_grads`]): [`Conventions::fsdp_pipeline_keeps`], counted in `stages.rs`
-    /// (`pipeline_fsdp_kept`).
-    pub fsdp_pipeline_keeps: bool,
-    /// FSDP2 without pipeline parallelism ([`Partition::Zero3`], PP 1) keeps the final norm and
-    /// the output layer (the tied embedding's weight when tied) gathered in 16 bits from their
-    /// forward to their backward, so beside the loss's logits at the peak:
-    /// [`Conventions::fsdp_output_kept`], counted in the weights in `stages.rs`
-    /// (`fsdp_output_kept`).
-    pub fsdp_output_kept: bool,
-    /// See [`Conventions::dtensor_tp`]: under sequence parallelism (torch
-    /// `distributed/_functional_collectives.py`: `all_gather_tensor` with `gather_dim != 0`
-    /// runs `torch.cat(torch.chunk(res, group_size, dim=0), dim=gather_dim)`, and
-    /// `reduce_scatter_tensor` with `scatter_dim != 0` `torch.cat`s its chunks first) the
-    /// step time moves each `Shard(1)` collective's whole tensor once more.
-    pub dtensor_tp: bool,
-    /// See [`Conventions::loss_parallel_transient_bytes`].
-    pub loss_parallel_transient_bytes: u64,
-    /// Megatron-LM's allgather token dispatcher and experts: what an MoE layer's routed experts
-    /// save (`stages.rs`, `megatron_routed`).
-    pub moe_allgather: bool,
+    /// The framework's own memory conventions (each framework's, `Spec::fit.settings`).
+    pub memory: Conventions,
     /// Megatron's `--defer-embedding-wgrad-compute` with its `--wgrad-deferral-limit` (0: every
     /// micro batch): the last stage's output layer keeps the input and the logits' gradient of
     /// the first `limit` micro batches of a step until the pipeline's flush computes their
@@ -194,18 +162,7 @@ impl Default for Setup {
             micro_batches: 1,
             recompute_layers: RecomputeLayers::Every,
             gated_mlp: true,
-            fp32_grads: false,
-            fp32_params: false,
-            dropout: false,
-            logit_saved_bytes: 4,
-            logit_transient_bytes: 6,
-            logit_reserved_bytes: 0,
-            fsdp_gather_stream: false,
-            fsdp_pipeline_keeps: false,
-            fsdp_output_kept: false,
-            dtensor_tp: false,
-            loss_parallel_transient_bytes: 0,
-            moe_allgather: false,
+            memory: Conventions::DEFAULT,
             deferred_output_wgrad: None,
             global_buffer: crate::calc::plan::GlobalBuffer::None,
             selective_half_matmuls: false,
@@ -216,18 +173,7 @@ impl Default for Setup {
 impl Setup {
     /// The plan with a framework's conventions.
     pub fn with(mut self, c: Conventions) -> Setup {
-        self.fp32_grads = c.fp32_grads;
-        self.fp32_params = c.fp32_params;
-        self.dropout = c.dropout;
-        self.logit_saved_bytes = c.logit_saved_bytes;
-        self.logit_transient_bytes = c.logit_transient_bytes;
-        self.logit_reserved_bytes = c.logit_reserved_bytes;
-        self.fsdp_gather_stream = c.fsdp_gather_stream;
-        self.fsdp_pipeline_keeps = c.fsdp_pipeline_keeps;
-        self.fsdp_output_kept = c.fsdp_output_kept;
-        self.dtensor_tp = c.dtensor_tp;
-        self.loss_parallel_transient_bytes = c.loss_parallel_transient_bytes;
-        self.moe_allgather = c.moe_allgather;
+        self.memory = c;
         self
     }
 }

@@ -251,8 +251,8 @@ fn tensors_of(
 
 /// The blocks the allocator keeps reserved beside the stage's peak tensors, by the framework's
 /// conventions: on the last stage the loss's freed block that its backward cannot reuse
-/// ([`Setup::logit_reserved_bytes`] per logit), and FSDP2's gather buffer of its largest unit,
-/// cached on its own stream ([`Setup::fsdp_gather_stream`], [`largest_fsdp_unit`]).
+/// ([`Conventions::logit_reserved_bytes`](crate::calc::plan::Conventions::logit_reserved_bytes) per logit), and FSDP2's gather buffer of its largest unit,
+/// cached on its own stream ([`Conventions::fsdp_gather_stream`](crate::calc::plan::Conventions::fsdp_gather_stream), [`largest_fsdp_unit`]).
 fn kept_beside(
     model: &Model,
     params: &Params,
@@ -262,17 +262,17 @@ fn kept_beside(
     let mut out = Vec::new();
     let last = rank + 1 == plan.pp.max(1);
     let t = u128::from(plan.tp.max(1));
-    if last && plan.logit_reserved_bytes > 0 {
+    if last && plan.memory.logit_reserved_bytes > 0 {
         let logits = cdiv(
             local_tokens(plan)?.checked_mul(u128::from(model.vocab_size))?,
             t,
         )?;
         out.push((
-            logits.checked_mul(u128::from(plan.logit_reserved_bytes))?,
+            logits.checked_mul(u128::from(plan.memory.logit_reserved_bytes))?,
             1,
         ));
     }
-    if plan.fsdp_gather_stream && plan.sharding == Partition::Zero3 && plan.shard > 1 {
+    if plan.memory.fsdp_gather_stream && plan.sharding == Partition::Zero3 && plan.shard > 1 {
         let unit = largest_fsdp_unit(model, params, plan, (rank, (dense, moe)))?;
         out.push((unit.checked_mul(2)?, 1));
     }
@@ -381,7 +381,10 @@ mod fsdp_units {
             pp,
             shard: 8,
             sharding: Partition::Zero3,
-            fsdp_gather_stream: true,
+            memory: crate::calc::plan::Conventions {
+                fsdp_gather_stream: true,
+                ..crate::calc::plan::Conventions::DEFAULT
+            },
             ..Setup::default()
         }
     }

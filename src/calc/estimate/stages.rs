@@ -25,9 +25,9 @@
 //!   group is recomputed whole, so its full activations are added once (Megatron's `uniform`
 //!   groups, `block`'s first n layers of a chunk, or every layer).
 //! - **The loss** (last stage): the output layer's input and the final norm's, and the logits:
-//!   [`Setup::logit_saved_bytes`] per logit for each micro batch in flight (the fp32 softmax
+//!   [`Conventions::logit_saved_bytes`](crate::calc::plan::Conventions::logit_saved_bytes) per logit for each micro batch in flight (the fp32 softmax
 //!   Megatron's cross entropy keeps, the fp32 `log_softmax` PyTorch's keeps) plus
-//!   [`Setup::logit_transient_bytes`] once (the 16-bit logits, and PyTorch's fp32 copy of them,
+//!   [`Conventions::logit_transient_bytes`](crate::calc::plan::Conventions::logit_transient_bytes) once (the 16-bit logits, and PyTorch's fp32 copy of them,
 //!   alive while the loss is computed).
 
 use super::{cdiv, mul, part, MemoryParts, Params, Partition, Setup};
@@ -108,7 +108,7 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
     let per_t =
         |elements: u128, bytes: u128| cdiv(tokens.checked_mul(elements)?.checked_mul(bytes)?, t);
     let input = per_rep(2)?;
-    let masks = if plan.dropout { per_rep(2)? } else { 0 };
+    let masks = if plan.memory.dropout { per_rep(2)? } else { 0 };
     // the two norms: input and output each, 16-bit
     let norms = per_rep(8)?;
     // Q, K, V and the attention output, and MLA's latents
@@ -122,7 +122,7 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
         // the softmax output (and with dropout its mask and output) over the CP-local sequence
         let s_cp = cdiv(u128::from(plan.seq_len), u128::from(plan.cp.max(1)))?;
         let b = u128::from(plan.micro_batch);
-        let per = if plan.dropout { 5 } else { 2 };
+        let per = if plan.memory.dropout { 5 } else { 2 };
         attention = attention.checked_add(cdiv(
             mul(&[per, a, s_cp, s_cp, b])?,
             t.checked_mul(u128::from(plan.sp.max(1)))?,
@@ -154,7 +154,7 @@ pub fn layer_bytes(model: &Model, i: u64, plan: &Setup, tokens: u128) -> Option<
 
 /// What an MoE block saves for its backward, for `tokens` tokens on this GPU (`rep`: the
 /// sequence-parallel split of the layer's input): the router's fp32 logits, the routed experts'
-/// tensors ([`megatron_routed`] under [`Setup::moe_allgather`], else per routed token the
+/// tensors ([`megatron_routed`] under [`Conventions::moe_allgather`](crate::calc::plan::Conventions::moe_allgather), else per routed token the
 /// dispatched input and the combined output, 16-bit, and the experts' projections) and
 /// DeepSeek's shared experts.
 fn moe_bytes(model: &Model, plan: &Setup, tokens: u128, rep: u128) -> Option<u128> {
@@ -166,7 +166,7 @@ fn moe_bytes(model: &Model, plan: &Setup, tokens: u128, rep: u128) -> Option<u12
     let h = u128::from(model.hidden_size);
     let router = cdiv(mul(&[tokens, e, 4])?, rep)?;
     let etp = u128::from(plan.expert_tp());
-    let experts = if plan.moe_allgather {
+    let experts = if plan.memory.moe_allgather {
         megatron_routed(model, plan, cdiv(tokens, rep)?)?
     } else {
         cdiv(tokens.checked_mul(k)?, rep)?.checked_mul(
@@ -274,9 +274,9 @@ fn mla_latents(model: &Model, tokens: u128, rep: u128) -> Option<u128> {
 }
 
 /// Whether each column-parallel linear layer saves its whole all-gathered input: DTensor's
-/// tensor parallelism ([`Setup::dtensor_tp`]) with sequence parallelism.
+/// tensor parallelism ([`Conventions::dtensor_tp`](crate::calc::plan::Conventions::dtensor_tp)) with sequence parallelism.
 fn gathers_whole(plan: &Setup) -> bool {
-    plan.dtensor_tp && plan.sequence_parallel && plan.tp > 1
+    plan.memory.dtensor_tp && plan.sequence_parallel && plan.tp > 1
 }
 
 /// What torchao's float8 linear layers change in what a layer saves (`Fp8::Tensorwise`, as
@@ -656,7 +656,7 @@ fn stages_of(model: &Model, params: &Params, plan: &Setup, few: bool) -> Option<
             let (kept, again) = chunk_bytes(model, plan, starts[k], split[k], tokens, alike)?;
             activations = activations.checked_add(kept.checked_mul(n)?)?;
             recompute_peak = recompute_peak.max(again);
-            if k == 0 && plan.dropout {
+            if k == 0 && plan.memory.dropout {
                 let input = cdiv(tokens.checked_mul(h)?, rep)?;
                 activations = activations.checked_add(input.checked_mul(n)?)?;
             }
@@ -728,7 +728,7 @@ pub(super) fn global_buffer_bytes(
         largest = largest.max(tokens.checked_mul(h)?);
     }
     let group = u128::from(plan.expert_tp()).checked_mul(u128::from(plan.ep.max(1)))?;
-    if plan.moe_allgather && moe > 0 && group > 1 {
+    if plan.memory.moe_allgather && moe > 0 && group > 1 {
         let rep = if plan.sequence_parallel { t } else { 1 };
         largest = largest.max(mul(&[cdiv(tokens, rep)?, group, h])?);
     }
@@ -736,12 +736,12 @@ pub(super) fn global_buffer_bytes(
 }
 
 /// What FSDP2 keeps beside the sharded model states under pipeline parallelism
-/// ([`Setup::fsdp_pipeline_keeps`]) on one GPU of pipeline rank `rank` holding `layers`
+/// ([`Conventions::fsdp_pipeline_keeps`](crate::calc::plan::Conventions::fsdp_pipeline_keeps)) on one GPU of pipeline rank `rank` holding `layers`
 /// (without and with an MoE block): `(gathered, unsharded)`, the stage's parameters gathered in
 /// 16 bits (FSDP2's `param_dtype`) at its first forward and kept until its gradients are
 /// reduced after the last backward (torchtitan's `reshard_after_forward=False` under PP), and
 /// their gradients, unsharded and accumulated over the micro batches in the reduce dtype (fp32
-/// with [`Setup::fp32_grads`], torchtitan's `mixed_precision_reduce`: torch.distributed.pipelining
+/// with [`Conventions::fp32_grads`](crate::calc::plan::Conventions::fp32_grads), torchtitan's `mixed_precision_reduce`: torch.distributed.pipelining
 /// syncs them only after the last backward). Both are the stage's parameters over TP (the
 /// routed experts over their TP × EP), not over the sharding group; only trained parameters
 /// have gradients. It applies over one GPU too: torchtitan 0.3.0 applies FSDP2 whatever the
@@ -761,7 +761,7 @@ pub(super) fn pipeline_fsdp_kept(
     plan: &Setup,
     (rank, layers): (u64, (u64, u64)),
 ) -> Option<(u128, u128)> {
-    if !plan.fsdp_pipeline_keeps
+    if !plan.memory.fsdp_pipeline_keeps
         || plan.pp < 2
         || plan.sharding != Partition::Zero3
         || plan.offload_param
@@ -778,7 +778,7 @@ pub(super) fn pipeline_fsdp_kept(
         None => on_gpu,
         Some(n) => cdiv(n, t.checked_mul(u128::from(plan.pp))?)?,
     };
-    let grad_bits = if plan.fp32_grads { 32 } else { 16 };
+    let grad_bits = if plan.memory.fp32_grads { 32 } else { 16 };
     Some((
         part(on_gpu, 16, 1, false)?,
         part(trained, grad_bits, 1, false)?,
@@ -796,7 +796,7 @@ pub fn pipeline_fsdp_kept_at(
     pipeline_fsdp_kept(model, params, plan, (rank, layers))
 }
 
-/// What FSDP2 keeps gathered without pipeline parallelism ([`Setup::fsdp_output_kept`]) on one
+/// What FSDP2 keeps gathered without pipeline parallelism ([`Conventions::fsdp_output_kept`](crate::calc::plan::Conventions::fsdp_output_kept)) on one
 /// GPU of pipeline rank `rank`: `[norm, output]`, the final norm's and the output layer's 16-bit
 /// parameters (the tied embedding's weight when tied: the same tensor). torchtitan 0.3.0 shards
 /// them as one unit with `reshard_after_forward=reshard_after_forward_policy == "always"`
@@ -816,7 +816,7 @@ pub fn pipeline_fsdp_kept_at(
 /// apply: not the last rank, FSDP that does not reshard after forward (nothing to keep apart)
 /// or pipeline parallelism, where [`pipeline_fsdp_kept`] counts the stage whole.
 pub fn fsdp_output_kept(model: &Model, plan: &Setup, rank: u64) -> Option<[u128; 2]> {
-    if !plan.fsdp_output_kept
+    if !plan.memory.fsdp_output_kept
         || plan.pp > 1
         || plan.sharding != Partition::Zero3
         || rank + 1 != plan.pp.max(1)
@@ -920,11 +920,11 @@ fn with_output_layer(
     };
     let saved = cdiv(tokens.checked_mul(h)?.checked_mul(4)?, rep)?
         .checked_add(gathered)?
-        .checked_add(logits.checked_mul(u128::from(plan.logit_saved_bytes))?)?;
-    let transient = if plan.tp > 1 && plan.loss_parallel_transient_bytes > 0 {
-        plan.loss_parallel_transient_bytes
+        .checked_add(logits.checked_mul(u128::from(plan.memory.logit_saved_bytes))?)?;
+    let transient = if plan.tp > 1 && plan.memory.loss_parallel_transient_bytes > 0 {
+        plan.memory.loss_parallel_transient_bytes
     } else {
-        plan.logit_transient_bytes
+        plan.memory.logit_transient_bytes
     };
     activations
         .checked_add(saved.checked_mul(last_in_flight)?)?
@@ -981,7 +981,11 @@ fn states(p: &Setup, (dense, plain): (u128, u128), routed: u128) -> Option<Memor
     };
     // fp32 parameters (FSDP2's sharded parameters) are the master weights: the optimizer
     // keeps only its states then
-    let weight_bits = if p.fp32_params { 32 } else { p.weight_bits };
+    let weight_bits = if p.memory.fp32_params {
+        32
+    } else {
+        p.weight_bits
+    };
     let mut weights = if weight_bits == 4 {
         // a 4-bit base: its linear layers in NF4 with their constants, `plain` in 16 bits
         let n = u128::from(if zero3 { p.shard } else { 1 });
@@ -1001,13 +1005,13 @@ fn states(p: &Setup, (dense, plain): (u128, u128), routed: u128) -> Option<Memor
             [n, 0]
         }
     };
-    let grad_bits = if p.fp32_grads || p.sharding == DistributedOptimizer {
+    let grad_bits = if p.memory.fp32_grads || p.sharding == DistributedOptimizer {
         32
     } else {
         16
     };
     let mut gradients = both(trains, grad_bits, matches!(p.sharding, Zero2 | Zero3))?;
-    let k = if p.fp32_params {
+    let k = if p.memory.fp32_params {
         p.optimizer_bytes_per_param.saturating_sub(4)
     } else {
         p.optimizer_bytes_per_param
@@ -1141,7 +1145,10 @@ mod mla {
             sequence_parallel,
             micro_batch: 4,
             seq_len: 1024,
-            dropout: true,
+            memory: crate::calc::plan::Conventions {
+                dropout: true,
+                ..crate::calc::plan::Conventions::DEFAULT
+            },
             gated_mlp: false,
             ..Setup::default()
         }
@@ -1262,9 +1269,12 @@ mod pipeline_fsdp {
             sharding: Partition::Zero3,
             micro_batches: 4,
             seq_len: 1024,
-            fp32_grads: true,
-            fp32_params: true,
-            fsdp_pipeline_keeps: keeps,
+            memory: crate::calc::plan::Conventions {
+                fp32_grads: true,
+                fp32_params: true,
+                fsdp_pipeline_keeps: keeps,
+                ..crate::calc::plan::Conventions::DEFAULT
+            },
             ..Setup::default()
         }
     }
@@ -1320,7 +1330,10 @@ mod pipeline_fsdp {
         let params = Params::of(&m).unwrap();
         let unchanged = |plan: Setup| {
             let off = Setup {
-                fsdp_pipeline_keeps: false,
+                memory: crate::calc::plan::Conventions {
+                    fsdp_pipeline_keeps: false,
+                    ..plan.memory
+                },
                 ..plan.clone()
             };
             stages(&m, &params, &plan) == stages(&m, &params, &off)
@@ -1344,11 +1357,17 @@ mod pipeline_fsdp {
         }));
         // 16-bit gradients where the reduce dtype is the parameters'
         let bf16 = Setup {
-            fp32_grads: false,
+            memory: crate::calc::plan::Conventions {
+                fp32_grads: false,
+                ..setup(true).memory
+            },
             ..setup(true)
         };
         let off = Setup {
-            fsdp_pipeline_keeps: false,
+            memory: crate::calc::plan::Conventions {
+                fsdp_pipeline_keeps: false,
+                ..bf16.memory
+            },
             ..bf16.clone()
         };
         let (a, b) = (
@@ -1375,9 +1394,12 @@ mod output_kept {
             sharding: Partition::Zero3,
             seq_len: 8192,
             micro_batch: 2,
-            fp32_grads: true,
-            fp32_params: true,
-            fsdp_output_kept: keeps,
+            memory: crate::calc::plan::Conventions {
+                fp32_grads: true,
+                fp32_params: true,
+                fsdp_output_kept: keeps,
+                ..crate::calc::plan::Conventions::DEFAULT
+            },
             ..Setup::default()
         }
     }
@@ -1387,7 +1409,10 @@ mod output_kept {
         let m = preset(name).expect("preset");
         let params = Params::of(&m).unwrap();
         let off = Setup {
-            fsdp_output_kept: false,
+            memory: crate::calc::plan::Conventions {
+                fsdp_output_kept: false,
+                ..plan.memory
+            },
             ..plan.clone()
         };
         let (a, b) = (
@@ -1513,9 +1538,12 @@ mod megatron_moe {
             sequence_parallel: true,
             micro_batch: 4,
             seq_len: 1024,
-            dropout: true,
+            memory: crate::calc::plan::Conventions {
+                dropout: true,
+                moe_allgather,
+                ..crate::calc::plan::Conventions::DEFAULT
+            },
             gated_mlp: false,
-            moe_allgather,
             ..Setup::default()
         }
     }
@@ -1616,9 +1644,12 @@ mod global_buffer {
             micro_batch: 4,
             seq_len: 1024,
             micro_batches: 8,
-            dropout: true,
+            memory: crate::calc::plan::Conventions {
+                dropout: true,
+                moe_allgather: true,
+                ..crate::calc::plan::Conventions::DEFAULT
+            },
             gated_mlp: false,
-            moe_allgather: true,
             global_buffer: buffer,
             ..Setup::default()
         }

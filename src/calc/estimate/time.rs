@@ -412,13 +412,13 @@ fn fp8_cast_bytes(model: &Model, plan: &Setup, i: u64, tokens: f64, params: (u12
 }
 
 /// The bytes DTensor's sequence parallelism copies in one layer per micro batch of `tokens`
-/// ([`Setup::dtensor_tp`]; 0 otherwise): each collective over the sequence dimension reads and
+/// ([`Conventions::dtensor_tp`](crate::calc::plan::Conventions::dtensor_tp); 0 otherwise): each collective over the sequence dimension reads and
 /// writes its whole tensor once more (`torch.cat` of its chunks). Forward: the attention's and
 /// the MLP's input all-gathers (in fp8 under tensorwise Float8: `PrepareFloat8ModuleInput` casts
 /// before gathering) and the reduce-scatters of `wo` and `w2`; backward: the reduce-scatters and
 /// all-gathers of their 16-bit gradients. A full recompute's forward copies are not counted.
 fn sp_copy_bytes(model: &Model, plan: &Setup, tokens: f64) -> f64 {
-    if !(plan.dtensor_tp && plan.sequence_parallel && plan.tp > 1) {
+    if !(plan.memory.dtensor_tp && plan.sequence_parallel && plan.tp > 1) {
         return 0.0;
     }
     let gathered = if plan.fp8 == Some(Fp8::Tensorwise) {
@@ -441,7 +441,7 @@ fn layer_traffic(model: &Model, plan: &Setup, i: u64, tokens: f64, seq: f64) -> 
     let h = model.hidden_size as f64;
     let tp = plan.tp.max(1) as f64;
     let rep = if plan.sequence_parallel { tp } else { 1.0 };
-    let mask = if plan.dropout { 1.0 } else { 0.0 };
+    let mask = if plan.memory.dropout { 1.0 } else { 0.0 };
     let width = if model.is_moe_layer(i) {
         (model.expert_intermediate_size() * model.num_experts_per_tok.max(1)) as f64
     } else {
@@ -853,7 +853,7 @@ impl Ctx<'_> {
     fn data_parallel(&self, rank: &Rank, dp: u64, parts: &StepTime, m: f64, p: u64) -> (f64, f64) {
         let (plan, place, net, overlap) = (self.plan, self.place, &self.net, self.overlap);
         let trained = self.trained();
-        let grad_bytes = if plan.fp32_grads { 4.0 } else { 2.0 } * trained;
+        let grad_bytes = if plan.memory.fp32_grads { 4.0 } else { 2.0 } * trained;
         let dense = rank.dense_params;
         let routed = rank.routed_params;
         let edp = (dp / plan.ep.max(1)).max(1);
@@ -958,7 +958,7 @@ impl Ctx<'_> {
     fn per_chunk(&self, ranks: &[Rank], dp: u64, chunk: f64, (p, v): (u64, u64)) -> (f64, f64) {
         let (plan, overlap) = (self.plan, self.overlap);
         let trained = self.trained();
-        let grad_bytes = if plan.fp32_grads { 4.0 } else { 2.0 } * trained;
+        let grad_bytes = if plan.memory.fp32_grads { 4.0 } else { 2.0 } * trained;
         let coll = |kind: Coll, dense: f64, routed: f64, per_param: f64| {
             self.dp_group(kind, dense, routed, per_param, dp)
         };

@@ -227,7 +227,7 @@ fn pipeline_fsdp_step(report: &mut Report, m: &Model, plan: &estimate::Setup, ra
         format!(
             "stage {}: {gathered} B gathered parameters + {unsharded} B unsharded {} gradients",
             rank + 1,
-            if plan.fp32_grads { "fp32" } else { "16-bit" }
+            if plan.memory.fp32_grads { "fp32" } else { "16-bit" }
         ),
     );
 }

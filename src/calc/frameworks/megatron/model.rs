@@ -152,17 +152,10 @@ fn mla_refusal(raw: &RawInputs, report: &mut Report) {
 /// all-gather (`--moe-token-dispatcher-type`'s default, the only one the estimate counts).
 const CONVENTIONS: Conventions = Conventions {
     fp32_grads: true,
-    fp32_params: false,
     dropout: true,
-    logit_saved_bytes: 4,
     logit_transient_bytes: 2,
-    logit_reserved_bytes: 0,
-    fsdp_gather_stream: false,
-    fsdp_pipeline_keeps: false,
-    fsdp_output_kept: false,
-    dtensor_tp: false,
-    loss_parallel_transient_bytes: 0,
     moe_allgather: true,
+    ..Conventions::DEFAULT
 };
 
 /// The pipeline Megatron runs: 1F1B over PP ranks, interleaved over the virtual stages
