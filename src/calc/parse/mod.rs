@@ -203,82 +203,63 @@ impl Reader<'_> {
 
     // Each read is a thin wrapper, inlined in a first view's build where its field is known, so
     // an input only the app reads ([`app_only`]) is settled as absent there at compile time;
-    // the reading itself is one function, called as before.
+    // the reading itself is one function per kind, called as before ([`Reader::read`]).
 
     #[cfg_attr(feature = "first", inline(always))]
     pub fn count(&mut self, field: Field) -> Param<u64> {
-        if app_only(field) {
-            return Param::Absent;
-        }
-        self.read_count(field)
+        self.gated(field, count)
     }
 
     #[cfg_attr(feature = "first", inline(always))]
     pub fn real(&mut self, field: Field) -> Param<f64> {
-        if app_only(field) {
-            return Param::Absent;
-        }
-        self.read_real(field)
+        self.gated(field, real)
     }
 
     #[cfg_attr(feature = "first", inline(always))]
     pub fn flag(&mut self, field: Field) -> Param<bool> {
-        if app_only(field) {
-            return Param::Absent;
-        }
-        self.read_flag(field)
+        self.gated(field, flag)
     }
 
     #[cfg_attr(feature = "first", inline(always))]
     pub fn int(&mut self, field: Field) -> Param<i64> {
-        if app_only(field) {
-            return Param::Absent;
-        }
-        self.read_int(field)
+        self.gated(field, int)
     }
 
     /// Free text, trimmed; its syntax is the caller's to check.
     #[cfg_attr(feature = "first", inline(always))]
     pub fn text(&mut self, field: Field) -> Param<String> {
+        self.gated(field, text)
+    }
+
+    #[cfg_attr(feature = "first", inline(always))]
+    fn gated<T>(
+        &mut self,
+        field: Field,
+        parse: fn(Field, &str, &mut Vec<Diag>) -> Param<T>,
+    ) -> Param<T> {
         if app_only(field) {
             return Param::Absent;
         }
-        self.read_text(field)
+        self.read(field, parse)
     }
 
+    /// A field's value by `parse`, or the error of a field given several times.
     #[cfg_attr(feature = "first", inline(never))]
-    fn read_count(&mut self, field: Field) -> Param<u64> {
+    fn read<T>(
+        &mut self,
+        field: Field,
+        parse: fn(Field, &str, &mut Vec<Diag>) -> Param<T>,
+    ) -> Param<T> {
         self.conflict(field)
-            .unwrap_or_else(|| count(field, self.raw.get(field), self.diags))
+            .unwrap_or_else(|| parse(field, self.raw.get(field), self.diags))
     }
+}
 
-    #[cfg_attr(feature = "first", inline(never))]
-    fn read_real(&mut self, field: Field) -> Param<f64> {
-        self.conflict(field)
-            .unwrap_or_else(|| real(field, self.raw.get(field), self.diags))
-    }
-
-    #[cfg_attr(feature = "first", inline(never))]
-    fn read_flag(&mut self, field: Field) -> Param<bool> {
-        self.conflict(field)
-            .unwrap_or_else(|| flag(field, self.raw.get(field), self.diags))
-    }
-
-    #[cfg_attr(feature = "first", inline(never))]
-    fn read_int(&mut self, field: Field) -> Param<i64> {
-        self.conflict(field)
-            .unwrap_or_else(|| int(field, self.raw.get(field), self.diags))
-    }
-
-    #[cfg_attr(feature = "first", inline(never))]
-    fn read_text(&mut self, field: Field) -> Param<String> {
-        if let Some(p) = self.conflict(field) {
-            return p;
-        }
-        match trimmed(self.raw.get(field)) {
-            "" => Param::Absent,
-            t => Param::Given(t.to_string()),
-        }
+/// Free text, trimmed, with no error of its own (its syntax is the caller's to check).
+fn text(_: Field, raw: &str, _: &mut Vec<Diag>) -> Param<String> {
+    match trimmed(raw) {
+        "" => Param::Absent,
+        t => Param::Given(t.to_string()),
     }
 }
 
